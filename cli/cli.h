@@ -1,0 +1,50 @@
+/* Shared plumbing of ibsa's commands: one transport, one dispatcher, blocking calls. */
+#ifndef IBSMD_CLI_CLI_H
+#define IBSMD_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/dispatcher.h"
+#include "mad/transport.h"
+#include "util/log.h"
+
+/* Exit codes scripts can rely on (ibsa(1) lists them). */
+enum cli_exit {
+	EXIT_OK = 0,
+	EXIT_MAD_STATUS = 1, /* the answer carried an error status */
+	EXIT_USAGE = 2,
+	EXIT_TRANSPORT = 3, /* could not open the port or simulator */
+	EXIT_TIMEOUT = 4,   /* no answer after all retries */
+	EXIT_BAD_ANSWER = 5,
+};
+
+struct cli {
+	struct log log;
+	struct ev_loop *loop;
+	struct mad_transport *t;
+	struct mad_dispatcher *d;
+	struct mad_local_port local;
+	bool json;
+	unsigned timeout_ms;
+	int retries;
+};
+
+/* An answer copied out of the dispatcher. */
+struct cli_answer {
+	int error;
+	uint16_t status;
+	uint8_t *mad; /* malloc'd; free with cli_answer_free */
+	size_t len;
+};
+
+/* Send one request and run the loop until it ends. */
+void cli_call(struct cli *c, const struct mad_request *req, struct cli_answer *ans);
+void cli_answer_free(struct cli_answer *ans);
+/* Map an answer to an exit code, printing the reason to stderr. */
+int cli_answer_exit(const struct cli_answer *ans, const char *what);
+
+int cmd_smp(struct cli *c, int argc, char **argv);
+
+#endif

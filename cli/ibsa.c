@@ -1,0 +1,182 @@
+/* ibsa: the SA command-line client. This file: options, transport set-up, command table. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "mad/mad_types.h"
+
+struct command {
+	const char *name;
+	int (*fn)(struct cli *c, int argc, char **argv);
+	const char *usage;
+};
+
+static const struct command commands[] = {
+	{ "smp", cmd_smp,
+	  "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
+	  "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"
+	  "            lft mft" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ibsa [options] COMMAND [args]\n"
+		"options:\n"
+		"  --transport umad|sim  how to reach the fabric (default umad)\n"
+		"  --ca NAME --port N    local port by device name and number (umad)\n"
+		"  --guid GUID           local port by GUID (umad)\n"
+		"  --sim-node NAME       node to attach to in the simulator (default: SIM_HOST,\n"
+		"                        else the simulator's first node)\n"
+		"  --timeout MS          per-attempt timeout (default 1000)\n"
+		"  --retries N           retries after the first attempt (default 3)\n"
+		"  --json                machine-readable output\n"
+		"  -v, --verbose         more log output (repeat for debug)\n"
+		"  -h, --help            this help\n"
+		"commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %s\n", commands[i].usage);
+	fprintf(out, "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
+		     "4 no answer, 5 malformed answer\n");
+}
+
+static void call_done(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
+{
+	(void)d;
+	struct cli_answer *ans = ctx;
+	ans->error = res->error;
+	ans->status = res->status;
+	if (res->mad && res->len) {
+		ans->mad = malloc(res->len);
+		if (ans->mad) {
+			memcpy(ans->mad, res->mad, res->len);
+			ans->len = res->len;
+		}
+	}
+	ans->error = ans->error ? ans->error : (ans->mad ? 0 : -ENOMEM);
+}
+
+void cli_call(struct cli *c, const struct mad_request *req, struct cli_answer *ans)
+{
+	memset(ans, 0, sizeof(*ans));
+	ans->error = 1; /* pending */
+	struct mad_request r = *req;
+	r.cb = call_done;
+	r.ctx = ans;
+	if (!r.timeout_ms)
+		r.timeout_ms = c->timeout_ms;
+	if (r.retries < 0)
+		r.retries = c->retries;
+	int rc = mad_dispatcher_send(c->d, &r);
+	if (rc < 0) {
+		ans->error = rc;
+		return;
+	}
+	while (ans->error == 1)
+		ev_run(c->loop, EVRUN_ONCE);
+}
+
+void cli_answer_free(struct cli_answer *ans)
+{
+	free(ans->mad);
+	ans->mad = NULL;
+}
+
+int cli_answer_exit(const struct cli_answer *ans, const char *what)
+{
+	if (ans->error == -ETIMEDOUT) {
+		fprintf(stderr, "ibsa: %s: no answer after all retries (no node on that route "
+				"or LID, or it does not answer)\n", what);
+		return EXIT_TIMEOUT;
+	}
+	if (ans->error) {
+		fprintf(stderr, "ibsa: %s: %s\n", what, strerror(-ans->error));
+		return EXIT_TRANSPORT;
+	}
+	if (ans->status & 0x7fff) {
+		fprintf(stderr, "ibsa: %s: MAD status 0x%04x: %s\n", what, ans->status,
+			mad_status_str(ans->status));
+		return EXIT_MAD_STATUS;
+	}
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "transport", required_argument, NULL, 't' },
+		{ "ca", required_argument, NULL, 'C' },
+		{ "port", required_argument, NULL, 'P' },
+		{ "guid", required_argument, NULL, 'G' },
+		{ "sim-node", required_argument, NULL, 'N' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "retries", required_argument, NULL, 'R' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli c = { .timeout_ms = 1000, .retries = 3 };
+	struct mad_transport_opts to = { .roles = MAD_ROLE_CLIENT };
+	const char *transport = "umad";
+	int o;
+
+	log_init(&c.log);
+	c.log.level = LOGL_WARN;
+	while ((o = getopt_long(argc, argv, "+vhj", opts, NULL)) != -1) {
+		switch (o) {
+		case 't': transport = optarg; break;
+		case 'C': to.ca_name = optarg; break;
+		case 'P': to.port_num = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'G': to.port_guid = strtoull(optarg, NULL, 0); break;
+		case 'N': to.sim_node = optarg; break;
+		case 'T': c.timeout_ms = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'R': c.retries = atoi(optarg); break;
+		case 'j': c.json = true; break;
+		case 'v': c.log.level = c.log.level < LOGL_DEBUG ? c.log.level + 1 : LOGL_DEBUG; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[optind], commands[i].name) == 0)
+			cmd = &commands[i];
+	if (!cmd) {
+		fprintf(stderr, "ibsa: unknown command \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	char err[256] = "";
+	to.log = &c.log;
+	if (mad_transport_open(transport, &to, &c.t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsa: %s\n", err);
+		return strstr(err, "unknown transport") ? EXIT_USAGE : EXIT_TRANSPORT;
+	}
+	if (c.t->ops->query_port(c.t, &c.local) < 0)
+		log_warn(&c.log, "ibsa", "%s: cannot read the local port's state", c.t->desc);
+	c.loop = ev_loop_new(EVFLAG_AUTO);
+	struct mad_dispatcher_opts dopts = { .log = &c.log };
+	c.d = mad_dispatcher_new(c.loop, c.t, &dopts);
+	if (!c.loop || !c.d) {
+		fprintf(stderr, "ibsa: out of memory\n");
+		mad_transport_close(c.t);
+		return EXIT_TRANSPORT;
+	}
+	int rc = cmd->fn(&c, argc - optind, argv + optind);
+	if (c.log.level >= LOGL_INFO)
+		mad_dispatcher_log_counters(c.d);
+	mad_dispatcher_free(c.d);
+	ev_loop_destroy(c.loop);
+	mad_transport_close(c.t);
+	return rc;
+}

@@ -1,0 +1,508 @@
+/* Transactions, windows, timeouts and retries. See dispatcher.h. */
+#include "mad/dispatcher_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+static void fifo_init(struct fifo *f)
+{
+	f->head = f->tail = NIL;
+}
+
+static void fifo_push(struct mad_dispatcher *d, struct fifo *f, uint32_t idx)
+{
+	txn_at(d, idx)->next = NIL;
+	if (f->tail == NIL)
+		f->head = idx;
+	else
+		txn_at(d, f->tail)->next = idx;
+	f->tail = idx;
+}
+
+static uint32_t fifo_pop(struct mad_dispatcher *d, struct fifo *f)
+{
+	uint32_t idx = f->head;
+	if (idx != NIL) {
+		f->head = txn_at(d, idx)->next;
+		if (f->head == NIL)
+			f->tail = NIL;
+	}
+	return idx;
+}
+
+/* ---- destination table: open addressing on the caller's key, never shrinks ---- */
+
+static uint64_t mix64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static int dest_grow(struct mad_dispatcher *d)
+{
+	uint32_t ncap = d->dest_cap ? d->dest_cap * 2 : 256;
+	struct dest *n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	/* Queued txns refer to destinations by index: remap them as entries move. */
+	uint32_t *remap = malloc(sizeof(uint32_t) * (d->dest_cap ? d->dest_cap : 1));
+	if (!remap) {
+		free(n);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < d->dest_cap; i++) {
+		remap[i] = NIL;
+		if (!d->dests[i].key)
+			continue;
+		uint32_t j = (uint32_t)mix64(d->dests[i].key) & (ncap - 1);
+		while (n[j].key)
+			j = (j + 1) & (ncap - 1);
+		n[j] = d->dests[i];
+		remap[i] = j;
+	}
+	for (uint32_t i = 0; i < d->ntxn; i++) {
+		struct txn *t = txn_at(d, i);
+		if (t->state != TXN_FREE && t->dest != NIL)
+			t->dest = remap[t->dest];
+	}
+	free(remap);
+	free(d->dests);
+	d->dests = n;
+	d->dest_cap = ncap;
+	return 0;
+}
+
+static uint32_t dest_lookup(struct mad_dispatcher *d, uint64_t key)
+{
+	if ((d->dest_used + 1) * 2 > d->dest_cap && dest_grow(d) < 0)
+		return NIL;
+	uint32_t j = (uint32_t)mix64(key) & (d->dest_cap - 1);
+	while (d->dests[j].key && d->dests[j].key != key)
+		j = (j + 1) & (d->dest_cap - 1);
+	if (!d->dests[j].key) {
+		d->dests[j].key = key;
+		d->dests[j].blocked_head = d->dests[j].blocked_tail = NIL;
+		d->dest_used++;
+	}
+	return j;
+}
+
+/* ---- transaction slots ---- */
+
+static void txn_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+static struct txn *txn_alloc(struct mad_dispatcher *d)
+{
+	uint32_t idx = d->free_head;
+	if (idx == NIL) {
+		if (d->ntxn >= TXN_MAX)
+			return NULL;
+		if (d->ntxn == d->nchunks * TXN_CHUNK) {
+			struct txn **nc = realloc(d->chunks, sizeof(*nc) * (d->nchunks + 1));
+			if (!nc)
+				return NULL;
+			d->chunks = nc;
+			d->chunks[d->nchunks] = calloc(TXN_CHUNK, sizeof(struct txn));
+			if (!d->chunks[d->nchunks])
+				return NULL;
+			d->nchunks++;
+		}
+		idx = d->ntxn++;
+		txn_at(d, idx)->idx = idx;
+	} else {
+		d->free_head = txn_at(d, idx)->next;
+	}
+	struct txn *t = txn_at(d, idx);
+	t->gen = (uint16_t)((t->gen + 1) & 0xfff);
+	t->d = d;
+	t->next = NIL;
+	t->dest = NIL;
+	ev_init(&t->timer, txn_timeout_cb);
+	return t;
+}
+
+static void txn_release(struct mad_dispatcher *d, struct txn *t)
+{
+	t->state = TXN_FREE;
+	t->cb = NULL;
+	t->next = d->free_head;
+	d->free_head = t->idx;
+}
+
+struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid)
+{
+	uint32_t low = (uint32_t)tid;
+	uint32_t idx = low & (TXN_MAX - 1);
+	if (idx >= d->ntxn)
+		return NULL;
+	struct txn *t = txn_at(d, idx);
+	if ((t->state != TXN_INFLIGHT && t->state != TXN_RMPP) || t->tid_low != low)
+		return NULL;
+	return t;
+}
+
+/* ---- sending ---- */
+
+int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
+	      size_t len)
+{
+	int r = d->t->ops->send(d->t, to, mad, len);
+	if (r < 0) {
+		d->c.send_errors++;
+		log_debug(d->o.log, "mad", "%s: send to LID %u failed: %s", d->t->desc, to->lid,
+			  strerror(-r));
+		return r;
+	}
+	d->c.sent++;
+	return 0;
+}
+
+static void txn_attempt(struct mad_dispatcher *d, struct txn *t)
+{
+	t->attempts++;
+	disp_xmit(d, &t->to, t->mad, t->len); /* a failed send is a lost MAD: the timer retries */
+	ev_timer_set(&t->timer, t->timeout_ms / 1000.0, 0.);
+	ev_timer_start(d->loop, &t->timer);
+}
+
+static void pump(struct mad_dispatcher *d)
+{
+	while (d->c.inflight < d->o.window) {
+		uint32_t idx = fifo_pop(d, &d->ready);
+		if (idx == NIL)
+			idx = fifo_pop(d, &d->pending);
+		if (idx == NIL)
+			break;
+		struct txn *t = txn_at(d, idx);
+		if (t->dest != NIL) {
+			struct dest *ds = &d->dests[t->dest];
+			if (ds->inflight >= d->o.window_per_dest) {
+				struct fifo f = { ds->blocked_head, ds->blocked_tail };
+				fifo_push(d, &f, idx);
+				ds->blocked_head = f.head;
+				ds->blocked_tail = f.tail;
+				continue;
+			}
+			ds->inflight++;
+		}
+		d->c.queued--;
+		d->c.inflight++;
+		if (d->c.inflight > d->c.inflight_max)
+			d->c.inflight_max = d->c.inflight;
+		t->state = TXN_INFLIGHT;
+		txn_attempt(d, t);
+	}
+}
+
+void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_t status,
+		     const uint8_t *mad, size_t len, const struct mad_addr *from)
+{
+	ev_timer_stop(d->loop, &t->timer);
+	d->c.inflight--;
+	if (t->dest != NIL) {
+		struct dest *ds = &d->dests[t->dest];
+		ds->inflight--;
+		if (ds->blocked_head != NIL) {
+			struct fifo f = { ds->blocked_head, ds->blocked_tail };
+			fifo_push(d, &d->ready, fifo_pop(d, &f));
+			ds->blocked_head = f.head;
+			ds->blocked_tail = f.tail;
+		}
+	}
+	if (error == -ETIMEDOUT)
+		d->c.timed_out++;
+	else if (!error)
+		d->c.completed++;
+
+	struct mad_result res = {
+		.error = error,
+		.status = status,
+		.mad = mad,
+		.len = len,
+		.attempts = t->attempts,
+		.tid = t->tid,
+	};
+	if (from)
+		res.from = *from;
+	else
+		res.from = t->to;
+	mad_result_fn cb = t->cb;
+	void *ctx = t->ctx;
+	txn_release(d, t);
+	if (cb)
+		cb(d, &res, ctx);
+	pump(d);
+}
+
+static void txn_retry_or_fail(struct mad_dispatcher *d, struct txn *t)
+{
+	if (t->retries_left == 0) {
+		log_debug(d->o.log, "mad",
+			  "TID 0x%016" PRIx64 " attr 0x%04x to LID %u: no answer after %u attempts",
+			  t->tid, mad_get_field(t->mad, 0, IB_MAD_ATTRID_F), t->to.lid,
+			  t->attempts);
+		disp_txn_finish(d, t, -ETIMEDOUT, 0, NULL, 0, NULL);
+		return;
+	}
+	t->retries_left--;
+	d->c.retried++;
+	ev_timer_stop(d->loop, &t->timer);
+	txn_attempt(d, t);
+}
+
+static void txn_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct txn *t = (struct txn *)((char *)w - offsetof(struct txn, timer));
+	if (t->state == TXN_INFLIGHT)
+		txn_retry_or_fail(t->d, t);
+}
+
+int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
+{
+	if (!req->mad || req->len < MAD_HDR_SIZE)
+		return -EINVAL;
+	if (req->len > MAD_SIZE)
+		return -EMSGSIZE; /* RMPP-segmented requests are not needed by any user yet */
+	struct txn *t = txn_alloc(d);
+	if (!t)
+		return -ENOMEM;
+	t->tid_low = ((uint32_t)t->gen << TXN_IDX_BITS) | t->idx;
+	t->tid = t->tid_low; /* the upper 32 bits belong to the kernel or simulator */
+	memcpy(t->mad, req->mad, req->len);
+	t->len = req->len;
+	mad_set_field64(t->mad, 0, IB_MAD_TRID_F, t->tid);
+	t->to = req->to;
+	t->timeout_ms = req->timeout_ms ? req->timeout_ms : d->o.timeout_ms;
+	t->retries_left = req->retries >= 0 ? (unsigned)req->retries : d->o.retries;
+	t->attempts = 0;
+	t->cb = req->cb;
+	t->ctx = req->ctx;
+	uint64_t key = req->dest_key;
+	if (!key && req->mad[1] != MAD_CLASS_SUBN_DR)
+		key = (1ull << 32) | req->to.lid; /* apart from caller keys, which are small */
+	if (key) {
+		t->dest = dest_lookup(d, key);
+		if (t->dest == NIL) {
+			txn_release(d, t);
+			return -ENOMEM;
+		}
+	}
+	t->state = TXN_QUEUED;
+	d->c.requests++;
+	d->c.queued++;
+	fifo_push(d, &d->pending, t->idx);
+	pump(d);
+	return 0;
+}
+
+/* ---- receiving ---- */
+
+static void count_status(struct mad_dispatcher *d, uint16_t status)
+{
+	unsigned code = (status >> 2) & 7, cls = (status >> 8) & 0x7f;
+	if (code)
+		d->c.status_code[code]++;
+	if (cls)
+		d->c.status_class[cls]++;
+}
+
+static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+		       size_t len, unsigned flags)
+{
+	struct mad_hdr hdr;
+	struct mad_error err;
+	if (mad_hdr_decode(mad, len, &hdr, &err) < 0 || hdr.base_version != MAD_BASE_VERSION) {
+		d->c.malformed++;
+		log_debug(d->o.log, "mad", "%s: dropped a MAD from LID %u: %s", d->t->desc,
+			  from->lid, hdr.base_version != MAD_BASE_VERSION ? "bad BaseVersion" : err.msg);
+		return;
+	}
+	if (flags & MAD_RECV_SEND_FAILED) {
+		/* Our own MAD came back undelivered: a lost attempt. */
+		d->c.send_errors++;
+		struct txn *t = mad_is_response(hdr.method) ? NULL : disp_find_txn(d, hdr.tid);
+		if (t && t->state == TXN_INFLIGHT)
+			txn_retry_or_fail(d, t);
+		return;
+	}
+	size_t rmpp_hdr = mad_rmpp_hdr_len(hdr.mgmt_class);
+	if (rmpp_hdr && len >= MAD_RMPP_HDR_END &&
+	    (mad_get_field((void *)mad, 0, IB_SA_RMPP_FLAGS_F) & RMPP_FLAG_ACTIVE)) {
+		rmpp_input(d, from, mad, len, &hdr);
+		return;
+	}
+	if (!mad_is_response(hdr.method) && hdr.method != MAD_METHOD_TRAP_REPRESS) {
+		if (d->handlers[hdr.mgmt_class].fn) {
+			d->handlers[hdr.mgmt_class].fn(d, from, mad, len,
+						       d->handlers[hdr.mgmt_class].ctx);
+		} else {
+			d->c.unhandled++;
+			log_debug(d->o.log, "mad", "%s: no handler for %s %s from LID %u",
+				  d->t->desc, mad_class_str(hdr.mgmt_class),
+				  mad_method_str(hdr.method), from->lid);
+		}
+		return;
+	}
+	struct txn *t = disp_find_txn(d, hdr.tid);
+	if (!t || t->state != TXN_INFLIGHT) {
+		d->c.unmatched++;
+		return;
+	}
+	uint16_t status = hdr.status;
+	if (hdr.mgmt_class == MAD_CLASS_SUBN_DR)
+		status = (uint16_t)mad_get_field((void *)mad, 0, IB_DRSMP_STATUS_F);
+	count_status(d, status);
+	if ((status & MAD_STATUS_BUSY) && t->retries_left) {
+		/* BUSY asks us to come back later: the timeout path resends. */
+		d->c.busy++;
+		ev_timer_stop(d->loop, &t->timer);
+		ev_timer_set(&t->timer, t->timeout_ms / 1000.0, 0.);
+		ev_timer_start(d->loop, &t->timer);
+		return;
+	}
+	disp_txn_finish(d, t, 0, status, mad, len, from);
+}
+
+static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct mad_dispatcher *d = (struct mad_dispatcher *)((char *)w -
+							     offsetof(struct mad_dispatcher, io));
+	/* Bounded, so timers and other watchers get their turn under a flood. */
+	for (int i = 0; i < 256; i++) {
+		struct mad_addr from;
+		size_t len = 0;
+		unsigned flags = 0;
+		int r = d->t->ops->recv(d->t, &from, d->rxbuf, sizeof(d->rxbuf), &len, &flags);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			d->c.malformed++;
+			continue;
+		}
+		d->c.received++;
+		handle_mad(d, &from, d->rxbuf, len, flags);
+	}
+}
+
+/* ---- life cycle and the rest of the API ---- */
+
+struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_transport *t,
+					  const struct mad_dispatcher_opts *opts)
+{
+	struct mad_dispatcher *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->loop = loop;
+	d->t = t;
+	if (opts)
+		d->o = *opts;
+	if (!d->o.window)
+		d->o.window = 64;
+	if (!d->o.window_per_dest)
+		d->o.window_per_dest = 4;
+	if (!d->o.timeout_ms)
+		d->o.timeout_ms = 200;
+	if (!d->o.retries)
+		d->o.retries = 3;
+	if (!d->o.rmpp_window)
+		d->o.rmpp_window = 32;
+	if (!d->o.rmpp_timeout_ms)
+		d->o.rmpp_timeout_ms = 200;
+	if (!d->o.rmpp_retries)
+		d->o.rmpp_retries = 5;
+	d->free_head = NIL;
+	fifo_init(&d->pending);
+	fifo_init(&d->ready);
+	ev_io_init(&d->io, io_cb, t->ops->fd(t), EV_READ);
+	ev_io_start(loop, &d->io);
+	return d;
+}
+
+void mad_dispatcher_free(struct mad_dispatcher *d)
+{
+	if (!d)
+		return;
+	ev_io_stop(d->loop, &d->io);
+	rmpp_free_all(d);
+	/* End every transaction once, in flight or queued. */
+	for (uint32_t i = 0; i < d->ntxn; i++) {
+		struct txn *t = txn_at(d, i);
+		if (t->state == TXN_FREE)
+			continue;
+		ev_timer_stop(d->loop, &t->timer);
+		mad_result_fn cb = t->cb;
+		struct mad_result res = { .error = -ECANCELED, .from = t->to, .tid = t->tid };
+		t->state = TXN_FREE;
+		if (cb)
+			cb(d, &res, t->ctx);
+	}
+	for (uint32_t i = 0; i < d->nchunks; i++)
+		free(d->chunks[i]);
+	free(d->chunks);
+	free(d->dests);
+	free(d);
+}
+
+void mad_dispatcher_set_handler(struct mad_dispatcher *d, uint8_t mgmt_class, mad_request_fn fn,
+				void *ctx)
+{
+	d->handlers[mgmt_class].fn = fn;
+	d->handlers[mgmt_class].ctx = ctx;
+}
+
+int mad_dispatcher_respond(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
+			   size_t len)
+{
+	if (len > MAD_SIZE || len < MAD_HDR_SIZE)
+		return -EMSGSIZE;
+	return disp_xmit(d, to, mad, len);
+}
+
+int mad_dispatcher_respond_rmpp(struct mad_dispatcher *d, const struct mad_addr *to,
+				const uint8_t *hdr, size_t hdr_len, const uint8_t *data,
+				size_t data_len)
+{
+	return rmpp_send(d, to, hdr, hdr_len, data, data_len);
+}
+
+const struct mad_counters *mad_dispatcher_counters(const struct mad_dispatcher *d)
+{
+	return &d->c;
+}
+
+bool mad_dispatcher_idle(const struct mad_dispatcher *d)
+{
+	return d->c.inflight == 0 && d->c.queued == 0 && rmpp_active(d) == 0;
+}
+
+void mad_dispatcher_log_counters(const struct mad_dispatcher *d)
+{
+	const struct mad_counters *c = &d->c;
+	log_info(d->o.log, "mad",
+		 "%s: sent %" PRIu64 " received %" PRIu64 " transactions %" PRIu64
+		 " answered %" PRIu64 " retried %" PRIu64 " timed out %" PRIu64
+		 " unmatched %" PRIu64 " malformed %" PRIu64 " send errors %" PRIu64
+		 " busy %" PRIu64 " RMPP sent %" PRIu64 " received %" PRIu64 " aborted %" PRIu64
+		 " max in flight %u",
+		 d->t->desc, c->sent, c->received, c->requests, c->completed, c->retried,
+		 c->timed_out, c->unmatched, c->malformed, c->send_errors, c->busy,
+		 c->rmpp_sent_transfers, c->rmpp_recv_transfers, c->rmpp_aborted, c->inflight_max);
+	for (unsigned i = 1; i < 8; i++)
+		if (c->status_code[i])
+			log_info(d->o.log, "mad", "answers with status 0x%04x (%s): %" PRIu64,
+				 i << 2, mad_status_str((uint16_t)(i << 2)), c->status_code[i]);
+	for (unsigned i = 1; i < 128; i++)
+		if (c->status_class[i])
+			log_info(d->o.log, "mad", "answers with status 0x%04x (%s): %" PRIu64,
+				 i << 8, mad_status_str((uint16_t)(i << 8)), c->status_class[i]);
+}

@@ -1,0 +1,96 @@
+/* Internals shared by dispatcher.c (transactions, windows) and rmpp.c (segmented transfers). */
+#ifndef IBSMD_MAD_DISPATCHER_INT_H
+#define IBSMD_MAD_DISPATCHER_INT_H
+
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+
+#define TXN_CHUNK      1024
+#define TXN_IDX_BITS   20 /* low 20 bits of the TID's low word: slot; top 12: generation */
+#define TXN_MAX        (1u << TXN_IDX_BITS)
+#define NIL            UINT32_MAX
+
+enum txn_state {
+	TXN_FREE,
+	TXN_QUEUED,   /* waiting for the window */
+	TXN_INFLIGHT, /* sent, timer running */
+	TXN_RMPP,     /* answer arriving by RMPP; the RMPP session owns the timing */
+};
+
+struct txn {
+	enum txn_state state;
+	uint16_t gen;
+	uint32_t next; /* queue link */
+	uint32_t dest; /* index into the destination table, NIL if unlimited */
+	uint32_t tid_low;
+	uint64_t tid;
+	struct mad_addr to;
+	uint8_t mad[MAD_SIZE];
+	size_t len;
+	unsigned timeout_ms, retries_left, attempts;
+	mad_result_fn cb;
+	void *ctx;
+	ev_timer timer;
+	struct mad_dispatcher *d;
+	uint32_t idx;
+};
+
+struct dest {
+	uint64_t key; /* 0: empty slot */
+	unsigned inflight;
+	uint32_t blocked_head, blocked_tail;
+};
+
+struct fifo {
+	uint32_t head, tail;
+};
+
+struct rmpp_session;
+
+struct mad_dispatcher {
+	struct ev_loop *loop;
+	struct mad_transport *t;
+	struct mad_dispatcher_opts o;
+	ev_io io;
+
+	struct txn **chunks; /* txns in fixed chunks: ev_timers must not move */
+	uint32_t nchunks, ntxn, free_head;
+	struct fifo pending, ready;
+
+	struct dest *dests;
+	uint32_t dest_cap, dest_used;
+
+	struct {
+		mad_request_fn fn;
+		void *ctx;
+	} handlers[256];
+
+	struct rmpp_session **rmpp;
+	uint32_t nrmpp, rmpp_cap;
+
+	struct mad_counters c;
+	uint8_t rxbuf[MAD_SIZE];
+};
+
+static inline struct txn *txn_at(const struct mad_dispatcher *d, uint32_t idx)
+{
+	return &d->chunks[idx / TXN_CHUNK][idx % TXN_CHUNK];
+}
+
+/* dispatcher.c, for rmpp.c */
+int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
+	      size_t len);
+struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid);
+void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_t status,
+		     const uint8_t *mad, size_t len, const struct mad_addr *from);
+
+/* rmpp.c */
+/* A MAD with the RMPP active flag: handled here. */
+void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+		size_t len, const struct mad_hdr *hdr);
+int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *hdr,
+	      size_t hdr_len, const uint8_t *data, size_t data_len);
+void rmpp_free_all(struct mad_dispatcher *d);
+unsigned rmpp_active(const struct mad_dispatcher *d);
+
+#endif

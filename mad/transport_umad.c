@@ -1,0 +1,381 @@
+/* The "umad" transport: real InfiniBand ports through libibumad.
+ *
+ * RMPP is done in user space by the dispatcher, so agents are registered with the user-RMPP
+ * flag (umad_register2) and the kernel passes every segment through. Debian's libumad2sim.so
+ * (how OpenSM is run on ibsim) knows only the old registration call, so we fall back to
+ * umad_register with RMPP version 0, which also leaves RMPP to us.
+ *
+ * Under libumad2sim.so the umad "fd" is a number the preload invents (1024 and up) that no
+ * kernel poll can watch. Then a reader thread blocks in umad_recv and hands each MAD to the
+ * event loop through a socketpair; on hardware the loop watches the umad fd itself.
+ */
+#include "mad/transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <infiniband/umad.h>
+
+#include "mad/mad_types.h"
+
+#define UMAD_BUF_MAD 256
+
+struct umad_transport {
+	struct mad_transport base;
+	int portid;
+	int agent[256]; /* agent id per management class, -1 if not registered */
+	uint8_t agent_version[256];
+	char ca_name[UMAD_CA_NAME_LEN];
+	int port_num;
+	int issm_fd;
+	/* reader thread, only when the umad fd cannot be polled (libumad2sim.so) */
+	bool threaded;
+	int pipe_rd, pipe_wr;
+	pthread_t reader;
+	volatile int stop;
+};
+
+static struct umad_transport *to_umad(struct mad_transport *t)
+{
+	return (struct umad_transport *)t;
+}
+
+static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t version,
+			  const uint8_t *methods, size_t nmethods)
+{
+	if (u->agent[mgmt_class] >= 0)
+		return 0;
+	struct umad_reg_attr attr = {
+		.mgmt_class = mgmt_class,
+		.mgmt_class_version = version,
+		.flags = UMAD_USER_RMPP,
+		.rmpp_version = 0,
+	};
+	long mask[16 / sizeof(long)] = { 0 };
+	for (size_t i = 0; i < nmethods; i++) {
+		attr.method_mask[methods[i] / 64] |= 1ull << (methods[i] % 64);
+		mask[methods[i] / (8 * sizeof(long))] |= 1l << (methods[i] % (8 * sizeof(long)));
+	}
+	uint32_t id;
+	int r = umad_register2(u->portid, &attr, &id);
+	if (r != 0) {
+		r = umad_register(u->portid, mgmt_class, version, 0, nmethods ? mask : NULL);
+		if (r < 0) {
+			log_err(u->base.log, "mad",
+				"%s: cannot register an agent for class 0x%02x (%s): is another "
+				"SM or SA running on this port?",
+				u->base.desc, mgmt_class, strerror(r == -1 ? errno : -r));
+			return r == -1 ? -errno : r;
+		}
+		id = (uint32_t)r;
+	}
+	u->agent[mgmt_class] = (int)id;
+	u->agent_version[mgmt_class] = version;
+	return 0;
+}
+
+static int umad_t_fd(struct mad_transport *t)
+{
+	struct umad_transport *u = to_umad(t);
+	return u->threaded ? u->pipe_rd : umad_get_fd(u->portid);
+}
+
+static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
+		       size_t len)
+{
+	struct umad_transport *u = to_umad(t);
+	if (len > UMAD_BUF_MAD || len < MAD_HDR_SIZE)
+		return -EMSGSIZE;
+	uint8_t mgmt_class = mad[1], version = mad[2];
+	if (u->agent[mgmt_class] < 0) {
+		int r = register_agent(u, mgmt_class, version, NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	uint8_t buf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
+	memset(buf, 0, umad_size());
+	umad_set_addr(buf, to->lid, (int)to->qpn, to->sl, (int)to->qkey);
+	umad_set_pkey(buf, to->pkey_index);
+	memcpy(umad_get_mad(buf), mad, len);
+	int r = umad_send(u->portid, u->agent[mgmt_class], buf, (int)len, 0, 0);
+	return r < 0 ? (r == -1 ? -errno : r) : 0;
+}
+
+/* Fill one MAD from a umad buffer. */
+static int unpack(const uint8_t *ubuf, size_t ulen, struct mad_addr *from, uint8_t *buf,
+		  size_t cap, size_t *len, unsigned *flags)
+{
+	const struct ib_user_mad *um = (const struct ib_user_mad *)ubuf;
+	if (ulen < umad_size())
+		return -EPROTO;
+	size_t n = ulen - umad_size();
+	if (n > cap)
+		n = cap;
+	memcpy(buf, ubuf + umad_size(), n);
+	*len = n;
+	memset(from, 0, sizeof(*from));
+	from->lid = ntohs(um->addr.lid);
+	from->qpn = ntohl(um->addr.qpn);
+	from->qkey = ntohl(um->addr.qkey);
+	from->sl = um->addr.sl;
+	from->pkey_index = um->addr.pkey_index;
+	*flags = um->status ? MAD_RECV_SEND_FAILED : 0;
+	return 1;
+}
+
+static int umad_t_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
+		       size_t *len, unsigned *flags)
+{
+	struct umad_transport *u = to_umad(t);
+	uint8_t ubuf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
+	if (u->threaded) {
+		ssize_t n = recv(u->pipe_rd, ubuf, sizeof(ubuf), MSG_DONTWAIT);
+		if (n < 0)
+			return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+		return unpack(ubuf, (size_t)n, from, buf, cap, len, flags);
+	}
+	int ulen = UMAD_BUF_MAD;
+	int r = umad_recv(u->portid, ubuf, &ulen, 0);
+	if (r < 0) {
+		if (r == -ETIMEDOUT || r == -EAGAIN || errno == ETIMEDOUT || errno == EAGAIN)
+			return 0;
+		if (r == -ENOSPC) {
+			/* An oversized MAD (kernel RMPP should be off): drain and drop it. */
+			uint8_t *big = malloc(umad_size() + (size_t)ulen);
+			if (big) {
+				umad_recv(u->portid, big, &ulen, 0);
+				free(big);
+			}
+			return -EMSGSIZE;
+		}
+		return r == -1 ? -errno : r;
+	}
+	return unpack(ubuf, umad_size() + (size_t)ulen, from, buf, cap, len, flags);
+}
+
+static void *reader_main(void *arg)
+{
+	struct umad_transport *u = arg;
+	uint8_t ubuf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
+	while (!u->stop) {
+		int ulen = UMAD_BUF_MAD;
+		int r = umad_recv(u->portid, ubuf, &ulen, 200);
+		if (r < 0)
+			continue;
+		size_t n = umad_size() + (size_t)(ulen > UMAD_BUF_MAD ? UMAD_BUF_MAD : ulen);
+		if (send(u->pipe_wr, ubuf, n, 0) < 0 && errno != EINTR)
+			break;
+	}
+	return NULL;
+}
+
+static int umad_t_set_sm(struct mad_transport *t, bool is_sm)
+{
+	struct umad_transport *u = to_umad(t);
+	/* IsSM stays set for as long as the issm device is held open. */
+	if (!is_sm) {
+		if (u->issm_fd >= 0)
+			close(u->issm_fd);
+		u->issm_fd = -1;
+		return 0;
+	}
+	if (u->issm_fd >= 0)
+		return 0;
+	char path[256];
+	if (umad_get_issm_path(u->ca_name, u->port_num, path, sizeof(path)) < 0)
+		return -ENODEV;
+	u->issm_fd = open(path, O_RDWR | O_CLOEXEC);
+	return u->issm_fd < 0 ? -errno : 0;
+}
+
+static int umad_t_query_port(struct mad_transport *t, struct mad_local_port *out)
+{
+	struct umad_transport *u = to_umad(t);
+	umad_port_t p;
+	umad_ca_t ca;
+	if (umad_get_port(u->ca_name, u->port_num, &p) < 0)
+		return -ENODEV;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->ca_name, sizeof(out->ca_name), "%s", p.ca_name);
+	out->port_num = (unsigned)p.portnum;
+	out->port_guid = be64toh(p.port_guid);
+	out->gid_prefix = be64toh(p.gid_prefix);
+	out->lid = (uint16_t)p.base_lid;
+	out->sm_lid = (uint16_t)p.sm_lid;
+	out->lmc = (uint8_t)p.lmc;
+	out->state = (uint8_t)p.state;
+	out->phys_state = (uint8_t)p.phys_state;
+	out->capability_mask = ntohl(p.capmask);
+	umad_release_port(&p);
+	if (umad_get_ca(u->ca_name, &ca) == 0) {
+		out->node_guid = be64toh(ca.node_guid);
+		out->node_type = (uint8_t)ca.node_type;
+		umad_release_ca(&ca);
+	}
+	return 0;
+}
+
+static void umad_t_close(struct mad_transport *t)
+{
+	struct umad_transport *u = to_umad(t);
+	if (u->threaded) {
+		u->stop = 1;
+		pthread_join(u->reader, NULL);
+		close(u->pipe_rd);
+		close(u->pipe_wr);
+	}
+	if (u->issm_fd >= 0)
+		close(u->issm_fd);
+	umad_close_port(u->portid);
+	free(u);
+}
+
+static const struct mad_transport_ops umad_ops = {
+	.name = "umad",
+	.fd = umad_t_fd,
+	.send = umad_t_send,
+	.recv = umad_t_recv,
+	.set_sm = umad_t_set_sm,
+	.query_port = umad_t_query_port,
+	.close = umad_t_close,
+};
+
+/* Choose a port: by name and number, by GUID, or the first InfiniBand port that is ACTIVE,
+ * else the first whose link is up (an SM's port is only INIT before the SM runs). Never an
+ * Ethernet (RoCE) port: it has no subnet to manage. */
+static int pick_port(const struct mad_transport_opts *o, char *ca_out, int *port_out, char *err,
+		     size_t errlen)
+{
+	char cas[32][UMAD_CA_NAME_LEN];
+	int ncas = umad_get_cas_names(cas, 32);
+	if (ncas <= 0) {
+		snprintf(err, errlen, "umad: no RDMA devices found (is ib_umad loaded?)");
+		return -ENODEV;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int c = 0; c < ncas; c++) {
+			if (o->ca_name && strcmp(o->ca_name, cas[c]) != 0)
+				continue;
+			umad_ca_t ca;
+			if (umad_get_ca(cas[c], &ca) < 0)
+				continue;
+			int found = -1;
+			for (int p = 0; p < UMAD_CA_MAX_PORTS && found < 0; p++) {
+				umad_port_t *port = ca.ports[p];
+				if (!port)
+					continue;
+				if (o->port_num && (unsigned)port->portnum != o->port_num)
+					continue;
+				if (o->port_guid && be64toh(port->port_guid) != o->port_guid)
+					continue;
+				if (strcmp(port->link_layer, "InfiniBand") != 0 &&
+				    port->link_layer[0])
+					continue;
+				bool explicit = (o->ca_name && o->port_num) || o->port_guid;
+				if (explicit || (pass == 0 && port->state == PORT_STATE_ACTIVE) ||
+				    (pass == 1 && port->phys_state == PHYS_STATE_LINKUP))
+					found = port->portnum;
+			}
+			umad_release_ca(&ca);
+			if (found >= 0) {
+				snprintf(ca_out, UMAD_CA_NAME_LEN, "%s", cas[c]);
+				*port_out = found;
+				return 0;
+			}
+		}
+	}
+	if (o->port_guid)
+		snprintf(err, errlen, "umad: no InfiniBand port with GUID 0x%016llx",
+			 (unsigned long long)o->port_guid);
+	else if (o->ca_name)
+		snprintf(err, errlen, "umad: %s has no usable InfiniBand port%s", o->ca_name,
+			 o->port_num ? " with that number" : " (none ACTIVE or LinkUp)");
+	else
+		snprintf(err, errlen, "umad: no InfiniBand port is ACTIVE or LinkUp; name one "
+			 "with --ca/--port or --guid");
+	return -ENODEV;
+}
+
+int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_transport **out,
+			    char *err, size_t errlen)
+{
+	if (umad_init() < 0) {
+		snprintf(err, errlen, "umad: libibumad initialisation failed");
+		return -ENODEV;
+	}
+	struct umad_transport *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->base.ops = &umad_ops;
+	u->base.log = opts->log;
+	u->issm_fd = -1;
+	for (int i = 0; i < 256; i++)
+		u->agent[i] = -1;
+	int r = pick_port(opts, u->ca_name, &u->port_num, err, errlen);
+	if (r < 0)
+		goto fail;
+	u->portid = umad_open_port(u->ca_name, u->port_num);
+	if (u->portid < 0) {
+		r = u->portid;
+		snprintf(err, errlen, "umad: cannot open %s port %d: %s (need root or the "
+			 "umad device permissions)", u->ca_name, u->port_num, strerror(-r));
+		goto fail;
+	}
+	snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d", u->ca_name, u->port_num);
+
+	static const uint8_t sm_methods[] = { MAD_METHOD_GET, MAD_METHOD_SET, MAD_METHOD_TRAP,
+					      MAD_METHOD_TRAP_REPRESS };
+	static const uint8_t sa_methods[] = { MAD_METHOD_GET,	   MAD_METHOD_SET,
+					      MAD_METHOD_GET_TABLE, MAD_METHOD_GET_TRACE_TABLE,
+					      MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE,
+					      MAD_METHOD_REPORT };
+	if (opts->roles & MAD_ROLE_SM) {
+		if ((r = register_agent(u, MAD_CLASS_SUBN_LID, 1, sm_methods, 4)) < 0 ||
+		    (r = register_agent(u, MAD_CLASS_SUBN_DR, 1, sm_methods, 4)) < 0) {
+			snprintf(err, errlen, "umad: cannot register the SM agents on %s",
+				 u->base.desc);
+			goto fail_port;
+		}
+	}
+	if (opts->roles & MAD_ROLE_SA) {
+		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, sa_methods, 7)) < 0) {
+			snprintf(err, errlen, "umad: cannot register the SA agent on %s",
+				 u->base.desc);
+			goto fail_port;
+		}
+	}
+
+	int fd = umad_get_fd(u->portid);
+	if (fcntl(fd, F_GETFD) < 0) {
+		int sp[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+			r = -errno;
+			snprintf(err, errlen, "umad: socketpair: %s", strerror(errno));
+			goto fail_port;
+		}
+		u->pipe_rd = sp[0];
+		u->pipe_wr = sp[1];
+		u->threaded = true;
+		if ((r = pthread_create(&u->reader, NULL, reader_main, u)) != 0) {
+			close(sp[0]);
+			close(sp[1]);
+			snprintf(err, errlen, "umad: cannot start the reader thread: %s",
+				 strerror(r));
+			r = -r;
+			goto fail_port;
+		}
+	}
+	*out = &u->base;
+	return 0;
+fail_port:
+	umad_close_port(u->portid);
+fail:
+	free(u);
+	return r < 0 ? r : -EIO;
+}

@@ -1,0 +1,72 @@
+#include "util/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <systemd/sd-journal.h>
+
+static const char *const level_names[] = {
+	[LOGL_ERR] = "err",   [LOGL_WARN] = "warn",   [LOGL_NOTICE] = "notice",
+	[LOGL_INFO] = "info", [LOGL_DEBUG] = "debug",
+};
+
+void log_init(struct log *lg)
+{
+	memset(lg, 0, sizeof(*lg));
+	lg->level = LOGL_NOTICE;
+	lg->sink = LOG_SINK_STDERR;
+}
+
+int log_level_parse(const char *s)
+{
+	for (int l = LOGL_ERR; l <= LOGL_DEBUG; l++)
+		if (level_names[l] && strcmp(s, level_names[l]) == 0)
+			return l;
+	if (strcmp(s, "error") == 0)
+		return LOGL_ERR;
+	if (strcmp(s, "warning") == 0)
+		return LOGL_WARN;
+	return -1;
+}
+
+const char *log_level_name(enum log_level level)
+{
+	if (level < LOGL_ERR || level > LOGL_DEBUG)
+		return "?";
+	return level_names[level];
+}
+
+void log_vmsg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt,
+	      va_list ap)
+{
+	if (!log_enabled(lg, level))
+		return;
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+
+	if (lg && lg->sink == LOG_SINK_JOURNAL) {
+		sd_journal_send("MESSAGE=%s: %s", subsys, msg, "PRIORITY=%d", (int)level,
+				"IBSMD_SUBSYSTEM=%s", subsys, NULL);
+		return;
+	}
+	FILE *out = (lg && lg->stream) ? lg->stream : stderr;
+	char stamp[40] = "";
+	if (lg && lg->timestamps) {
+		struct timespec ts;
+		struct tm tm;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		size_t n = strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+		snprintf(stamp + n, sizeof(stamp) - n, ".%03ld ", ts.tv_nsec / 1000000);
+	}
+	fprintf(out, "%s%s %s: %s\n", stamp, log_level_name(level), subsys, msg);
+}
+
+void log_msg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_vmsg(lg, level, subsys, fmt, ap);
+	va_end(ap);
+}

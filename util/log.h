@@ -1,0 +1,65 @@
+/* Logging with levels and subsystem tags, to stderr or the systemd journal.
+ *
+ * A struct log is owned by main() and handed to every subsystem, so there is no global logger.
+ * Every line about a node should name its GUID, LID or port: use the LOG_NODE_FMT helpers.
+ */
+#ifndef IBSMD_UTIL_LOG_H
+#define IBSMD_UTIL_LOG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+enum log_level {
+	LOGL_ERR = 3, /* syslog priorities, so the journal gets them unchanged */
+	LOGL_WARN = 4,
+	LOGL_NOTICE = 5,
+	LOGL_INFO = 6,
+	LOGL_DEBUG = 7,
+};
+
+enum log_sink {
+	LOG_SINK_STDERR,
+	LOG_SINK_JOURNAL,
+};
+
+struct log {
+	enum log_level level;
+	enum log_sink sink;
+	FILE *stream; /* for LOG_SINK_STDERR; NULL means stderr */
+	bool timestamps;
+};
+
+/* Initialise with the default: NOTICE to stderr. */
+void log_init(struct log *lg);
+/* Parse "err", "warn", "notice", "info", "debug" (or 0..4 as -v counts). -1 if unknown. */
+int log_level_parse(const char *s);
+const char *log_level_name(enum log_level level);
+
+void log_msg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void log_vmsg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt,
+	      va_list ap);
+
+static inline bool log_enabled(const struct log *lg, enum log_level level)
+{
+	return lg ? level <= lg->level : level <= LOGL_WARN;
+}
+
+#define log_err(lg, sub, ...)    log_msg((lg), LOGL_ERR, (sub), __VA_ARGS__)
+#define log_warn(lg, sub, ...)   log_msg((lg), LOGL_WARN, (sub), __VA_ARGS__)
+#define log_notice(lg, sub, ...) log_msg((lg), LOGL_NOTICE, (sub), __VA_ARGS__)
+#define log_info(lg, sub, ...)   log_msg((lg), LOGL_INFO, (sub), __VA_ARGS__)
+/* Debug lines are formatted only when enabled: they may sit on per-MAD paths. */
+#define log_debug(lg, sub, ...)                                                                    \
+	do {                                                                                       \
+		if (log_enabled((lg), LOGL_DEBUG))                                                 \
+			log_msg((lg), LOGL_DEBUG, (sub), __VA_ARGS__);                             \
+	} while (0)
+
+/* "GUID 0x0002c90300000001" in log lines. */
+#define GUID_FMT "0x%016" PRIx64
+
+#endif
