@@ -170,11 +170,12 @@ static const struct mad_field notice_fields[] = {
 	MAD_F(S, toggle, MF_U8, IB_NOTICE_TOGGLE_F),
 	MAD_H(S, count, MF_U16, 65, 15),
 	MAD_FB(S, data_details, IB_NOTICE_DATA_DETAILS_F),
-	MAD_HB(S, issuer_gid, 640),
+	MAD_HB(S, issuer_gid, 512),
 };
 MAD_LAYOUT(mad_notice_layout, mad_notice, 80, notice_fields);
 #undef S
 
+/* libibmad's RedirectFL and TrapFL are 24 bits wide and overlap the SLs (the spec has 20). */
 #define S struct mad_class_port_info
 static const struct mad_field cpi_fields[] = {
 	MAD_F(S, base_version, MF_U8, IB_CPI_BASEVER_F),
@@ -185,7 +186,7 @@ static const struct mad_field cpi_fields[] = {
 	MAD_FB(S, redirect_gid, IB_CPI_REDIRECT_GID_F),
 	MAD_F(S, redirect_tc, MF_U8, IB_CPI_REDIRECT_TC_F),
 	MAD_F(S, redirect_sl, MF_U8, IB_CPI_REDIRECT_SL_F),
-	MAD_F(S, redirect_fl, MF_U32, IB_CPI_REDIRECT_FL_F),
+	MAD_H(S, redirect_fl, MF_U32, 204, 20),
 	MAD_F(S, redirect_lid, MF_U16, IB_CPI_REDIRECT_LID_F),
 	MAD_F(S, redirect_pkey, MF_U16, IB_CPI_REDIRECT_PKEY_F),
 	MAD_F(S, redirect_qp, MF_U32, IB_CPI_REDIRECT_QP_F),
@@ -193,7 +194,7 @@ static const struct mad_field cpi_fields[] = {
 	MAD_FB(S, trap_gid, IB_CPI_TRAP_GID_F),
 	MAD_F(S, trap_tc, MF_U8, IB_CPI_TRAP_TC_F),
 	MAD_F(S, trap_sl, MF_U8, IB_CPI_TRAP_SL_F),
-	MAD_F(S, trap_fl, MF_U32, IB_CPI_TRAP_FL_F),
+	MAD_H(S, trap_fl, MF_U32, 460, 20),
 	MAD_F(S, trap_lid, MF_U16, IB_CPI_TRAP_LID_F),
 	MAD_F(S, trap_pkey, MF_U16, IB_CPI_TRAP_PKEY_F),
 	MAD_F(S, trap_hl, MF_U8, IB_CPI_TRAP_HL_F),
