@@ -237,6 +237,10 @@ int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t
 		return -EINVAL;
 	size_t seg_data = MAD_SIZE - hdr_len;
 	size_t segs = data_len ? (data_len + seg_data - 1) / seg_data : 1;
+	/* A requester that retried while our answer was already on its way: the transfer under
+	 * way is the answer to both. */
+	if (find(d, true, to->lid, (uint32_t)mad_get_field64((void *)hdr, 0, IB_MAD_TRID_F)))
+		return 0;
 	struct rmpp_session *s = session_new(d, true, to, hdr, hdr_len);
 	if (!s)
 		return -ENOMEM;
@@ -245,7 +249,8 @@ int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t
 		session_free(s);
 		return -ENOMEM;
 	}
-	memcpy(s->data, data, data_len);
+	if (data_len)
+		memcpy(s->data, data, data_len);
 	s->data_len = data_len;
 	s->segs = (unsigned)segs;
 	s->window_last = 1; /* until the receiver's first ACK opens its window */
@@ -275,6 +280,8 @@ static void receiver_fail(struct rmpp_session *s, uint8_t status, const char *wh
 
 static int append(struct rmpp_session *s, const uint8_t *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	if (s->data_len + n > RMPP_MAX_BYTES)
 		return -1;
 	if (s->data_len + n > s->cap) {
@@ -302,7 +309,8 @@ static void receiver_deliver(struct rmpp_session *s)
 		return;
 	}
 	memcpy(msg, s->hdr, s->hdr_len);
-	memcpy(msg + s->hdr_len, s->data, s->data_len);
+	if (s->data_len)
+		memcpy(msg + s->hdr_len, s->data, s->data_len);
 	free(s->data);
 	s->data = NULL;
 	s->cap = 0;

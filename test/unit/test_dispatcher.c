@@ -1,0 +1,485 @@
+/* The dispatcher against a fake fabric: windows, timeouts, retries, late and duplicate
+ * answers, BUSY, undelivered MADs, unsolicited requests, malformed input. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "fake_transport.h"
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+
+#define NREQ_MAX 10000
+
+/* The fake fabric: answers requests according to the test's rules. */
+struct fabric {
+	struct ev_loop *loop;
+	struct fake_transport *ft;
+	struct mad_dispatcher *d;
+	unsigned drop_first;     /* drop this many attempts of every request */
+	bool drop_all;
+	bool duplicate;          /* answer twice */
+	bool hold;               /* keep answers until release() */
+	bool busy_first;         /* first attempt gets BUSY */
+	bool bounce_first;       /* first attempt comes back undelivered */
+	unsigned attempts[NREQ_MAX];
+	/* held answers */
+	struct held {
+		struct mad_addr from;
+		uint8_t mad[MAD_SIZE];
+		uint64_t key;
+	} *held;
+	unsigned nheld;
+	/* what the test observes */
+	unsigned outstanding, outstanding_max;
+	unsigned per_key[16], per_key_max[16];
+	unsigned done, errors;
+	int results[NREQ_MAX];
+	unsigned res_attempts[NREQ_MAX];
+};
+
+static void answer_of(const uint8_t *req, uint8_t *ans, uint16_t status)
+{
+	memcpy(ans, req, MAD_SIZE);
+	ans[3] = (uint8_t)(req[3] | MAD_METHOD_RESP);
+	mad_set_field(ans, 0, IB_MAD_STATUS_F, status);
+}
+
+static void on_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
+		    size_t len, void *ctx)
+{
+	(void)f;
+	(void)len;
+	struct fabric *fb = ctx;
+	unsigned id = mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F);
+	ck_assert_uint_lt(id, NREQ_MAX);
+	unsigned n = ++fb->attempts[id];
+	struct mad_addr from = { .lid = to->lid, .qpn = 1 };
+	uint8_t ans[MAD_SIZE];
+	if (fb->drop_all || n <= fb->drop_first)
+		return;
+	if (fb->bounce_first && n == 1) {
+		fake_deliver(fb->ft, &from, mad, MAD_SIZE, MAD_RECV_SEND_FAILED);
+		return;
+	}
+	answer_of(mad, ans, (fb->busy_first && n == 1) ? MAD_STATUS_BUSY : 0);
+	if (fb->hold) {
+		fb->held = realloc(fb->held, sizeof(*fb->held) * (fb->nheld + 1));
+		fb->held[fb->nheld].from = from;
+		memcpy(fb->held[fb->nheld].mad, ans, MAD_SIZE);
+		fb->nheld++;
+		return;
+	}
+	fake_deliver(fb->ft, &from, ans, MAD_SIZE, 0);
+	if (fb->duplicate)
+		fake_deliver(fb->ft, &from, ans, MAD_SIZE, 0);
+}
+
+/* Release the oldest held answer. */
+static void release_one(struct fabric *fb)
+{
+	ck_assert_uint_gt(fb->nheld, 0);
+	fake_deliver(fb->ft, &fb->held[0].from, fb->held[0].mad, MAD_SIZE, 0);
+	memmove(fb->held, fb->held + 1, sizeof(*fb->held) * (fb->nheld - 1));
+	fb->nheld--;
+}
+
+struct req_ctx {
+	struct fabric *fb;
+	unsigned id;
+	unsigned key;
+};
+
+static struct req_ctx ctxs[NREQ_MAX];
+
+static void on_done(struct mad_dispatcher *d, const struct mad_result *r, void *ctx)
+{
+	(void)d;
+	struct req_ctx *c = ctx;
+	struct fabric *fb = c->fb;
+	ck_assert_int_eq(fb->results[c->id], 1); /* exactly one completion per request */
+	fb->results[c->id] = r->error;
+	fb->res_attempts[c->id] = r->attempts;
+	if (!r->error) {
+		/* the answer is this request's */
+		ck_assert_uint_eq(mad_get_field((void *)r->mad, 0, IB_MAD_ATTRMOD_F), c->id);
+		ck_assert_uint_eq(r->mad[3], MAD_METHOD_GET_RESP);
+	} else {
+		fb->errors++;
+	}
+	fb->outstanding--;
+	fb->per_key[c->key]--;
+	fb->done++;
+}
+
+static void fabric_init(struct fabric *fb, const struct mad_dispatcher_opts *o)
+{
+	memset(fb, 0, sizeof(*fb));
+	fb->loop = ev_loop_new(EVFLAG_AUTO);
+	fb->ft = fake_transport_new();
+	fb->ft->on_send = on_send;
+	fb->ft->ctx = fb;
+	fb->d = mad_dispatcher_new(fb->loop, &fb->ft->base, o);
+}
+
+static void fabric_free(struct fabric *fb)
+{
+	mad_dispatcher_free(fb->d);
+	mad_transport_close(&fb->ft->base);
+	ev_loop_destroy(fb->loop);
+	free(fb->held);
+}
+
+static void submit(struct fabric *fb, unsigned id, unsigned key, unsigned timeout_ms, int retries)
+{
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, id);
+	uint8_t buf[MAD_SIZE] = { 0 };
+	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
+	ctxs[id] = (struct req_ctx){ .fb = fb, .id = id, .key = key };
+	fb->results[id] = 1;
+	struct mad_request rq = {
+		.to = { .lid = (uint16_t)(10 + key) },
+		.mad = buf,
+		.len = sizeof(buf),
+		.timeout_ms = timeout_ms,
+		.retries = retries,
+		.dest_key = key,
+		.cb = on_done,
+		.ctx = &ctxs[id],
+	};
+	ck_assert_int_eq(mad_dispatcher_send(fb->d, &rq), 0);
+	fb->outstanding++;
+	if (fb->outstanding > fb->outstanding_max)
+		fb->outstanding_max = fb->outstanding;
+	fb->per_key[key]++;
+}
+
+static void run_until_done(struct fabric *fb, unsigned n)
+{
+	ev_tstamp start = ev_time();
+	while (fb->done < n) {
+		ev_run(fb->loop, EVRUN_ONCE);
+		ck_assert_msg(ev_time() - start < 60, "requests did not finish");
+	}
+}
+
+START_TEST(ten_thousand_through_window_of_64)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = { .window = 64, .window_per_dest = UINT_MAX };
+	fabric_init(&fb, &o);
+	fb.hold = true;
+	for (unsigned i = 0; i < NREQ_MAX; i++)
+		submit(&fb, i, 0, 1000, 3);
+	/* the fabric sees exactly the window, no more */
+	ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(fb.ft->sends, 64);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->inflight, 64);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->queued, NREQ_MAX - 64);
+	while (fb.done < NREQ_MAX) {
+		while (fb.nheld)
+			release_one(&fb);
+		ev_run(fb.loop, EVRUN_ONCE);
+		ck_assert_uint_le(mad_dispatcher_counters(fb.d)->inflight, 64);
+		ck_assert_uint_le(fb.ft->sends - fb.done, 64);
+	}
+	const struct mad_counters *c = mad_dispatcher_counters(fb.d);
+	ck_assert_uint_eq(c->completed, NREQ_MAX);
+	ck_assert_uint_eq(c->inflight_max, 64);
+	ck_assert_uint_eq(c->retried, 0);
+	ck_assert_uint_eq(fb.ft->sends, NREQ_MAX);
+	ck_assert_uint_eq(fb.errors, 0);
+	ck_assert(mad_dispatcher_idle(fb.d));
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(per_destination_window)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = { .window = 64, .window_per_dest = 2 };
+	fabric_init(&fb, &o);
+	fb.hold = true;
+	for (unsigned i = 0; i < 500; i++)
+		submit(&fb, i, 1 + i % 5, 1000, 3);
+	unsigned max_seen = 0;
+	while (fb.done < 500) {
+		ev_run(fb.loop, EVRUN_NOWAIT);
+		/* at most 2 unanswered per destination, 10 overall */
+		unsigned held_per[16] = { 0 };
+		for (unsigned k = 0; k < fb.nheld; k++)
+			held_per[10 + 0 + (fb.held[k].from.lid - 10)]++;
+		for (unsigned k = 0; k < 16; k++)
+			ck_assert_uint_le(held_per[k], 2);
+		ck_assert_uint_le(mad_dispatcher_counters(fb.d)->inflight, 10);
+		if (mad_dispatcher_counters(fb.d)->inflight > max_seen)
+			max_seen = mad_dispatcher_counters(fb.d)->inflight;
+		if (fb.nheld)
+			release_one(&fb);
+		ev_run(fb.loop, EVRUN_ONCE);
+	}
+	ck_assert_uint_eq(max_seen, 10);
+	ck_assert_uint_eq(fb.errors, 0);
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(lost_answers_are_retried)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.drop_first = 2;
+	for (unsigned i = 0; i < 200; i++)
+		submit(&fb, i, 0, 5, 3);
+	run_until_done(&fb, 200);
+	for (unsigned i = 0; i < 200; i++) {
+		ck_assert_int_eq(fb.results[i], 0);
+		ck_assert_uint_eq(fb.res_attempts[i], 3);
+	}
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->retried, 400);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->timed_out, 0);
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(unanswered_fail_after_retries)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.drop_all = true;
+	ev_tstamp start = ev_time();
+	for (unsigned i = 0; i < 100; i++)
+		submit(&fb, i, 0, 10, 2);
+	run_until_done(&fb, 100);
+	ev_tstamp took = ev_time() - start;
+	for (unsigned i = 0; i < 100; i++) {
+		ck_assert_int_eq(fb.results[i], -ETIMEDOUT);
+		ck_assert_uint_eq(fb.res_attempts[i], 3);
+		ck_assert_uint_eq(fb.attempts[i], 3);
+	}
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->timed_out, 100);
+	/* 100 requests, 64 at a time, 3 attempts of 10 ms: two rounds of ~30 ms */
+	ck_assert_double_ge(took, 0.055);
+	ck_assert_double_lt(took, 5.0);
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(duplicate_answers_ignored)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.duplicate = true;
+	for (unsigned i = 0; i < 300; i++)
+		submit(&fb, i, 0, 1000, 3);
+	run_until_done(&fb, 300);
+	/* let the duplicates arrive */
+	for (int i = 0; i < 10; i++)
+		ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(fb.errors, 0);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->completed, 300);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->unmatched, 300);
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(late_answer_does_not_complete_a_newer_request)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = { .window = 1 };
+	fabric_init(&fb, &o);
+	fb.hold = true;
+	submit(&fb, 1, 0, 10, 0);
+	run_until_done(&fb, 1);
+	ck_assert_int_eq(fb.results[1], -ETIMEDOUT);
+	ck_assert_uint_eq(fb.nheld, 1); /* the answer to request 1, held back */
+	/* request 2 reuses the transaction slot of request 1 */
+	submit(&fb, 2, 0, 5000, 0);
+	ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(fb.nheld, 2);
+	release_one(&fb); /* the late answer to 1 */
+	for (int i = 0; i < 5; i++)
+		ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_int_eq(fb.results[2], 1); /* still waiting */
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->unmatched, 1);
+	release_one(&fb);
+	run_until_done(&fb, 2);
+	ck_assert_int_eq(fb.results[2], 0);
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(busy_is_retried)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.busy_first = true;
+	for (unsigned i = 0; i < 10; i++)
+		submit(&fb, i, 0, 5, 3);
+	run_until_done(&fb, 10);
+	for (unsigned i = 0; i < 10; i++) {
+		ck_assert_int_eq(fb.results[i], 0);
+		ck_assert_uint_eq(fb.attempts[i], 2);
+	}
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->busy, 10);
+	fabric_free(&fb);
+}
+END_TEST
+
+START_TEST(undelivered_is_retried_at_once)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.bounce_first = true;
+	ev_tstamp start = ev_time();
+	for (unsigned i = 0; i < 10; i++)
+		submit(&fb, i, 0, 2000, 3);
+	run_until_done(&fb, 10);
+	ck_assert_double_lt(ev_time() - start, 1.0); /* no 2 s timeout waited */
+	for (unsigned i = 0; i < 10; i++)
+		ck_assert_int_eq(fb.results[i], 0);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->send_errors, 10);
+	fabric_free(&fb);
+}
+END_TEST
+
+struct handler_seen {
+	unsigned calls;
+	struct mad_addr from;
+};
+
+static void sa_request_handler(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+		       size_t len, void *ctx)
+{
+	struct handler_seen *h = ctx;
+	h->calls++;
+	h->from = *from;
+	uint8_t ans[MAD_SIZE];
+	ck_assert_uint_eq(len, MAD_SIZE);
+	answer_of(mad, ans, MAD_STATUS_SA_NO_RECORDS);
+	ck_assert_int_eq(mad_dispatcher_respond(d, from, ans, MAD_SIZE), 0);
+}
+
+static void capture_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
+			 size_t len, void *ctx)
+{
+	(void)f;
+	(void)to;
+	memcpy(ctx, mad, len);
+}
+
+START_TEST(requests_reach_their_handler_and_junk_is_counted)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct fake_transport *ft = fake_transport_new();
+	uint8_t sent[MAD_SIZE] = { 0 };
+	ft->on_send = capture_send;
+	ft->ctx = sent;
+	struct mad_dispatcher *d = mad_dispatcher_new(loop, &ft->base, NULL);
+	struct handler_seen h = { 0 };
+	mad_dispatcher_set_handler(d, MAD_CLASS_SUBN_ADM, sa_request_handler, &h);
+
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, 0x30);
+	sa.hdr.tid = 0x1234000000000077ull;
+	uint8_t req[MAD_SIZE] = { 0 };
+	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
+	struct mad_addr from = { .lid = 9, .qpn = 1 };
+	fake_deliver(ft, &from, req, sizeof(req), 0);
+
+	/* junk: too short, bad base version, an unhandled class, an unmatched answer */
+	fake_deliver(ft, &from, req, 10, 0);
+	uint8_t bad[MAD_SIZE];
+	memcpy(bad, req, MAD_SIZE);
+	bad[0] = 7;
+	fake_deliver(ft, &from, bad, MAD_SIZE, 0);
+	memcpy(bad, req, MAD_SIZE);
+	bad[1] = 0x04;
+	fake_deliver(ft, &from, bad, MAD_SIZE, 0);
+	memcpy(bad, req, MAD_SIZE);
+	bad[3] = MAD_METHOD_GET_RESP;
+	fake_deliver(ft, &from, bad, MAD_SIZE, 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(loop, EVRUN_NOWAIT);
+
+	ck_assert_uint_eq(h.calls, 1);
+	ck_assert_uint_eq(h.from.lid, 9);
+	/* the answer went out with the request's TID, untouched, and its status */
+	ck_assert_uint_eq(mad_get_field64(sent, 0, IB_MAD_TRID_F), 0x1234000000000077ull);
+	ck_assert_uint_eq(mad_get_field(sent, 0, IB_MAD_STATUS_F), MAD_STATUS_SA_NO_RECORDS);
+	const struct mad_counters *c = mad_dispatcher_counters(d);
+	ck_assert_uint_eq(c->malformed, 2);
+	ck_assert_uint_eq(c->unhandled, 1);
+	ck_assert_uint_eq(c->unmatched, 1);
+	mad_dispatcher_free(d);
+	mad_transport_close(&ft->base);
+	ev_loop_destroy(loop);
+}
+END_TEST
+
+START_TEST(free_cancels_everything_once)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.hold = true;
+	for (unsigned i = 0; i < 100; i++)
+		submit(&fb, i, 0, 1000, 3);
+	ev_run(fb.loop, EVRUN_NOWAIT);
+	mad_dispatcher_free(fb.d);
+	fb.d = NULL;
+	ck_assert_uint_eq(fb.done, 100);
+	for (unsigned i = 0; i < 100; i++)
+		ck_assert_int_eq(fb.results[i], -ECANCELED);
+	mad_transport_close(&fb.ft->base);
+	ev_loop_destroy(fb.loop);
+	free(fb.held);
+}
+END_TEST
+
+START_TEST(bad_requests_refused)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	uint8_t big[300] = { 0 };
+	struct mad_request rq = { .mad = big, .len = sizeof(big), .cb = on_done };
+	ck_assert_int_eq(mad_dispatcher_send(fb.d, &rq), -EMSGSIZE);
+	rq.len = 10;
+	ck_assert_int_eq(mad_dispatcher_send(fb.d, &rq), -EINVAL);
+	rq.mad = NULL;
+	ck_assert_int_eq(mad_dispatcher_send(fb.d, &rq), -EINVAL);
+	fabric_free(&fb);
+}
+END_TEST
+
+static Suite *dispatcher_suite(void)
+{
+	Suite *s = suite_create("dispatcher");
+	TCase *tc = tcase_create("transactions");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ten_thousand_through_window_of_64);
+	tcase_add_test(tc, per_destination_window);
+	tcase_add_test(tc, lost_answers_are_retried);
+	tcase_add_test(tc, unanswered_fail_after_retries);
+	tcase_add_test(tc, duplicate_answers_ignored);
+	tcase_add_test(tc, late_answer_does_not_complete_a_newer_request);
+	tcase_add_test(tc, busy_is_retried);
+	tcase_add_test(tc, undelivered_is_retried_at_once);
+	tcase_add_test(tc, requests_reach_their_handler_and_junk_is_counted);
+	tcase_add_test(tc, free_cancels_everything_once);
+	tcase_add_test(tc, bad_requests_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dispatcher_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

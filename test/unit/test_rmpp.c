@@ -1,0 +1,298 @@
+/* RMPP between two dispatchers over a lossy fake wire: transfers of 1 to 10,000 segments,
+ * lost segments and ACKs, aborts. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "fake_transport.h"
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+
+struct pair {
+	struct ev_loop *loop;
+	struct fake_transport *fa, *fb; /* a: requester (LID 1), b: SA (LID 2) */
+	struct mad_dispatcher *a, *b;
+	unsigned handler_calls;
+	/* result at the requester */
+	bool done;
+	int error;
+	uint8_t *answer;
+	size_t answer_len;
+};
+
+/* The "SA": answers a GetTable with attr_mod bytes of a known pattern. */
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 31 + (i >> 8) * 7 + 1);
+}
+
+static void table_handler(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+		       size_t len, void *ctx)
+{
+	struct pair *p = ctx;
+	p->handler_calls++;
+	ck_assert_uint_eq(len, MAD_SIZE);
+	size_t n = mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F);
+	uint8_t *data = malloc(n ? n : 1);
+	for (size_t i = 0; i < n; i++)
+		data[i] = pattern(i);
+	uint8_t hdr[MAD_SA_HDR_END];
+	memcpy(hdr, mad, sizeof(hdr));
+	hdr[3] = MAD_METHOD_GET_TABLE_RESP;
+	mad_set_field(hdr, 0, IB_SA_ATTROFFS_F, 8);
+	ck_assert_int_eq(mad_dispatcher_respond_rmpp(d, from, hdr, sizeof(hdr), data, n), 0);
+	free(data);
+}
+
+static void on_answer(struct mad_dispatcher *d, const struct mad_result *r, void *ctx)
+{
+	(void)d;
+	struct pair *p = ctx;
+	ck_assert(!p->done);
+	p->done = true;
+	p->error = r->error;
+	if (!r->error) {
+		p->answer = malloc(r->len);
+		memcpy(p->answer, r->mad, r->len);
+		p->answer_len = r->len;
+	}
+}
+
+static void pair_init(struct pair *p, unsigned rmpp_timeout_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->loop = ev_loop_new(EVFLAG_AUTO);
+	p->fa = fake_transport_new();
+	p->fb = fake_transport_new();
+	p->fa->lid = 1;
+	p->fb->lid = 2;
+	fake_link(p->fa, p->fb);
+	struct mad_dispatcher_opts o = { .rmpp_timeout_ms = rmpp_timeout_ms, .rmpp_window = 32 };
+	p->a = mad_dispatcher_new(p->loop, &p->fa->base, &o);
+	p->b = mad_dispatcher_new(p->loop, &p->fb->base, &o);
+	mad_dispatcher_set_handler(p->b, MAD_CLASS_SUBN_ADM, table_handler, p);
+}
+
+static void pair_free(struct pair *p)
+{
+	mad_dispatcher_free(p->a);
+	mad_dispatcher_free(p->b);
+	mad_transport_close(&p->fa->base);
+	mad_transport_close(&p->fb->base);
+	ev_loop_destroy(p->loop);
+	free(p->answer);
+}
+
+/* Ask for n bytes by GetTable and wait for the outcome. */
+static void get_table(struct pair *p, size_t n, unsigned timeout_ms)
+{
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
+	sa.hdr.attr_mod = (uint32_t)n;
+	uint8_t req[MAD_SIZE] = { 0 };
+	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
+	struct mad_request rq = {
+		.to = { .lid = 2, .qpn = 1, .qkey = QP1_QKEY },
+		.mad = req,
+		.len = sizeof(req),
+		.timeout_ms = timeout_ms,
+		.retries = 3,
+		.cb = on_answer,
+		.ctx = p,
+	};
+	ck_assert_int_eq(mad_dispatcher_send(p->a, &rq), 0);
+	ev_tstamp start = ev_time();
+	while (!p->done) {
+		ev_run(p->loop, EVRUN_ONCE);
+		ck_assert_msg(ev_time() - start < 120, "transfer of %zu bytes did not end", n);
+	}
+}
+
+/* Run until both ends have nothing under way (the other end may still be taking the last
+ * ACK or an ABORT when the requester's callback runs). */
+static void settle(struct pair *p)
+{
+	ev_tstamp start = ev_time();
+	while (!(mad_dispatcher_idle(p->a) && mad_dispatcher_idle(p->b)) &&
+	       ev_time() - start < 10)
+		ev_run(p->loop, EVRUN_ONCE);
+	ck_assert(mad_dispatcher_idle(p->a) && mad_dispatcher_idle(p->b));
+}
+
+static void check_answer(struct pair *p, size_t n)
+{
+	ck_assert_int_eq(p->error, 0);
+	ck_assert_uint_eq(p->answer_len, MAD_SA_HDR_END + n);
+	ck_assert_uint_eq(p->answer[3], MAD_METHOD_GET_TABLE_RESP);
+	ck_assert_uint_eq(mad_get_field(p->answer, 0, IB_SA_ATTROFFS_F), 8);
+	for (size_t i = 0; i < n; i++)
+		if (p->answer[MAD_SA_HDR_END + i] != pattern(i))
+			ck_abort_msg("byte %zu of %zu differs", i, n);
+}
+
+/* Sizes that land on and around segment and window edges, up to 10,000 segments. */
+static const size_t sizes[] = { 0,    1,	  199,	 200,	201,	 6400,	   6401,
+				    64000, 200 * 1000, 200 * 10000 - 17 };
+
+START_TEST(clean_transfers)
+{
+	size_t n = sizes[_i];
+	struct pair p;
+	pair_init(&p, 200);
+	get_table(&p, n, 1000);
+	check_answer(&p, n);
+	/* both ends finish: the sender by the last ACK, nothing left but the tombstone */
+	settle(&p);
+	ck_assert_uint_eq(mad_dispatcher_counters(p.b)->rmpp_sent_transfers, 1);
+	ck_assert_uint_eq(mad_dispatcher_counters(p.a)->rmpp_recv_transfers, 1);
+	ck_assert(mad_dispatcher_idle(p.a));
+	ck_assert(mad_dispatcher_idle(p.b));
+	ck_assert_uint_eq(p.handler_calls, 1);
+	pair_free(&p);
+}
+END_TEST
+
+START_TEST(lost_segments_and_acks)
+{
+	size_t n = sizes[_i];
+	struct pair p;
+	pair_init(&p, 5);
+	p.fb->drop_rmpp_data = 5; /* b sends the data */
+	p.fa->drop_rmpp_ack = 5;  /* a sends the ACKs */
+	p.fb->seed = 1000 + (unsigned)_i;
+	p.fa->seed = 2000 + (unsigned)_i;
+	get_table(&p, n, 50);
+	check_answer(&p, n);
+	pair_free(&p);
+}
+END_TEST
+
+START_TEST(lost_first_segment_retries_the_request)
+{
+	struct pair p;
+	pair_init(&p, 20);
+	p.fb->drop_rmpp_data = 100; /* nothing gets through at first */
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
+	sa.hdr.attr_mod = 5000;
+	uint8_t req[MAD_SIZE] = { 0 };
+	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
+	struct mad_request rq = { .to = { .lid = 2, .qpn = 1 }, .mad = req, .len = MAD_SIZE,
+				  .timeout_ms = 10, .retries = 20, .cb = on_answer, .ctx = &p };
+	ck_assert_int_eq(mad_dispatcher_send(p.a, &rq), 0);
+	ev_tstamp start = ev_time();
+	while (ev_time() - start < 0.035)
+		ev_run(p.loop, EVRUN_ONCE);
+	p.fb->drop_rmpp_data = 0;
+	while (!p.done)
+		ev_run(p.loop, EVRUN_ONCE);
+	check_answer(&p, 5000);
+	settle(&p);
+	/* the retried request found the transfer under way and did not start a second */
+	ck_assert_uint_ge(p.handler_calls, 2);
+	ck_assert_uint_eq(mad_dispatcher_counters(p.b)->rmpp_sent_transfers, 1);
+	pair_free(&p);
+}
+END_TEST
+
+START_TEST(sender_gives_up_without_acks)
+{
+	struct pair p;
+	pair_init(&p, 5);
+	p.fa->drop_rmpp_ack = 100;
+	get_table(&p, 20000, 50);
+	/* the SA aborts after its retries and tells the requester, which fails the request */
+	ck_assert_int_eq(p.error, -ECOMM);
+	settle(&p);
+	ck_assert_uint_eq(mad_dispatcher_counters(p.b)->rmpp_aborted, 1);
+	ck_assert_uint_eq(mad_dispatcher_counters(p.a)->rmpp_aborted, 1);
+	pair_free(&p);
+}
+END_TEST
+
+START_TEST(receiver_gives_up_when_sender_vanishes)
+{
+	struct pair p;
+	pair_init(&p, 5);
+	p.fb->drop_rmpp_data = 0;
+	/* let the first window through, then cut the wire b->a entirely */
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
+	sa.hdr.attr_mod = 100000;
+	uint8_t req[MAD_SIZE] = { 0 };
+	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
+	struct mad_request rq = { .to = { .lid = 2, .qpn = 1 }, .mad = req, .len = MAD_SIZE,
+				  .timeout_ms = 100, .retries = 0, .cb = on_answer, .ctx = &p };
+	ck_assert_int_eq(mad_dispatcher_send(p.a, &rq), 0);
+	while (mad_dispatcher_counters(p.a)->received < 10)
+		ev_run(p.loop, EVRUN_ONCE);
+	p.fb->drop_percent = 100;
+	while (!p.done)
+		ev_run(p.loop, EVRUN_ONCE);
+	ck_assert_int_eq(p.error, -ECOMM);
+	pair_free(&p);
+}
+END_TEST
+
+START_TEST(stray_segments_ignored)
+{
+	struct pair p;
+	pair_init(&p, 5);
+	/* a middle segment of a transfer nobody started, and one with a bad version */
+	uint8_t m[MAD_SIZE] = { 0 };
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE_RESP, MAD_ATTR_NODE_RECORD, 0);
+	sa.rmpp = (struct mad_rmpp_hdr){ .version = 1, .type = RMPP_TYPE_DATA,
+					 .flags = RMPP_FLAG_ACTIVE, .data1 = 7 };
+	mad_sa_hdr_encode(&sa, m, sizeof(m), NULL);
+	struct mad_addr from = { .lid = 2, .qpn = 1 };
+	fake_deliver(p.fa, &from, m, MAD_SIZE, 0);
+	sa.rmpp.version = 9;
+	sa.rmpp.data1 = 1;
+	sa.rmpp.flags |= RMPP_FLAG_FIRST;
+	mad_sa_hdr_encode(&sa, m, sizeof(m), NULL);
+	fake_deliver(p.fa, &from, m, MAD_SIZE, 0);
+	sa.rmpp.version = 1;
+	sa.rmpp.type = 9; /* no such type */
+	mad_sa_hdr_encode(&sa, m, sizeof(m), NULL);
+	fake_deliver(p.fa, &from, m, MAD_SIZE, 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(p.loop, EVRUN_NOWAIT);
+	const struct mad_counters *c = mad_dispatcher_counters(p.a);
+	ck_assert_uint_eq(c->unmatched, 1);
+	ck_assert_uint_eq(c->malformed, 2);
+	ck_assert(mad_dispatcher_idle(p.a));
+	/* and a real transfer still works afterwards */
+	get_table(&p, 1000, 50);
+	check_answer(&p, 1000);
+	pair_free(&p);
+}
+END_TEST
+
+static Suite *rmpp_suite(void)
+{
+	Suite *s = suite_create("rmpp");
+	TCase *tc = tcase_create("transfers");
+	tcase_set_timeout(tc, 300);
+	int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
+	tcase_add_loop_test(tc, clean_transfers, 0, nsizes);
+	tcase_add_loop_test(tc, lost_segments_and_acks, 0, nsizes);
+	tcase_add_test(tc, lost_first_segment_retries_the_request);
+	tcase_add_test(tc, sender_gives_up_without_acks);
+	tcase_add_test(tc, receiver_gives_up_when_sender_vanishes);
+	tcase_add_test(tc, stray_segments_ignored);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rmpp_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
