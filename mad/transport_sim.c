@@ -108,8 +108,8 @@ static socklen_t sim_name(union sim_sockaddr *a, bool inet, const struct in_addr
 
 static int connect_retry(int fd, const union sim_sockaddr *a, socklen_t len)
 {
-	/* The simulator may still be starting: retry refused connects for up to 5 s. */
-	for (int i = 0; i < 50; i++) {
+	/* The simulator may still be starting: retry refused connects for up to 2 s. */
+	for (int i = 0; i < 20; i++) {
 		if (connect(fd, &a->sa, len) == 0)
 			return 0;
 		if (errno != ECONNREFUSED && errno != ENOENT)

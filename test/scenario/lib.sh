@@ -1,0 +1,59 @@
+# Helpers for scenario tests: start simulators in a private socket namespace and a private
+# working directory, and stop them whatever happens.
+# Each test gets its own IBSIM_SOCKNAME, so tests can run in parallel and never meet a
+# simulator left over from elsewhere.
+
+set -euo pipefail
+
+SCENARIO_NAME=${SCENARIO_NAME:-$(basename "$0" .sh)}
+WORK=$(mktemp -d "/tmp/ibsmd-${SCENARIO_NAME}.XXXXXX")
+export IBSIM_SOCKNAME="ibsmd-test-$$"
+PIDS=()
+
+cleanup() {
+	local rc=$?
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ "$rc" -ne 0 ]; then
+		echo "--- $SCENARIO_NAME failed (rc $rc); logs in $WORK:" >&2
+		for f in "$WORK"/*.log; do
+			[ -f "$f" ] || continue
+			echo "--- $f" >&2
+			tail -n 40 "$f" >&2
+		done
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+need() {
+	command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed (the README's test command installs it)"
+}
+
+# start_ibsim NETFILE: Debian's ibsim, serving on $IBSIM_SOCKNAME, ready when its control
+# socket exists.
+start_ibsim() {
+	need ibsim
+	(cd "$WORK" && exec ibsim -s --no-console "$1" >"$WORK/ibsim.log" 2>&1) &
+	PIDS+=($!)
+	wait_for_socket
+}
+
+wait_for_socket() {
+	for _ in $(seq 1 100); do
+		if grep -q "@${IBSIM_SOCKNAME}:ctl" /proc/net/unix 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "simulator did not open @${IBSIM_SOCKNAME}:ctl"
+}
