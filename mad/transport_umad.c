@@ -274,8 +274,8 @@ static int pick_port(const struct mad_transport_opts *o, char *ca_out, int *port
 					continue;
 				if (o->port_guid && be64toh(port->port_guid) != o->port_guid)
 					continue;
-				if (strcmp(port->link_layer, "InfiniBand") != 0 &&
-				    port->link_layer[0])
+				/* sysfs says "InfiniBand" (libumad2sim.so: "IB") */
+				if (strcmp(port->link_layer, "Ethernet") == 0)
 					continue;
 				bool explicit = (o->ca_name && o->port_num) || o->port_guid;
 				if (explicit || (pass == 0 && port->state == PORT_STATE_ACTIVE) ||

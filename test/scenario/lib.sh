@@ -57,3 +57,18 @@ wait_for_socket() {
 	done
 	fail "simulator did not open @${IBSIM_SOCKNAME}:ctl"
 }
+
+UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+
+# umad2sim BINARY ARGS...: run a libibumad program on the simulator through Debian's preload,
+# from $WORK (the preload writes a fake sysfs into the current directory). A sanitized binary
+# needs the ASan runtime first in the preload list.
+umad2sim() {
+	[ -f "$UMAD2SIM" ] || fail "$UMAD2SIM missing (package ibsim-utils)"
+	local pre=$UMAD2SIM asan
+	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
+	[ -n "$asan" ] && pre="$asan:$UMAD2SIM"
+	(cd "$WORK" && LD_PRELOAD=$pre \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:suppressions=$(dirname "${BASH_SOURCE[0]}")/asan-umad2sim.supp" \
+		"$@")
+}

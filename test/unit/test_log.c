@@ -1,0 +1,55 @@
+/* Logging: levels filter, lines carry level and subsystem, names parse. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+START_TEST(levels_and_format)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct log lg;
+	log_init(&lg);
+	lg.stream = f;
+	ck_assert_int_eq(lg.level, LOGL_NOTICE);
+	log_info(&lg, "sm", "hidden at the default level");
+	log_debug(&lg, "mad", "hidden too");
+	log_warn(&lg, "sm", "node GUID " GUID_FMT " port %u did not answer", (uint64_t)0x2c9ull, 3u);
+	lg.level = LOGL_DEBUG;
+	log_debug(&lg, "mad", "now shown");
+	fclose(f);
+	ck_assert_ptr_null(strstr(buf, "hidden"));
+	ck_assert_ptr_nonnull(strstr(buf, "warn sm: node GUID 0x00000000000002c9 port 3 did not answer\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "debug mad: now shown\n"));
+	free(buf);
+}
+END_TEST
+
+START_TEST(level_names)
+{
+	ck_assert_int_eq(log_level_parse("debug"), LOGL_DEBUG);
+	ck_assert_int_eq(log_level_parse("warning"), LOGL_WARN);
+	ck_assert_int_eq(log_level_parse("err"), LOGL_ERR);
+	ck_assert_int_eq(log_level_parse("loud"), -1);
+	ck_assert_str_eq(log_level_name(LOGL_NOTICE), "notice");
+	/* no logger: warnings and errors still reach stderr, nothing crashes */
+	log_err(NULL, "test", "stderr fallback works");
+	ck_assert(!log_enabled(NULL, LOGL_INFO));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("log");
+	tcase_add_test(tc, levels_and_format);
+	tcase_add_test(tc, level_names);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
