@@ -16,32 +16,32 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "smp", cmd_smp,
-	  "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
-	  "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"
-	  "            lft mft" },
+    {"smp", cmd_smp,
+     "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
+     "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"
+     "            lft mft"},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ibsa [options] COMMAND [args]\n"
-		"options:\n"
-		"  --transport umad|sim  how to reach the fabric (default umad)\n"
-		"  --ca NAME --port N    local port by device name and number (umad)\n"
-		"  --guid GUID           local port by GUID (umad)\n"
-		"  --sim-node NAME       node to attach to in the simulator (default: SIM_HOST,\n"
-		"                        else the simulator's first node)\n"
-		"  --timeout MS          per-attempt timeout (default 1000)\n"
-		"  --retries N           retries after the first attempt (default 3)\n"
-		"  --json                machine-readable output\n"
-		"  -v, --verbose         more log output (repeat for debug)\n"
-		"  -h, --help            this help\n"
-		"commands:\n");
+	        "usage: ibsa [options] COMMAND [args]\n"
+	        "options:\n"
+	        "  --transport umad|sim  how to reach the fabric (default umad)\n"
+	        "  --ca NAME --port N    local port by device name and number (umad)\n"
+	        "  --guid GUID           local port by GUID (umad)\n"
+	        "  --sim-node NAME       node to attach to in the simulator (default: SIM_HOST,\n"
+	        "                        else the simulator's first node)\n"
+	        "  --timeout MS          per-attempt timeout (default 1000)\n"
+	        "  --retries N           retries after the first attempt (default 3)\n"
+	        "  --json                machine-readable output\n"
+	        "  -v, --verbose         more log output (repeat for debug)\n"
+	        "  -h, --help            this help\n"
+	        "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %s\n", commands[i].usage);
 	fprintf(out, "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
-		     "4 no answer, 5 malformed answer\n");
+	             "4 no answer, 5 malformed answer\n");
 }
 
 static void call_done(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
@@ -89,8 +89,10 @@ void cli_answer_free(struct cli_answer *ans)
 int cli_answer_exit(const struct cli_answer *ans, const char *what)
 {
 	if (ans->error == -ETIMEDOUT) {
-		fprintf(stderr, "ibsa: %s: no answer after all retries (no node on that route "
-				"or LID, or it does not answer)\n", what);
+		fprintf(stderr,
+		        "ibsa: %s: no answer after all retries (no node on that route "
+		        "or LID, or it does not answer)\n",
+		        what);
 		return EXIT_TIMEOUT;
 	}
 	if (ans->error) {
@@ -99,7 +101,7 @@ int cli_answer_exit(const struct cli_answer *ans, const char *what)
 	}
 	if (ans->status & 0x7fff) {
 		fprintf(stderr, "ibsa: %s: MAD status 0x%04x: %s\n", what, ans->status,
-			mad_status_str(ans->status));
+		        mad_status_str(ans->status));
 		return EXIT_MAD_STATUS;
 	}
 	return EXIT_OK;
@@ -108,20 +110,20 @@ int cli_answer_exit(const struct cli_answer *ans, const char *what)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "transport", required_argument, NULL, 't' },
-		{ "ca", required_argument, NULL, 'C' },
-		{ "port", required_argument, NULL, 'P' },
-		{ "guid", required_argument, NULL, 'G' },
-		{ "sim-node", required_argument, NULL, 'N' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "retries", required_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"transport", required_argument, NULL, 't'},
+	    {"ca", required_argument, NULL, 'C'},
+	    {"port", required_argument, NULL, 'P'},
+	    {"guid", required_argument, NULL, 'G'},
+	    {"sim-node", required_argument, NULL, 'N'},
+	    {"timeout", required_argument, NULL, 'T'},
+	    {"retries", required_argument, NULL, 'R'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct cli c = { .timeout_ms = 1000, .retries = 3 };
-	struct mad_transport_opts to = { .roles = MAD_ROLE_CLIENT };
+	struct cli c = {.timeout_ms = 1000, .retries = 3};
+	struct mad_transport_opts to = {.roles = MAD_ROLE_CLIENT};
 	const char *transport = "umad";
 	int o;
 
@@ -137,7 +139,9 @@ int main(int argc, char **argv)
 		case 'T': c.timeout_ms = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'R': c.retries = atoi(optarg); break;
 		case 'j': c.json = true; break;
-		case 'v': c.log.level = c.log.level < LOGL_DEBUG ? c.log.level + 1 : LOGL_DEBUG; break;
+		case 'v':
+			c.log.level = c.log.level < LOGL_DEBUG ? c.log.level + 1 : LOGL_DEBUG;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -165,7 +169,7 @@ int main(int argc, char **argv)
 	if (c.t->ops->query_port(c.t, &c.local) < 0)
 		log_warn(&c.log, "ibsa", "%s: cannot read the local port's state", c.t->desc);
 	c.loop = ev_loop_new(EVFLAG_AUTO);
-	struct mad_dispatcher_opts dopts = { .log = &c.log };
+	struct mad_dispatcher_opts dopts = {.log = &c.log};
 	c.d = mad_dispatcher_new(c.loop, c.t, &dopts);
 	if (!c.loop || !c.d) {
 		fprintf(stderr, "ibsa: out of memory\n");

@@ -16,26 +16,26 @@ struct smp_attr {
 };
 
 static const struct smp_attr attrs[] = {
-	{ "nodeinfo", MAD_ATTR_NODE_INFO, &mad_node_info_layout, "unused" },
-	{ "nodedesc", MAD_ATTR_NODE_DESC, &mad_node_desc_layout, "unused" },
-	{ "portinfo", MAD_ATTR_PORT_INFO, &mad_port_info_layout, "port number" },
-	{ "switchinfo", MAD_ATTR_SWITCH_INFO, &mad_switch_info_layout, "unused" },
-	{ "sminfo", MAD_ATTR_SM_INFO, &mad_sm_info_layout, "unused" },
-	{ "pkeys", MAD_ATTR_PKEY_TABLE, &mad_pkey_table_layout, "port << 16 | block" },
-	{ "guidinfo", MAD_ATTR_GUID_INFO, &mad_guid_info_layout, "block" },
-	{ "sl2vl", MAD_ATTR_SL2VL_TABLE, &mad_sl2vl_table_layout, "in port << 8 | out port" },
-	{ "vlarb", MAD_ATTR_VLARB_TABLE, &mad_vlarb_table_layout, "port << 16 | block (1-4)" },
-	{ "lft", MAD_ATTR_LFT, &mad_lft_block_layout, "block (LIDs 64*block..+63)" },
-	{ "mft", MAD_ATTR_MFT, &mad_mft_block_layout, "position << 28 | block" },
+    {"nodeinfo", MAD_ATTR_NODE_INFO, &mad_node_info_layout, "unused"},
+    {"nodedesc", MAD_ATTR_NODE_DESC, &mad_node_desc_layout, "unused"},
+    {"portinfo", MAD_ATTR_PORT_INFO, &mad_port_info_layout, "port number"},
+    {"switchinfo", MAD_ATTR_SWITCH_INFO, &mad_switch_info_layout, "unused"},
+    {"sminfo", MAD_ATTR_SM_INFO, &mad_sm_info_layout, "unused"},
+    {"pkeys", MAD_ATTR_PKEY_TABLE, &mad_pkey_table_layout, "port << 16 | block"},
+    {"guidinfo", MAD_ATTR_GUID_INFO, &mad_guid_info_layout, "block"},
+    {"sl2vl", MAD_ATTR_SL2VL_TABLE, &mad_sl2vl_table_layout, "in port << 8 | out port"},
+    {"vlarb", MAD_ATTR_VLARB_TABLE, &mad_vlarb_table_layout, "port << 16 | block (1-4)"},
+    {"lft", MAD_ATTR_LFT, &mad_lft_block_layout, "block (LIDs 64*block..+63)"},
+    {"mft", MAD_ATTR_MFT, &mad_mft_block_layout, "position << 28 | block"},
 };
 
 int cmd_smp(struct cli *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "dr", required_argument, NULL, 'd' },
-		{ "lid", required_argument, NULL, 'l' },
-		{ "mod", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
+	    {"dr", required_argument, NULL, 'd'},
+	    {"lid", required_argument, NULL, 'l'},
+	    {"mod", required_argument, NULL, 'm'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *dr = NULL;
 	long lid = -1;
@@ -73,7 +73,7 @@ int cmd_smp(struct cli *c, int argc, char **argv)
 
 	struct mad_smp smp;
 	struct mad_error err;
-	struct mad_request req = { .retries = -1 };
+	struct mad_request req = {.retries = -1};
 	if (lid >= 0) {
 		mad_smp_init_lid(&smp, MAD_METHOD_GET, a->id, mod);
 		req.to.lid = (uint16_t)lid;
@@ -81,13 +81,13 @@ int cmd_smp(struct cli *c, int argc, char **argv)
 		uint8_t path[64];
 		int hops = mad_dr_path_parse(dr ? dr : "0", path, &err);
 		if (hops < 0 || mad_smp_init_dr(&smp, MAD_METHOD_GET, a->id, mod, path,
-						(unsigned)hops, &err) < 0) {
+		                                (unsigned)hops, &err) < 0) {
 			fprintf(stderr, "ibsa smp: %s\n", err.msg);
 			return EXIT_USAGE;
 		}
 		req.to.lid = LID_PERMISSIVE;
 	}
-	uint8_t buf[MAD_SIZE] = { 0 };
+	uint8_t buf[MAD_SIZE] = {0};
 	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
 	req.mad = buf;
 	req.len = sizeof(buf);
@@ -96,7 +96,7 @@ int cmd_smp(struct cli *c, int argc, char **argv)
 	cli_call(c, &req, &ans);
 	char what[96];
 	snprintf(what, sizeof(what), "%s via %s %s", argv[optind], lid >= 0 ? "LID" : "DR",
-		 lid >= 0 ? "" : (dr ? dr : "0"));
+	         lid >= 0 ? "" : (dr ? dr : "0"));
 	int rc = cli_answer_exit(&ans, what);
 	if (rc != EXIT_OK) {
 		cli_answer_free(&ans);
@@ -115,7 +115,8 @@ int cmd_smp(struct cli *c, int argc, char **argv)
 		fputc('\n', stdout);
 	} else {
 		printf("# %s (attribute 0x%04x, modifier 0x%x) via %s %s\n", argv[optind], a->id,
-		       mod, lid >= 0 ? "LID" : "directed route", lid >= 0 ? argv[0] : (dr ? dr : "0"));
+		       mod, lid >= 0 ? "LID" : "directed route",
+		       lid >= 0 ? argv[0] : (dr ? dr : "0"));
 		mad_layout_print(a->layout, host, stdout, 0);
 	}
 	cli_answer_free(&ans);

@@ -149,14 +149,13 @@ struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid)
 
 /* ---- sending ---- */
 
-int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
-	      size_t len)
+int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len)
 {
 	int r = d->t->ops->send(d->t, to, mad, len);
 	if (r < 0) {
 		d->c.send_errors++;
 		log_debug(d->o.log, "mad", "%s: send to LID %u failed: %s", d->t->desc, to->lid,
-			  strerror(-r));
+		          strerror(-r));
 		return r;
 	}
 	d->c.sent++;
@@ -183,7 +182,7 @@ static void pump(struct mad_dispatcher *d)
 		if (t->dest != NIL) {
 			struct dest *ds = &d->dests[t->dest];
 			if (ds->inflight >= d->o.window_per_dest) {
-				struct fifo f = { ds->blocked_head, ds->blocked_tail };
+				struct fifo f = {ds->blocked_head, ds->blocked_tail};
 				fifo_push(d, &f, idx);
 				ds->blocked_head = f.head;
 				ds->blocked_tail = f.tail;
@@ -201,7 +200,7 @@ static void pump(struct mad_dispatcher *d)
 }
 
 void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_t status,
-		     const uint8_t *mad, size_t len, const struct mad_addr *from)
+                     const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	ev_timer_stop(d->loop, &t->timer);
 	d->c.inflight--;
@@ -209,7 +208,7 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
 		struct dest *ds = &d->dests[t->dest];
 		ds->inflight--;
 		if (ds->blocked_head != NIL) {
-			struct fifo f = { ds->blocked_head, ds->blocked_tail };
+			struct fifo f = {ds->blocked_head, ds->blocked_tail};
 			fifo_push(d, &d->ready, fifo_pop(d, &f));
 			ds->blocked_head = f.head;
 			ds->blocked_tail = f.tail;
@@ -221,12 +220,12 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
 		d->c.completed++;
 
 	struct mad_result res = {
-		.error = error,
-		.status = status,
-		.mad = mad,
-		.len = len,
-		.attempts = t->attempts,
-		.tid = t->tid,
+	    .error = error,
+	    .status = status,
+	    .mad = mad,
+	    .len = len,
+	    .attempts = t->attempts,
+	    .tid = t->tid,
 	};
 	if (from)
 		res.from = *from;
@@ -244,9 +243,9 @@ static void txn_retry_or_fail(struct mad_dispatcher *d, struct txn *t)
 {
 	if (t->retries_left == 0) {
 		log_debug(d->o.log, "mad",
-			  "TID 0x%016" PRIx64 " attr 0x%04x to LID %u: no answer after %u attempts",
-			  t->tid, mad_get_field(t->mad, 0, IB_MAD_ATTRID_F), t->to.lid,
-			  t->attempts);
+		          "TID 0x%016" PRIx64 " attr 0x%04x to LID %u: no answer after %u attempts",
+		          t->tid, mad_get_field(t->mad, 0, IB_MAD_ATTRID_F), t->to.lid,
+		          t->attempts);
 		disp_txn_finish(d, t, -ETIMEDOUT, 0, NULL, 0, NULL);
 		return;
 	}
@@ -315,14 +314,15 @@ static void count_status(struct mad_dispatcher *d, uint16_t status)
 }
 
 static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
-		       size_t len, unsigned flags)
+                       size_t len, unsigned flags)
 {
 	struct mad_hdr hdr;
 	struct mad_error err;
 	if (mad_hdr_decode(mad, len, &hdr, &err) < 0 || hdr.base_version != MAD_BASE_VERSION) {
 		d->c.malformed++;
 		log_debug(d->o.log, "mad", "%s: dropped a MAD from LID %u: %s", d->t->desc,
-			  from->lid, hdr.base_version != MAD_BASE_VERSION ? "bad BaseVersion" : err.msg);
+		          from->lid,
+		          hdr.base_version != MAD_BASE_VERSION ? "bad BaseVersion" : err.msg);
 		return;
 	}
 	if (flags & MAD_RECV_SEND_FAILED) {
@@ -342,12 +342,12 @@ static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, co
 	if (!mad_is_response(hdr.method) && hdr.method != MAD_METHOD_TRAP_REPRESS) {
 		if (d->handlers[hdr.mgmt_class].fn) {
 			d->handlers[hdr.mgmt_class].fn(d, from, mad, len,
-						       d->handlers[hdr.mgmt_class].ctx);
+			                               d->handlers[hdr.mgmt_class].ctx);
 		} else {
 			d->c.unhandled++;
 			log_debug(d->o.log, "mad", "%s: no handler for %s %s from LID %u",
-				  d->t->desc, mad_class_str(hdr.mgmt_class),
-				  mad_method_str(hdr.method), from->lid);
+			          d->t->desc, mad_class_str(hdr.mgmt_class),
+			          mad_method_str(hdr.method), from->lid);
 		}
 		return;
 	}
@@ -375,8 +375,8 @@ static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	struct mad_dispatcher *d = (struct mad_dispatcher *)((char *)w -
-							     offsetof(struct mad_dispatcher, io));
+	struct mad_dispatcher *d =
+	    (struct mad_dispatcher *)((char *)w - offsetof(struct mad_dispatcher, io));
 	/* Bounded, so timers and other watchers get their turn under a flood. */
 	for (int i = 0; i < 256; i++) {
 		struct mad_addr from;
@@ -397,7 +397,7 @@ static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
 /* ---- life cycle and the rest of the API ---- */
 
 struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_transport *t,
-					  const struct mad_dispatcher_opts *opts)
+                                          const struct mad_dispatcher_opts *opts)
 {
 	struct mad_dispatcher *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -441,7 +441,7 @@ void mad_dispatcher_free(struct mad_dispatcher *d)
 			continue;
 		ev_timer_stop(d->loop, &t->timer);
 		mad_result_fn cb = t->cb;
-		struct mad_result res = { .error = -ECANCELED, .from = t->to, .tid = t->tid };
+		struct mad_result res = {.error = -ECANCELED, .from = t->to, .tid = t->tid};
 		t->state = TXN_FREE;
 		if (cb)
 			cb(d, &res, t->ctx);
@@ -454,14 +454,14 @@ void mad_dispatcher_free(struct mad_dispatcher *d)
 }
 
 void mad_dispatcher_set_handler(struct mad_dispatcher *d, uint8_t mgmt_class, mad_request_fn fn,
-				void *ctx)
+                                void *ctx)
 {
 	d->handlers[mgmt_class].fn = fn;
 	d->handlers[mgmt_class].ctx = ctx;
 }
 
 int mad_dispatcher_respond(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
-			   size_t len)
+                           size_t len)
 {
 	if (len > MAD_SIZE || len < MAD_HDR_SIZE)
 		return -EMSGSIZE;
@@ -469,8 +469,8 @@ int mad_dispatcher_respond(struct mad_dispatcher *d, const struct mad_addr *to, 
 }
 
 int mad_dispatcher_respond_rmpp(struct mad_dispatcher *d, const struct mad_addr *to,
-				const uint8_t *hdr, size_t hdr_len, const uint8_t *data,
-				size_t data_len)
+                                const uint8_t *hdr, size_t hdr_len, const uint8_t *data,
+                                size_t data_len)
 {
 	return rmpp_send(d, to, hdr, hdr_len, data, data_len);
 }
@@ -489,20 +489,20 @@ void mad_dispatcher_log_counters(const struct mad_dispatcher *d)
 {
 	const struct mad_counters *c = &d->c;
 	log_info(d->o.log, "mad",
-		 "%s: sent %" PRIu64 " received %" PRIu64 " transactions %" PRIu64
-		 " answered %" PRIu64 " retried %" PRIu64 " timed out %" PRIu64
-		 " unmatched %" PRIu64 " malformed %" PRIu64 " send errors %" PRIu64
-		 " busy %" PRIu64 " RMPP sent %" PRIu64 " received %" PRIu64 " aborted %" PRIu64
-		 " max in flight %u",
-		 d->t->desc, c->sent, c->received, c->requests, c->completed, c->retried,
-		 c->timed_out, c->unmatched, c->malformed, c->send_errors, c->busy,
-		 c->rmpp_sent_transfers, c->rmpp_recv_transfers, c->rmpp_aborted, c->inflight_max);
+	         "%s: sent %" PRIu64 " received %" PRIu64 " transactions %" PRIu64
+	         " answered %" PRIu64 " retried %" PRIu64 " timed out %" PRIu64
+	         " unmatched %" PRIu64 " malformed %" PRIu64 " send errors %" PRIu64
+	         " busy %" PRIu64 " RMPP sent %" PRIu64 " received %" PRIu64 " aborted %" PRIu64
+	         " max in flight %u",
+	         d->t->desc, c->sent, c->received, c->requests, c->completed, c->retried,
+	         c->timed_out, c->unmatched, c->malformed, c->send_errors, c->busy,
+	         c->rmpp_sent_transfers, c->rmpp_recv_transfers, c->rmpp_aborted, c->inflight_max);
 	for (unsigned i = 1; i < 8; i++)
 		if (c->status_code[i])
 			log_info(d->o.log, "mad", "answers with status 0x%04x (%s): %" PRIu64,
-				 i << 2, mad_status_str((uint16_t)(i << 2)), c->status_code[i]);
+			         i << 2, mad_status_str((uint16_t)(i << 2)), c->status_code[i]);
 	for (unsigned i = 1; i < 128; i++)
 		if (c->status_class[i])
 			log_info(d->o.log, "mad", "answers with status 0x%04x (%s): %" PRIu64,
-				 i << 8, mad_status_str((uint16_t)(i << 8)), c->status_class[i]);
+			         i << 8, mad_status_str((uint16_t)(i << 8)), c->status_class[i]);
 }

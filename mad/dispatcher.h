@@ -49,15 +49,15 @@ struct mad_counters {
 	uint64_t unhandled;   /* requests for a class nobody handles */
 	uint64_t busy;        /* answers with status BUSY (retried) */
 	uint64_t rmpp_sent_transfers, rmpp_recv_transfers, rmpp_aborted;
-	uint64_t status_code[8];     /* answers by MAD status code field (bits 2-4), 0 unused */
-	uint64_t status_class[128];  /* answers by class-specific status (bits 8-14), 0 unused */
+	uint64_t status_code[8];    /* answers by MAD status code field (bits 2-4), 0 unused */
+	uint64_t status_class[128]; /* answers by class-specific status (bits 8-14), 0 unused */
 	unsigned inflight, inflight_max, queued;
 };
 
 /* The outcome of a request. */
 struct mad_result {
 	int error;          /* 0 answered; -ETIMEDOUT no answer after retries; -ECOMM RMPP aborted;
-			       -ECANCELED dispatcher closed */
+	                       -ECANCELED dispatcher closed */
 	uint16_t status;    /* the answer's MAD status (directed route: the 15-bit status) */
 	const uint8_t *mad; /* the answer; for RMPP the header of the first segment and all data */
 	size_t len;
@@ -75,17 +75,17 @@ struct mad_request {
 	unsigned timeout_ms; /* 0: the dispatcher's default */
 	int retries;         /* <0: the dispatcher's default */
 	uint64_t dest_key;   /* per-destination window key (e.g. node index + 1); 0: LID-routed
-				MADs use the LID, directed-route ones are not limited */
+	                        MADs use the LID, directed-route ones are not limited */
 	mad_result_fn cb;
 	void *ctx;
 };
 
 /* An unsolicited MAD (a request to us), reassembled if it came as RMPP. */
 typedef void (*mad_request_fn)(struct mad_dispatcher *d, const struct mad_addr *from,
-			       const uint8_t *mad, size_t len, void *ctx);
+                               const uint8_t *mad, size_t len, void *ctx);
 
 struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_transport *t,
-					  const struct mad_dispatcher_opts *opts);
+                                          const struct mad_dispatcher_opts *opts);
 /* Ends every transaction with -ECANCELED and frees everything. */
 void mad_dispatcher_free(struct mad_dispatcher *d);
 
@@ -93,17 +93,17 @@ void mad_dispatcher_free(struct mad_dispatcher *d);
 int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req);
 
 void mad_dispatcher_set_handler(struct mad_dispatcher *d, uint8_t mgmt_class, mad_request_fn fn,
-				void *ctx);
+                                void *ctx);
 
 /* Send a single-MAD answer as is (the caller set the response method, status and TID). */
 int mad_dispatcher_respond(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
-			   size_t len);
+                           size_t len);
 /* Send an answer by RMPP: hdr is the first hdr_len bytes (MAD header, RMPP header, class
  * header: 56 for the SA); data is split into 256 - hdr_len byte segments. The transfer runs
  * on its own; failures are counted and logged. */
 int mad_dispatcher_respond_rmpp(struct mad_dispatcher *d, const struct mad_addr *to,
-				const uint8_t *hdr, size_t hdr_len, const uint8_t *data,
-				size_t data_len);
+                                const uint8_t *hdr, size_t hdr_len, const uint8_t *data,
+                                size_t data_len);
 
 const struct mad_counters *mad_dispatcher_counters(const struct mad_dispatcher *d);
 /* Log the counters at INFO, one line, plus nonzero status counts. */

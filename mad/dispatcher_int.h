@@ -5,10 +5,10 @@
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
 
-#define TXN_CHUNK      1024
-#define TXN_IDX_BITS   20 /* low 20 bits of the TID's low word: slot; top 12: generation */
-#define TXN_MAX        (1u << TXN_IDX_BITS)
-#define NIL            UINT32_MAX
+#define TXN_CHUNK    1024
+#define TXN_IDX_BITS 20 /* low 20 bits of the TID's low word: slot; top 12: generation */
+#define TXN_MAX      (1u << TXN_IDX_BITS)
+#define NIL          UINT32_MAX
 
 enum txn_state {
 	TXN_FREE,
@@ -78,18 +78,17 @@ static inline struct txn *txn_at(const struct mad_dispatcher *d, uint32_t idx)
 }
 
 /* dispatcher.c, for rmpp.c */
-int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad,
-	      size_t len);
+int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len);
 struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid);
 void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_t status,
-		     const uint8_t *mad, size_t len, const struct mad_addr *from);
+                     const uint8_t *mad, size_t len, const struct mad_addr *from);
 
 /* rmpp.c */
 /* A MAD with the RMPP active flag: handled here. */
 void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
-		size_t len, const struct mad_hdr *hdr);
+                size_t len, const struct mad_hdr *hdr);
 int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *hdr,
-	      size_t hdr_len, const uint8_t *data, size_t data_len);
+              size_t hdr_len, const uint8_t *data, size_t data_len);
 void rmpp_free_all(struct mad_dispatcher *d);
 unsigned rmpp_active(const struct mad_dispatcher *d);
 

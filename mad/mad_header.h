@@ -61,7 +61,7 @@ static inline bool mad_is_response(uint8_t method)
  * (hops == 0 reaches the local node). Data, attribute and method are set by the caller. */
 void mad_smp_init_lid(struct mad_smp *smp, uint8_t method, uint16_t attr_id, uint32_t attr_mod);
 int mad_smp_init_dr(struct mad_smp *smp, uint8_t method, uint16_t attr_id, uint32_t attr_mod,
-		    const uint8_t *path, unsigned hops, struct mad_error *err);
+                    const uint8_t *path, unsigned hops, struct mad_error *err);
 /* Parse "0,1,3" (initial 0 optional) into path[1..]; returns the hop count or -1. */
 int mad_dr_path_parse(const char *s, uint8_t path[64], struct mad_error *err);
 

@@ -55,9 +55,21 @@ static uint64_t host_get(const void *p, enum mad_ftype t)
 {
 	switch (t) {
 	case MF_U8: return *(const uint8_t *)p;
-	case MF_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case MF_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-	case MF_U64: { uint64_t v; memcpy(&v, p, 8); return v; }
+	case MF_U16: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case MF_U32: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	case MF_U64: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
 	default: return 0;
 	}
 }
@@ -66,8 +78,16 @@ static void host_set(void *p, enum mad_ftype t, uint64_t v)
 {
 	switch (t) {
 	case MF_U8: *(uint8_t *)p = (uint8_t)v; break;
-	case MF_U16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-	case MF_U32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+	case MF_U16: {
+		uint16_t x = (uint16_t)v;
+		memcpy(p, &x, 2);
+		break;
+	}
+	case MF_U32: {
+		uint32_t x = (uint32_t)v;
+		memcpy(p, &x, 4);
+		break;
+	}
 	case MF_U64: memcpy(p, &v, 8); break;
 	default: break;
 	}
@@ -75,7 +95,7 @@ static void host_set(void *p, enum mad_ftype t, uint64_t v)
 
 static size_t host_width(enum mad_ftype t)
 {
-	static const size_t w[] = { [MF_U8] = 1, [MF_U16] = 2, [MF_U32] = 4, [MF_U64] = 8 };
+	static const size_t w[] = {[MF_U8] = 1, [MF_U16] = 2, [MF_U32] = 4, [MF_U64] = 8};
 	return t <= MF_U64 ? w[t] : 0;
 }
 
@@ -101,7 +121,7 @@ static void decode_field(const struct mad_field *f, const uint8_t *buf, uint8_t 
 	unsigned n = f->count ? f->count : 1;
 	for (unsigned i = 0; i < n; i++)
 		host_set(dst + i * host_width(f->type), f->type,
-			 mad_bits_get(buf, f->bitoff + i * f->stride, f->bitlen));
+		         mad_bits_get(buf, f->bitoff + i * f->stride, f->bitlen));
 }
 
 static void encode_field(const struct mad_field *f, const uint8_t *in, uint8_t *buf)
@@ -131,11 +151,11 @@ static void encode_field(const struct mad_field *f, const uint8_t *in, uint8_t *
 }
 
 int mad_layout_decode(const struct mad_layout *l, const uint8_t *buf, size_t len, void *out,
-		      struct mad_error *err)
+                      struct mad_error *err)
 {
 	if (!buf || len < l->size) {
 		mad_error_set(err, "%s: short buffer: %zu bytes, need %u", l->name, buf ? len : 0,
-			      l->size);
+		              l->size);
 		return -1;
 	}
 	memset(out, 0, l->host_size);
@@ -144,7 +164,7 @@ int mad_layout_decode(const struct mad_layout *l, const uint8_t *buf, size_t len
 		if (f->type == MF_NESTED) {
 			size_t boff = f->bitoff / 8;
 			if (mad_layout_decode(f->nested, buf + boff, len - boff,
-					      (uint8_t *)out + f->off, err) < 0)
+			                      (uint8_t *)out + f->off, err) < 0)
 				return -1;
 			continue;
 		}
@@ -154,11 +174,11 @@ int mad_layout_decode(const struct mad_layout *l, const uint8_t *buf, size_t len
 }
 
 int mad_layout_encode(const struct mad_layout *l, const void *in, uint8_t *buf, size_t len,
-		      struct mad_error *err)
+                      struct mad_error *err)
 {
 	if (!buf || len < l->size) {
 		mad_error_set(err, "%s: buffer of %zu bytes too small, need %u", l->name,
-			      buf ? len : 0, l->size);
+		              buf ? len : 0, l->size);
 		return -1;
 	}
 	for (unsigned i = 0; i < l->nfields; i++) {
@@ -166,7 +186,7 @@ int mad_layout_encode(const struct mad_layout *l, const void *in, uint8_t *buf, 
 		if (f->type == MF_NESTED) {
 			size_t boff = f->bitoff / 8;
 			if (mad_layout_encode(f->nested, (const uint8_t *)in + f->off, buf + boff,
-					      len - boff, err) < 0)
+			                      len - boff, err) < 0)
 				return -1;
 			continue;
 		}

@@ -17,7 +17,8 @@ struct mad_error {
 	char msg[192];
 };
 
-void mad_error_set(struct mad_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mad_error_set(struct mad_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 enum mad_ftype {
 	MF_U8 = 1,
@@ -55,9 +56,9 @@ struct mad_layout {
 /* Both return 0, or -1 with err (may be NULL) saying what was wrong. Neither reads nor writes
  * past len. decode zeroes *out first. encode writes only the bits of described fields. */
 int mad_layout_decode(const struct mad_layout *l, const uint8_t *buf, size_t len, void *out,
-		      struct mad_error *err);
+                      struct mad_error *err);
 int mad_layout_encode(const struct mad_layout *l, const void *in, uint8_t *buf, size_t len,
-		      struct mad_error *err);
+                      struct mad_error *err);
 
 /* Print a decoded struct field by field: "name: value" lines (indented by indent), or one JSON
  * object. GIDs print as IPv6-style text, text fields as strings. */
@@ -70,44 +71,58 @@ void mad_bits_set(uint8_t *buf, unsigned bitoff, unsigned bitlen, uint64_t val);
 
 /* Helpers for building field tables. */
 #define MAD_F(st, member, ftype, ibfield)                                                          \
-	{ .name = #member, .ibf = (ibfield), .type = (ftype), .off = offsetof(st, member) }
+	{                                                                                          \
+		.name = #member, .ibf = (ibfield), .type = (ftype), .off = offsetof(st, member)    \
+	}
 #define MAD_FB(st, member, ibfield)                                                                \
-	{ .name = #member, .ibf = (ibfield), .type = MF_BYTES, .off = offsetof(st, member),        \
-	  .bytes = sizeof(((st *)0)->member) }
+	{                                                                                          \
+		.name = #member, .ibf = (ibfield), .type = MF_BYTES, .off = offsetof(st, member),  \
+		.bytes = sizeof(((st *)0)->member)                                                 \
+	}
 /* Hand-described: libibmad has no (correct) field for it. */
 #define MAD_H(st, member, ftype, boff, blen)                                                       \
-	{ .name = #member, .type = (ftype), .off = offsetof(st, member), .bitoff = (boff),         \
-	  .bitlen = (blen) }
+	{                                                                                          \
+		.name = #member, .type = (ftype), .off = offsetof(st, member), .bitoff = (boff),   \
+		.bitlen = (blen)                                                                   \
+	}
 #define MAD_HA(st, member, ftype, boff, blen, cnt, strd)                                           \
-	{ .name = #member, .type = (ftype), .off = offsetof(st, member), .bitoff = (boff),         \
-	  .bitlen = (blen), .count = (cnt), .stride = (strd) }
+	{                                                                                          \
+		.name = #member, .type = (ftype), .off = offsetof(st, member), .bitoff = (boff),   \
+		.bitlen = (blen), .count = (cnt), .stride = (strd)                                 \
+	}
 #define MAD_HB(st, member, boff)                                                                   \
-	{ .name = #member, .type = MF_BYTES, .off = offsetof(st, member), .bitoff = (boff),        \
-	  .bytes = sizeof(((st *)0)->member) }
+	{                                                                                          \
+		.name = #member, .type = MF_BYTES, .off = offsetof(st, member), .bitoff = (boff),  \
+		.bytes = sizeof(((st *)0)->member)                                                 \
+	}
 #define MAD_N(st, member, layout, byteoff)                                                         \
-	{ .name = #member, .type = MF_NESTED, .off = offsetof(st, member),                         \
-	  .bitoff = (byteoff) * 8, .nested = &(layout) }
+	{                                                                                          \
+		.name = #member, .type = MF_NESTED, .off = offsetof(st, member),                   \
+		.bitoff = (byteoff)*8, .nested = &(layout)                                         \
+	}
 
 #define MAD_LAYOUT(var, st, wire_size, table)                                                      \
-	const struct mad_layout var = { .name = #st, .size = (wire_size),                          \
-					.host_size = sizeof(struct st),                           \
-					.nfields = sizeof(table) / sizeof((table)[0]),            \
-					.fields = (table) }
+	const struct mad_layout var = {.name = #st,                                                \
+	                               .size = (wire_size),                                        \
+	                               .host_size = sizeof(struct st),                             \
+	                               .nfields = sizeof(table) / sizeof((table)[0]),              \
+	                               .fields = (table)}
 
 /* Typed wrappers: prefix_decode()/prefix_encode() for struct type. */
 #define MAD_CODEC_DECLARE(prefix, type)                                                            \
 	extern const struct mad_layout prefix##_layout;                                            \
 	int prefix##_decode(const uint8_t *buf, size_t len, struct type *out,                      \
-			    struct mad_error *err);                                                \
+	                    struct mad_error *err);                                                \
 	int prefix##_encode(const struct type *in, uint8_t *buf, size_t len, struct mad_error *err)
 
 #define MAD_CODEC_DEFINE(prefix, type)                                                             \
 	int prefix##_decode(const uint8_t *buf, size_t len, struct type *out,                      \
-			    struct mad_error *err)                                                 \
+	                    struct mad_error *err)                                                 \
 	{                                                                                          \
 		return mad_layout_decode(&prefix##_layout, buf, len, out, err);                    \
 	}                                                                                          \
-	int prefix##_encode(const struct type *in, uint8_t *buf, size_t len, struct mad_error *err) \
+	int prefix##_encode(const struct type *in, uint8_t *buf, size_t len,                       \
+	                    struct mad_error *err)                                                 \
 	{                                                                                          \
 		return mad_layout_encode(&prefix##_layout, in, buf, len, err);                     \
 	}

@@ -63,7 +63,7 @@ const char *mad_class_str(uint8_t mgmt_class)
 
 const char *port_state_str(uint8_t state)
 {
-	static const char *const names[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE" };
+	static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE"};
 	return state < 5 ? names[state] : "reserved";
 }
 

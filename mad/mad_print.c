@@ -11,9 +11,21 @@ static uint64_t elem(const uint8_t *p, enum mad_ftype t, unsigned i)
 {
 	switch (t) {
 	case MF_U8: return p[i];
-	case MF_U16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
-	case MF_U32: { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
-	case MF_U64: { uint64_t v; memcpy(&v, p + 8 * i, 8); return v; }
+	case MF_U16: {
+		uint16_t v;
+		memcpy(&v, p + 2 * i, 2);
+		return v;
+	}
+	case MF_U32: {
+		uint32_t v;
+		memcpy(&v, p + 4 * i, 4);
+		return v;
+	}
+	case MF_U64: {
+		uint64_t v;
+		memcpy(&v, p + 8 * i, 8);
+		return v;
+	}
 	default: return 0;
 	}
 }
@@ -31,7 +43,10 @@ static bool hex_field(const struct mad_field *f)
 static void print_value(FILE *out, const struct mad_field *f, uint64_t v, bool json)
 {
 	if (hex_field(f)) {
-		unsigned w = f->type == MF_U64 ? 16 : f->type == MF_U32 ? 8 : f->type == MF_U16 ? 4 : 2;
+		unsigned w = f->type == MF_U64   ? 16
+		             : f->type == MF_U32 ? 8
+		             : f->type == MF_U16 ? 4
+		                                 : 2;
 		fprintf(out, json ? "\"0x%0*" PRIx64 "\"" : "0x%0*" PRIx64, (int)w, v);
 	} else {
 		fprintf(out, "%" PRIu64, v);
@@ -69,7 +84,7 @@ static void print_bytes(FILE *out, const struct mad_field *f, const uint8_t *p, 
 }
 
 static void print_rec(const struct mad_layout *l, const uint8_t *host, FILE *out, int indent,
-		      const char *prefix)
+                      const char *prefix)
 {
 	for (unsigned i = 0; i < l->nfields; i++) {
 		const struct mad_field *f = &l->fields[i];
@@ -79,7 +94,7 @@ static void print_rec(const struct mad_layout *l, const uint8_t *host, FILE *out
 			continue;
 		}
 		fprintf(out, "%*s%s%s%-*s ", indent, "", prefix ? prefix : "", prefix ? "." : "",
-			prefix ? 30 - (int)strlen(prefix) - 1 : 30, f->name);
+		        prefix ? 30 - (int)strlen(prefix) - 1 : 30, f->name);
 		if (f->type == MF_BYTES || f->type == MF_TEXT) {
 			print_bytes(out, f, p, false);
 		} else if (f->count > 1) {

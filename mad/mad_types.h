@@ -152,16 +152,16 @@ enum rmpp_flag {
 
 enum rmpp_status {
 	RMPP_STATUS_NORMAL = 0,
-	RMPP_STATUS_RESOURCES = 1,         /* STOP */
-	RMPP_STATUS_T2L = 118,             /* total time too long */
-	RMPP_STATUS_BAD_LEN = 119,         /* inconsistent last and payload length */
-	RMPP_STATUS_BAD_SEG = 120,         /* inconsistent first and segment number */
-	RMPP_STATUS_BADT = 121,            /* bad RMPPType */
-	RMPP_STATUS_W2S = 122,             /* NewWindowLast too small */
-	RMPP_STATUS_S2B = 123,             /* SegmentNumber too big */
-	RMPP_STATUS_BAD_STATUS = 124,      /* illegal status */
-	RMPP_STATUS_UNV = 125,             /* unsupported version */
-	RMPP_STATUS_TMR = 126,             /* too many retries */
+	RMPP_STATUS_RESOURCES = 1,    /* STOP */
+	RMPP_STATUS_T2L = 118,        /* total time too long */
+	RMPP_STATUS_BAD_LEN = 119,    /* inconsistent last and payload length */
+	RMPP_STATUS_BAD_SEG = 120,    /* inconsistent first and segment number */
+	RMPP_STATUS_BADT = 121,       /* bad RMPPType */
+	RMPP_STATUS_W2S = 122,        /* NewWindowLast too small */
+	RMPP_STATUS_S2B = 123,        /* SegmentNumber too big */
+	RMPP_STATUS_BAD_STATUS = 124, /* illegal status */
+	RMPP_STATUS_UNV = 125,        /* unsupported version */
+	RMPP_STATUS_TMR = 126,        /* too many retries */
 	RMPP_STATUS_UNSPEC = 127,
 };
 

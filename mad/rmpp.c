@@ -61,7 +61,7 @@ unsigned rmpp_active(const struct mad_dispatcher *d)
 }
 
 static struct rmpp_session *find(struct mad_dispatcher *d, bool sender, uint16_t lid,
-				 uint32_t tid_low)
+                                 uint32_t tid_low)
 {
 	for (uint32_t i = 0; i < d->nrmpp; i++) {
 		struct rmpp_session *s = d->rmpp[i];
@@ -74,8 +74,8 @@ static struct rmpp_session *find(struct mad_dispatcher *d, bool sender, uint16_t
 static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static struct rmpp_session *session_new(struct mad_dispatcher *d, bool sender,
-					const struct mad_addr *peer, const uint8_t *hdr,
-					size_t hdr_len)
+                                        const struct mad_addr *peer, const uint8_t *hdr,
+                                        size_t hdr_len)
 {
 	if (d->nrmpp == d->rmpp_cap) {
 		uint32_t ncap = d->rmpp_cap ? d->rmpp_cap * 2 : 16;
@@ -127,21 +127,20 @@ static double seg_timeout(const struct mad_dispatcher *d)
 }
 
 /* ACK, STOP or ABORT for this session. */
-static void send_ctl(struct rmpp_session *s, uint8_t type, uint8_t status, uint32_t d1,
-		     uint32_t d2)
+static void send_ctl(struct rmpp_session *s, uint8_t type, uint8_t status, uint32_t d1, uint32_t d2)
 {
-	uint8_t buf[MAD_SIZE] = { 0 };
+	uint8_t buf[MAD_SIZE] = {0};
 	memcpy(buf, s->hdr, s->hdr_len);
 	if (!s->sender)
 		buf[3] ^= MAD_METHOD_RESP;
 	struct mad_rmpp_hdr r = {
-		.version = RMPP_VERSION,
-		.type = type,
-		.resp_time = RMPP_NO_RESPTIME,
-		.flags = RMPP_FLAG_ACTIVE,
-		.status = status,
-		.data1 = d1,
-		.data2 = d2,
+	    .version = RMPP_VERSION,
+	    .type = type,
+	    .resp_time = RMPP_NO_RESPTIME,
+	    .flags = RMPP_FLAG_ACTIVE,
+	    .status = status,
+	    .data1 = d1,
+	    .data2 = d2,
 	};
 	mad_rmpp_hdr_encode(&r, buf, sizeof(buf), NULL);
 	disp_xmit(s->d, &s->peer, buf, sizeof(buf));
@@ -153,14 +152,14 @@ static void send_seg(struct rmpp_session *s, unsigned n)
 {
 	size_t seg_data = MAD_SIZE - s->hdr_len;
 	size_t pad = (size_t)s->segs * seg_data - s->data_len;
-	uint8_t buf[MAD_SIZE] = { 0 };
+	uint8_t buf[MAD_SIZE] = {0};
 	memcpy(buf, s->hdr, s->hdr_len);
 	struct mad_rmpp_hdr r = {
-		.version = RMPP_VERSION,
-		.type = RMPP_TYPE_DATA,
-		.resp_time = RMPP_NO_RESPTIME,
-		.flags = RMPP_FLAG_ACTIVE,
-		.data1 = n,
+	    .version = RMPP_VERSION,
+	    .type = RMPP_TYPE_DATA,
+	    .resp_time = RMPP_NO_RESPTIME,
+	    .flags = RMPP_FLAG_ACTIVE,
+	    .data1 = n,
 	};
 	if (n == 1) {
 		r.flags |= RMPP_FLAG_FIRST;
@@ -193,9 +192,9 @@ static void sender_end(struct rmpp_session *s, bool ok, const char *why)
 	} else {
 		d->c.rmpp_aborted++;
 		log_warn(d->o.log, "mad",
-			 "RMPP send of %zu bytes to LID %u (TID 0x%016" PRIx64 ") failed at "
-			 "segment %u of %u: %s",
-			 s->data_len, s->peer.lid, s->tid, s->last_ack + 1, s->segs, why);
+		         "RMPP send of %zu bytes to LID %u (TID 0x%016" PRIx64 ") failed at "
+		         "segment %u of %u: %s",
+		         s->data_len, s->peer.lid, s->tid, s->last_ack + 1, s->segs, why);
 	}
 	session_free(s);
 }
@@ -231,7 +230,7 @@ static void sender_ack(struct rmpp_session *s, uint32_t seg, uint32_t nwl)
 }
 
 int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *hdr,
-	      size_t hdr_len, const uint8_t *data, size_t data_len)
+              size_t hdr_len, const uint8_t *data, size_t data_len)
 {
 	if (hdr_len < MAD_RMPP_HDR_END || hdr_len >= MAD_SIZE || data_len > RMPP_MAX_BYTES)
 		return -EINVAL;
@@ -268,8 +267,8 @@ static void receiver_fail(struct rmpp_session *s, uint8_t status, const char *wh
 		send_ctl(s, RMPP_TYPE_ABORT, status, 0, 0);
 	d->c.rmpp_aborted++;
 	log_warn(d->o.log, "mad",
-		 "RMPP receive from LID %u (TID 0x%016" PRIx64 ") aborted after %u segments: %s",
-		 s->peer.lid, s->tid, s->expected - 1, why);
+	         "RMPP receive from LID %u (TID 0x%016" PRIx64 ") aborted after %u segments: %s",
+	         s->peer.lid, s->tid, s->expected - 1, why);
 	if (s->for_txn) {
 		struct txn *t = disp_find_txn(d, s->tid);
 		if (t && t->state == TXN_RMPP)
@@ -323,7 +322,7 @@ static void receiver_deliver(struct rmpp_session *s)
 		struct txn *t = disp_find_txn(d, s->tid);
 		if (t && t->state == TXN_RMPP)
 			disp_txn_finish(d, t, 0, (uint16_t)mad_get_field(msg, 0, IB_MAD_STATUS_F),
-					msg, total, &s->peer);
+			                msg, total, &s->peer);
 	} else if (d->handlers[msg[1]].fn) {
 		d->handlers[msg[1]].fn(d, &s->peer, msg, total, d->handlers[msg[1]].ctx);
 	} else {
@@ -332,9 +331,8 @@ static void receiver_deliver(struct rmpp_session *s)
 	free(msg);
 }
 
-static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
-			  const uint8_t *mad, size_t len, const struct mad_hdr *hdr,
-			  const struct mad_rmpp_hdr *r)
+static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+                          size_t len, const struct mad_hdr *hdr, const struct mad_rmpp_hdr *r)
 {
 	size_t hdr_len = mad_rmpp_hdr_len(hdr->mgmt_class);
 	struct rmpp_session *s = find(d, false, from->lid, (uint32_t)hdr->tid);
@@ -386,8 +384,9 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
 	if (last) {
 		size_t class_hdr = hdr_len - MAD_RMPP_HDR_END;
 		if (r->data2 < class_hdr || r->data2 - class_hdr > seg_data) {
-			receiver_fail(s, RMPP_STATUS_BAD_LEN, "PayloadLength of the last segment "
-				      "out of range");
+			receiver_fail(s, RMPP_STATUS_BAD_LEN,
+			              "PayloadLength of the last segment "
+			              "out of range");
 			return;
 		}
 		n = r->data2 - class_hdr;
@@ -412,7 +411,7 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
 /* ---- input and timers ---- */
 
 void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
-		size_t len, const struct mad_hdr *hdr)
+                size_t len, const struct mad_hdr *hdr)
 {
 	struct mad_rmpp_hdr r;
 	if (mad_rmpp_hdr_decode(mad, len, &r, NULL) < 0) {
@@ -424,13 +423,11 @@ void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uin
 	if (r.version != RMPP_VERSION) {
 		d->c.malformed++;
 		log_debug(d->o.log, "mad", "RMPP version %u from LID %u dropped", r.version,
-			  from->lid);
+		          from->lid);
 		return;
 	}
 	switch (r.type) {
-	case RMPP_TYPE_DATA:
-		receiver_data(d, from, mad, len, hdr, &r);
-		return;
+	case RMPP_TYPE_DATA: receiver_data(d, from, mad, len, hdr, &r); return;
 	case RMPP_TYPE_ACK:
 		if ((s = find(d, true, from->lid, tid_low)))
 			sender_ack(s, r.data1, r.data2);
@@ -440,16 +437,15 @@ void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uin
 	case RMPP_TYPE_STOP:
 	case RMPP_TYPE_ABORT:
 		if ((s = find(d, true, from->lid, tid_low)))
-			sender_end(s, false, r.type == RMPP_TYPE_STOP ? "receiver sent STOP"
-								      : "receiver sent ABORT");
+			sender_end(s, false,
+			           r.type == RMPP_TYPE_STOP ? "receiver sent STOP"
+			                                    : "receiver sent ABORT");
 		else if ((s = find(d, false, from->lid, tid_low)) && !s->done)
 			receiver_fail(s, 0, "sender sent ABORT");
 		else
 			d->c.unmatched++;
 		return;
-	default:
-		d->c.malformed++;
-		return;
+	default: d->c.malformed++; return;
 	}
 }
 
@@ -457,8 +453,8 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	struct rmpp_session *s = (struct rmpp_session *)((char *)w -
-							 offsetof(struct rmpp_session, timer));
+	struct rmpp_session *s =
+	    (struct rmpp_session *)((char *)w - offsetof(struct rmpp_session, timer));
 	if (!s->sender) {
 		if (s->done)
 			session_free(s);

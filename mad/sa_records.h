@@ -118,7 +118,7 @@ struct mad_multipath_record {
 	uint8_t hop_limit, tclass, reversible, num_path;
 	uint16_t pkey, qos_class;
 	uint8_t sl, mtu_selector, mtu, rate_selector, rate, pkt_life_selector, pkt_life;
-	uint8_t service_id_hi8; /* ServiceID is split on the wire: 8 MSBs at byte 13 ... */
+	uint8_t service_id_hi8;   /* ServiceID is split on the wire: 8 MSBs at byte 13 ... */
 	uint64_t service_id_lo56; /* ... and 56 LSBs at bytes 17-23 */
 	uint8_t independence_selector, sgid_count, dgid_count;
 	uint8_t gid[MAD_MPR_MAX_GIDS][16]; /* sgid_count SGIDs then dgid_count DGIDs */

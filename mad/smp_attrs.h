@@ -44,12 +44,12 @@ struct mad_port_info {
 };
 
 /* PortInfo CapabilityMask bits the SM cares about */
-#define PORT_CAP_IS_SM             (1u << 1)
-#define PORT_CAP_IS_NOTICE         (1u << 2)
-#define PORT_CAP_IS_TRAP           (1u << 3)
-#define PORT_CAP_IS_SM_DISABLED    (1u << 10)
+#define PORT_CAP_IS_SM              (1u << 1)
+#define PORT_CAP_IS_NOTICE          (1u << 2)
+#define PORT_CAP_IS_TRAP            (1u << 3)
+#define PORT_CAP_IS_SM_DISABLED     (1u << 10)
 #define PORT_CAP_IS_CAP_MASK_NOTICE (1u << 22)
-#define PORT_CAP_HAS_CAP_MASK2     (1u << 15)
+#define PORT_CAP_HAS_CAP_MASK2      (1u << 15)
 
 struct mad_switch_info {
 	uint16_t linear_fdb_cap, random_fdb_cap, multicast_fdb_cap, linear_fdb_top;

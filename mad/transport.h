@@ -31,15 +31,15 @@ struct mad_local_port {
 };
 
 enum mad_role {
-	MAD_ROLE_CLIENT = 0,      /* sends requests, receives their responses */
-	MAD_ROLE_SM = 1 << 0,     /* also receives SMP requests and traps (QP0) */
-	MAD_ROLE_SA = 1 << 1,     /* also receives SA requests (QP1, class 0x03) */
+	MAD_ROLE_CLIENT = 0,  /* sends requests, receives their responses */
+	MAD_ROLE_SM = 1 << 0, /* also receives SMP requests and traps (QP0) */
+	MAD_ROLE_SA = 1 << 1, /* also receives SA requests (QP1, class 0x03) */
 };
 
 struct mad_transport_opts {
 	const char *ca_name; /* umad: CA by name, with port_num */
 	unsigned port_num;
-	uint64_t port_guid; /* umad: port by GUID (0: not given) */
+	uint64_t port_guid;   /* umad: port by GUID (0: not given) */
 	const char *sim_node; /* sim: node to attach to (ibsim's SIM_HOST); NULL for its default */
 	unsigned roles;       /* enum mad_role bits */
 	const struct log *log;
@@ -59,11 +59,11 @@ struct mad_transport_ops {
 	int (*fd)(struct mad_transport *t);
 	/* Send one MAD (at most 256 bytes). 0 or -errno. */
 	int (*send)(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-		    size_t len);
+	            size_t len);
 	/* Non-blocking. 1 and *len set when a MAD was read, 0 when none is pending, -errno on
 	 * error. *flags gets enum mad_recv_flags. */
 	int (*recv)(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
-		    size_t *len, unsigned *flags);
+	            size_t *len, unsigned *flags);
 	/* Set or clear IsSM in the local port's CapabilityMask. */
 	int (*set_sm)(struct mad_transport *t, bool is_sm);
 	int (*query_port)(struct mad_transport *t, struct mad_local_port *out);
@@ -78,11 +78,11 @@ struct mad_transport {
 
 /* Open a transport by kind ("umad" or "sim"). 0, or -errno with a message in err. */
 int mad_transport_open(const char *kind, const struct mad_transport_opts *opts,
-		       struct mad_transport **out, char *err, size_t errlen);
+                       struct mad_transport **out, char *err, size_t errlen);
 int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_transport **out,
-			    char *err, size_t errlen);
+                            char *err, size_t errlen);
 int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_transport **out,
-			   char *err, size_t errlen);
+                           char *err, size_t errlen);
 
 static inline void mad_transport_close(struct mad_transport *t)
 {

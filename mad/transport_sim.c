@@ -53,10 +53,10 @@ enum sim_ctl_type {
 };
 
 /* sim_client_info inside the control data: {u32 id, u32 qp, u32 issm, char nodeid[32]} */
-#define SCI_ID     0
-#define SCI_QP     4
-#define SCI_ISSM   8
-#define SCI_NODEID 12
+#define SCI_ID         0
+#define SCI_QP         4
+#define SCI_ISSM       8
+#define SCI_NODEID     12
 #define SCI_NODEID_LEN 32
 
 struct sim_transport {
@@ -91,7 +91,7 @@ static uint32_t get32(const uint8_t *b, size_t off)
 
 /* Abstract unix name "<base>:<suffix>", or host:port for the inet form. */
 static socklen_t sim_name(union sim_sockaddr *a, bool inet, const struct in_addr *host,
-			  unsigned port, const char *base, const char *suffix)
+                          unsigned port, const char *base, const char *suffix)
 {
 	memset(a, 0, sizeof(*a));
 	if (inet) {
@@ -114,7 +114,7 @@ static int connect_retry(int fd, const union sim_sockaddr *a, socklen_t len)
 			return 0;
 		if (errno != ECONNREFUSED && errno != ENOENT)
 			return -errno;
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 	return -ECONNREFUSED;
@@ -123,7 +123,7 @@ static int connect_retry(int fd, const union sim_sockaddr *a, socklen_t len)
 /* One control round trip; the reply overwrites data (len bytes). */
 static int sim_ctl(struct sim_transport *s, uint32_t type, void *data, size_t len)
 {
-	uint8_t msg[SIM_CTL_SIZE] = { 0 };
+	uint8_t msg[SIM_CTL_SIZE] = {0};
 	put32(msg, 0, SIM_MAGIC);
 	put32(msg, 4, s->client_id);
 	put32(msg, 8, type);
@@ -132,7 +132,7 @@ static int sim_ctl(struct sim_transport *s, uint32_t type, void *data, size_t le
 		memcpy(msg + SIM_CTL_DATA, data, len);
 	if (send(s->ctl_fd, msg, sizeof(msg), 0) != (ssize_t)sizeof(msg))
 		return -errno ? -errno : -EIO;
-	struct pollfd p = { .fd = s->ctl_fd, .events = POLLIN };
+	struct pollfd p = {.fd = s->ctl_fd, .events = POLLIN};
 	int r = poll(&p, 1, 5000);
 	if (r == 0)
 		return -ETIMEDOUT;
@@ -153,15 +153,16 @@ static int sim_fd(struct mad_transport *t)
 }
 
 static int sim_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-		    size_t len)
+                    size_t len)
 {
 	struct sim_transport *s = to_sim(t);
 	if (len > MAD_SIZE)
 		return -EMSGSIZE;
-	uint8_t req[SIM_REQ_SIZE] = { 0 };
+	uint8_t req[SIM_REQ_SIZE] = {0};
 	uint16_t dlid_be = htons(to->lid);
 	uint8_t mgmt_class = len > 1 ? mad[1] : 0;
-	uint32_t sqp = (mgmt_class == MAD_CLASS_SUBN_LID || mgmt_class == MAD_CLASS_SUBN_DR) ? 0 : 1;
+	uint32_t sqp =
+	    (mgmt_class == MAD_CLASS_SUBN_LID || mgmt_class == MAD_CLASS_SUBN_DR) ? 0 : 1;
 	put32(req, 0, dlid_be);
 	/* slid 0 asks the simulator to fill in ours; permissive stays permissive. */
 	put32(req, 4, to->lid == LID_PERMISSIVE ? 0xffff : 0);
@@ -178,7 +179,7 @@ static int sim_send(struct mad_transport *t, const struct mad_addr *to, const ui
 }
 
 static int sim_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
-		    size_t *len, unsigned *flags)
+                    size_t *len, unsigned *flags)
 {
 	struct sim_transport *s = to_sim(t);
 	uint8_t req[SIM_REQ_SIZE + 16];
@@ -186,9 +187,10 @@ static int sim_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *buf
 	if (n < 0)
 		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
 	if (n != SIM_REQ_SIZE) {
-		log_warn(t->log, "mad", "%s: dropped a %zd-byte message from the simulator (a MAD "
-			 "message is %d bytes): check the simulator's version", t->desc, n,
-			 SIM_REQ_SIZE);
+		log_warn(t->log, "mad",
+		         "%s: dropped a %zd-byte message from the simulator (a MAD "
+		         "message is %d bytes): check the simulator's version",
+		         t->desc, n, SIM_REQ_SIZE);
 		return -EPROTO;
 	}
 	uint64_t length;
@@ -219,7 +221,7 @@ static int sim_set_sm(struct mad_transport *t, bool is_sm)
 static int sim_query_port(struct mad_transport *t, struct mad_local_port *out)
 {
 	struct sim_transport *s = to_sim(t);
-	uint8_t data[SIM_CTL_DATA_MAX] = { 0 };
+	uint8_t data[SIM_CTL_DATA_MAX] = {0};
 	struct mad_node_info ni;
 	struct mad_port_info pi;
 	struct mad_error err;
@@ -263,13 +265,13 @@ static void sim_close(struct mad_transport *t)
 }
 
 static const struct mad_transport_ops sim_ops = {
-	.name = "sim",
-	.fd = sim_fd,
-	.send = sim_send,
-	.recv = sim_recv,
-	.set_sm = sim_set_sm,
-	.query_port = sim_query_port,
-	.close = sim_close,
+    .name = "sim",
+    .fd = sim_fd,
+    .send = sim_send,
+    .recv = sim_recv,
+    .set_sm = sim_set_sm,
+    .query_port = sim_query_port,
+    .close = sim_close,
 };
 
 /* Bind a datagram socket to "<base>:<prefix><id>" with an id no other client in this or
@@ -294,7 +296,7 @@ static int bind_unique(int fd, const char *base, const char *prefix, uint32_t *i
 }
 
 int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_transport **out,
-			   char *err, size_t errlen)
+                           char *err, size_t errlen)
 {
 	const char *base = getenv("IBSIM_SOCKNAME");
 	const char *host = getenv("IBSIM_SERVER_NAME");
@@ -302,13 +304,13 @@ int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_tra
 	const char *node = opts->sim_node ? opts->sim_node : getenv("SIM_HOST");
 	bool inet = host && *host;
 	unsigned server_port = port_env ? (unsigned)atoi(port_env) : SIM_DEFAULT_PORT;
-	struct in_addr host_addr = { 0 };
+	struct in_addr host_addr = {0};
 	int r;
 
 	if (!base || !*base)
 		base = "sim";
 	if (inet) {
-		struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *ai;
+		struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *ai;
 		if (getaddrinfo(host, NULL, &hints, &ai) != 0) {
 			snprintf(err, errlen, "sim: cannot resolve IBSIM_SERVER_NAME \"%s\"", host);
 			return -EHOSTUNREACH;
@@ -349,7 +351,7 @@ int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_tra
 		if ((r = bind_unique(s->ctl_fd, base, "ctl", &ctl_id)) < 0 ||
 		    (r = bind_unique(s->data_fd, base, "in", &id)) < 0) {
 			snprintf(err, errlen, "sim: cannot bind a client socket under \"%s\": %s",
-				 base, strerror(-r));
+			         base, strerror(-r));
 			goto fail;
 		}
 	}
@@ -358,15 +360,16 @@ int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_tra
 	if ((r = connect_retry(s->ctl_fd, &a, alen)) < 0) {
 		if (inet)
 			snprintf(err, errlen, "sim: no simulator at %s:%u (%s)", host, server_port,
-				 strerror(-r));
+			         strerror(-r));
 		else
-			snprintf(err, errlen, "sim: no simulator listening on \"%s:ctl\" (%s): "
-				 "start ibsim or fabricsim, or set IBSIM_SOCKNAME", base,
-				 strerror(-r));
+			snprintf(err, errlen,
+			         "sim: no simulator listening on \"%s:ctl\" (%s): "
+			         "start ibsim or fabricsim, or set IBSIM_SOCKNAME",
+			         base, strerror(-r));
 		goto fail;
 	}
 
-	uint8_t info[SIM_CTL_DATA_MAX] = { 0 };
+	uint8_t info[SIM_CTL_DATA_MAX] = {0};
 	put32(info, SCI_ID, id);
 	put32(info, SCI_QP, 0);
 	put32(info, SCI_ISSM, (opts->roles & (MAD_ROLE_SM | MAD_ROLE_SA)) ? 1 : 0);
@@ -374,14 +377,15 @@ int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_tra
 		snprintf((char *)info + SCI_NODEID, SCI_NODEID_LEN, "%s", node);
 	s->client_id = 0;
 	if ((r = sim_ctl(s, SIM_CTL_CONNECT, info, 64)) < 0) {
-		snprintf(err, errlen, "sim: the simulator refused the connection%s%s%s: unknown "
-			 "node, too many clients, or an SM is already attached there (%s)",
-			 node ? " to node \"" : "", node ? node : "", node ? "\"" : "",
-			 strerror(-r));
+		snprintf(err, errlen,
+		         "sim: the simulator refused the connection%s%s%s: unknown "
+		         "node, too many clients, or an SM is already attached there (%s)",
+		         node ? " to node \"" : "", node ? node : "", node ? "\"" : "",
+		         strerror(-r));
 		goto fail;
 	}
 	s->client_id = get32(info, SCI_ID);
-	char attached[SCI_NODEID_LEN + 1] = { 0 };
+	char attached[SCI_NODEID_LEN + 1] = {0};
 	memcpy(attached, info + SCI_NODEID, SCI_NODEID_LEN);
 
 	char suffix[32];
@@ -389,11 +393,11 @@ int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_tra
 	alen = sim_name(&a, inet, &host_addr, server_port + s->client_id + 1, base, suffix);
 	if ((r = connect_retry(s->data_fd, &a, alen)) < 0) {
 		snprintf(err, errlen, "sim: cannot reach the simulator's data socket %s: %s",
-			 suffix, strerror(-r));
+		         suffix, strerror(-r));
 		goto fail;
 	}
 	snprintf(s->base.desc, sizeof(s->base.desc), "sim \"%s\" node \"%s\" client %u", base,
-		 attached, s->client_id);
+	         attached, s->client_id);
 	*out = &s->base;
 	return 0;
 fail:

@@ -47,17 +47,17 @@ static struct umad_transport *to_umad(struct mad_transport *t)
 }
 
 static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t version,
-			  const uint8_t *methods, size_t nmethods)
+                          const uint8_t *methods, size_t nmethods)
 {
 	if (u->agent[mgmt_class] >= 0)
 		return 0;
 	struct umad_reg_attr attr = {
-		.mgmt_class = mgmt_class,
-		.mgmt_class_version = version,
-		.flags = UMAD_USER_RMPP,
-		.rmpp_version = 0,
+	    .mgmt_class = mgmt_class,
+	    .mgmt_class_version = version,
+	    .flags = UMAD_USER_RMPP,
+	    .rmpp_version = 0,
 	};
-	long mask[16 / sizeof(long)] = { 0 };
+	long mask[16 / sizeof(long)] = {0};
 	for (size_t i = 0; i < nmethods; i++) {
 		attr.method_mask[methods[i] / 64] |= 1ull << (methods[i] % 64);
 		mask[methods[i] / (8 * sizeof(long))] |= 1l << (methods[i] % (8 * sizeof(long)));
@@ -68,9 +68,9 @@ static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t 
 		r = umad_register(u->portid, mgmt_class, version, 0, nmethods ? mask : NULL);
 		if (r < 0) {
 			log_err(u->base.log, "mad",
-				"%s: cannot register an agent for class 0x%02x (%s): is another "
-				"SM or SA running on this port?",
-				u->base.desc, mgmt_class, strerror(r == -1 ? errno : -r));
+			        "%s: cannot register an agent for class 0x%02x (%s): is another "
+			        "SM or SA running on this port?",
+			        u->base.desc, mgmt_class, strerror(r == -1 ? errno : -r));
 			return r == -1 ? -errno : r;
 		}
 		id = (uint32_t)r;
@@ -87,7 +87,7 @@ static int umad_t_fd(struct mad_transport *t)
 }
 
 static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-		       size_t len)
+                       size_t len)
 {
 	struct umad_transport *u = to_umad(t);
 	if (len > UMAD_BUF_MAD || len < MAD_HDR_SIZE)
@@ -108,8 +108,8 @@ static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const
 }
 
 /* Fill one MAD from a umad buffer. */
-static int unpack(const uint8_t *ubuf, size_t ulen, struct mad_addr *from, uint8_t *buf,
-		  size_t cap, size_t *len, unsigned *flags)
+static int unpack(const uint8_t *ubuf, size_t ulen, struct mad_addr *from, uint8_t *buf, size_t cap,
+                  size_t *len, unsigned *flags)
 {
 	const struct ib_user_mad *um = (const struct ib_user_mad *)ubuf;
 	if (ulen < umad_size())
@@ -130,7 +130,7 @@ static int unpack(const uint8_t *ubuf, size_t ulen, struct mad_addr *from, uint8
 }
 
 static int umad_t_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
-		       size_t *len, unsigned *flags)
+                       size_t *len, unsigned *flags)
 {
 	struct umad_transport *u = to_umad(t);
 	uint8_t ubuf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
@@ -237,20 +237,20 @@ static void umad_t_close(struct mad_transport *t)
 }
 
 static const struct mad_transport_ops umad_ops = {
-	.name = "umad",
-	.fd = umad_t_fd,
-	.send = umad_t_send,
-	.recv = umad_t_recv,
-	.set_sm = umad_t_set_sm,
-	.query_port = umad_t_query_port,
-	.close = umad_t_close,
+    .name = "umad",
+    .fd = umad_t_fd,
+    .send = umad_t_send,
+    .recv = umad_t_recv,
+    .set_sm = umad_t_set_sm,
+    .query_port = umad_t_query_port,
+    .close = umad_t_close,
 };
 
 /* Choose a port: by name and number, by GUID, or the first InfiniBand port that is ACTIVE,
  * else the first whose link is up (an SM's port is only INIT before the SM runs). Never an
  * Ethernet (RoCE) port: it has no subnet to manage. */
 static int pick_port(const struct mad_transport_opts *o, char *ca_out, int *port_out, char *err,
-		     size_t errlen)
+                     size_t errlen)
 {
 	char cas[32][UMAD_CA_NAME_LEN];
 	int ncas = umad_get_cas_names(cas, 32);
@@ -292,18 +292,19 @@ static int pick_port(const struct mad_transport_opts *o, char *ca_out, int *port
 	}
 	if (o->port_guid)
 		snprintf(err, errlen, "umad: no InfiniBand port with GUID 0x%016llx",
-			 (unsigned long long)o->port_guid);
+		         (unsigned long long)o->port_guid);
 	else if (o->ca_name)
 		snprintf(err, errlen, "umad: %s has no usable InfiniBand port%s", o->ca_name,
-			 o->port_num ? " with that number" : " (none ACTIVE or LinkUp)");
+		         o->port_num ? " with that number" : " (none ACTIVE or LinkUp)");
 	else
-		snprintf(err, errlen, "umad: no InfiniBand port is ACTIVE or LinkUp; name one "
-			 "with --ca/--port or --guid");
+		snprintf(err, errlen,
+		         "umad: no InfiniBand port is ACTIVE or LinkUp; name one "
+		         "with --ca/--port or --guid");
 	return -ENODEV;
 }
 
 int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_transport **out,
-			    char *err, size_t errlen)
+                            char *err, size_t errlen)
 {
 	if (umad_init() < 0) {
 		snprintf(err, errlen, "umad: libibumad initialisation failed");
@@ -323,30 +324,32 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 	u->portid = umad_open_port(u->ca_name, u->port_num);
 	if (u->portid < 0) {
 		r = u->portid;
-		snprintf(err, errlen, "umad: cannot open %s port %d: %s (need root or the "
-			 "umad device permissions)", u->ca_name, u->port_num, strerror(-r));
+		snprintf(err, errlen,
+		         "umad: cannot open %s port %d: %s (need root or the "
+		         "umad device permissions)",
+		         u->ca_name, u->port_num, strerror(-r));
 		goto fail;
 	}
 	snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d", u->ca_name, u->port_num);
 
-	static const uint8_t sm_methods[] = { MAD_METHOD_GET, MAD_METHOD_SET, MAD_METHOD_TRAP,
-					      MAD_METHOD_TRAP_REPRESS };
-	static const uint8_t sa_methods[] = { MAD_METHOD_GET,	   MAD_METHOD_SET,
-					      MAD_METHOD_GET_TABLE, MAD_METHOD_GET_TRACE_TABLE,
-					      MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE,
-					      MAD_METHOD_REPORT };
+	static const uint8_t sm_methods[] = {MAD_METHOD_GET, MAD_METHOD_SET, MAD_METHOD_TRAP,
+	                                     MAD_METHOD_TRAP_REPRESS};
+	static const uint8_t sa_methods[] = {MAD_METHOD_GET,       MAD_METHOD_SET,
+	                                     MAD_METHOD_GET_TABLE, MAD_METHOD_GET_TRACE_TABLE,
+	                                     MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE,
+	                                     MAD_METHOD_REPORT};
 	if (opts->roles & MAD_ROLE_SM) {
 		if ((r = register_agent(u, MAD_CLASS_SUBN_LID, 1, sm_methods, 4)) < 0 ||
 		    (r = register_agent(u, MAD_CLASS_SUBN_DR, 1, sm_methods, 4)) < 0) {
 			snprintf(err, errlen, "umad: cannot register the SM agents on %s",
-				 u->base.desc);
+			         u->base.desc);
 			goto fail_port;
 		}
 	}
 	if (opts->roles & MAD_ROLE_SA) {
 		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, sa_methods, 7)) < 0) {
 			snprintf(err, errlen, "umad: cannot register the SA agent on %s",
-				 u->base.desc);
+			         u->base.desc);
 			goto fail_port;
 		}
 	}
@@ -366,7 +369,7 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 			close(sp[0]);
 			close(sp[1]);
 			snprintf(err, errlen, "umad: cannot start the reader thread: %s",
-				 strerror(r));
+			         strerror(r));
 			r = -r;
 			goto fail_port;
 		}

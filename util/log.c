@@ -7,8 +7,8 @@
 #include <systemd/sd-journal.h>
 
 static const char *const level_names[] = {
-	[LOGL_ERR] = "err",   [LOGL_WARN] = "warn",   [LOGL_NOTICE] = "notice",
-	[LOGL_INFO] = "info", [LOGL_DEBUG] = "debug",
+    [LOGL_ERR] = "err",   [LOGL_WARN] = "warn",   [LOGL_NOTICE] = "notice",
+    [LOGL_INFO] = "info", [LOGL_DEBUG] = "debug",
 };
 
 void log_init(struct log *lg)
@@ -38,7 +38,7 @@ const char *log_level_name(enum log_level level)
 }
 
 void log_vmsg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt,
-	      va_list ap)
+              va_list ap)
 {
 	if (!log_enabled(lg, level))
 		return;
@@ -47,7 +47,7 @@ void log_vmsg(const struct log *lg, enum log_level level, const char *subsys, co
 
 	if (lg && lg->sink == LOG_SINK_JOURNAL) {
 		sd_journal_send("MESSAGE=%s: %s", subsys, msg, "PRIORITY=%d", (int)level,
-				"IBSMD_SUBSYSTEM=%s", subsys, NULL);
+		                "IBSMD_SUBSYSTEM=%s", subsys, NULL);
 		return;
 	}
 	FILE *out = (lg && lg->stream) ? lg->stream : stderr;

@@ -39,9 +39,9 @@ int log_level_parse(const char *s);
 const char *log_level_name(enum log_level level);
 
 void log_msg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void log_vmsg(const struct log *lg, enum log_level level, const char *subsys, const char *fmt,
-	      va_list ap);
+              va_list ap);
 
 static inline bool log_enabled(const struct log *lg, enum log_level level)
 {

@@ -28,7 +28,7 @@ static int f_fd(struct mad_transport *t)
 }
 
 static int f_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-		  size_t len)
+                  size_t len)
 {
 	struct fake_transport *f = to_fake(t);
 	f->sends++;
@@ -38,7 +38,7 @@ static int f_send(struct mad_transport *t, const struct mad_addr *to, const uint
 }
 
 static int f_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
-		  size_t *len, unsigned *flags)
+                  size_t *len, unsigned *flags)
 {
 	struct fake_msg m;
 	ssize_t n = recv(to_fake(t)->sp[0], &m, sizeof(m), MSG_DONTWAIT);
@@ -76,13 +76,13 @@ static void f_close(struct mad_transport *t)
 }
 
 static const struct mad_transport_ops fake_ops = {
-	.name = "fake",
-	.fd = f_fd,
-	.send = f_send,
-	.recv = f_recv,
-	.set_sm = f_set_sm,
-	.query_port = f_query,
-	.close = f_close,
+    .name = "fake",
+    .fd = f_fd,
+    .send = f_send,
+    .recv = f_recv,
+    .set_sm = f_set_sm,
+    .query_port = f_query,
+    .close = f_close,
 };
 
 struct fake_transport *fake_transport_new(void)
@@ -104,9 +104,9 @@ struct fake_transport *fake_transport_new(void)
 }
 
 void fake_deliver(struct fake_transport *f, const struct mad_addr *from, const uint8_t *mad,
-		  size_t len, unsigned flags)
+                  size_t len, unsigned flags)
 {
-	struct fake_msg m = { .from = *from, .flags = flags, .len = len };
+	struct fake_msg m = {.from = *from, .flags = flags, .len = len};
 	memcpy(m.mad, mad, len);
 	if (send(f->sp[1], &m, sizeof(m), MSG_DONTWAIT) != (ssize_t)sizeof(m))
 		abort(); /* the test's queue is too small: make that loud */
@@ -118,7 +118,7 @@ static unsigned roll(struct fake_transport *f)
 }
 
 static void link_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
-		      size_t len, void *ctx)
+                      size_t len, void *ctx)
 {
 	(void)to;
 	(void)ctx;
@@ -129,7 +129,7 @@ static void link_send(struct fake_transport *f, const struct mad_addr *to, const
 		return;
 	if (rmpp && mad[25] == RMPP_TYPE_ACK && f->drop_rmpp_ack && roll(f) < f->drop_rmpp_ack)
 		return;
-	struct mad_addr from = { .lid = f->lid, .qpn = 1, .qkey = QP1_QKEY };
+	struct mad_addr from = {.lid = f->lid, .qpn = 1, .qkey = QP1_QKEY};
 	fake_deliver(f->peer, &from, mad, len, 0);
 }
 

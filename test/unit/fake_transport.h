@@ -10,7 +10,7 @@
 struct fake_transport;
 
 typedef void (*fake_send_fn)(struct fake_transport *f, const struct mad_addr *to,
-			     const uint8_t *mad, size_t len, void *ctx);
+                             const uint8_t *mad, size_t len, void *ctx);
 
 struct fake_transport {
 	struct mad_transport base;
@@ -21,15 +21,15 @@ struct fake_transport {
 	/* fake_link: the peer, our LID (the peer sees MADs from it) and the loss rules */
 	struct fake_transport *peer;
 	uint16_t lid;
-	unsigned drop_percent;     /* random loss of every MAD */
-	unsigned drop_rmpp_data;   /* loss of RMPP DATA segments, percent */
-	unsigned drop_rmpp_ack;    /* loss of RMPP ACKs, percent */
+	unsigned drop_percent;   /* random loss of every MAD */
+	unsigned drop_rmpp_data; /* loss of RMPP DATA segments, percent */
+	unsigned drop_rmpp_ack;  /* loss of RMPP ACKs, percent */
 	unsigned seed;
 };
 
 struct fake_transport *fake_transport_new(void);
 void fake_deliver(struct fake_transport *f, const struct mad_addr *from, const uint8_t *mad,
-		  size_t len, unsigned flags);
+                  size_t len, unsigned flags);
 /* Connect a and b: what one sends the other receives, less the configured losses. */
 void fake_link(struct fake_transport *a, struct fake_transport *b);
 

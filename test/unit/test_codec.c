@@ -44,7 +44,7 @@ static void gid(uint8_t *g, uint8_t seed)
 #define ROUND_TRIP(prefix, type, bytes, size)                                                      \
 	do {                                                                                       \
 		struct type x_;                                                                    \
-		uint8_t again_[512] = { 0 };                                                       \
+		uint8_t again_[512] = {0};                                                         \
 		ck_assert_int_eq(prefix##_decode(bytes, size, &x_, NULL), 0);                      \
 		ck_assert_int_eq(prefix##_encode(&x_, again_, size, NULL), 0);                     \
 		ck_assert_mem_eq(again_, bytes, size);                                             \
@@ -52,7 +52,7 @@ static void gid(uint8_t *g, uint8_t seed)
 
 START_TEST(node_info_spec)
 {
-	uint8_t b[40] = { 0 };
+	uint8_t b[40] = {0};
 	b[0] = 1;
 	b[1] = 1;
 	b[2] = 2;
@@ -84,7 +84,7 @@ END_TEST
 
 START_TEST(node_desc_spec)
 {
-	uint8_t b[64] = { 0 };
+	uint8_t b[64] = {0};
 	memset(b, 'x', 64); /* a full 64-byte description has no terminator on the wire */
 	memcpy(b, "sw-leaf-01 ", 11);
 	struct mad_node_desc nd;
@@ -97,7 +97,7 @@ END_TEST
 
 START_TEST(port_info_spec)
 {
-	uint8_t b[64] = { 0 };
+	uint8_t b[64] = {0};
 	put64(b, 0, 0x1122334455667788ull); /* M_Key */
 	put64(b, 8, 0xfe80000000000000ull); /* GidPrefix */
 	put16(b, 16, 0x1234);               /* LID */
@@ -125,14 +125,14 @@ START_TEST(port_info_spec)
 	put16(b, 46, 12);                   /* P_KeyViolations */
 	put16(b, 48, 13);                   /* Q_KeyViolations */
 	b[50] = 32;                         /* GUIDCap */
-	b[51] = 0x80 | (2 << 5) | 18;       /* ClientReregister | MPKTrapSuppression | SubnetTimeOut */
-	b[52] = 17;                         /* RespTimeValue */
-	b[53] = (9 << 4) | 6;               /* LocalPhyErrors | OverrunErrors */
-	put16(b, 54, 0x0102);               /* MaxCreditHint */
-	put24(b, 57, 0x0a0b0c);             /* LinkRoundTripLatency */
-	put16(b, 60, 0x0012);               /* CapabilityMask2 */
-	b[62] = (2 << 4) | 3;               /* LinkSpeedExtActive | Supported */
-	b[63] = 0x1f;                       /* LinkSpeedExtEnabled (5 bits) */
+	b[51] = 0x80 | (2 << 5) | 18; /* ClientReregister | MPKTrapSuppression | SubnetTimeOut */
+	b[52] = 17;                   /* RespTimeValue */
+	b[53] = (9 << 4) | 6;         /* LocalPhyErrors | OverrunErrors */
+	put16(b, 54, 0x0102);         /* MaxCreditHint */
+	put24(b, 57, 0x0a0b0c);       /* LinkRoundTripLatency */
+	put16(b, 60, 0x0012);         /* CapabilityMask2 */
+	b[62] = (2 << 4) | 3;         /* LinkSpeedExtActive | Supported */
+	b[63] = 0x1f;                 /* LinkSpeedExtEnabled (5 bits) */
 
 	struct mad_port_info p;
 	ck_assert_int_eq(mad_port_info_decode(b, sizeof(b), &p, NULL), 0);
@@ -193,7 +193,7 @@ END_TEST
 
 START_TEST(switch_info_spec)
 {
-	uint8_t b[20] = { 0 };
+	uint8_t b[20] = {0};
 	put16(b, 0, 49152);
 	put16(b, 2, 0);
 	put16(b, 4, 4096);
@@ -204,7 +204,8 @@ START_TEST(switch_info_spec)
 	b[11] = (18 << 3) | (1 << 2) | 2; /* LifeTimeValue | PortStateChange | OptSL2VL */
 	put16(b, 12, 1);
 	put16(b, 14, 32);
-	b[16] = 0xa8; /* InboundEnf 1, OutboundEnf 0, FilterRawIn 1, FilterRawOut 0, EnhancedPort0 1 */
+	b[16] =
+	    0xa8; /* InboundEnf 1, OutboundEnf 0, FilterRawIn 1, FilterRawOut 0, EnhancedPort0 1 */
 	put16(b, 18, 0xc003);
 	struct mad_switch_info s;
 	ck_assert_int_eq(mad_switch_info_decode(b, sizeof(b), &s, NULL), 0);
@@ -258,7 +259,7 @@ START_TEST(tables_spec)
 	ROUND_TRIP(mad_guid_info, mad_guid_info, b, 64);
 
 	/* SL2VL: SL0 in the high nibble of byte 0 */
-	uint8_t s2v[8] = { 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef };
+	uint8_t s2v[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
 	struct mad_sl2vl_table sv;
 	ck_assert_int_eq(mad_sl2vl_table_decode(s2v, 8, &sv, NULL), 0);
 	for (int sl = 0; sl < 16; sl++)
@@ -266,7 +267,7 @@ START_TEST(tables_spec)
 	ROUND_TRIP(mad_sl2vl_table, mad_sl2vl_table, s2v, 8);
 
 	/* VLArb: each entry 4 reserved bits, VL (4), Weight (8) */
-	uint8_t va[64] = { 0 };
+	uint8_t va[64] = {0};
 	for (int i = 0; i < 32; i++) {
 		va[2 * i] = (uint8_t)(i % 15);
 		va[2 * i + 1] = (uint8_t)(255 - i);
@@ -283,7 +284,7 @@ END_TEST
 
 START_TEST(sm_info_and_notice_spec)
 {
-	uint8_t b[80] = { 0 };
+	uint8_t b[80] = {0};
 	put64(b, 0, 0x0002c90300000001ull);
 	put64(b, 8, 0xdeadbeefcafef00dull);
 	put32(b, 16, 77);
@@ -298,13 +299,13 @@ START_TEST(sm_info_and_notice_spec)
 	ROUND_TRIP(mad_sm_info, mad_sm_info, b, 21);
 
 	memset(b, 0, sizeof(b));
-	b[0] = 0x80 | 1;      /* IsGeneric | Type urgent */
-	put24(b, 1, 2);       /* ProducerType: switch */
-	put16(b, 4, 128);     /* TrapNumber */
-	put16(b, 6, 0x0007);  /* IssuerLID */
+	b[0] = 0x80 | 1;              /* IsGeneric | Type urgent */
+	put24(b, 1, 2);               /* ProducerType: switch */
+	put16(b, 4, 128);             /* TrapNumber */
+	put16(b, 6, 0x0007);          /* IssuerLID */
 	put16(b, 8, 0x8000 | 0x1234); /* NoticeToggle | NoticeCount (15 bits) */
-	put16(b, 10, 0x0007); /* data details: LIDADDR of trap 128 */
-	gid(b + 64, 5);       /* IssuerGID */
+	put16(b, 10, 0x0007);         /* data details: LIDADDR of trap 128 */
+	gid(b + 64, 5);               /* IssuerGID */
 	struct mad_notice n;
 	ck_assert_int_eq(mad_notice_decode(b, 80, &n, NULL), 0);
 	ck_assert_uint_eq(n.is_generic, 1);
@@ -322,7 +323,7 @@ END_TEST
 
 START_TEST(class_port_info_spec)
 {
-	uint8_t b[72] = { 0 };
+	uint8_t b[72] = {0};
 	b[0] = 1;
 	b[1] = 2;
 	put16(b, 2, 0x2602);
@@ -360,21 +361,21 @@ END_TEST
 
 START_TEST(path_record_spec)
 {
-	uint8_t b[64] = { 0 };
-	put64(b, 0, 0x1000000000000001ull); /* ServiceID */
-	gid(b + 8, 0x10);                   /* DGID */
-	gid(b + 24, 0x20);                  /* SGID */
-	put16(b, 40, 0x0042);               /* DLID */
-	put16(b, 42, 0x0017);               /* SLID */
+	uint8_t b[64] = {0};
+	put64(b, 0, 0x1000000000000001ull);                 /* ServiceID */
+	gid(b + 8, 0x10);                                   /* DGID */
+	gid(b + 24, 0x20);                                  /* SGID */
+	put16(b, 40, 0x0042);                               /* DLID */
+	put16(b, 42, 0x0017);                               /* SLID */
 	put32(b, 44, 0x80000000u | (0xabcdeu << 8) | 0x40); /* RawTraffic | FlowLabel | HopLimit */
-	b[48] = 0x12;                       /* TClass */
-	b[49] = 0x80 | 0x7f;                /* Reversible | NumbPath */
-	put16(b, 50, 0x8001);               /* P_Key */
-	put16(b, 52, (0x123 << 4) | 0xa);   /* QoSClass | SL */
-	b[54] = (2 << 6) | 4;               /* MTUSelector exactly | MTU 2048 */
-	b[55] = (1 << 6) | 16;              /* RateSelector less than | Rate */
-	b[56] = (3 << 6) | 19;              /* PacketLifeTimeSelector | PacketLifeTime */
-	b[57] = 1;                          /* Preference */
+	b[48] = 0x12;                                       /* TClass */
+	b[49] = 0x80 | 0x7f;                                /* Reversible | NumbPath */
+	put16(b, 50, 0x8001);                               /* P_Key */
+	put16(b, 52, (0x123 << 4) | 0xa);                   /* QoSClass | SL */
+	b[54] = (2 << 6) | 4;                               /* MTUSelector exactly | MTU 2048 */
+	b[55] = (1 << 6) | 16;                              /* RateSelector less than | Rate */
+	b[56] = (3 << 6) | 19; /* PacketLifeTimeSelector | PacketLifeTime */
+	b[57] = 1;             /* Preference */
 	struct mad_path_record pr;
 	ck_assert_int_eq(mad_path_record_decode(b, 64, &pr, NULL), 0);
 	ck_assert_uint_eq(pr.service_id, 0x1000000000000001ull);
@@ -404,20 +405,21 @@ END_TEST
 
 START_TEST(mcmember_record_spec)
 {
-	uint8_t b[52] = { 0 };
-	uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	uint8_t b[52] = {0};
+	uint8_t mgid[16] = {0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0,    0,
+	                    0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff};
 	memcpy(b, mgid, 16);
 	gid(b + 16, 0x30);
-	put32(b, 32, 0x0000000b);              /* Q_Key */
-	put16(b, 36, 0xc000);                  /* MLID */
-	b[38] = (2 << 6) | 4;                  /* MTUSelector | MTU */
-	b[39] = 0x21;                          /* TClass */
-	put16(b, 40, 0xffff);                  /* P_Key */
-	b[42] = (2 << 6) | 3;                  /* RateSelector | Rate */
-	b[43] = (1 << 6) | 18;                 /* PacketLifeTimeSelector | PacketLifeTime */
+	put32(b, 32, 0x0000000b); /* Q_Key */
+	put16(b, 36, 0xc000);     /* MLID */
+	b[38] = (2 << 6) | 4;     /* MTUSelector | MTU */
+	b[39] = 0x21;             /* TClass */
+	put16(b, 40, 0xffff);     /* P_Key */
+	b[42] = (2 << 6) | 3;     /* RateSelector | Rate */
+	b[43] = (1 << 6) | 18;    /* PacketLifeTimeSelector | PacketLifeTime */
 	put32(b, 44, (5u << 28) | (0x54321u << 8) | 0x33); /* SL | FlowLabel | HopLimit */
-	b[48] = (2 << 4) | 1;                  /* Scope link-local | JoinState full member */
-	b[49] = 0x80;                          /* ProxyJoin */
+	b[48] = (2 << 4) | 1; /* Scope link-local | JoinState full member */
+	b[49] = 0x80;         /* ProxyJoin */
 	struct mad_mcmember_record m;
 	ck_assert_int_eq(mad_mcmember_record_decode(b, 52, &m, NULL), 0);
 	ck_assert_mem_eq(m.mgid, mgid, 16);
@@ -444,7 +446,7 @@ END_TEST
 
 START_TEST(service_and_inform_spec)
 {
-	uint8_t b[176] = { 0 };
+	uint8_t b[176] = {0};
 	put64(b, 0, 0x1000000000000abcull);
 	gid(b + 8, 0x40);
 	put16(b, 24, 0xffff);
@@ -469,15 +471,15 @@ START_TEST(service_and_inform_spec)
 	ck_assert_uint_eq(sr.data64[1], 0x6464646464646464ull);
 	ROUND_TRIP(mad_service_record, mad_service_record, b, 176);
 
-	uint8_t ii[60] = { 0 };
-	gid(ii, 0x60);      /* SubscriberGID */
-	put16(ii, 16, 3);   /* Enum */
+	uint8_t ii[60] = {0};
+	gid(ii, 0x60);    /* SubscriberGID */
+	put16(ii, 16, 3); /* Enum */
 	uint8_t *inf = ii + 24;
 	gid(inf, 0x70);
 	put16(inf, 16, 1);
 	put16(inf, 18, 0xbfff);
-	inf[22] = 1;        /* IsGeneric */
-	inf[23] = 1;        /* Subscribe */
+	inf[22] = 1; /* IsGeneric */
+	inf[23] = 1; /* Subscribe */
 	put16(inf, 24, 0xffff);
 	put16(inf, 26, 64);
 	put32(inf, 28, (0x123456u << 8) | 19); /* QPN | reserved | RespTimeValue */
@@ -502,7 +504,7 @@ END_TEST
 
 START_TEST(records_embedding_attributes)
 {
-	uint8_t b[108] = { 0 };
+	uint8_t b[108] = {0};
 	put16(b, 0, 0x0033);
 	b[4] = 1;
 	b[6] = 1; /* NodeType CA, at NodeInfo byte 2 */
@@ -516,7 +518,7 @@ START_TEST(records_embedding_attributes)
 	ck_assert_str_eq(nr.desc.desc, "host-99 mlx5_0");
 	ROUND_TRIP(mad_node_record, mad_node_record, b, 108);
 
-	uint8_t p[68] = { 0 };
+	uint8_t p[68] = {0};
 	put16(p, 0, 0x0044);
 	p[2] = 7;
 	put16(p, 4 + 16, 0x0044);
@@ -529,7 +531,7 @@ START_TEST(records_embedding_attributes)
 	ck_assert_uint_eq(pir.info.port_state, 4);
 	ck_assert_uint_eq(mad_sa_record_stride(&mad_port_info_record_layout), 72);
 
-	uint8_t l[8] = { 0 };
+	uint8_t l[8] = {0};
 	put16(l, 0, 5);
 	l[2] = 3;
 	l[3] = 9;
@@ -541,7 +543,7 @@ START_TEST(records_embedding_attributes)
 	ck_assert_uint_eq(lr.to_port, 9);
 	ck_assert_uint_eq(lr.to_lid, 6);
 
-	uint8_t m[72] = { 0 };
+	uint8_t m[72] = {0};
 	put16(m, 0, 0x12);
 	put16(m, 2, (3u << 12) | 0x1ff); /* Position | reserved | BlockNum (9 bits) */
 	put16(m, 8, 0x0006);
@@ -552,7 +554,7 @@ START_TEST(records_embedding_attributes)
 	ck_assert_uint_eq(mr.mft.mask[0], 6);
 	ROUND_TRIP(mad_mft_record, mad_mft_record, m, 72);
 
-	uint8_t pk[72] = { 0 };
+	uint8_t pk[72] = {0};
 	put16(pk, 0, 0x21);
 	put16(pk, 2, 1);
 	pk[4] = 5;
@@ -568,17 +570,17 @@ END_TEST
 
 START_TEST(multipath_record_spec)
 {
-	uint8_t b[200] = { 0 };
+	uint8_t b[200] = {0};
 	put32(b, 0, (0x11111u << 8) | 0xff); /* FlowLabel | HopLimit */
-	b[5] = 0x80 | 4;                    /* Reversible | NumbPath */
+	b[5] = 0x80 | 4;                     /* Reversible | NumbPath */
 	put16(b, 6, 0x7fff);
-	put16(b, 8, 0x0003);                /* SL 3 */
-	b[13] = 0x10;                       /* ServiceID high byte */
-	b[14] = 1 << 6;                     /* IndependenceSelector */
+	put16(b, 8, 0x0003); /* SL 3 */
+	b[13] = 0x10;        /* ServiceID high byte */
+	b[14] = 1 << 6;      /* IndependenceSelector */
 	b[15] = 2;
 	b[16] = 3;
 	put32(b, 17, 0x00000000);
-	b[23] = 0x42;                       /* ServiceID low bytes end */
+	b[23] = 0x42; /* ServiceID low bytes end */
 	for (int i = 0; i < 5; i++)
 		gid(b + 24 + 16 * i, (uint8_t)(0x80 + i));
 	struct mad_multipath_record r;
@@ -595,7 +597,7 @@ START_TEST(multipath_record_spec)
 	ck_assert_uint_eq(r.sgid_count, 2);
 	ck_assert_uint_eq(r.dgid_count, 3);
 	ck_assert_mem_eq(r.gid[4], b + 24 + 64, 16);
-	uint8_t again[200] = { 0 };
+	uint8_t again[200] = {0};
 	ck_assert_int_eq(mad_multipath_record_encode(&r, again, sizeof(again), NULL), 0);
 	ck_assert_mem_eq(again, b, 24 + 5 * 16);
 
@@ -614,7 +616,7 @@ END_TEST
 
 START_TEST(headers_spec)
 {
-	uint8_t m[256] = { 0 };
+	uint8_t m[256] = {0};
 	m[0] = 1;
 	m[1] = 0x81;
 	m[2] = 1;
@@ -631,8 +633,8 @@ START_TEST(headers_spec)
 	m[64] = 0x42;         /* data */
 	m[129] = 1;
 	m[130] = 5;
-	m[131] = 9;           /* InitialPath */
-	m[193] = 2;           /* ReturnPath */
+	m[131] = 9; /* InitialPath */
+	m[193] = 2; /* ReturnPath */
 	struct mad_smp s;
 	ck_assert_int_eq(mad_smp_decode(m, 256, &s, NULL), 0);
 	ck_assert_uint_eq(s.hdr.mgmt_class, 0x81);
@@ -652,20 +654,20 @@ START_TEST(headers_spec)
 	ROUND_TRIP(mad_smp, mad_smp, m, 256);
 
 	/* SA header and RMPP header */
-	uint8_t sa[256] = { 0 };
+	uint8_t sa[256] = {0};
 	sa[0] = 1;
 	sa[1] = 3;
 	sa[2] = 2;
 	sa[3] = 0x92;
-	sa[24] = 1;             /* RMPPVersion */
-	sa[25] = 1;             /* RMPPType DATA */
+	sa[24] = 1;                 /* RMPPVersion */
+	sa[25] = 1;                 /* RMPPType DATA */
 	sa[26] = (0x1f << 3) | 0x3; /* RRespTime | Flags Active+First */
 	sa[27] = 0;
-	put32(sa, 28, 1);       /* SegmentNumber */
-	put32(sa, 32, 660);     /* PayloadLength */
+	put32(sa, 28, 1);   /* SegmentNumber */
+	put32(sa, 32, 660); /* PayloadLength */
 	put64(sa, 36, 0x1122334455667788ull);
-	put16(sa, 44, 9);       /* AttributeOffset */
-	put64(sa, 48, 0x30);    /* ComponentMask */
+	put16(sa, 44, 9);    /* AttributeOffset */
+	put64(sa, 48, 0x30); /* ComponentMask */
 	struct mad_sa_hdr h;
 	ck_assert_int_eq(mad_sa_hdr_decode(sa, 256, &h, NULL), 0);
 	ck_assert_uint_eq(h.hdr.method, 0x92);
@@ -688,7 +690,7 @@ START_TEST(lid_routed_smp_keeps_status)
 	mad_smp_init_lid(&s, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, 1);
 	s.hdr.status = 0x001c;
 	s.hop_cnt = 9; /* must not be written for a LID-routed SMP */
-	uint8_t b[256] = { 0 };
+	uint8_t b[256] = {0};
 	ck_assert_int_eq(mad_smp_encode(&s, b, 256, NULL), 0);
 	ck_assert_uint_eq(b[1], 0x01);
 	ck_assert_uint_eq(b[5], 0x1c);
@@ -698,15 +700,18 @@ END_TEST
 
 /* ---- table-wide properties ---- */
 
-static const struct mad_layout *const *all_tables[] = { mad_smp_layouts, mad_sa_layouts };
+static const struct mad_layout *const *all_tables[] = {mad_smp_layouts, mad_sa_layouts};
 
 static void field_span(const struct mad_layout *l, const struct mad_field *f, uint8_t *span,
-		       size_t cap)
+                       size_t cap)
 {
 	uint8_t host[2048];
 	memset(host, 0, sizeof(host));
-	size_t width = f->type == MF_U8 ? 1 : f->type == MF_U16 ? 2 : f->type == MF_U32 ? 4
-		     : f->type == MF_U64 ? 8 : f->bytes;
+	size_t width = f->type == MF_U8    ? 1
+	               : f->type == MF_U16 ? 2
+	               : f->type == MF_U32 ? 4
+	               : f->type == MF_U64 ? 8
+	                                   : f->bytes;
 	size_t n = f->count > 1 ? f->count : 1;
 	memset(host + f->off, 0xff, width * n);
 	struct mad_layout one = *l;
@@ -721,7 +726,7 @@ START_TEST(fields_inside_size_and_disjoint)
 	for (size_t t = 0; t < 2; t++) {
 		for (const struct mad_layout *const *lp = all_tables[t]; *lp; lp++) {
 			const struct mad_layout *l = *lp;
-			uint8_t used[600] = { 0 }, span[600];
+			uint8_t used[600] = {0}, span[600];
 			ck_assert_uint_le(l->size, 512);
 			for (unsigned i = 0; i < l->nfields; i++) {
 				const struct mad_field *f = &l->fields[i];
@@ -731,10 +736,11 @@ START_TEST(fields_inside_size_and_disjoint)
 				for (size_t b = 0; b < sizeof(span); b++) {
 					if (b >= l->size && span[b])
 						ck_abort_msg("%s.%s writes byte %zu past size %u",
-							     l->name, f->name, b, l->size);
+						             l->name, f->name, b, l->size);
 					if (used[b] & span[b])
-						ck_abort_msg("%s.%s overlaps another field at byte %zu",
-							     l->name, f->name, b);
+						ck_abort_msg(
+						    "%s.%s overlaps another field at byte %zu",
+						    l->name, f->name, b);
 					used[b] |= span[b];
 				}
 				int any = 0;
@@ -754,7 +760,7 @@ START_TEST(random_bytes_round_trip)
 		for (const struct mad_layout *const *lp = all_tables[t]; *lp; lp++) {
 			const struct mad_layout *l = *lp;
 			for (int iter = 0; iter < 50; iter++) {
-				uint8_t w[512], w2[512] = { 0 }, w3[512] = { 0 };
+				uint8_t w[512], w2[512] = {0}, w3[512] = {0};
 				uint8_t h1[2048], h2[2048];
 				for (size_t i = 0; i < sizeof(w); i++)
 					w[i] = (uint8_t)rand();
@@ -779,7 +785,7 @@ START_TEST(short_buffers_rejected)
 			 * read past it. */
 			uint8_t *b = calloc(1, l->size - 1);
 			uint8_t host[2048];
-			struct mad_error err = { "" };
+			struct mad_error err = {""};
 			ck_assert_int_eq(mad_layout_decode(l, b, l->size - 1u, host, &err), -1);
 			ck_assert_ptr_nonnull(strstr(err.msg, "short buffer"));
 			ck_assert_int_eq(mad_layout_encode(l, host, b, l->size - 1u, &err), -1);

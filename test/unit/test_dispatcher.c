@@ -19,19 +19,19 @@ struct fabric {
 	struct ev_loop *loop;
 	struct fake_transport *ft;
 	struct mad_dispatcher *d;
-	unsigned drop_first;     /* drop this many attempts of every request */
+	unsigned drop_first; /* drop this many attempts of every request */
 	bool drop_all;
-	bool duplicate;          /* answer twice */
-	bool hold;               /* keep answers until release() */
-	bool busy_first;         /* first attempt gets BUSY */
-	bool bounce_first;       /* first attempt comes back undelivered */
+	bool duplicate;    /* answer twice */
+	bool hold;         /* keep answers until release() */
+	bool busy_first;   /* first attempt gets BUSY */
+	bool bounce_first; /* first attempt comes back undelivered */
 	unsigned attempts[NREQ_MAX];
 	/* held answers */
 	struct held {
 		struct mad_addr from;
 		uint8_t mad[MAD_SIZE];
 		uint64_t key;
-	} *held;
+	} * held;
 	unsigned nheld;
 	/* what the test observes */
 	unsigned outstanding, outstanding_max;
@@ -49,7 +49,7 @@ static void answer_of(const uint8_t *req, uint8_t *ans, uint16_t status)
 }
 
 static void on_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
-		    size_t len, void *ctx)
+                    size_t len, void *ctx)
 {
 	(void)f;
 	(void)len;
@@ -57,7 +57,7 @@ static void on_send(struct fake_transport *f, const struct mad_addr *to, const u
 	unsigned id = mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F);
 	ck_assert_uint_lt(id, NREQ_MAX);
 	unsigned n = ++fb->attempts[id];
-	struct mad_addr from = { .lid = to->lid, .qpn = 1 };
+	struct mad_addr from = {.lid = to->lid, .qpn = 1};
 	uint8_t ans[MAD_SIZE];
 	if (fb->drop_all || n <= fb->drop_first)
 		return;
@@ -137,19 +137,19 @@ static void submit(struct fabric *fb, unsigned id, unsigned key, unsigned timeou
 {
 	struct mad_smp smp;
 	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, id);
-	uint8_t buf[MAD_SIZE] = { 0 };
+	uint8_t buf[MAD_SIZE] = {0};
 	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
-	ctxs[id] = (struct req_ctx){ .fb = fb, .id = id, .key = key };
+	ctxs[id] = (struct req_ctx){.fb = fb, .id = id, .key = key};
 	fb->results[id] = 1;
 	struct mad_request rq = {
-		.to = { .lid = (uint16_t)(10 + key) },
-		.mad = buf,
-		.len = sizeof(buf),
-		.timeout_ms = timeout_ms,
-		.retries = retries,
-		.dest_key = key,
-		.cb = on_done,
-		.ctx = &ctxs[id],
+	    .to = {.lid = (uint16_t)(10 + key)},
+	    .mad = buf,
+	    .len = sizeof(buf),
+	    .timeout_ms = timeout_ms,
+	    .retries = retries,
+	    .dest_key = key,
+	    .cb = on_done,
+	    .ctx = &ctxs[id],
 	};
 	ck_assert_int_eq(mad_dispatcher_send(fb->d, &rq), 0);
 	fb->outstanding++;
@@ -170,7 +170,7 @@ static void run_until_done(struct fabric *fb, unsigned n)
 START_TEST(ten_thousand_through_window_of_64)
 {
 	struct fabric fb;
-	struct mad_dispatcher_opts o = { .window = 64, .window_per_dest = UINT_MAX };
+	struct mad_dispatcher_opts o = {.window = 64, .window_per_dest = UINT_MAX};
 	fabric_init(&fb, &o);
 	fb.hold = true;
 	for (unsigned i = 0; i < NREQ_MAX; i++)
@@ -201,7 +201,7 @@ END_TEST
 START_TEST(per_destination_window)
 {
 	struct fabric fb;
-	struct mad_dispatcher_opts o = { .window = 64, .window_per_dest = 2 };
+	struct mad_dispatcher_opts o = {.window = 64, .window_per_dest = 2};
 	fabric_init(&fb, &o);
 	fb.hold = true;
 	for (unsigned i = 0; i < 500; i++)
@@ -210,7 +210,7 @@ START_TEST(per_destination_window)
 	while (fb.done < 500) {
 		ev_run(fb.loop, EVRUN_NOWAIT);
 		/* at most 2 unanswered per destination, 10 overall */
-		unsigned held_per[16] = { 0 };
+		unsigned held_per[16] = {0};
 		for (unsigned k = 0; k < fb.nheld; k++)
 			held_per[10 + 0 + (fb.held[k].from.lid - 10)]++;
 		for (unsigned k = 0; k < 16; k++)
@@ -290,7 +290,7 @@ END_TEST
 START_TEST(late_answer_does_not_complete_a_newer_request)
 {
 	struct fabric fb;
-	struct mad_dispatcher_opts o = { .window = 1 };
+	struct mad_dispatcher_opts o = {.window = 1};
 	fabric_init(&fb, &o);
 	fb.hold = true;
 	submit(&fb, 1, 0, 10, 0);
@@ -352,8 +352,8 @@ struct handler_seen {
 	struct mad_addr from;
 };
 
-static void sa_request_handler(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
-		       size_t len, void *ctx)
+static void sa_request_handler(struct mad_dispatcher *d, const struct mad_addr *from,
+                               const uint8_t *mad, size_t len, void *ctx)
 {
 	struct handler_seen *h = ctx;
 	h->calls++;
@@ -365,7 +365,7 @@ static void sa_request_handler(struct mad_dispatcher *d, const struct mad_addr *
 }
 
 static void capture_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
-			 size_t len, void *ctx)
+                         size_t len, void *ctx)
 {
 	(void)f;
 	(void)to;
@@ -376,19 +376,19 @@ START_TEST(requests_reach_their_handler_and_junk_is_counted)
 {
 	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
 	struct fake_transport *ft = fake_transport_new();
-	uint8_t sent[MAD_SIZE] = { 0 };
+	uint8_t sent[MAD_SIZE] = {0};
 	ft->on_send = capture_send;
 	ft->ctx = sent;
 	struct mad_dispatcher *d = mad_dispatcher_new(loop, &ft->base, NULL);
-	struct handler_seen h = { 0 };
+	struct handler_seen h = {0};
 	mad_dispatcher_set_handler(d, MAD_CLASS_SUBN_ADM, sa_request_handler, &h);
 
 	struct mad_sa_hdr sa;
 	mad_sa_hdr_init(&sa, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, 0x30);
 	sa.hdr.tid = 0x1234000000000077ull;
-	uint8_t req[MAD_SIZE] = { 0 };
+	uint8_t req[MAD_SIZE] = {0};
 	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
-	struct mad_addr from = { .lid = 9, .qpn = 1 };
+	struct mad_addr from = {.lid = 9, .qpn = 1};
 	fake_deliver(ft, &from, req, sizeof(req), 0);
 
 	/* junk: too short, bad base version, an unhandled class, an unmatched answer */
@@ -444,8 +444,8 @@ START_TEST(bad_requests_refused)
 {
 	struct fabric fb;
 	fabric_init(&fb, NULL);
-	uint8_t big[300] = { 0 };
-	struct mad_request rq = { .mad = big, .len = sizeof(big), .cb = on_done };
+	uint8_t big[300] = {0};
+	struct mad_request rq = {.mad = big, .len = sizeof(big), .cb = on_done};
 	ck_assert_int_eq(mad_dispatcher_send(fb.d, &rq), -EMSGSIZE);
 	rq.len = 10;
 	ck_assert_int_eq(mad_dispatcher_send(fb.d, &rq), -EINVAL);

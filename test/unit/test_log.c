@@ -16,12 +16,14 @@ START_TEST(levels_and_format)
 	ck_assert_int_eq(lg.level, LOGL_NOTICE);
 	log_info(&lg, "sm", "hidden at the default level");
 	log_debug(&lg, "mad", "hidden too");
-	log_warn(&lg, "sm", "node GUID " GUID_FMT " port %u did not answer", (uint64_t)0x2c9ull, 3u);
+	log_warn(&lg, "sm", "node GUID " GUID_FMT " port %u did not answer", (uint64_t)0x2c9ull,
+	         3u);
 	lg.level = LOGL_DEBUG;
 	log_debug(&lg, "mad", "now shown");
 	fclose(f);
 	ck_assert_ptr_null(strstr(buf, "hidden"));
-	ck_assert_ptr_nonnull(strstr(buf, "warn sm: node GUID 0x00000000000002c9 port 3 did not answer\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "warn sm: node GUID 0x00000000000002c9 port 3 did not answer\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "debug mad: now shown\n"));
 	free(buf);
 }

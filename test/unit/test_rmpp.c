@@ -30,7 +30,7 @@ static uint8_t pattern(size_t i)
 }
 
 static void table_handler(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
-		       size_t len, void *ctx)
+                          size_t len, void *ctx)
 {
 	struct pair *p = ctx;
 	p->handler_calls++;
@@ -70,7 +70,7 @@ static void pair_init(struct pair *p, unsigned rmpp_timeout_ms)
 	p->fa->lid = 1;
 	p->fb->lid = 2;
 	fake_link(p->fa, p->fb);
-	struct mad_dispatcher_opts o = { .rmpp_timeout_ms = rmpp_timeout_ms, .rmpp_window = 32 };
+	struct mad_dispatcher_opts o = {.rmpp_timeout_ms = rmpp_timeout_ms, .rmpp_window = 32};
 	p->a = mad_dispatcher_new(p->loop, &p->fa->base, &o);
 	p->b = mad_dispatcher_new(p->loop, &p->fb->base, &o);
 	mad_dispatcher_set_handler(p->b, MAD_CLASS_SUBN_ADM, table_handler, p);
@@ -92,16 +92,16 @@ static void get_table(struct pair *p, size_t n, unsigned timeout_ms)
 	struct mad_sa_hdr sa;
 	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
 	sa.hdr.attr_mod = (uint32_t)n;
-	uint8_t req[MAD_SIZE] = { 0 };
+	uint8_t req[MAD_SIZE] = {0};
 	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
 	struct mad_request rq = {
-		.to = { .lid = 2, .qpn = 1, .qkey = QP1_QKEY },
-		.mad = req,
-		.len = sizeof(req),
-		.timeout_ms = timeout_ms,
-		.retries = 3,
-		.cb = on_answer,
-		.ctx = p,
+	    .to = {.lid = 2, .qpn = 1, .qkey = QP1_QKEY},
+	    .mad = req,
+	    .len = sizeof(req),
+	    .timeout_ms = timeout_ms,
+	    .retries = 3,
+	    .cb = on_answer,
+	    .ctx = p,
 	};
 	ck_assert_int_eq(mad_dispatcher_send(p->a, &rq), 0);
 	ev_tstamp start = ev_time();
@@ -116,8 +116,7 @@ static void get_table(struct pair *p, size_t n, unsigned timeout_ms)
 static void settle(struct pair *p)
 {
 	ev_tstamp start = ev_time();
-	while (!(mad_dispatcher_idle(p->a) && mad_dispatcher_idle(p->b)) &&
-	       ev_time() - start < 10)
+	while (!(mad_dispatcher_idle(p->a) && mad_dispatcher_idle(p->b)) && ev_time() - start < 10)
 		ev_run(p->loop, EVRUN_ONCE);
 	ck_assert(mad_dispatcher_idle(p->a) && mad_dispatcher_idle(p->b));
 }
@@ -134,8 +133,8 @@ static void check_answer(struct pair *p, size_t n)
 }
 
 /* Sizes that land on and around segment and window edges, up to 10,000 segments. */
-static const size_t sizes[] = { 0,    1,	  199,	 200,	201,	 6400,	   6401,
-				    64000, 200 * 1000, 200 * 10000 - 17 };
+static const size_t sizes[] = {0,    1,    199,   200,        201,
+                               6400, 6401, 64000, 200 * 1000, 200 * 10000 - 17};
 
 START_TEST(clean_transfers)
 {
@@ -178,10 +177,15 @@ START_TEST(lost_first_segment_retries_the_request)
 	struct mad_sa_hdr sa;
 	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
 	sa.hdr.attr_mod = 5000;
-	uint8_t req[MAD_SIZE] = { 0 };
+	uint8_t req[MAD_SIZE] = {0};
 	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
-	struct mad_request rq = { .to = { .lid = 2, .qpn = 1 }, .mad = req, .len = MAD_SIZE,
-				  .timeout_ms = 10, .retries = 20, .cb = on_answer, .ctx = &p };
+	struct mad_request rq = {.to = {.lid = 2, .qpn = 1},
+	                         .mad = req,
+	                         .len = MAD_SIZE,
+	                         .timeout_ms = 10,
+	                         .retries = 20,
+	                         .cb = on_answer,
+	                         .ctx = &p};
 	ck_assert_int_eq(mad_dispatcher_send(p.a, &rq), 0);
 	ev_tstamp start = ev_time();
 	while (ev_time() - start < 0.035)
@@ -222,10 +226,15 @@ START_TEST(receiver_gives_up_when_sender_vanishes)
 	struct mad_sa_hdr sa;
 	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
 	sa.hdr.attr_mod = 100000;
-	uint8_t req[MAD_SIZE] = { 0 };
+	uint8_t req[MAD_SIZE] = {0};
 	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
-	struct mad_request rq = { .to = { .lid = 2, .qpn = 1 }, .mad = req, .len = MAD_SIZE,
-				  .timeout_ms = 100, .retries = 0, .cb = on_answer, .ctx = &p };
+	struct mad_request rq = {.to = {.lid = 2, .qpn = 1},
+	                         .mad = req,
+	                         .len = MAD_SIZE,
+	                         .timeout_ms = 100,
+	                         .retries = 0,
+	                         .cb = on_answer,
+	                         .ctx = &p};
 	ck_assert_int_eq(mad_dispatcher_send(p.a, &rq), 0);
 	while (mad_dispatcher_counters(p.a)->received < 10)
 		ev_run(p.loop, EVRUN_ONCE);
@@ -242,13 +251,13 @@ START_TEST(stray_segments_ignored)
 	struct pair p;
 	pair_init(&p, 5);
 	/* a middle segment of a transfer nobody started, and one with a bad version */
-	uint8_t m[MAD_SIZE] = { 0 };
+	uint8_t m[MAD_SIZE] = {0};
 	struct mad_sa_hdr sa;
 	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE_RESP, MAD_ATTR_NODE_RECORD, 0);
-	sa.rmpp = (struct mad_rmpp_hdr){ .version = 1, .type = RMPP_TYPE_DATA,
-					 .flags = RMPP_FLAG_ACTIVE, .data1 = 7 };
+	sa.rmpp = (struct mad_rmpp_hdr){
+	    .version = 1, .type = RMPP_TYPE_DATA, .flags = RMPP_FLAG_ACTIVE, .data1 = 7};
 	mad_sa_hdr_encode(&sa, m, sizeof(m), NULL);
-	struct mad_addr from = { .lid = 2, .qpn = 1 };
+	struct mad_addr from = {.lid = 2, .qpn = 1};
 	fake_deliver(p.fa, &from, m, MAD_SIZE, 0);
 	sa.rmpp.version = 9;
 	sa.rmpp.data1 = 1;
