@@ -1,0 +1,169 @@
+/* The control language of fabricsim: the admin socket, `fabricsim ctl`, and script files.
+ * One command per line; the answer is text. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/mad_types.h"
+#include "server.h"
+#include "topology.h"
+#include "verify.h"
+
+static const char help[] =
+    "link down|up NODE PORT      pull or reconnect the cable at a port\n"
+    "node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
+    "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
+    "delay MS                    add a delay to every answer\n"
+    "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
+    "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
+    "stats                       MAD counts and clients\n"
+    "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
+    "port NODE PORT              a port's state, LID and peer\n"
+    "verify [--json] [--sl N]    check the programmed fabric (see fabricsim(1))\n"
+    "dump                        the current topology as a net file\n";
+
+static int node_port(struct fabric *f, const char *node, const char *port, uint32_t *out, FILE *o)
+{
+	uint32_t n = fabric_find_node(f, node);
+	if (n == FS_NONE) {
+		fprintf(o, "no node \"%s\"\n", node);
+		return -1;
+	}
+	char *e;
+	unsigned long num = strtoul(port ? port : "", &e, 10);
+	uint32_t p = (port && !*e) ? fabric_port(f, n, (unsigned)num) : FS_NONE;
+	if (p == FS_NONE) {
+		fprintf(o, "node \"%s\" has no port \"%s\"\n", node, port ? port : "");
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+int fs_server_command(struct fs_server *s, const char *line, char **out, size_t *outlen)
+{
+	struct fabric *f = fs_server_fabric(s);
+	struct fs_server_opts *so = fs_server_opts(s);
+	FILE *o = open_memstream(out, outlen);
+	if (!o)
+		return -1;
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", line);
+	char *argv[16];
+	int argc = 0;
+	for (char *t = strtok(buf, " \t\r\n"); t && argc < 16; t = strtok(NULL, " \t\r\n"))
+		argv[argc++] = t;
+	int rc = 0;
+	uint32_t p;
+	if (argc == 0 || !strcmp(argv[0], "help")) {
+		fputs(help, o);
+	} else if (!strcmp(argv[0], "link") && argc == 4 &&
+	           (!strcmp(argv[1], "down") || !strcmp(argv[1], "up"))) {
+		rc = node_port(f, argv[2], argv[3], &p, o);
+		if (!rc)
+			fabric_set_link(f, p, !strcmp(argv[1], "up"));
+	} else if (!strcmp(argv[0], "node") && argc == 3 &&
+	           (!strcmp(argv[1], "remove") || !strcmp(argv[1], "add"))) {
+		uint32_t n = fabric_find_node(f, argv[2]);
+		if (n == FS_NONE) {
+			fprintf(o, "no node \"%s\"\n", argv[2]);
+			rc = -1;
+		} else if (!strcmp(argv[1], "remove")) {
+			fabric_remove_node(f, n);
+		} else {
+			fabric_restore_node(f, n);
+		}
+	} else if (!strcmp(argv[0], "drop") && (argc == 2 || argc == 4)) {
+		unsigned pct = (unsigned)atoi(argv[1]);
+		if (pct > 100) {
+			fprintf(o, "percent 0 to 100\n");
+			rc = -1;
+		} else if (argc == 2) {
+			so->drop_percent = pct;
+		} else if (!(rc = node_port(f, argv[2], argv[3], &p, o))) {
+			f->ports[p].drop_percent = pct;
+			if (f->ports[p].peer != FS_NONE)
+				f->ports[f->ports[p].peer].drop_percent = pct;
+		}
+	} else if (!strcmp(argv[0], "delay") && argc == 2) {
+		so->reply_delay_ns = (uint32_t)(atof(argv[1]) * 1e6);
+	} else if (!strcmp(argv[0], "latency") && argc == 3) {
+		so->hop_latency_ns = (uint32_t)(atof(argv[1]) * 1e3);
+		so->sma_service_ns = (uint32_t)(atof(argv[2]) * 1e3);
+	} else if (!strcmp(argv[0], "silent") && argc == 2) {
+		so->silent_drops = !strcmp(argv[1], "on");
+	} else if (!strcmp(argv[0], "stats")) {
+		const struct fs_stats *st = fs_server_stats(s);
+		fprintf(o,
+		        "nodes %u switches %u ports %u clients %u\n"
+		        "mads_in %" PRIu64 " delivered %" PRIu64 " sma_answers %" PRIu64
+		        " bounced %" PRIu64 " lost %" PRIu64 " traps %" PRIu64 "\n",
+		        f->nnodes, f->nsws, f->nports, fs_server_clients(s), st->mads_in,
+		        st->mads_delivered, st->sma_answers, st->bounced, st->lost, st->traps_sent);
+	} else if (!strcmp(argv[0], "lft-sets")) {
+		uint64_t total = 0;
+		for (uint32_t i = 0; i < f->nsws; i++) {
+			const struct fs_node *n = &f->nodes[f->sws[i].node];
+			if (argc > 1 && strcmp(n->name, argv[1]) != 0)
+				continue;
+			fprintf(o, "%s %" PRIu64 "\n", n->name, f->sws[i].lft_sets);
+			total += f->sws[i].lft_sets;
+		}
+		fprintf(o, "total %" PRIu64 "\n", total);
+	} else if (!strcmp(argv[0], "port") && argc == 3) {
+		if (!(rc = node_port(f, argv[1], argv[2], &p, o))) {
+			const struct fs_port *pt = &f->ports[p];
+			const struct mad_port_info *lp = &f->ports[fabric_lid_port(f, p)].pi;
+			fprintf(o, "state %s phys %u lid %u lmc %u sm_lid %u",
+			        port_state_str(pt->pi.port_state), pt->pi.phys_state, lp->lid,
+			        lp->lmc, lp->master_sm_lid);
+			if (pt->peer != FS_NONE)
+				fprintf(o, " peer \"%s\" %u", fs_node_of(f, pt->peer)->name,
+				        f->ports[pt->peer].num);
+			fputc('\n', o);
+		}
+	} else if (!strcmp(argv[0], "verify")) {
+		struct verify_opts vo = {0};
+		bool json = false;
+		for (int i = 1; i < argc; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = true;
+			else if (!strcmp(argv[i], "--sl") && i + 1 < argc)
+				vo.sl = (uint8_t)atoi(argv[++i]);
+		}
+		struct verify_report rep;
+		verify_run(f, &vo, &rep);
+		if (json)
+			verify_print_json(&rep, o);
+		else
+			verify_print(&rep, o);
+		rc = rep.ok ? 0 : -1;
+		verify_report_free(&rep);
+	} else if (!strcmp(argv[0], "dump")) {
+		char tmp[] = "/tmp/fabricsim-dump.XXXXXX";
+		int fd = mkstemp(tmp);
+		struct fs_error err;
+		if (fd < 0 || netfile_write(f, tmp, &err) < 0) {
+			fprintf(o, "dump failed\n");
+			rc = -1;
+		} else {
+			FILE *in = fopen(tmp, "r");
+			char l[512];
+			while (in && fgets(l, sizeof(l), in))
+				fputs(l, o);
+			if (in)
+				fclose(in);
+		}
+		if (fd >= 0) {
+			unlink(tmp);
+			close(fd);
+		}
+	} else {
+		fprintf(o, "unknown command \"%s\"; try help\n", argv[0]);
+		rc = -1;
+	}
+	fclose(o);
+	return rc;
+}

@@ -1,0 +1,143 @@
+/* fabricsim's model of a fabric: nodes, ports and switches in flat arrays indexed by small
+ * integers, links as port-to-port indexes, GUIDs and names in hash maps, and a LID table.
+ * Every SMA and the packet paths work on this; the server, the verifier and the generators
+ * only read or build it. */
+#ifndef FABRICSIM_FABRIC_H
+#define FABRICSIM_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/mad_types.h"
+#include "mad/smp_attrs.h"
+
+#define FS_NONE       UINT32_MAX
+#define FS_MAX_UCAST  0xc000 /* unicast LIDs are 1..0xbfff */
+#define FS_MCAST_BASE 0xc000
+#define FS_MFT_CAP    1024 /* multicast LIDs per switch, as ibsim */
+#define FS_LFT_CAP    49152
+
+struct fs_counters {
+	uint64_t xmit_pkts, rcv_pkts, xmit_data, rcv_data; /* data in 4-byte words */
+	uint16_t link_downed;
+};
+
+struct fs_port {
+	uint32_t node;
+	uint8_t num;
+	uint32_t peer; /* the port at the other end of the cable, FS_NONE if none */
+	uint64_t guid;
+	struct mad_port_info pi; /* the live PortInfo; LID fields live on port 0 for switches */
+	bool disabled;           /* PortPhysicalState Disabled by the SM */
+	bool unplugged;          /* cable pulled (fault injection) */
+	uint8_t width_cap;       /* LinkWidthSupported mask (w= in an ibsim net file) */
+	uint8_t speed_cap;       /* LinkSpeedSupported mask (s=) */
+	uint16_t *pkeys;         /* partition cap entries */
+	uint8_t sl2vl[8];        /* CA ports; switches keep theirs per input/output pair */
+	uint8_t *vlarb;          /* 4 blocks of 64 bytes, allocated on first Set */
+	uint64_t *guids;         /* GUIDInfo (guid_cap entries), allocated on first Set */
+	uint32_t drop_percent;   /* fault injection: MADs lost crossing this port */
+	struct fs_counters cnt;
+	uint64_t mkey_lease_start_ns; /* first M_Key violation of a running lease, 0 if none */
+	/* trap repress state */
+	uint16_t trap_pending; /* trap number awaiting TrapRepress, 0 if none */
+	uint64_t trap_tid;
+};
+
+struct fs_node {
+	uint8_t type; /* NODE_TYPE_CA / NODE_TYPE_SWITCH / NODE_TYPE_ROUTER */
+	uint8_t nports;
+	bool present; /* false after removal: invisible, links down */
+	uint64_t guid, sys_guid;
+	uint32_t vendor_id, device_id, revision;
+	char name[64]; /* the net file's node id, e.g. "Switch1" or "S-0002c90000000001" */
+	char desc[65];
+	uint32_t first_port;    /* index of port 0 (switch) or port 1 (CA) */
+	uint32_t sw;            /* index into fabric.sws, FS_NONE for CAs */
+	uint64_t busy_until_ns; /* per-node SMA service time model */
+};
+
+struct fs_switch {
+	uint32_t node;
+	struct mad_switch_info si;
+	uint8_t *lft;      /* lft_size entries, 0xff = no route */
+	uint32_t lft_size; /* grows with the highest LID set */
+	uint16_t *mft;     /* FS_MFT_CAP x positions */
+	uint8_t positions; /* 16-port blocks of the MFT */
+	uint8_t *sl2vl;    /* (nports+1)^2 x 8 bytes, [in][out] */
+	uint64_t lft_sets; /* LFT blocks written by Set (tests count reprogramming) */
+};
+
+struct fs_hash {
+	uint64_t *keys; /* 0 = empty */
+	uint32_t *vals;
+	uint32_t cap, used;
+};
+
+struct fabric {
+	struct fs_node *nodes;
+	uint32_t nnodes, nodes_cap;
+	struct fs_port *ports;
+	uint32_t nports, ports_cap;
+	struct fs_switch *sws;
+	uint32_t nsws, sws_cap;
+	struct fs_hash by_node_guid, by_port_guid, by_name;
+	uint32_t *lid_port; /* LID -> port index (the port owning it), FS_NONE if none */
+	uint64_t next_sw_guid, next_ca_guid;
+	unsigned seed; /* fault injection's random choices */
+	/* Told of every port whose link state changed (the server sends traps from it). */
+	void (*on_link_change)(struct fabric *f, uint32_t port, void *ctx);
+	void *ctx;
+};
+
+void fabric_init(struct fabric *f);
+void fabric_free(struct fabric *f);
+
+/* Add a node with its ports, all unconnected. guid 0: the next deterministic GUID (switches
+ * from 0x200000, CAs from 0x100000 and one GUID per port after the node's, as ibsim). */
+uint32_t fabric_add_node(struct fabric *f, uint8_t type, unsigned nports, const char *name,
+                         uint64_t guid);
+/* Cable two ports together; both must be free. width/speed: masks both ends support (0 keeps
+ * the default 1x|4x, SDR|DDR|QDR). 0 or -1. */
+int fabric_connect(struct fabric *f, uint32_t pa, uint32_t pb, uint8_t width, uint8_t speed);
+/* Finish set-up: port states from the links (INIT where cabled, DOWN elsewhere). */
+void fabric_finalize(struct fabric *f);
+
+/* Port index of port number num of node n, FS_NONE if the node has no such port. */
+uint32_t fabric_port(const struct fabric *f, uint32_t node, unsigned num);
+/* The port carrying a node's LID: port 0 of a switch, the port itself for a CA. */
+uint32_t fabric_lid_port(const struct fabric *f, uint32_t port);
+uint32_t fabric_find_node(const struct fabric *f, const char *name_or_guid);
+
+static inline struct fs_port *fs_port(const struct fabric *f, uint32_t p)
+{
+	return &f->ports[p];
+}
+static inline struct fs_node *fs_node_of(const struct fabric *f, uint32_t p)
+{
+	return &f->nodes[f->ports[p].node];
+}
+static inline bool fs_is_switch(const struct fabric *f, uint32_t node)
+{
+	return f->nodes[node].type == NODE_TYPE_SWITCH;
+}
+
+/* The physical link behind a port is up: cabled, both ends present and enabled. */
+bool fabric_link_up(const struct fabric *f, uint32_t p);
+/* Take a link down or up (cable pulled / put back): states, PortStateChange, traps. */
+void fabric_set_link(struct fabric *f, uint32_t p, bool up);
+void fabric_remove_node(struct fabric *f, uint32_t node);
+void fabric_restore_node(struct fabric *f, uint32_t node);
+
+/* LID bookkeeping after a PortInfo Set of LID or LMC. */
+void fabric_lid_update(struct fabric *f, uint32_t port, uint16_t old_lid, uint8_t old_lmc);
+/* The port owning a LID (any LID of an LMC block), FS_NONE if none. */
+uint32_t fabric_port_by_lid(const struct fabric *f, uint16_t lid);
+
+/* Hash map of 64-bit keys (GUIDs, name hashes) to indexes. */
+void fs_hash_put(struct fs_hash *h, uint64_t key, uint32_t val);
+uint32_t fs_hash_get(const struct fs_hash *h, uint64_t key);
+uint64_t fs_name_key(const char *name);
+
+#endif

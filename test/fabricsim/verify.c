@@ -1,0 +1,736 @@
+/* The verifier. Per destination LID the LFTs form a graph of next hops; following it once
+ * per switch (memoised) gives every source's hop count in O(switches) per LID, so a whole
+ * fabric costs O(switches x LIDs), not O(endpoints^2 x hops). */
+#include "verify.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/mad_types.h"
+
+#define UNKNOWN  0xfffe
+#define VISITING 0xfffd
+#define FAIL     0xffff
+
+static void issue(struct verify_report *r, unsigned max, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void issue(struct verify_report *r, unsigned max, const char *fmt, ...)
+{
+	r->ok = false;
+	if (r->nissues >= max) {
+		r->issues_dropped++;
+		return;
+	}
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char **n = realloc(r->issues, sizeof(char *) * (r->nissues + 1));
+	if (!n)
+		return;
+	r->issues = n;
+	r->issues[r->nissues++] = strdup(buf);
+}
+
+static bool active_link(const struct fabric *f, uint32_t p)
+{
+	const struct fs_port *a = &f->ports[p];
+	return a->peer != FS_NONE && fabric_link_up(f, p) &&
+	       a->pi.port_state == PORT_STATE_ACTIVE &&
+	       f->ports[a->peer].pi.port_state == PORT_STATE_ACTIVE;
+}
+
+struct endpoint {
+	uint32_t port;  /* the LID-carrying port */
+	uint32_t sw;    /* switch index it hangs off (itself for port 0), FS_NONE if none */
+	uint32_t sw_in; /* port index on that switch it enters by (switch port 0 for itself) */
+	uint16_t lid;
+	uint8_t lmc;
+};
+
+struct ctx {
+	const struct fabric *f;
+	const struct verify_opts *o;
+	struct verify_report *r;
+	struct endpoint *ep;
+	uint32_t nep;
+	uint32_t *lid_ep; /* LID -> endpoint, FS_NONE */
+	uint16_t *dist;   /* per switch: hops to the current LID along the LFTs */
+	uint16_t *bfs;    /* per switch: shortest switch hops to the current destination switch */
+	uint32_t bfs_from;
+	uint32_t *queue;
+	uint32_t *nsrc; /* per switch: source endpoints entering there */
+	uint64_t *load; /* per port index: routes leaving through it */
+	/* channel dependency graph edges (from, to) as channel*16+vl */
+	uint64_t *edges;
+	size_t nedges, edges_cap;
+	uint32_t *stamp; /* per channel*16+vl: the LID being walked when last visited */
+};
+
+static uint32_t switch_of(const struct fabric *f, uint32_t node)
+{
+	return f->nodes[node].sw;
+}
+
+static void collect_endpoints(struct ctx *c)
+{
+	const struct fabric *f = c->f;
+	c->ep = calloc(f->nports, sizeof(*c->ep));
+	c->lid_ep = malloc(sizeof(uint32_t) * FS_MAX_UCAST);
+	for (uint32_t i = 0; i < FS_MAX_UCAST; i++)
+		c->lid_ep[i] = FS_NONE;
+	for (uint32_t p = 0; p < f->nports; p++) {
+		const struct fs_port *port = &f->ports[p];
+		const struct fs_node *n = &f->nodes[port->node];
+		if (!n->present)
+			continue;
+		bool sw = n->type == NODE_TYPE_SWITCH;
+		if (sw && port->num != 0)
+			continue;
+		if (!sw && !fabric_link_up(f, p))
+			continue;
+		struct endpoint *e = &c->ep[c->nep++];
+		e->port = p;
+		e->lid = port->pi.lid;
+		e->lmc = port->pi.lmc;
+		if (sw) {
+			e->sw = n->sw;
+			e->sw_in = p;
+		} else {
+			uint32_t peer = port->peer;
+			e->sw = fs_is_switch(f, f->ports[peer].node)
+			            ? switch_of(f, f->ports[peer].node)
+			            : FS_NONE;
+			e->sw_in = peer;
+		}
+	}
+	c->r->endpoints = c->nep;
+	for (uint32_t i = 0; i < c->nep; i++) {
+		struct endpoint *e = &c->ep[i];
+		const char *name = fs_node_of(f, e->port)->name;
+		if (!e->lid) {
+			c->r->lids_zero++;
+			issue(c->r, c->o->max_issues, "\"%s\" port %u has no LID", name,
+			      f->ports[e->port].num);
+			continue;
+		}
+		if (e->lid & ((1u << e->lmc) - 1)) {
+			c->r->lids_misaligned++;
+			issue(c->r, c->o->max_issues, "\"%s\" LID %u not aligned to its LMC %u",
+			      name, e->lid, e->lmc);
+		}
+		for (uint32_t l = e->lid; l < e->lid + (1u << e->lmc) && l < FS_MAX_UCAST; l++) {
+			if (c->lid_ep[l] != FS_NONE) {
+				c->r->lids_duplicate++;
+				issue(c->r, c->o->max_issues, "LID %u held by \"%s\" and \"%s\"", l,
+				      fs_node_of(f, c->ep[c->lid_ep[l]].port)->name, name);
+				continue;
+			}
+			c->lid_ep[l] = i;
+		}
+	}
+}
+
+/* Hops from switch s to `lid` along the LFTs, FAIL if it never gets there. The switches
+ * walked through get their distances too, so each is walked once per LID. */
+static uint16_t lft_dist(struct ctx *c, uint32_t s, uint16_t lid, const struct endpoint *dst)
+{
+	const struct fabric *f = c->f;
+	uint32_t path[130];
+	unsigned n = 0;
+	uint16_t d; /* distance of where the walk stopped, beyond the last switch in path */
+	for (;;) {
+		if (c->dist[s] != UNKNOWN) {
+			d = c->dist[s] == VISITING ? FAIL : c->dist[s]; /* VISITING: a loop */
+			break;
+		}
+		if (dst->sw == s && dst->port == f->nodes[f->sws[s].node].first_port) {
+			c->dist[s] = 0;
+			d = 0;
+			break;
+		}
+		c->dist[s] = VISITING;
+		path[n++] = s;
+		const struct fs_switch *sw = &f->sws[s];
+		if (n >= 128 || lid >= sw->lft_size || lid > sw->si.linear_fdb_top ||
+		    sw->lft[lid] == 0xff || sw->lft[lid] == 0) {
+			d = FAIL;
+			break;
+		}
+		uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
+		if (out == FS_NONE || !active_link(f, out)) {
+			d = FAIL;
+			break;
+		}
+		uint32_t peer = f->ports[out].peer;
+		uint32_t pn = f->ports[peer].node;
+		if (!fs_is_switch(f, pn)) {
+			d = peer == dst->port ? 0 : FAIL;
+			break;
+		}
+		s = switch_of(f, pn);
+	}
+	for (unsigned i = 0; i < n; i++)
+		c->dist[path[i]] = d == FAIL ? FAIL : (uint16_t)(d + (n - i));
+	return n ? c->dist[path[0]] : d;
+}
+
+/* Shortest switch-to-switch hop counts to switch t over ACTIVE links. */
+static void bfs_to(struct ctx *c, uint32_t t)
+{
+	const struct fabric *f = c->f;
+	if (c->bfs_from == t)
+		return;
+	c->bfs_from = t;
+	for (uint32_t i = 0; i < f->nsws; i++)
+		c->bfs[i] = FAIL;
+	uint32_t head = 0, tail = 0;
+	c->bfs[t] = 0;
+	c->queue[tail++] = t;
+	while (head < tail) {
+		uint32_t s = c->queue[head++];
+		const struct fs_node *n = &f->nodes[f->sws[s].node];
+		for (unsigned num = 1; num <= n->nports; num++) {
+			uint32_t p = n->first_port + num;
+			if (!active_link(f, p))
+				continue;
+			uint32_t pn = f->ports[f->ports[p].peer].node;
+			if (!fs_is_switch(f, pn))
+				continue;
+			uint32_t s2 = switch_of(f, pn);
+			if (c->bfs[s2] == FAIL) {
+				c->bfs[s2] = (uint16_t)(c->bfs[s] + 1);
+				c->queue[tail++] = s2;
+			}
+		}
+	}
+}
+
+/* ---- channel dependency graph ---- */
+
+static uint8_t vl_of(const struct fabric *f, uint32_t in, uint32_t out, uint8_t sl)
+{
+	const struct fs_node *n = fs_node_of(f, out);
+	const uint8_t *t;
+	if (n->type == NODE_TYPE_SWITCH) {
+		const struct fs_switch *s = &f->sws[n->sw];
+		if (!s->sl2vl)
+			return 0;
+		unsigned np = n->nports + 1u;
+		t = s->sl2vl + ((size_t)f->ports[in].num * np + f->ports[out].num) * 8;
+	} else {
+		t = f->ports[out].sl2vl;
+	}
+	uint8_t b = t[sl / 2];
+	return sl % 2 ? b & 0xf : b >> 4;
+}
+
+static void add_edge(struct ctx *c, uint64_t from, uint64_t to)
+{
+	if (c->nedges == c->edges_cap) {
+		c->edges_cap = c->edges_cap ? c->edges_cap * 2 : 4096;
+		c->edges = realloc(c->edges, c->edges_cap * 2 * sizeof(uint64_t));
+		if (!c->edges)
+			abort();
+	}
+	c->edges[2 * c->nedges] = from;
+	c->edges[2 * c->nedges + 1] = to;
+	c->nedges++;
+}
+
+/* Walk the paths to `lid` from every source, adding the dependencies they create: a packet
+ * holding channel (link into s, VL) waits for (link out of s, VL'). Each (channel, VL) is
+ * walked once per LID. */
+static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
+{
+	const struct fabric *f = c->f;
+	uint8_t sl = c->o->sl;
+	for (uint32_t i = 0; i < c->nep; i++) {
+		const struct endpoint *src = &c->ep[i];
+		if (src->sw == FS_NONE || src->lid == lid)
+			continue;
+		/* the first channel: from a CA, its link into the switch; a switch's own port 0
+		 * injects without holding a link */
+		uint32_t in = src->sw_in;
+		uint64_t held = UINT64_MAX;
+		uint32_t s = src->sw;
+		if (!fs_is_switch(f, f->ports[src->port].node)) {
+			uint8_t vl = vl_of(f, src->port, src->port, sl);
+			held = (uint64_t)src->port * 16 + vl;
+			if (c->stamp[held] == lid_index)
+				continue;
+			c->stamp[held] = lid_index;
+		}
+		for (unsigned hop = 0; hop < 64; hop++) {
+			const struct fs_switch *sw = &f->sws[s];
+			if (lid >= sw->lft_size || sw->lft[lid] == 0xff || sw->lft[lid] == 0)
+				break;
+			uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
+			if (out == FS_NONE || !active_link(f, out))
+				break;
+			uint64_t next = (uint64_t)out * 16 + vl_of(f, in, out, sl);
+			if (held != UINT64_MAX)
+				add_edge(c, held, next);
+			if (c->stamp[next] == lid_index)
+				break; /* the rest of this path is walked already */
+			c->stamp[next] = lid_index;
+			held = next;
+			uint32_t peer = f->ports[out].peer;
+			if (!fs_is_switch(f, f->ports[peer].node))
+				break;
+			in = peer;
+			s = switch_of(f, f->ports[peer].node);
+		}
+	}
+}
+
+static int cmp_u64pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void describe_channel(const struct fabric *f, uint64_t ch, char *buf, size_t len)
+{
+	uint32_t p = (uint32_t)(ch / 16);
+	snprintf(buf, len, "\"%s\"/%u->\"%s\"/%u VL%u", fs_node_of(f, p)->name, f->ports[p].num,
+	         fs_node_of(f, f->ports[p].peer)->name, f->ports[f->ports[p].peer].num,
+	         (unsigned)(ch % 16));
+}
+
+/* Cycle search over the CDG (iterative DFS on the sorted edge list). */
+static void cdg_cycles(struct ctx *c)
+{
+	struct verify_report *r = c->r;
+	if (!c->nedges)
+		return;
+	qsort(c->edges, c->nedges, 2 * sizeof(uint64_t), cmp_u64pair);
+	size_t n = 0;
+	for (size_t i = 0; i < c->nedges; i++)
+		if (!n || c->edges[2 * i] != c->edges[2 * (n - 1)] ||
+		    c->edges[2 * i + 1] != c->edges[2 * (n - 1) + 1]) {
+			c->edges[2 * n] = c->edges[2 * i];
+			c->edges[2 * n + 1] = c->edges[2 * i + 1];
+			n++;
+		}
+	c->nedges = n;
+	r->cdg_edges = n;
+	/* nodes are channel*16+vl; index them through the edge list's sources */
+	size_t nch = (size_t)c->f->nports * 16;
+	uint8_t *color = calloc(nch, 1); /* 0 white, 1 on stack, 2 done */
+	size_t *first = malloc(sizeof(size_t) * (nch + 1));
+	size_t *stack_node = malloc(sizeof(size_t) * (nch + 1));
+	size_t *stack_edge = malloc(sizeof(size_t) * (nch + 1));
+	for (size_t i = 0, e = 0; i <= nch; i++) {
+		while (e < n && c->edges[2 * e] < i)
+			e++;
+		first[i] = e;
+	}
+	for (size_t i = 0; i < nch; i++)
+		if (first[i] != first[i + 1])
+			r->cdg_channels++;
+	for (size_t start = 0; start < nch && !r->credit_loop; start++) {
+		if (color[start] || first[start] == first[start + 1])
+			continue;
+		size_t sp = 0;
+		stack_node[sp] = start;
+		stack_edge[sp] = first[start];
+		color[start] = 1;
+		while (sp != SIZE_MAX && !r->credit_loop) {
+			size_t v = stack_node[sp];
+			if (stack_edge[sp] == first[v + 1]) {
+				color[v] = 2;
+				sp = sp ? sp - 1 : SIZE_MAX;
+				continue;
+			}
+			size_t w = c->edges[2 * stack_edge[sp]++ + 1];
+			if (color[w] == 1) {
+				/* found: the stack from w to v is the cycle */
+				r->credit_loop = true;
+				size_t k = 0;
+				while (stack_node[k] != w)
+					k++;
+				size_t off = 0;
+				for (; k <= sp && off < sizeof(r->cycle) - 80; k++) {
+					char d[160];
+					describe_channel(c->f, stack_node[k], d, sizeof(d));
+					off +=
+					    (size_t)snprintf(r->cycle + off, sizeof(r->cycle) - off,
+					                     "%s%s", off ? " -> " : "", d);
+				}
+				issue(r, UINT32_MAX, "credit loop: %s", r->cycle);
+			} else if (!color[w]) {
+				color[w] = 1;
+				sp++;
+				stack_node[sp] = w;
+				stack_edge[sp] = first[w];
+			}
+		}
+	}
+	free(color);
+	free(first);
+	free(stack_node);
+	free(stack_edge);
+}
+
+/* ---- balance: routes per directed switch-to-switch link, per LID by flow accumulation ---- */
+
+static void balance_lid(struct ctx *c, uint16_t lid, const struct endpoint *dst)
+{
+	const struct fabric *f = c->f;
+	/* switches by their distance to the LID, farthest first, so every switch's flow is
+	 * complete before it passes it on */
+	uint32_t *order = c->queue;
+	uint32_t cnt[66] = {0};
+	uint32_t start[66];
+	for (uint32_t s = 0; s < f->nsws; s++)
+		if (c->dist[s] < 64)
+			cnt[c->dist[s]]++;
+	start[64] = 0;
+	for (int d = 63; d >= 0; d--)
+		start[d] = start[d + 1] + cnt[d + 1];
+	uint64_t *fl = calloc(f->nsws, sizeof(uint64_t));
+	for (uint32_t s = 0; s < f->nsws; s++) {
+		if (c->dist[s] < 64)
+			order[start[c->dist[s]]++] = s;
+		fl[s] = c->nsrc[s];
+	}
+	if (dst->sw != FS_NONE && fl[dst->sw])
+		fl[dst->sw]--; /* the destination does not send to itself */
+	uint32_t total = 0;
+	for (int d = 0; d < 64; d++)
+		total += cnt[d];
+	for (uint32_t i = 0; i < total; i++) {
+		uint32_t s = order[i];
+		if (c->dist[s] == 0)
+			continue;
+		const struct fs_switch *sw = &f->sws[s];
+		uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
+		uint32_t pn = f->ports[f->ports[out].peer].node;
+		c->load[out] += fl[s];
+		if (fs_is_switch(f, pn))
+			fl[switch_of(f, pn)] += fl[s];
+	}
+	free(fl);
+}
+
+/* A multicast copy reaching an end port: true (and reported) if it already had one. */
+static bool deliver_once(struct verify_report *r, const struct verify_opts *o, uint32_t *got,
+                         uint32_t port, uint32_t gen, unsigned m)
+{
+	if (got[port] == gen) {
+		issue(r, o->max_issues, "MLID 0x%04x: a port gets two copies", FS_MCAST_BASE + m);
+		return true;
+	}
+	got[port] = gen;
+	return false;
+}
+
+void verify_run(const struct fabric *f, const struct verify_opts *opts, struct verify_report *r)
+{
+	struct verify_opts o = opts ? *opts : (struct verify_opts){0};
+	if (!o.max_issues)
+		o.max_issues = 20;
+	memset(r, 0, sizeof(*r));
+	r->ok = true;
+	struct ctx c = {.f = f, .o = &o, .r = r, .bfs_from = FS_NONE};
+
+	for (uint32_t p = 0; p < f->nports; p++) {
+		const struct fs_port *port = &f->ports[p];
+		if (port->peer == FS_NONE || !fabric_link_up(f, p))
+			continue;
+		r->ports_linked++;
+		if (port->pi.port_state == PORT_STATE_ACTIVE) {
+			r->ports_active++;
+		} else {
+			issue(r, o.max_issues, "\"%s\" port %u is %s", fs_node_of(f, p)->name,
+			      port->num, port_state_str(port->pi.port_state));
+		}
+	}
+	collect_endpoints(&c);
+
+	c.dist = malloc(sizeof(uint16_t) * (f->nsws + 1));
+	c.bfs = malloc(sizeof(uint16_t) * (f->nsws + 1));
+	c.queue = malloc(sizeof(uint32_t) * (f->nsws + 1));
+	c.nsrc = calloc(f->nsws + 1, sizeof(uint32_t));
+	c.load = calloc(f->nports, sizeof(uint64_t));
+	c.stamp = calloc((size_t)f->nports * 16, sizeof(uint32_t));
+	for (uint32_t i = 0; i < c.nep; i++)
+		if (c.ep[i].sw != FS_NONE)
+			c.nsrc[c.ep[i].sw]++;
+
+	uint64_t hop_sum = 0;
+	uint32_t lid_index = 0;
+	for (uint32_t di = 0; di < c.nep; di++) {
+		const struct endpoint *dst = &c.ep[di];
+		if (!dst->lid || dst->sw == FS_NONE)
+			continue;
+		bfs_to(&c, dst->sw);
+		for (uint32_t lid = dst->lid;
+		     lid < dst->lid + (1u << dst->lmc) && lid < FS_MAX_UCAST; lid++) {
+			if (c.lid_ep[lid] != di)
+				continue; /* a duplicate: reported already */
+			for (uint32_t s = 0; s < f->nsws; s++)
+				c.dist[s] = UNKNOWN;
+			unsigned bad_here = 0;
+			for (uint32_t si = 0; si < c.nep; si++) {
+				const struct endpoint *src = &c.ep[si];
+				if (si == di || src->sw == FS_NONE)
+					continue;
+				r->pairs++;
+				bool from_ca = !fs_is_switch(f, f->ports[src->port].node);
+				uint16_t d = lft_dist(&c, src->sw, (uint16_t)lid, dst);
+				if (d == FAIL) {
+					r->pairs_unreached++;
+					if (bad_here++ < 2)
+						issue(r, o.max_issues,
+						      "\"%s\" port %u cannot reach LID %u "
+						      "(\"%s\")",
+						      fs_node_of(f, src->port)->name,
+						      f->ports[src->port].num, lid,
+						      fs_node_of(f, dst->port)->name);
+					continue;
+				}
+				r->pairs_reached++;
+				unsigned hops = d + from_ca;
+				unsigned minimal = c.bfs[src->sw] + from_ca +
+				                   !fs_is_switch(f, f->ports[dst->port].node);
+				if (hops > minimal)
+					r->pairs_nonminimal++;
+				hop_sum += hops;
+				if (hops > r->hops_max)
+					r->hops_max = hops;
+			}
+			/* make sure every switch's distance is known for the balance pass */
+			for (uint32_t s = 0; s < f->nsws; s++)
+				if (c.dist[s] == UNKNOWN && f->nodes[f->sws[s].node].present)
+					lft_dist(&c, s, (uint16_t)lid, dst);
+			balance_lid(&c, (uint16_t)lid, dst);
+			cdg_lid(&c, (uint16_t)lid, ++lid_index);
+		}
+	}
+	if (r->pairs_reached)
+		r->hops_mean = (double)hop_sum / (double)r->pairs_reached;
+	cdg_cycles(&c);
+
+	/* balance over switch-to-switch links */
+	uint64_t sum = 0, nlinks = 0;
+	r->link_routes_min = UINT64_MAX;
+	for (uint32_t p = 0; p < f->nports; p++) {
+		const struct fs_port *port = &f->ports[p];
+		if (!fs_is_switch(f, port->node) || port->num == 0 || !active_link(f, p) ||
+		    !fs_is_switch(f, f->ports[port->peer].node))
+			continue;
+		nlinks++;
+		sum += c.load[p];
+		if (c.load[p] < r->link_routes_min)
+			r->link_routes_min = c.load[p];
+		if (c.load[p] >= r->link_routes_max) {
+			r->link_routes_max = c.load[p];
+			snprintf(r->worst_link, sizeof(r->worst_link), "\"%s\"/%u -> \"%s\"/%u",
+			         fs_node_of(f, p)->name, port->num, fs_node_of(f, port->peer)->name,
+			         f->ports[port->peer].num);
+		}
+	}
+	if (!nlinks)
+		r->link_routes_min = 0;
+	else
+		r->link_routes_mean = (double)sum / (double)nlinks;
+
+	/* multicast: every MLID's MFT tree reaches each member port once, loop-free */
+	uint32_t *visit = calloc(f->nsws, sizeof(uint32_t));
+	uint32_t *got = calloc(f->nports, sizeof(uint32_t));
+	uint32_t gen = 0;
+	for (unsigned m = 0; m < FS_MFT_CAP; m++) {
+		/* members: endpoints whose attachment port's bit is set */
+		uint32_t members[256], nm = 0;
+		bool any = false;
+		for (uint32_t s = 0; s < f->nsws; s++) {
+			const struct fs_switch *sw = &f->sws[s];
+			if (!sw->mft || !f->nodes[sw->node].present)
+				continue;
+			for (unsigned pos = 0; pos < sw->positions; pos++)
+				if (sw->mft[m * sw->positions + pos])
+					any = true;
+		}
+		if (!any)
+			continue;
+		r->mlids++;
+		for (uint32_t i = 0; i < c.nep && nm < 256; i++) {
+			const struct endpoint *e = &c.ep[i];
+			if (e->sw == FS_NONE)
+				continue;
+			const struct fs_switch *sw = &f->sws[e->sw];
+			unsigned bit = f->ports[e->sw_in].num;
+			if (sw->mft && (sw->mft[m * sw->positions + bit / 16] >> (bit % 16)) & 1)
+				members[nm++] = i;
+		}
+		bool bad = false;
+		for (uint32_t k = 0; k < nm && k < 16 && !bad; k++) {
+			/* flood from member k */
+			gen++;
+			const struct endpoint *src = &c.ep[members[k]];
+			uint32_t head = 0, tail = 0;
+			uint32_t *qs = c.queue;
+			uint32_t *qin = malloc(sizeof(uint32_t) * (f->nsws + 1));
+			qs[tail] = src->sw;
+			qin[tail++] = src->sw_in;
+			visit[src->sw] = gen;
+			while (head < tail && !bad) {
+				uint32_t s = qs[head], in = qin[head++];
+				const struct fs_switch *sw = &f->sws[s];
+				const struct fs_node *n = &f->nodes[sw->node];
+				for (unsigned num = 0; num <= n->nports; num++) {
+					uint32_t p = n->first_port + num;
+					if (p == in || !sw->mft ||
+					    !((sw->mft[m * sw->positions + num / 16] >>
+					       (num % 16)) &
+					      1))
+						continue;
+					if (num == 0) {
+						if (p != src->port &&
+						    deliver_once(r, &o, got, p, gen, m))
+							bad = true;
+						continue;
+					}
+					if (!active_link(f, p))
+						continue;
+					uint32_t peer = f->ports[p].peer;
+					uint32_t pn = f->ports[peer].node;
+					if (!fs_is_switch(f, pn)) {
+						if (peer != src->port &&
+						    deliver_once(r, &o, got, peer, gen, m))
+							bad = true;
+						continue;
+					}
+					uint32_t s2 = switch_of(f, pn);
+					if (visit[s2] == gen) {
+						bad = true;
+						issue(r, o.max_issues,
+						      "MLID 0x%04x: loop or second path at "
+						      "\"%s\"",
+						      FS_MCAST_BASE + m, f->nodes[sw->node].name);
+						break;
+					}
+					visit[s2] = gen;
+					qs[tail] = s2;
+					qin[tail++] = peer;
+				}
+			}
+			free(qin);
+			for (uint32_t j = 0; j < nm && !bad; j++) {
+				const struct endpoint *e = &c.ep[members[j]];
+				if (j != k && got[e->port] != gen) {
+					bad = true;
+					issue(r, o.max_issues,
+					      "MLID 0x%04x: member \"%s\" not reached from "
+					      "\"%s\"",
+					      FS_MCAST_BASE + m, fs_node_of(f, e->port)->name,
+					      fs_node_of(f, src->port)->name);
+				}
+			}
+		}
+		if (bad)
+			r->mlids_bad++;
+	}
+	free(visit);
+	free(got);
+
+	if (r->pairs_unreached || r->lids_zero || r->lids_duplicate || r->lids_misaligned ||
+	    r->credit_loop || r->mlids_bad || r->ports_active < r->ports_linked)
+		r->ok = false;
+	free(c.ep);
+	free(c.lid_ep);
+	free(c.dist);
+	free(c.bfs);
+	free(c.queue);
+	free(c.nsrc);
+	free(c.load);
+	free(c.stamp);
+	free(c.edges);
+}
+
+void verify_print(const struct verify_report *r, FILE *out)
+{
+	fprintf(out, "ports:     %u of %u linked ports ACTIVE\n", r->ports_active, r->ports_linked);
+	fprintf(out, "LIDs:      %u endpoints, %u without LID, %u duplicate, %u misaligned\n",
+	        r->endpoints, r->lids_zero, r->lids_duplicate, r->lids_misaligned);
+	fprintf(out,
+	        "unicast:   %" PRIu64 " pairs, %" PRIu64 " reached, %" PRIu64
+	        " unreachable, %" PRIu64 " not minimal, hops max %u mean %.2f\n",
+	        r->pairs, r->pairs_reached, r->pairs_unreached, r->pairs_nonminimal, r->hops_max,
+	        r->hops_mean);
+	fprintf(out, "credit:    %" PRIu64 " channels, %" PRIu64 " dependencies, %s\n",
+	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "CREDIT LOOP" : "no credit loop");
+	if (r->credit_loop)
+		fprintf(out, "           cycle: %s\n", r->cycle);
+	fprintf(out, "multicast: %u MLIDs, %u bad\n", r->mlids, r->mlids_bad);
+	fprintf(out,
+	        "balance:   routes per switch link min %" PRIu64 " max %" PRIu64
+	        " mean %.1f, worst %s\n",
+	        r->link_routes_min, r->link_routes_max, r->link_routes_mean,
+	        r->worst_link[0] ? r->worst_link : "-");
+	for (unsigned i = 0; i < r->nissues; i++)
+		fprintf(out, "problem:   %s\n", r->issues[i]);
+	if (r->issues_dropped)
+		fprintf(out, "problem:   ... and %u more\n", r->issues_dropped);
+	fprintf(out, "verdict:   %s\n", r->ok ? "PASS" : "FAIL");
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void verify_print_json(const struct verify_report *r, FILE *out)
+{
+	fprintf(out,
+	        "{\"ok\":%s,\"ports\":{\"linked\":%u,\"active\":%u},"
+	        "\"lids\":{\"endpoints\":%u,\"zero\":%u,\"duplicate\":%u,\"misaligned\":%u},"
+	        "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64
+	        ",\"unreachable\":%" PRIu64 ",\"nonminimal\":%" PRIu64
+	        ",\"hops_max\":%u,\"hops_mean\":%.3f},"
+	        "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
+	        ",\"loop\":%s,\"cycle\":",
+	        r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->endpoints,
+	        r->lids_zero, r->lids_duplicate, r->lids_misaligned, r->pairs, r->pairs_reached,
+	        r->pairs_unreached, r->pairs_nonminimal, r->hops_max, r->hops_mean, r->cdg_channels,
+	        r->cdg_edges, r->credit_loop ? "true" : "false");
+	json_str(out, r->cycle);
+	fprintf(out,
+	        "},\"multicast\":{\"mlids\":%u,\"bad\":%u},"
+	        "\"balance\":{\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"mean\":%.2f,\"worst\":",
+	        r->mlids, r->mlids_bad, r->link_routes_min, r->link_routes_max,
+	        r->link_routes_mean);
+	json_str(out, r->worst_link);
+	fputs("},\"issues\":[", out);
+	for (unsigned i = 0; i < r->nissues; i++) {
+		if (i)
+			fputc(',', out);
+		json_str(out, r->issues[i]);
+	}
+	fputs("]}\n", out);
+}
+
+void verify_report_free(struct verify_report *r)
+{
+	for (unsigned i = 0; i < r->nissues; i++)
+		free(r->issues[i]);
+	free(r->issues);
+	r->issues = NULL;
+	r->nissues = 0;
+}

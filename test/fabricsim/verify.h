@@ -1,0 +1,46 @@
+/* fabricsim verify: reads what the SM programmed and says whether the subnet works. */
+#ifndef FABRICSIM_VERIFY_H
+#define FABRICSIM_VERIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fabric.h"
+
+struct verify_opts {
+	uint8_t sl;          /* the SL whose VLs the credit-loop check follows */
+	unsigned max_issues; /* examples kept per report, default 20 */
+};
+
+struct verify_report {
+	bool ok;
+	/* ports: cabled ports with the link up, and how many are ACTIVE */
+	unsigned ports_linked, ports_active;
+	/* endpoints: CA ports with a link, and switch port 0s */
+	unsigned endpoints, lids_zero, lids_duplicate, lids_misaligned;
+	/* unicast: every endpoint to every LID of every other endpoint */
+	uint64_t pairs, pairs_reached, pairs_unreached, pairs_nonminimal;
+	unsigned hops_max;
+	double hops_mean;
+	/* credit loops in the channel dependency graph (links x VLs) */
+	uint64_t cdg_channels, cdg_edges;
+	bool credit_loop;
+	char cycle[1024];
+	/* multicast */
+	unsigned mlids, mlids_bad;
+	/* balance: routes per switch-to-switch link (directed) */
+	uint64_t link_routes_min, link_routes_max;
+	double link_routes_mean;
+	char worst_link[160];
+	/* examples of what is wrong */
+	char **issues;
+	unsigned nissues, issues_dropped;
+};
+
+void verify_run(const struct fabric *f, const struct verify_opts *o, struct verify_report *r);
+void verify_print(const struct verify_report *r, FILE *out);
+void verify_print_json(const struct verify_report *r, FILE *out);
+void verify_report_free(struct verify_report *r);
+
+#endif
