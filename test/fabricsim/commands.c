@@ -124,12 +124,26 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 				        f->ports[pt->peer].num);
 			fputc('\n', o);
 		}
+	} else if (!strcmp(argv[0], "lft") && argc == 2) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		if (n == FS_NONE || !fs_is_switch(f, n)) {
+			fprintf(o, "no switch \"%s\"\n", argv[1]);
+			rc = -1;
+		} else {
+			const struct fs_switch *sw = &f->sws[f->nodes[n].sw];
+			fprintf(o, "# LinearFDBTop %u\n", sw->si.linear_fdb_top);
+			for (uint32_t l = 0; l < sw->lft_size && l <= sw->si.linear_fdb_top; l++)
+				if (sw->lft[l] != 0xff)
+					fprintf(o, "%u %u\n", l, sw->lft[l]);
+		}
 	} else if (!strcmp(argv[0], "verify")) {
 		struct verify_opts vo = {0};
 		bool json = false;
 		for (int i = 1; i < argc; i++) {
 			if (!strcmp(argv[i], "--json"))
 				json = true;
+			else if (!strcmp(argv[i], "--all"))
+				vo.all = true;
 			else if (!strcmp(argv[i], "--sl") && i + 1 < argc)
 				vo.sl = (uint8_t)atoi(argv[++i]);
 		}

@@ -252,6 +252,8 @@ static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
 		const struct endpoint *src = &c->ep[i];
 		if (src->sw == FS_NONE || src->lid == lid)
 			continue;
+		if (!c->o->all && fs_is_switch(f, f->ports[src->port].node))
+			continue;
 		/* the first channel: from a CA, its link into the switch; a switch's own port 0
 		 * injects without holding a link */
 		uint32_t in = src->sw_in;
@@ -400,8 +402,10 @@ static void balance_lid(struct ctx *c, uint16_t lid, const struct endpoint *dst)
 			order[start[c->dist[s]]++] = s;
 		fl[s] = c->nsrc[s];
 	}
-	if (dst->sw != FS_NONE && fl[dst->sw])
-		fl[dst->sw]--; /* the destination does not send to itself */
+	/* the destination does not send to itself */
+	if (dst->sw != FS_NONE && fl[dst->sw] &&
+	    (c->o->all || !fs_is_switch(f, f->ports[dst->port].node)))
+		fl[dst->sw]--;
 	uint32_t total = 0;
 	for (int d = 0; d < 64; d++)
 		total += cnt[d];
@@ -461,7 +465,8 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	c.load = calloc(f->nports, sizeof(uint64_t));
 	c.stamp = calloc((size_t)f->nports * 16, sizeof(uint32_t));
 	for (uint32_t i = 0; i < c.nep; i++)
-		if (c.ep[i].sw != FS_NONE)
+		if (c.ep[i].sw != FS_NONE &&
+		    (o.all || !fs_is_switch(f, f->ports[c.ep[i].port].node)))
 			c.nsrc[c.ep[i].sw]++;
 
 	uint64_t hop_sum = 0;
@@ -510,8 +515,10 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 			for (uint32_t s = 0; s < f->nsws; s++)
 				if (c.dist[s] == UNKNOWN && f->nodes[f->sws[s].node].present)
 					lft_dist(&c, s, (uint16_t)lid, dst);
-			balance_lid(&c, (uint16_t)lid, dst);
-			cdg_lid(&c, (uint16_t)lid, ++lid_index);
+			if (o.all || !fs_is_switch(f, f->ports[dst->port].node)) {
+				balance_lid(&c, (uint16_t)lid, dst);
+				cdg_lid(&c, (uint16_t)lid, ++lid_index);
+			}
 		}
 	}
 	if (r->pairs_reached)

@@ -10,6 +10,9 @@
 
 struct verify_opts {
 	uint8_t sl;          /* the SL whose VLs the credit-loop check follows */
+	bool all;            /* credit loops and balance over switch endpoints too (ibdmchk -a);
+	                        by default CA-to-CA data traffic, as ibdmchk: switch-to-switch
+	                        traffic is management on VL15, which has no credits */
 	unsigned max_issues; /* examples kept per report, default 20 */
 };
 
