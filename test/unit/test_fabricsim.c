@@ -1,0 +1,665 @@
+/* fabricsim's agents and packet paths, case by case, in one process. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "agents.h"
+#include "mad/mad_header.h"
+#include "topology.h"
+
+/*  H1 (2 ports, port 1 cabled) - S1 port 1;  S1 port 2 - S2 port 1;  S1 port 3 - H3;
+ *  S2 port 2 - H2.  */
+static const char net[] = "Switch 8 \"S1\"\n"
+			  "[1] \"H1\"[1]\n"
+			  "[2] \"S2\"[1]\n"
+			  "[3] \"H3\"[1]\n"
+			  "\n"
+			  "Switch 8 \"S2\"\n"
+			  "[1] \"S1\"[2]\n"
+			  "[2] \"H2\"[1]\n"
+			  "\n"
+			  "Ca 2 \"H1\"\n"
+			  "[1] \"S1\"[1]\n"
+			  "Ca 1 \"H2\"\n"
+			  "[1] \"S2\"[2]\n"
+			  "Ca 1 \"H3\"\n"
+			  "[1] \"S1\"[3]\n";
+
+static struct fabric F;
+static uint32_t H1, H2, H3, S1p0, S2p0; /* ports */
+
+static void setup(void)
+{
+	struct fs_error err;
+	fabric_init(&F);
+	ck_assert_msg(netfile_parse(&F, "test.net", net, &err) == 0, "%s", err.msg);
+	H1 = fabric_port(&F, fabric_find_node(&F, "H1"), 1);
+	H2 = fabric_port(&F, fabric_find_node(&F, "H2"), 1);
+	H3 = fabric_port(&F, fabric_find_node(&F, "H3"), 1);
+	S1p0 = fabric_port(&F, fabric_find_node(&F, "S1"), 0);
+	S2p0 = fabric_port(&F, fabric_find_node(&F, "S2"), 0);
+}
+
+static void teardown(void)
+{
+	fabric_free(&F);
+}
+
+static void dr_smp(uint8_t *mad, uint8_t method, uint16_t attr, uint32_t mod, const char *path)
+{
+	struct mad_smp smp;
+	uint8_t p[64];
+	int hops = mad_dr_path_parse(path, p, NULL);
+	ck_assert_int_ge(hops, 0);
+	ck_assert_int_eq(mad_smp_init_dr(&smp, method, attr, mod, p, (unsigned)hops, NULL), 0);
+	memset(mad, 0, 256);
+	mad_smp_encode(&smp, mad, 256, NULL);
+}
+
+/* Send from src along the MAD's route, let the SMA answer, bring the answer back; returns the
+ * status, or -1 if the request or answer was dropped. */
+static int dr_call(uint32_t src, uint8_t *mad, struct route *out)
+{
+	struct route r;
+	if (route_dr(&F, src, mad, &r) < 0) {
+		if (out)
+			*out = r;
+		return -1;
+	}
+	if (out)
+		*out = r;
+	if (sma_process(&F, r.arrival, mad, 0) != AGENT_REPLY)
+		return -1;
+	uint32_t from = fs_is_switch(&F, F.ports[r.dest].node) ? r.dest : r.arrival;
+	struct route back;
+	if (route_dr(&F, from, mad, &back) < 0)
+		return -1;
+	ck_assert_uint_eq(back.dest, fabric_lid_port(&F, src));
+	ck_assert_uint_eq(mad_get_field(mad, 0, IB_DRSMP_HOPPTR_F), 0);
+	return (int)mad_get_field(mad, 0, IB_DRSMP_STATUS_F);
+}
+
+static struct mad_node_info node_info_of(const uint8_t *mad)
+{
+	struct mad_node_info ni;
+	ck_assert_int_eq(mad_node_info_decode(mad + 64, 64, &ni, NULL), 0);
+	return ni;
+}
+
+/* ---- directed route ---- */
+
+START_TEST(dr_local_node)
+{
+	uint8_t m[256];
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	struct mad_node_info ni = node_info_of(m);
+	ck_assert_uint_eq(ni.node_type, NODE_TYPE_CA);
+	ck_assert_uint_eq(ni.num_ports, 2);
+	ck_assert_uint_eq(ni.local_port_num, 1);
+	ck_assert_uint_eq(ni.port_guid, F.ports[H1].guid);
+}
+END_TEST
+
+START_TEST(dr_hops_and_return_path)
+{
+	uint8_t m[256];
+	struct route r;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1");
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_uint_eq(r.hops, 1);
+	ck_assert_uint_eq(F.ports[r.arrival].num, 1);  /* into S1 by port 1 */
+	ck_assert_uint_eq(r.dest, S1p0);                /* S1's SMA */
+	ck_assert_uint_eq(m[192 + 1], 1);               /* ReturnPath[1] */
+	ck_assert_uint_eq(mad_get_field(m, 0, IB_DRSMP_HOPPTR_F), 2);
+
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
+	ck_assert_int_eq(dr_call(H1, m, &r), 0);
+	struct mad_node_info ni = node_info_of(m);
+	ck_assert_str_eq(fs_node_of(&F, r.dest)->name, "S2");
+	ck_assert_uint_eq(ni.local_port_num, 1); /* entered S2 on its port 1 */
+	ck_assert_uint_eq(m[192 + 2], 1);
+
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2,2");
+	ck_assert_int_eq(dr_call(H1, m, &r), 0);
+	ck_assert_uint_eq(r.dest, H2);
+	ck_assert_uint_eq(node_info_of(m).node_type, NODE_TYPE_CA);
+}
+END_TEST
+
+START_TEST(dr_from_a_switch)
+{
+	uint8_t m[256];
+	struct route r;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_DESC, 0, "0,2,2");
+	ck_assert_int_eq(dr_call(S1p0, m, &r), 0);
+	ck_assert_uint_eq(r.dest, H2);
+	ck_assert_str_eq((char *)m + 64, "H2");
+}
+END_TEST
+
+START_TEST(dr_drops)
+{
+	uint8_t m[256];
+	struct route r;
+	/* a CA cannot forward */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,3,1");
+	ck_assert_int_eq(dr_call(H1, m, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "CA in the middle"));
+	/* no such port, an empty port */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,9");
+	ck_assert_int_eq(dr_call(H1, m, &r), -1);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,5");
+	ck_assert_int_eq(dr_call(H1, m, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "no cable"));
+	/* port 0 is not a hop */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,0");
+	ck_assert_int_eq(dr_call(H1, m, &r), -1);
+	/* a pulled cable, then put back */
+	fabric_set_link(&F, fabric_port(&F, fabric_find_node(&F, "S1"), 2), false);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
+	ck_assert_int_eq(dr_call(H1, m, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "link down"));
+	fabric_set_link(&F, fabric_port(&F, fabric_find_node(&F, "S1"), 2), true);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
+	ck_assert_int_eq(dr_call(H1, m, &r), 0);
+	/* LID-routed parts are refused, with the reason */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1");
+	mad_set_field(m, 0, IB_DRSMP_DRSLID_F, 5);
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "DrSLID"));
+	/* an outbound SMP must start with hop pointer 0 */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1");
+	mad_set_field(m, 0, IB_DRSMP_HOPPTR_F, 1);
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), -1);
+	/* a removed node is gone until it comes back */
+	uint32_t s2 = fabric_find_node(&F, "S2");
+	fabric_remove_node(&F, s2);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
+	ck_assert_int_eq(dr_call(H1, m, &r), -1);
+	fabric_restore_node(&F, s2);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
+	ck_assert_int_eq(dr_call(H1, m, &r), 0);
+}
+END_TEST
+
+/* ---- SMA ---- */
+
+static int set_port_info(uint32_t src, const char *path, uint32_t mod,
+			 void (*edit)(struct mad_port_info *, void *), void *arg,
+			 struct mad_port_info *after)
+{
+	uint8_t m[256];
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, mod, path);
+	ck_assert_int_eq(dr_call(src, m, NULL), 0);
+	struct mad_port_info pi;
+	mad_port_info_decode(m + 64, 64, &pi, NULL);
+	edit(&pi, arg);
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, mod, path);
+	mad_port_info_encode(&pi, m + 64, 64, NULL);
+	int st = dr_call(src, m, NULL);
+	if (after)
+		mad_port_info_decode(m + 64, 64, after, NULL);
+	return st;
+}
+
+static void edit_state(struct mad_port_info *pi, void *arg)
+{
+	pi->port_state = (uint8_t)(uintptr_t)arg;
+	pi->phys_state = 0;
+	pi->link_width_enabled = 0;
+	pi->link_speed_enabled = 0;
+}
+
+static void edit_lid(struct mad_port_info *pi, void *arg)
+{
+	edit_state(pi, (void *)0);
+	pi->lid = (uint16_t)(uintptr_t)arg;
+	pi->master_sm_lid = 1;
+}
+
+START_TEST(sma_port_states_follow_the_rules)
+{
+	struct mad_port_info pi;
+	/* H1's port and S1's port 1 face each other, both INIT */
+	ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_INIT);
+	/* INIT -> ACTIVE directly: invalid, nothing changes */
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi), MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(pi.port_state, PORT_STATE_INIT);
+	/* Set INIT is never valid */
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)2, &pi), MAD_STATUS_INVALID_FIELD);
+	/* ARMED, then ACTIVE while the neighbour is still INIT: refused */
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)3, &pi), 0);
+	ck_assert_uint_eq(pi.port_state, PORT_STATE_ARMED);
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi), MAD_STATUS_INVALID_FIELD);
+	/* the neighbour arms, now both can go ACTIVE */
+	ck_assert_int_eq(set_port_info(H1, "0,1", 1, edit_state, (void *)3, &pi), 0);
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi), 0);
+	ck_assert_uint_eq(pi.port_state, PORT_STATE_ACTIVE);
+	ck_assert_int_eq(set_port_info(H1, "0,1", 1, edit_state, (void *)4, &pi), 0);
+	ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_ACTIVE);
+	/* DOWN: the link retrains, both ends back to INIT, the switch notes the change */
+	struct fs_switch *s1 = &F.sws[fs_node_of(&F, S1p0)->sw];
+	s1->si.port_state_change = 0;
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)1, &pi), 0);
+	ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_INIT);
+	ck_assert_uint_eq(F.ports[F.ports[H1].peer].pi.port_state, PORT_STATE_INIT);
+	/* a switch port beyond its count: invalid field */
+	uint8_t m[256];
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, 9, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+}
+END_TEST
+
+START_TEST(sma_lids_and_switch_info)
+{
+	struct mad_port_info pi;
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_lid, (void *)7, &pi), 0);
+	ck_assert_uint_eq(pi.lid, 7);
+	ck_assert_uint_eq(fabric_port_by_lid(&F, 7), H1);
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_lid, (void *)9, &pi), 0);
+	ck_assert_uint_eq(fabric_port_by_lid(&F, 7), FS_NONE);
+	ck_assert_uint_eq(fabric_port_by_lid(&F, 9), H1);
+	/* a multicast LID is no port's LID */
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_lid, (void *)0xc001, &pi),
+			 MAD_STATUS_INVALID_FIELD);
+	/* switch external ports report the switch's LID */
+	ck_assert_int_eq(set_port_info(H1, "0,1", 0, edit_lid, (void *)3, &pi), 0);
+	uint8_t m[256];
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	mad_port_info_decode(m + 64, 64, &pi, NULL);
+	ck_assert_uint_eq(pi.lid, 3);
+	ck_assert_uint_eq(pi.local_port_num, 1);
+
+	/* SwitchInfo: PortStateChange is cleared by writing 1; LinearFDBTop bounded */
+	struct mad_switch_info si;
+	F.sws[0].si.port_state_change = 1;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SWITCH_INFO, 0, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	mad_switch_info_decode(m + 64, 64, &si, NULL);
+	ck_assert_uint_eq(si.port_state_change, 1);
+	si.linear_fdb_top = 100;
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, "0,1");
+	mad_switch_info_encode(&si, m + 64, 64, NULL);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	mad_switch_info_decode(m + 64, 64, &si, NULL);
+	ck_assert_uint_eq(si.port_state_change, 0);
+	ck_assert_uint_eq(si.linear_fdb_top, 100);
+	si.linear_fdb_top = 60000;
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, "0,1");
+	mad_switch_info_encode(&si, m + 64, 64, NULL);
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+	/* a CA has no SwitchInfo */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SWITCH_INFO, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_UNSUP_METHOD_ATTR);
+}
+END_TEST
+
+START_TEST(sma_tables)
+{
+	uint8_t m[256];
+	/* LFT: set, read back, bounded by LinearFDBCap */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_LFT, 2, "0,1");
+	for (int i = 0; i < 64; i++)
+		m[64 + i] = (uint8_t)(i % 4);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_LFT, 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64 + 5], 1);
+	ck_assert_uint_eq(F.sws[0].lft_sets, 1);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_LFT, 768, "0,1"); /* 768 * 64 = 49152 */
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+	/* an unset block reads as "no route" */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_LFT, 100, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0xff);
+
+	/* MFT: positions of 16 ports; S1 has 9 ports (0-8): one position */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_MFT, (0u << 28) | 1, "0,1");
+	m[64] = 0x00;
+	m[65] = 0x06;
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_MFT, (0u << 28) | 1, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[65], 0x06);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_MFT, (1u << 28) | 1, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+
+	/* P_Keys: a CA port has 64 (two blocks); a switch port's by port << 16 */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PKEY_TABLE, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0xff);
+	ck_assert_uint_eq(m[65], 0xff);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PKEY_TABLE, 2, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, (2u << 16) | 0, "0,1");
+	m[64] = 0x80;
+	m[65] = 0x01;
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(F.ports[fabric_port(&F, fabric_find_node(&F, "S1"), 2)].pkeys[0], 0x8001);
+
+	/* SL2VL per input/output port pair on a switch, VLArb blocks 1-4 */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_SL2VL_TABLE, (1u << 8) | 2, "0,1");
+	m[64] = 0x12;
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, (1u << 8) | 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0x12);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, (2u << 8) | 1, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+
+	/* GUIDInfo: entry 0 is the port GUID, read-only */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_GUID_INFO, 0, "0");
+	memset(m + 64, 0x11, 16);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	struct mad_guid_info gi;
+	mad_guid_info_decode(m + 64, 64, &gi, NULL);
+	ck_assert_uint_eq(gi.guid[0], F.ports[H1].guid);
+	ck_assert_uint_eq(gi.guid[1], 0x1111111111111111ull);
+}
+END_TEST
+
+START_TEST(sma_methods_and_attributes)
+{
+	uint8_t m[256];
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_NODE_INFO, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_UNSUP_METHOD);
+	dr_smp(m, MAD_METHOD_GET, 0x7777, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_UNSUP_METHOD_ATTR);
+	dr_smp(m, MAD_METHOD_SEND, MAD_ATTR_NODE_INFO, 0, "0");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_UNSUP_METHOD);
+	/* SMInfo belongs to the SM attached there, not the SMA */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0, "0");
+	struct route r;
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_int_eq(sma_process(&F, r.arrival, m, 0), AGENT_NOT_MINE);
+}
+END_TEST
+
+static void edit_mkey(struct mad_port_info *pi, void *arg)
+{
+	edit_state(pi, (void *)0);
+	pi->mkey = 0x1234;
+	pi->mkey_protect_bits = (uint8_t)(uintptr_t)arg;
+	pi->mkey_lease_period = 2;
+}
+
+START_TEST(sma_mkey_protection)
+{
+	uint8_t m[256];
+	struct route r;
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_mkey, (void *)2, NULL), 0);
+	/* protection 2: a Get with the wrong key gets no answer and counts a violation */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0");
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_int_eq(sma_process(&F, r.arrival, m, 1000), AGENT_NO_REPLY);
+	ck_assert_uint_eq(F.ports[H1].pi.mkey_violations, 1);
+	/* the right key works */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0");
+	mad_set_field64(m, 0, IB_MAD_MKEY_F, 0x1234);
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_int_eq(sma_process(&F, r.arrival, m, 2000), AGENT_REPLY);
+	/* the lease (2 s) runs out: protection lifts, a Get goes through */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0");
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_int_eq(sma_process(&F, r.arrival, m, 1000 + 3000000000ull), AGENT_REPLY);
+	ck_assert_uint_eq(F.ports[H1].pi.mkey_protect_bits, 0);
+
+	/* protection 1: Get answers with the M_Key hidden; a Set with the wrong key is dropped */
+	F.ports[H1].pi.mkey_protect_bits = 1;
+	F.ports[H1].mkey_lease_start_ns = 0;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, 1, "0");
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_int_eq(sma_process(&F, r.arrival, m, 5000), AGENT_REPLY);
+	ck_assert_uint_eq(mad_get_field64(m + 64, 0, IB_PORT_MKEY_F), 0);
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, 1, "0");
+	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
+	ck_assert_int_eq(sma_process(&F, r.arrival, m, 6000), AGENT_NO_REPLY);
+}
+END_TEST
+
+/* ---- LID routing ---- */
+
+static void program(const char *sw, uint16_t lid, uint8_t port)
+{
+	struct fs_switch *s = &F.sws[F.nodes[fabric_find_node(&F, sw)].sw];
+	if (!s->lft) {
+		s->lft = malloc(1024);
+		memset(s->lft, 0xff, 1024);
+		s->lft_size = 1024;
+	}
+	s->lft[lid] = port;
+	if (lid > s->si.linear_fdb_top)
+		s->si.linear_fdb_top = lid;
+}
+
+static void give_lid(uint32_t port, uint16_t lid)
+{
+	uint32_t lp = fabric_lid_port(&F, port);
+	F.ports[lp].pi.lid = lid;
+	fabric_lid_update(&F, lp, 0, 0);
+}
+
+START_TEST(lid_routing_through_lfts)
+{
+	struct route r;
+	give_lid(H1, 10);
+	give_lid(H2, 20);
+	give_lid(S1p0, 1);
+	give_lid(S2p0, 2);
+	/* nothing programmed: dropped at the first switch */
+	ck_assert_int_eq(route_lid(&F, H1, 20, true, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "no LFT entry"));
+	program("S1", 20, 2);
+	program("S2", 20, 2);
+	ck_assert_int_eq(route_lid(&F, H1, 20, true, &r), 0);
+	ck_assert_uint_eq(r.dest, H2);
+	ck_assert_uint_eq(r.hops, 3);
+	/* data VLs need ACTIVE links: these are INIT */
+	ck_assert_int_eq(route_lid(&F, H1, 20, false, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "ACTIVE"));
+	/* a wrong table: S2 sends LID 20 back to S1, which sends it to S2: a loop */
+	program("S2", 20, 1);
+	ck_assert_int_eq(route_lid(&F, H1, 20, true, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "loop"));
+	/* a table that leads to the wrong CA */
+	program("S1", 20, 3);
+	ck_assert_int_eq(route_lid(&F, H1, 20, true, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.why, "does not own"));
+	/* the switch's own LID through port 0; permissive is local */
+	program("S1", 1, 0);
+	ck_assert_int_eq(route_lid(&F, H1, 1, true, &r), 0);
+	ck_assert_uint_eq(r.dest, S1p0);
+	ck_assert_int_eq(route_lid(&F, H1, 0xffff, true, &r), 0);
+	ck_assert_uint_eq(r.dest, H1);
+}
+END_TEST
+
+START_TEST(pma_counts_what_crossed)
+{
+	uint8_t m[256];
+	for (int i = 0; i < 5; i++) {
+		dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
+		ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	}
+	/* PortCounters of S1 port 2: 5 requests out, 5 answers in */
+	memset(m, 0, 256);
+	m[0] = 1;
+	m[1] = MAD_CLASS_PERF;
+	m[2] = 1;
+	m[3] = MAD_METHOD_GET;
+	mad_set_field(m, 0, IB_MAD_ATTRID_F, MAD_ATTR_PORT_COUNTERS);
+	mad_set_field(m + 64, 0, IB_PC_PORT_SELECT_F, 2);
+	ck_assert_int_eq(pma_process(&F, S1p0, m), AGENT_REPLY);
+	ck_assert_uint_eq(mad_get_field(m, 0, IB_MAD_STATUS_F), 0);
+	ck_assert_uint_eq(mad_get_field(m + 64, 0, IB_PC_XMT_PKTS_F), 5);
+	ck_assert_uint_eq(mad_get_field(m + 64, 0, IB_PC_RCV_PKTS_F), 5);
+	/* Set clears */
+	m[3] = MAD_METHOD_SET;
+	ck_assert_int_eq(pma_process(&F, S1p0, m), AGENT_REPLY);
+	m[3] = MAD_METHOD_GET;
+	ck_assert_int_eq(pma_process(&F, S1p0, m), AGENT_REPLY);
+	ck_assert_uint_eq(mad_get_field(m + 64, 0, IB_PC_XMT_PKTS_F), 0);
+}
+END_TEST
+
+/* ---- building fabrics ---- */
+
+START_TEST(netfile_errors_name_file_and_line)
+{
+	static const struct {
+		const char *text, *expect;
+	} bad[] = {
+		{ "Switch 4 \"A\"\n[1] \"B\"[1]\n", "t.net:2: link to unknown node \"B\"" },
+		{ "Switch 4 \"A\"\n[5] \"A\"[1]\n", "t.net:2: port 5 does not exist" },
+		{ "Switch 4 \"A\"\n[1] \"B\"[1]\n[2] \"B\"[1]\nCa 1 \"B\"\n", "already cabled" },
+		{ "Switch 4 \"A\"\n[1] \"A\"[2] w=40\n", "t.net:2: bad w= value" },
+		{ "Router 4 \"A\"\n", "t.net:1: expected Switch" },
+		{ "Switch 4 \"A\"\nSwitch 4 \"A\"\n", "t.net:2: node \"A\" defined twice" },
+		{ "frobnicate=1\n", "t.net:1: unknown setting" },
+		{ "[1] \"A\"[1]\n", "t.net:1: port line before" },
+		{ "Switch 0 \"A\"\n", "t.net:1: bad port count" },
+		{ "\n# nothing\n", "no nodes" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fabric f;
+		struct fs_error err = { "" };
+		fabric_init(&f);
+		ck_assert_int_eq(netfile_parse(&f, "t.net", bad[i].text, &err), -1);
+		ck_assert_msg(strstr(err.msg, bad[i].expect), "case %zu: \"%s\"", i, err.msg);
+		fabric_free(&f);
+	}
+}
+END_TEST
+
+START_TEST(ibnetdiscover_format)
+{
+	static const char dump[] =
+		"vendid=0x2c9\ndevid=0xb924\nsysimgguid=0x2c90000000001\n"
+		"switchguid=0x2c90000000001(2c90000000001)\n"
+		"Switch\t24 \"S-0002c90000000001\"\t\t# \"ISR9024 Voltaire\" enhanced port 0 lid 1 lmc 0\n"
+		"[1]\t\"H-0002c90000000002\"[1](2c90000000003) \t\t# \"host a\" lid 3 4xDDR\n"
+		"\n"
+		"vendid=0x2c9\ndevid=0x6282\ncaguid=0x2c90000000002\n"
+		"Ca\t2 \"H-0002c90000000002\"\t\t# \"host a\"\n"
+		"[1](2c90000000003) \t\"S-0002c90000000001\"[1]\t\t# lid 3 lmc 0 \"ISR9024 Voltaire\" lid 1 4xDDR\n";
+	struct fabric f;
+	struct fs_error err;
+	fabric_init(&f);
+	ck_assert_msg(netfile_parse(&f, "d", dump, &err) == 0, "%s", err.msg);
+	uint32_t h = fabric_find_node(&f, "H-0002c90000000002");
+	ck_assert_uint_eq(f.nodes[h].guid, 0x2c90000000002ull);
+	ck_assert_str_eq(f.nodes[h].desc, "host a");
+	uint32_t p = fabric_port(&f, h, 1);
+	ck_assert_uint_eq(f.ports[p].guid, 0x2c90000000003ull);
+	ck_assert_uint_eq(f.ports[p].pi.link_speed_active, 2); /* DDR */
+	ck_assert_uint_eq(f.ports[p].pi.link_width_active, 2); /* 4x */
+	ck_assert_uint_eq(f.nodes[fabric_find_node(&f, "S-0002c90000000001")].vendor_id, 0x2c9);
+	fabric_free(&f);
+}
+END_TEST
+
+static unsigned count(const struct fabric *f, uint8_t type)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < f->nnodes; i++)
+		n += f->nodes[i].type == type && f->nodes[i].present;
+	return n;
+}
+
+START_TEST(generators)
+{
+	static const struct {
+		const char *spec;
+		unsigned hosts, switches;
+	} g[] = {
+		{ "fattree:radix=8,levels=2", 32, 12 },
+		{ "fattree:radix=36,levels=2", 648, 54 },
+		{ "fattree:radix=8,levels=3", 128, 80 },
+		{ "fattree:radix=36,levels=3,hosts=5184", 5184, 16 * 36 + 18 * 18 },
+		{ "fattree:radix=8,levels=2,hca-ports=2", 16, 12 },
+		{ "torus:dims=4x4x4,hosts=2", 128, 64 },
+		{ "mesh:dims=3x5,hosts=1", 15, 15 },
+		{ "dragonfly:groups=5,routers=4,hosts=2,global=1", 40, 20 },
+		{ "random:switches=20,radix=12,hosts=60,seed=9", 60, 20 },
+	};
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		struct fabric f;
+		struct fs_error err;
+		fabric_init(&f);
+		ck_assert_msg(generate(&f, g[i].spec, &err) == 0, "%s: %s", g[i].spec, err.msg);
+		ck_assert_msg(count(&f, NODE_TYPE_CA) == g[i].hosts, "%s: %u hosts", g[i].spec,
+			      count(&f, NODE_TYPE_CA));
+		ck_assert_msg(count(&f, NODE_TYPE_SWITCH) == g[i].switches, "%s: %u switches",
+			      g[i].spec, count(&f, NODE_TYPE_SWITCH));
+		/* every host is cabled, links are symmetric, GUIDs unique */
+		for (uint32_t p = 0; p < f.nports; p++) {
+			if (f.ports[p].peer != FS_NONE)
+				ck_assert_uint_eq(f.ports[f.ports[p].peer].peer, p);
+			if (!fs_is_switch(&f, f.ports[p].node) && f.ports[p].num == 1)
+				ck_assert_uint_ne(f.ports[p].peer, FS_NONE);
+		}
+		ck_assert_uint_eq(f.by_node_guid.used, f.nnodes);
+		fabric_free(&f);
+	}
+	/* the same spec gives the same fabric */
+	struct fabric a, b;
+	struct fs_error err;
+	fabric_init(&a);
+	fabric_init(&b);
+	generate(&a, "random:switches=30,radix=10,hosts=50,seed=4", &err);
+	generate(&b, "random:switches=30,radix=10,hosts=50,seed=4", &err);
+	ck_assert_uint_eq(a.nports, b.nports);
+	for (uint32_t p = 0; p < a.nports; p++)
+		ck_assert_uint_eq(a.ports[p].peer, b.ports[p].peer);
+	fabric_free(&a);
+	fabric_free(&b);
+	/* a broken spec says what is wrong */
+	fabric_init(&a);
+	ck_assert_int_eq(generate(&a, "fattree:radix=7", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "even"));
+	ck_assert_int_eq(generate(&a, "cube:radix=3", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "unknown generator"));
+	ck_assert_int_eq(generate(&a, "fattree:radix=8,hosts=1000", &err), -1);
+	fabric_free(&a);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fabricsim");
+	TCase *dr = tcase_create("directed route");
+	tcase_add_checked_fixture(dr, setup, teardown);
+	tcase_add_test(dr, dr_local_node);
+	tcase_add_test(dr, dr_hops_and_return_path);
+	tcase_add_test(dr, dr_from_a_switch);
+	tcase_add_test(dr, dr_drops);
+	suite_add_tcase(s, dr);
+	TCase *sma = tcase_create("sma");
+	tcase_add_checked_fixture(sma, setup, teardown);
+	tcase_add_test(sma, sma_port_states_follow_the_rules);
+	tcase_add_test(sma, sma_lids_and_switch_info);
+	tcase_add_test(sma, sma_tables);
+	tcase_add_test(sma, sma_methods_and_attributes);
+	tcase_add_test(sma, sma_mkey_protection);
+	tcase_add_test(sma, lid_routing_through_lfts);
+	tcase_add_test(sma, pma_counts_what_crossed);
+	suite_add_tcase(s, sma);
+	TCase *build = tcase_create("building");
+	tcase_set_timeout(build, 60);
+	tcase_add_test(build, netfile_errors_name_file_and_line);
+	tcase_add_test(build, ibnetdiscover_format);
+	tcase_add_test(build, generators);
+	suite_add_tcase(s, build);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
