@@ -104,6 +104,31 @@ static int join_and_send(const char *name, const char *prefix, int argc, char **
 	return ctl_send(name, cmd);
 }
 
+/* "GUID/PORT GUID/PORT" per cable, lower end first (switches by node GUID, CAs by port
+ * GUID), so two descriptions of one fabric compare with sort and diff. */
+static void print_links(const struct fabric *f)
+{
+	for (uint32_t p = 0; p < f->nports; p++) {
+		const struct fs_port *a = &f->ports[p];
+		if (a->peer == FS_NONE || p > a->peer || !f->nodes[a->node].present)
+			continue;
+		const struct fs_port *b = &f->ports[a->peer];
+		uint64_t ga = fs_is_switch(f, a->node) ? f->nodes[a->node].guid : a->guid;
+		uint64_t gb = fs_is_switch(f, b->node) ? f->nodes[b->node].guid : b->guid;
+		unsigned na = a->num, nb = b->num;
+		if (ga > gb || (ga == gb && na > nb)) {
+			uint64_t tg = ga;
+			unsigned tn = na;
+			ga = gb;
+			na = nb;
+			gb = tg;
+			nb = tn;
+		}
+		printf("0x%016llx/%u 0x%016llx/%u\n", (unsigned long long)ga, na,
+		       (unsigned long long)gb, nb);
+	}
+}
+
 static int load(struct fabric *f, const char *what)
 {
 	struct fs_error err = {""};
@@ -212,6 +237,20 @@ int main(int argc, char **argv)
 		    load(&f, argv[2]) == 0 && netfile_write(&f, "/dev/stdout", &err) == 0 ? 0 : 1;
 		fabric_free(&f);
 		return rc;
+	}
+
+	if (argc > 1 && !strcmp(argv[1], "links")) {
+		if (argc != 3) {
+			usage(stderr);
+			return 2;
+		}
+		struct fabric f;
+		fabric_init(&f);
+		if (load(&f, argv[2]) < 0)
+			return 1;
+		print_links(&f);
+		fabric_free(&f);
+		return 0;
 	}
 
 	int o;

@@ -9,6 +9,7 @@ SCENARIO_NAME=${SCENARIO_NAME:-$(basename "$0" .sh)}
 WORK=$(mktemp -d "/tmp/ibsmd-${SCENARIO_NAME}.XXXXXX")
 export IBSIM_SOCKNAME="ibsmd-test-$$"
 PIDS=()
+BUILD=${1:-}
 
 cleanup() {
 	local rc=$?
@@ -71,4 +72,35 @@ umad2sim() {
 	(cd "$WORK" && LD_PRELOAD=$pre \
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:suppressions=$(dirname "${BASH_SOURCE[0]}")/asan-umad2sim.supp" \
 		"$@")
+}
+
+# start_fabricsim NETFILE|SPEC [options]: our simulator on $IBSIM_SOCKNAME.
+start_fabricsim() {
+	(cd "$WORK" && exec "$BUILD/test/fabricsim/fabricsim" "$@" >"$WORK/fabricsim.log" 2>&1) &
+	PIDS+=($!)
+	wait_for_socket
+}
+
+stop_sims() {
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	PIDS=()
+}
+
+# run_opensm [opensm options]: one OpenSM sweep (--once) on the simulator through
+# libumad2sim.so; fails unless it logs SUBNET UP.
+run_opensm() {
+	need opensm
+	local dir="$WORK/opensm"
+	rm -rf "$dir" && mkdir -p "$dir"
+	(cd "$dir" && OSM_TMP_DIR=$dir OSM_CACHE_DIR=$dir LD_PRELOAD=$UMAD2SIM \
+		timeout 300 opensm --once -f "$dir/opensm.log" -d 2 --dump_files_dir "$dir" "$@" \
+		>"$dir/stdout.log" 2>&1) || true
+	grep -q "SUBNET UP" "$dir/opensm.log" || fail "OpenSM did not bring the subnet up ($*)"
+}
+
+fabricsim_ctl() {
+	"$BUILD/test/fabricsim/fabricsim" ctl "$@"
 }

@@ -12,20 +12,20 @@
 /*  H1 (2 ports, port 1 cabled) - S1 port 1;  S1 port 2 - S2 port 1;  S1 port 3 - H3;
  *  S2 port 2 - H2.  */
 static const char net[] = "Switch 8 \"S1\"\n"
-			  "[1] \"H1\"[1]\n"
-			  "[2] \"S2\"[1]\n"
-			  "[3] \"H3\"[1]\n"
-			  "\n"
-			  "Switch 8 \"S2\"\n"
-			  "[1] \"S1\"[2]\n"
-			  "[2] \"H2\"[1]\n"
-			  "\n"
-			  "Ca 2 \"H1\"\n"
-			  "[1] \"S1\"[1]\n"
-			  "Ca 1 \"H2\"\n"
-			  "[1] \"S2\"[2]\n"
-			  "Ca 1 \"H3\"\n"
-			  "[1] \"S1\"[3]\n";
+                          "[1] \"H1\"[1]\n"
+                          "[2] \"S2\"[1]\n"
+                          "[3] \"H3\"[1]\n"
+                          "\n"
+                          "Switch 8 \"S2\"\n"
+                          "[1] \"S1\"[2]\n"
+                          "[2] \"H2\"[1]\n"
+                          "\n"
+                          "Ca 2 \"H1\"\n"
+                          "[1] \"S1\"[1]\n"
+                          "Ca 1 \"H2\"\n"
+                          "[1] \"S2\"[2]\n"
+                          "Ca 1 \"H3\"\n"
+                          "[1] \"S1\"[3]\n";
 
 static struct fabric F;
 static uint32_t H1, H2, H3, S1p0, S2p0; /* ports */
@@ -110,9 +110,9 @@ START_TEST(dr_hops_and_return_path)
 	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1");
 	ck_assert_int_eq(route_dr(&F, H1, m, &r), 0);
 	ck_assert_uint_eq(r.hops, 1);
-	ck_assert_uint_eq(F.ports[r.arrival].num, 1);  /* into S1 by port 1 */
-	ck_assert_uint_eq(r.dest, S1p0);                /* S1's SMA */
-	ck_assert_uint_eq(m[192 + 1], 1);               /* ReturnPath[1] */
+	ck_assert_uint_eq(F.ports[r.arrival].num, 1); /* into S1 by port 1 */
+	ck_assert_uint_eq(r.dest, S1p0);              /* S1's SMA */
+	ck_assert_uint_eq(m[192 + 1], 1);             /* ReturnPath[1] */
 	ck_assert_uint_eq(mad_get_field(m, 0, IB_DRSMP_HOPPTR_F), 2);
 
 	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, "0,1,2");
@@ -188,8 +188,8 @@ END_TEST
 /* ---- SMA ---- */
 
 static int set_port_info(uint32_t src, const char *path, uint32_t mod,
-			 void (*edit)(struct mad_port_info *, void *), void *arg,
-			 struct mad_port_info *after)
+                         void (*edit)(struct mad_port_info *, void *), void *arg,
+                         struct mad_port_info *after)
 {
 	uint8_t m[256];
 	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, mod, path);
@@ -226,14 +226,17 @@ START_TEST(sma_port_states_follow_the_rules)
 	/* H1's port and S1's port 1 face each other, both INIT */
 	ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_INIT);
 	/* INIT -> ACTIVE directly: invalid, nothing changes */
-	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi),
+	                 MAD_STATUS_INVALID_FIELD);
 	ck_assert_uint_eq(pi.port_state, PORT_STATE_INIT);
 	/* Set INIT is never valid */
-	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)2, &pi), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)2, &pi),
+	                 MAD_STATUS_INVALID_FIELD);
 	/* ARMED, then ACTIVE while the neighbour is still INIT: refused */
 	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)3, &pi), 0);
 	ck_assert_uint_eq(pi.port_state, PORT_STATE_ARMED);
-	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi),
+	                 MAD_STATUS_INVALID_FIELD);
 	/* the neighbour arms, now both can go ACTIVE */
 	ck_assert_int_eq(set_port_info(H1, "0,1", 1, edit_state, (void *)3, &pi), 0);
 	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_state, (void *)4, &pi), 0);
@@ -264,7 +267,7 @@ START_TEST(sma_lids_and_switch_info)
 	ck_assert_uint_eq(fabric_port_by_lid(&F, 9), H1);
 	/* a multicast LID is no port's LID */
 	ck_assert_int_eq(set_port_info(H1, "0", 1, edit_lid, (void *)0xc001, &pi),
-			 MAD_STATUS_INVALID_FIELD);
+	                 MAD_STATUS_INVALID_FIELD);
 	/* switch external ports report the switch's LID */
 	ck_assert_int_eq(set_port_info(H1, "0,1", 0, edit_lid, (void *)3, &pi), 0);
 	uint8_t m[256];
@@ -516,20 +519,20 @@ START_TEST(netfile_errors_name_file_and_line)
 	static const struct {
 		const char *text, *expect;
 	} bad[] = {
-		{ "Switch 4 \"A\"\n[1] \"B\"[1]\n", "t.net:2: link to unknown node \"B\"" },
-		{ "Switch 4 \"A\"\n[5] \"A\"[1]\n", "t.net:2: port 5 does not exist" },
-		{ "Switch 4 \"A\"\n[1] \"B\"[1]\n[2] \"B\"[1]\nCa 1 \"B\"\n", "already cabled" },
-		{ "Switch 4 \"A\"\n[1] \"A\"[2] w=40\n", "t.net:2: bad w= value" },
-		{ "Router 4 \"A\"\n", "t.net:1: expected Switch" },
-		{ "Switch 4 \"A\"\nSwitch 4 \"A\"\n", "t.net:2: node \"A\" defined twice" },
-		{ "frobnicate=1\n", "t.net:1: unknown setting" },
-		{ "[1] \"A\"[1]\n", "t.net:1: port line before" },
-		{ "Switch 0 \"A\"\n", "t.net:1: bad port count" },
-		{ "\n# nothing\n", "no nodes" },
+	    {"Switch 4 \"A\"\n[1] \"B\"[1]\n", "t.net:2: link to unknown node \"B\""},
+	    {"Switch 4 \"A\"\n[5] \"A\"[1]\n", "t.net:2: port 5 does not exist"},
+	    {"Switch 4 \"A\"\n[1] \"B\"[1]\n[2] \"B\"[1]\nCa 1 \"B\"\n", "already cabled"},
+	    {"Switch 4 \"A\"\n[1] \"A\"[2] w=40\n", "t.net:2: bad w= value"},
+	    {"Router 4 \"A\"\n", "t.net:1: expected Switch"},
+	    {"Switch 4 \"A\"\nSwitch 4 \"A\"\n", "t.net:2: node \"A\" defined twice"},
+	    {"frobnicate=1\n", "t.net:1: unknown setting"},
+	    {"[1] \"A\"[1]\n", "t.net:1: port line before"},
+	    {"Switch 0 \"A\"\n", "t.net:1: bad port count"},
+	    {"\n# nothing\n", "no nodes"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct fabric f;
-		struct fs_error err = { "" };
+		struct fs_error err = {""};
 		fabric_init(&f);
 		ck_assert_int_eq(netfile_parse(&f, "t.net", bad[i].text, &err), -1);
 		ck_assert_msg(strstr(err.msg, bad[i].expect), "case %zu: \"%s\"", i, err.msg);
@@ -541,14 +544,16 @@ END_TEST
 START_TEST(ibnetdiscover_format)
 {
 	static const char dump[] =
-		"vendid=0x2c9\ndevid=0xb924\nsysimgguid=0x2c90000000001\n"
-		"switchguid=0x2c90000000001(2c90000000001)\n"
-		"Switch\t24 \"S-0002c90000000001\"\t\t# \"ISR9024 Voltaire\" enhanced port 0 lid 1 lmc 0\n"
-		"[1]\t\"H-0002c90000000002\"[1](2c90000000003) \t\t# \"host a\" lid 3 4xDDR\n"
-		"\n"
-		"vendid=0x2c9\ndevid=0x6282\ncaguid=0x2c90000000002\n"
-		"Ca\t2 \"H-0002c90000000002\"\t\t# \"host a\"\n"
-		"[1](2c90000000003) \t\"S-0002c90000000001\"[1]\t\t# lid 3 lmc 0 \"ISR9024 Voltaire\" lid 1 4xDDR\n";
+	    "vendid=0x2c9\ndevid=0xb924\nsysimgguid=0x2c90000000001\n"
+	    "switchguid=0x2c90000000001(2c90000000001)\n"
+	    "Switch\t24 \"S-0002c90000000001\"\t\t# \"ISR9024 Voltaire\" enhanced port 0 lid 1 lmc "
+	    "0\n"
+	    "[1]\t\"H-0002c90000000002\"[1](2c90000000003) \t\t# \"host a\" lid 3 4xDDR\n"
+	    "\n"
+	    "vendid=0x2c9\ndevid=0x6282\ncaguid=0x2c90000000002\n"
+	    "Ca\t2 \"H-0002c90000000002\"\t\t# \"host a\"\n"
+	    "[1](2c90000000003) \t\"S-0002c90000000001\"[1]\t\t# lid 3 lmc 0 \"ISR9024 Voltaire\" "
+	    "lid 1 4xDDR\n";
 	struct fabric f;
 	struct fs_error err;
 	fabric_init(&f);
@@ -579,15 +584,15 @@ START_TEST(generators)
 		const char *spec;
 		unsigned hosts, switches;
 	} g[] = {
-		{ "fattree:radix=8,levels=2", 32, 12 },
-		{ "fattree:radix=36,levels=2", 648, 54 },
-		{ "fattree:radix=8,levels=3", 128, 80 },
-		{ "fattree:radix=36,levels=3,hosts=5184", 5184, 16 * 36 + 18 * 18 },
-		{ "fattree:radix=8,levels=2,hca-ports=2", 16, 12 },
-		{ "torus:dims=4x4x4,hosts=2", 128, 64 },
-		{ "mesh:dims=3x5,hosts=1", 15, 15 },
-		{ "dragonfly:groups=5,routers=4,hosts=2,global=1", 40, 20 },
-		{ "random:switches=20,radix=12,hosts=60,seed=9", 60, 20 },
+	    {"fattree:radix=8,levels=2", 32, 12},
+	    {"fattree:radix=36,levels=2", 648, 54},
+	    {"fattree:radix=8,levels=3", 128, 80},
+	    {"fattree:radix=36,levels=3,hosts=5184", 5184, 16 * 36 + 18 * 18},
+	    {"fattree:radix=8,levels=2,hca-ports=2", 16, 12},
+	    {"torus:dims=4x4x4,hosts=2", 128, 64},
+	    {"mesh:dims=3x5,hosts=1", 15, 15},
+	    {"dragonfly:groups=5,routers=4,hosts=2,global=1", 40, 20},
+	    {"random:switches=20,radix=12,hosts=60,seed=9", 60, 20},
 	};
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		struct fabric f;
@@ -595,9 +600,9 @@ START_TEST(generators)
 		fabric_init(&f);
 		ck_assert_msg(generate(&f, g[i].spec, &err) == 0, "%s: %s", g[i].spec, err.msg);
 		ck_assert_msg(count(&f, NODE_TYPE_CA) == g[i].hosts, "%s: %u hosts", g[i].spec,
-			      count(&f, NODE_TYPE_CA));
+		              count(&f, NODE_TYPE_CA));
 		ck_assert_msg(count(&f, NODE_TYPE_SWITCH) == g[i].switches, "%s: %u switches",
-			      g[i].spec, count(&f, NODE_TYPE_SWITCH));
+		              g[i].spec, count(&f, NODE_TYPE_SWITCH));
 		/* every host is cabled, links are symmetric, GUIDs unique */
 		for (uint32_t p = 0; p < f.nports; p++) {
 			if (f.ports[p].peer != FS_NONE)
