@@ -284,7 +284,8 @@ static int pick_port(const struct mad_transport_opts *o, char *ca_out, int *port
 			}
 			umad_release_ca(&ca);
 			if (found >= 0) {
-				snprintf(ca_out, UMAD_CA_NAME_LEN, "%s", cas[c]);
+				memcpy(ca_out, cas[c], UMAD_CA_NAME_LEN);
+				ca_out[UMAD_CA_NAME_LEN - 1] = 0;
 				*port_out = found;
 				return 0;
 			}
