@@ -9,6 +9,7 @@ SCENARIO_NAME=${SCENARIO_NAME:-$(basename "$0" .sh)}
 WORK=$(mktemp -d "/tmp/ibsmd-${SCENARIO_NAME}.XXXXXX")
 export IBSIM_SOCKNAME="ibsmd-test-$$"
 PIDS=()
+CLIENTS=()
 BUILD=${1:-}
 
 cleanup() {
