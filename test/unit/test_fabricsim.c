@@ -8,6 +8,7 @@
 #include "agents.h"
 #include "mad/mad_header.h"
 #include "topology.h"
+#include "verify.h"
 
 /*  H1 (2 ports, port 1 cabled) - S1 port 1;  S1 port 2 - S2 port 1;  S1 port 3 - H3;
  *  S2 port 2 - H2.  */
@@ -512,6 +513,141 @@ START_TEST(pma_counts_what_crossed)
 }
 END_TEST
 
+/* ---- the verifier on hand-programmed tables ---- */
+
+static void mft_set(const char *sw, unsigned mlid_index, uint16_t mask)
+{
+	struct fs_switch *s = &F.sws[F.nodes[fabric_find_node(&F, sw)].sw];
+	if (!s->mft)
+		s->mft = calloc((size_t)FS_MFT_CAP * s->positions, sizeof(uint16_t));
+	s->mft[mlid_index * s->positions] = mask;
+}
+
+static void all_active(void)
+{
+	for (uint32_t p = 0; p < F.nports; p++)
+		if (F.ports[p].peer != FS_NONE)
+			F.ports[p].pi.port_state = PORT_STATE_ACTIVE;
+}
+
+START_TEST(verify_unicast_lids_and_multicast)
+{
+	struct verify_report r;
+	give_lid(H1, 10);
+	give_lid(H2, 20);
+	give_lid(H3, 30);
+	give_lid(S1p0, 1);
+	give_lid(S2p0, 2);
+	all_active();
+	/* S1: H1 on 1, S2 on 2, H3 on 3; S2: S1 on 1, H2 on 2 */
+	program("S1", 1, 0), program("S1", 2, 2), program("S1", 10, 1), program("S1", 20, 2);
+	program("S1", 30, 3);
+	program("S2", 1, 1), program("S2", 2, 0), program("S2", 10, 1), program("S2", 20, 2);
+	program("S2", 30, 1);
+	verify_run(&F, NULL, &r);
+	ck_assert_msg(r.ok, "%s", r.nissues ? r.issues[0] : "");
+	ck_assert_uint_eq(r.endpoints, 5);
+	ck_assert_uint_eq(r.pairs, 20);
+	ck_assert_uint_eq(r.pairs_reached, 20);
+	ck_assert_uint_eq(r.hops_max, 3); /* H1 -> S1 -> S2 -> H2 */
+	verify_report_free(&r);
+
+	/* a wrong entry: unreachable, named */
+	program("S2", 10, 2);
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.ok);
+	ck_assert_uint_gt(r.pairs_unreached, 0);
+	ck_assert_ptr_nonnull(strstr(r.issues[0], "cannot reach LID 10"));
+	verify_report_free(&r);
+	program("S2", 10, 1);
+
+	/* LIDs: duplicate and misaligned */
+	give_lid(H3, 20);
+	F.ports[H1].pi.lmc = 1;
+	F.ports[H1].pi.lid = 11;
+	verify_run(&F, NULL, &r);
+	ck_assert_uint_ge(r.lids_duplicate, 1);
+	ck_assert_uint_eq(r.lids_misaligned, 1);
+	ck_assert(!r.ok);
+	verify_report_free(&r);
+	F.ports[H1].pi.lmc = 0;
+	F.ports[H1].pi.lid = 10;
+	give_lid(H3, 30);
+
+	/* multicast MLID 0xc000: members H1, H2, H3; S1 ports 1,2,3; S2 ports 1,2 */
+	mft_set("S1", 0, (1 << 1) | (1 << 2) | (1 << 3));
+	mft_set("S2", 0, (1 << 1) | (1 << 2));
+	verify_run(&F, NULL, &r);
+	ck_assert_msg(r.ok, "%s", r.nissues ? r.issues[0] : "");
+	ck_assert_uint_eq(r.mlids, 1);
+	ck_assert_uint_eq(r.mlids_bad, 0);
+	verify_report_free(&r);
+	/* S2 stops forwarding to H2's port... but H2 is still a member? No: its bit is the
+	 * membership. Cut the tree instead: S1 no longer sends towards S2 */
+	mft_set("S1", 0, (1 << 1) | (1 << 3));
+	verify_run(&F, NULL, &r);
+	ck_assert_uint_eq(r.mlids_bad, 1);
+	ck_assert_ptr_nonnull(strstr(r.issues[0], "not reached"));
+	verify_report_free(&r);
+
+	/* JSON carries the same verdict */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+	verify_run(&F, NULL, &r);
+	verify_print_json(&r, o);
+	fclose(o);
+	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":false"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"multicast\":{\"mlids\":1,\"bad\":1}"));
+	free(buf);
+	verify_report_free(&r);
+}
+END_TEST
+
+START_TEST(verify_finds_a_credit_loop)
+{
+	/* a ring of three switches, each with a host; every switch sends the host two hops
+	 * away the long way round: S->next->next, all clockwise: a cyclic dependency */
+	static const char ring[] = "Switch 4 \"A\"\n[1] \"B\"[2]\n[2] \"C\"[1]\n[3] \"HA\"[1]\n"
+				   "Switch 4 \"B\"\n[1] \"C\"[2]\n[3] \"HB\"[1]\n"
+				   "Switch 4 \"C\"\n[3] \"HC\"[1]\n"
+				   "Ca 1 \"HA\"\nCa 1 \"HB\"\nCa 1 \"HC\"\n";
+	fabric_free(&F);
+	fabric_init(&F);
+	struct fs_error err;
+	ck_assert_msg(netfile_parse(&F, "ring", ring, &err) == 0, "%s", err.msg);
+	all_active();
+	const char *sw[3] = { "A", "B", "C" }, *host[3] = { "HA", "HB", "HC" };
+	for (int i = 0; i < 3; i++) {
+		give_lid(fabric_port(&F, fabric_find_node(&F, sw[i]), 0), (uint16_t)(1 + i));
+		give_lid(fabric_port(&F, fabric_find_node(&F, host[i]), 1), (uint16_t)(10 + i));
+	}
+	/* clockwise A->B->C->A: A port 1 to B, B port 1 to C, C port 1 to A */
+	for (int s = 0; s < 3; s++) {
+		for (int h = 0; h < 3; h++) {
+			program(sw[s], (uint16_t)(10 + h), h == s ? 3 : 1);
+			program(sw[s], (uint16_t)(1 + h), h == s ? 0 : 1);
+		}
+	}
+	struct verify_report r;
+	verify_run(&F, NULL, &r);
+	ck_assert_uint_eq(r.pairs_unreached, 0);
+	ck_assert_uint_eq(r.hops_max, 4); /* HA -> A -> B -> C -> HC */
+	ck_assert(r.credit_loop);
+	ck_assert_ptr_nonnull(strstr(r.cycle, "VL0"));
+	verify_report_free(&r);
+	/* the same routes split over two VLs by SL2VL at one switch break the cycle */
+	struct fs_switch *b = &F.sws[F.nodes[fabric_find_node(&F, "B")].sw];
+	unsigned np = 5;
+	b->sl2vl = calloc((size_t)np * np, 8);
+	/* B: from A (in port 2) on to C (out port 1), SL0 -> VL1 */
+	b->sl2vl[((size_t)2 * np + 1) * 8] = 0x10;
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.credit_loop);
+	verify_report_free(&r);
+}
+END_TEST
+
 /* ---- building fabrics ---- */
 
 START_TEST(netfile_errors_name_file_and_line)
@@ -655,6 +791,8 @@ int main(void)
 	tcase_add_test(sma, sma_mkey_protection);
 	tcase_add_test(sma, lid_routing_through_lfts);
 	tcase_add_test(sma, pma_counts_what_crossed);
+	tcase_add_test(sma, verify_unicast_lids_and_multicast);
+	tcase_add_test(sma, verify_finds_a_credit_loop);
 	suite_add_tcase(s, sma);
 	TCase *build = tcase_create("building");
 	tcase_set_timeout(build, 60);
