@@ -133,8 +133,12 @@ static int load(struct fabric *f, const char *what)
 {
 	struct fs_error err = {""};
 	int rc;
+	size_t n = strlen(what);
 	if (access(what, F_OK) != 0 && strchr(what, ':'))
 		rc = generate(f, what, &err);
+	else if ((n > 5 && !strcmp(what + n - 5, ".yaml")) ||
+	         (n > 4 && !strcmp(what + n - 4, ".yml")))
+		rc = generate_yaml(f, what, &err);
 	else
 		rc = netfile_load(f, what, &err);
 	if (rc < 0)
@@ -246,8 +250,10 @@ int main(int argc, char **argv)
 		}
 		struct fabric f;
 		fabric_init(&f);
-		if (load(&f, argv[2]) < 0)
+		if (load(&f, argv[2]) < 0) {
+			fabric_free(&f);
 			return 1;
+		}
 		print_links(&f);
 		fabric_free(&f);
 		return 0;

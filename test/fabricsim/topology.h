@@ -22,6 +22,9 @@ int netfile_parse(struct fabric *f, const char *name, const char *text, struct f
  * GUIDs and names are deterministic from the spec. 0, or -1 with what is wrong. */
 int generate(struct fabric *f, const char *spec, struct fs_error *err);
 
+/* The same spec as a YAML mapping: "generator: fattree" plus the generator's keys. */
+int generate_yaml(struct fabric *f, const char *path, struct fs_error *err);
+
 /* A spec's host count without building it (for help and benchmarks); 0 if invalid. */
 unsigned generate_hosts(const char *spec);
 

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/mad.h>
 
@@ -609,15 +610,15 @@ START_TEST(verify_finds_a_credit_loop)
 	/* a ring of three switches, each with a host; every switch sends the host two hops
 	 * away the long way round: S->next->next, all clockwise: a cyclic dependency */
 	static const char ring[] = "Switch 4 \"A\"\n[1] \"B\"[2]\n[2] \"C\"[1]\n[3] \"HA\"[1]\n"
-				   "Switch 4 \"B\"\n[1] \"C\"[2]\n[3] \"HB\"[1]\n"
-				   "Switch 4 \"C\"\n[3] \"HC\"[1]\n"
-				   "Ca 1 \"HA\"\nCa 1 \"HB\"\nCa 1 \"HC\"\n";
+	                           "Switch 4 \"B\"\n[1] \"C\"[2]\n[3] \"HB\"[1]\n"
+	                           "Switch 4 \"C\"\n[3] \"HC\"[1]\n"
+	                           "Ca 1 \"HA\"\nCa 1 \"HB\"\nCa 1 \"HC\"\n";
 	fabric_free(&F);
 	fabric_init(&F);
 	struct fs_error err;
 	ck_assert_msg(netfile_parse(&F, "ring", ring, &err) == 0, "%s", err.msg);
 	all_active();
-	const char *sw[3] = { "A", "B", "C" }, *host[3] = { "HA", "HB", "HC" };
+	const char *sw[3] = {"A", "B", "C"}, *host[3] = {"HA", "HB", "HC"};
 	for (int i = 0; i < 3; i++) {
 		give_lid(fabric_port(&F, fabric_find_node(&F, sw[i]), 0), (uint16_t)(1 + i));
 		give_lid(fabric_port(&F, fabric_find_node(&F, host[i]), 1), (uint16_t)(10 + i));
@@ -769,6 +770,26 @@ START_TEST(generators)
 	ck_assert_ptr_nonnull(strstr(err.msg, "unknown generator"));
 	ck_assert_int_eq(generate(&a, "fattree:radix=8,hosts=1000", &err), -1);
 	fabric_free(&a);
+
+	/* the same in YAML, and YAML mistakes with their line */
+	char path[] = "/tmp/fabricsim-test-XXXXXX.yaml";
+	int fd = mkstemps(path, 5);
+	ck_assert_int_ge(fd, 0);
+	FILE *fp = fdopen(fd, "w");
+	fputs("# a torus\ngenerator: torus\ndims: 3x3x3\nhosts: 2\n", fp);
+	fclose(fp);
+	fabric_init(&a);
+	ck_assert_msg(generate_yaml(&a, path, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(count(&a, NODE_TYPE_CA), 54);
+	fabric_free(&a);
+	fp = fopen(path, "w");
+	fputs("generator: torus\ndims: [3, 3]\n", fp);
+	fclose(fp);
+	fabric_init(&a);
+	ck_assert_int_eq(generate_yaml(&a, path, &err), -1);
+	ck_assert_msg(strstr(err.msg, ":2: expected one mapping"), "%s", err.msg);
+	fabric_free(&a);
+	unlink(path);
 }
 END_TEST
 
