@@ -6,86 +6,6 @@
 
 #include "mad/mad_types.h"
 
-/* ---- hash map: open addressing on 64-bit keys, 0 reserved for empty ---- */
-
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 31;
-	k *= 0x7fb5d329728ea185ull;
-	k ^= k >> 27;
-	k *= 0x81dadef4bc2dd44dull;
-	k ^= k >> 33;
-	return k;
-}
-
-static void hash_grow(struct fs_hash *h)
-{
-	uint32_t ncap = h->cap ? h->cap * 2 : 1024;
-	uint64_t *nk = calloc(ncap, sizeof(*nk));
-	uint32_t *nv = calloc(ncap, sizeof(*nv));
-	if (!nk || !nv)
-		abort(); /* a simulator that cannot hold its fabric has nothing useful to do */
-	for (uint32_t i = 0; i < h->cap; i++) {
-		if (!h->keys[i])
-			continue;
-		uint32_t j = (uint32_t)mix(h->keys[i]) & (ncap - 1);
-		while (nk[j])
-			j = (j + 1) & (ncap - 1);
-		nk[j] = h->keys[i];
-		nv[j] = h->vals[i];
-	}
-	free(h->keys);
-	free(h->vals);
-	h->keys = nk;
-	h->vals = nv;
-	h->cap = ncap;
-}
-
-void fs_hash_put(struct fs_hash *h, uint64_t key, uint32_t val)
-{
-	if (!key)
-		return;
-	if ((h->used + 1) * 2 > h->cap)
-		hash_grow(h);
-	uint32_t j = (uint32_t)mix(key) & (h->cap - 1);
-	while (h->keys[j] && h->keys[j] != key)
-		j = (j + 1) & (h->cap - 1);
-	if (!h->keys[j])
-		h->used++;
-	h->keys[j] = key;
-	h->vals[j] = val;
-}
-
-uint32_t fs_hash_get(const struct fs_hash *h, uint64_t key)
-{
-	if (!h->cap || !key)
-		return FS_NONE;
-	uint32_t j = (uint32_t)mix(key) & (h->cap - 1);
-	while (h->keys[j]) {
-		if (h->keys[j] == key)
-			return h->vals[j];
-		j = (j + 1) & (h->cap - 1);
-	}
-	return FS_NONE;
-}
-
-uint64_t fs_name_key(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (; *name; name++) {
-		h ^= (uint8_t)*name;
-		h *= 0x100000001b3ull;
-	}
-	return h ? h : 1;
-}
-
-static void hash_free(struct fs_hash *h)
-{
-	free(h->keys);
-	free(h->vals);
-	memset(h, 0, sizeof(*h));
-}
-
 /* ---- model ---- */
 
 void fabric_init(struct fabric *f)
@@ -116,9 +36,9 @@ void fabric_free(struct fabric *f)
 	free(f->ports);
 	free(f->sws);
 	free(f->lid_port);
-	hash_free(&f->by_node_guid);
-	hash_free(&f->by_port_guid);
-	hash_free(&f->by_name);
+	u64map_free(&f->by_node_guid);
+	u64map_free(&f->by_port_guid);
+	u64map_free(&f->by_name);
 }
 
 static void *grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -234,17 +154,17 @@ uint32_t fabric_add_node(struct fabric *f, uint8_t type, unsigned nports, const 
 			abort();
 		p->pkeys[0] = 0xffff;
 		if (!sw)
-			fs_hash_put(&f->by_port_guid, p->guid, f->nports);
+			u64map_put(&f->by_port_guid, p->guid, f->nports);
 		f->nports++;
 	}
 	if (sw) {
-		fs_hash_put(&f->by_port_guid, guid, n->first_port);
+		u64map_put(&f->by_port_guid, guid, n->first_port);
 		/* switch port 0 is the management port: always up */
 		f->ports[n->first_port].pi.port_state = PORT_STATE_INIT;
 		f->ports[n->first_port].pi.phys_state = PHYS_STATE_LINKUP;
 	}
-	fs_hash_put(&f->by_node_guid, guid, ni);
-	fs_hash_put(&f->by_name, fs_name_key(name), ni);
+	u64map_put(&f->by_node_guid, guid, ni);
+	u64map_put(&f->by_name, u64map_str_key(name), ni);
 	return ni;
 }
 
@@ -266,12 +186,12 @@ uint32_t fabric_lid_port(const struct fabric *f, uint32_t port)
 
 uint32_t fabric_find_node(const struct fabric *f, const char *s)
 {
-	uint32_t n = fs_hash_get(&f->by_name, fs_name_key(s));
+	uint32_t n = u64map_get(&f->by_name, u64map_str_key(s));
 	if (n != FS_NONE)
 		return n;
 	char *end;
 	uint64_t g = strtoull(s, &end, 16);
-	if (*s && !*end && (n = fs_hash_get(&f->by_node_guid, g)) != FS_NONE)
+	if (*s && !*end && (n = u64map_get(&f->by_node_guid, g)) != FS_NONE)
 		return n;
 	for (uint32_t i = 0; i < f->nnodes; i++)
 		if (strcmp(f->nodes[i].desc, s) == 0)

@@ -11,6 +11,7 @@
 
 #include "mad/mad_types.h"
 #include "mad/smp_attrs.h"
+#include "util/u64map.h"
 
 #define FS_NONE       UINT32_MAX
 #define FS_MAX_UCAST  0xc000 /* unicast LIDs are 1..0xbfff */
@@ -69,12 +70,6 @@ struct fs_switch {
 	uint64_t lft_sets; /* LFT blocks written by Set (tests count reprogramming) */
 };
 
-struct fs_hash {
-	uint64_t *keys; /* 0 = empty */
-	uint32_t *vals;
-	uint32_t cap, used;
-};
-
 struct fabric {
 	struct fs_node *nodes;
 	uint32_t nnodes, nodes_cap;
@@ -82,7 +77,7 @@ struct fabric {
 	uint32_t nports, ports_cap;
 	struct fs_switch *sws;
 	uint32_t nsws, sws_cap;
-	struct fs_hash by_node_guid, by_port_guid, by_name;
+	struct u64map by_node_guid, by_port_guid, by_name;
 	uint32_t *lid_port; /* LID -> port index (the port owning it), FS_NONE if none */
 	uint64_t next_sw_guid, next_ca_guid;
 	unsigned seed; /* fault injection's random choices */
@@ -135,9 +130,5 @@ void fabric_lid_update(struct fabric *f, uint32_t port, uint16_t old_lid, uint8_
 /* The port owning a LID (any LID of an LMC block), FS_NONE if none. */
 uint32_t fabric_port_by_lid(const struct fabric *f, uint16_t lid);
 
-/* Hash map of 64-bit keys (GUIDs, name hashes) to indexes. */
-void fs_hash_put(struct fs_hash *h, uint64_t key, uint32_t val);
-uint32_t fs_hash_get(const struct fs_hash *h, uint64_t key);
-uint64_t fs_name_key(const char *name);
 
 #endif

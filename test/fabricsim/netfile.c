@@ -158,10 +158,10 @@ static int parse_header(struct parser *p, char *s)
 	s = quoted(skip_ws(e), name, sizeof(name));
 	if (!s || !name[0])
 		return perr(p, "expected the node's id in double quotes");
-	if (fs_hash_get(&p->f->by_name, fs_name_key(name)) != FS_NONE)
+	if (u64map_get(&p->f->by_name, u64map_str_key(name)) != FS_NONE)
 		return perr(p, "node \"%s\" defined twice", name);
 	uint64_t guid = p->next_guid;
-	if (guid && fs_hash_get(&p->f->by_node_guid, guid) != FS_NONE)
+	if (guid && u64map_get(&p->f->by_node_guid, guid) != FS_NONE)
 		return perr(p, "GUID 0x%016llx used twice", (unsigned long long)guid);
 	p->cur = fabric_add_node(p->f, type, (unsigned)nports, name, guid);
 	struct fs_node *n = &p->f->nodes[p->cur];
@@ -239,7 +239,7 @@ static int parse_port(struct parser *p, char *s)
 	if (pguid && n->type != NODE_TYPE_SWITCH) {
 		uint32_t pi = fabric_port(p->f, p->cur, port);
 		p->f->ports[pi].guid = pguid;
-		fs_hash_put(&p->f->by_port_guid, pguid, pi);
+		u64map_put(&p->f->by_port_guid, pguid, pi);
 	}
 	if (p->nlinks == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 256;
@@ -295,7 +295,7 @@ static int resolve_links(struct parser *p)
 	for (size_t i = 0; i < p->nlinks; i++) {
 		struct pending_link *l = &p->links[i];
 		p->line = l->line;
-		uint32_t rn = fs_hash_get(&f->by_name, fs_name_key(l->rname));
+		uint32_t rn = u64map_get(&f->by_name, u64map_str_key(l->rname));
 		if (rn == FS_NONE)
 			return perr(p, "link to unknown node \"%s\"", l->rname);
 		uint32_t a = fabric_port(f, l->node, l->port);

@@ -1,0 +1,51 @@
+/* ibsmd's configuration: defaults, then a YAML file, then the command line. */
+#ifndef IBSMD_CONFIG_CONFIG_H
+#define IBSMD_CONFIG_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/log.h"
+
+#define CONFIG_MAX_ROOTS      256
+#define CONFIG_MAX_PARTITIONS 64
+
+struct config_partition {
+	char name[64];
+	uint16_t pkey;   /* 15 bits; the membership bit is per member */
+	bool all;        /* every port is a member */
+	bool all_full;   /* ... as a full member (else limited) */
+	uint64_t *guids; /* otherwise these port GUIDs */
+	bool *full;      /* full (true) or limited member, per GUID */
+	unsigned nguids;
+};
+
+struct ibsmd_config {
+	char routing_engines[128]; /* "minhop", or a fallback chain "updn,minhop" */
+	uint64_t root_guids[CONFIG_MAX_ROOTS];
+	unsigned nroots;
+	uint8_t lmc;
+	bool lmc_esp0; /* switch port 0 gets the LMC too (default: LMC 0) */
+	uint16_t lid_min, lid_max;
+	unsigned sweep_interval_s; /* light sweep period, 0 turns them off */
+	unsigned mad_window, mad_window_per_node, mad_timeout_ms, mad_retries;
+	uint64_t subnet_prefix;
+	uint64_t m_key;
+	uint16_t m_key_lease;
+	uint8_t m_key_protect;
+	uint8_t sm_priority;
+	uint8_t subnet_timeout;
+	char state_dir[256];
+	struct config_partition partitions[CONFIG_MAX_PARTITIONS];
+	unsigned npartitions;
+	int log_level; /* enum log_level, or -1: unchanged */
+};
+
+void config_defaults(struct ibsmd_config *c);
+/* Read a YAML file over what c holds. 0, or -1 with "FILE:LINE: what" in err. */
+int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errlen);
+/* Check values that depend on each other. 0, or -1 with the reason. */
+int config_check(const struct ibsmd_config *c, char *err, size_t errlen);
+void config_free(struct ibsmd_config *c);
+
+#endif

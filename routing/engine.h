@@ -1,0 +1,92 @@
+/* Routing engines. Each is one file with one `const struct routing_engine`; the SM runs them
+ * as a chain ("updn,minhop"): the first that succeeds routes the subnet.
+ *
+ * An engine reads the topology through a routing_ctx (switch graph, destinations grouped by
+ * the switch they hang off, per-port load counters for balancing) and fills every switch's
+ * wanted LFT (topo.sws[i].lft). Optional hooks give the SL of a path (for the SA's
+ * PathRecords), SL-to-VL tables (for engines that break credit loops with VLs) and multicast
+ * spanning trees. */
+#ifndef IBSMD_ROUTING_ENGINE_H
+#define IBSMD_ROUTING_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "sm/topology.h"
+#include "util/log.h"
+
+#define RT_INF UINT16_MAX
+
+struct rt_edge {
+	uint32_t to;  /* neighbour switch index */
+	uint8_t port; /* our port towards it */
+};
+
+struct rt_dest {
+	uint16_t lid;
+	uint8_t port; /* the port of the destination's own switch it leaves by (0: itself) */
+};
+
+struct routing_ctx {
+	struct topo *t;
+	const struct ibsmd_config *cfg;
+	const struct log *log;
+	uint32_t nsw;
+	/* switch graph over links that are up: edges of switch s are adj[adj_start[s] ..
+	 * adj_start[s + 1]) */
+	uint32_t *adj_start;
+	struct rt_edge *adj;
+	/* destinations by switch, likewise: dst[dst_start[s] .. dst_start[s + 1]) */
+	uint32_t *dst_start;
+	struct rt_dest *dst;
+	uint16_t max_lid;
+	/* routes through each switch port so far: load[port_base[s] + port] */
+	uint32_t *port_base;
+	uint32_t *load;
+	char why[256]; /* an engine's reason for failing */
+};
+
+struct routing_engine {
+	const char *name;
+	const char *summary;
+	/* Prepare per-run state (optional). 0, or -1 with ctx->why. */
+	int (*setup)(struct routing_ctx *ctx, void **state);
+	/* Fill every present switch's LFT. 0, or -1 with ctx->why (the chain moves on). */
+	int (*unicast)(struct routing_ctx *ctx, void *state);
+	/* The SL for traffic slid -> dlid (optional: SL 0 without it). */
+	uint8_t (*path_sl)(const struct routing_ctx *ctx, void *state, uint16_t slid,
+	                   uint16_t dlid);
+	/* The SL-to-VL table of switch sw for in_port -> out_port (optional). */
+	void (*sl2vl)(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in_port,
+	              uint8_t out_port, uint8_t vl_of_sl[16]);
+	/* Multicast spanning tree over the member switches (optional): fills the port masks
+	 * of the tree, per switch, for one MLID. */
+	int (*mcast_tree)(const struct routing_ctx *ctx, void *state, const uint32_t *member_sw,
+	                  uint32_t nmembers, uint16_t *mask_per_switch);
+	void (*teardown)(void *state);
+};
+
+extern const struct routing_engine routing_minhop;
+extern const struct routing_engine routing_updn;
+
+const struct routing_engine *routing_find(const char *name);
+/* Names of all engines, for help texts: "minhop, updn" */
+const char *routing_names(void);
+
+/* Build the context from the topology (switch graph, destinations, LFT arrays). 0 or -1. */
+int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsmd_config *cfg,
+                      const struct log *log);
+void routing_ctx_free(struct routing_ctx *ctx);
+
+/* BFS hop counts from switch `from` over the switch graph into dist[] (RT_INF: unreached). */
+void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, uint32_t *queue);
+
+/* Route every LID of destination switch t at switch s through the least loaded of the
+ * candidate edges (indexes into adj), and count the load. */
+void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
+                    uint32_t ncand);
+/* At t itself: its LIDs leave by their own ports. */
+void routing_assign_local(struct routing_ctx *ctx, uint32_t t);
+
+#endif

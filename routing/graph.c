@@ -1,0 +1,164 @@
+/* What every engine shares: the switch graph, destinations by switch, balanced port choice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engine.h"
+
+int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsmd_config *cfg,
+                      const struct log *log)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->t = t;
+	ctx->cfg = cfg;
+	ctx->log = log;
+	ctx->nsw = t->nsws;
+	uint32_t ns = t->nsws;
+	ctx->adj_start = calloc(ns + 1, sizeof(uint32_t));
+	ctx->dst_start = calloc(ns + 1, sizeof(uint32_t));
+	ctx->port_base = calloc(ns + 1, sizeof(uint32_t));
+	if (!ctx->adj_start || !ctx->dst_start || !ctx->port_base)
+		return -1;
+
+	/* count, then fill (CSR) */
+	for (uint32_t s = 0; s < ns; s++) {
+		const struct sm_node *n = &t->nodes[t->sws[s].node];
+		ctx->port_base[s + 1] = ctx->port_base[s] + n->nports + 1u;
+		if (!n->present)
+			continue;
+		for (unsigned p = 1; p <= n->nports; p++) {
+			uint32_t peer = t->ports[n->first_port + p].peer;
+			if (peer == SM_NONE)
+				continue;
+			uint32_t pn = t->ports[peer].node;
+			if (topo_is_switch(t, pn))
+				ctx->adj_start[s + 1]++;
+			else if (t->ports[peer].lid)
+				ctx->dst_start[s + 1] += 1u << t->ports[peer].lmc;
+		}
+		if (t->ports[n->first_port].lid)
+			ctx->dst_start[s + 1] += 1u << t->ports[n->first_port].lmc;
+	}
+	for (uint32_t s = 0; s < ns; s++) {
+		ctx->adj_start[s + 1] += ctx->adj_start[s];
+		ctx->dst_start[s + 1] += ctx->dst_start[s];
+	}
+	ctx->adj = malloc(sizeof(struct rt_edge) * (ctx->adj_start[ns] + 1));
+	ctx->dst = malloc(sizeof(struct rt_dest) * (ctx->dst_start[ns] + 1));
+	ctx->load = calloc(ctx->port_base[ns] + 1, sizeof(uint32_t));
+	if (!ctx->adj || !ctx->dst || !ctx->load)
+		return -1;
+	for (uint32_t s = 0; s < ns; s++) {
+		const struct sm_node *n = &t->nodes[t->sws[s].node];
+		uint32_t ea = ctx->adj_start[s], da = ctx->dst_start[s];
+		if (!n->present)
+			continue;
+		const struct sm_port *p0 = &t->ports[n->first_port];
+		for (uint32_t l = p0->lid; p0->lid && l < p0->lid + (1u << p0->lmc); l++)
+			ctx->dst[da++] = (struct rt_dest){.lid = (uint16_t)l, .port = 0};
+		for (unsigned p = 1; p <= n->nports; p++) {
+			uint32_t peer = t->ports[n->first_port + p].peer;
+			if (peer == SM_NONE)
+				continue;
+			const struct sm_port *pp = &t->ports[peer];
+			if (topo_is_switch(t, pp->node)) {
+				ctx->adj[ea++] = (struct rt_edge){.to = t->nodes[pp->node].sw,
+				                                  .port = (uint8_t)p};
+			} else if (pp->lid) {
+				for (uint32_t l = pp->lid; l < pp->lid + (1u << pp->lmc); l++)
+					ctx->dst[da++] = (struct rt_dest){.lid = (uint16_t)l,
+					                                  .port = (uint8_t)p};
+			}
+		}
+	}
+	for (uint32_t i = 0; i < ctx->dst_start[ns]; i++)
+		if (ctx->dst[i].lid > ctx->max_lid)
+			ctx->max_lid = ctx->dst[i].lid;
+	/* fresh LFTs, sized to the highest LID */
+	uint32_t size = ((uint32_t)ctx->max_lid / 64 + 1) * 64;
+	for (uint32_t s = 0; s < ns; s++) {
+		struct sm_switch *sw = &t->sws[s];
+		if (sw->lft_size != size) {
+			uint8_t *nl = realloc(sw->lft, size);
+			if (!nl)
+				return -1;
+			sw->lft = nl;
+			sw->lft_size = size;
+		}
+		memset(sw->lft, 0xff, size);
+	}
+	return 0;
+}
+
+void routing_ctx_free(struct routing_ctx *ctx)
+{
+	free(ctx->adj_start);
+	free(ctx->adj);
+	free(ctx->dst_start);
+	free(ctx->dst);
+	free(ctx->port_base);
+	free(ctx->load);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, uint32_t *queue)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		dist[s] = RT_INF;
+	uint32_t head = 0, tail = 0;
+	dist[from] = 0;
+	queue[tail++] = from;
+	while (head < tail) {
+		uint32_t s = queue[head++];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint32_t n = ctx->adj[e].to;
+			if (dist[n] == RT_INF) {
+				dist[n] = (uint16_t)(dist[s] + 1);
+				queue[tail++] = n;
+			}
+		}
+	}
+}
+
+void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
+                    uint32_t ncand)
+{
+	if (!ncand)
+		return;
+	uint8_t *lft = ctx->t->sws[s].lft;
+	uint32_t *load = ctx->load + ctx->port_base[s];
+	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+		/* the least loaded port; equal loads go round-robin by LID so an LMC block
+		 * spreads over different ports */
+		uint32_t start = ctx->dst[d].lid % ncand, best = start;
+		for (uint32_t k = 1; k < ncand; k++) {
+			uint32_t i = (start + k) % ncand;
+			if (load[ctx->adj[cand[i]].port] < load[ctx->adj[cand[best]].port])
+				best = i;
+		}
+		uint8_t port = ctx->adj[cand[best]].port;
+		lft[ctx->dst[d].lid] = port;
+		load[port]++;
+	}
+}
+
+void routing_assign_local(struct routing_ctx *ctx, uint32_t t)
+{
+	uint8_t *lft = ctx->t->sws[t].lft;
+	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+		lft[ctx->dst[d].lid] = ctx->dst[d].port;
+}
+
+static const struct routing_engine *const engines[] = {&routing_minhop, &routing_updn};
+
+const struct routing_engine *routing_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+		if (!strcmp(engines[i]->name, name))
+			return engines[i];
+	return NULL;
+}
+
+const char *routing_names(void)
+{
+	return "minhop, updn";
+}

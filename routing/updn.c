@@ -1,0 +1,220 @@
+/* up/down: switches are ranked by hop distance from the roots; a route may climb towards the
+ * roots and then descend, never climb again, so no cycle of channel dependencies can form and
+ * the fabric is free of credit loops on any topology. Among such routes the shortest are
+ * taken, balanced like min-hop.
+ *
+ * Per destination switch t: D_down[s] is the shortest all-downward route from s to t,
+ * D_any[s] the shortest up-then-down route. A switch routes downward when that is shortest
+ * (D_down == D_any), else upward. A packet only ever arrives at s by a downward move from a
+ * switch that routed downward, and then D_down[s] == D_any[s] too, so it keeps descending. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engine.h"
+
+struct updn {
+	uint16_t *rank;
+	uint64_t *guid;
+};
+
+/* Is the move a -> b upward (towards the roots)? Ties broken by GUID, as up/down requires a
+ * total order. */
+static bool up_move(const struct updn *u, uint32_t a, uint32_t b)
+{
+	return u->rank[b] < u->rank[a] || (u->rank[b] == u->rank[a] && u->guid[b] < u->guid[a]);
+}
+
+static int choose_roots(struct routing_ctx *ctx, uint32_t *roots, uint32_t *nroots)
+{
+	struct topo *t = ctx->t;
+	uint32_t ns = ctx->nsw;
+	*nroots = 0;
+	for (unsigned i = 0; i < ctx->cfg->nroots; i++) {
+		uint32_t n = u64map_get(&t->by_guid, ctx->cfg->root_guids[i]);
+		if (n == U64MAP_NONE || !topo_is_switch(t, n) || !t->nodes[n].present) {
+			log_warn(ctx->log, "routing",
+			         "updn: root GUID 0x%016llx is not a switch in "
+			         "the fabric: ignored",
+			         (unsigned long long)ctx->cfg->root_guids[i]);
+			continue;
+		}
+		roots[(*nroots)++] = t->nodes[n].sw;
+	}
+	if (*nroots)
+		return 0;
+	/* No roots configured: the switches without hosts that lie farthest from the switches
+	 * with hosts (the spines or cores of a fat tree); failing that the graph's centre. */
+	uint16_t *dist = malloc(sizeof(uint16_t) * (ns + 1));
+	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
+	if (!dist || !queue) {
+		free(dist);
+		free(queue);
+		return -1;
+	}
+	for (uint32_t s = 0; s < ns; s++)
+		dist[s] = RT_INF;
+	uint32_t head = 0, tail = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		bool hosts = ctx->dst_start[s + 1] - ctx->dst_start[s] > 1; /* more than itself */
+		if (hosts && t->nodes[t->sws[s].node].present) {
+			dist[s] = 0;
+			queue[tail++] = s;
+		}
+	}
+	while (head < tail) {
+		uint32_t s = queue[head++];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++)
+			if (dist[ctx->adj[e].to] == RT_INF) {
+				dist[ctx->adj[e].to] = (uint16_t)(dist[s] + 1);
+				queue[tail++] = ctx->adj[e].to;
+			}
+	}
+	uint16_t far = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		if (dist[s] != RT_INF && dist[s] > far)
+			far = dist[s];
+	if (far > 0) {
+		for (uint32_t s = 0; s < ns; s++)
+			if (dist[s] == far)
+				roots[(*nroots)++] = s;
+	} else {
+		/* every switch has hosts: the one whose farthest switch is nearest */
+		uint16_t best = RT_INF;
+		uint32_t limit = ns > 4000 ? 4000 : ns;
+		for (uint32_t s = 0; s < limit; s++) {
+			if (!t->nodes[t->sws[s].node].present)
+				continue;
+			routing_bfs(ctx, s, dist, queue);
+			uint16_t ecc = 0;
+			for (uint32_t x = 0; x < ns; x++)
+				if (dist[x] != RT_INF && dist[x] > ecc)
+					ecc = dist[x];
+			if (ecc < best) {
+				best = ecc;
+				roots[0] = s;
+				*nroots = 1;
+			}
+		}
+	}
+	free(dist);
+	free(queue);
+	return *nroots ? 0 : -1;
+}
+
+static int updn_unicast(struct routing_ctx *ctx, void *state)
+{
+	(void)state;
+	struct topo *t = ctx->t;
+	uint32_t ns = ctx->nsw;
+	struct updn u = {0};
+	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1)), nroots = 0;
+	uint16_t *down = malloc(sizeof(uint16_t) * (ns + 1));
+	uint16_t *any = malloc(sizeof(uint16_t) * (ns + 1));
+	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
+	uint32_t *bucket_next = malloc(sizeof(uint32_t) * (ns + 1));
+	uint32_t *cand = malloc(sizeof(uint32_t) * 256);
+	u.rank = malloc(sizeof(uint16_t) * (ns + 1));
+	u.guid = malloc(sizeof(uint64_t) * (ns + 1));
+	int rc = -1;
+	if (!roots || !down || !any || !queue || !bucket_next || !cand || !u.rank || !u.guid) {
+		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
+		goto out;
+	}
+	if (choose_roots(ctx, roots, &nroots) < 0) {
+		snprintf(ctx->why, sizeof(ctx->why), "no root switch found");
+		goto out;
+	}
+	/* ranks: distance from the nearest root */
+	for (uint32_t s = 0; s < ns; s++) {
+		u.rank[s] = RT_INF;
+		u.guid[s] = t->nodes[t->sws[s].node].guid;
+	}
+	uint32_t head = 0, tail = 0;
+	for (uint32_t i = 0; i < nroots; i++) {
+		u.rank[roots[i]] = 0;
+		queue[tail++] = roots[i];
+	}
+	while (head < tail) {
+		uint32_t s = queue[head++];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++)
+			if (u.rank[ctx->adj[e].to] == RT_INF) {
+				u.rank[ctx->adj[e].to] = (uint16_t)(u.rank[s] + 1);
+				queue[tail++] = ctx->adj[e].to;
+			}
+	}
+	log_info(ctx->log, "routing", "updn: %u root switch(es), %u switches ranked", nroots, tail);
+
+	for (uint32_t dst = 0; dst < ns; dst++) {
+		if (ctx->dst_start[dst] == ctx->dst_start[dst + 1] || u.rank[dst] == RT_INF)
+			continue;
+		/* D_down: backwards from dst over downward moves */
+		for (uint32_t s = 0; s < ns; s++)
+			down[s] = any[s] = RT_INF;
+		head = tail = 0;
+		down[dst] = 0;
+		queue[tail++] = dst;
+		while (head < tail) {
+			uint32_t x = queue[head++];
+			for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1]; e++) {
+				uint32_t s = ctx->adj[e].to; /* candidate predecessor s -> x */
+				if (down[s] == RT_INF && !up_move(&u, s, x)) {
+					down[s] = (uint16_t)(down[x] + 1);
+					queue[tail++] = s;
+				}
+			}
+		}
+		/* D_any: from the D_down values, backwards over upward moves, in order of
+		 * distance (the queue holds switches in non-decreasing D_down order) */
+		for (uint32_t s = 0; s < ns; s++)
+			any[s] = down[s];
+		uint32_t ordered = tail;
+		uint32_t *q2 = bucket_next;
+		uint32_t h2 = 0, t2 = 0, i1 = 0;
+		while (i1 < ordered || h2 < t2) {
+			uint32_t x;
+			if (h2 < t2 && (i1 >= ordered || any[q2[h2]] < any[queue[i1]]))
+				x = q2[h2++];
+			else
+				x = queue[i1++];
+			for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1]; e++) {
+				uint32_t s = ctx->adj[e].to;
+				if (up_move(&u, s, x) && any[s] > any[x] + 1) {
+					any[s] = (uint16_t)(any[x] + 1);
+					q2[t2++] = s;
+				}
+			}
+		}
+		routing_assign_local(ctx, dst);
+		for (uint32_t s = 0; s < ns; s++) {
+			if (s == dst || any[s] == RT_INF)
+				continue;
+			bool go_down = down[s] == any[s];
+			uint32_t n = 0;
+			for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256;
+			     e++) {
+				uint32_t x = ctx->adj[e].to;
+				if (go_down ? (!up_move(&u, s, x) && down[x] + 1 == down[s])
+				            : (up_move(&u, s, x) && any[x] + 1 == any[s]))
+					cand[n++] = e;
+			}
+			routing_assign(ctx, s, dst, cand, n);
+		}
+	}
+	rc = 0;
+out:
+	free(roots);
+	free(down);
+	free(any);
+	free(queue);
+	free(bucket_next);
+	free(cand);
+	free(u.rank);
+	free(u.guid);
+	return rc;
+}
+
+const struct routing_engine routing_updn = {
+    .name = "updn",
+    .summary = "up/down from root switches (configured or detected): free of credit loops",
+    .unicast = updn_unicast,
+};

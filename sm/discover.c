@@ -1,0 +1,321 @@
+/* Discovery: breadth-first with directed-route SMPs, all in flight at once (the dispatcher's
+ * windows pace them). A full sweep forgets every link and finds them again from the SM's own
+ * node; a partial sweep re-reads the ports of the switches that reported a change and only
+ * explores what is new behind them. Duplicate GUIDs, half-dead links and nodes that do not
+ * answer are reported with their routes and never stop the sweep. */
+#include <stdio.h>
+#include <string.h>
+
+#include "sm/sm.h"
+
+struct probe {
+	uint32_t from_port; /* the port we leave through, SM_NONE for the SM's own node */
+	uint8_t path[64];
+	uint8_t hops;
+	bool full;
+};
+
+struct port_ref {
+	uint32_t port;
+	bool full;
+};
+
+static void path_str(const uint8_t *path, unsigned hops, char *buf, size_t len)
+{
+	size_t off = (size_t)snprintf(buf, len, "0");
+	for (unsigned i = 1; i <= hops && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, ",%u", path[i]);
+}
+
+static void on_port_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                         void *ctx);
+
+static void read_port(struct sm *sm, uint32_t node, unsigned num, bool full)
+{
+	struct port_ref pr = {.port = topo_port(&sm->topo, node, num), .full = full};
+	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, num, NULL, 0,
+	           on_port_info, &pr, sizeof(pr));
+}
+
+static void on_node_desc(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                         void *ctx)
+{
+	(void)res;
+	uint32_t node = *(const uint32_t *)ctx;
+	if (!smp || smp->dr_status)
+		return;
+	struct mad_node_desc nd;
+	mad_node_desc_decode(smp->data, sizeof(smp->data), &nd, NULL);
+	memcpy(sm->topo.nodes[node].desc, nd.desc, sizeof(nd.desc));
+}
+
+static void on_switch_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                           void *ctx)
+{
+	(void)res;
+	uint32_t node = *(const uint32_t *)ctx;
+	if (!smp || smp->dr_status)
+		return;
+	struct sm_node *n = &sm->topo.nodes[node];
+	mad_switch_info_decode(smp->data, sizeof(smp->data), &sm->topo.sws[n->sw].si, NULL);
+}
+
+/* Explore a node reached for the first time in this sweep: everything about it, and its
+ * ports, whose answers lead on. */
+static void explore(struct sm *sm, uint32_t node, uint32_t arrival, bool full)
+{
+	struct sm_node *n = &sm->topo.nodes[node];
+	n->seen = sm->topo.sweep;
+	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_NODE_DESC, 0, NULL, 0, on_node_desc,
+	           &node, sizeof(node));
+	if (topo_is_switch(&sm->topo, node)) {
+		sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_SWITCH_INFO, 0, NULL, 0,
+		           on_switch_info, &node, sizeof(node));
+		for (unsigned p = 0; p <= n->nports; p++)
+			read_port(sm, node, p, full);
+	} else {
+		read_port(sm, node, sm->topo.ports[arrival].num, full);
+	}
+}
+
+static void on_node_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                         void *ctx)
+{
+	const struct probe *pr = ctx;
+	struct topo *t = &sm->topo;
+	char route[200];
+	path_str(pr->path, pr->hops, route, sizeof(route));
+	if (!smp || smp->dr_status) {
+		if (pr->from_port != SM_NONE) {
+			char name[160];
+			sm_node_name(sm, t->ports[pr->from_port].node, name, sizeof(name));
+			log_warn(sm->log, "discover",
+			         "no NodeInfo through %s port %u (route %s): the link is up but "
+			         "nothing answers behind it (half-dead link or hung node)%s",
+			         name, t->ports[pr->from_port].num, route,
+			         res->error ? "" : ", the node answered with an error status");
+			topo_unlink(t, pr->from_port);
+		} else {
+			log_err(sm->log, "discover", "the SM's own port does not answer NodeInfo");
+		}
+		return;
+	}
+	struct mad_node_info ni;
+	mad_node_info_decode(smp->data, sizeof(smp->data), &ni, NULL);
+	if (!ni.node_guid || ni.num_ports == 0 ||
+	    (ni.node_type != NODE_TYPE_CA && ni.node_type != NODE_TYPE_SWITCH &&
+	     ni.node_type != NODE_TYPE_ROUTER) ||
+	    (ni.node_type == NODE_TYPE_SWITCH
+	         ? ni.local_port_num > ni.num_ports
+	         : ni.local_port_num == 0 || ni.local_port_num > ni.num_ports)) {
+		log_warn(sm->log, "discover",
+		         "node at route %s answers a malformed NodeInfo (GUID " GUID_FMT
+		         ", type %u, %u ports, entered on port %u): ignored",
+		         route, ni.node_guid, ni.node_type, ni.num_ports, ni.local_port_num);
+		return;
+	}
+	uint32_t node = u64map_get(&t->by_guid, ni.node_guid);
+	bool is_new = node == U64MAP_NONE;
+	if (!is_new) {
+		struct sm_node *n = &t->nodes[node];
+		if (n->type != ni.node_type || n->nports != ni.num_ports) {
+			log_err(
+			    sm->log, "discover",
+			    "duplicate node GUID " GUID_FMT ": a %s with %u ports at route %s, "
+			    "and a %s with %u ports at route(s) seen before: the second is left "
+			    "out; fix the GUIDs",
+			    ni.node_guid, node_type_str(ni.node_type), ni.num_ports, route,
+			    node_type_str(n->type), n->nports);
+			return;
+		}
+	} else {
+		node = topo_add_node(t, &ni);
+		if (node == SM_NONE) {
+			log_err(sm->log, "discover", "out of memory at route %s", route);
+			return;
+		}
+	}
+	struct sm_node *n = &t->nodes[node];
+	uint32_t arrival = topo_port(t, node, ni.local_port_num);
+	if (n->type != NODE_TYPE_SWITCH) {
+		uint32_t other = u64map_get(&t->by_port_guid, ni.port_guid);
+		if (other != U64MAP_NONE && other != arrival) {
+			log_err(sm->log, "discover", "duplicate port GUID " GUID_FMT " at route %s",
+			        ni.port_guid, route);
+			return;
+		}
+		t->ports[arrival].guid = ni.port_guid;
+		u64map_put(&t->by_port_guid, ni.port_guid, arrival);
+	}
+	if (pr->from_port != SM_NONE) {
+		uint32_t was = t->ports[arrival].peer;
+		if (was != SM_NONE && was != pr->from_port && !pr->full &&
+		    t->nodes[t->ports[was].node].seen == t->sweep) {
+			char a[160], b[160];
+			sm_node_name(sm, t->ports[was].node, a, sizeof(a));
+			sm_node_name(sm, t->ports[pr->from_port].node, b, sizeof(b));
+			log_warn(sm->log, "discover",
+			         "port %u of " GUID_FMT " is reached both from %s and from %s: "
+			         "duplicate GUID or miscabled fabric",
+			         ni.local_port_num, ni.node_guid, a, b);
+		}
+		topo_link(t, pr->from_port, arrival);
+	} else {
+		t->sm_node = node;
+		t->sm_port = n->type == NODE_TYPE_SWITCH ? n->first_port : arrival;
+	}
+	/* explore what is new, what came back, and (full sweep) everything once */
+	if (is_new || !n->present || (pr->full && n->seen != t->sweep)) {
+		memcpy(n->path, pr->path, sizeof(n->path));
+		n->hops = pr->hops;
+		n->ni = ni;
+		n->present = true;
+		if (is_new || !pr->full) {
+			char name[160];
+			log_info(sm->log, "discover", "found %s %s at route %s",
+			         node_type_str(n->type), sm_node_name(sm, node, name, sizeof(name)),
+			         route);
+		}
+		explore(sm, node, arrival, pr->full);
+	} else if (n->type != NODE_TYPE_SWITCH && !t->ports[arrival].known) {
+		read_port(sm, node, ni.local_port_num, pr->full);
+	}
+}
+
+static void probe(struct sm *sm, uint32_t from_port, bool full)
+{
+	struct topo *t = &sm->topo;
+	const struct sm_node *n = &t->nodes[t->ports[from_port].node];
+	if (n->hops >= MAD_DR_MAX_HOPS) {
+		log_warn(sm->log, "discover",
+		         "fabric deeper than 63 hops: nothing found beyond " GUID_FMT " port %u",
+		         n->guid, t->ports[from_port].num);
+		return;
+	}
+	struct probe pr = {.from_port = from_port, .hops = (uint8_t)(n->hops + 1), .full = full};
+	memcpy(pr.path, n->path, n->hops + 1u);
+	pr.path[pr.hops] = t->ports[from_port].num;
+	sm_send_dr(sm, SM_NONE, pr.path, pr.hops, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
+	           on_node_info, &pr, sizeof(pr));
+}
+
+static void on_port_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                         void *ctx)
+{
+	(void)res;
+	const struct port_ref *pr = ctx;
+	struct topo *t = &sm->topo;
+	struct sm_port *port = &t->ports[pr->port];
+	struct sm_node *n = &t->nodes[port->node];
+	if (!smp || smp->dr_status) {
+		char name[160];
+		log_warn(sm->log, "discover", "no PortInfo for %s port %u%s",
+		         sm_node_name(sm, port->node, name, sizeof(name)), port->num,
+		         smp ? ": error status" : "");
+		return;
+	}
+	bool was_up = topo_port_up(port);
+	mad_port_info_decode(smp->data, sizeof(smp->data), &port->pi, NULL);
+	port->known = true;
+	bool forwards = n->type == NODE_TYPE_SWITCH || pr->port == t->sm_port;
+	if (port->num == 0 && n->type == NODE_TYPE_SWITCH)
+		return;
+	if (!topo_port_up(port)) {
+		if (port->peer != SM_NONE) {
+			char name[160];
+			log_notice(sm->log, "discover", "link down at %s port %u",
+			           sm_node_name(sm, port->node, name, sizeof(name)), port->num);
+			topo_unlink(t, pr->port);
+			sm->structural = true;
+		}
+		return;
+	}
+	if (!forwards)
+		return;
+	/* look behind every up port whose far end is not known yet (a full sweep forgot all
+	 * links but the one it came in by) */
+	if (port->peer == SM_NONE) {
+		if (!pr->full && !was_up)
+			sm->structural = true;
+		probe(sm, pr->port, pr->full);
+	}
+}
+
+static void discover_end(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	if (t->sm_node == SM_NONE) {
+		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+		         "the SM's own port did not answer: nothing discovered");
+		return;
+	}
+	uint32_t lost = topo_update_paths(t);
+	if (lost) {
+		log_notice(sm->log, "discover", "%u node(s) no longer reachable", lost);
+		sm->structural = true;
+	}
+	struct sm_counts *c = &sm->counts;
+	memset(c, 0, sizeof(*c));
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct sm_node *n = &t->nodes[i];
+		if (!n->present)
+			continue;
+		c->nodes++;
+		if (n->type == NODE_TYPE_SWITCH)
+			c->switches++;
+		else
+			c->cas++;
+		for (unsigned p = n->type == NODE_TYPE_SWITCH ? 0 : 1; p <= n->nports; p++) {
+			const struct sm_port *port = &t->ports[n->first_port + p];
+			if (!port->known)
+				continue;
+			c->ports++;
+			if (port->peer != SM_NONE && port->peer > n->first_port + p)
+				c->links++;
+		}
+	}
+}
+
+void discover_full(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	t->sweep++;
+	sm->structural = false;
+	/* forget the links: this sweep finds them again */
+	for (uint32_t p = 0; p < t->nports; p++)
+		t->ports[p].peer = SM_NONE;
+	struct probe pr = {.from_port = SM_NONE, .hops = 0, .full = true};
+	sm_send_dr(sm, SM_NONE, pr.path, 0, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
+	           on_node_info, &pr, sizeof(pr));
+}
+
+/* The switches marked dirty: re-read their ports, explore what is new, and clear their
+ * PortStateChange so the next light sweep sees only new changes. */
+void discover_switches(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	t->sweep++;
+	sm->structural = false;
+	for (uint32_t i = 0; i < t->nnodes && i < sm->dirty_cap; i++) {
+		if (!sm->dirty[i])
+			continue;
+		sm->dirty[i] = false;
+		struct sm_node *n = &t->nodes[i];
+		if (!n->present || n->type != NODE_TYPE_SWITCH)
+			continue;
+		n->seen = t->sweep;
+		struct mad_switch_info si = t->sws[n->sw].si;
+		si.port_state_change = 1; /* writing 1 clears it */
+		uint8_t data[64] = {0};
+		mad_switch_info_encode(&si, data, sizeof(data), NULL);
+		sm_send_dr(sm, i, NULL, 0, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, data,
+		           sizeof(data), on_switch_info, &i, sizeof(i));
+		for (unsigned p = 1; p <= n->nports; p++)
+			read_port(sm, i, p, false);
+	}
+}
+
+void discover_finish(struct sm *sm)
+{
+	discover_end(sm);
+}

@@ -1,0 +1,292 @@
+/* LID assignment. The SM's own port first; every port keeps the LID it had (last sweep, the
+ * guid2lid file, or what it holds on the fabric) when that LID is valid: in range, aligned to
+ * the port's 2^LMC block and not taken; the rest get the lowest free aligned block. The
+ * guid2lid file keeps LIDs across restarts and is written atomically (write, fsync, rename). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sm/sm.h"
+
+struct assign {
+	struct sm *sm;
+	uint32_t *owner;    /* LID -> port index this sweep */
+	uint64_t *reserved; /* LID -> GUID the state file keeps it for */
+};
+
+static uint8_t want_lmc(const struct sm *sm, uint32_t port)
+{
+	bool sw = topo_is_switch(&sm->topo, sm->topo.ports[port].node);
+	return sw && !sm->cfg->lmc_esp0 ? 0 : sm->cfg->lmc;
+}
+
+static uint64_t port_key(const struct topo *t, uint32_t port)
+{
+	const struct sm_port *p = &t->ports[port];
+	return topo_is_switch(t, p->node) ? t->nodes[p->node].guid : p->guid;
+}
+
+static bool valid_block(const struct ibsmd_config *c, uint32_t lid, uint8_t lmc)
+{
+	uint32_t n = 1u << lmc;
+	return lid >= c->lid_min && lid + n - 1 <= c->lid_max && (lid & (n - 1)) == 0;
+}
+
+static bool block_free(const struct assign *a, uint32_t lid, uint8_t lmc, uint64_t guid,
+                       bool respect_reserved)
+{
+	for (uint32_t l = lid; l < lid + (1u << lmc); l++) {
+		if (a->owner[l] != SM_NONE)
+			return false;
+		if (respect_reserved && a->reserved[l] && a->reserved[l] != guid)
+			return false;
+	}
+	return true;
+}
+
+static void take(struct assign *a, uint32_t port, uint32_t lid, uint8_t lmc)
+{
+	struct sm_port *p = &a->sm->topo.ports[port];
+	for (uint32_t l = lid; l < lid + (1u << lmc); l++)
+		a->owner[l] = port;
+	p->lid = (uint16_t)lid;
+	p->lmc = lmc;
+}
+
+/* The first of these candidates that is valid and free. */
+static bool try_keep(struct assign *a, uint32_t port, uint32_t lid, bool respect_reserved)
+{
+	uint8_t lmc = want_lmc(a->sm, port);
+	uint64_t guid = port_key(&a->sm->topo, port);
+	if (!lid || !valid_block(a->sm->cfg, lid, lmc) ||
+	    !block_free(a, lid, lmc, guid, respect_reserved))
+		return false;
+	take(a, port, lid, lmc);
+	return true;
+}
+
+static bool allocate(struct assign *a, uint32_t port)
+{
+	const struct ibsmd_config *c = a->sm->cfg;
+	uint8_t lmc = want_lmc(a->sm, port);
+	uint32_t step = 1u << lmc;
+	uint64_t guid = port_key(&a->sm->topo, port);
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t first = (c->lid_min + step - 1) & ~(step - 1);
+		for (uint32_t lid = first; lid + step - 1 <= c->lid_max; lid += step) {
+			if (block_free(a, lid, lmc, guid, pass == 0)) {
+				take(a, port, lid, lmc);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The ports that need a LID: switch port 0s and the CA ports we can reach. */
+static bool needs_lid(const struct topo *t, uint32_t port)
+{
+	const struct sm_port *p = &t->ports[port];
+	const struct sm_node *n = &t->nodes[p->node];
+	if (!n->present || !p->known)
+		return false;
+	if (n->type == NODE_TYPE_SWITCH)
+		return p->num == 0;
+	return p->num != 0 && (p->peer != SM_NONE || port == t->sm_port);
+}
+
+int lids_assign(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	struct assign a = {.sm = sm};
+	a.owner = malloc(sizeof(uint32_t) * SM_LID_COUNT);
+	a.reserved = calloc(SM_LID_COUNT, sizeof(uint64_t));
+	if (!a.owner || !a.reserved) {
+		free(a.owner);
+		free(a.reserved);
+		return -1;
+	}
+	for (uint32_t i = 0; i < SM_LID_COUNT; i++)
+		a.owner[i] = SM_NONE;
+	for (uint32_t i = 0; i < sm->guid2lid.cap; i++) {
+		uint64_t g = sm->guid2lid.keys[i];
+		uint32_t lid = g ? sm->guid2lid.vals[i] : 0;
+		if (lid && lid < SM_LID_COUNT)
+			a.reserved[lid] = g;
+	}
+
+	uint32_t *order = malloc(sizeof(uint32_t) * (t->nports + 1));
+	uint32_t n = 0;
+	if (!order) {
+		free(a.owner);
+		free(a.reserved);
+		return -1;
+	}
+	if (t->sm_port != SM_NONE && needs_lid(t, t->sm_port))
+		order[n++] = t->sm_port;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		if (p != t->sm_port && needs_lid(t, p))
+			order[n++] = p;
+		else if (!needs_lid(t, p) && p != t->sm_port)
+			t->ports[p].lid = 0; /* gone, or no longer reachable: gives its LIDs back */
+	}
+	bool *done = calloc(n + 1, sizeof(bool));
+	/* keep: this sweep's LID, the state file's, the fabric's; then allocate */
+	for (int pass = 0; pass < 3; pass++) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (done[i])
+				continue;
+			uint32_t p = order[i];
+			uint32_t cand;
+			if (pass == 0)
+				cand = t->ports[p].lid;
+			else if (pass == 1)
+				cand = u64map_get(&sm->guid2lid, port_key(t, p));
+			else
+				cand = t->ports[topo_lid_port(t, p)].pi.lid;
+			if (cand == U64MAP_NONE)
+				cand = 0;
+			/* the SM's port may take any valid LID first */
+			if (try_keep(&a, p, cand, pass == 2 && i != 0))
+				done[i] = true;
+			else if (pass == 0)
+				t->ports[p].lid = 0;
+		}
+	}
+	uint32_t fresh = 0, failed = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		uint32_t p = order[i];
+		uint16_t had = t->ports[topo_lid_port(t, p)].pi.lid;
+		if (!allocate(&a, p)) {
+			failed++;
+			continue;
+		}
+		fresh++;
+		if (had && had != t->ports[p].lid) {
+			char name[160];
+			log_notice(sm->log, "lids",
+			           "%s port %u held LID %u (taken, out of range or "
+			           "misaligned): now LID %u",
+			           sm_node_name(sm, t->ports[p].node, name, sizeof(name)),
+			           t->ports[p].num, had, t->ports[p].lid);
+		}
+	}
+	if (failed)
+		log_err(sm->log, "lids",
+		        "%u port(s) got no LID: the range %u-%u with LMC %u is full; "
+		        "widen lid_min/lid_max",
+		        failed, sm->cfg->lid_min, sm->cfg->lid_max, sm->cfg->lmc);
+	/* remember them */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = order[i];
+		if (!t->ports[p].lid)
+			continue;
+		uint64_t g = port_key(t, p);
+		if (u64map_get(&sm->guid2lid, g) != t->ports[p].lid) {
+			u64map_put(&sm->guid2lid, g, t->ports[p].lid);
+			sm->guid2lid_dirty = true;
+		}
+	}
+	sm->counts.lids = n - failed;
+	topo_rebuild_lids(t);
+	log_info(sm->log, "lids", "%u ports have LIDs, %u newly assigned", n - failed, fresh);
+	free(done);
+	free(order);
+	free(a.owner);
+	free(a.reserved);
+	return failed ? -1 : 0;
+}
+
+static void state_path(const struct sm *sm, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", sm->cfg->state_dir, name);
+}
+
+int lids_load(struct sm *sm)
+{
+	char path[512];
+	state_path(sm, "guid2lid", path, sizeof(path));
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return errno == ENOENT ? 0 : -1;
+	char line[256];
+	unsigned lineno = 0, kept = 0;
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		uint64_t guid;
+		unsigned lid, lid_max;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%" SCNx64 " %x %x", &guid, &lid, &lid_max) < 2 || !guid || !lid ||
+		    lid >= SM_LID_COUNT) {
+			log_warn(sm->log, "lids", "%s:%u: not \"GUID LID [LID]\": skipped", path,
+			         lineno);
+			continue;
+		}
+		u64map_put(&sm->guid2lid, guid, lid);
+		kept++;
+	}
+	fclose(fp);
+	log_info(sm->log, "lids", "%s: %u LIDs kept from the last run", path, kept);
+	return 0;
+}
+
+int lids_save(struct sm *sm)
+{
+	if (!sm->guid2lid_dirty)
+		return 0;
+	char path[512], tmp[540];
+	state_path(sm, "guid2lid", path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (mkdir(sm->cfg->state_dir, 0755) < 0 && errno != EEXIST) {
+		log_err(sm->log, "lids",
+		        "cannot create the state directory %s: %s; LIDs will not "
+		        "survive a restart",
+		        sm->cfg->state_dir, strerror(errno));
+		return -1;
+	}
+	FILE *fp = fopen(tmp, "w");
+	if (!fp) {
+		log_err(sm->log, "lids", "cannot write %s: %s; LIDs will not survive a restart",
+		        tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(fp, "# port GUID -> LID, kept by ibsmd across restarts\n");
+	const struct topo *t = &sm->topo;
+	for (uint32_t i = 0; i < sm->guid2lid.cap; i++) {
+		uint64_t g = sm->guid2lid.keys[i];
+		if (!g)
+			continue;
+		uint32_t lid = sm->guid2lid.vals[i], lmc = 0;
+		uint32_t p = lid < SM_LID_COUNT ? t->lid_port[lid] : SM_NONE;
+		if (p != SM_NONE)
+			lmc = t->ports[p].lmc;
+		fprintf(fp, "0x%016" PRIx64 " 0x%04x 0x%04x\n", g, lid, lid + (1u << lmc) - 1);
+	}
+	int rc = 0;
+	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
+		rc = -1;
+	if (fclose(fp) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc == 0) {
+		int dfd = open(sm->cfg->state_dir, O_RDONLY | O_DIRECTORY);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		sm->guid2lid_dirty = false;
+	} else {
+		log_err(sm->log, "lids", "writing %s failed: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+	return rc;
+}

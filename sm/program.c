@@ -1,0 +1,249 @@
+/* Programming the subnet, in three phases:
+ *  tables:   SwitchInfo (LinearFDBTop, LifeTime), the LFT blocks that differ from what the
+ *            switch holds, P_Key tables of the CA ports;
+ *  arm:      PortInfo of every port: LID, LMC, SM LID, subnet prefix, M_Key, NeighborMTU and
+ *            OperVLs agreed with the neighbour, and ARMED for ports still in INIT;
+ *  activate: ACTIVE for every ARMED port (both ends are ARMED by then, as the spec's neighbour
+ *            rule wants).
+ * Every Set answers with the attribute as it now is; that answer becomes our copy. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sm.h"
+
+static void on_set_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                        void *ctx)
+{
+	(void)res;
+	const uint32_t *ref = ctx; /* [0] node, [1] what, [2] attr modifier */
+	if (!smp || smp->dr_status) {
+		char name[160];
+		sm->phase_failures++;
+		log_warn(sm->log, "program", "%s: Set of attribute 0x%04x (modifier 0x%x) %s",
+		         sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
+		         smp ? mad_status_str(smp->dr_status) : "got no answer");
+	}
+}
+
+static void send_set(struct sm *sm, uint32_t node, uint16_t attr, uint32_t mod, const uint8_t *data,
+                     sm_smp_fn cb)
+{
+	uint32_t ref[3] = {node, attr, mod};
+	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_SET, attr, mod, data, 64, cb ? cb : on_set_done,
+	           ref, sizeof(ref));
+}
+
+static void on_lft_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                        void *ctx)
+{
+	const uint32_t *ref = ctx;
+	on_set_done(sm, res, smp, ctx);
+	if (!smp || smp->dr_status)
+		return;
+	/* remember what the switch now holds, so later sweeps send only differences */
+	struct sm_switch *sw = &sm->topo.sws[sm->topo.nodes[ref[0]].sw];
+	if (sw->lft_hw && ref[2] * 64 + 64 <= sw->lft_hw_size)
+		memcpy(sw->lft_hw + ref[2] * 64, smp->data, 64);
+}
+
+static void on_switch_info_set(struct sm *sm, const struct mad_result *res,
+                               const struct mad_smp *smp, void *ctx)
+{
+	const uint32_t *ref = ctx;
+	on_set_done(sm, res, smp, ctx);
+	if (smp && !smp->dr_status)
+		mad_switch_info_decode(smp->data, sizeof(smp->data),
+		                       &sm->topo.sws[sm->topo.nodes[ref[0]].sw].si, NULL);
+}
+
+static bool pkey_member(const struct config_partition *pt, uint64_t guid, bool *full)
+{
+	if (pt->all) {
+		*full = pt->all_full;
+		return true;
+	}
+	for (unsigned i = 0; i < pt->nguids; i++) {
+		if (pt->guids[i] == guid) {
+			*full = pt->full[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The P_Key table a CA port should hold: the default partition (full member) first, then
+ * every configured partition it belongs to. */
+static unsigned port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap)
+{
+	unsigned n = 0;
+	pk[n++] = 0xffff;
+	for (unsigned i = 0; i < sm->cfg->npartitions && n < cap; i++) {
+		bool full;
+		const struct config_partition *pt = &sm->cfg->partitions[i];
+		if (pt->pkey == 0x7fff || !pkey_member(pt, guid, &full))
+			continue;
+		pk[n++] = (uint16_t)(pt->pkey | (full ? 0x8000 : 0));
+	}
+	return n;
+}
+
+void program_tables(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		struct sm_switch *sw = &t->sws[s];
+		uint32_t node = sw->node;
+		if (!t->nodes[node].present || !sw->lft)
+			continue;
+		if (sw->si.linear_fdb_top != sw->lft_top || sw->si.port_state_change) {
+			struct mad_switch_info si = sw->si;
+			si.linear_fdb_top = sw->lft_top;
+			si.life_time_value = 18;
+			si.port_state_change = 1; /* clears it */
+			uint8_t data[64] = {0};
+			mad_switch_info_encode(&si, data, sizeof(data), NULL);
+			send_set(sm, node, MAD_ATTR_SWITCH_INFO, 0, data, on_switch_info_set);
+		}
+		if (!sw->lft_hw || sw->lft_hw_size < sw->lft_size) {
+			uint8_t *n = realloc(sw->lft_hw, sw->lft_size);
+			if (!n)
+				continue;
+			/* unknown contents: 0xfe never matches a wanted entry, so every block
+			 * goes out the first time */
+			memset(n + (sw->lft_hw ? sw->lft_hw_size : 0), 0xfe,
+			       sw->lft_size - (sw->lft_hw ? sw->lft_hw_size : 0));
+			sw->lft_hw = n;
+			sw->lft_hw_size = sw->lft_size;
+		}
+		for (uint32_t b = 0; b * 64 < sw->lft_size; b++) {
+			if (!memcmp(sw->lft + b * 64, sw->lft_hw + b * 64, 64))
+				continue;
+			send_set(sm, node, MAD_ATTR_LFT, b, sw->lft + b * 64, on_lft_done);
+			sm->counts.lft_blocks_sent++;
+		}
+	}
+	/* P_Keys on CA ports (block 0 holds the default partition and up to 31 more) */
+	for (uint32_t p = 0; p < t->nports; p++) {
+		struct sm_port *port = &t->ports[p];
+		const struct sm_node *n = &t->nodes[port->node];
+		if (!n->present || n->type == NODE_TYPE_SWITCH || !port->lid)
+			continue;
+		struct mad_pkey_table tbl = {0};
+		port_pkeys(sm, port->guid, tbl.pkey, 32);
+		uint8_t data[64] = {0};
+		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
+		send_set(sm, port->node, MAD_ATTR_PKEY_TABLE, 0, data, NULL);
+	}
+}
+
+static void on_port_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                        void *ctx)
+{
+	const uint32_t *ref = ctx;
+	on_set_done(sm, res, smp, ctx);
+	if (!smp || smp->dr_status)
+		return;
+	uint32_t p = topo_port(&sm->topo, ref[0], ref[2]);
+	mad_port_info_decode(smp->data, sizeof(smp->data), &sm->topo.ports[p].pi, NULL);
+}
+
+static uint8_t min_u8(uint8_t a, uint8_t b)
+{
+	return a < b ? a : b;
+}
+
+/* A PortInfo Set that changes only what we mean to change (zero means "no change" for
+ * widths, speeds, physical state and port state). */
+static void port_set(struct sm *sm, uint32_t p, uint8_t state)
+{
+	struct topo *t = &sm->topo;
+	struct sm_port *port = &t->ports[p];
+	struct mad_port_info pi = port->pi;
+	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
+	pi.link_width_enabled = 0;
+	pi.link_speed_enabled = 0;
+	pi.phys_state = 0;
+	pi.link_down_default_state = 0;
+	pi.port_state = state;
+	pi.client_reregister = 0;
+	if (mgmt) {
+		const struct sm_port *smp = &t->ports[t->sm_port];
+		pi.lid = port->lid;
+		pi.lmc = port->lmc;
+		pi.master_sm_lid = smp->lid;
+		pi.master_sm_sl = 0;
+		pi.gid_prefix = sm->cfg->subnet_prefix;
+		pi.mkey = sm->cfg->m_key;
+		pi.mkey_lease_period = sm->cfg->m_key_lease;
+		pi.mkey_protect_bits = sm->cfg->m_key_protect;
+		pi.subnet_timeout = sm->cfg->subnet_timeout;
+	}
+	if (port->peer != SM_NONE) {
+		const struct sm_port *peer = &t->ports[port->peer];
+		pi.neighbor_mtu = min_u8(pi.mtu_cap, peer->pi.mtu_cap);
+		pi.oper_vls = min_u8(pi.vl_cap, peer->pi.vl_cap);
+	} else {
+		pi.neighbor_mtu = 0;
+		pi.oper_vls = 0;
+	}
+	uint8_t data[64] = {0};
+	mad_port_info_encode(&pi, data, sizeof(data), NULL);
+	uint32_t ref[3] = {port->node, MAD_ATTR_PORT_INFO, port->num};
+	sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, port->num, data,
+	           sizeof(data), on_port_set, ref, sizeof(ref));
+	sm->counts.port_sets++;
+}
+
+static bool port_configured(const struct sm *sm, uint32_t p)
+{
+	const struct topo *t = &sm->topo;
+	const struct sm_port *port = &t->ports[p];
+	const struct mad_port_info *pi = &port->pi;
+	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
+	if (mgmt && (pi->lid != port->lid || pi->lmc != port->lmc ||
+	             pi->master_sm_lid != t->ports[t->sm_port].lid ||
+	             pi->gid_prefix != sm->cfg->subnet_prefix))
+		return false;
+	if (port->peer != SM_NONE) {
+		const struct sm_port *peer = &t->ports[port->peer];
+		if (pi->neighbor_mtu != min_u8(pi->mtu_cap, peer->pi.mtu_cap) ||
+		    pi->oper_vls != min_u8(pi->vl_cap, peer->pi.vl_cap))
+			return false;
+	}
+	return true;
+}
+
+/* The ports the SM manages: every known port of a present node that is up or carries a
+ * LID. */
+static bool managed(const struct topo *t, uint32_t p)
+{
+	const struct sm_port *port = &t->ports[p];
+	const struct sm_node *n = &t->nodes[port->node];
+	if (!n->present || !port->known)
+		return false;
+	if (n->type == NODE_TYPE_SWITCH && port->num == 0)
+		return true;
+	return port->num != 0 && port->peer != SM_NONE && topo_port_up(port);
+}
+
+void program_arm(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		if (!managed(t, p))
+			continue;
+		const struct sm_port *port = &t->ports[p];
+		bool arm = port->pi.port_state == PORT_STATE_INIT;
+		if (arm || !port_configured(sm, p))
+			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
+	}
+}
+
+void program_activate(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		if (managed(t, p) && t->ports[p].pi.port_state == PORT_STATE_ARMED)
+			port_set(sm, p, PORT_STATE_ACTIVE);
+	}
+}

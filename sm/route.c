@@ -1,0 +1,57 @@
+/* The routing phase: run the configured chain of engines ("updn,minhop"); the first that
+ * succeeds routes the subnet, failures are logged with the reason and the next is tried. */
+#include <stdio.h>
+#include <string.h>
+
+#include "routing/engine.h"
+#include "sm/sm.h"
+
+int route_all(struct sm *sm)
+{
+	struct routing_ctx ctx;
+	if (routing_ctx_build(&ctx, &sm->topo, sm->cfg, sm->log) < 0) {
+		routing_ctx_free(&ctx);
+		log_err(sm->log, "routing", "out of memory building the switch graph");
+		return -1;
+	}
+	char chain[sizeof(sm->cfg->routing_engines)];
+	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
+	int rc = -1;
+	for (char *save = NULL, *name = strtok_r(chain, ", ", &save); name;
+	     name = strtok_r(NULL, ", ", &save)) {
+		const struct routing_engine *e = routing_find(name);
+		if (!e) {
+			log_err(sm->log, "routing", "unknown routing engine \"%s\" (known: %s)",
+			        name, routing_names());
+			continue;
+		}
+		void *state = NULL;
+		ctx.why[0] = 0;
+		if ((e->setup && e->setup(&ctx, &state) < 0) || e->unicast(&ctx, state) < 0) {
+			log_warn(sm->log, "routing", "engine %s failed: %s; trying the next",
+			         e->name, ctx.why[0] ? ctx.why : "no reason given");
+			if (e->teardown)
+				e->teardown(state);
+			/* the next engine starts from clean tables and loads */
+			routing_ctx_free(&ctx);
+			if (routing_ctx_build(&ctx, &sm->topo, sm->cfg, sm->log) < 0)
+				break;
+			continue;
+		}
+		if (e->teardown)
+			e->teardown(state);
+		if (sm->engine != e)
+			log_notice(sm->log, "routing", "routed by %s: %s", e->name, e->summary);
+		sm->engine = e;
+		rc = 0;
+		break;
+	}
+	if (rc < 0)
+		log_err(sm->log, "routing", "no routing engine of \"%s\" could route the subnet",
+		        sm->cfg->routing_engines);
+	/* LinearFDBTop: the highest LID routed */
+	for (uint32_t s = 0; s < sm->topo.nsws; s++)
+		sm->topo.sws[s].lft_top = ctx.max_lid;
+	routing_ctx_free(&ctx);
+	return rc;
+}

@@ -1,0 +1,519 @@
+/* The SM's state machine and sweep pipeline (see sm.h), traps and SMInfo. */
+#include "sm/sm.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "routing/engine.h"
+
+/* ---- sending ---- */
+
+struct sm_req {
+	struct sm *sm;
+	sm_smp_fn cb;
+	size_t ctxlen;
+	uint64_t ctx[]; /* the caller's context, copied */
+};
+
+const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len)
+{
+	const struct sm_node *n = &sm->topo.nodes[node];
+	if (n->desc[0])
+		snprintf(buf, len, "\"%s\" (GUID " GUID_FMT ")", n->desc, n->guid);
+	else
+		snprintf(buf, len, "GUID " GUID_FMT, n->guid);
+	return buf;
+}
+
+static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
+{
+	(void)d;
+	struct sm_req *rq = ctx;
+	struct sm *sm = rq->sm;
+	struct mad_smp smp;
+	const struct mad_smp *sp = NULL;
+	if (!res->error && res->mad) {
+		struct mad_error err;
+		if (mad_smp_decode(res->mad, res->len, &smp, &err) == 0)
+			sp = &smp;
+		else
+			log_warn(sm->log, "sm", "malformed SMP answer: %s", err.msg);
+	}
+	if (rq->cb && res->error != -ECANCELED)
+		rq->cb(sm, res, sp, rq->ctx);
+	free(rq);
+	if (sm->pending)
+		sm->pending--;
+	if (res->error != -ECANCELED)
+		sm_phase_check(sm);
+}
+
+int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
+               uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
+               const void *ctx, size_t ctxlen)
+{
+	const struct sm_node *n = node != SM_NONE ? &sm->topo.nodes[node] : NULL;
+	if (n) {
+		path = n->path;
+		hops = n->hops;
+	}
+	struct mad_smp smp;
+	struct mad_error err;
+	if (mad_smp_init_dr(&smp, method, attr, mod, path, hops, &err) < 0) {
+		log_err(sm->log, "sm", "%s", err.msg);
+		return -1;
+	}
+	smp.mkey = sm->cfg->m_key;
+	if (data)
+		memcpy(smp.data, data, datalen > sizeof(smp.data) ? sizeof(smp.data) : datalen);
+	uint8_t buf[MAD_SIZE] = {0};
+	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
+	struct sm_req *rq = malloc(sizeof(*rq) + ((ctxlen + 7) & ~7ul));
+	if (!rq)
+		return -1;
+	rq->sm = sm;
+	rq->cb = cb;
+	rq->ctxlen = ctxlen;
+	if (ctxlen)
+		memcpy(rq->ctx, ctx, ctxlen);
+	/* the window per destination: the node itself, or the last node before a probe */
+	uint64_t key = 0;
+	if (n) {
+		key = (uint64_t)node + 1;
+	} else if (hops) {
+		key = 0x100000000ull | (uint64_t)(hops > 1 ? path[hops - 1] : 0);
+		key ^= (uint64_t)hops << 40;
+	}
+	struct mad_request req = {
+	    .to = {.lid = LID_PERMISSIVE, .qpn = QP0},
+	    .mad = buf,
+	    .len = sizeof(buf),
+	    .retries = -1,
+	    .dest_key = key,
+	    .cb = on_dr_answer,
+	    .ctx = rq,
+	};
+	int rc = mad_dispatcher_send(sm->d, &req);
+	if (rc < 0) {
+		free(rq);
+		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
+		return rc;
+	}
+	sm->pending++;
+	return 0;
+}
+
+/* ---- phases ---- */
+
+void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm))
+{
+	sm->phase_next = next;
+	sm->phase_failures = 0;
+	sm->phase_start = ev_time();
+}
+
+void sm_phase_check(struct sm *sm)
+{
+	if (sm->pending || !sm->phase_next)
+		return;
+	void (*next)(struct sm *) = sm->phase_next;
+	sm->phase_next = NULL;
+	next(sm);
+}
+
+static double phase_end(struct sm *sm)
+{
+	return ev_time() - sm->phase_start;
+}
+
+static void sweep_done(struct sm *sm);
+static void after_activate(struct sm *sm);
+
+static void after_arm(struct sm *sm)
+{
+	sm->times.arm = phase_end(sm);
+	sm_phase_begin(sm, after_activate);
+	program_activate(sm);
+	sm_phase_check(sm);
+}
+
+static void after_tables(struct sm *sm)
+{
+	sm->times.tables = phase_end(sm);
+	sm_phase_begin(sm, after_arm);
+	program_arm(sm);
+	sm_phase_check(sm);
+}
+
+static void after_activate(struct sm *sm)
+{
+	sm->times.activate = phase_end(sm);
+	sweep_done(sm);
+}
+
+static void after_discovery(struct sm *sm)
+{
+	sm->times.discover = phase_end(sm);
+	discover_finish(sm);
+	if (sm->topo.sm_node == SM_NONE) {
+		sm->exit_code = 1;
+		log_err(sm->log, "sm", "%s", sm->exit_reason);
+		sweep_done(sm);
+		return;
+	}
+	double t0 = ev_time();
+	if (lids_assign(sm) < 0)
+		log_err(sm->log, "sm", "some ports have no LID: they stay unreachable");
+	lids_save(sm);
+	sm->times.lids = ev_time() - t0;
+	t0 = ev_time();
+	if (route_all(sm) < 0) {
+		sm->exit_code = 1;
+		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
+	}
+	sm->times.route = ev_time() - t0;
+	sm_phase_begin(sm, after_tables);
+	program_tables(sm);
+	sm_phase_check(sm);
+}
+
+/* Ports of present nodes that should be ACTIVE and are not. */
+static uint32_t ports_not_active(const struct sm *sm)
+{
+	const struct topo *t = &sm->topo;
+	uint32_t n = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct sm_port *port = &t->ports[p];
+		if (!t->nodes[port->node].present || !port->known || port->peer == SM_NONE)
+			continue;
+		if (port->pi.port_state != PORT_STATE_ACTIVE)
+			n++;
+	}
+	return n;
+}
+
+static void start_sweep(struct sm *sm)
+{
+	sm->busy = true;
+	sm->again = false;
+	sm->sweeps++;
+	sm->sweep_start = ev_time();
+	memset(&sm->times, 0, sizeof(sm->times));
+	sm->counts.lft_blocks_sent = sm->counts.port_sets = 0;
+	sm_phase_begin(sm, after_discovery);
+	if (sm->full || sm->topo.sm_node == SM_NONE) {
+		sm->full = false;
+		if (sm->state != SM_STATE_MASTER)
+			sm->state = SM_STATE_DISCOVERING;
+		discover_full(sm);
+	} else {
+		discover_switches(sm);
+	}
+	sm_phase_check(sm);
+}
+
+static void sweep_done(struct sm *sm)
+{
+	sm->busy = false;
+	sm->times.total = ev_time() - sm->sweep_start;
+	uint32_t inactive = ports_not_active(sm);
+	const struct sm_counts *c = &sm->counts;
+	const struct sm_phase_times *tm = &sm->times;
+	if (!sm->exit_code && !inactive) {
+		bool first = !sm->up;
+		sm->up = true;
+		sm->state = SM_STATE_MASTER;
+		if (first || sm->structural || c->lft_blocks_sent || c->port_sets)
+			log_notice(
+			    sm->log, "sm",
+			    "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
+			    "%u LIDs; routed by %s; %u LFT blocks and %u PortInfo sets sent; "
+			    "discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
+			    "arm %.3f s, activate %.3f s, total %.3f s",
+			    c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
+			    sm->engine ? sm->engine->name : "-", c->lft_blocks_sent, c->port_sets,
+			    tm->discover, tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
+			    tm->total);
+	} else if (!sm->exit_code) {
+		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+		         "%u linked port(s) did not become ACTIVE", inactive);
+		log_warn(sm->log, "sm", "sweep done but %s; the next sweep retries",
+		         sm->exit_reason);
+		sm->full = true;
+		sm->again = true;
+	}
+	if (sm->once) {
+		if (!sm->exit_code && inactive)
+			sm->exit_code = 1;
+		ev_break(sm->loop, EVBREAK_ALL);
+		return;
+	}
+	if (sm->again) {
+		ev_timer_stop(sm->loop, &sm->kick_timer);
+		ev_timer_set(&sm->kick_timer, 0.2, 0.);
+		ev_timer_start(sm->loop, &sm->kick_timer);
+	}
+}
+
+static int dirty_grow(struct sm *sm);
+
+/* ---- light sweeps: SwitchInfo of every switch; a PortStateChange marks it dirty ---- */
+
+static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
+                                 const struct mad_smp *smp, void *ctx)
+{
+	uint32_t node = *(const uint32_t *)ctx;
+	if (!smp || smp->dr_status) {
+		/* a switch that stopped answering: look at the fabric again */
+		if (res->error) {
+			char name[160];
+			log_notice(sm->log, "sm", "%s does not answer: rediscovering",
+			           sm_node_name(sm, node, name, sizeof(name)));
+			sm->full = true;
+		}
+		return;
+	}
+	struct mad_switch_info si;
+	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
+	if (si.port_state_change && node < sm->dirty_cap)
+		sm->dirty[node] = true;
+}
+
+static void light_done(struct sm *sm)
+{
+	bool any = sm->full;
+	for (uint32_t i = 0; i < sm->topo.nnodes && i < sm->dirty_cap && !any; i++)
+		any = sm->dirty[i];
+	sm->busy = false;
+	if (any)
+		start_sweep(sm);
+}
+
+static void light_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, light_timer));
+	if (sm->busy || !sm->up || dirty_grow(sm) < 0)
+		return;
+	sm->busy = true;
+	sm_phase_begin(sm, light_done);
+	for (uint32_t s = 0; s < sm->topo.nsws; s++) {
+		uint32_t node = sm->topo.sws[s].node;
+		if (sm->topo.nodes[node].present)
+			sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_SWITCH_INFO, 0, NULL,
+			           0, on_light_switch_info, &node, sizeof(node));
+	}
+	sm_phase_check(sm);
+}
+
+static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, kick_timer));
+	if (sm->busy) {
+		sm->again = true;
+		return;
+	}
+	start_sweep(sm);
+}
+
+static int dirty_grow(struct sm *sm)
+{
+	if (sm->dirty_cap >= sm->topo.nnodes + 1)
+		return 0;
+	uint32_t ncap = (sm->topo.nnodes + 1) * 2;
+	bool *n = realloc(sm->dirty, ncap * sizeof(bool));
+	if (!n)
+		return -1;
+	memset(n + sm->dirty_cap, 0, (ncap - sm->dirty_cap) * sizeof(bool));
+	sm->dirty = n;
+	sm->dirty_cap = ncap;
+	return 0;
+}
+
+void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n)
+{
+	if (!switch_nodes) {
+		sm->full = true;
+	} else if (dirty_grow(sm) == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			sm->dirty[switch_nodes[i]] = true;
+	} else {
+		sm->full = true;
+	}
+	if (sm->busy) {
+		sm->again = true;
+		return;
+	}
+	/* a moment's grace gathers the traps of one event into one sweep */
+	if (!ev_is_active(&sm->kick_timer)) {
+		ev_timer_set(&sm->kick_timer, 0.05, 0.);
+		ev_timer_start(sm->loop, &sm->kick_timer);
+	}
+}
+
+/* ---- unsolicited SMPs: traps and SMInfo ---- */
+
+static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_t *mad, size_t len)
+{
+	struct mad_smp smp;
+	struct mad_error err;
+	if (mad_smp_decode(mad, len, &smp, &err) < 0) {
+		log_warn(sm->log, "sm", "malformed trap from LID %u: %s", from->lid, err.msg);
+		return;
+	}
+	struct mad_notice no;
+	uint8_t buf[80] = {0};
+	memcpy(buf, smp.data, sizeof(smp.data));
+	mad_notice_decode(buf, sizeof(buf), &no, NULL);
+	/* TrapRepress: the same TID and attribute back to the sender */
+	uint8_t rep[MAD_SIZE];
+	memcpy(rep, mad, MAD_SIZE);
+	rep[3] = MAD_METHOD_TRAP_REPRESS;
+	mad_dispatcher_respond(sm->d, from, rep, MAD_SIZE);
+
+	uint32_t p = no.issuer_lid < SM_LID_COUNT ? sm->topo.lid_port[no.issuer_lid] : SM_NONE;
+	uint32_t node = p != SM_NONE ? sm->topo.ports[p].node : SM_NONE;
+	log_info(sm->log, "sm", "trap %u from LID %u%s", no.trap_number, no.issuer_lid,
+	         node == SM_NONE ? " (unknown LID)" : "");
+	switch (no.trap_number) {
+	case 128: /* link state change at a switch */
+		if (node != SM_NONE && topo_is_switch(&sm->topo, node))
+			sm_request_sweep(sm, &node, 1);
+		else
+			sm_request_sweep(sm, NULL, 0);
+		break;
+	case 144: /* capability mask change (IsSM and friends) */
+		if (node != SM_NONE && dirty_grow(sm) == 0) {
+			/* its port is re-read by a sweep of its switch */
+			uint32_t peer = sm->topo.ports[p].peer;
+			uint32_t sw = peer != SM_NONE ? sm->topo.ports[peer].node : SM_NONE;
+			if (sw != SM_NONE && topo_is_switch(&sm->topo, sw))
+				sm_request_sweep(sm, &sw, 1);
+		}
+		break;
+	default: break;
+	}
+}
+
+static void handle_sm_info(struct sm *sm, const struct mad_addr *from, const uint8_t *mad,
+                           size_t len)
+{
+	struct mad_smp smp;
+	struct mad_error err;
+	if (mad_smp_decode(mad, len, &smp, &err) < 0)
+		return;
+	uint16_t status = 0;
+	if (smp.hdr.method != MAD_METHOD_GET)
+		status = MAD_STATUS_UNSUP_METHOD; /* SubnSet(SMInfo), handover: the failover work */
+	struct mad_sm_info si = {
+	    .guid = sm->local.port_guid,
+	    .sm_key = 0, /* only shown to requesters that know it */
+	    .act_count = ++sm->act_count,
+	    .priority = sm->cfg->sm_priority,
+	    .state = sm->state,
+	};
+	memset(smp.data, 0, sizeof(smp.data));
+	mad_sm_info_encode(&si, smp.data, sizeof(smp.data), NULL);
+	smp.hdr.method = MAD_METHOD_GET_RESP;
+	if (smp.hdr.mgmt_class == MAD_CLASS_SUBN_DR) {
+		smp.dr_status = status;
+		smp.direction = 1;
+	} else {
+		smp.hdr.status = status;
+	}
+	uint8_t out[MAD_SIZE] = {0};
+	mad_smp_encode(&smp, out, sizeof(out), NULL);
+	mad_dispatcher_respond(sm->d, from, out, MAD_SIZE);
+}
+
+static void on_smp_request(struct mad_dispatcher *d, const struct mad_addr *from,
+                           const uint8_t *mad, size_t len, void *ctx)
+{
+	(void)d;
+	struct sm *sm = ctx;
+	if (len < MAD_SIZE)
+		return;
+	uint8_t method = mad[3];
+	uint16_t attr = (uint16_t)mad_get_field((void *)mad, 0, IB_MAD_ATTRID_F);
+	if (method == MAD_METHOD_TRAP && attr == MAD_ATTR_NOTICE)
+		handle_trap(sm, from, mad, len);
+	else if (attr == MAD_ATTR_SM_INFO)
+		handle_sm_info(sm, from, mad, len);
+}
+
+/* ---- life cycle ---- */
+
+int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+             struct mad_transport *t, bool once)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->cfg = cfg;
+	sm->log = log;
+	sm->loop = loop;
+	sm->t = t;
+	sm->once = once;
+	sm->state = SM_STATE_DISCOVERING;
+	sm->full = true;
+	if (topo_init(&sm->topo) < 0)
+		return -1;
+	if (t->ops->query_port(t, &sm->local) < 0)
+		log_warn(log, "sm", "%s: cannot read the local port's state", t->desc);
+	int rc = t->ops->set_sm(t, true);
+	if (rc < 0)
+		log_warn(log, "sm",
+		         "%s: cannot set IsSM on the local port (%s): other SMs will not "
+		         "see this one",
+		         t->desc, strerror(-rc));
+	struct mad_dispatcher_opts dopts = {
+	    .window = cfg->mad_window,
+	    .window_per_dest = cfg->mad_window_per_node,
+	    .timeout_ms = cfg->mad_timeout_ms,
+	    .retries = cfg->mad_retries,
+	    .log = log,
+	};
+	sm->d = mad_dispatcher_new(loop, t, &dopts);
+	if (!sm->d)
+		return -1;
+	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_LID, on_smp_request, sm);
+	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_DR, on_smp_request, sm);
+	if (lids_load(sm) < 0)
+		log_warn(log, "lids", "cannot read %s/guid2lid: %s; LIDs start afresh",
+		         cfg->state_dir, strerror(errno));
+	ev_init(&sm->kick_timer, kick_cb);
+	ev_init(&sm->light_timer, light_cb);
+	if (cfg->sweep_interval_s && !once) {
+		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
+		ev_timer_start(loop, &sm->light_timer);
+	}
+	log_notice(log, "sm",
+	           "ibsmd on %s (port GUID " GUID_FMT "), routing %s, LMC %u, state in "
+	           "%s",
+	           t->desc, sm->local.port_guid, cfg->routing_engines, cfg->lmc, cfg->state_dir);
+	start_sweep(sm);
+	return 0;
+}
+
+void sm_stop(struct sm *sm)
+{
+	ev_timer_stop(sm->loop, &sm->light_timer);
+	ev_timer_stop(sm->loop, &sm->kick_timer);
+	sm->phase_next = NULL;
+	if (sm->d) {
+		mad_dispatcher_log_counters(sm->d);
+		mad_dispatcher_free(sm->d);
+	}
+	sm->d = NULL;
+	lids_save(sm);
+	topo_free(&sm->topo);
+	u64map_free(&sm->guid2lid);
+	free(sm->dirty);
+	sm->dirty = NULL;
+}

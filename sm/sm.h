@@ -1,0 +1,109 @@
+/* The subnet manager: state, sweeps and the phases that bring a subnet up and keep it up.
+ *
+ * A sweep runs phases one after another on the event loop: discovery (full, or of the
+ * switches that reported changes), LID assignment, routing, then programming (switch tables,
+ * port configuration with ARMED, then ACTIVE). Each phase sends its MADs all at once and
+ * lets the dispatcher's windows pace them; it ends when the last answer is in. */
+#ifndef IBSMD_SM_SM_H
+#define IBSMD_SM_SM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "config/config.h"
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+#include "sm/topology.h"
+
+struct routing_engine;
+
+struct sm_phase_times {
+	double discover, lids, route, tables, arm, activate, total;
+};
+
+struct sm_counts {
+	uint32_t nodes, switches, cas, ports, links, lids;
+	uint32_t lft_blocks_sent, port_sets;
+};
+
+struct sm {
+	struct ibsmd_config *cfg;
+	const struct log *log;
+	struct ev_loop *loop;
+	struct mad_transport *t;
+	struct mad_dispatcher *d;
+	struct mad_local_port local;
+	struct topo topo;
+
+	uint8_t state; /* SM_STATE_*, as SMInfo reports it */
+	uint32_t act_count;
+
+	/* sweep control */
+	bool busy;   /* a sweep is under way */
+	bool again;  /* changes arrived meanwhile: sweep again when done */
+	bool full;   /* the next sweep rediscovers everything */
+	bool *dirty; /* per node: switches to re-examine */
+	uint32_t dirty_cap;
+	ev_timer light_timer;
+	ev_timer kick_timer;
+
+	/* the phase under way */
+	unsigned pending;
+	unsigned phase_failures;
+	void (*phase_next)(struct sm *sm);
+	double phase_start, sweep_start;
+	struct sm_phase_times times;
+	struct sm_counts counts;
+	bool structural; /* the last discovery found changes (links, nodes) */
+
+	bool up;   /* the subnet has come up */
+	bool once; /* --once: stop after the first sweep */
+	int exit_code;
+	char exit_reason[256];
+	struct u64map guid2lid; /* LIDs kept across restarts */
+	bool guid2lid_dirty;
+	const struct routing_engine *engine; /* the engine that routed last */
+	uint64_t sweeps;
+};
+
+/* Set up the SM on an open transport and start the first sweep. 0 or -1 (logged). */
+int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+             struct mad_transport *t, bool once);
+void sm_stop(struct sm *sm);
+
+/* Ask for a sweep: of these switches (NULL: a full rediscovery). */
+void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n);
+
+/* ---- for the phases ---- */
+
+typedef void (*sm_smp_fn)(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                          void *ctx);
+
+/* Send a directed-route SMP to node (or along path/hops when node is SM_NONE); cb gets the
+ * decoded answer (smp NULL when there was none) and a copy of ctx (ctxlen bytes, kept with
+ * the request). The phase's pending count covers it. */
+int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
+               uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
+               const void *ctx, size_t ctxlen);
+/* Start a phase: next runs when the phase's last MAD is answered (at once if none). */
+void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
+void sm_phase_check(struct sm *sm);
+
+/* phases (each in its own file) */
+void discover_full(struct sm *sm);
+void discover_switches(struct sm *sm);
+void discover_finish(struct sm *sm); /* after either: paths, presence, counts */
+int lids_assign(struct sm *sm);
+int lids_load(struct sm *sm);
+int lids_save(struct sm *sm);
+int route_all(struct sm *sm);
+void program_tables(struct sm *sm);
+void program_arm(struct sm *sm);
+void program_activate(struct sm *sm);
+
+/* "GUID 0x... (desc)" for logs */
+const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);
+
+#endif
