@@ -44,6 +44,7 @@ struct routing_ctx {
 	/* routes through each switch port so far: load[port_base[s] + port] */
 	uint32_t *port_base;
 	uint32_t *load;
+	bool sticky;   /* keep routes switches hold while they stay valid (see routing_assign) */
 	char why[256]; /* an engine's reason for failing */
 };
 
@@ -83,7 +84,8 @@ void routing_ctx_free(struct routing_ctx *ctx);
 void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, uint32_t *queue);
 
 /* Route every LID of destination switch t at switch s through the least loaded of the
- * candidate edges (indexes into adj), and count the load. */
+ * candidate edges (indexes into adj), and count the load. With ctx->sticky, a route the
+ * switch already holds is kept while it is still a candidate. */
 void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
                     uint32_t ncand);
 /* At t itself: its LIDs leave by their own ports. */

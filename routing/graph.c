@@ -124,19 +124,33 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 {
 	if (!ncand)
 		return;
-	uint8_t *lft = ctx->t->sws[s].lft;
+	const struct sm_switch *sw = &ctx->t->sws[s];
+	uint8_t *lft = sw->lft;
 	uint32_t *load = ctx->load + ctx->port_base[s];
 	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
-		/* the least loaded port; equal loads go round-robin by LID so an LMC block
-		 * spreads over different ports */
-		uint32_t start = ctx->dst[d].lid % ncand, best = start;
-		for (uint32_t k = 1; k < ncand; k++) {
-			uint32_t i = (start + k) % ncand;
-			if (load[ctx->adj[cand[i]].port] < load[ctx->adj[cand[best]].port])
+		uint16_t lid = ctx->dst[d].lid;
+		/* A route the switch already holds stays while it is still a valid choice:
+		 * a change in one corner of the fabric then reprograms only the switches it
+		 * concerns, not every table through a ripple of rebalancing. */
+		uint8_t held =
+		    ctx->sticky && sw->lft_hw && lid < sw->lft_hw_size ? sw->lft_hw[lid] : 0xff;
+		uint32_t best = ncand;
+		for (uint32_t i = 0; i < ncand && held < 0xfe; i++)
+			if (ctx->adj[cand[i]].port == held)
 				best = i;
+		if (best == ncand) {
+			/* the least loaded port; equal loads go round-robin by LID so an LMC
+			 * block spreads over different ports */
+			uint32_t start = lid % ncand;
+			best = start;
+			for (uint32_t k = 1; k < ncand; k++) {
+				uint32_t i = (start + k) % ncand;
+				if (load[ctx->adj[cand[i]].port] < load[ctx->adj[cand[best]].port])
+					best = i;
+			}
 		}
 		uint8_t port = ctx->adj[cand[best]].port;
-		lft[ctx->dst[d].lid] = port;
+		lft[lid] = port;
 		load[port]++;
 	}
 }

@@ -4,6 +4,7 @@
  * explores what is new behind them. Duplicate GUIDs, half-dead links and nodes that do not
  * answer are reported with their routes and never stop the sweep. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sm/sm.h"
@@ -159,6 +160,10 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 			         "duplicate GUID or miscabled fabric",
 			         ni.local_port_num, ni.node_guid, a, b);
 		}
+		if (!pr->full && t->ports[pr->from_port].peer != arrival) {
+			sm->structural = true;
+			sm->grew = true; /* a link that was not there before */
+		}
 		topo_link(t, pr->from_port, arrival);
 	} else {
 		t->sm_node = node;
@@ -166,6 +171,14 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	}
 	/* explore what is new, what came back, and (full sweep) everything once */
 	if (is_new || !n->present || (pr->full && n->seen != t->sweep)) {
+		if (!is_new && !n->present && n->sw != SM_NONE) {
+			/* back after an absence: whatever it held was lost with its power */
+			struct sm_switch *sw = &t->sws[n->sw];
+			free(sw->lft_hw);
+			sw->lft_hw = NULL;
+			sw->lft_hw_size = 0;
+			sm->structural = true;
+		}
 		memcpy(n->path, pr->path, sizeof(n->path));
 		n->hops = pr->hops;
 		n->ni = ni;
@@ -281,6 +294,7 @@ void discover_full(struct sm *sm)
 	struct topo *t = &sm->topo;
 	t->sweep++;
 	sm->structural = false;
+	sm->grew = true; /* a full sweep balances the routes afresh */
 	/* forget the links: this sweep finds them again */
 	for (uint32_t p = 0; p < t->nports; p++)
 		t->ports[p].peer = SM_NONE;
@@ -296,6 +310,7 @@ void discover_switches(struct sm *sm)
 	struct topo *t = &sm->topo;
 	t->sweep++;
 	sm->structural = false;
+	sm->grew = false;
 	for (uint32_t i = 0; i < t->nnodes && i < sm->dirty_cap; i++) {
 		if (!sm->dirty[i])
 			continue;

@@ -87,6 +87,25 @@ static unsigned port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, uns
 	return n;
 }
 
+/* Does LFT block b need sending? Entries of LIDs nobody holds any more do not count: a
+ * vanished node must not make every switch in the fabric rewrite a table. */
+static bool block_differs(const struct topo *t, const struct sm_switch *sw, uint32_t b)
+{
+	const uint8_t *want = sw->lft + b * 64, *hw = sw->lft_hw + b * 64;
+	if (!memcmp(want, hw, 64))
+		return false;
+	for (uint32_t i = 0; i < 64; i++) {
+		uint32_t lid = b * 64 + i;
+		if (want[i] == hw[i])
+			continue;
+		if (want[i] == 0xff && hw[i] != 0xfe && lid < SM_LID_COUNT &&
+		    t->lid_port[lid] == SM_NONE)
+			continue;
+		return true;
+	}
+	return false;
+}
+
 void program_tables(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
@@ -116,7 +135,7 @@ void program_tables(struct sm *sm)
 			sw->lft_hw_size = sw->lft_size;
 		}
 		for (uint32_t b = 0; b * 64 < sw->lft_size; b++) {
-			if (!memcmp(sw->lft + b * 64, sw->lft_hw + b * 64, 64))
+			if (!block_differs(t, sw, b))
 				continue;
 			send_set(sm, node, MAD_ATTR_LFT, b, sw->lft + b * 64, on_lft_done);
 			sm->counts.lft_blocks_sent++;

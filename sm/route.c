@@ -14,6 +14,8 @@ int route_all(struct sm *sm)
 		log_err(sm->log, "routing", "out of memory building the switch graph");
 		return -1;
 	}
+	/* Losses move only the routes they break; added capacity is balanced over. */
+	ctx.sticky = !sm->grew;
 	char chain[sizeof(sm->cfg->routing_engines)];
 	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
 	int rc = -1;
@@ -36,6 +38,7 @@ int route_all(struct sm *sm)
 			routing_ctx_free(&ctx);
 			if (routing_ctx_build(&ctx, &sm->topo, sm->cfg, sm->log) < 0)
 				break;
+			ctx.sticky = !sm->grew;
 			continue;
 		}
 		if (e->teardown)

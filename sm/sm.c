@@ -280,6 +280,21 @@ static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
 	}
 	struct mad_switch_info si;
 	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
+	struct sm_switch *sw = &sm->topo.sws[sm->topo.nodes[node].sw];
+	if (sw->lft_hw && si.linear_fdb_top != sw->lft_top) {
+		/* it lost the tables we gave it: a reboot between two sweeps */
+		char name[160];
+		log_notice(sm->log, "sm",
+		           "%s reports LinearFDBTop %u, we set %u: it was reset; "
+		           "reprogramming it",
+		           sm_node_name(sm, node, name, sizeof(name)), si.linear_fdb_top,
+		           sw->lft_top);
+		free(sw->lft_hw);
+		sw->lft_hw = NULL;
+		sw->lft_hw_size = 0;
+		sw->si = si;
+		sm->full = true;
+	}
 	if (si.port_state_change && node < sm->dirty_cap)
 		sm->dirty[node] = true;
 }

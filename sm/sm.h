@@ -57,6 +57,7 @@ struct sm {
 	struct sm_phase_times times;
 	struct sm_counts counts;
 	bool structural; /* the last discovery found changes (links, nodes) */
+	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
 
 	bool up;   /* the subnet has come up */
 	bool once; /* --once: stop after the first sweep */

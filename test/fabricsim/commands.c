@@ -136,6 +136,16 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 				if (sw->lft[l] != 0xff)
 					fprintf(o, "%u %u\n", l, sw->lft[l]);
 		}
+	} else if (!strcmp(argv[0], "lids")) {
+		for (uint32_t p = 0; p < f->nports; p++) {
+			const struct fs_port *pt = &f->ports[p];
+			const struct fs_node *n = fs_node_of(f, p);
+			if (!n->present || (fs_is_switch(f, pt->node) && pt->num != 0) ||
+			    (!fs_is_switch(f, pt->node) && pt->peer == FS_NONE))
+				continue;
+			fprintf(o, "0x%016llx %u %u %s\n", (unsigned long long)pt->guid, pt->pi.lid,
+			        pt->pi.lmc, n->name);
+		}
 	} else if (!strcmp(argv[0], "verify")) {
 		struct verify_opts vo = {0};
 		bool json = false;
