@@ -137,9 +137,9 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 					fprintf(o, "%u %u\n", l, sw->lft[l]);
 		}
 	} else if (!strcmp(argv[0], "lids")) {
-		for (uint32_t p = 0; p < f->nports; p++) {
-			const struct fs_port *pt = &f->ports[p];
-			const struct fs_node *n = fs_node_of(f, p);
+		for (uint32_t i = 0; i < f->nports; i++) {
+			const struct fs_port *pt = &f->ports[i];
+			const struct fs_node *n = fs_node_of(f, i);
 			if (!n->present || (fs_is_switch(f, pt->node) && pt->num != 0) ||
 			    (!fs_is_switch(f, pt->node) && pt->peer == FS_NONE))
 				continue;
