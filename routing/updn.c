@@ -113,10 +113,13 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
 	uint32_t *bucket_next = malloc(sizeof(uint32_t) * (ns + 1));
 	uint32_t *cand = malloc(sizeof(uint32_t) * 256);
+	uint16_t *plain = malloc(sizeof(uint16_t) * (ns + 1));
+	uint32_t *plain_queue = malloc(sizeof(uint32_t) * (ns + 1));
 	u.rank = malloc(sizeof(uint16_t) * (ns + 1));
 	u.guid = malloc(sizeof(uint64_t) * (ns + 1));
 	int rc = -1;
-	if (!roots || !down || !any || !queue || !bucket_next || !cand || !u.rank || !u.guid) {
+	if (!roots || !down || !any || !queue || !bucket_next || !cand || !plain || !plain_queue ||
+	    !u.rank || !u.guid) {
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 		goto out;
 	}
@@ -185,9 +188,29 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 			}
 		}
 		routing_assign_local(ctx, dst);
+		bool plain_done = false;
 		for (uint32_t s = 0; s < ns; s++) {
-			if (s == dst || any[s] == RT_INF)
+			if (s == dst)
 				continue;
+			if (any[s] == RT_INF) {
+				/* No up/down route from s to dst (roots to one another, say). Only
+				 * s's own management traffic can need one: a switch forwards to s
+				 * only when s has an up/down route onwards, so no CA traffic ever
+				 * crosses s towards dst. That traffic takes a shortest path. */
+				if (!plain_done) {
+					routing_bfs(ctx, dst, plain, plain_queue);
+					plain_done = true;
+				}
+				if (plain[s] == RT_INF)
+					continue;
+				uint32_t n = 0;
+				for (uint32_t e = ctx->adj_start[s];
+				     e < ctx->adj_start[s + 1] && n < 256; e++)
+					if (plain[ctx->adj[e].to] + 1 == plain[s])
+						cand[n++] = e;
+				routing_assign(ctx, s, dst, cand, n);
+				continue;
+			}
 			bool go_down = down[s] == any[s];
 			uint32_t n = 0;
 			for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256;
@@ -208,6 +231,8 @@ out:
 	free(queue);
 	free(bucket_next);
 	free(cand);
+	free(plain);
+	free(plain_queue);
 	free(u.rank);
 	free(u.guid);
 	return rc;

@@ -105,3 +105,48 @@ run_opensm() {
 fabricsim_ctl() {
 	"$BUILD/test/fabricsim/fabricsim" ctl "$@"
 }
+
+# ibsmd_once [options]: one sweep of our SM on the simulator; its summary in $WORK/ibsmd.out
+ibsmd_once() {
+	(cd "$WORK" && "$BUILD/sm/ibsmd" --transport sim --once --state-dir "$WORK/state" "$@" \
+		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log")
+}
+
+# start_ibsmd [options]: our SM as a daemon; waits for its first "subnet up"
+start_ibsmd() {
+	(cd "$WORK" && exec "$BUILD/sm/ibsmd" --transport sim --state-dir "$WORK/state" "$@" \
+		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
+	PIDS+=($!)
+	IBSMD_PID=$!
+	wait_until 60 grep -q "subnet up" "$WORK/ibsmd.log" || fail "ibsmd did not bring the subnet up"
+}
+
+wait_until() { # SECONDS COMMAND...
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+# check_verify PYTHON-EXPRESSION...: run fabricsim verify --json, assert each expression
+# (r is the report) and print the unicast summary
+check_verify() {
+	"$BUILD/test/fabricsim/fabricsim" verify --json >"$WORK/verify.json" || true
+	python3 - "$WORK/verify.json" "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for expr in sys.argv[2:]:
+    if not eval(expr):
+        sys.exit(f"verify: failed {expr}: ports {r['ports']} lids {r['lids']} "
+                 f"unicast {r['unicast']} loop {r['credit_loops']['loop']} issues {r['issues'][:4]}")
+u = r["unicast"]
+print(f"  {u['pairs']} pairs reached, hops max {u['hops_max']}, {u['nonminimal']} not minimal, "
+      f"credit loop: {r['credit_loops']['loop']}")
+PY
+}
+
+verify_passes() {
+	"$BUILD/test/fabricsim/fabricsim" verify >/dev/null 2>&1
+}
