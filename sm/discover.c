@@ -221,6 +221,12 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 	struct sm_port *port = &t->ports[pr->port];
 	struct sm_node *n = &t->nodes[port->node];
 	if (!smp || smp->dr_status) {
+		if (!pr->full && !smp && port->node < sm->dirty_cap && sm->rounds < 2) {
+			/* its route may cross the link that just failed: again, by a new route */
+			sm->dirty[port->node] = true;
+			sm->retry = true;
+			return;
+		}
 		char name[160];
 		log_warn(sm->log, "discover", "no PortInfo for %s port %u%s",
 		         sm_node_name(sm, port->node, name, sizeof(name)), port->num,
@@ -308,9 +314,12 @@ void discover_full(struct sm *sm)
 void discover_switches(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
-	t->sweep++;
-	sm->structural = false;
-	sm->grew = false;
+	if (sm->rounds++ == 0) {
+		t->sweep++;
+		sm->structural = false;
+		sm->grew = false;
+	}
+	sm->retry = false;
 	for (uint32_t i = 0; i < t->nnodes && i < sm->dirty_cap; i++) {
 		if (!sm->dirty[i])
 			continue;

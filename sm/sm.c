@@ -158,8 +158,15 @@ static void after_activate(struct sm *sm)
 
 static void after_discovery(struct sm *sm)
 {
-	sm->times.discover = phase_end(sm);
 	discover_finish(sm);
+	if (sm->retry && sm->rounds < 3) {
+		/* routes recomputed around what failed: read the switches we missed */
+		sm_phase_begin(sm, after_discovery);
+		discover_switches(sm);
+		sm_phase_check(sm);
+		return;
+	}
+	sm->times.discover = ev_time() - sm->sweep_start;
 	if (sm->topo.sm_node == SM_NONE) {
 		sm->exit_code = 1;
 		log_err(sm->log, "sm", "%s", sm->exit_reason);
@@ -205,6 +212,8 @@ static void start_sweep(struct sm *sm)
 	sm->sweep_start = ev_time();
 	memset(&sm->times, 0, sizeof(sm->times));
 	sm->counts.lft_blocks_sent = sm->counts.port_sets = 0;
+	sm->rounds = 0;
+	sm->retry = false;
 	sm_phase_begin(sm, after_discovery);
 	if (sm->full || sm->topo.sm_node == SM_NONE) {
 		sm->full = false;

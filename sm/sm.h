@@ -58,6 +58,8 @@ struct sm {
 	struct sm_counts counts;
 	bool structural; /* the last discovery found changes (links, nodes) */
 	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
+	bool retry;      /* a partial sweep could not read some switch: its route may be stale */
+	unsigned rounds; /* discovery rounds in this sweep */
 
 	bool up;   /* the subnet has come up */
 	bool once; /* --once: stop after the first sweep */
