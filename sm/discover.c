@@ -34,8 +34,8 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 static void read_port(struct sm *sm, uint32_t node, unsigned num, bool full)
 {
 	struct port_ref pr = {.port = topo_port(&sm->topo, node, num), .full = full};
-	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, num, NULL, 0,
-	           on_port_info, &pr, sizeof(pr));
+	sm_send_dr_port(sm, pr.port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, num, NULL, 0, on_port_info,
+	                &pr, sizeof(pr));
 }
 
 static void on_node_desc(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,

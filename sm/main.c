@@ -158,6 +158,14 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (strcmp(transport, "umad") != 0 && strcmp(transport, "sim") != 0) {
+		fprintf(stderr,
+		        "ibsmd: unknown transport \"%s\": use umad (hardware) or sim "
+		        "(ibsim, fabricsim)\n",
+		        transport);
+		config_free(&cfg);
+		return 2;
+	}
 	struct mad_transport *t;
 	if (mad_transport_open(transport, &to, &t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);

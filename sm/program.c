@@ -151,7 +151,9 @@ void program_tables(struct sm *sm)
 		port_pkeys(sm, port->guid, tbl.pkey, 32);
 		uint8_t data[64] = {0};
 		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
-		send_set(sm, port->node, MAD_ATTR_PKEY_TABLE, 0, data, NULL);
+		uint32_t ref[3] = {port->node, MAD_ATTR_PKEY_TABLE, 0};
+		sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, 0, data, sizeof(data),
+		                on_set_done, ref, sizeof(ref));
 	}
 }
 
@@ -208,8 +210,8 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	uint8_t data[64] = {0};
 	mad_port_info_encode(&pi, data, sizeof(data), NULL);
 	uint32_t ref[3] = {port->node, MAD_ATTR_PORT_INFO, port->num};
-	sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, port->num, data,
-	           sizeof(data), on_port_set, ref, sizeof(ref));
+	sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, port->num, data, sizeof(data),
+	                on_port_set, ref, sizeof(ref));
 	sm->counts.port_sets++;
 }
 

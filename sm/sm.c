@@ -108,6 +108,24 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 	return 0;
 }
 
+int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
+                    const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
+{
+	const struct topo *t = &sm->topo;
+	const struct sm_port *p = &t->ports[port];
+	if (topo_is_switch(t, p->node) || port == t->sm_port || p->peer == SM_NONE)
+		return sm_send_dr(sm, p->node, NULL, 0, method, attr, mod, data, datalen, cb, ctx,
+		                  ctxlen);
+	const struct sm_node *peer = &t->nodes[t->ports[p->peer].node];
+	if (peer->hops >= MAD_DR_MAX_HOPS)
+		return -1;
+	uint8_t path[64];
+	memcpy(path, peer->path, peer->hops + 1u);
+	path[peer->hops + 1] = t->ports[p->peer].num;
+	return sm_send_dr(sm, SM_NONE, path, peer->hops + 1u, method, attr, mod, data, datalen, cb,
+	                  ctx, ctxlen);
+}
+
 /* ---- phases ---- */
 
 void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm))
@@ -174,8 +192,14 @@ static void after_discovery(struct sm *sm)
 		return;
 	}
 	double t0 = ev_time();
-	if (lids_assign(sm) < 0)
+	if (lids_assign(sm) < 0) {
 		log_err(sm->log, "sm", "some ports have no LID: they stay unreachable");
+		if (sm->once) {
+			sm->exit_code = 1;
+			snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+			         "some ports got no LID: the LID range is too small");
+		}
+	}
 	lids_save(sm);
 	sm->times.lids = ev_time() - t0;
 	t0 = ev_time();

@@ -90,6 +90,11 @@ typedef void (*sm_smp_fn)(struct sm *sm, const struct mad_result *res, const str
 int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
                uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
                const void *ctx, size_t ctxlen);
+/* The same, to one port of a node: a CA port by a route that enters the CA through that port
+ * (an SMA takes a Set of PortInfo or P_Keys only on the port it came in by), a switch port by
+ * the switch's route. */
+int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
+		    const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen);
 /* Start a phase: next runs when the phase's last MAD is answered (at once if none). */
 void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);

@@ -12,17 +12,20 @@
 #include "verify.h"
 
 static const char help[] =
-    "link down|up NODE PORT      pull or reconnect the cable at a port\n"
-    "node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
-    "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
-    "delay MS                    add a delay to every answer\n"
-    "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
-    "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
-    "stats                       MAD counts and clients\n"
-    "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
-    "port NODE PORT              a port's state, LID and peer\n"
-    "verify [--json] [--sl N]    check the programmed fabric (see fabricsim(1))\n"
-    "dump                        the current topology as a net file\n";
+	"link down|up NODE PORT      pull or reconnect the cable at a port\n"
+	"node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
+	"drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
+	"delay MS                    add a delay to every answer\n"
+	"latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
+	"silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
+	"stats                       MAD counts and clients\n"
+	"lft-sets [NODE]             LFT blocks written by Set, per switch\n"
+	"port NODE PORT              a port's state, LID and peer\n"
+	"lft NODE                    a switch's LFT: LID port, for every set entry\n"
+	"lids                        every endpoint's GUID, LID, LMC and node\n"
+	"lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
+	"verify [--json] [--sl N] [--all]  check the programmed fabric (see fabricsim(1))\n"
+	"dump                        the current topology as a net file\n";
 
 static int node_port(struct fabric *f, const char *node, const char *port, uint32_t *out, FILE *o)
 {
@@ -135,6 +138,17 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			for (uint32_t l = 0; l < sw->lft_size && l <= sw->si.linear_fdb_top; l++)
 				if (sw->lft[l] != 0xff)
 					fprintf(o, "%u %u\n", l, sw->lft[l]);
+		}
+	} else if (!strcmp(argv[0], "lid") && (argc == 4 || argc == 5)) {
+		/* what a previous SM (or a confused one) left on a port */
+		if (!(rc = node_port(f, argv[1], argv[2], &p, o))) {
+			uint32_t lp = fabric_lid_port(f, p);
+			struct mad_port_info *pi = &f->ports[lp].pi;
+			uint16_t old = pi->lid;
+			uint8_t old_lmc = pi->lmc;
+			pi->lid = (uint16_t)strtoul(argv[3], NULL, 0);
+			pi->lmc = argc == 5 ? (uint8_t)atoi(argv[4]) : 0;
+			fabric_lid_update(f, lp, old, old_lmc);
 		}
 	} else if (!strcmp(argv[0], "lids")) {
 		for (uint32_t i = 0; i < f->nports; i++) {
