@@ -14,10 +14,7 @@ BUILD=${1:-}
 
 cleanup() {
 	local rc=$?
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill "$p" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
+	stop_pids "${PIDS[@]:-}" "${CLIENTS[@]:-}"
 	if [ "$rc" -ne 0 ]; then
 		echo "--- $SCENARIO_NAME failed (rc $rc); logs in $WORK:" >&2
 		for f in "$WORK"/*.log; do
@@ -82,11 +79,31 @@ start_fabricsim() {
 	wait_for_socket
 }
 
-stop_sims() {
-	for p in "${PIDS[@]:-}"; do
+# stop_pids PID...: TERM, then KILL whatever is still there after 5 s (an OpenSM under
+# libumad2sim.so can sit in a blocked read and miss TERM)
+stop_pids() {
+	local p
+	for p in "$@"; do
 		[ -n "$p" ] && kill "$p" 2>/dev/null || true
 	done
-	wait 2>/dev/null || true
+	for _ in $(seq 1 50); do
+		local alive=0
+		for p in "$@"; do
+			[ -n "$p" ] && kill -0 "$p" 2>/dev/null && alive=1
+		done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+	for p in "$@"; do
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
+	done
+	for p in "$@"; do
+		[ -n "$p" ] && wait "$p" 2>/dev/null || true
+	done
+}
+
+stop_sims() {
+	stop_pids "${PIDS[@]:-}"
 	PIDS=()
 }
 
