@@ -34,63 +34,27 @@ static uint32_t fifo_pop(struct mad_dispatcher *d, struct fifo *f)
 	return idx;
 }
 
-/* ---- destination table: open addressing on the caller's key, never shrinks ---- */
-
-static uint64_t mix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
-
-static int dest_grow(struct mad_dispatcher *d)
-{
-	uint32_t ncap = d->dest_cap ? d->dest_cap * 2 : 256;
-	struct dest *n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	/* Queued txns refer to destinations by index: remap them as entries move. */
-	uint32_t *remap = malloc(sizeof(uint32_t) * (d->dest_cap ? d->dest_cap : 1));
-	if (!remap) {
-		free(n);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < d->dest_cap; i++) {
-		remap[i] = NIL;
-		if (!d->dests[i].key)
-			continue;
-		uint32_t j = (uint32_t)mix64(d->dests[i].key) & (ncap - 1);
-		while (n[j].key)
-			j = (j + 1) & (ncap - 1);
-		n[j] = d->dests[i];
-		remap[i] = j;
-	}
-	for (uint32_t i = 0; i < d->ntxn; i++) {
-		struct txn *t = txn_at(d, i);
-		if (t->state != TXN_FREE && t->dest != NIL)
-			t->dest = remap[t->dest];
-	}
-	free(remap);
-	free(d->dests);
-	d->dests = n;
-	d->dest_cap = ncap;
-	return 0;
-}
+/* ---- destinations: a dense array, found by key through a GUID-style hash map ---- */
 
 static uint32_t dest_lookup(struct mad_dispatcher *d, uint64_t key)
 {
-	if ((d->dest_used + 1) * 2 > d->dest_cap && dest_grow(d) < 0)
-		return NIL;
-	uint32_t j = (uint32_t)mix64(key) & (d->dest_cap - 1);
-	while (d->dests[j].key && d->dests[j].key != key)
-		j = (j + 1) & (d->dest_cap - 1);
-	if (!d->dests[j].key) {
-		d->dests[j].key = key;
-		d->dests[j].blocked_head = d->dests[j].blocked_tail = NIL;
-		d->dest_used++;
+	uint32_t i = u64map_get(&d->dest_index, key);
+	if (i != U64MAP_NONE)
+		return i;
+	if (d->ndests == d->dests_cap) {
+		uint32_t ncap = d->dests_cap ? d->dests_cap * 2 : 256;
+		struct dest *n = realloc(d->dests, sizeof(*n) * ncap);
+		if (!n)
+			return NIL;
+		d->dests = n;
+		d->dests_cap = ncap;
 	}
-	return j;
+	i = d->ndests;
+	if (u64map_put(&d->dest_index, key, i) < 0)
+		return NIL;
+	d->ndests++;
+	d->dests[i] = (struct dest){.key = key, .blocked_head = NIL, .blocked_tail = NIL};
+	return i;
 }
 
 /* ---- transaction slots ---- */
@@ -450,6 +414,7 @@ void mad_dispatcher_free(struct mad_dispatcher *d)
 		free(d->chunks[i]);
 	free(d->chunks);
 	free(d->dests);
+	u64map_free(&d->dest_index);
 	free(d);
 }
 

@@ -4,6 +4,7 @@
 
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
+#include "util/u64map.h"
 
 #define TXN_CHUNK    1024
 #define TXN_IDX_BITS 20 /* low 20 bits of the TID's low word: slot; top 12: generation */
@@ -36,7 +37,7 @@ struct txn {
 };
 
 struct dest {
-	uint64_t key; /* 0: empty slot */
+	uint64_t key;
 	unsigned inflight;
 	uint32_t blocked_head, blocked_tail;
 };
@@ -57,8 +58,9 @@ struct mad_dispatcher {
 	uint32_t nchunks, ntxn, free_head;
 	struct fifo pending, ready;
 
-	struct dest *dests;
-	uint32_t dest_cap, dest_used;
+	struct dest *dests; /* destinations, indexed through dest_index */
+	uint32_t ndests, dests_cap;
+	struct u64map dest_index;
 
 	struct {
 		mad_request_fn fn;
