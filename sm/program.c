@@ -181,7 +181,7 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	struct sm_port *port = &t->ports[p];
 	struct mad_port_info pi = port->pi;
 	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
-	pi.link_width_enabled = 0;
+	pi.link_width_enabled = 0; /* 0: no change, unless set below */
 	pi.link_speed_enabled = 0;
 	pi.phys_state = 0;
 	pi.link_down_default_state = 0;
@@ -203,6 +203,17 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 		const struct sm_port *peer = &t->ports[port->peer];
 		pi.neighbor_mtu = min_u8(pi.mtu_cap, peer->pi.mtu_cap);
 		pi.oper_vls = min_u8(pi.vl_cap, peer->pi.vl_cap);
+		/* every width and speed the port supports (0xff and 0xf say exactly that) */
+		if (pi.link_width_enabled != pi.link_width_supported)
+			pi.link_width_enabled = 0xff;
+		if (pi.link_speed_enabled != pi.link_speed_supported)
+			pi.link_speed_enabled = 0xf;
+		if (topo_is_switch(t, port->node)) {
+			/* how long a packet may wait at the head of a queue: shorter towards a
+			 * CA, which cannot pass a stalled packet on (OpenSM's defaults) */
+			pi.hoq_life = topo_is_switch(t, peer->node) ? 0x13 : 0x10;
+			pi.vl_stall_count = 7;
+		}
 	} else {
 		pi.neighbor_mtu = 0;
 		pi.oper_vls = 0;
