@@ -46,5 +46,14 @@ void cli_answer_free(struct cli_answer *ans);
 int cli_answer_exit(const struct cli_answer *ans, const char *what);
 
 int cmd_smp(struct cli *c, int argc, char **argv);
+int cmd_nodes(struct cli *c, int argc, char **argv);
+int cmd_ports(struct cli *c, int argc, char **argv);
+int cmd_links(struct cli *c, int argc, char **argv);
+int cmd_switches(struct cli *c, int argc, char **argv);
+int cmd_sm(struct cli *c, int argc, char **argv);
+int cmd_lft(struct cli *c, int argc, char **argv);
+int cmd_pkeys(struct cli *c, int argc, char **argv);
+int cmd_guids(struct cli *c, int argc, char **argv);
+int cmd_paths(struct cli *c, int argc, char **argv);
 
 #endif

@@ -16,6 +16,17 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"nodes", cmd_nodes, "nodes [LID]              NodeRecords"},
+    {"ports", cmd_ports, "ports [LID]              PortInfoRecords"},
+    {"links", cmd_links, "links [LID]              LinkRecords (from that LID)"},
+    {"switches", cmd_switches, "switches [LID]           SwitchInfoRecords"},
+    {"paths", cmd_paths,
+     "paths SRC DST            PathRecords; SRC/DST: LID, port GUID, GID or\n"
+     "                           node description"},
+    {"sm", cmd_sm, "sm                       SMInfoRecords"},
+    {"lft", cmd_lft, "lft SWITCH-LID           the switch's forwarding table"},
+    {"pkeys", cmd_pkeys, "pkeys [LID]              P_KeyTableRecords"},
+    {"guids", cmd_guids, "guids [LID]              GUIDInfoRecords"},
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
      "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"

@@ -73,7 +73,7 @@ static bool pkey_member(const struct config_partition *pt, uint64_t guid, bool *
 
 /* The P_Key table a CA port should hold: the default partition (full member) first, then
  * every configured partition it belongs to. */
-static unsigned port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap)
+unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap)
 {
 	unsigned n = 0;
 	pk[n++] = 0xffff;
@@ -148,7 +148,7 @@ void program_tables(struct sm *sm)
 		if (!n->present || n->type == NODE_TYPE_SWITCH || !port->lid)
 			continue;
 		struct mad_pkey_table tbl = {0};
-		port_pkeys(sm, port->guid, tbl.pkey, 32);
+		sm_port_pkeys(sm, port->guid, tbl.pkey, 32);
 		uint8_t data[64] = {0};
 		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
 		uint32_t ref[3] = {port->node, MAD_ATTR_PKEY_TABLE, 0};

@@ -10,6 +10,7 @@
 #include <infiniband/mad.h>
 
 #include "routing/engine.h"
+#include "sa/sa.h"
 
 /* ---- sending ---- */
 
@@ -532,6 +533,9 @@ int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, str
 		return -1;
 	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_LID, on_smp_request, sm);
 	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_DR, on_smp_request, sm);
+	sm->sa = sa_new(sm);
+	if (!sm->sa)
+		return -1;
 	if (lids_load(sm) < 0)
 		log_warn(log, "lids", "cannot read %s/guid2lid: %s; LIDs start afresh",
 		         cfg->state_dir, strerror(errno));
@@ -554,6 +558,8 @@ void sm_stop(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
 	sm->phase_next = NULL;
+	sa_free(sm->sa);
+	sm->sa = NULL;
 	if (sm->d) {
 		mad_dispatcher_log_counters(sm->d);
 		mad_dispatcher_free(sm->d);

@@ -69,6 +69,7 @@ struct sm {
 	bool guid2lid_dirty;
 	const struct routing_engine *engine; /* the engine that routed last */
 	uint64_t sweeps;
+	struct sa *sa;
 };
 
 /* Set up the SM on an open transport and start the first sweep. 0 or -1 (logged). */
@@ -110,6 +111,9 @@ int route_all(struct sm *sm);
 void program_tables(struct sm *sm);
 void program_arm(struct sm *sm);
 void program_activate(struct sm *sm);
+
+/* The P_Keys a CA port holds (default partition first); the count. */
+unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap);
 
 /* "GUID 0x... (desc)" for logs */
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);

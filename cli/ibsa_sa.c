@@ -1,0 +1,242 @@
+/* ibsa's SA commands: one query each, the records printed as a table or JSON. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "mad/mad_header.h"
+#include "mad/sa_records.h"
+
+struct sa_answer {
+	struct cli_answer a;
+	const uint8_t *recs;
+	size_t stride;
+	uint32_t n;
+};
+
+/* Ask the SM's SA: Get or GetTable of attr with a component mask and a request record. */
+static int sa_query(struct cli *c, uint8_t method, uint16_t attr, uint64_t mask, const uint8_t *req,
+                    size_t reqlen, struct sa_answer *out, const char *what)
+{
+	memset(out, 0, sizeof(*out));
+	if (!c->local.sm_lid) {
+		fprintf(stderr,
+		        "ibsa: %s: the local port knows no SM (its SMLID is 0): is an SM "
+		        "running?\n",
+		        what);
+		return EXIT_TRANSPORT;
+	}
+	struct mad_sa_hdr h;
+	mad_sa_hdr_init(&h, method, attr, mask);
+	uint8_t buf[MAD_SIZE] = {0};
+	mad_sa_hdr_encode(&h, buf, sizeof(buf), NULL);
+	if (req)
+		memcpy(buf + MAD_SA_HDR_END, req,
+		       reqlen > MAD_SA_DATA_SIZE ? MAD_SA_DATA_SIZE : reqlen);
+	struct mad_request rq = {
+	    .to = {.lid = c->local.sm_lid, .qpn = QP1, .qkey = QP1_QKEY},
+	    .mad = buf,
+	    .len = sizeof(buf),
+	    .retries = -1,
+	};
+	cli_call(c, &rq, &out->a);
+	if (out->a.error == 0 && (out->a.status & 0x7fff) == MAD_STATUS_SA_NO_RECORDS)
+		return EXIT_OK; /* an empty answer, not a failure */
+	int rc = cli_answer_exit(&out->a, what);
+	if (rc != EXIT_OK)
+		return rc;
+	struct mad_sa_hdr rh;
+	if (mad_sa_hdr_decode(out->a.mad, out->a.len, &rh, NULL) < 0) {
+		fprintf(stderr, "ibsa: %s: malformed answer\n", what);
+		return EXIT_BAD_ANSWER;
+	}
+	out->recs = out->a.mad + MAD_SA_HDR_END;
+	out->stride = (size_t)rh.attr_offset * 8;
+	if (method == MAD_METHOD_GET)
+		out->n = 1;
+	else
+		out->n = out->stride ? (uint32_t)((out->a.len - MAD_SA_HDR_END) / out->stride) : 0;
+	return EXIT_OK;
+}
+
+static void print_records(struct cli *c, const struct mad_layout *l, const struct sa_answer *ans,
+                          const char *title)
+{
+	uint8_t host[2048];
+	if (c->json)
+		fputc('[', stdout);
+	for (uint32_t i = 0; i < ans->n; i++) {
+		if (mad_layout_decode(l, ans->recs + (size_t)i * ans->stride, ans->stride, host,
+		                      NULL) < 0)
+			continue;
+		if (c->json) {
+			if (i)
+				fputc(',', stdout);
+			mad_layout_print_json(l, host, stdout);
+		} else {
+			printf("%s %u\n", title, i + 1);
+			mad_layout_print(l, host, stdout, 2);
+		}
+	}
+	if (c->json)
+		fputs("]\n", stdout);
+	else
+		printf("# %u record%s\n", ans->n, ans->n == 1 ? "" : "s");
+}
+
+/* A table query with one optional LID selector: COMMAND [LID] */
+static int table_cmd(struct cli *c, int argc, char **argv, uint16_t attr,
+                     const struct mad_layout *l, const char *title, int lid_bits)
+{
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	uint64_t mask = 0;
+	if (argc > 2) {
+		fprintf(stderr, "ibsa %s: at most one argument, a LID\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	if (argc == 2) {
+		char *e;
+		unsigned long lid = strtoul(argv[1], &e, 0);
+		if (*e || !lid || lid > 0xbfff) {
+			fprintf(stderr, "ibsa %s: \"%s\" is not a unicast LID\n", argv[0], argv[1]);
+			return EXIT_USAGE;
+		}
+		mad_bits_set(req, 0, (unsigned)lid_bits, lid);
+		mask = 1; /* the LID is every one of these records' first component */
+	}
+	struct sa_answer ans;
+	int rc = sa_query(c, MAD_METHOD_GET_TABLE, attr, mask, req, sizeof(req), &ans, argv[0]);
+	if (rc == EXIT_OK)
+		print_records(c, l, &ans, title);
+	cli_answer_free(&ans.a);
+	return rc;
+}
+
+int cmd_nodes(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_NODE_RECORD, &mad_node_record_layout, "node", 16);
+}
+
+int cmd_ports(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout,
+	                 "port", 16);
+}
+
+int cmd_links(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_LINK_RECORD, &mad_link_record_layout, "link", 16);
+}
+
+int cmd_switches(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout,
+	                 "switch", 16);
+}
+
+int cmd_sm(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, "sm",
+	                 16);
+}
+
+int cmd_lft(struct cli *c, int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "ibsa lft: name the switch by LID\n");
+		return EXIT_USAGE;
+	}
+	return table_cmd(c, argc, argv, MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, "block", 16);
+}
+
+int cmd_pkeys(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout,
+	                 "pkeys", 16);
+}
+
+int cmd_guids(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout,
+	                 "guids", 16);
+}
+
+/* SRC/DST: a LID, a port GUID, a GID, or a node description */
+static int endpoint(struct cli *c, const char *s, uint8_t gid[16], uint16_t *lid)
+{
+	char *e;
+	*lid = 0;
+	memset(gid, 0, 16);
+	if (strchr(s, ':')) {
+		if (inet_pton(AF_INET6, s, gid) == 1)
+			return 1;
+		fprintf(stderr, "ibsa: \"%s\" is not a GID\n", s);
+		return -1;
+	}
+	unsigned long long v = strtoull(s, &e, 0);
+	if (!*e && v) {
+		if (v <= 0xbfff) {
+			*lid = (uint16_t)v;
+			return 0;
+		}
+		/* a port GUID: the GID of our subnet */
+		uint64_t prefix = 0xfe80000000000000ull;
+		for (int i = 0; i < 8; i++) {
+			gid[i] = (uint8_t)(prefix >> (56 - 8 * i));
+			gid[8 + i] = (uint8_t)(v >> (56 - 8 * i));
+		}
+		return 1;
+	}
+	/* a node description: look it up */
+	struct sa_answer ans;
+	if (sa_query(c, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0, &ans, "nodes") !=
+	    EXIT_OK)
+		return -1;
+	int found = -1;
+	for (uint32_t i = 0; i < ans.n && found < 0; i++) {
+		struct mad_node_record nr;
+		mad_node_record_decode(ans.recs + (size_t)i * ans.stride, ans.stride, &nr, NULL);
+		if (!strcmp(nr.desc.desc, s)) {
+			*lid = nr.lid;
+			found = 0;
+		}
+	}
+	cli_answer_free(&ans.a);
+	if (found < 0)
+		fprintf(stderr, "ibsa: no node described \"%s\"\n", s);
+	return found;
+}
+
+int cmd_paths(struct cli *c, int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "ibsa paths: give SRC and DST (LID, port GUID, GID or node "
+		                "description)\n");
+		return EXIT_USAGE;
+	}
+	struct mad_path_record pr = {.num_path = 0};
+	uint64_t mask = 0;
+	int k = endpoint(c, argv[1], pr.sgid, &pr.slid);
+	if (k < 0)
+		return EXIT_USAGE;
+	mask |= k ? PR_COMP_SGID : PR_COMP_SLID;
+	k = endpoint(c, argv[2], pr.dgid, &pr.dlid);
+	if (k < 0)
+		return EXIT_USAGE;
+	mask |= k ? PR_COMP_DGID : PR_COMP_DLID;
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	mad_path_record_encode(&pr, req, sizeof(req), NULL);
+	struct sa_answer ans;
+	int rc = sa_query(c, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, mask, req, sizeof(req),
+	                  &ans, "paths");
+	if (rc == EXIT_OK) {
+		print_records(c, &mad_path_record_layout, &ans, "path");
+		if (!ans.n)
+			rc = EXIT_MAD_STATUS; /* no path is an answer a script wants to see */
+	}
+	cli_answer_free(&ans.a);
+	return rc;
+}

@@ -1,0 +1,301 @@
+/* PathRecords, from the forwarding tables the SM programmed: a path exists when the LFTs
+ * deliver its DLID; its MTU and rate are the smallest along the way. No graph walks beyond
+ * following the tables, one hop per switch. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sa/sa_int.h"
+
+#define PKT_LIFE_DEFAULT 18 /* as OpenSM: about 1 s at the default subnet timeout */
+
+/* IBA rate codes, by link width (1x/4x/8x/12x) and speed (SDR/DDR/QDR) */
+static uint8_t rate_code(uint8_t width, uint8_t speed)
+{
+	unsigned lanes = width == 1 ? 1 : width == 2 ? 4 : width == 4 ? 8 : width == 8 ? 12 : 1;
+	unsigned quarter_gbps = lanes * (speed == 1 ? 10 : speed == 2 ? 20 : speed == 4 ? 40 : 10);
+	switch (quarter_gbps) { /* in units of 0.25 Gb/s */
+	case 10: return 2;      /* 2.5 */
+	case 20: return 5;      /* 5 */
+	case 40: return 3;      /* 10 */
+	case 80: return 6;      /* 20 */
+	case 120: return 4;     /* 30 */
+	case 160: return 7;     /* 40 */
+	case 240: return 8;     /* 60 */
+	case 320: return 9;     /* 80 */
+	case 480: return 10;    /* 120 */
+	default: return 3;
+	}
+}
+
+/* Rates compared by bandwidth, not by code */
+static unsigned rate_gbps4(uint8_t code)
+{
+	static const unsigned q[] = {0, 0, 10, 40, 120, 20, 80, 160, 240, 320, 480};
+	return code < sizeof(q) / sizeof(q[0]) ? q[code] : 0;
+}
+
+struct path {
+	unsigned hops;
+	uint8_t mtu, rate;
+};
+
+static void link_caps(const struct topo *t, uint32_t p, struct path *pa)
+{
+	const struct mad_port_info *pi = &t->ports[p].pi;
+	uint8_t mtu = pi->neighbor_mtu ? pi->neighbor_mtu : pi->mtu_cap;
+	if (mtu < pa->mtu)
+		pa->mtu = mtu;
+	uint8_t r = rate_code(pi->link_width_active, pi->link_speed_active);
+	if (rate_gbps4(r) < rate_gbps4(pa->rate))
+		pa->rate = r;
+}
+
+/* Follow the LFTs from src port to dlid. */
+static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path *pa)
+{
+	pa->hops = 0;
+	pa->mtu = 5;
+	pa->rate = 10;
+	uint32_t dst = dlid < SM_LID_COUNT ? t->lid_port[dlid] : SM_NONE;
+	if (dst == SM_NONE)
+		return false;
+	if (topo_lid_port(t, src) == dst)
+		return true;
+	uint32_t at = src;
+	if (!topo_is_switch(t, t->ports[src].node)) {
+		if (t->ports[src].peer == SM_NONE)
+			return false;
+		link_caps(t, src, pa);
+		at = t->ports[src].peer;
+		pa->hops++;
+	}
+	for (unsigned guard = 0; guard < 64; guard++) {
+		uint32_t node = t->ports[at].node;
+		if (topo_lid_port(t, at) == dst)
+			return true;
+		if (!topo_is_switch(t, node))
+			return false;
+		const struct sm_switch *sw = &t->sws[t->nodes[node].sw];
+		const uint8_t *lft = sw->lft_hw ? sw->lft_hw : sw->lft;
+		if (!lft || dlid >= sw->lft_size || lft[dlid] == 0xff || lft[dlid] == 0)
+			return false;
+		uint32_t out = topo_port(t, node, lft[dlid]);
+		if (out == SM_NONE || t->ports[out].peer == SM_NONE)
+			return false;
+		link_caps(t, out, pa);
+		at = t->ports[out].peer;
+		pa->hops++;
+	}
+	return false;
+}
+
+/* The port a GID names: our subnet prefix and a known port GUID. */
+static uint32_t port_of_gid(const struct sa *sa, const uint8_t *gid)
+{
+	uint64_t prefix = 0, guid = 0;
+	for (int i = 0; i < 8; i++) {
+		prefix = prefix << 8 | gid[i];
+		guid = guid << 8 | gid[8 + i];
+	}
+	const struct topo *t = &sa->sm->topo;
+	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
+		return SM_NONE;
+	uint32_t p = u64map_get(&t->by_port_guid, guid);
+	if (p != U64MAP_NONE)
+		return p;
+	uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
+	return n != U64MAP_NONE && topo_is_switch(t, n) ? t->nodes[n].first_port : SM_NONE;
+}
+
+static void gid_of(const struct sa *sa, uint32_t port, uint8_t *gid)
+{
+	const struct topo *t = &sa->sm->topo;
+	uint64_t prefix = sa->sm->cfg->subnet_prefix;
+	uint64_t guid = topo_is_switch(t, t->ports[port].node) ? t->nodes[t->ports[port].node].guid
+	                                                       : t->ports[port].guid;
+	for (int i = 0; i < 8; i++) {
+		gid[i] = (uint8_t)(prefix >> (56 - 8 * i));
+		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
+	}
+}
+
+static bool has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
+{
+	const struct topo *t = &sa->sm->topo;
+	uint16_t pk[32];
+	if (topo_is_switch(t, t->ports[port].node)) { /* switch port 0: the default only */
+		*full = true;
+		return (pkey & 0x7fff) == 0x7fff;
+	}
+	unsigned n = sm_port_pkeys(sa->sm, t->ports[port].guid, pk, 32);
+	for (unsigned i = 0; i < n; i++) {
+		if ((pk[i] & 0x7fff) == (pkey & 0x7fff)) {
+			*full = pk[i] & 0x8000;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A selector (0 greater, 1 less, 2 exactly, 3 largest) applied to what the path offers, by
+ * an order (bigger is better). 0 when it cannot be met, else the value to answer. */
+static unsigned apply_selector(unsigned sel, unsigned want, unsigned have)
+{
+	switch (sel) {
+	case 0: return have > want ? have : 0;
+	case 1: return want > 1 ? (have < want ? have : want - 1) : 0;
+	case 2: return have >= want ? want : 0;
+	default: return have;
+	}
+}
+
+static void endpoints(const struct sa *sa, uint32_t *list, uint32_t *n)
+{
+	const struct topo *t = &sa->sm->topo;
+	*n = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct sm_port *port = &t->ports[p];
+		if (port->lid && t->nodes[port->node].present)
+			list[(*n)++] = p;
+	}
+}
+
+uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
+                  struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	struct mad_path_record q;
+	mad_path_record_decode(req, 64, &q, NULL);
+
+	/* who: by GID or LID, or (GetTable only) everyone */
+	uint32_t src_one = SM_NONE, dst_one = SM_NONE;
+	if (mask & PR_COMP_SGID) {
+		if ((src_one = port_of_gid(sa, q.sgid)) == SM_NONE)
+			return MAD_STATUS_SA_INVALID_GID;
+	} else if (mask & PR_COMP_SLID) {
+		if (q.slid >= SM_LID_COUNT || (src_one = t->lid_port[q.slid]) == SM_NONE)
+			return MAD_STATUS_SA_NO_RECORDS;
+	}
+	if (mask & PR_COMP_DGID) {
+		if ((dst_one = port_of_gid(sa, q.dgid)) == SM_NONE)
+			return MAD_STATUS_SA_INVALID_GID;
+	} else if (mask & PR_COMP_DLID) {
+		if (q.dlid >= SM_LID_COUNT || (dst_one = t->lid_port[q.dlid]) == SM_NONE)
+			return MAD_STATUS_SA_NO_RECORDS;
+	}
+	if (!table && (src_one == SM_NONE || dst_one == SM_NONE))
+		return MAD_STATUS_SA_INSUF_COMPONENTS;
+	uint16_t pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
+	unsigned numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
+
+	uint32_t *srcs = NULL, *dsts = NULL, ns = 1, nd = 1;
+	uint32_t one_s[1] = {src_one}, one_d[1] = {dst_one};
+	if (src_one == SM_NONE || dst_one == SM_NONE) {
+		uint32_t *all = malloc(sizeof(uint32_t) * (t->nports + 1));
+		if (!all)
+			return MAD_STATUS_SA_NO_RESOURCES;
+		uint32_t na;
+		endpoints(sa, all, &na);
+		srcs = src_one == SM_NONE ? all : one_s;
+		ns = src_one == SM_NONE ? na : 1;
+		dsts = dst_one == SM_NONE ? all : one_d;
+		nd = dst_one == SM_NONE ? na : 1;
+	} else {
+		srcs = one_s;
+		dsts = one_d;
+	}
+	/* SL 0: neither engine yet separates traffic by SL (an engine's path_sl hook will) */
+	uint8_t sl = 0;
+	for (uint32_t i = 0; i < ns; i++) {
+		for (uint32_t j = 0; j < nd; j++) {
+			uint32_t s = srcs[i], d = dsts[j];
+			const struct sm_port *sp = &t->ports[s], *dp = &t->ports[d];
+			bool sfull, dfull;
+			if (!has_pkey(sa, s, pkey, &sfull) || !has_pkey(sa, d, pkey, &dfull) ||
+			    (!sfull && !dfull))
+				continue; /* not partners in that partition */
+			unsigned count = 0;
+			for (uint32_t so = 0; so < (1u << sp->lmc); so++) {
+				uint16_t slid = (uint16_t)(sp->lid + so);
+				if ((mask & PR_COMP_SLID) && slid != q.slid)
+					continue;
+				for (uint32_t dof = 0; dof < (1u << dp->lmc) && count < numb;
+				     dof++) {
+					uint16_t dlid = (uint16_t)(dp->lid + dof);
+					if ((mask & PR_COMP_DLID) && dlid != q.dlid)
+						continue;
+					struct path pa;
+					if (!trace(t, s, dlid, &pa))
+						continue;
+					struct mad_path_record r = {
+					    .service_id = q.service_id,
+					    .dlid = dlid,
+					    .slid = slid,
+					    .hop_limit = 0,
+					    .tclass = q.tclass,
+					    .flow_label = q.flow_label,
+					    .reversible = 1,
+					    .num_path = 0,
+					    .pkey = (uint16_t)(pkey | 0x8000),
+					    .sl = sl,
+					    .mtu_selector = 2,
+					    .mtu = pa.mtu,
+					    .rate_selector = 2,
+					    .rate = pa.rate,
+					    .pkt_life_selector = 2,
+					    .pkt_life = PKT_LIFE_DEFAULT,
+					};
+					if ((mask & PR_COMP_SL) && q.sl != sl)
+						continue;
+					if (mask & PR_COMP_MTU) {
+						unsigned sel = mask & PR_COMP_MTU_SELECTOR
+						                   ? q.mtu_selector
+						                   : 2;
+						unsigned v = apply_selector(sel, q.mtu, pa.mtu);
+						if (!v)
+							continue;
+						r.mtu = (uint8_t)v;
+					}
+					if (mask & PR_COMP_RATE) {
+						unsigned sel = mask & PR_COMP_RATE_SELECTOR
+						                   ? q.rate_selector
+						                   : 2;
+						unsigned v = apply_selector(sel, rate_gbps4(q.rate),
+						                            rate_gbps4(pa.rate));
+						if (!v)
+							continue;
+						if (v != rate_gbps4(pa.rate))
+							r.rate = q.rate;
+					}
+					if (mask & PR_COMP_PKT_LIFE) {
+						unsigned sel = mask & PR_COMP_PKT_LIFE_SELECTOR
+						                   ? q.pkt_life_selector
+						                   : 2;
+						/* shorter is better: compare inverted */
+						unsigned v = apply_selector(sel == 0   ? 1
+						                            : sel == 1 ? 0
+						                                       : sel,
+						                            64 - q.pkt_life,
+						                            64 - PKT_LIFE_DEFAULT);
+						if (!v)
+							continue;
+						r.pkt_life = (uint8_t)(64 - v);
+					}
+					gid_of(sa, s, r.sgid);
+					gid_of(sa, d, r.dgid);
+					uint8_t *rec = sa_records_add(out);
+					if (!rec)
+						goto done;
+					mad_path_record_encode(&r, rec, out->size, NULL);
+					count++;
+				}
+			}
+		}
+	}
+done:
+	if (srcs != one_s)
+		free(srcs);
+	else if (dsts != one_d)
+		free(dsts);
+	return 0;
+}

@@ -1,0 +1,160 @@
+/* The SA's records, built from the SM's topology: one builder per record family. */
+#include <string.h>
+
+#include "sa/sa_int.h"
+
+static uint16_t node_lid(const struct topo *t, uint32_t port)
+{
+	return t->ports[topo_lid_port(t, port)].lid;
+}
+
+/* One NodeRecord per switch, one per CA port that has a LID (as OpenSM). */
+void sa_build_node_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t n = 0; n < t->nnodes; n++) {
+		const struct sm_node *node = &t->nodes[n];
+		if (!node->present)
+			continue;
+		for (unsigned p = 0; p <= node->nports; p++) {
+			const struct sm_port *port = &t->ports[node->first_port + p];
+			bool sw = node->type == NODE_TYPE_SWITCH;
+			if (sw ? p != 0 : (p == 0 || !port->lid))
+				continue;
+			struct mad_node_record nr = {.lid = port->lid, .info = node->ni};
+			nr.info.port_guid = sw ? node->guid : port->guid;
+			nr.info.local_port_num = (uint8_t)p;
+			memcpy(nr.desc.desc, node->desc, sizeof(nr.desc.desc));
+			uint8_t *rec = sa_records_add(out);
+			if (rec)
+				mad_node_record_encode(&nr, rec, out->size, NULL);
+		}
+	}
+}
+
+/* Every port of every switch (the switch's LID), every CA port with a LID. */
+void sa_build_port_info_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct sm_port *port = &t->ports[p];
+		const struct sm_node *node = &t->nodes[port->node];
+		if (!node->present || !port->known)
+			continue;
+		bool sw = node->type == NODE_TYPE_SWITCH;
+		if (!sw && !port->lid)
+			continue;
+		struct mad_port_info_record r = {
+		    .lid = node_lid(t, p), .port_num = port->num, .info = port->pi};
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_port_info_record_encode(&r, rec, out->size, NULL);
+	}
+}
+
+/* Both directions of every link between present nodes. */
+void sa_build_link_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct sm_port *port = &t->ports[p];
+		if (port->peer == SM_NONE || !t->nodes[port->node].present)
+			continue;
+		struct mad_link_record r = {.from_lid = node_lid(t, p),
+		                            .from_port = port->num,
+		                            .to_port = t->ports[port->peer].num,
+		                            .to_lid = node_lid(t, port->peer)};
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_link_record_encode(&r, rec, out->size, NULL);
+	}
+}
+
+void sa_build_switch_info_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		const struct sm_switch *sw = &t->sws[s];
+		const struct sm_node *node = &t->nodes[sw->node];
+		if (!node->present)
+			continue;
+		struct mad_switch_info_record r = {.lid = t->ports[node->first_port].lid,
+		                                   .info = sw->si};
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_switch_info_record_encode(&r, rec, out->size, NULL);
+	}
+}
+
+/* The blocks each switch holds, as programmed, up to its LinearFDBTop. */
+void sa_build_lft_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		const struct sm_switch *sw = &t->sws[s];
+		const struct sm_node *node = &t->nodes[sw->node];
+		if (!node->present || !sw->lft_hw)
+			continue;
+		for (uint32_t b = 0; b * 64 <= sw->lft_top && b * 64 < sw->lft_hw_size; b++) {
+			struct mad_lft_record r = {.lid = t->ports[node->first_port].lid,
+			                           .block_num = (uint16_t)b};
+			memcpy(r.lft.port, sw->lft_hw + b * 64, 64);
+			uint8_t *rec = sa_records_add(out);
+			if (rec)
+				mad_lft_record_encode(&r, rec, out->size, NULL);
+		}
+	}
+}
+
+/* Block 0 of every CA port's P_Key table, as programmed. */
+void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct sm_port *port = &t->ports[p];
+		const struct sm_node *node = &t->nodes[port->node];
+		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid)
+			continue;
+		struct mad_pkey_table_record r = {.lid = port->lid, .port_num = port->num};
+		sm_port_pkeys(sa->sm, port->guid, r.table.pkey, 32);
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_pkey_table_record_encode(&r, rec, out->size, NULL);
+	}
+}
+
+/* Block 0 of every CA port's GUIDInfo: its port GUID. */
+void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct sm_port *port = &t->ports[p];
+		const struct sm_node *node = &t->nodes[port->node];
+		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid)
+			continue;
+		struct mad_guid_info_record r = {.lid = port->lid};
+		r.info.guid[0] = port->guid;
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_guid_info_record_encode(&r, rec, out->size, NULL);
+	}
+}
+
+/* This SM. */
+void sa_build_sm_info_records(struct sa *sa, struct sa_records *out)
+{
+	const struct sm *sm = sa->sm;
+	const struct topo *t = &sm->topo;
+	if (t->sm_port == SM_NONE)
+		return;
+	struct mad_sm_info_record r = {
+	    .lid = t->ports[t->sm_port].lid,
+	    .info = {.guid = sm->local.port_guid,
+	             .act_count = sm->act_count,
+	             .priority = sm->cfg->sm_priority,
+	             .state = sm->state},
+	};
+	uint8_t *rec = sa_records_add(out);
+	if (rec)
+		mad_sm_info_record_encode(&r, rec, out->size, NULL);
+}

@@ -1,0 +1,217 @@
+/* The SA agent: decode, check, select, answer. See sa.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "sa/sa_int.h"
+
+#define SA_CAP_MASK 0x2602 /* as OpenSM: traps and notices, multicast, reinit */
+
+struct sa_attr {
+	uint16_t id;
+	const struct mad_layout *layout;
+	sa_build_fn build; /* NULL: computed per request (PathRecord) */
+};
+
+static const struct sa_attr attrs[] = {
+    {MAD_ATTR_NODE_RECORD, &mad_node_record_layout, sa_build_node_records},
+    {MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout, sa_build_port_info_records},
+    {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, sa_build_link_records},
+    {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, sa_build_switch_info_records},
+    {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, sa_build_lft_records},
+    {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, sa_build_pkey_records},
+    {MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout, sa_build_guid_info_records},
+    {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records},
+    {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, NULL},
+};
+
+/* PathRecord components (IBA 15.2.5.16): ServiceID counts as two. */
+static const struct sa_components path_components = {
+    .n = 23,
+    .c = {{0, 32},   {32, 32}, {64, 128}, {192, 128}, {320, 16}, {336, 16}, {352, 1},  {353, 3},
+          {356, 20}, {376, 8}, {384, 8},  {392, 1},   {393, 7},  {400, 16}, {416, 12}, {428, 4},
+          {432, 2},  {434, 6}, {440, 2},  {442, 6},   {448, 2},  {450, 6},  {456, 8}},
+};
+
+static void send_answer(struct sa *sa, const struct mad_addr *to, const struct mad_sa_hdr *req,
+                        uint8_t method, uint16_t status, const struct sa_records *recs, bool table)
+{
+	struct mad_sa_hdr h = *req;
+	h.hdr.method = method;
+	h.hdr.status = status;
+	h.rmpp = (struct mad_rmpp_hdr){0};
+	h.sm_key = 0;
+	h.attr_offset = recs ? (uint16_t)(recs->stride / 8) : 0;
+	uint8_t hdr[MAD_SIZE] = {0};
+	mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
+	struct mad_addr addr = *to;
+	addr.qkey = QP1_QKEY;
+	if (status)
+		sa->st.errors += status != MAD_STATUS_SA_NO_RECORDS;
+	else
+		sa->st.answered++;
+	if (table && !status) {
+		/* GetTableResp always goes by RMPP, even with one segment */
+		size_t len = recs ? (size_t)recs->n * recs->stride : 0;
+		mad_dispatcher_respond_rmpp(sa->sm->d, &addr, hdr, MAD_SA_HDR_END,
+		                            recs ? recs->buf : NULL, len);
+		return;
+	}
+	if (recs && recs->n)
+		memcpy(hdr + MAD_SA_HDR_END, recs->buf, recs->size);
+	mad_dispatcher_respond(sa->sm->d, &addr, hdr, MAD_SIZE);
+}
+
+static void answer_error(struct sa *sa, const struct mad_addr *to, const struct mad_sa_hdr *req,
+                         uint16_t status)
+{
+	uint8_t method = (uint8_t)(req->hdr.method | MAD_METHOD_RESP);
+	if (req->hdr.method == MAD_METHOD_GET_TABLE)
+		method =
+		    MAD_METHOD_GET_RESP; /* errors to a GetTable come back as GetResp, as OpenSM */
+	send_answer(sa, to, req, method, status, NULL, false);
+}
+
+static void class_port_info(struct sa *sa, const struct mad_addr *from, const struct mad_sa_hdr *h)
+{
+	struct sa_records one = {.size = 72, .stride = 72};
+	uint8_t *rec = sa_records_add(&one);
+	if (!rec)
+		return;
+	struct mad_class_port_info cpi = {
+	    .base_version = 1,
+	    .class_version = 2,
+	    .capability_mask = SA_CAP_MASK,
+	    .resp_time_value = 18,
+	};
+	mad_class_port_info_encode(&cpi, rec, 72, NULL);
+	send_answer(sa, from, h, MAD_METHOD_GET_RESP, 0, &one, false);
+	sa_records_free(&one);
+}
+
+static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+                          size_t len, void *ctx)
+{
+	(void)d;
+	struct sa *sa = ctx;
+	struct mad_sa_hdr h;
+	struct mad_error err;
+	sa->st.requests++;
+	if (mad_sa_hdr_decode(mad, len, &h, &err) < 0) {
+		sa->st.malformed++;
+		log_info(sa->sm->log, "sa", "dropped a request from LID %u: %s", from->lid,
+		         err.msg);
+		return;
+	}
+	if (h.hdr.class_version != MAD_CLASS_VERSION_SA) {
+		answer_error(sa, from, &h, MAD_STATUS_BAD_VERSION);
+		return;
+	}
+	if (len < MAD_SIZE) {
+		/* a record cut short: say so rather than read what is not there */
+		sa->st.malformed++;
+		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
+		return;
+	}
+	if (h.hdr.attr_id == MAD_ATTR_CLASS_PORT_INFO) {
+		if (h.hdr.method == MAD_METHOD_GET)
+			class_port_info(sa, from, &h);
+		else
+			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
+		return;
+	}
+	const struct sa_attr *a = NULL;
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		if (attrs[i].id == h.hdr.attr_id)
+			a = &attrs[i];
+	if (!a) {
+		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
+		return;
+	}
+	bool table = h.hdr.method == MAD_METHOD_GET_TABLE;
+	if (h.hdr.method != MAD_METHOD_GET && !table) {
+		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
+		return;
+	}
+	struct sa_components comps;
+	if (a->build)
+		sa_components_from_layout(a->layout, &comps);
+	else
+		comps = path_components;
+	if (a->layout == &mad_port_info_record_layout) {
+		/* CapabilityMask selects ports that have at least those capabilities */
+		for (unsigned i = 0; i < comps.n; i++)
+			if (comps.c[i].bitoff == 32 + 20 * 8 && comps.c[i].bitlen == 32)
+				comps.c[i].subset = true;
+	}
+	if (comps.n < 64 && (h.comp_mask >> comps.n)) {
+		/* bits beyond the record's components */
+		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
+		return;
+	}
+	const uint8_t *req = mad + MAD_SA_HDR_END;
+	struct sa_records all = {.size = a->layout->size,
+	                         .stride = mad_sa_record_stride(a->layout)};
+	struct sa_records sel = all;
+	uint16_t status = 0;
+	if (a->build) {
+		a->build(sa, &all);
+		for (uint32_t i = 0; i < all.n; i++) {
+			const uint8_t *rec = all.buf + (size_t)i * all.stride;
+			if (!sa_components_match(&comps, h.comp_mask, req, rec))
+				continue;
+			uint8_t *o = sa_records_add(&sel);
+			if (o)
+				memcpy(o, rec, all.stride);
+		}
+	} else {
+		status = sa_paths(sa, req, h.comp_mask, table, &sel);
+	}
+	if (!status && !table) {
+		if (sel.n == 0)
+			status = MAD_STATUS_SA_NO_RECORDS;
+		else if (sel.n > 1 && a->build)
+			status = MAD_STATUS_SA_TOO_MANY_RECORDS;
+	}
+	if (status == MAD_STATUS_SA_NO_RECORDS)
+		sa->st.no_records++;
+	if (status)
+		answer_error(sa, from, &h, status);
+	else
+		send_answer(sa, from, &h, table ? MAD_METHOD_GET_TABLE_RESP : MAD_METHOD_GET_RESP,
+		            0, &sel, table);
+	sa_records_free(&all);
+	sa_records_free(&sel);
+}
+
+struct sa *sa_new(struct sm *sm)
+{
+	struct sa *sa = calloc(1, sizeof(*sa));
+	if (!sa)
+		return NULL;
+	sa->sm = sm;
+	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_ADM, on_sa_request, sa);
+	return sa;
+}
+
+void sa_free(struct sa *sa)
+{
+	if (!sa)
+		return;
+	log_info(sa->sm->log, "sa",
+	         "%llu requests: %llu answered, %llu without records, %llu errors, "
+	         "%llu malformed",
+	         (unsigned long long)sa->st.requests, (unsigned long long)sa->st.answered,
+	         (unsigned long long)sa->st.no_records, (unsigned long long)sa->st.errors,
+	         (unsigned long long)sa->st.malformed);
+	if (sa->sm->d)
+		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
+	free(sa);
+}
+
+const struct sa_stats *sa_stats(const struct sa *sa)
+{
+	return &sa->st;
+}

@@ -1,0 +1,55 @@
+/* The subnet administrator: SA queries on QP1, answered from the SM's own tables.
+ *
+ * Records are built from the topology the SM keeps (nodes, ports, links, LIDs, programmed
+ * tables); a query's component mask selects among them by comparing the masked components on
+ * the wire. Get answers one record (or NO_RECORDS / TOO_MANY_RECORDS), GetTable all of them
+ * by RMPP. */
+#ifndef IBSMD_SA_SA_H
+#define IBSMD_SA_SA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/mad_layout.h"
+
+struct sm;
+
+/* A record's components, in component-mask bit order: their bit ranges on the wire. */
+struct sa_component {
+	uint16_t bitoff, bitlen;
+	bool subset; /* matches when the record has every bit the request sets (CapabilityMask) */
+};
+
+struct sa_components {
+	struct sa_component c[96];
+	unsigned n;
+};
+
+/* Derive the components of a record layout: its fields in wire order, reserved gaps as
+ * components of their own, embedded tables as one component (IBA 15.2.5). */
+void sa_components_from_layout(const struct mad_layout *l, struct sa_components *out);
+/* Do the masked components of two wire records agree? */
+bool sa_components_match(const struct sa_components *c, uint64_t mask, const uint8_t *a,
+                         const uint8_t *b);
+
+/* A growing buffer of wire records of one size. */
+struct sa_records {
+	uint8_t *buf;
+	size_t size, stride; /* record size on the wire, and padded to 8 */
+	uint32_t n, cap;
+};
+uint8_t *sa_records_add(struct sa_records *r);
+void sa_records_free(struct sa_records *r);
+
+struct sa;
+struct sa *sa_new(struct sm *sm);
+void sa_free(struct sa *sa);
+
+/* Statistics for logs and tests */
+struct sa_stats {
+	uint64_t requests, answered, no_records, errors, malformed;
+};
+const struct sa_stats *sa_stats(const struct sa *sa);
+
+#endif
