@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <infiniband/mad.h>
 
@@ -79,6 +81,7 @@ static struct txn *txn_alloc(struct mad_dispatcher *d)
 		}
 		idx = d->ntxn++;
 		txn_at(d, idx)->idx = idx;
+		txn_at(d, idx)->gen = d->gen_base;
 	} else {
 		d->free_head = txn_at(d, idx)->next;
 	}
@@ -298,8 +301,12 @@ static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, co
 		return;
 	}
 	size_t rmpp_hdr = mad_rmpp_hdr_len(hdr.mgmt_class);
+	/* RMPPVersion 0 is no RMPP transfer, whatever the flags say: OpenSM's vendor layer
+	 * leaves the version for the kernel to fill in, and under libumad2sim.so no kernel
+	 * does, so its one-MAD answers arrive that way */
 	if (rmpp_hdr && len >= MAD_RMPP_HDR_END &&
-	    (mad_get_field((void *)mad, 0, IB_SA_RMPP_FLAGS_F) & RMPP_FLAG_ACTIVE)) {
+	    (mad_get_field((void *)mad, 0, IB_SA_RMPP_FLAGS_F) & RMPP_FLAG_ACTIVE) &&
+	    mad_get_field((void *)mad, 0, IB_SA_RMPP_VERS_F) != 0) {
 		rmpp_input(d, from, mad, len, &hdr);
 		return;
 	}
@@ -366,6 +373,10 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 	struct mad_dispatcher *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
+	/* Two short-lived clients in a row (ibsa runs) would otherwise reuse the same TIDs,
+	 * and a responder keeping RMPP sessions or duplicate state by TID would mistake the
+	 * second for a retry of the first */
+	d->gen_base = (uint16_t)(((uint32_t)time(NULL) ^ ((uint32_t)getpid() << 4)) & 0xfff);
 	d->loop = loop;
 	d->t = t;
 	if (opts)

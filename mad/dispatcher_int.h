@@ -56,6 +56,7 @@ struct mad_dispatcher {
 
 	struct txn **chunks; /* txns in fixed chunks: ev_timers must not move */
 	uint32_t nchunks, ntxn, free_head;
+	uint16_t gen_base; /* first generation of every slot: differs between processes */
 	struct fifo pending, ready;
 
 	struct dest *dests; /* destinations, indexed through dest_index */

@@ -30,8 +30,7 @@ struct rmpp_session {
 	bool done; /* receiver: delivered, kept a while to re-ACK a repeated last segment */
 	bool for_txn;
 	struct mad_addr peer;
-	uint32_t tid_low;
-	uint64_t tid;
+	uint64_t tid; /* whole: the upper bits tell apart clients behind one LID */
 	uint8_t hdr[MAD_SIZE];
 	size_t hdr_len;
 	uint8_t *data;
@@ -60,12 +59,11 @@ unsigned rmpp_active(const struct mad_dispatcher *d)
 	return n;
 }
 
-static struct rmpp_session *find(struct mad_dispatcher *d, bool sender, uint16_t lid,
-                                 uint32_t tid_low)
+static struct rmpp_session *find(struct mad_dispatcher *d, bool sender, uint16_t lid, uint64_t tid)
 {
 	for (uint32_t i = 0; i < d->nrmpp; i++) {
 		struct rmpp_session *s = d->rmpp[i];
-		if (s->sender == sender && s->peer.lid == lid && s->tid_low == tid_low)
+		if (s->sender == sender && s->peer.lid == lid && s->tid == tid)
 			return s;
 	}
 	return NULL;
@@ -94,7 +92,6 @@ static struct rmpp_session *session_new(struct mad_dispatcher *d, bool sender,
 	memcpy(s->hdr, hdr, hdr_len);
 	s->hdr_len = hdr_len;
 	s->tid = mad_get_field64(s->hdr, 0, IB_MAD_TRID_F);
-	s->tid_low = (uint32_t)s->tid;
 	ev_init(&s->timer, timer_cb);
 	d->rmpp[d->nrmpp++] = s;
 	return s;
@@ -236,11 +233,23 @@ int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t
 		return -EINVAL;
 	size_t seg_data = MAD_SIZE - hdr_len;
 	size_t segs = data_len ? (data_len + seg_data - 1) / seg_data : 1;
-	/* A requester that retried while our answer was already on its way: the transfer under
-	 * way is the answer to both. */
-	if (find(d, true, to->lid, (uint32_t)mad_get_field64((void *)hdr, 0, IB_MAD_TRID_F)))
-		return 0;
-	struct rmpp_session *s = session_new(d, true, to, hdr, hdr_len);
+	struct rmpp_session *s =
+	    find(d, true, to->lid, mad_get_field64((void *)hdr, 0, IB_MAD_TRID_F));
+	if (s) {
+		/* Same requester and TID while our answer is on its way. The same answer means a
+		 * retry, or a new process that drew the same TID (tools under libumad2sim.so
+		 * do): the transfer under way answers both, resent from its first unACKed segment
+		 * so that neither waits for our time-out. A different answer means a new question
+		 * under an old TID: the old transfer has no one left to receive it. */
+		if (s->data_len == data_len && (!data_len || !memcmp(s->data, data, data_len))) {
+			s->next_seg = s->last_ack + 1;
+			s->retries = 0;
+			send_window(s);
+			return 0;
+		}
+		session_free(s);
+	}
+	s = session_new(d, true, to, hdr, hdr_len);
 	if (!s)
 		return -ENOMEM;
 	s->data = malloc(data_len ? data_len : 1);
@@ -335,7 +344,7 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
                           size_t len, const struct mad_hdr *hdr, const struct mad_rmpp_hdr *r)
 {
 	size_t hdr_len = mad_rmpp_hdr_len(hdr->mgmt_class);
-	struct rmpp_session *s = find(d, false, from->lid, (uint32_t)hdr->tid);
+	struct rmpp_session *s = find(d, false, from->lid, hdr->tid);
 	if (len < MAD_SIZE) {
 		d->c.malformed++;
 		return;
@@ -418,7 +427,7 @@ void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uin
 		d->c.malformed++;
 		return;
 	}
-	uint32_t tid_low = (uint32_t)hdr->tid;
+	uint64_t tid = hdr->tid;
 	struct rmpp_session *s;
 	if (r.version != RMPP_VERSION) {
 		d->c.malformed++;
@@ -429,18 +438,18 @@ void rmpp_input(struct mad_dispatcher *d, const struct mad_addr *from, const uin
 	switch (r.type) {
 	case RMPP_TYPE_DATA: receiver_data(d, from, mad, len, hdr, &r); return;
 	case RMPP_TYPE_ACK:
-		if ((s = find(d, true, from->lid, tid_low)))
+		if ((s = find(d, true, from->lid, tid)))
 			sender_ack(s, r.data1, r.data2);
 		else
 			d->c.unmatched++;
 		return;
 	case RMPP_TYPE_STOP:
 	case RMPP_TYPE_ABORT:
-		if ((s = find(d, true, from->lid, tid_low)))
+		if ((s = find(d, true, from->lid, tid)))
 			sender_end(s, false,
 			           r.type == RMPP_TYPE_STOP ? "receiver sent STOP"
 			                                    : "receiver sent ABORT");
-		else if ((s = find(d, false, from->lid, tid_low)) && !s->done)
+		else if ((s = find(d, false, from->lid, tid)) && !s->done)
 			receiver_fail(s, 0, "sender sent ABORT");
 		else
 			d->c.unmatched++;
@@ -460,6 +469,17 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			session_free(s);
 		else
 			receiver_fail(s, RMPP_STATUS_T2L, "no segment within the time-out");
+		return;
+	}
+	if (s->segs == 1) {
+		/* A one-segment answer is not sent again unasked: a requester that lost it asks
+		 * again, as for any Get, and rmpp_send answers that; a requester without RMPP
+		 * (tools under libumad2sim.so) never ACKs, and a resend would reach whichever
+		 * process next holds its queue pair. The session lives on to know the retry. */
+		if (++s->retries > s->d->o.rmpp_retries)
+			sender_end(s, true, NULL);
+		else
+			arm(s, seg_timeout(s->d));
 		return;
 	}
 	if (++s->retries > s->d->o.rmpp_retries) {

@@ -281,6 +281,80 @@ START_TEST(stray_segments_ignored)
 }
 END_TEST
 
+START_TEST(one_segment_answer_needs_no_ack)
+{
+	/* requesters without RMPP (tools under libumad2sim.so) never ACK: the one segment
+	 * goes out once, not again unasked, and the transfer ends without an ABORT */
+	struct pair p;
+	pair_init(&p, 5);
+	p.fa->drop_rmpp_ack = 100;
+	get_table(&p, 150, 50);
+	check_answer(&p, 150);
+	settle(&p);
+	const struct mad_counters *c = mad_dispatcher_counters(p.b);
+	ck_assert_uint_eq(c->sent, 1);
+	ck_assert_uint_eq(c->rmpp_aborted, 0);
+	ck_assert_uint_eq(c->rmpp_sent_transfers, 1);
+	pair_free(&p);
+}
+END_TEST
+
+/* What the SA sent, seen at its transport: PayloadLength of each first segment. */
+struct capture {
+	unsigned firsts;
+	uint32_t payload[8];
+};
+
+static void capture_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
+                         size_t len, void *ctx)
+{
+	(void)f;
+	(void)to;
+	(void)len;
+	struct capture *cap = ctx;
+	if ((mad_get_field((void *)mad, 0, IB_SA_RMPP_FLAGS_F) & RMPP_FLAG_FIRST) &&
+	    cap->firsts < 8)
+		cap->payload[cap->firsts++] = mad_get_field((void *)mad, 0, IB_SA_RMPP_D2_F);
+}
+
+static void ask_raw(struct pair *p, uint64_t tid, uint32_t n)
+{
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
+	sa.hdr.attr_mod = n;
+	sa.hdr.tid = tid;
+	uint8_t req[MAD_SIZE] = {0};
+	mad_sa_hdr_encode(&sa, req, sizeof(req), NULL);
+	struct mad_addr from = {.lid = 1, .qpn = 1};
+	fake_deliver(p->fb, &from, req, MAD_SIZE, 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(p->loop, EVRUN_NOWAIT);
+}
+
+START_TEST(same_tid_from_a_new_process)
+{
+	/* Two requester processes in a row that drew the same TID (the upper bits that would
+	 * tell them apart reused): the same question is answered again at once, a different
+	 * question gets its own answer rather than the old one. */
+	struct pair p;
+	pair_init(&p, 1000);
+	struct capture cap = {0};
+	p.fb->on_send = capture_send;
+	p.fb->ctx = &cap;
+	ask_raw(&p, 0x0001000012345678ull, 100);
+	ask_raw(&p, 0x0001000012345678ull, 100);
+	ask_raw(&p, 0x0001000012345678ull, 150);
+	ask_raw(&p, 0x0002000012345678ull, 150); /* another client: a transfer of its own */
+	ck_assert_uint_eq(cap.firsts, 4);
+	ck_assert_uint_eq(cap.payload[0], 100 + 20); /* data plus the SA header's 20 bytes */
+	ck_assert_uint_eq(cap.payload[1], 100 + 20);
+	ck_assert_uint_eq(cap.payload[2], 150 + 20);
+	ck_assert_uint_eq(cap.payload[3], 150 + 20);
+	ck_assert_uint_eq(p.handler_calls, 4);
+	pair_free(&p);
+}
+END_TEST
+
 static Suite *rmpp_suite(void)
 {
 	Suite *s = suite_create("rmpp");
@@ -293,6 +367,8 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, sender_gives_up_without_acks);
 	tcase_add_test(tc, receiver_gives_up_when_sender_vanishes);
 	tcase_add_test(tc, stray_segments_ignored);
+	tcase_add_test(tc, one_segment_answer_needs_no_ack);
+	tcase_add_test(tc, same_tid_from_a_new_process);
 	suite_add_tcase(s, tc);
 	return s;
 }
