@@ -306,8 +306,9 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 	uint32_t dqp = ntohl(get32(req, 8)), sqp = ntohl(get32(req, 12));
 	s->st.mads_in++;
 
-	if (mad[0] != 1 || mad[2] > 2) {
-		struct route r = {.why = "bad base or class version"};
+	/* any class version travels: the agent that receives it judges it */
+	if (mad[0] != 1) {
+		struct route r = {.why = "bad base version"};
 		bounce(s, c, req, &r);
 		return;
 	}

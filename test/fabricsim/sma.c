@@ -469,6 +469,17 @@ enum agent_result sma_process(struct fabric *f, uint32_t in, uint8_t *mad, uint6
 		return AGENT_NO_REPLY; /* an SMA takes no answers */
 
 	bool set = method == MAD_METHOD_SET;
+	if (mad[2] != MAD_CLASS_VERSION_SM) {
+		/* a class version this SMA does not speak */
+		mad[3] = MAD_METHOD_GET_RESP;
+		if (dr) {
+			mad_set_field(mad, 0, IB_DRSMP_STATUS_F, MAD_STATUS_BAD_VERSION);
+			mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
+		} else {
+			mad_set_field(mad, 0, IB_MAD_STATUS_F, MAD_STATUS_BAD_VERSION);
+		}
+		return AGENT_REPLY;
+	}
 	bool hide = false;
 	if (method == MAD_METHOD_GET || set) {
 		if (mkey_check(f, in, mad_get_field64(mad, 0, IB_MAD_MKEY_F), set, now_ns, &hide))
