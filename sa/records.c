@@ -106,7 +106,8 @@ void sa_build_lft_records(struct sa *sa, struct sa_records *out)
 	}
 }
 
-/* Block 0 of every CA port's P_Key table, as programmed. */
+/* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed:
+ * the SM fills block 0 (32 partitions), the blocks after it are empty. */
 void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 {
 	const struct topo *t = &sa->sm->topo;
@@ -115,28 +116,40 @@ void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 		const struct sm_node *node = &t->nodes[port->node];
 		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid)
 			continue;
-		struct mad_pkey_table_record r = {.lid = port->lid, .port_num = port->num};
-		sm_port_pkeys(sa->sm, port->guid, r.table.pkey, 32);
-		uint8_t *rec = sa_records_add(out);
-		if (rec)
-			mad_pkey_table_record_encode(&r, rec, out->size, NULL);
+		unsigned blocks =
+		    node->ni.partition_cap ? (node->ni.partition_cap + 31u) / 32u : 1u;
+		for (unsigned b = 0; b < blocks; b++) {
+			struct mad_pkey_table_record r = {
+			    .lid = port->lid, .port_num = port->num, .block_num = (uint16_t)b};
+			if (b == 0)
+				sm_port_pkeys(sa->sm, port->guid, r.table.pkey, 32);
+			uint8_t *rec = sa_records_add(out);
+			if (rec)
+				mad_pkey_table_record_encode(&r, rec, out->size, NULL);
+		}
 	}
 }
 
-/* Block 0 of every CA port's GUIDInfo: its port GUID. */
+/* Every GUIDInfo block up to each port's GUIDCap, for CA and router ports and switch port 0
+ * (the ports that have GIDs); index 0 is the port GUID, alias GUIDs are not assigned yet. */
 void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
 {
 	const struct topo *t = &sa->sm->topo;
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct sm_port *port = &t->ports[p];
 		const struct sm_node *node = &t->nodes[port->node];
-		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid)
+		if (!node->present || !port->lid ||
+		    (node->type == NODE_TYPE_SWITCH && port->num != 0))
 			continue;
-		struct mad_guid_info_record r = {.lid = port->lid};
-		r.info.guid[0] = port->guid;
-		uint8_t *rec = sa_records_add(out);
-		if (rec)
-			mad_guid_info_record_encode(&r, rec, out->size, NULL);
+		unsigned blocks = port->pi.guid_cap ? (port->pi.guid_cap + 7u) / 8u : 1u;
+		for (unsigned b = 0; b < blocks; b++) {
+			struct mad_guid_info_record r = {.lid = port->lid, .block_num = (uint8_t)b};
+			if (b == 0)
+				r.info.guid[0] = port->guid;
+			uint8_t *rec = sa_records_add(out);
+			if (rec)
+				mad_guid_info_record_encode(&r, rec, out->size, NULL);
+		}
 	}
 }
 
