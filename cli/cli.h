@@ -29,6 +29,7 @@ struct cli {
 	bool json;
 	unsigned timeout_ms;
 	int retries;
+	uint64_t sm_key; /* SM_Key in SA requests: the SA trusts requesters that know it */
 };
 
 /* An answer copied out of the dispatcher. */

@@ -46,6 +46,7 @@ static void usage(FILE *out)
 	        "  --timeout MS          per-attempt timeout (default 1000)\n"
 	        "  --retries N           retries after the first attempt (default 3)\n"
 	        "  --json                machine-readable output\n"
+	        "  --sm-key KEY          SM_Key for SA queries (trusted requesters; OpenSM: 1)\n"
 	        "  -v, --verbose         more log output (repeat for debug)\n"
 	        "  -h, --help            this help\n"
 	        "commands:\n");
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"retries", required_argument, NULL, 'R'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"sm-key", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -150,6 +152,7 @@ int main(int argc, char **argv)
 		case 'T': c.timeout_ms = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'R': c.retries = atoi(optarg); break;
 		case 'j': c.json = true; break;
+		case 'K': c.sm_key = strtoull(optarg, NULL, 0); break;
 		case 'v':
 			c.log.level = c.log.level < LOGL_DEBUG ? c.log.level + 1 : LOGL_DEBUG;
 			break;

@@ -31,6 +31,7 @@ static int sa_query(struct cli *c, uint8_t method, uint16_t attr, uint64_t mask,
 	}
 	struct mad_sa_hdr h;
 	mad_sa_hdr_init(&h, method, attr, mask);
+	h.sm_key = c->sm_key;
 	uint8_t buf[MAD_SIZE] = {0};
 	mad_sa_hdr_encode(&h, buf, sizeof(buf), NULL);
 	if (req)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Malformed and awkward SA requests get the right status, and the SA keeps serving.
+# Usage: sa_malformed.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+start_fabricsim "fattree:radix=8,levels=2"
+SIM_HOST=host-32 start_ibsmd --sweep-interval 0
+SIM_HOST=host-1 "$BUILD/test/sa_probe" >"$WORK/probe.out" 2>"$WORK/probe.log" || fail "sa_probe failed"
+cat "$WORK/probe.out"
+expect() { # CASE STATUS
+	grep -q "^$1 $2 " "$WORK/probe.out" || fail "$1: want status $2, got: $(grep "^$1 " "$WORK/probe.out")"
+}
+expect good-get 0x0000
+expect bad-mask 0x0200          # ERR_REQ_INVALID: component mask beyond the record
+expect truncated 0x0200         # a record cut short
+expect set-node 0x000c          # method/attribute not supported
+expect delete-link 0x000c
+expect unknown-attr 0x000c
+expect bad-version 0x0004       # class version 7
+expect get-many 0x0400          # ERR_TOO_MANY_RECORDS
+expect get-none 0x0300          # ERR_NO_RECORDS
+expect path-insufficient 0x0600 # ERR_REQ_INSUFFICIENT_COMPONENTS
+expect path-bad-gid 0x0500      # ERR_REQ_INVALID_GID
+expect path-numb127 0x0000
+expect good-after 0x0000
+kill -0 "$IBSMD_PID" || fail "ibsmd died"
+grep -q "path-garbage 0x0[0-9a-f]00 " "$WORK/probe.out" || fail "garbage request unanswered"
+echo "malformed SA requests: ok"

@@ -1,0 +1,148 @@
+/* sa_probe: send the SA deliberately malformed or awkward requests and print the status of
+ * each answer, one line per case: "NAME STATUS" (STATUS in hex, or "timeout"). Used by the
+ * scenario tests to check the SA answers the right status and keeps serving. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+#include "mad/sa_records.h"
+
+struct probe {
+	bool done;
+	int error;
+	uint16_t status;
+	uint8_t method;
+	size_t len;
+};
+
+static void on_done(struct mad_dispatcher *d, const struct mad_result *r, void *ctx)
+{
+	(void)d;
+	struct probe *p = ctx;
+	p->done = true;
+	p->error = r->error;
+	p->status = r->status;
+	p->method = r->mad && r->len > 3 ? r->mad[3] : 0;
+	p->len = r->len;
+}
+
+static void ask(struct ev_loop *loop, struct mad_dispatcher *d, uint16_t sm_lid, const char *name,
+		const uint8_t *mad, size_t len)
+{
+	struct probe p = { 0 };
+	struct mad_request rq = { .to = { .lid = sm_lid, .qpn = 1, .qkey = QP1_QKEY },
+				  .mad = mad, .len = len, .timeout_ms = 500, .retries = 1,
+				  .cb = on_done, .ctx = &p };
+	if (mad_dispatcher_send(d, &rq) < 0) {
+		printf("%s refused\n", name);
+		return;
+	}
+	while (!p.done)
+		ev_run(loop, EVRUN_ONCE);
+	if (p.error)
+		printf("%s timeout\n", name);
+	else
+		printf("%s 0x%04x method 0x%02x len %zu\n", name, p.status, p.method, p.len);
+	fflush(stdout);
+}
+
+static size_t request(uint8_t *buf, uint8_t method, uint16_t attr, uint64_t mask,
+		      const void *rec, size_t reclen)
+{
+	struct mad_sa_hdr h;
+	mad_sa_hdr_init(&h, method, attr, mask);
+	memset(buf, 0, MAD_SIZE);
+	mad_sa_hdr_encode(&h, buf, MAD_SIZE, NULL);
+	if (rec)
+		memcpy(buf + MAD_SA_HDR_END, rec, reclen);
+	return MAD_SIZE;
+}
+
+int main(void)
+{
+	struct log lg;
+	log_init(&lg);
+	lg.level = LOGL_ERR;
+	struct mad_transport_opts to = { .log = &lg };
+	struct mad_transport *t;
+	char err[256];
+	if (mad_transport_open("sim", &to, &t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sa_probe: %s\n", err);
+		return 3;
+	}
+	struct mad_local_port lp;
+	t->ops->query_port(t, &lp);
+	if (!lp.sm_lid) {
+		fprintf(stderr, "sa_probe: no SM LID on the local port\n");
+		mad_transport_close(t);
+		return 3;
+	}
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct mad_dispatcher_opts o = { .log = &lg };
+	struct mad_dispatcher *d = mad_dispatcher_new(loop, t, &o);
+	uint8_t m[MAD_SIZE];
+	size_t n;
+
+	/* a fine request first, as a reference */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){ 0, (uint8_t)lp.lid }, 2);
+	ask(loop, d, lp.sm_lid, "good-get", m, n);
+	/* a component mask with bits beyond the record's components */
+	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 1ull << 40, NULL, 0);
+	ask(loop, d, lp.sm_lid, "bad-mask", m, n);
+	/* a record cut short: 100 bytes of a 256-byte MAD */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, NULL, 0);
+	ask(loop, d, lp.sm_lid, "truncated", m, 100);
+	/* methods the record does not take */
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "set-node", m, n);
+	n = request(m, MAD_METHOD_DELETE, MAD_ATTR_LINK_RECORD, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "delete-link", m, n);
+	/* an attribute nobody knows */
+	n = request(m, MAD_METHOD_GET, 0x7777, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "unknown-attr", m, n);
+	/* a wrong class version */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
+	m[2] = 7;
+	ask(loop, d, lp.sm_lid, "bad-version", m, n);
+	/* Get that matches everything: too many */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "get-many", m, n);
+	/* Get that matches nothing */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){ 0xbf, 0xfe }, 2);
+	ask(loop, d, lp.sm_lid, "get-none", m, n);
+	/* PathRecord: no source or destination at all (Get), an unknown GID, NumbPath 127 */
+	struct mad_path_record pr = { 0 };
+	uint8_t rec[64] = { 0 };
+	mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, 0, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "path-insufficient", m, n);
+	memset(pr.sgid, 0xab, 16);
+	pr.dlid = lp.lid;
+	mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, PR_COMP_SGID | PR_COMP_DLID, rec,
+		    sizeof(rec));
+	ask(loop, d, lp.sm_lid, "path-bad-gid", m, n);
+	memset(&pr, 0, sizeof(pr));
+	pr.slid = lp.lid;
+	pr.dlid = lp.sm_lid;
+	pr.num_path = 127;
+	mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD,
+		    PR_COMP_SLID | PR_COMP_DLID | PR_COMP_NUMB_PATH, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "path-numb127", m, n);
+	/* garbage in the record and the header's reserved fields */
+	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, ~0ull >> 41, NULL, 0);
+	for (size_t i = MAD_SA_HDR_END; i < MAD_SIZE; i++)
+		m[i] = (uint8_t)(i * 37);
+	ask(loop, d, lp.sm_lid, "path-garbage", m, n);
+	/* and it still answers */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){ 0, (uint8_t)lp.lid }, 2);
+	ask(loop, d, lp.sm_lid, "good-after", m, n);
+
+	mad_dispatcher_free(d);
+	ev_loop_destroy(loop);
+	mad_transport_close(t);
+	return 0;
+}
