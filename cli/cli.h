@@ -55,6 +55,7 @@ int cmd_sm(struct cli *c, int argc, char **argv);
 int cmd_lft(struct cli *c, int argc, char **argv);
 int cmd_pkeys(struct cli *c, int argc, char **argv);
 int cmd_guids(struct cli *c, int argc, char **argv);
+int cmd_services(struct cli *c, int argc, char **argv);
 int cmd_paths(struct cli *c, int argc, char **argv);
 
 #endif

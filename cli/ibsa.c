@@ -27,6 +27,11 @@ static const struct command commands[] = {
     {"lft", cmd_lft, "lft SWITCH-LID           the switch's forwarding table"},
     {"pkeys", cmd_pkeys, "pkeys [LID]              P_KeyTableRecords"},
     {"guids", cmd_guids, "guids [LID]              GUIDInfoRecords"},
+    {"services", cmd_services,
+     "services [ID]            ServiceRecords\n"
+     "  services add ID [--name NAME] [--lease SECONDS] [--pkey PKEY] [--gid GID]\n"
+     "                           register a service (default: the local port's GID)\n"
+     "  services delete ID [--gid GID]   remove one"},
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
      "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"

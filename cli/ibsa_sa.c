@@ -241,3 +241,87 @@ int cmd_paths(struct cli *c, int argc, char **argv)
 	cli_answer_free(&ans.a);
 	return rc;
 }
+
+/* services [ID]; services add ID [--name N] [--lease S] [--pkey P] [--gid G]; services delete ID
+ * [--gid G]. Registration is for the local port unless --gid names another. */
+int cmd_services(struct cli *c, int argc, char **argv)
+{
+	const char *verb =
+	    argc > 1 && (!strcmp(argv[1], "add") || !strcmp(argv[1], "delete")) ? argv[1] : NULL;
+	int at = verb ? 2 : 1;
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	uint64_t mask = 0;
+	if (at < argc && argv[at][0] != '-') {
+		char *e;
+		uint64_t id = strtoull(argv[at], &e, 0);
+		if (*e) {
+			fprintf(stderr, "ibsa services: \"%s\" is not a ServiceID\n", argv[at]);
+			return EXIT_USAGE;
+		}
+		mad_bits_set(req, 0, 64, id);
+		mask |= 1; /* ServiceID */
+		at++;
+	} else if (verb) {
+		fprintf(stderr, "ibsa services %s: name the ServiceID\n", verb);
+		return EXIT_USAGE;
+	}
+	if (verb) {
+		/* the local port's GID unless told otherwise */
+		uint64_t prefix = c->local.gid_prefix ? c->local.gid_prefix : 0xfe80000000000000ull;
+		mad_bits_set(req, 64, 64, prefix);
+		mad_bits_set(req, 128, 64, c->local.port_guid);
+		mask |= 2;
+	}
+	for (; at < argc; at++) {
+		const char *opt = argv[at], *val = at + 1 < argc ? argv[at + 1] : NULL;
+		char *e = NULL;
+		if (!verb || !val) {
+			fprintf(stderr, "ibsa services: unexpected \"%s\"\n", opt);
+			return EXIT_USAGE;
+		}
+		at++;
+		if (!strcmp(opt, "--gid")) {
+			uint8_t gid[16];
+			if (inet_pton(AF_INET6, val, gid) != 1) {
+				fprintf(stderr, "ibsa services: \"%s\" is not a GID\n", val);
+				return EXIT_USAGE;
+			}
+			memcpy(req + 8, gid, 16);
+		} else if (!strcmp(opt, "--name") && !strcmp(verb, "add")) {
+			strncpy((char *)req + 48, val, 64);
+			mask |= 1ull << 6;
+		} else if (!strcmp(opt, "--lease") && !strcmp(verb, "add")) {
+			mad_bits_set(req, 224, 32, strtoul(val, &e, 0));
+			mask |= 1ull << 4;
+		} else if (!strcmp(opt, "--pkey") && !strcmp(verb, "add")) {
+			mad_bits_set(req, 192, 16, strtoul(val, &e, 0));
+			mask |= 1ull << 2;
+		} else {
+			fprintf(stderr, "ibsa services %s: unknown option \"%s\"\n", verb, opt);
+			return EXIT_USAGE;
+		}
+		if (e && *e) {
+			fprintf(stderr, "ibsa services: \"%s\" is not a number\n", val);
+			return EXIT_USAGE;
+		}
+	}
+	uint8_t method = !verb                  ? MAD_METHOD_GET_TABLE
+	                 : !strcmp(verb, "add") ? MAD_METHOD_SET
+	                                        : MAD_METHOD_DELETE;
+	struct sa_answer ans;
+	int rc = sa_query(c, method, MAD_ATTR_SERVICE_RECORD, mask, req, sizeof(req), &ans,
+	                  verb ? verb : "services");
+	if (rc == EXIT_OK) {
+		if (verb && !ans.n && !ans.a.error &&
+		    (ans.a.status & 0x7fff) == MAD_STATUS_SA_NO_RECORDS) {
+			fprintf(stderr, "ibsa services delete: no such service\n");
+			rc = EXIT_MAD_STATUS;
+		} else {
+			if (method != MAD_METHOD_GET_TABLE)
+				ans.n = 1;
+			print_records(c, &mad_service_record_layout, &ans, "service");
+		}
+	}
+	cli_answer_free(&ans.a);
+	return rc;
+}

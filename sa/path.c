@@ -119,7 +119,7 @@ static void gid_of(const struct sa *sa, uint32_t port, uint8_t *gid)
 	}
 }
 
-static bool has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
+bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
 {
 	const struct topo *t = &sa->sm->topo;
 	uint16_t pk[32];
@@ -211,8 +211,8 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 			uint32_t s = srcs[i], d = dsts[j];
 			const struct sm_port *sp = &t->ports[s], *dp = &t->ports[d];
 			bool sfull, dfull;
-			if (!has_pkey(sa, s, pkey, &sfull) || !has_pkey(sa, d, pkey, &dfull) ||
-			    (!sfull && !dfull))
+			if (!sa_port_has_pkey(sa, s, pkey, &sfull) ||
+			    !sa_port_has_pkey(sa, d, pkey, &dfull) || (!sfull && !dfull))
 				continue; /* not partners in that partition */
 			unsigned count = 0;
 			for (uint32_t so = 0; so < (1u << sp->lmc); so++) {

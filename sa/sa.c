@@ -25,6 +25,7 @@ static const struct sa_attr attrs[] = {
     {MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout, sa_build_guid_info_records},
     {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records},
     {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, NULL},
+    {MAD_ATTR_SERVICE_RECORD, &mad_service_record_layout, sa_build_service_records},
 };
 
 /* PathRecord components (IBA 15.2.5.16): ServiceID counts as two. */
@@ -131,12 +132,18 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		return;
 	}
 	bool table = h.hdr.method == MAD_METHOD_GET_TABLE;
-	if (h.hdr.method != MAD_METHOD_GET && !table) {
+	bool service = a->id == MAD_ATTR_SERVICE_RECORD;
+	bool change = h.hdr.method == MAD_METHOD_SET || h.hdr.method == MAD_METHOD_DELETE;
+	if (h.hdr.method != MAD_METHOD_GET && !table && !(change && service)) {
 		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
 		return;
 	}
+	sa->requester =
+	    from->lid < SM_LID_COUNT ? sa->sm->topo.lid_port[from->lid] : (uint32_t)SM_NONE;
 	struct sa_components comps;
-	if (a->build)
+	if (service)
+		sa_service_components(&comps);
+	else if (a->build)
 		sa_components_from_layout(a->layout, &comps);
 	else
 		comps = path_components;
@@ -152,6 +159,24 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		return;
 	}
 	const uint8_t *req = mad + MAD_SA_HDR_END;
+	if (change) {
+		struct sa_records one = {.size = a->layout->size,
+		                         .stride = mad_sa_record_stride(a->layout)};
+		uint8_t *rec = sa_records_add(&one);
+		uint16_t st = !rec ? MAD_STATUS_SA_NO_RESOURCES
+		              : h.hdr.method == MAD_METHOD_SET
+		                  ? sa_service_set(sa, req, h.comp_mask, rec)
+		                  : sa_service_delete(sa, req, h.comp_mask, rec);
+		if (st)
+			answer_error(sa, from, &h, st);
+		else
+			send_answer(sa, from, &h,
+			            h.hdr.method == MAD_METHOD_SET ? MAD_METHOD_GET_RESP
+			                                           : MAD_METHOD_DELETE_RESP,
+			            0, &one, false);
+		sa_records_free(&one);
+		return;
+	}
 	struct sa_records all = {.size = a->layout->size,
 	                         .stride = mad_sa_record_stride(a->layout)};
 	struct sa_records sel = all;
@@ -208,6 +233,7 @@ void sa_free(struct sa *sa)
 	         (unsigned long long)sa->st.malformed);
 	if (sa->sm->d)
 		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
+	free(sa->svcs);
 	free(sa);
 }
 

@@ -6,9 +6,16 @@
 #include "sa/sa.h"
 #include "sm/sm.h"
 
+#define SA_MAX_SERVICES 65536 /* registrations beyond this get NO_RESOURCES */
+
+struct sa_service;
+
 struct sa {
 	struct sm *sm;
 	struct sa_stats st;
+	uint32_t requester; /* port index of the request being answered, SM_NONE if unknown */
+	struct sa_service *svcs;
+	uint32_t nsvcs, svcs_cap;
 };
 
 typedef void (*sa_build_fn)(struct sa *sa, struct sa_records *out);
@@ -21,6 +28,16 @@ void sa_build_lft_records(struct sa *sa, struct sa_records *out);
 void sa_build_pkey_records(struct sa *sa, struct sa_records *out);
 void sa_build_guid_info_records(struct sa *sa, struct sa_records *out);
 void sa_build_sm_info_records(struct sa *sa, struct sa_records *out);
+
+void sa_build_service_records(struct sa *sa, struct sa_records *out);
+void sa_service_components(struct sa_components *c);
+/* Register (or renew) and remove services; the answer record goes to answer. Return 0 or an
+ * SA status. */
+uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
+uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
+
+/* Is the port a member of the partition (full: as a full member)? */
+bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);
 
 /* PathRecords for a request (the request record on the wire and its component mask) into
  * out. Returns 0, or an SA status (insufficient components, invalid GID...). */

@@ -1,0 +1,205 @@
+/* ServiceRecords: services that clients register (Set), find (Get, GetTable) and remove
+ * (Delete), each for a lease. A service is known by ServiceID, ServiceGID and ServiceP_Key;
+ * it is seen only by requesters that share its partition, and it goes when its lease runs out
+ * or its port leaves the fabric (checked whenever services are looked at, which is when
+ * anyone could notice). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "sa/sa_int.h"
+
+#define SR_SIZE           176
+#define SR_COMP_ID        (1ull << 0)
+#define SR_COMP_GID       (1ull << 1)
+#define SR_COMP_PKEY      (1ull << 2)
+#define SR_COMP_LEASE     (1ull << 4)
+#define SR_LEASE_INFINITE 0xffffffffu
+
+struct sa_service {
+	uint8_t rec[SR_SIZE]; /* as registered, on the wire */
+	double expires;       /* ev_now time; 0 never */
+};
+
+/* IBA 15.2.5.14: each ServiceData element is a component of its own, which a layout cannot
+ * say (it describes the arrays whole). */
+void sa_service_components(struct sa_components *c)
+{
+	static const struct sa_component head[] = {
+	    {0, 64, false},   {64, 128, false},  {192, 16, false},  {208, 16, false},
+	    {224, 32, false}, {256, 128, false}, {384, 512, false},
+	};
+	c->n = 0;
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		c->c[c->n++] = head[i];
+	for (unsigned i = 0; i < 16; i++)
+		c->c[c->n++] = (struct sa_component){(uint16_t)(896 + 8 * i), 8, false};
+	for (unsigned i = 0; i < 8; i++)
+		c->c[c->n++] = (struct sa_component){(uint16_t)(1024 + 16 * i), 16, false};
+	for (unsigned i = 0; i < 4; i++)
+		c->c[c->n++] = (struct sa_component){(uint16_t)(1152 + 32 * i), 32, false};
+	for (unsigned i = 0; i < 2; i++)
+		c->c[c->n++] = (struct sa_component){(uint16_t)(1280 + 64 * i), 64, false};
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint16_t rec_pkey(const uint8_t *rec)
+{
+	return (uint16_t)(rec[24] << 8 | rec[25]);
+}
+
+/* The port a ServiceGID names, SM_NONE if no port of this subnet that is in the fabric. */
+static uint32_t gid_port(const struct sa *sa, const uint8_t *gid)
+{
+	const struct topo *t = &sa->sm->topo;
+	uint64_t prefix = be64(gid), guid = be64(gid + 8);
+	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
+		return SM_NONE;
+	uint32_t p = u64map_get(&t->by_port_guid, guid);
+	if (p == U64MAP_NONE) {
+		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
+		if (n == U64MAP_NONE || !topo_is_switch(t, n))
+			return SM_NONE;
+		p = t->nodes[n].first_port;
+	}
+	return t->nodes[t->ports[p].node].present ? p : SM_NONE;
+}
+
+/* Does the requester share the partition? Requesters the SM cannot place (no LID known yet)
+ * see the default partition only. */
+static bool requester_in(const struct sa *sa, uint16_t pkey)
+{
+	if ((pkey & 0x7fff) == 0x7fff || pkey == 0)
+		return true; /* the default partition, or none named */
+	if (sa->requester == SM_NONE)
+		return false;
+	bool full;
+	return sa_port_has_pkey(sa, sa->requester, pkey, &full);
+}
+
+static void expire(struct sa *sa)
+{
+	double now = ev_now(sa->sm->loop);
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < sa->nsvcs; i++) {
+		struct sa_service *s = &sa->svcs[i];
+		if (s->expires && s->expires <= now) {
+			log_info(sa->sm->log, "sa",
+			         "service 0x%016llx of GID port 0x%016llx: lease ended",
+			         (unsigned long long)be64(s->rec),
+			         (unsigned long long)be64(s->rec + 16));
+			continue;
+		}
+		if (gid_port(sa, s->rec + 8) == SM_NONE) {
+			log_info(sa->sm->log, "sa",
+			         "service 0x%016llx of GID port 0x%016llx: port left the fabric",
+			         (unsigned long long)be64(s->rec),
+			         (unsigned long long)be64(s->rec + 16));
+			continue;
+		}
+		sa->svcs[keep++] = *s;
+	}
+	sa->nsvcs = keep;
+}
+
+/* The record as a requester sees it: the lease is what is left of it. */
+static void present(const struct sa *sa, const struct sa_service *s, uint8_t *out)
+{
+	memcpy(out, s->rec, SR_SIZE);
+	if (s->expires) {
+		double left = s->expires - ev_now(sa->sm->loop);
+		uint32_t secs = left <= 0 ? 0 : (uint32_t)(left + 0.999);
+		mad_bits_set(out, 224, 32, secs);
+	}
+}
+
+void sa_build_service_records(struct sa *sa, struct sa_records *out)
+{
+	expire(sa);
+	for (uint32_t i = 0; i < sa->nsvcs; i++) {
+		if (!requester_in(sa, rec_pkey(sa->svcs[i].rec)))
+			continue;
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			present(sa, &sa->svcs[i], rec);
+	}
+}
+
+uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer)
+{
+	/* ServiceID and ServiceGID name the service; IBA leaves the rest to defaults */
+	if ((mask & (SR_COMP_ID | SR_COMP_GID)) != (SR_COMP_ID | SR_COMP_GID))
+		return MAD_STATUS_SA_INSUF_COMPONENTS;
+	expire(sa);
+	struct sa_service n = {0};
+	memcpy(n.rec, req, SR_SIZE);
+	if (!(mask & SR_COMP_PKEY))
+		mad_bits_set(n.rec, 192, 16,
+		             0); /* no partition named: none, as OpenSM records it */
+	if (!(mask & SR_COMP_LEASE))
+		mad_bits_set(n.rec, 224, 32, SR_LEASE_INFINITE);
+	mad_bits_set(n.rec, 208, 16, 0);
+	if (gid_port(sa, n.rec + 8) == SM_NONE)
+		return MAD_STATUS_SA_INVALID_GID;
+	uint16_t pkey = rec_pkey(n.rec);
+	bool full;
+	uint32_t owner = gid_port(sa, n.rec + 8);
+	if (!requester_in(sa, pkey) || (pkey && !sa_port_has_pkey(sa, owner, pkey, &full)))
+		return MAD_STATUS_SA_REQ_DENIED; /* a service in a partition its port is not in */
+	uint32_t lease = (uint32_t)mad_bits_get(n.rec, 224, 32);
+	n.expires = lease == SR_LEASE_INFINITE ? 0 : ev_now(sa->sm->loop) + lease;
+	if (lease == 0)
+		n.expires = ev_now(sa->sm->loop); /* registered and at once gone, as asked */
+	struct sa_service *slot = NULL;
+	for (uint32_t i = 0; i < sa->nsvcs && !slot; i++) {
+		const uint8_t *r = sa->svcs[i].rec;
+		if (!memcmp(r, n.rec, 24) && (rec_pkey(r) & 0x7fff) == (pkey & 0x7fff))
+			slot = &sa->svcs[i]; /* the same service registered again: renewed */
+	}
+	if (!slot) {
+		if (sa->nsvcs == sa->svcs_cap) {
+			uint32_t ncap = sa->svcs_cap ? sa->svcs_cap * 2 : 16;
+			if (ncap > SA_MAX_SERVICES)
+				return MAD_STATUS_SA_NO_RESOURCES;
+			struct sa_service *ns = realloc(sa->svcs, sizeof(*ns) * ncap);
+			if (!ns)
+				return MAD_STATUS_SA_NO_RESOURCES;
+			sa->svcs = ns;
+			sa->svcs_cap = ncap;
+		}
+		slot = &sa->svcs[sa->nsvcs++];
+	}
+	*slot = n;
+	present(sa, slot, answer);
+	return 0;
+}
+
+uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer)
+{
+	if (!(mask & SR_COMP_ID))
+		return MAD_STATUS_SA_INSUF_COMPONENTS; /* one request must not wipe every service */
+	expire(sa);
+	struct sa_components c;
+	sa_service_components(&c);
+	uint32_t keep = 0, gone = 0;
+	for (uint32_t i = 0; i < sa->nsvcs; i++) {
+		struct sa_service *s = &sa->svcs[i];
+		if (requester_in(sa, rec_pkey(s->rec)) &&
+		    sa_components_match(&c, mask, req, s->rec)) {
+			if (!gone++)
+				present(sa, s, answer);
+			continue;
+		}
+		sa->svcs[keep++] = *s;
+	}
+	sa->nsvcs = keep;
+	return gone ? 0 : MAD_STATUS_SA_NO_RECORDS;
+}
