@@ -40,6 +40,11 @@ ask_all() { # DIR: per-LID queries (answers that fit one MAD, all OpenSM can sen
 		esac
 		umad2sim timeout 20 saquery "$lid" 2>/dev/null | grep -vE "^ibwarn" >>"$d/saquery-nodes.txt" || true
 	done <"$d/lids"
+	# one service registered and read back (one record: it fits the one MAD OpenSM sends)
+	"$IBSA" --transport sim --sim-node host-1 services add 0x1234 --name "sa_vs_opensm" >/dev/null ||
+		fail "ibsa services add against $(basename "$d")"
+	"$IBSA" --transport sim --sim-node host-2 --json services >"$d/services.json" ||
+		fail "ibsa services against $(basename "$d")"
 	: >"$d/paths.json"
 	local from
 	from=$(awk '$4 == "host-1" { print $2 }' "$d/lids")
@@ -114,6 +119,7 @@ compare("guids", lambda r: (r["lid"], r["block_num"]), [fld("info.guid[0]"), fld
 compare("pkeys", lambda r: (r["lid"], r["port_num"], r["block_num"] >> 8 if r["block_num"] >= 256 else r["block_num"]), [lambda r: r["table"]["pkey"][0]])
 compare("paths", lambda r: (r["slid"], r["dlid"]),
         [fld(p) for p in ("sgid", "dgid", "mtu", "rate", "pkey", "sl", "reversible")])
+compare("services", lambda r: (r["id"], r["gid"]), [fld(p) for p in ("pkey", "lease", "name", "data8")])
 sa = open(os.path.join(a, "saquery-nodes.txt")).read()
 sb = open(os.path.join(b, "saquery-nodes.txt")).read()
 assert sa == sb, "saquery NodeRecords differ"
