@@ -69,9 +69,10 @@ static void answer_error(struct sa *sa, const struct mad_addr *to, const struct 
                          uint16_t status)
 {
 	uint8_t method = (uint8_t)(req->hdr.method | MAD_METHOD_RESP);
-	if (req->hdr.method == MAD_METHOD_GET_TABLE)
-		method =
-		    MAD_METHOD_GET_RESP; /* errors to a GetTable come back as GetResp, as OpenSM */
+	/* SubnAdmSet is answered by GetResp (IBA 15.2.2); errors to a GetTable come back as
+	 * GetResp too, as OpenSM sends them */
+	if (req->hdr.method == MAD_METHOD_GET_TABLE || req->hdr.method == MAD_METHOD_SET)
+		method = MAD_METHOD_GET_RESP;
 	send_answer(sa, to, req, method, status, NULL, false);
 }
 

@@ -29,12 +29,16 @@ static void on_done(struct mad_dispatcher *d, const struct mad_result *r, void *
 }
 
 static void ask(struct ev_loop *loop, struct mad_dispatcher *d, uint16_t sm_lid, const char *name,
-		const uint8_t *mad, size_t len)
+                const uint8_t *mad, size_t len)
 {
-	struct probe p = { 0 };
-	struct mad_request rq = { .to = { .lid = sm_lid, .qpn = 1, .qkey = QP1_QKEY },
-				  .mad = mad, .len = len, .timeout_ms = 500, .retries = 1,
-				  .cb = on_done, .ctx = &p };
+	struct probe p = {0};
+	struct mad_request rq = {.to = {.lid = sm_lid, .qpn = 1, .qkey = QP1_QKEY},
+	                         .mad = mad,
+	                         .len = len,
+	                         .timeout_ms = 500,
+	                         .retries = 1,
+	                         .cb = on_done,
+	                         .ctx = &p};
 	if (mad_dispatcher_send(d, &rq) < 0) {
 		printf("%s refused\n", name);
 		return;
@@ -48,8 +52,8 @@ static void ask(struct ev_loop *loop, struct mad_dispatcher *d, uint16_t sm_lid,
 	fflush(stdout);
 }
 
-static size_t request(uint8_t *buf, uint8_t method, uint16_t attr, uint64_t mask,
-		      const void *rec, size_t reclen)
+static size_t request(uint8_t *buf, uint8_t method, uint16_t attr, uint64_t mask, const void *rec,
+                      size_t reclen)
 {
 	struct mad_sa_hdr h;
 	mad_sa_hdr_init(&h, method, attr, mask);
@@ -65,7 +69,7 @@ int main(void)
 	struct log lg;
 	log_init(&lg);
 	lg.level = LOGL_ERR;
-	struct mad_transport_opts to = { .log = &lg };
+	struct mad_transport_opts to = {.log = &lg};
 	struct mad_transport *t;
 	char err[256];
 	if (mad_transport_open("sim", &to, &t, err, sizeof(err)) < 0) {
@@ -80,13 +84,14 @@ int main(void)
 		return 3;
 	}
 	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	struct mad_dispatcher_opts o = { .log = &lg };
+	struct mad_dispatcher_opts o = {.log = &lg};
 	struct mad_dispatcher *d = mad_dispatcher_new(loop, t, &o);
 	uint8_t m[MAD_SIZE];
 	size_t n;
 
 	/* a fine request first, as a reference */
-	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){ 0, (uint8_t)lp.lid }, 2);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0, (uint8_t)lp.lid},
+	            2);
 	ask(loop, d, lp.sm_lid, "good-get", m, n);
 	/* a component mask with bits beyond the record's components */
 	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 1ull << 40, NULL, 0);
@@ -99,6 +104,11 @@ int main(void)
 	ask(loop, d, lp.sm_lid, "set-node", m, n);
 	n = request(m, MAD_METHOD_DELETE, MAD_ATTR_LINK_RECORD, 0, NULL, 0);
 	ask(loop, d, lp.sm_lid, "delete-link", m, n);
+	/* a service without the ServiceID and ServiceGID that name it; a Delete naming no ID */
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_SERVICE_RECORD, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "service-set-bare", m, n);
+	n = request(m, MAD_METHOD_DELETE, MAD_ATTR_SERVICE_RECORD, 2, NULL, 0);
+	ask(loop, d, lp.sm_lid, "service-delete-bare", m, n);
 	/* an attribute nobody knows */
 	n = request(m, MAD_METHOD_GET, 0x7777, 0, NULL, 0);
 	ask(loop, d, lp.sm_lid, "unknown-attr", m, n);
@@ -110,11 +120,11 @@ int main(void)
 	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
 	ask(loop, d, lp.sm_lid, "get-many", m, n);
 	/* Get that matches nothing */
-	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){ 0xbf, 0xfe }, 2);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0xbf, 0xfe}, 2);
 	ask(loop, d, lp.sm_lid, "get-none", m, n);
 	/* PathRecord: no source or destination at all (Get), an unknown GID, NumbPath 127 */
-	struct mad_path_record pr = { 0 };
-	uint8_t rec[64] = { 0 };
+	struct mad_path_record pr = {0};
+	uint8_t rec[64] = {0};
 	mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
 	n = request(m, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, 0, rec, sizeof(rec));
 	ask(loop, d, lp.sm_lid, "path-insufficient", m, n);
@@ -122,7 +132,7 @@ int main(void)
 	pr.dlid = lp.lid;
 	mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
 	n = request(m, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, PR_COMP_SGID | PR_COMP_DLID, rec,
-		    sizeof(rec));
+	            sizeof(rec));
 	ask(loop, d, lp.sm_lid, "path-bad-gid", m, n);
 	memset(&pr, 0, sizeof(pr));
 	pr.slid = lp.lid;
@@ -130,7 +140,7 @@ int main(void)
 	pr.num_path = 127;
 	mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
 	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD,
-		    PR_COMP_SLID | PR_COMP_DLID | PR_COMP_NUMB_PATH, rec, sizeof(rec));
+	            PR_COMP_SLID | PR_COMP_DLID | PR_COMP_NUMB_PATH, rec, sizeof(rec));
 	ask(loop, d, lp.sm_lid, "path-numb127", m, n);
 	/* garbage in the record and the header's reserved fields */
 	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, ~0ull >> 41, NULL, 0);
@@ -138,7 +148,8 @@ int main(void)
 		m[i] = (uint8_t)(i * 37);
 	ask(loop, d, lp.sm_lid, "path-garbage", m, n);
 	/* and it still answers */
-	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){ 0, (uint8_t)lp.lid }, 2);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0, (uint8_t)lp.lid},
+	            2);
 	ask(loop, d, lp.sm_lid, "good-after", m, n);
 
 	mad_dispatcher_free(d);
