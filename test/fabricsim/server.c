@@ -56,6 +56,7 @@ struct client {
 	uint32_t remote_id; /* the client's own id: its socket is "<name>:in<id>" */
 	uint32_t port;      /* port index it is attached to */
 	bool issm;
+	uint64_t attached; /* attach order: the newest client at a port takes its GSI requests */
 };
 
 struct delayed {
@@ -83,6 +84,7 @@ struct fs_server {
 	int admin_fd;
 	ev_io admin_io;
 	struct client *clients;
+	uint64_t attach_seq;
 	struct delayed *heap;
 	size_t nheap, heap_cap;
 	uint64_t seq;
@@ -271,8 +273,10 @@ static void bounce(struct fs_server *s, struct client *c, uint8_t *req, const st
 }
 
 /* The client attached at a port that takes this MAD: answers by the TID's client id,
- * requests by QP (QP0/QP1 requests go to the SM attached there). */
-static int client_for(struct fs_server *s, uint32_t port, bool response, uint32_t dqp, uint64_t tid)
+ * requests to the SM attached there; a Report (what an SA sends its subscribers) with no SM
+ * there goes to the newest client at the port, as a real CA's GSI hands it to whichever
+ * client registered for reports. */
+static int client_for(struct fs_server *s, uint32_t port, bool response, bool report, uint64_t tid)
 {
 	if (response) {
 		unsigned id = (unsigned)(tid >> 48);
@@ -280,11 +284,17 @@ static int client_for(struct fs_server *s, uint32_t port, bool response, uint32_
 			return (int)id;
 		return -1;
 	}
-	(void)dqp;
-	for (unsigned i = 0; i < s->o.max_clients; i++)
-		if (s->clients[i].used && s->clients[i].port == port && s->clients[i].issm)
+	int newest = -1;
+	for (unsigned i = 0; i < s->o.max_clients; i++) {
+		const struct client *c = &s->clients[i];
+		if (!c->used || c->port != port)
+			continue;
+		if (c->issm)
 			return (int)i;
-	return -1;
+		if (report && (newest < 0 || c->attached > s->clients[newest].attached))
+			newest = (int)i;
+	}
+	return newest;
 }
 
 /* SMA service time: one MAD at a time per node. */
@@ -366,9 +376,10 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 		return;
 	}
 	/* for a client attached at the destination */
-	int to = client_for(s, r.dest, resp, dqp, tid);
+	bool report = !smp && mad[3] == MAD_METHOD_REPORT;
+	int to = client_for(s, r.dest, resp, report, tid);
 	if (to < 0 && r.dest != r.arrival)
-		to = client_for(s, r.arrival, resp, dqp, tid);
+		to = client_for(s, r.arrival, resp, report, tid);
 	if (to < 0) {
 		r.why = resp ? "no client waits for this answer there"
 		             : "no SM or agent attached there to take the request";
@@ -417,7 +428,7 @@ static void send_trap(struct fs_server *s, struct pending_trap *pt)
 	struct route r;
 	if (route_lid(f, lp, sm, true, &r) < 0)
 		return;
-	int to = client_for(s, r.dest, false, 0, 0);
+	int to = client_for(s, r.dest, false, false, 0);
 	if (to < 0)
 		return;
 	uint64_t len = htobe64(256);
@@ -560,6 +571,7 @@ static void ctl_connect(struct fs_server *s, uint8_t *msg, const struct sockaddr
 	c->remote_id = rid;
 	c->port = port;
 	c->issm = issm != 0;
+	c->attached = ++s->attach_seq;
 	if (c->issm) {
 		struct fs_port *p = &s->f->ports[fabric_lid_port(s->f, port)];
 		p->pi.capability_mask |= PORT_CAP_IS_SM;
