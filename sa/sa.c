@@ -26,6 +26,7 @@ static const struct sa_attr attrs[] = {
     {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records},
     {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, NULL},
     {MAD_ATTR_SERVICE_RECORD, &mad_service_record_layout, sa_build_service_records},
+    {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, sa_build_inform_records},
 };
 
 /* PathRecord components (IBA 15.2.5.16): ServiceID counts as two. */
@@ -124,6 +125,25 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
 		return;
 	}
+	sa->requester =
+	    from->lid < SM_LID_COUNT ? sa->sm->topo.lid_port[from->lid] : (uint32_t)SM_NONE;
+	if (h.hdr.attr_id == MAD_ATTR_INFORM_INFO) {
+		if (h.hdr.method != MAD_METHOD_SET) {
+			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
+			return;
+		}
+		struct sa_records one = {.size = mad_inform_info_layout.size,
+		                         .stride = mad_sa_record_stride(&mad_inform_info_layout)};
+		uint8_t *rec = sa_records_add(&one);
+		uint16_t st = rec ? sa_inform_set(sa, from->lid, mad + MAD_SA_HDR_END, rec)
+		                  : MAD_STATUS_SA_NO_RESOURCES;
+		if (st)
+			answer_error(sa, from, &h, st);
+		else
+			send_answer(sa, from, &h, MAD_METHOD_GET_RESP, 0, &one, false);
+		sa_records_free(&one);
+		return;
+	}
 	const struct sa_attr *a = NULL;
 	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
 		if (attrs[i].id == h.hdr.attr_id)
@@ -139,8 +159,6 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
 		return;
 	}
-	sa->requester =
-	    from->lid < SM_LID_COUNT ? sa->sm->topo.lid_port[from->lid] : (uint32_t)SM_NONE;
 	struct sa_components comps;
 	if (service)
 		sa_service_components(&comps);
@@ -235,6 +253,8 @@ void sa_free(struct sa *sa)
 	if (sa->sm->d)
 		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	free(sa->svcs);
+	free(sa->subs);
+	free(sa->served);
 	free(sa);
 }
 

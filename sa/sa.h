@@ -45,10 +45,14 @@ void sa_records_free(struct sa_records *r);
 struct sa;
 struct sa *sa_new(struct sm *sm);
 void sa_free(struct sa *sa);
+/* After a sweep that left the subnet up: Reports for ports that came into or went out of
+ * service, subscriptions of ports that left dropped. */
+void sa_sweep_done(struct sa *sa);
 
 /* Statistics for logs and tests */
 struct sa_stats {
 	uint64_t requests, answered, no_records, errors, malformed;
+	uint64_t reports_sent, reports_lost;
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
 

@@ -8,7 +8,10 @@
 
 #define SA_MAX_SERVICES 65536 /* registrations beyond this get NO_RESOURCES */
 
+#define SA_MAX_SUBSCRIPTIONS 65536
+
 struct sa_service;
+struct sa_sub;
 
 struct sa {
 	struct sm *sm;
@@ -16,6 +19,11 @@ struct sa {
 	uint32_t requester; /* port index of the request being answered, SM_NONE if unknown */
 	struct sa_service *svcs;
 	uint32_t nsvcs, svcs_cap;
+	struct sa_sub *subs; /* InformInfo subscriptions */
+	uint32_t nsubs, subs_cap;
+	bool *served; /* per port: in service at the last sweep (for traps 64/65) */
+	uint32_t served_cap;
+	bool served_once;
 };
 
 typedef void (*sa_build_fn)(struct sa *sa, struct sa_records *out);
@@ -35,6 +43,10 @@ void sa_service_components(struct sa_components *c);
  * SA status. */
 uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
 uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
+
+/* InformInfo subscribe or unsubscribe from the requester; the answer record goes to answer. */
+uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, const uint8_t *req, uint8_t *answer);
+void sa_build_inform_records(struct sa *sa, struct sa_records *out);
 
 /* Is the port a member of the partition (full: as a full member)? */
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);

@@ -273,6 +273,8 @@ static void sweep_done(struct sm *sm)
 			    sm->engine ? sm->engine->name : "-", c->lft_blocks_sent, c->port_sets,
 			    tm->discover, tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
 			    tm->total);
+		if (sm->sa)
+			sa_sweep_done(sm->sa);
 	} else if (!sm->exit_code) {
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
 		         "%u linked port(s) did not become ACTIVE", inactive);

@@ -1,0 +1,210 @@
+/* Event subscriptions (InformInfo) and the Reports they ask for.
+ *
+ * A port subscribes with SubnAdmSet(InformInfo) to a trap number (0xffff: all), optionally
+ * narrowed to one GID or a LID range; the SA keeps the subscription, lists it as an
+ * InformInfoRecord, and after each sweep compares the endpoints in service with those of the
+ * sweep before: ports that came sends trap 64 (GID in service), ports that went trap 65, as
+ * Reports to every subscriber that asked. A subscription ends by an unsubscribe, or when the
+ * subscriber's port leaves the fabric. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "sa/sa_int.h"
+
+#define TRAP_GID_IN      64
+#define TRAP_GID_OUT     65
+#define ALL_16           0xffffu
+#define QKEY_GSI         0x80010000u
+#define NOTICE_TYPE_INFO 4
+#define PRODUCER_SM      4 /* ProducerType: subnet management */
+
+struct sa_sub {
+	uint32_t port;               /* the subscriber's port index */
+	uint16_t lid;                /* where its Reports go ... */
+	struct mad_inform_info info; /* ... QPN inside; what it asked for */
+};
+
+static void gid_of_port(const struct sa *sa, uint32_t port, uint8_t *gid)
+{
+	const struct topo *t = &sa->sm->topo;
+	uint64_t prefix = sa->sm->cfg->subnet_prefix;
+	uint64_t guid = topo_is_switch(t, t->ports[port].node) ? t->nodes[t->ports[port].node].guid
+	                                                       : t->ports[port].guid;
+	for (int i = 0; i < 8; i++) {
+		gid[i] = (uint8_t)(prefix >> (56 - 8 * i));
+		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
+	}
+}
+
+static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inform_info *i)
+{
+	return s->port == port && s->info.trap_number == i->trap_number && s->info.qpn == i->qpn &&
+	       s->info.type == i->type && s->info.is_generic == i->is_generic &&
+	       !memcmp(s->info.gid, i->gid, 16) && s->info.lid_range_begin == i->lid_range_begin &&
+	       s->info.lid_range_end == i->lid_range_end;
+}
+
+uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, const uint8_t *req, uint8_t *answer)
+{
+	struct mad_inform_info in;
+	if (mad_inform_info_decode(req, MAD_SA_DATA_SIZE, &in, NULL) < 0)
+		return MAD_STATUS_SA_REQ_INVALID;
+	if (sa->requester == SM_NONE)
+		return MAD_STATUS_SA_REQ_DENIED; /* Reports need a port to go to */
+	if (!in.is_generic && in.subscribe)
+		return MAD_STATUS_SA_REQ_INVALID; /* vendor traps are not forwarded */
+	if (in.lid_range_begin != ALL_16 && in.lid_range_end != 0 &&
+	    in.lid_range_end < in.lid_range_begin)
+		return MAD_STATUS_SA_REQ_INVALID;
+	uint32_t at = UINT32_MAX;
+	for (uint32_t i = 0; i < sa->nsubs; i++)
+		if (same_sub(&sa->subs[i], sa->requester, &in))
+			at = i;
+	if (in.subscribe) {
+		if (at == UINT32_MAX) {
+			if (sa->nsubs == sa->subs_cap) {
+				uint32_t ncap = sa->subs_cap ? sa->subs_cap * 2 : 16;
+				if (ncap > SA_MAX_SUBSCRIPTIONS)
+					return MAD_STATUS_SA_NO_RESOURCES;
+				struct sa_sub *ns = realloc(sa->subs, sizeof(*ns) * ncap);
+				if (!ns)
+					return MAD_STATUS_SA_NO_RESOURCES;
+				sa->subs = ns;
+				sa->subs_cap = ncap;
+			}
+			at = sa->nsubs++;
+		}
+		sa->subs[at] = (struct sa_sub){.port = sa->requester, .lid = from_lid, .info = in};
+		log_info(sa->sm->log, "sa", "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn,
+		         in.trap_number);
+	} else {
+		if (at == UINT32_MAX)
+			return MAD_STATUS_SA_REQ_INVALID; /* no such subscription */
+		sa->subs[at] = sa->subs[--sa->nsubs];
+		log_info(sa->sm->log, "sa", "LID %u QPN %u unsubscribed from trap %u", from_lid,
+		         in.qpn, in.trap_number);
+	}
+	mad_inform_info_encode(&in, answer, MAD_SA_DATA_SIZE, NULL);
+	return 0;
+}
+
+void sa_build_inform_records(struct sa *sa, struct sa_records *out)
+{
+	for (uint32_t i = 0; i < sa->nsubs; i++) {
+		struct mad_inform_info_record r = {.subscriber_enum = (uint16_t)i,
+		                                   .info = sa->subs[i].info};
+		gid_of_port(sa, sa->subs[i].port, r.subscriber_gid);
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_inform_info_record_encode(&r, rec, out->size, NULL);
+	}
+}
+
+static void on_report_answered(struct mad_dispatcher *d, const struct mad_result *r, void *ctx)
+{
+	(void)d;
+	struct sa *sa = ctx;
+	if (r->error) {
+		sa->st.reports_lost++;
+		log_info(sa->sm->log, "sa",
+		         "Report to LID %u QPN %u not acknowledged: the subscriber may be gone",
+		         r->from.lid, r->from.qpn);
+	}
+}
+
+static bool wants(const struct sa *sa, const struct sa_sub *s, uint16_t trap, uint32_t port,
+                  const uint8_t *gid)
+{
+	const struct mad_inform_info *i = &s->info;
+	if (!i->is_generic || (i->trap_number != ALL_16 && i->trap_number != trap))
+		return false;
+	if (i->type != ALL_16 && i->type != NOTICE_TYPE_INFO)
+		return false;
+	static const uint8_t zero[16];
+	if (memcmp(i->gid, zero, 16))
+		return !memcmp(i->gid, gid, 16);
+	if (i->lid_range_begin != ALL_16) {
+		uint16_t lid = sa->sm->topo.ports[port].lid;
+		uint16_t end = i->lid_range_end ? i->lid_range_end : i->lid_range_begin;
+		return lid >= i->lid_range_begin && lid <= end;
+	}
+	return true;
+}
+
+static void report(struct sa *sa, uint16_t trap, uint32_t port)
+{
+	uint8_t gid[16];
+	gid_of_port(sa, port, gid);
+	const struct topo *t = &sa->sm->topo;
+	struct mad_notice n = {
+	    .is_generic = 1,
+	    .type = NOTICE_TYPE_INFO,
+	    .producer_type = PRODUCER_SM,
+	    .trap_number = trap,
+	    .issuer_lid = t->sm_port != SM_NONE ? t->ports[t->sm_port].lid : 0,
+	};
+	memcpy(n.data_details + 6, gid, 16); /* traps 64/65: 6 reserved bytes, then the GID */
+	gid_of_port(sa, t->sm_port != SM_NONE ? t->sm_port : port, n.issuer_gid);
+	for (uint32_t i = 0; i < sa->nsubs; i++) {
+		const struct sa_sub *s = &sa->subs[i];
+		if (!wants(sa, s, trap, port, gid))
+			continue;
+		struct mad_sa_hdr h;
+		mad_sa_hdr_init(&h, MAD_METHOD_REPORT, MAD_ATTR_NOTICE, 0);
+		uint8_t mad[MAD_SIZE] = {0};
+		mad_sa_hdr_encode(&h, mad, sizeof(mad), NULL);
+		mad_notice_encode(&n, mad + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, NULL);
+		struct mad_request rq = {
+		    .to = {.lid = s->lid, .qpn = s->info.qpn, .qkey = QKEY_GSI},
+		    .mad = mad,
+		    .len = sizeof(mad),
+		    .retries = -1,
+		    .cb = on_report_answered,
+		    .ctx = sa,
+		};
+		if (mad_dispatcher_send(sa->sm->d, &rq) == 0)
+			sa->st.reports_sent++;
+	}
+}
+
+/* An endpoint in service: a CA port with a LID and an ACTIVE link, or a switch's port 0. */
+static bool in_service(const struct topo *t, uint32_t p)
+{
+	const struct sm_port *port = &t->ports[p];
+	const struct sm_node *node = &t->nodes[port->node];
+	if (!node->present || !port->lid)
+		return false;
+	if (node->type == NODE_TYPE_SWITCH)
+		return port->num == 0;
+	return port->peer != SM_NONE && port->pi.port_state == PORT_STATE_ACTIVE;
+}
+
+void sa_sweep_done(struct sa *sa)
+{
+	const struct topo *t = &sa->sm->topo;
+	if (t->nports > sa->served_cap) {
+		bool *nb = realloc(sa->served, t->nports);
+		if (!nb)
+			return;
+		memset(nb + sa->served_cap, 0, t->nports - sa->served_cap);
+		sa->served = nb;
+		sa->served_cap = t->nports;
+	}
+	/* subscribers whose port left take their subscriptions with them */
+	for (uint32_t i = 0; i < sa->nsubs;) {
+		if (!in_service(t, sa->subs[i].port))
+			sa->subs[i] = sa->subs[--sa->nsubs];
+		else
+			i++;
+	}
+	bool baseline = !sa->served_once; /* the first sweep finds everything: no news */
+	for (uint32_t p = 0; p < t->nports; p++) {
+		bool now = in_service(t, p);
+		if (now != sa->served[p] && !baseline)
+			report(sa, now ? TRAP_GID_IN : TRAP_GID_OUT, p);
+		sa->served[p] = now;
+	}
+	sa->served_once = true;
+}
