@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "mad/dispatcher.h"
+#include "mad/mad_layout.h"
 #include "mad/transport.h"
 #include "util/log.h"
 
@@ -46,6 +47,19 @@ void cli_answer_free(struct cli_answer *ans);
 /* Map an answer to an exit code, printing the reason to stderr. */
 int cli_answer_exit(const struct cli_answer *ans, const char *what);
 
+/* An SA answer: the records of a Get or GetTable. */
+struct sa_answer {
+	struct cli_answer a;
+	const uint8_t *recs;
+	size_t stride;
+	uint32_t n;
+};
+/* Ask the SM's SA: method on attr with a component mask and a request record. */
+int sa_query(struct cli *c, uint8_t method, uint16_t attr, uint64_t mask, const uint8_t *req,
+             size_t reqlen, struct sa_answer *out, const char *what);
+void print_records(struct cli *c, const struct mad_layout *l, const struct sa_answer *ans,
+                   const char *title);
+
 int cmd_smp(struct cli *c, int argc, char **argv);
 int cmd_nodes(struct cli *c, int argc, char **argv);
 int cmd_ports(struct cli *c, int argc, char **argv);
@@ -56,6 +70,8 @@ int cmd_lft(struct cli *c, int argc, char **argv);
 int cmd_pkeys(struct cli *c, int argc, char **argv);
 int cmd_guids(struct cli *c, int argc, char **argv);
 int cmd_services(struct cli *c, int argc, char **argv);
+int cmd_informinfo(struct cli *c, int argc, char **argv);
+int cmd_events(struct cli *c, int argc, char **argv);
 int cmd_paths(struct cli *c, int argc, char **argv);
 
 #endif

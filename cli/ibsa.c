@@ -32,6 +32,12 @@ static const struct command commands[] = {
      "  services add ID [--name NAME] [--lease SECONDS] [--pkey PKEY] [--gid GID]\n"
      "                           register a service (default: the local port's GID)\n"
      "  services delete ID [--gid GID]   remove one"},
+    {"informinfo", cmd_informinfo,
+     "informinfo               InformInfoRecords: who subscribed to what"},
+    {"events", cmd_events,
+     "events [--count N] [--timeout S]\n"
+     "                           subscribe to ports coming and going (traps 64/65)\n"
+     "                           and print the SA's Reports as they arrive"},
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
      "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"

@@ -10,16 +10,8 @@
 #include "mad/mad_header.h"
 #include "mad/sa_records.h"
 
-struct sa_answer {
-	struct cli_answer a;
-	const uint8_t *recs;
-	size_t stride;
-	uint32_t n;
-};
-
-/* Ask the SM's SA: Get or GetTable of attr with a component mask and a request record. */
-static int sa_query(struct cli *c, uint8_t method, uint16_t attr, uint64_t mask, const uint8_t *req,
-                    size_t reqlen, struct sa_answer *out, const char *what)
+int sa_query(struct cli *c, uint8_t method, uint16_t attr, uint64_t mask, const uint8_t *req,
+             size_t reqlen, struct sa_answer *out, const char *what)
 {
 	memset(out, 0, sizeof(*out));
 	if (!c->local.sm_lid) {
@@ -63,8 +55,8 @@ static int sa_query(struct cli *c, uint8_t method, uint16_t attr, uint64_t mask,
 	return EXIT_OK;
 }
 
-static void print_records(struct cli *c, const struct mad_layout *l, const struct sa_answer *ans,
-                          const char *title)
+void print_records(struct cli *c, const struct mad_layout *l, const struct sa_answer *ans,
+                   const char *title)
 {
 	uint8_t host[2048];
 	if (c->json)
