@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PathRecord answers per second from ibsmd's SA and OpenSM 3.3.23's, on the same fabricsim
 # fabric, side by side: SubnAdmGet(PathRecord) by SLID and DLID from host-1 to every other
-# host in turn, one at a time (latency) and 64 in flight (throughput). Both SAs run as
+# host in turn, one at a time (latency) and 64 in flight (throughput); and ibsmd's path code
+# in process (sa_path_inproc), without MADs. Both SAs run as
 # daemons; OpenSM under libumad2sim.so with -d 2 (or its log, which says when it is up, stays
 # buffered), as the Debian packages run it on a simulator.
 # Usage: bench/sa_vs_opensm.sh [BUILD_DIR] [SPEC] [COUNT]   (a release build: bench/README.md)
@@ -77,6 +78,13 @@ wait_for 300 "$WORK/ibsmd.log" "subnet up" || { echo "ibsmd did not come up" >&2
 read -r I1 I64 <<<"$(measure)"
 stop_all
 
+# the SA's path code alone, in process, on a fresh copy of the fabric
+start_sim
+INPROC=$(SIM_HOST=$SMHOST "$BUILD/bench/sa_path_inproc" -n $((COUNT * 20)) | awk '{ print $3 }') ||
+	INPROC=fail
+stop_all
+
 printf "%-34s %14s %14s\n" "PathRecord Gets per second" "1 in flight" "64 in flight"
 printf "%-34s %14s %14s\n" "OpenSM 3.3.23 ($SPEC)" "$O1" "$O64"
 printf "%-34s %14s %14s\n" "ibsmd ($SPEC)" "$I1" "$I64"
+printf "%-34s %14s\n" "ibsmd in process, no MADs" "$INPROC"
