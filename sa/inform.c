@@ -26,18 +26,6 @@ struct sa_sub {
 	struct mad_inform_info info; /* ... QPN inside; what it asked for */
 };
 
-static void gid_of_port(const struct sa *sa, uint32_t port, uint8_t *gid)
-{
-	const struct topo *t = &sa->sm->topo;
-	uint64_t prefix = sa->sm->cfg->subnet_prefix;
-	uint64_t guid = topo_is_switch(t, t->ports[port].node) ? t->nodes[t->ports[port].node].guid
-	                                                       : t->ports[port].guid;
-	for (int i = 0; i < 8; i++) {
-		gid[i] = (uint8_t)(prefix >> (56 - 8 * i));
-		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
-	}
-}
-
 static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inform_info *i)
 {
 	return s->port == port && s->info.trap_number == i->trap_number && s->info.qpn == i->qpn &&
@@ -95,7 +83,7 @@ void sa_build_inform_records(struct sa *sa, struct sa_records *out)
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		struct mad_inform_info_record r = {.subscriber_enum = (uint16_t)i,
 		                                   .info = sa->subs[i].info};
-		gid_of_port(sa, sa->subs[i].port, r.subscriber_gid);
+		sa_port_gid(sa, sa->subs[i].port, r.subscriber_gid);
 		uint8_t *rec = sa_records_add(out);
 		if (rec)
 			mad_inform_info_record_encode(&r, rec, out->size, NULL);
@@ -136,7 +124,7 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, uint16_t trap, ui
 static void report(struct sa *sa, uint16_t trap, uint32_t port)
 {
 	uint8_t gid[16];
-	gid_of_port(sa, port, gid);
+	sa_port_gid(sa, port, gid);
 	const struct topo *t = &sa->sm->topo;
 	struct mad_notice n = {
 	    .is_generic = 1,
@@ -146,7 +134,7 @@ static void report(struct sa *sa, uint16_t trap, uint32_t port)
 	    .issuer_lid = t->sm_port != SM_NONE ? t->ports[t->sm_port].lid : 0,
 	};
 	memcpy(n.data_details + 6, gid, 16); /* traps 64/65: 6 reserved bytes, then the GID */
-	gid_of_port(sa, t->sm_port != SM_NONE ? t->sm_port : port, n.issuer_gid);
+	sa_port_gid(sa, t->sm_port != SM_NONE ? t->sm_port : port, n.issuer_gid);
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		const struct sa_sub *s = &sa->subs[i];
 		if (!wants(sa, s, trap, port, gid))

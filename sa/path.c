@@ -89,34 +89,29 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 	return false;
 }
 
-/* The port a GID names: our subnet prefix and a known port GUID. */
-static uint32_t port_of_gid(const struct sa *sa, const uint8_t *gid)
+uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid)
 {
-	uint64_t prefix = 0, guid = 0;
-	for (int i = 0; i < 8; i++) {
-		prefix = prefix << 8 | gid[i];
-		guid = guid << 8 | gid[8 + i];
-	}
+	uint64_t prefix = mad_bits_get(gid, 0, 64), guid = mad_bits_get(gid, 64, 64);
 	const struct topo *t = &sa->sm->topo;
 	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
 		return SM_NONE;
 	uint32_t p = u64map_get(&t->by_port_guid, guid);
-	if (p != U64MAP_NONE)
-		return p;
-	uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
-	return n != U64MAP_NONE && topo_is_switch(t, n) ? t->nodes[n].first_port : SM_NONE;
+	if (p == U64MAP_NONE) {
+		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
+		if (n == U64MAP_NONE || !topo_is_switch(t, n))
+			return SM_NONE;
+		p = t->nodes[n].first_port;
+	}
+	return t->nodes[t->ports[p].node].present ? p : SM_NONE;
 }
 
-static void gid_of(const struct sa *sa, uint32_t port, uint8_t *gid)
+void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
 {
 	const struct topo *t = &sa->sm->topo;
-	uint64_t prefix = sa->sm->cfg->subnet_prefix;
 	uint64_t guid = topo_is_switch(t, t->ports[port].node) ? t->nodes[t->ports[port].node].guid
 	                                                       : t->ports[port].guid;
-	for (int i = 0; i < 8; i++) {
-		gid[i] = (uint8_t)(prefix >> (56 - 8 * i));
-		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
-	}
+	mad_bits_set(gid, 0, 64, sa->sm->cfg->subnet_prefix);
+	mad_bits_set(gid, 64, 64, guid);
 }
 
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
@@ -170,14 +165,14 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 	/* who: by GID or LID, or (GetTable only) everyone */
 	uint32_t src_one = SM_NONE, dst_one = SM_NONE;
 	if (mask & PR_COMP_SGID) {
-		if ((src_one = port_of_gid(sa, q.sgid)) == SM_NONE)
+		if ((src_one = sa_gid_port(sa, q.sgid)) == SM_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	} else if (mask & PR_COMP_SLID) {
 		if (q.slid >= SM_LID_COUNT || (src_one = t->lid_port[q.slid]) == SM_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
 	}
 	if (mask & PR_COMP_DGID) {
-		if ((dst_one = port_of_gid(sa, q.dgid)) == SM_NONE)
+		if ((dst_one = sa_gid_port(sa, q.dgid)) == SM_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	} else if (mask & PR_COMP_DLID) {
 		if (q.dlid >= SM_LID_COUNT || (dst_one = t->lid_port[q.dlid]) == SM_NONE)
@@ -281,8 +276,8 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 							continue;
 						r.pkt_life = (uint8_t)(64 - v);
 					}
-					gid_of(sa, s, r.sgid);
-					gid_of(sa, d, r.dgid);
+					sa_port_gid(sa, s, r.sgid);
+					sa_port_gid(sa, d, r.dgid);
 					uint8_t *rec = sa_records_add(out);
 					if (!rec)
 						goto done;

@@ -48,6 +48,11 @@ uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uin
 uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, const uint8_t *req, uint8_t *answer);
 void sa_build_inform_records(struct sa *sa, struct sa_records *out);
 
+/* The port a GID of this subnet names (SM_NONE: none, or not in the fabric now), and the
+ * GID of a port (a switch's: its node GUID). */
+uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid);
+void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid);
+
 /* Is the port a member of the partition (full: as a full member)? */
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);
 

@@ -43,34 +43,9 @@ void sa_service_components(struct sa_components *c)
 		c->c[c->n++] = (struct sa_component){(uint16_t)(1280 + 64 * i), 64, false};
 }
 
-static uint64_t be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static uint16_t rec_pkey(const uint8_t *rec)
 {
 	return (uint16_t)(rec[24] << 8 | rec[25]);
-}
-
-/* The port a ServiceGID names, SM_NONE if no port of this subnet that is in the fabric. */
-static uint32_t gid_port(const struct sa *sa, const uint8_t *gid)
-{
-	const struct topo *t = &sa->sm->topo;
-	uint64_t prefix = be64(gid), guid = be64(gid + 8);
-	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
-		return SM_NONE;
-	uint32_t p = u64map_get(&t->by_port_guid, guid);
-	if (p == U64MAP_NONE) {
-		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
-		if (n == U64MAP_NONE || !topo_is_switch(t, n))
-			return SM_NONE;
-		p = t->nodes[n].first_port;
-	}
-	return t->nodes[t->ports[p].node].present ? p : SM_NONE;
 }
 
 /* Does the requester share the partition? Requesters the SM cannot place (no LID known yet)
@@ -94,15 +69,15 @@ static void expire(struct sa *sa)
 		if (s->expires && s->expires <= now) {
 			log_info(sa->sm->log, "sa",
 			         "service 0x%016llx of GID port 0x%016llx: lease ended",
-			         (unsigned long long)be64(s->rec),
-			         (unsigned long long)be64(s->rec + 16));
+			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
+			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
 			continue;
 		}
-		if (gid_port(sa, s->rec + 8) == SM_NONE) {
+		if (sa_gid_port(sa, s->rec + 8) == SM_NONE) {
 			log_info(sa->sm->log, "sa",
 			         "service 0x%016llx of GID port 0x%016llx: port left the fabric",
-			         (unsigned long long)be64(s->rec),
-			         (unsigned long long)be64(s->rec + 16));
+			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
+			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
 			continue;
 		}
 		sa->svcs[keep++] = *s;
@@ -147,11 +122,11 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 	if (!(mask & SR_COMP_LEASE))
 		mad_bits_set(n.rec, 224, 32, SR_LEASE_INFINITE);
 	mad_bits_set(n.rec, 208, 16, 0);
-	if (gid_port(sa, n.rec + 8) == SM_NONE)
+	if (sa_gid_port(sa, n.rec + 8) == SM_NONE)
 		return MAD_STATUS_SA_INVALID_GID;
 	uint16_t pkey = rec_pkey(n.rec);
 	bool full;
-	uint32_t owner = gid_port(sa, n.rec + 8);
+	uint32_t owner = sa_gid_port(sa, n.rec + 8);
 	if (!requester_in(sa, pkey) || (pkey && !sa_port_has_pkey(sa, owner, pkey, &full)))
 		return MAD_STATUS_SA_REQ_DENIED; /* a service in a partition its port is not in */
 	uint32_t lease = (uint32_t)mad_bits_get(n.rec, 224, 32);
