@@ -29,6 +29,9 @@ static const struct sa_attr attrs[] = {
     {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, sa_build_inform_records},
 };
 
+#define NATTRS (sizeof(attrs) / sizeof(attrs[0]))
+_Static_assert(sizeof(attrs) / sizeof(attrs[0]) == SA_NATTRS, "SA_NATTRS in sa_int.h");
+
 /* PathRecord components (IBA 15.2.5.16): ServiceID counts as two. */
 static const struct sa_components path_components = {
     .n = 23,
@@ -159,20 +162,8 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
 		return;
 	}
-	struct sa_components comps;
-	if (service)
-		sa_service_components(&comps);
-	else if (a->build)
-		sa_components_from_layout(a->layout, &comps);
-	else
-		comps = path_components;
-	if (a->layout == &mad_port_info_record_layout) {
-		/* CapabilityMask selects ports that have at least those capabilities */
-		for (unsigned i = 0; i < comps.n; i++)
-			if (comps.c[i].bitoff == 32 + 20 * 8 && comps.c[i].bitlen == 32)
-				comps.c[i].subset = true;
-	}
-	if (comps.n < 64 && (h.comp_mask >> comps.n)) {
+	const struct sa_components *cp = &sa->comps[a - attrs];
+	if (cp->n < 64 && (h.comp_mask >> cp->n)) {
 		/* bits beyond the record's components */
 		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
 		return;
@@ -204,7 +195,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		a->build(sa, &all);
 		for (uint32_t i = 0; i < all.n; i++) {
 			const uint8_t *rec = all.buf + (size_t)i * all.stride;
-			if (!sa_components_match(&comps, h.comp_mask, req, rec))
+			if (!sa_components_match(cp, h.comp_mask, req, rec))
 				continue;
 			uint8_t *o = sa_records_add(&sel);
 			if (o)
@@ -236,6 +227,22 @@ struct sa *sa_new(struct sm *sm)
 	if (!sa)
 		return NULL;
 	sa->sm = sm;
+	/* each record's components, once: deriving them probes every field of the layout */
+	for (size_t i = 0; i < NATTRS; i++) {
+		struct sa_components *c = &sa->comps[i];
+		if (attrs[i].id == MAD_ATTR_SERVICE_RECORD)
+			sa_service_components(c);
+		else if (attrs[i].build)
+			sa_components_from_layout(attrs[i].layout, c);
+		else
+			*c = path_components;
+		if (attrs[i].layout == &mad_port_info_record_layout) {
+			/* CapabilityMask selects ports that have at least those capabilities */
+			for (unsigned j = 0; j < c->n; j++)
+				if (c->c[j].bitoff == 32 + 20 * 8 && c->c[j].bitlen == 32)
+					c->c[j].subset = true;
+		}
+	}
 	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_ADM, on_sa_request, sa);
 	return sa;
 }

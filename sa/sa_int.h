@@ -13,8 +13,11 @@
 struct sa_service;
 struct sa_sub;
 
+#define SA_NATTRS 11 /* the record attributes sa.c answers */
+
 struct sa {
 	struct sm *sm;
+	struct sa_components comps[SA_NATTRS]; /* each attribute's, in sa.c's order */
 	struct sa_stats st;
 	uint32_t requester; /* port index of the request being answered, SM_NONE if unknown */
 	struct sa_service *svcs;
