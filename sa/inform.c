@@ -21,9 +21,8 @@
 #define PRODUCER_SM      4 /* ProducerType: subnet management */
 
 struct sa_sub {
-	uint32_t port;               /* the subscriber's port index */
-	uint16_t lid;                /* where its Reports go ... */
-	struct mad_inform_info info; /* ... QPN inside; what it asked for */
+	uint32_t port;               /* the subscriber's port: Reports go to its LID now */
+	struct mad_inform_info info; /* what it asked for, the QPN inside */
 };
 
 static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inform_info *i)
@@ -64,7 +63,7 @@ uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, const uint8_t *req, uin
 			}
 			at = sa->nsubs++;
 		}
-		sa->subs[at] = (struct sa_sub){.port = sa->requester, .lid = from_lid, .info = in};
+		sa->subs[at] = (struct sa_sub){.port = sa->requester, .info = in};
 		log_info(sa->sm->log, "sa", "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn,
 		         in.trap_number);
 	} else {
@@ -145,7 +144,7 @@ static void report(struct sa *sa, uint16_t trap, uint32_t port)
 		mad_sa_hdr_encode(&h, mad, sizeof(mad), NULL);
 		mad_notice_encode(&n, mad + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, NULL);
 		struct mad_request rq = {
-		    .to = {.lid = s->lid, .qpn = s->info.qpn, .qkey = QKEY_GSI},
+		    .to = {.lid = t->ports[s->port].lid, .qpn = s->info.qpn, .qkey = QKEY_GSI},
 		    .mad = mad,
 		    .len = sizeof(mad),
 		    .retries = -1,
