@@ -24,6 +24,10 @@ void config_defaults(struct ibsmd_config *c)
 	c->subnet_prefix = 0xfe80000000000000ull;
 	c->subnet_timeout = 18;
 	c->m_key_protect = 0;
+	c->sm_key = 1; /* as OpenSM, so tools that send 1 are trusted by either */
+	c->default_ipoib = true;
+	c->default_ipoib_mtu = 4;
+	c->default_ipoib_rate = 3;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
 	c->log_level = -1;
 }
@@ -135,8 +139,46 @@ static int get_guids(struct cfgp *p, const yaml_node_t *n, const char *key, uint
 	return 0;
 }
 
+/* An MTU in bytes, as the IBA code. */
+static int get_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
+{
+	uint64_t v;
+	if (get_u64(p, n, key, 4096, &v) < 0)
+		return -1;
+	static const unsigned bytes[] = {256, 512, 1024, 2048, 4096};
+	for (uint8_t i = 0; i < 5; i++)
+		if (bytes[i] == v) {
+			*out = (uint8_t)(i + 1);
+			return 0;
+		}
+	return cerr(p, n, "%s: 256, 512, 1024, 2048 or 4096, not %llu", key, (unsigned long long)v);
+}
+
+/* A rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), as the IBA code. */
+static int get_rate(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
+{
+	const char *s = scalar(p, n, key);
+	if (!s)
+		return -1;
+	static const struct {
+		const char *gbps;
+		uint8_t code;
+	} rates[] = {{"2.5", 2}, {"5", 5},  {"10", 3}, {"20", 6},  {"30", 4},
+	             {"40", 7},  {"60", 8}, {"80", 9}, {"120", 10}};
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (!strcmp(s, rates[i].gbps)) {
+			*out = rates[i].code;
+			return 0;
+		}
+	return cerr(p, n, "%s: a rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), not \"%s\"",
+	            key, s);
+}
+
 static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_partition *pt)
 {
+	pt->ipoib_mtu = 4;
+	pt->ipoib_rate = 3;
+	bool ipoib_given = false;
 	if (n->type != YAML_MAPPING_NODE)
 		return cerr(p, n, "partitions: each entry is a mapping (name, pkey, members)");
 	bool have_pkey = false, full = true;
@@ -169,12 +211,24 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 				return cerr(p, v, "membership: full or limited, not \"%s\"", s);
 		} else if (!strcmp(key, "members")) {
 			members = v;
+		} else if (!strcmp(key, "ipoib")) {
+			if (get_bool(p, v, key, &pt->ipoib) < 0)
+				return -1;
+			ipoib_given = true;
+		} else if (!strcmp(key, "mtu")) {
+			if (get_mtu(p, v, key, &pt->ipoib_mtu) < 0)
+				return -1;
+		} else if (!strcmp(key, "rate")) {
+			if (get_rate(p, v, key, &pt->ipoib_rate) < 0)
+				return -1;
 		} else {
 			return cerr(p, k, "partitions: unknown key \"%s\"", key);
 		}
 	}
 	if (!have_pkey)
 		return cerr(p, n, "partition \"%s\": no pkey", pt->name);
+	if (pt->pkey == 0x7fff && !ipoib_given)
+		pt->ipoib = true; /* the default partition has its broadcast group unless told */
 	if (!members)
 		return cerr(p, n, "partition \"%s\": no members (a list of port GUIDs, or all)",
 		            pt->name);
@@ -237,6 +291,8 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 			GET_UINT(p, v, key, 100, c->mad_retries);
 		} else if (!strcmp(key, "subnet_prefix")) {
 			GET_UINT(p, v, key, UINT64_MAX, c->subnet_prefix);
+		} else if (!strcmp(key, "sm_key")) {
+			GET_UINT(p, v, key, UINT64_MAX, c->sm_key);
 		} else if (!strcmp(key, "m_key")) {
 			GET_UINT(p, v, key, UINT64_MAX, c->m_key);
 		} else if (!strcmp(key, "m_key_lease")) {

@@ -18,6 +18,9 @@ struct config_partition {
 	uint64_t *guids; /* otherwise these port GUIDs */
 	bool *full;      /* full (true) or limited member, per GUID */
 	unsigned nguids;
+	bool ipoib;         /* the SA keeps this partition's IPoIB broadcast group */
+	uint8_t ipoib_mtu;  /* its MTU (IBA code: 4 = 2048) */
+	uint8_t ipoib_rate; /* its rate (IBA code: 3 = 10 Gb/s) */
 };
 
 struct ibsmd_config {
@@ -30,6 +33,7 @@ struct ibsmd_config {
 	unsigned sweep_interval_s; /* light sweep period, 0 turns them off */
 	unsigned mad_window, mad_window_per_node, mad_timeout_ms, mad_retries;
 	uint64_t subnet_prefix;
+	uint64_t sm_key; /* SA requests with this SM_Key are trusted (0: none are) */
 	uint64_t m_key;
 	uint16_t m_key_lease;
 	uint8_t m_key_protect;
@@ -38,6 +42,9 @@ struct ibsmd_config {
 	char state_dir[256];
 	struct config_partition partitions[CONFIG_MAX_PARTITIONS];
 	unsigned npartitions;
+	/* the default partition's IPoIB broadcast group, when it is not configured above */
+	bool default_ipoib;
+	uint8_t default_ipoib_mtu, default_ipoib_rate;
 	int log_level; /* enum log_level, or -1: unchanged */
 };
 

@@ -170,7 +170,10 @@ static void send_seg(struct rmpp_session *s, unsigned n)
 	size_t off = (size_t)(n - 1) * seg_data;
 	size_t cnt = s->data_len - off < seg_data ? s->data_len - off : seg_data;
 	memcpy(buf + s->hdr_len, s->data + off, cnt);
-	disp_xmit(s->d, &s->peer, buf, sizeof(buf));
+	/* the last segment goes no longer than its data: hardware pads it to 256 bytes anyway,
+	 * and a client under a simulator without RMPP (libumad2sim.so) then counts the
+	 * records of a one-segment answer right */
+	disp_xmit(s->d, &s->peer, buf, n == s->segs ? s->hdr_len + cnt : sizeof(buf));
 }
 
 static void send_window(struct rmpp_session *s)
@@ -345,9 +348,17 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
 {
 	size_t hdr_len = mad_rmpp_hdr_len(hdr->mgmt_class);
 	struct rmpp_session *s = find(d, false, from->lid, hdr->tid);
+	uint8_t padded[MAD_SIZE];
 	if (len < MAD_SIZE) {
-		d->c.malformed++;
-		return;
+		/* a segment sent short, as simulators pass it on: the rest is padding */
+		if (len < hdr_len) {
+			d->c.malformed++;
+			return;
+		}
+		memcpy(padded, mad, len);
+		memset(padded + len, 0, MAD_SIZE - len);
+		mad = padded;
+		len = MAD_SIZE;
 	}
 	if (!s) {
 		if (r->data1 != 1 || !(r->flags & RMPP_FLAG_FIRST)) {

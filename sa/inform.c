@@ -113,6 +113,8 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, uint16_t trap, ui
 	if (memcmp(i->gid, zero, 16))
 		return !memcmp(i->gid, gid, 16);
 	if (i->lid_range_begin != ALL_16) {
+		if (port == SM_NONE)
+			return false; /* a group's trap has no LID to range over */
 		uint16_t lid = sa->sm->topo.ports[port].lid;
 		uint16_t end = i->lid_range_end ? i->lid_range_end : i->lid_range_begin;
 		return lid >= i->lid_range_begin && lid <= end;
@@ -120,10 +122,10 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, uint16_t trap, ui
 	return true;
 }
 
-static void report(struct sa *sa, uint16_t trap, uint32_t port)
+/* Reports of a trap about a GID (a port's for 64/65, a group's MGID for 66/67; port is
+ * SM_NONE for those) to every subscriber that asked. */
+static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint32_t port)
 {
-	uint8_t gid[16];
-	sa_port_gid(sa, port, gid);
 	const struct topo *t = &sa->sm->topo;
 	struct mad_notice n = {
 	    .is_generic = 1,
@@ -132,8 +134,9 @@ static void report(struct sa *sa, uint16_t trap, uint32_t port)
 	    .trap_number = trap,
 	    .issuer_lid = t->sm_port != SM_NONE ? t->ports[t->sm_port].lid : 0,
 	};
-	memcpy(n.data_details + 6, gid, 16); /* traps 64/65: 6 reserved bytes, then the GID */
-	sa_port_gid(sa, t->sm_port != SM_NONE ? t->sm_port : port, n.issuer_gid);
+	memcpy(n.data_details + 6, gid, 16); /* traps 64-67: 6 reserved bytes, then the GID */
+	if (t->sm_port != SM_NONE)
+		sa_port_gid(sa, t->sm_port, n.issuer_gid);
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		const struct sa_sub *s = &sa->subs[i];
 		if (!wants(sa, s, trap, port, gid))
@@ -154,6 +157,18 @@ static void report(struct sa *sa, uint16_t trap, uint32_t port)
 		if (mad_dispatcher_send(sa->sm->d, &rq) == 0)
 			sa->st.reports_sent++;
 	}
+}
+
+static void report(struct sa *sa, uint16_t trap, uint32_t port)
+{
+	uint8_t gid[16];
+	sa_port_gid(sa, port, gid);
+	send_reports(sa, trap, gid, port);
+}
+
+void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid)
+{
+	send_reports(sa, trap, mgid, SM_NONE);
 }
 
 /* An endpoint in service: a CA port with a LID and an ACTIVE link, or a switch's port 0. */
@@ -194,4 +209,5 @@ void sa_sweep_done(struct sa *sa)
 		sa->served[p] = now;
 	}
 	sa->served_once = true;
+	sa_mcast_sweep_done(sa);
 }

@@ -9,7 +9,7 @@
 #define PKT_LIFE_DEFAULT 18 /* as OpenSM: about 1 s at the default subnet timeout */
 
 /* IBA rate codes, by link width (1x/4x/8x/12x) and speed (SDR/DDR/QDR) */
-static uint8_t rate_code(uint8_t width, uint8_t speed)
+uint8_t sa_rate_code(uint8_t width, uint8_t speed)
 {
 	unsigned lanes = width == 1 ? 1 : width == 2 ? 4 : width == 4 ? 8 : width == 8 ? 12 : 1;
 	unsigned quarter_gbps = lanes * (speed == 1 ? 10 : speed == 2 ? 20 : speed == 4 ? 40 : 10);
@@ -28,9 +28,11 @@ static uint8_t rate_code(uint8_t width, uint8_t speed)
 }
 
 /* Rates compared by bandwidth, not by code */
-static unsigned rate_gbps4(uint8_t code)
+unsigned sa_rate_gbps4(uint8_t code)
 {
-	static const unsigned q[] = {0, 0, 10, 40, 120, 20, 80, 160, 240, 320, 480};
+	/* in 0.25 Gb/s: codes 2-10 (IBA 1.2), then 11-22 (FDR, EDR, HDR, NDR rates) */
+	static const unsigned q[] = {0,   0,   10,  40,  120, 20,  80,   160, 240, 320,  480, 56,
+	                             224, 448, 672, 100, 400, 800, 1200, 112, 200, 1600, 2400};
 	return code < sizeof(q) / sizeof(q[0]) ? q[code] : 0;
 }
 
@@ -45,8 +47,8 @@ static void link_caps(const struct topo *t, uint32_t p, struct path *pa)
 	uint8_t mtu = pi->neighbor_mtu ? pi->neighbor_mtu : pi->mtu_cap;
 	if (mtu < pa->mtu)
 		pa->mtu = mtu;
-	uint8_t r = rate_code(pi->link_width_active, pi->link_speed_active);
-	if (rate_gbps4(r) < rate_gbps4(pa->rate))
+	uint8_t r = sa_rate_code(pi->link_width_active, pi->link_speed_active);
+	if (sa_rate_gbps4(r) < sa_rate_gbps4(pa->rate))
 		pa->rate = r;
 }
 
@@ -255,11 +257,12 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 						unsigned sel = mask & PR_COMP_RATE_SELECTOR
 						                   ? q.rate_selector
 						                   : 2;
-						unsigned v = apply_selector(sel, rate_gbps4(q.rate),
-						                            rate_gbps4(pa.rate));
+						unsigned v =
+						    apply_selector(sel, sa_rate_gbps4(q.rate),
+						                   sa_rate_gbps4(pa.rate));
 						if (!v)
 							continue;
-						if (v != rate_gbps4(pa.rate))
+						if (v != sa_rate_gbps4(pa.rate))
 							r.rate = q.rate;
 					}
 					if (mask & PR_COMP_PKT_LIFE) {

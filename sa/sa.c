@@ -97,6 +97,43 @@ static void class_port_info(struct sa *sa, const struct mad_addr *from, const st
 	sa_records_free(&one);
 }
 
+/* MCMemberRecord: joins and leaves answer the one record, queries as other records do. */
+static void mcmember(struct sa *sa, const struct mad_addr *from, const struct mad_sa_hdr *h,
+                     const uint8_t *req)
+{
+	uint8_t m = h->hdr.method;
+	if (m != MAD_METHOD_GET && m != MAD_METHOD_GET_TABLE && m != MAD_METHOD_SET &&
+	    m != MAD_METHOD_DELETE) {
+		answer_error(sa, from, h, MAD_STATUS_UNSUP_METHOD_ATTR);
+		return;
+	}
+	if (h->comp_mask >> 18) {
+		answer_error(sa, from, h, MAD_STATUS_SA_REQ_INVALID); /* beyond ProxyJoin */
+		return;
+	}
+	struct sa_records out = {.size = mad_mcmember_record_layout.size,
+	                         .stride = mad_sa_record_stride(&mad_mcmember_record_layout)};
+	sa->why = NULL;
+	uint16_t st = sa_mcast_request(sa, h, req, &out);
+	if (st && sa->why)
+		log_info(sa->sm->log, "sa",
+		         "MCMemberRecord %s from LID %u refused (status 0x%04x): %s",
+		         m == MAD_METHOD_SET ? "join" : "leave", from->lid, st, sa->why);
+	if (!st && m == MAD_METHOD_GET && out.n != 1)
+		st = out.n ? MAD_STATUS_SA_TOO_MANY_RECORDS : MAD_STATUS_SA_NO_RECORDS;
+	if (st == MAD_STATUS_SA_NO_RECORDS)
+		sa->st.no_records++;
+	if (st)
+		answer_error(sa, from, h, st);
+	else if (m == MAD_METHOD_GET_TABLE)
+		send_answer(sa, from, h, MAD_METHOD_GET_TABLE_RESP, 0, &out, true);
+	else
+		send_answer(sa, from, h,
+		            m == MAD_METHOD_DELETE ? MAD_METHOD_DELETE_RESP : MAD_METHOD_GET_RESP,
+		            0, &out, false);
+	sa_records_free(&out);
+}
+
 static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
                           size_t len, void *ctx)
 {
@@ -130,6 +167,11 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	}
 	sa->requester =
 	    from->lid < SM_LID_COUNT ? sa->sm->topo.lid_port[from->lid] : (uint32_t)SM_NONE;
+	sa->trusted = h.sm_key && h.sm_key == sa->sm->cfg->sm_key;
+	if (h.hdr.attr_id == MAD_ATTR_MCMEMBER_RECORD) {
+		mcmember(sa, from, &h, mad + MAD_SA_HDR_END);
+		return;
+	}
 	if (h.hdr.attr_id == MAD_ATTR_INFORM_INFO) {
 		if (h.hdr.method != MAD_METHOD_SET) {
 			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
@@ -259,6 +301,7 @@ void sa_free(struct sa *sa)
 	         (unsigned long long)sa->st.malformed);
 	if (sa->sm->d)
 		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
+	sa_mcast_free(sa);
 	free(sa->svcs);
 	free(sa->subs);
 	free(sa->served);

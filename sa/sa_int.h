@@ -12,6 +12,7 @@
 
 struct sa_service;
 struct sa_sub;
+struct sa_group;
 
 #define SA_NATTRS 11 /* the record attributes sa.c answers */
 
@@ -27,6 +28,11 @@ struct sa {
 	bool *served; /* per port: in service at the last sweep (for traps 64/65) */
 	uint32_t served_cap;
 	bool served_once;
+	struct sa_group *groups; /* multicast groups, each with its own MLID */
+	uint32_t ngroups, groups_cap;
+	uint32_t mgid_seq; /* for MGIDs the SA makes up */
+	bool trusted;      /* the request under way carries our SM_Key */
+	const char *why;   /* why the request under way was refused, for the log */
 };
 
 typedef void (*sa_build_fn)(struct sa *sa, struct sa_records *out);
@@ -55,6 +61,21 @@ void sa_build_inform_records(struct sa *sa, struct sa_records *out);
  * GID of a port (a switch's: its node GUID). */
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid);
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid);
+
+/* IBA rate codes: of a link's width and speed, and as bandwidth (0.25 Gb/s units, 0 for a
+ * code that names no rate) */
+uint8_t sa_rate_code(uint8_t width, uint8_t speed);
+unsigned sa_rate_gbps4(uint8_t code);
+
+/* Multicast groups (sa/mcast.c): MCMemberRecord Set (join, create), Delete (leave), Get and
+ * GetTable; the answer records go to out. Returns 0 or an SA status. */
+uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8_t *req,
+                          struct sa_records *out);
+/* The IPoIB broadcast groups of the configured partitions, created once the subnet is up. */
+void sa_mcast_sweep_done(struct sa *sa);
+void sa_mcast_free(struct sa *sa);
+/* Trap 66 (group created) or 67 (deleted) to the subscribers. */
+void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid);
 
 /* Is the port a member of the partition (full: as a full member)? */
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);

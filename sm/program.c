@@ -141,6 +141,10 @@ void program_tables(struct sm *sm)
 			sm->counts.lft_blocks_sent++;
 		}
 	}
+	/* multicast trees: all of them again when links or nodes changed */
+	if (sm->structural)
+		mcast_topology_changed(sm);
+	mcast_program(sm);
 	/* P_Keys on CA ports (block 0 holds the default partition and up to 31 more) */
 	for (uint32_t p = 0; p < t->nports; p++) {
 		struct sm_port *port = &t->ports[p];

@@ -275,6 +275,7 @@ static void sweep_done(struct sm *sm)
 			    tm->total);
 		if (sm->sa)
 			sa_sweep_done(sm->sa);
+		mcast_program(sm); /* changes that came during the sweep */
 	} else if (!sm->exit_code) {
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
 		         "%u linked port(s) did not become ACTIVE", inactive);
@@ -513,6 +514,7 @@ int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, str
 	sm->once = once;
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
+	mcast_init(sm);
 	if (topo_init(&sm->topo) < 0)
 		return -1;
 	if (t->ops->query_port(t, &sm->local) < 0)
@@ -568,6 +570,7 @@ void sm_stop(struct sm *sm)
 	}
 	sm->d = NULL;
 	lids_save(sm);
+	mcast_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);
 	free(sm->dirty);

@@ -28,6 +28,28 @@ struct sm_counts {
 	uint32_t lft_blocks_sent, port_sets;
 };
 
+#define SM_MLID_BASE 0xc000
+#define SM_MLID_MAX  0x3fff /* multicast LIDs 0xc000..0xfffe */
+
+/* What one multicast LID must reach: the ports of its group's members. */
+struct sm_mlid {
+	uint32_t *ports;
+	uint32_t n, cap;
+};
+
+struct sm_mcast {
+	struct sm_mlid *mlid; /* indexed by MLID - 0xc000 */
+	bool *dirty;          /* ... whose tree needs recomputing */
+	uint32_t nmlid;
+	bool any_dirty;
+	bool failed;   /* an MFT Set failed: check every block next time */
+	uint8_t *dist; /* hops between switches, dist_n x dist_n */
+	uint32_t dist_n;
+	bool dist_valid;
+	ev_timer timer; /* batches the changes of one loop turn */
+	uint64_t blocks_sent;
+};
+
 struct sm {
 	struct ibsmd_config *cfg;
 	const struct log *log;
@@ -70,6 +92,7 @@ struct sm {
 	const struct routing_engine *engine; /* the engine that routed last */
 	uint64_t sweeps;
 	struct sa *sa;
+	struct sm_mcast mc;
 };
 
 /* Set up the SM on an open transport and start the first sweep. 0 or -1 (logged). */
@@ -95,7 +118,7 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
  * (an SMA takes a Set of PortInfo or P_Keys only on the port it came in by), a switch port by
  * the switch's route. */
 int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
-		    const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen);
+                    const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen);
 /* Start a phase: next runs when the phase's last MAD is answered (at once if none). */
 void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);
@@ -111,6 +134,17 @@ int route_all(struct sm *sm);
 void program_tables(struct sm *sm);
 void program_arm(struct sm *sm);
 void program_activate(struct sm *sm);
+
+/* Multicast (sm/mcast.c). The ports multicast LID mlid must reach (n = 0: none); the MFTs
+ * follow within the same turn of the event loop, batched with other changes, or at the end
+ * of a sweep under way. 0, or -1 (MLID out of range, out of memory). */
+int sm_mcast_set(struct sm *sm, uint16_t mlid, const uint32_t *ports, uint32_t n);
+/* MLIDs every switch can hold (the smallest MulticastFDBCap). */
+uint32_t sm_mcast_cap(const struct sm *sm);
+void mcast_init(struct sm *sm);
+void mcast_free(struct sm *sm);
+void mcast_topology_changed(struct sm *sm); /* every tree is recomputed next time */
+void mcast_program(struct sm *sm);          /* send the MFT blocks that changed */
 
 /* The P_Keys a CA port holds (default partition first); the count. */
 unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap);

@@ -20,6 +20,9 @@ void topo_free(struct topo *t)
 	for (uint32_t i = 0; i < t->nsws; i++) {
 		free(t->sws[i].lft);
 		free(t->sws[i].lft_hw);
+		free(t->sws[i].mft);
+		free(t->sws[i].mft_hw);
+		free(t->sws[i].mft_known);
 	}
 	free(t->nodes);
 	free(t->ports);

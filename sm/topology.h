@@ -46,6 +46,12 @@ struct sm_switch {
 	uint8_t *lft_hw; /* what we last programmed, NULL until the first time */
 	uint32_t lft_size, lft_hw_size;
 	uint16_t lft_top; /* LinearFDBTop we programmed */
+	/* multicast: a port mask per MLID and position (16 ports each), what the groups'
+	 * trees want and what the switch was last sent; hw_known per 32-MLID block */
+	uint16_t *mft, *mft_hw;
+	bool *mft_known;
+	uint32_t mft_mlids; /* MLIDs covered (from 0xc000), a multiple of 32 */
+	uint8_t mft_pos;    /* positions: (ports + 1 + 15) / 16 */
 };
 
 struct topo {

@@ -1,0 +1,755 @@
+/* Multicast groups: MCMemberRecord join, create, leave and queries (IBA 15.2.5.17, o15-0.1.x
+ * and o15-0.2.x), the IPoIB broadcast groups, and traps 66/67.
+ *
+ * A group is its MGID with one MLID and the parameters its creator chose or the SA filled in
+ * (Q_Key, P_Key, MTU, rate, SL...); its members are ports with a JoinState (full, non-member,
+ * send-only non-member, send-only full). The first full member makes the group exist for
+ * subscribers (trap 66); when the last full member leaves, the group goes (trap 67) with
+ * its remaining members, except the broadcast groups the SA keeps for IPoIB. Every change of
+ * membership hands the MLID's new port list to the SM (sm_mcast_set), which rebuilds that
+ * MLID's tree and programs the MFTs.
+ *
+ * Where the specification leaves a choice, the choices are OpenSM's, so that clients and
+ * osmtest see the same answers from either SA. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sa/sa_int.h"
+
+#define JOIN_FULL           0x1
+#define JOIN_NON_MEMBER     0x2
+#define JOIN_SEND_ONLY      0x4
+#define JOIN_SEND_ONLY_FULL 0x8
+#define JOIN_FULLISH        (JOIN_FULL | JOIN_SEND_ONLY_FULL) /* counts as a full member */
+
+#define SEL_GREATER 0
+#define SEL_LESS    1
+#define SEL_EXACTLY 2
+#define SEL_LARGEST 3
+
+#define SCOPE_LINK_LOCAL 0x2
+#define TRAP_MGID_IN     66
+#define TRAP_MGID_OUT    67
+#define IPOIB_QKEY       0x0b1b
+
+#define MCM_REQUIRED (MCM_COMP_MGID | MCM_COMP_PORT_GID | MCM_COMP_JOIN_STATE)
+#define MCM_CREATE                                                                                 \
+	(MCM_REQUIRED | MCM_COMP_QKEY | MCM_COMP_TCLASS | MCM_COMP_PKEY | MCM_COMP_FLOW_LABEL |    \
+	 MCM_COMP_SL)
+
+struct sa_member {
+	uint64_t guid;   /* the port's GUID (the PortGID's interface ID) */
+	uint32_t port;   /* its port index */
+	uint8_t gid[16]; /* PortGID as it joined */
+	uint8_t scope, join;
+	bool proxy; /* joined on its behalf by another port */
+};
+
+struct sa_group {
+	struct mad_mcmember_record rec; /* MGID, MLID, parameters; scope and JoinState of
+	                                   the request that created it */
+	struct sa_member *m;
+	uint32_t n, cap;
+	struct u64map by_guid; /* member by port GUID */
+	uint32_t full;         /* members with a full JoinState bit */
+	bool well_known;       /* an IPoIB broadcast group the SA keeps */
+};
+
+static const uint8_t zero_gid[16];
+
+static const char *gid_str(const uint8_t *gid, char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* A refusal, with the reason for the log. */
+static uint16_t refuse(struct sa *sa, uint16_t status, const char *why)
+{
+	sa->why = why;
+	return status;
+}
+
+static struct sa_group *find_group(struct sa *sa, const uint8_t *mgid)
+{
+	for (uint32_t i = 0; i < sa->ngroups; i++)
+		if (!memcmp(sa->groups[i].rec.mgid, mgid, 16))
+			return &sa->groups[i];
+	return NULL;
+}
+
+static struct sa_group *group_by_mlid(struct sa *sa, uint16_t mlid)
+{
+	for (uint32_t i = 0; i < sa->ngroups; i++)
+		if (sa->groups[i].rec.mlid == mlid)
+			return &sa->groups[i];
+	return NULL;
+}
+
+static struct sa_member *find_member(struct sa_group *g, uint64_t guid)
+{
+	uint32_t i = u64map_get(&g->by_guid, guid);
+	return i == U64MAP_NONE ? NULL : &g->m[i];
+}
+
+/* Hand the MLID's ports to the SM. */
+static void update_tree(struct sa *sa, const struct sa_group *g)
+{
+	uint32_t *ports = malloc(sizeof(uint32_t) * (g->n ? g->n : 1));
+	if (!ports) {
+		log_err(sa->sm->log, "sa", "out of memory: MLID 0x%04x keeps its old tree",
+		        g->rec.mlid);
+		return;
+	}
+	for (uint32_t i = 0; i < g->n; i++)
+		ports[i] = g->m[i].port;
+	if (sm_mcast_set(sa->sm, g->rec.mlid, ports, g->n) < 0)
+		log_err(sa->sm->log, "sa", "MLID 0x%04x: cannot update its tree", g->rec.mlid);
+	free(ports);
+}
+
+static void remove_member(struct sa_group *g, uint32_t i)
+{
+	u64map_del(&g->by_guid, g->m[i].guid);
+	if (i != g->n - 1) {
+		g->m[i] = g->m[g->n - 1];
+		u64map_put(&g->by_guid, g->m[i].guid, i); /* the key exists: cannot fail */
+	}
+	g->n--;
+}
+
+static void drop_group(struct sa *sa, struct sa_group *g)
+{
+	char mgid[48];
+	log_info(sa->sm->log, "sa", "multicast group %s (MLID 0x%04x) deleted",
+	         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
+	sm_mcast_set(sa->sm, g->rec.mlid, NULL, 0);
+	free(g->m);
+	u64map_free(&g->by_guid);
+	*g = sa->groups[--sa->ngroups];
+}
+
+/* The last full member left: trap 67, then the group goes with its other members (the
+ * broadcast groups stay, empty). g is invalid afterwards. */
+static void last_full_left(struct sa *sa, struct sa_group *g)
+{
+	sa_report_mgid(sa, TRAP_MGID_OUT, g->rec.mgid);
+	g->n = 0;
+	u64map_clear(&g->by_guid);
+	if (g->well_known)
+		update_tree(sa, g);
+	else
+		drop_group(sa, g);
+}
+
+static struct sa_group *new_group(struct sa *sa, const struct mad_mcmember_record *rec,
+                                  bool well_known)
+{
+	if (sa->ngroups == sa->groups_cap) {
+		uint32_t ncap = sa->groups_cap ? sa->groups_cap * 2 : 16;
+		struct sa_group *ng = realloc(sa->groups, sizeof(*ng) * ncap);
+		if (!ng)
+			return NULL;
+		sa->groups = ng;
+		sa->groups_cap = ncap;
+	}
+	struct sa_group *g = &sa->groups[sa->ngroups++];
+	*g = (struct sa_group){.rec = *rec, .well_known = well_known};
+	/* the group's record answers with exact selectors */
+	g->rec.mtu_selector = g->rec.rate_selector = g->rec.pkt_life_selector = SEL_EXACTLY;
+	return g;
+}
+
+/* The lowest free MLID, or the one asked for if it is free and in range; 0 if none. */
+static uint16_t new_mlid(struct sa *sa, uint16_t asked)
+{
+	uint32_t cap = sm_mcast_cap(sa->sm);
+	if (cap > SM_MLID_MAX)
+		cap = SM_MLID_MAX;
+	if (asked >= SM_MLID_BASE && (uint32_t)(asked - SM_MLID_BASE) < cap &&
+	    !group_by_mlid(sa, asked))
+		return asked;
+	for (uint32_t i = 0; i < cap; i++)
+		if (!group_by_mlid(sa, (uint16_t)(SM_MLID_BASE + i)))
+			return (uint16_t)(SM_MLID_BASE + i);
+	return 0;
+}
+
+static uint8_t port_mtu(const struct sa *sa, uint32_t p)
+{
+	const struct mad_port_info *pi = &sa->sm->topo.ports[p].pi;
+	return pi->neighbor_mtu ? pi->neighbor_mtu : pi->mtu_cap;
+}
+
+static uint8_t port_rate(const struct sa *sa, uint32_t p)
+{
+	const struct mad_port_info *pi = &sa->sm->topo.ports[p].pi;
+	return sa_rate_code(pi->link_width_active, pi->link_speed_active);
+}
+
+/* The rate code next below (dir -1) or above (+1) by bandwidth; 0 if none. */
+static uint8_t rate_step(uint8_t code, int dir)
+{
+	unsigned at = sa_rate_gbps4(code), best = dir < 0 ? 0 : UINT32_MAX;
+	uint8_t pick = 0;
+	for (uint8_t c = 2; c <= 22; c++) {
+		unsigned g = sa_rate_gbps4(c);
+		if (!g || (dir < 0 ? g >= at : g <= at))
+			continue;
+		if (dir < 0 ? g > best : g < best) {
+			best = g;
+			pick = c;
+		}
+	}
+	return pick;
+}
+
+static int rate_cmp(uint8_t a, uint8_t b)
+{
+	unsigned x = sa_rate_gbps4(a), y = sa_rate_gbps4(b);
+	return x < y ? -1 : x > y;
+}
+
+/* Do the group's MTU and rate satisfy the request's selectors? */
+static bool selectors_match(const struct sa_group *g, const struct mad_mcmember_record *q,
+                            uint64_t mask)
+{
+	if (mask & MCM_COMP_MTU_SELECTOR) {
+		uint8_t want = q->mtu, have = g->rec.mtu;
+		if ((q->mtu_selector == SEL_GREATER && have <= want) ||
+		    (q->mtu_selector == SEL_LESS && have >= want) ||
+		    (q->mtu_selector == SEL_EXACTLY && have != want))
+			return false;
+	}
+	if (mask & MCM_COMP_RATE_SELECTOR) {
+		int c = rate_cmp(g->rec.rate, q->rate);
+		if ((q->rate_selector == SEL_GREATER && c <= 0) ||
+		    (q->rate_selector == SEL_LESS && c >= 0) ||
+		    (q->rate_selector == SEL_EXACTLY && c != 0))
+			return false;
+	}
+	return true;
+}
+
+/* Do the request's other components agree with the group (Q_Key, P_Key, TClass, SL,
+ * FlowLabel, HopLimit)? */
+static bool fields_match(const struct sa_group *g, const struct mad_mcmember_record *q,
+                         uint64_t mask)
+{
+	const struct mad_mcmember_record *r = &g->rec;
+	if ((mask & MCM_COMP_QKEY) && q->qkey != r->qkey)
+		return false;
+	if (mask & MCM_COMP_PKEY) {
+		if (!(q->pkey & 0x8000) && !(r->pkey & 0x8000))
+			return false; /* two limited members cannot talk */
+		if ((q->pkey & 0x7fff) != (r->pkey & 0x7fff))
+			return false;
+	}
+	if ((mask & MCM_COMP_TCLASS) && q->tclass != r->tclass)
+		return false;
+	if ((mask & MCM_COMP_SL) && q->sl != r->sl)
+		return false;
+	if ((mask & MCM_COMP_FLOW_LABEL) && q->flow_label != r->flow_label)
+		return false;
+	if ((mask & MCM_COMP_HOP_LIMIT) && q->hop_limit != r->hop_limit)
+		return false;
+	return true;
+}
+
+/* Can the port carry the group's MTU and rate? */
+static bool port_can(const struct sa *sa, uint32_t p, const struct sa_group *g)
+{
+	return port_mtu(sa, p) >= g->rec.mtu && rate_cmp(port_rate(sa, p), g->rec.rate) >= 0;
+}
+
+/* Do two ports share a partition (one of them a full member)? */
+static bool share_pkey(const struct sa *sa, uint32_t a, uint32_t b)
+{
+	const struct topo *t = &sa->sm->topo;
+	uint16_t pk[32];
+	unsigned n;
+	if (topo_is_switch(t, t->ports[a].node)) {
+		pk[0] = 0xffff;
+		n = 1;
+	} else {
+		n = sm_port_pkeys(sa->sm, t->ports[a].guid, pk, 32);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		bool full;
+		if (sa_port_has_pkey(sa, b, pk[i], &full) && (full || (pk[i] & 0x8000)))
+			return true;
+	}
+	return false;
+}
+
+/* The MTU and rate of a new group: what the request's selectors ask for, realizable by the
+ * creating port; false if they cannot be met. */
+static bool choose_mtu_rate(const struct sa *sa, uint32_t p, struct mad_mcmember_record *q,
+                            uint64_t mask)
+{
+	uint8_t pm = port_mtu(sa, p), pr = port_rate(sa, p);
+	if (!(mask & MCM_COMP_MTU) || !(mask & MCM_COMP_MTU_SELECTOR) ||
+	    q->mtu_selector == SEL_LARGEST) {
+		q->mtu = pm;
+	} else {
+		int mtu = q->mtu;
+		if (q->mtu_selector == SEL_GREATER) {
+			if (q->mtu >= pm)
+				return false;
+			mtu = pm;
+		} else if (q->mtu_selector == SEL_LESS) {
+			mtu = q->mtu > pm ? pm : q->mtu - 1;
+		}
+		if (mtu < 1 || mtu > 5)
+			return false;
+		q->mtu = (uint8_t)mtu;
+	}
+	if (!(mask & MCM_COMP_RATE) || !(mask & MCM_COMP_RATE_SELECTOR) ||
+	    q->rate_selector == SEL_LARGEST) {
+		q->rate = pr;
+	} else {
+		uint8_t rate = q->rate;
+		if (q->rate_selector == SEL_GREATER) {
+			if (rate_cmp(q->rate, pr) >= 0)
+				return false;
+			rate = pr;
+		} else if (q->rate_selector == SEL_LESS) {
+			rate = rate_cmp(q->rate, pr) > 0 ? pr : rate_step(q->rate, -1);
+		}
+		if (!sa_rate_gbps4(rate))
+			return false;
+		q->rate = rate;
+	}
+	return true;
+}
+
+static uint16_t mgid_signature(const uint8_t *mgid)
+{
+	return (uint16_t)(mgid[2] << 8 | mgid[3]);
+}
+
+/* The IPv4 broadcast MGID of a partition at a scope. */
+static void bcast_mgid(uint8_t *mgid, uint8_t scope, uint16_t pkey)
+{
+	static const uint8_t base[16] = {0xff, 0x10, 0x40, 0x1b, 0,    0,    0,    0,
+	                                 0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff};
+	memcpy(mgid, base, 16);
+	mgid[1] = (uint8_t)(0x10 | (scope & 0xf));
+	mgid[4] = (uint8_t)(pkey >> 8);
+	mgid[5] = (uint8_t)pkey;
+}
+
+/* Is an MGID a client may ask to create well formed (IBA 4.1.1)? IPoIB MGIDs of a partition
+ * need its broadcast group to exist first and to agree with it. */
+static bool mgid_acceptable(struct sa *sa, const struct mad_mcmember_record *q, uint64_t mask)
+{
+	const uint8_t *m = q->mgid;
+	if (m[0] != 0xff)
+		return false;
+	uint16_t sig = mgid_signature(m);
+	if (sig == 0x401b || sig == 0x601b) {
+		uint8_t b[16];
+		bcast_mgid(b, m[1] & 0xf, (uint16_t)(m[4] << 8 | m[5]));
+		if (sig == 0x401b && !memcmp(b, m, 16))
+			return true; /* the broadcast group itself */
+		struct sa_group *bg = find_group(sa, b);
+		return bg && fields_match(bg, q, mask);
+	}
+	if (m[1] & 0xe0)
+		return false; /* reserved flags */
+	if (sig == 0xa01b && (m[1] & 0xf) == SCOPE_LINK_LOCAL)
+		return false; /* the SA's own signature: only MGIDs it makes up carry it */
+	return true;
+}
+
+/* An MGID the SA makes up: ff1<scope>:a01b:<subnet prefix>:<counter>. */
+static bool make_mgid(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask)
+{
+	uint8_t scope = (mask & MCM_COMP_SCOPE) ? q->scope : SCOPE_LINK_LOCAL;
+	for (unsigned tries = 0; tries < 1000; tries++) {
+		uint8_t *m = q->mgid;
+		m[0] = 0xff;
+		m[1] = (uint8_t)(0x10 | (scope & 0xf));
+		m[2] = 0xa0;
+		m[3] = 0x1b;
+		mad_bits_set(m, 32, 64, sa->sm->cfg->subnet_prefix);
+		mad_bits_set(m, 96, 32, sa->mgid_seq++);
+		if (!find_group(sa, m))
+			return true;
+	}
+	return false;
+}
+
+static uint16_t check_prefix(struct sa *sa, struct mad_mcmember_record *q)
+{
+	uint64_t prefix = mad_bits_get(q->port_gid, 0, 64);
+	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
+		return MAD_STATUS_SA_INVALID_GID;
+	return 0;
+}
+
+static bool rate_mtu_valid(const struct mad_mcmember_record *q, uint64_t mask)
+{
+	if ((mask & MCM_COMP_RATE) && (mask & MCM_COMP_RATE_SELECTOR) && !sa_rate_gbps4(q->rate))
+		return false;
+	if ((mask & MCM_COMP_MTU) && (mask & MCM_COMP_MTU_SELECTOR) && (q->mtu < 1 || q->mtu > 5))
+		return false;
+	return true;
+}
+
+/* May the requester change this member (o15-0.2.1)? Its own port, or for a proxy join any
+ * port of the group's partition. */
+static bool may_modify(const struct sa *sa, const struct sa_group *g, const struct sa_member *mb)
+{
+	if (sa->requester == SM_NONE)
+		return false;
+	if (!mb->proxy)
+		return topo_lid_port(&sa->sm->topo, sa->requester) ==
+		       topo_lid_port(&sa->sm->topo, mb->port);
+	bool full;
+	return sa_port_has_pkey(sa, sa->requester, g->rec.pkey, &full);
+}
+
+static void answer(const struct mad_mcmember_record *r, struct sa_records *out)
+{
+	struct mad_mcmember_record a = *r;
+	a.mtu_selector = a.rate_selector = a.pkt_life_selector = SEL_EXACTLY;
+	uint8_t *rec = sa_records_add(out);
+	if (rec)
+		mad_mcmember_record_encode(&a, rec, out->size, NULL);
+}
+
+static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask,
+                     struct sa_records *out)
+{
+	uint64_t guid = mad_bits_get(q->port_gid, 64, 64);
+	uint32_t p = sa_gid_port(sa, q->port_gid);
+	if (p == SM_NONE)
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "PortGID names no port of the subnet");
+	if (sa->requester == SM_NONE)
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "the requester's LID names no port");
+	bool proxy = topo_lid_port(&sa->sm->topo, p) != topo_lid_port(&sa->sm->topo, sa->requester);
+	if (proxy && !share_pkey(sa, p, sa->requester))
+		return refuse(
+		    sa, MAD_STATUS_SA_REQ_INVALID,
+		    "a proxy join for a port that shares no partition with the requester");
+	if ((mask & MCM_COMP_PKEY) && !(q->pkey & 0x7fff))
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "P_Key 0 is no partition");
+	uint8_t js = q->join_state & 0xf;
+	struct sa_group *g = find_group(sa, q->mgid);
+	bool created = false;
+	if (!g) {
+		if (!(js & JOIN_FULLISH))
+			return refuse(
+			    sa, MAD_STATUS_SA_REQ_INVALID,
+			    "no such group, and only a full member creates one (o15-0.1.9)");
+		if ((mask & MCM_CREATE) != MCM_CREATE)
+			return refuse(
+			    sa, MAD_STATUS_SA_INSUF_COMPONENTS,
+			    "creating a group needs Q_Key, P_Key, SL, FlowLabel and TClass "
+			    "(o15-0.1.3)");
+		struct mad_mcmember_record c = *q;
+		if (!memcmp(c.mgid, zero_gid, 16)) {
+			if (!make_mgid(sa, &c, mask))
+				return refuse(sa, MAD_STATUS_SA_NO_RESOURCES, "no free MGID");
+		} else if (!mgid_acceptable(sa, &c, mask)) {
+			return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+			              "MGID malformed, or an IPoIB MGID without (or unlike) its "
+			              "partition's broadcast group");
+		}
+		if (!choose_mtu_rate(sa, p, &c, mask))
+			return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+			              "the MTU or rate asked for is beyond the port's");
+		c.mlid = new_mlid(sa, q->mlid);
+		if (!c.mlid)
+			return refuse(sa, MAD_STATUS_SA_NO_RESOURCES, "no free MLID");
+		g = new_group(sa, &c, false);
+		if (!g)
+			return refuse(sa, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
+		created = true;
+	} else if (!fields_match(g, q, mask)) {
+		return refuse(
+		    sa, MAD_STATUS_SA_REQ_INVALID,
+		    "Q_Key, P_Key, TClass, SL, FlowLabel or HopLimit differ from the group's");
+	}
+	bool full;
+	struct sa_member *mb = find_member(g, guid);
+	uint16_t st = 0;
+	if (!selectors_match(g, q, mask))
+		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		            "the group's MTU or rate is not as asked");
+	else if (!port_can(sa, p, g))
+		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		            "the port cannot carry the group's MTU or rate");
+	else if (!js)
+		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID, "JoinState 0");
+	else if (!sa_port_has_pkey(sa, p, g->rec.pkey, &full))
+		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		            "the port is not in the group's partition");
+	else if (mb && !may_modify(sa, g, mb))
+		st =
+		    refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		           "the member joined by itself: only its own port changes it (o15-0.2.1)");
+	if (st) {
+		if (created)
+			drop_group(sa, g);
+		return st;
+	}
+	uint8_t before = 0;
+	if (!mb) {
+		if (g->n == g->cap) {
+			uint32_t ncap = g->cap ? g->cap * 2 : 4;
+			struct sa_member *nm = realloc(g->m, sizeof(*nm) * ncap);
+			if (!nm) {
+				if (created)
+					drop_group(sa, g);
+				return MAD_STATUS_SA_NO_RESOURCES;
+			}
+			g->m = nm;
+			g->cap = ncap;
+		}
+		if (u64map_put(&g->by_guid, guid, g->n) < 0) {
+			if (created)
+				drop_group(sa, g);
+			return MAD_STATUS_SA_NO_RESOURCES;
+		}
+		mb = &g->m[g->n++];
+		*mb =
+		    (struct sa_member){.guid = guid, .port = p, .scope = q->scope, .proxy = proxy};
+		sa_port_gid(sa, p, mb->gid);
+		mad_bits_set(mb->gid, 64, 64, guid); /* the GUID it joined with */
+		update_tree(sa, g);
+	} else {
+		before = mb->join;
+	}
+	mb->join |= js;
+	if ((js & JOIN_FULLISH) && !(before & JOIN_FULLISH) && ++g->full == 1)
+		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid);
+	if (created) {
+		char mgid[48];
+		log_info(sa->sm->log, "sa", "multicast group %s created with MLID 0x%04x",
+		         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
+	}
+	/* the answer: the request, with the group's parameters and the port's JoinState */
+	struct mad_mcmember_record a = *q;
+	memcpy(a.mgid, g->rec.mgid, 16);
+	a.qkey = g->rec.qkey;
+	a.mlid = g->rec.mlid;
+	a.tclass = g->rec.tclass;
+	a.pkey = g->rec.pkey;
+	a.sl = g->rec.sl;
+	a.flow_label = g->rec.flow_label;
+	a.hop_limit = g->rec.hop_limit;
+	a.mtu = g->rec.mtu;
+	a.rate = g->rec.rate;
+	a.pkt_life = g->rec.pkt_life;
+	a.scope = mb->scope;
+	a.join_state = mb->join;
+	answer(&a, out);
+	return 0;
+}
+
+static uint16_t leave(struct sa *sa, struct mad_mcmember_record *q, struct sa_records *out)
+{
+	struct sa_group *g = find_group(sa, q->mgid);
+	if (!g)
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "no such group");
+	struct sa_member *mb = find_member(g, mad_bits_get(q->port_gid, 64, 64));
+	uint8_t js = q->join_state & 0xf;
+	/* o15-0.1.14: a member, leaving some of the states it holds, by itself or a proxy */
+	if (!mb)
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "the port is no member");
+	if (!(js & mb->join) || (js & ~mb->join))
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		              "JoinState names states the member does not hold (o15-0.1.14)");
+	if (!may_modify(sa, g, mb))
+		return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		              "only the member's own port, or for a proxy join a port of its "
+		              "partition, may leave for it");
+	uint8_t old = mb->join, left = (uint8_t)(old & ~js);
+	struct mad_mcmember_record a = *q;
+	/* a port that keeps only non-full states stays while some other full member is there */
+	if ((left & JOIN_FULL) || (left && g->full > ((old & JOIN_FULL) ? 1u : 0u))) {
+		mb->join = left;
+		a.scope = mb->scope;
+		a.join_state = left;
+	} else {
+		a.scope = mb->scope;
+		a.join_state = 0;
+		remove_member(g, (uint32_t)(mb - g->m));
+		update_tree(sa, g);
+	}
+	answer(&a, out);
+	if ((old & JOIN_FULLISH) && !(left & JOIN_FULLISH) && --g->full == 0)
+		last_full_left(sa, g);
+	return 0;
+}
+
+/* Get and GetTable: groups the requester's partitions let it see, narrowed by the mask.
+ * Untrusted requesters get no PortGID, JoinState or ProxyJoin (IBA 15.2.5.17). */
+static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64_t mask,
+                      struct sa_records *out)
+{
+	if (sa->requester == SM_NONE)
+		return MAD_STATUS_SA_NO_RECORDS;
+	uint8_t smask = (uint8_t)(((mask & MCM_COMP_SCOPE) ? 0xf0 : 0) |
+	                          ((mask & MCM_COMP_JOIN_STATE) ? 0x0f : 0));
+	uint8_t want = (uint8_t)((q->scope << 4) | (q->join_state & 0xf));
+	for (uint32_t i = 0; i < sa->ngroups; i++) {
+		struct sa_group *g = &sa->groups[i];
+		bool full;
+		if ((mask & MCM_COMP_MGID) && memcmp(q->mgid, g->rec.mgid, 16))
+			continue;
+		if ((mask & MCM_COMP_MLID) && q->mlid != g->rec.mlid)
+			continue;
+		if (!sa_port_has_pkey(sa, sa->requester, g->rec.pkey, &full))
+			continue;
+		if (!fields_match(g, q, mask))
+			continue;
+		if ((mask & MCM_COMP_PROXY_JOIN) && q->proxy_join != g->rec.proxy_join)
+			continue;
+		if (!selectors_match(g, q, mask))
+			continue;
+		struct mad_mcmember_record r = g->rec;
+		if (mask & MCM_COMP_PORT_GID) {
+			struct sa_member *mb = find_member(g, mad_bits_get(q->port_gid, 64, 64));
+			if (!mb)
+				continue;
+			memcpy(r.port_gid, mb->gid, 16);
+			r.scope = mb->scope;
+			r.join_state = mb->join;
+			r.proxy_join = mb->proxy;
+		} else if (sa->trusted) {
+			/* every member that matches, one record each */
+			for (uint32_t k = 0; k < g->n; k++) {
+				const struct sa_member *mb = &g->m[k];
+				if ((smask & want) != (smask & ((mb->scope << 4) | mb->join)))
+					continue;
+				memcpy(r.port_gid, mb->gid, 16);
+				r.scope = mb->scope;
+				r.join_state = mb->join;
+				r.proxy_join = mb->proxy;
+				answer(&r, out);
+			}
+			continue;
+		} else {
+			memset(r.port_gid, 0, 16);
+			r.proxy_join = 0;
+		}
+		if ((smask & want) != (smask & ((r.scope << 4) | r.join_state)))
+			continue;
+		if (!sa->trusted) {
+			memset(r.port_gid, 0, 16);
+			r.join_state = 0;
+			r.proxy_join = 0;
+		}
+		answer(&r, out);
+	}
+	return 0;
+}
+
+uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8_t *req,
+                          struct sa_records *out)
+{
+	struct mad_mcmember_record q;
+	if (mad_mcmember_record_decode(req, MAD_SA_DATA_SIZE, &q, NULL) < 0)
+		return MAD_STATUS_SA_REQ_INVALID;
+	uint64_t mask = h->comp_mask;
+	bool change = h->hdr.method == MAD_METHOD_SET || h->hdr.method == MAD_METHOD_DELETE;
+	if (change && (mask & MCM_REQUIRED) != MCM_REQUIRED)
+		return MAD_STATUS_SA_INSUF_COMPONENTS;
+	if (!rate_mtu_valid(&q, mask))
+		return MAD_STATUS_SA_REQ_INVALID;
+	if (!change)
+		return query(sa, &q, mask, out);
+	uint8_t prefix[8];
+	memcpy(prefix, q.port_gid, 8);
+	uint16_t st = check_prefix(sa, &q);
+	if (st)
+		return st;
+	uint32_t before = out->n;
+	st = h->hdr.method == MAD_METHOD_SET ? join(sa, &q, mask, out) : leave(sa, &q, out);
+	if (!st && out->n > before) /* the answer keeps the prefix the request used */
+		memcpy(out->buf + (size_t)before * out->stride + 16, prefix, 8);
+	return st;
+}
+
+/* The IPoIB broadcast group of a partition, if it is not there yet. */
+static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate)
+{
+	struct mad_mcmember_record r = {
+	    .qkey = IPOIB_QKEY,
+	    .mtu = mtu,
+	    .pkey = (uint16_t)(pkey | 0x8000),
+	    .rate = rate,
+	    .pkt_life = sa->sm->cfg->subnet_timeout,
+	    .scope = SCOPE_LINK_LOCAL,
+	    .join_state = JOIN_FULL,
+	};
+	bcast_mgid(r.mgid, SCOPE_LINK_LOCAL, r.pkey);
+	if (find_group(sa, r.mgid))
+		return;
+	r.mlid = new_mlid(sa, 0);
+	if (!r.mlid || !new_group(sa, &r, true)) {
+		log_err(sa->sm->log, "sa",
+		        "no MLID or memory for the IPoIB broadcast group of P_Key 0x%04x", r.pkey);
+		return;
+	}
+	char mgid[48];
+	log_info(sa->sm->log, "sa", "IPoIB broadcast group %s, MLID 0x%04x",
+	         gid_str(r.mgid, mgid, sizeof(mgid)), r.mlid);
+}
+
+void sa_mcast_sweep_done(struct sa *sa)
+{
+	const struct ibsmd_config *c = sa->sm->cfg;
+	bool default_done = false;
+	for (unsigned i = 0; i < c->npartitions; i++) {
+		const struct config_partition *pt = &c->partitions[i];
+		if (pt->pkey == 0x7fff)
+			default_done = true;
+		if (pt->ipoib)
+			ensure_bcast(sa, pt->pkey, pt->ipoib_mtu, pt->ipoib_rate);
+	}
+	if (!default_done && c->default_ipoib)
+		ensure_bcast(sa, 0x7fff, c->default_ipoib_mtu, c->default_ipoib_rate);
+	/* members whose port left the fabric leave their groups */
+	for (uint32_t i = 0; i < sa->ngroups;) {
+		struct sa_group *g = &sa->groups[i];
+		bool changed = false, gone = false;
+		for (uint32_t k = 0; k < g->n;) {
+			struct sa_member *mb = &g->m[k];
+			if (sa_gid_port(sa, mb->gid) == mb->port) {
+				k++;
+				continue;
+			}
+			bool fullish = mb->join & JOIN_FULLISH;
+			remove_member(g, k);
+			changed = true;
+			if (fullish && --g->full == 0) {
+				last_full_left(sa, g); /* may move another group into slot i */
+				gone = true;
+				break;
+			}
+		}
+		if (gone)
+			continue;
+		if (changed)
+			update_tree(sa, g);
+		i++;
+	}
+}
+
+void sa_mcast_free(struct sa *sa)
+{
+	for (uint32_t i = 0; i < sa->ngroups; i++) {
+		free(sa->groups[i].m);
+		u64map_free(&sa->groups[i].by_guid);
+	}
+	free(sa->groups);
+	sa->groups = NULL;
+	sa->ngroups = sa->groups_cap = 0;
+}
