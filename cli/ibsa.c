@@ -23,6 +23,10 @@ static const struct command commands[] = {
     {"paths", cmd_paths,
      "paths SRC DST            PathRecords; SRC/DST: LID, port GUID, GID or\n"
      "                           node description"},
+    {"mpaths", cmd_mpaths,
+     "mpaths SRC[,SRC..] DST[,DST..]  PathRecords for every pair (MultiPathRecord)"},
+    {"mcast", cmd_mcast, "mcast [MGID]             multicast groups (members with --sm-key)"},
+    {"mft", cmd_mft, "mft [SWITCH-LID]         multicast forwarding tables"},
     {"sm", cmd_sm, "sm                       SMInfoRecords"},
     {"lft", cmd_lft, "lft SWITCH-LID           the switch's forwarding table"},
     {"pkeys", cmd_pkeys, "pkeys [LID]              P_KeyTableRecords"},

@@ -157,6 +157,36 @@ int cmd_guids(struct cli *c, int argc, char **argv)
 	                 "guids", 16);
 }
 
+int cmd_mft(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, "block", 16);
+}
+
+/* mcast [MGID]: multicast groups; with the SA's SM_Key (--sm-key), one record per member */
+int cmd_mcast(struct cli *c, int argc, char **argv)
+{
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	uint64_t mask = 0;
+	if (argc > 2) {
+		fprintf(stderr, "ibsa mcast: at most one argument, an MGID\n");
+		return EXIT_USAGE;
+	}
+	if (argc == 2) {
+		if (inet_pton(AF_INET6, argv[1], req) != 1) {
+			fprintf(stderr, "ibsa mcast: \"%s\" is not an MGID\n", argv[1]);
+			return EXIT_USAGE;
+		}
+		mask = MCM_COMP_MGID;
+	}
+	struct sa_answer ans;
+	int rc = sa_query(c, MAD_METHOD_GET_TABLE, MAD_ATTR_MCMEMBER_RECORD, mask, req, sizeof(req),
+	                  &ans, "mcast");
+	if (rc == EXIT_OK)
+		print_records(c, &mad_mcmember_record_layout, &ans, "group");
+	cli_answer_free(&ans.a);
+	return rc;
+}
+
 /* SRC/DST: a LID, a port GUID, a GID, or a node description */
 static int endpoint(struct cli *c, const char *s, uint8_t gid[16], uint16_t *lid)
 {
@@ -203,6 +233,80 @@ static int endpoint(struct cli *c, const char *s, uint8_t gid[16], uint16_t *lid
 	return found;
 }
 
+/* An endpoint as a GID: one given by LID becomes its NodeRecord's port GUID on the
+ * link-local prefix. */
+static int endpoint_gid(struct cli *c, const char *s, uint8_t gid[16])
+{
+	uint16_t lid;
+	int k = endpoint(c, s, gid, &lid);
+	if (k != 0)
+		return k < 0 ? -1 : 0;
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	mad_bits_set(req, 0, 16, lid);
+	struct sa_answer ans;
+	if (sa_query(c, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 1, req, sizeof(req), &ans,
+	             "nodes") != EXIT_OK)
+		return -1;
+	int rc = -1;
+	if (ans.n) {
+		struct mad_node_record nr;
+		mad_node_record_decode(ans.recs, ans.stride, &nr, NULL);
+		mad_bits_set(gid, 0, 64, 0xfe80000000000000ull);
+		mad_bits_set(gid, 64, 64, nr.info.port_guid);
+		rc = 0;
+	} else {
+		fprintf(stderr, "ibsa: no node has LID %u\n", lid);
+	}
+	cli_answer_free(&ans.a);
+	return rc;
+}
+
+/* mpaths SRC[,SRC...] DST[,DST...]: a MultiPathRecord GetMulti for every pair */
+int cmd_mpaths(struct cli *c, int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "ibsa mpaths: give SRC[,SRC...] and DST[,DST...]\n");
+		return EXIT_USAGE;
+	}
+	struct mad_multipath_record mp = {0};
+	for (int side = 0; side < 2; side++) {
+		char *list = strdup(argv[1 + side]), *save = NULL;
+		if (!list)
+			return EXIT_FAILURE;
+		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			unsigned n = mp.sgid_count + mp.dgid_count;
+			if (n >= MAD_MPR_MAX_GIDS) {
+				fprintf(stderr, "ibsa mpaths: at most %d endpoints in all\n",
+				        MAD_MPR_MAX_GIDS);
+				free(list);
+				return EXIT_USAGE;
+			}
+			if (endpoint_gid(c, t, mp.gid[n]) < 0) {
+				free(list);
+				return EXIT_USAGE;
+			}
+			if (side == 0)
+				mp.sgid_count++;
+			else
+				mp.dgid_count++;
+		}
+		free(list);
+	}
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	mad_multipath_record_encode(&mp, req, sizeof(req), NULL);
+	struct sa_answer ans;
+	/* SGIDCount and DGIDCount */
+	int rc = sa_query(c, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD,
+	                  (1ull << 19) | (1ull << 20), req, sizeof(req), &ans, "mpaths");
+	if (rc == EXIT_OK) {
+		print_records(c, &mad_path_record_layout, &ans, "path");
+		if (!ans.n)
+			rc = EXIT_MAD_STATUS;
+	}
+	cli_answer_free(&ans.a);
+	return rc;
+}
+
 int cmd_paths(struct cli *c, int argc, char **argv)
 {
 	if (argc != 3) {
@@ -235,7 +339,7 @@ int cmd_paths(struct cli *c, int argc, char **argv)
 }
 
 /* services [ID]; services add ID [--name N] [--lease S] [--pkey P] [--gid G]; services delete ID
- * [--gid G]. Registration is for the local port unless --gid names another. */
+ * [--gid G] [--pkey P]. Registration is for the local port unless --gid names another. */
 int cmd_services(struct cli *c, int argc, char **argv)
 {
 	const char *verb =
@@ -285,7 +389,7 @@ int cmd_services(struct cli *c, int argc, char **argv)
 		} else if (!strcmp(opt, "--lease") && !strcmp(verb, "add")) {
 			mad_bits_set(req, 224, 32, strtoul(val, &e, 0));
 			mask |= 1ull << 4;
-		} else if (!strcmp(opt, "--pkey") && !strcmp(verb, "add")) {
+		} else if (!strcmp(opt, "--pkey")) {
 			mad_bits_set(req, 192, 16, strtoul(val, &e, 0));
 			mask |= 1ull << 2;
 		} else {

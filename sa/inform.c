@@ -33,15 +33,22 @@ static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inf
 	       s->info.lid_range_end == i->lid_range_end;
 }
 
-uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, const uint8_t *req, uint8_t *answer)
+uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
+                       uint8_t *answer)
 {
 	struct mad_inform_info in;
-	if (mad_inform_info_decode(req, MAD_SA_DATA_SIZE, &in, NULL) < 0)
+	if (mad_inform_info_decode(req, MAD_SA_DATA_SIZE, &in, NULL) < 0 || in.subscribe > 1)
 		return MAD_STATUS_SA_REQ_INVALID;
 	if (sa->requester == SM_NONE)
 		return MAD_STATUS_SA_REQ_DENIED; /* Reports need a port to go to */
-	if (!in.is_generic && in.subscribe)
-		return MAD_STATUS_SA_REQ_INVALID; /* vendor traps are not forwarded */
+	/* security traps (bad M_Key, P_Key, Q_Key, switch P_Key) only for trusted requesters */
+	if (in.subscribe && in.is_generic && in.trap_number >= 256 && in.trap_number <= 259 &&
+	    !sa->trusted)
+		return MAD_STATUS_SA_REQ_INVALID;
+	/* Reports go to the QP the subscription came from (as OpenSM keeps it); an
+	 * unsubscription names that QP in the record */
+	if (in.subscribe)
+		in.qpn = from_qpn;
 	if (in.lid_range_begin != ALL_16 && in.lid_range_end != 0 &&
 	    in.lid_range_end < in.lid_range_begin)
 		return MAD_STATUS_SA_REQ_INVALID;

@@ -93,10 +93,15 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid)
 {
-	uint64_t prefix = mad_bits_get(gid, 0, 64), guid = mad_bits_get(gid, 64, 64);
-	const struct topo *t = &sa->sm->topo;
+	uint64_t prefix = mad_bits_get(gid, 0, 64);
 	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
 		return SM_NONE;
+	return sa_guid_port(sa, mad_bits_get(gid, 64, 64));
+}
+
+uint32_t sa_guid_port(const struct sa *sa, uint64_t guid)
+{
+	const struct topo *t = &sa->sm->topo;
 	uint32_t p = u64map_get(&t->by_port_guid, guid);
 	if (p == U64MAP_NONE) {
 		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
@@ -295,5 +300,81 @@ done:
 		free(srcs);
 	else if (dsts != one_d)
 		free(dsts);
+	return 0;
+}
+
+/* MultiPathRecord component bits (IBA 15.2.5.20), and the PathRecord bits they map to */
+static const struct {
+	uint64_t mpr, pr;
+} mpr_to_pr[] = {
+    {1ull << 0, PR_COMP_RAW_TRAFFIC},        {1ull << 2, PR_COMP_FLOW_LABEL},
+    {1ull << 3, PR_COMP_HOP_LIMIT},          {1ull << 4, PR_COMP_TCLASS},
+    {1ull << 5, PR_COMP_REVERSIBLE},         {1ull << 7, PR_COMP_PKEY},
+    {1ull << 8, PR_COMP_QOS_CLASS},          {1ull << 9, PR_COMP_SL},
+    {1ull << 10, PR_COMP_MTU_SELECTOR},      {1ull << 11, PR_COMP_MTU},
+    {1ull << 12, PR_COMP_RATE_SELECTOR},     {1ull << 13, PR_COMP_RATE},
+    {1ull << 14, PR_COMP_PKT_LIFE_SELECTOR}, {1ull << 15, PR_COMP_PKT_LIFE},
+    {1ull << 16, PR_COMP_SERVICE_ID},      /* ServiceID, 8 MSBs ... */
+    {1ull << 21, PR_COMP_SERVICE_ID << 1}, /* ... and 56 LSBs */
+};
+#define MPR_COMP_NUMB_PATH  (1ull << 6)
+#define MPR_COMP_SGID_COUNT (1ull << 19)
+#define MPR_COMP_DGID_COUNT (1ull << 20)
+#define MPR_FIXED           24
+
+uint16_t sa_multipaths(struct sa *sa, const uint8_t *req, size_t len, uint64_t mask,
+                       struct sa_records *out)
+{
+	if (len < MPR_FIXED)
+		return MAD_STATUS_SA_REQ_INVALID;
+	if (!(mask & MPR_COMP_SGID_COUNT) || !(mask & MPR_COMP_DGID_COUNT))
+		return MAD_STATUS_SA_INSUF_COMPONENTS;
+	unsigned ns = req[15], nd = req[16]; /* SGIDCount, DGIDCount */
+	if (!ns || !nd)
+		return MAD_STATUS_SA_INSUF_COMPONENTS;
+	if (MPR_FIXED + (size_t)(ns + nd) * 16 > len)
+		return MAD_STATUS_SA_REQ_INVALID; /* more GIDs than the request carries */
+	const uint8_t *gids = req + MPR_FIXED;
+	for (unsigned i = 0; i < ns + nd; i++)
+		if (sa_gid_port(sa, gids + 16 * i) == SM_NONE)
+			return MAD_STATUS_SA_INVALID_GID;
+	/* the PathRecord the shared components make, asked for each SGID-DGID pair */
+	struct mad_path_record p = {0};
+	p.raw_traffic = (uint8_t)mad_bits_get(req, 0, 1);
+	p.flow_label = (uint32_t)mad_bits_get(req, 4, 20);
+	p.hop_limit = (uint8_t)mad_bits_get(req, 24, 8);
+	p.tclass = req[4];
+	p.reversible = (uint8_t)mad_bits_get(req, 40, 1);
+	p.pkey = (uint16_t)mad_bits_get(req, 48, 16);
+	p.qos_class = (uint16_t)mad_bits_get(req, 64, 12);
+	p.sl = (uint8_t)mad_bits_get(req, 76, 4);
+	p.mtu_selector = (uint8_t)mad_bits_get(req, 80, 2);
+	p.mtu = (uint8_t)mad_bits_get(req, 82, 6);
+	p.rate_selector = (uint8_t)mad_bits_get(req, 88, 2);
+	p.rate = (uint8_t)mad_bits_get(req, 90, 6);
+	p.pkt_life_selector = (uint8_t)mad_bits_get(req, 96, 2);
+	p.pkt_life = (uint8_t)mad_bits_get(req, 98, 6);
+	p.service_id = mad_bits_get(req, 104, 8) << 56 | mad_bits_get(req, 136, 56);
+	uint64_t pmask = PR_COMP_SGID | PR_COMP_DGID;
+	for (size_t i = 0; i < sizeof(mpr_to_pr) / sizeof(mpr_to_pr[0]); i++)
+		if (mask & mpr_to_pr[i].mpr)
+			pmask |= mpr_to_pr[i].pr;
+	unsigned limit = (mask & MPR_COMP_NUMB_PATH) && req[5] & 0x7f ? req[5] & 0x7f : 127;
+	for (unsigned s = 0; s < ns; s++) {
+		for (unsigned d = 0; d < nd && out->n < limit; d++) {
+			memcpy(p.sgid, gids + 16 * s, 16);
+			memcpy(p.dgid, gids + 16 * (ns + d), 16);
+			uint8_t wire[64] = {0};
+			mad_path_record_encode(&p, wire, sizeof(wire), NULL);
+			struct sa_records one = {.size = out->size, .stride = out->stride};
+			uint16_t st = sa_paths(sa, wire, pmask, true, &one);
+			for (uint32_t k = 0; !st && k < one.n && out->n < limit; k++) {
+				uint8_t *r = sa_records_add(out);
+				if (r)
+					memcpy(r, one.buf + (size_t)k * one.stride, out->stride);
+			}
+			sa_records_free(&one);
+		}
+	}
 	return 0;
 }

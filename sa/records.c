@@ -106,6 +106,37 @@ void sa_build_lft_records(struct sa *sa, struct sa_records *out)
 	}
 }
 
+/* The MFT blocks the SM programmed: for each switch, every 32-MLID block up to the highest
+ * MLID it holds an entry for, each position (16 ports) of it. */
+void sa_build_mft_records(struct sa *sa, struct sa_records *out)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		const struct sm_switch *sw = &t->sws[s];
+		const struct sm_node *node = &t->nodes[sw->node];
+		if (!node->present || !sw->mft_hw)
+			continue;
+		uint32_t top = 0; /* blocks in use */
+		for (uint32_t i = 0; i < sw->mft_mlids; i++)
+			for (unsigned pos = 0; pos < sw->mft_pos; pos++)
+				if (sw->mft_hw[(size_t)i * sw->mft_pos + pos])
+					top = i / 32 + 1;
+		uint16_t lid = t->ports[node->first_port].lid;
+		for (uint32_t b = 0; b < top; b++) {
+			for (unsigned pos = 0; pos < sw->mft_pos; pos++) {
+				struct mad_mft_record r = {
+				    .lid = lid, .position = (uint8_t)pos, .block_num = (uint16_t)b};
+				for (unsigned j = 0; j < 32; j++)
+					r.mft.mask[j] =
+					    sw->mft_hw[((size_t)b * 32 + j) * sw->mft_pos + pos];
+				uint8_t *rec = sa_records_add(out);
+				if (rec)
+					mad_mft_record_encode(&r, rec, out->size, NULL);
+			}
+		}
+	}
+}
+
 /* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed:
  * the SM fills block 0 (32 partitions), the blocks after it are empty. */
 void sa_build_pkey_records(struct sa *sa, struct sa_records *out)

@@ -21,6 +21,7 @@ static const struct sa_attr attrs[] = {
     {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, sa_build_link_records},
     {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, sa_build_switch_info_records},
     {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, sa_build_lft_records},
+    {MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, sa_build_mft_records},
     {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, sa_build_pkey_records},
     {MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout, sa_build_guid_info_records},
     {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records},
@@ -167,9 +168,35 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	}
 	sa->requester =
 	    from->lid < SM_LID_COUNT ? sa->sm->topo.lid_port[from->lid] : (uint32_t)SM_NONE;
-	sa->trusted = h.sm_key && h.sm_key == sa->sm->cfg->sm_key;
+	if (h.sm_key && h.sm_key != sa->sm->cfg->sm_key) {
+		/* IBA 15.4.1: a request with a wrong SM_Key is discarded, unanswered, so that
+		 * keys cannot be guessed by their answers */
+		sa->st.bad_key++;
+		log_info(sa->sm->log, "sa",
+		         "discarded a request from LID %u (attribute 0x%04x) with a wrong SM_Key",
+		         from->lid, h.hdr.attr_id);
+		return;
+	}
+	sa->trusted = h.sm_key != 0;
 	if (h.hdr.attr_id == MAD_ATTR_MCMEMBER_RECORD) {
 		mcmember(sa, from, &h, mad + MAD_SA_HDR_END);
+		return;
+	}
+	if (h.hdr.attr_id == MAD_ATTR_MULTIPATH_RECORD) {
+		if (h.hdr.method != MAD_METHOD_GET_MULTI) {
+			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
+			return;
+		}
+		/* the request may come by RMPP: len covers all its GIDs */
+		struct sa_records out = {.size = mad_path_record_layout.size,
+		                         .stride = mad_sa_record_stride(&mad_path_record_layout)};
+		uint16_t st = sa_multipaths(sa, mad + MAD_SA_HDR_END, len - MAD_SA_HDR_END,
+		                            h.comp_mask, &out);
+		if (st)
+			answer_error(sa, from, &h, st);
+		else
+			send_answer(sa, from, &h, MAD_METHOD_GET_MULTI_RESP, 0, &out, true);
+		sa_records_free(&out);
 		return;
 	}
 	if (h.hdr.attr_id == MAD_ATTR_INFORM_INFO) {
@@ -180,8 +207,9 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		struct sa_records one = {.size = mad_inform_info_layout.size,
 		                         .stride = mad_sa_record_stride(&mad_inform_info_layout)};
 		uint8_t *rec = sa_records_add(&one);
-		uint16_t st = rec ? sa_inform_set(sa, from->lid, mad + MAD_SA_HDR_END, rec)
-		                  : MAD_STATUS_SA_NO_RESOURCES;
+		uint16_t st =
+		    rec ? sa_inform_set(sa, from->lid, from->qpn, mad + MAD_SA_HDR_END, rec)
+		        : MAD_STATUS_SA_NO_RESOURCES;
 		if (st)
 			answer_error(sa, from, &h, st);
 		else
@@ -195,6 +223,11 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 			a = &attrs[i];
 	if (!a) {
 		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
+		return;
+	}
+	if (a->id == MAD_ATTR_PKEY_TABLE_RECORD && !sa->trusted) {
+		/* P_Key tables are for trusted requesters (IBA 15.4.1), as OpenSM answers */
+		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
 		return;
 	}
 	bool table = h.hdr.method == MAD_METHOD_GET_TABLE;
@@ -246,6 +279,8 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	} else {
 		status = sa_paths(sa, req, h.comp_mask, table, &sel);
 	}
+	if (a->id == MAD_ATTR_SERVICE_RECORD)
+		sa_service_hide_keys(&sel);
 	if (!status && !table) {
 		if (sel.n == 0)
 			status = MAD_STATUS_SA_NO_RECORDS;

@@ -53,6 +53,7 @@ void sa_sweep_done(struct sa *sa);
 struct sa_stats {
 	uint64_t requests, answered, no_records, errors, malformed;
 	uint64_t reports_sent, reports_lost;
+	uint64_t bad_key; /* requests discarded for a wrong SM_Key */
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
 

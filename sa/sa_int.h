@@ -14,7 +14,7 @@ struct sa_service;
 struct sa_sub;
 struct sa_group;
 
-#define SA_NATTRS 11 /* the record attributes sa.c answers */
+#define SA_NATTRS 12 /* the record attributes sa.c answers */
 
 struct sa {
 	struct sm *sm;
@@ -42,24 +42,31 @@ void sa_build_port_info_records(struct sa *sa, struct sa_records *out);
 void sa_build_link_records(struct sa *sa, struct sa_records *out);
 void sa_build_switch_info_records(struct sa *sa, struct sa_records *out);
 void sa_build_lft_records(struct sa *sa, struct sa_records *out);
+void sa_build_mft_records(struct sa *sa, struct sa_records *out);
 void sa_build_pkey_records(struct sa *sa, struct sa_records *out);
 void sa_build_guid_info_records(struct sa *sa, struct sa_records *out);
 void sa_build_sm_info_records(struct sa *sa, struct sa_records *out);
 
 void sa_build_service_records(struct sa *sa, struct sa_records *out);
 void sa_service_components(struct sa_components *c);
+/* Blank the ServiceKeys of selected records before they go out. */
+void sa_service_hide_keys(struct sa_records *r);
 /* Register (or renew) and remove services; the answer record goes to answer. Return 0 or an
  * SA status. */
 uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
 uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
 
 /* InformInfo subscribe or unsubscribe from the requester; the answer record goes to answer. */
-uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, const uint8_t *req, uint8_t *answer);
+uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
+                       uint8_t *answer);
 void sa_build_inform_records(struct sa *sa, struct sa_records *out);
 
 /* The port a GID of this subnet names (SM_NONE: none, or not in the fabric now), and the
  * GID of a port (a switch's: its node GUID). */
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid);
+/* The same by the GUID alone: ServiceGIDs, where OpenSM ignores the prefix and clients
+ * (osmtest) send it in the wrong byte order. */
+uint32_t sa_guid_port(const struct sa *sa, uint64_t guid);
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid);
 
 /* IBA rate codes: of a link's width and speed, and as bandwidth (0.25 Gb/s units, 0 for a
@@ -84,5 +91,9 @@ bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *f
  * out. Returns 0, or an SA status (insufficient components, invalid GID...). */
 uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out);
+/* PathRecords for a MultiPathRecord request (len bytes, its GIDs included): every
+ * SGID-DGID pair, at most NumbPath in all. */
+uint16_t sa_multipaths(struct sa *sa, const uint8_t *req, size_t len, uint64_t mask,
+                       struct sa_records *out);
 
 #endif

@@ -73,7 +73,7 @@ static void expire(struct sa *sa)
 			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
 			continue;
 		}
-		if (sa_gid_port(sa, s->rec + 8) == SM_NONE) {
+		if (sa_guid_port(sa, mad_bits_get(s->rec + 8, 64, 64)) == SM_NONE) {
 			log_info(sa->sm->log, "sa",
 			         "service 0x%016llx of GID port 0x%016llx: port left the fabric",
 			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
@@ -85,10 +85,13 @@ static void expire(struct sa *sa)
 	sa->nsvcs = keep;
 }
 
-/* The record as a requester sees it: the lease is what is left of it. */
+/* The record as a requester sees it: the lease is what is left of it, and the ServiceKey
+ * (the owner's secret) reads as zeros, as OpenSM answers it. */
+#define SR_KEY 32 /* byte offset of ServiceKey */
 static void present(const struct sa *sa, const struct sa_service *s, uint8_t *out)
 {
 	memcpy(out, s->rec, SR_SIZE);
+	memset(out + SR_KEY, 0, 16);
 	if (s->expires) {
 		double left = s->expires - ev_now(sa->sm->loop);
 		uint32_t secs = left <= 0 ? 0 : (uint32_t)(left + 0.999);
@@ -103,8 +106,11 @@ void sa_build_service_records(struct sa *sa, struct sa_records *out)
 		if (!requester_in(sa, rec_pkey(sa->svcs[i].rec)))
 			continue;
 		uint8_t *rec = sa_records_add(out);
-		if (rec)
+		if (rec) {
 			present(sa, &sa->svcs[i], rec);
+			/* a query may select by the key: sa_service_hide_keys blanks it after */
+			memcpy(rec + SR_KEY, sa->svcs[i].rec + SR_KEY, 16);
+		}
 	}
 }
 
@@ -122,11 +128,19 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 	if (!(mask & SR_COMP_LEASE))
 		mad_bits_set(n.rec, 224, 32, SR_LEASE_INFINITE);
 	mad_bits_set(n.rec, 208, 16, 0);
-	if (sa_gid_port(sa, n.rec + 8) == SM_NONE)
+	if (sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == SM_NONE) {
+		log_info(
+		    sa->sm->log, "sa",
+		    "ServiceRecord 0x%016llx refused: ServiceGID %016llx:%016llx names no port "
+		    "of the subnet",
+		    (unsigned long long)mad_bits_get(n.rec, 0, 64),
+		    (unsigned long long)mad_bits_get(n.rec + 8, 0, 64),
+		    (unsigned long long)mad_bits_get(n.rec + 8, 64, 64));
 		return MAD_STATUS_SA_INVALID_GID;
+	}
 	uint16_t pkey = rec_pkey(n.rec);
 	bool full;
-	uint32_t owner = sa_gid_port(sa, n.rec + 8);
+	uint32_t owner = sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64));
 	if (!requester_in(sa, pkey) || (pkey && !sa_port_has_pkey(sa, owner, pkey, &full)))
 		return MAD_STATUS_SA_REQ_DENIED; /* a service in a partition its port is not in */
 	uint32_t lease = (uint32_t)mad_bits_get(n.rec, 224, 32);
@@ -159,15 +173,20 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 
 uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer)
 {
-	if (!(mask & SR_COMP_ID))
-		return MAD_STATUS_SA_INSUF_COMPONENTS; /* one request must not wipe every service */
+	/* The record deleted is the one the request's ServiceID, ServiceGID and P_Key name
+	 * (its record ID), whatever the mask says, as OpenSM deletes; masked components must
+	 * match too. One request never wipes more than that one record. */
 	expire(sa);
 	struct sa_components c;
 	sa_service_components(&c);
 	uint32_t keep = 0, gone = 0;
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
 		struct sa_service *s = &sa->svcs[i];
-		if (requester_in(sa, rec_pkey(s->rec)) &&
+		bool rid = !memcmp(s->rec, req, 8) &&
+		           mad_bits_get(s->rec + 8, 64, 64) == mad_bits_get(req + 8, 64, 64) &&
+		           (rec_pkey(s->rec) == rec_pkey(req) ||
+		            (!(mask & SR_COMP_PKEY) && !rec_pkey(req)));
+		if (!gone && rid && requester_in(sa, rec_pkey(s->rec)) &&
 		    sa_components_match(&c, mask, req, s->rec)) {
 			if (!gone++)
 				present(sa, s, answer);
@@ -177,4 +196,10 @@ uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uin
 	}
 	sa->nsvcs = keep;
 	return gone ? 0 : MAD_STATUS_SA_NO_RECORDS;
+}
+
+void sa_service_hide_keys(struct sa_records *r)
+{
+	for (uint32_t i = 0; i < r->n; i++)
+		memset(r->buf + (size_t)i * r->stride + SR_KEY, 0, 16);
 }

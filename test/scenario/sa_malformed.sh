@@ -18,7 +18,7 @@ expect delete-link 0x000c
 expect unknown-attr 0x000c
 expect service-set-bare 0x0600   # ERR_INSUFFICIENT_COMPONENTS
 grep -q '^service-set-bare .* method 0x81 ' "$WORK/probe.out" || fail "an error to a Set must come back as GetResp"
-expect service-delete-bare 0x0600
+expect service-delete-bare 0x0300
 expect bad-version 0x0004       # class version 7
 expect get-many 0x0400          # ERR_TOO_MANY_RECORDS
 expect get-none 0x0300          # ERR_NO_RECORDS
