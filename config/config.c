@@ -291,6 +291,15 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 			GET_UINT(p, v, key, 100, c->mad_retries);
 		} else if (!strcmp(key, "subnet_prefix")) {
 			GET_UINT(p, v, key, UINT64_MAX, c->subnet_prefix);
+		} else if (!strcmp(key, "default_ipoib")) {
+			if (get_bool(p, v, key, &c->default_ipoib) < 0)
+				return -1;
+		} else if (!strcmp(key, "default_ipoib_mtu")) {
+			if (get_mtu(p, v, key, &c->default_ipoib_mtu) < 0)
+				return -1;
+		} else if (!strcmp(key, "default_ipoib_rate")) {
+			if (get_rate(p, v, key, &c->default_ipoib_rate) < 0)
+				return -1;
 		} else if (!strcmp(key, "sm_key")) {
 			GET_UINT(p, v, key, UINT64_MAX, c->sm_key);
 		} else if (!strcmp(key, "m_key")) {
