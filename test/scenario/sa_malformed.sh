@@ -25,6 +25,20 @@ expect get-none 0x0300          # ERR_NO_RECORDS
 expect path-insufficient 0x0600 # ERR_REQ_INSUFFICIENT_COMPONENTS
 expect path-bad-gid 0x0500      # ERR_REQ_INVALID_GID
 expect path-numb127 0x0000
+expect mcm-join-bare 0x0600           # MGID, PortGID and JoinState are needed
+expect mcm-create-insufficient 0x0600 # creating needs Q_Key, P_Key, SL, FlowLabel, TClass
+expect mcm-create-nonmember 0x0200    # only a full member creates (o15-0.1.9)
+expect mcm-bad-mgid 0x0200
+expect mcm-bad-rate 0x0200
+expect mcm-leave-unknown 0x0200
+expect mcm-getmulti 0x000c
+expect mcm-create 0x0000
+expect mpr-bare 0x0600
+expect mpr-too-many-gids 0x0200
+expect mpr-mgid 0x0500
+expect mpr-numb127 0x0000
+expect mpr-get 0x000c
+grep -q "^wrong-sm-key timeout" "$WORK/probe.out" || fail "a request with a wrong SM_Key was answered"
 expect good-after 0x0000
 kill -0 "$IBSMD_PID" || fail "ibsmd died"
 grep -q "path-garbage 0x0[0-9a-f]00 " "$WORK/probe.out" || fail "garbage request unanswered"

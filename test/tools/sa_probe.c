@@ -147,6 +147,73 @@ int main(void)
 	for (size_t i = MAD_SA_HDR_END; i < MAD_SIZE; i++)
 		m[i] = (uint8_t)(i * 37);
 	ask(loop, d, lp.sm_lid, "path-garbage", m, n);
+	/* MCMemberRecord: joins and leaves that cannot be taken */
+	struct mad_mcmember_record mc = {.qkey = 0x77, .pkey = 0xffff, .join_state = 1, .scope = 2};
+	static const uint8_t mgid0[16] = {0xff, 0x15, 0x99, 0x99, [15] = 1};
+	memcpy(mc.mgid, mgid0, 16);
+	mad_bits_set(mc.port_gid, 0, 64, lp.gid_prefix ? lp.gid_prefix : 0xfe80000000000000ull);
+	mad_bits_set(mc.port_gid, 64, 64, lp.port_guid);
+	uint64_t create = MCM_COMP_MGID | MCM_COMP_PORT_GID | MCM_COMP_JOIN_STATE | MCM_COMP_QKEY |
+	                  MCM_COMP_PKEY | MCM_COMP_SL | MCM_COMP_FLOW_LABEL | MCM_COMP_TCLASS;
+	mad_mcmember_record_encode(&mc, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD, 0, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-join-bare", m, n);
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD,
+	            MCM_COMP_MGID | MCM_COMP_PORT_GID | MCM_COMP_JOIN_STATE, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-create-insufficient", m, n);
+	mc.join_state = 2; /* a non-member cannot create */
+	mad_mcmember_record_encode(&mc, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD, create, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-create-nonmember", m, n);
+	mc.join_state = 1;
+	mc.mgid[0] = 0xfe; /* not a multicast GID */
+	mad_mcmember_record_encode(&mc, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD, create, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-bad-mgid", m, n);
+	mc.mgid[0] = 0xff;
+	mc.rate = 0; /* no such rate */
+	mc.rate_selector = 2;
+	mad_mcmember_record_encode(&mc, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD,
+	            create | MCM_COMP_RATE | MCM_COMP_RATE_SELECTOR, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-bad-rate", m, n);
+	mc.rate = 0;
+	mc.rate_selector = 0;
+	mad_mcmember_record_encode(&mc, rec, sizeof(rec), NULL);
+	n = request(m, MAD_METHOD_DELETE, MAD_ATTR_MCMEMBER_RECORD,
+	            MCM_COMP_MGID | MCM_COMP_PORT_GID | MCM_COMP_JOIN_STATE, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-leave-unknown", m, n);
+	n = request(m, MAD_METHOD_GET_MULTI, MAD_ATTR_MCMEMBER_RECORD, 0, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-getmulti", m, n);
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD, create, rec, sizeof(rec));
+	ask(loop, d, lp.sm_lid, "mcm-create", m, n);
+	/* MultiPathRecord: no counts, more GIDs than the MAD holds, a multicast GID, Get */
+	uint8_t mp[MAD_SA_DATA_SIZE] = {0};
+	const uint64_t counts = (1ull << 19) | (1ull << 20);
+	n = request(m, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD, 0, mp, sizeof(mp));
+	ask(loop, d, lp.sm_lid, "mpr-bare", m, n);
+	mp[15] = 10;
+	mp[16] = 10;
+	n = request(m, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD, counts, mp, sizeof(mp));
+	ask(loop, d, lp.sm_lid, "mpr-too-many-gids", m, n);
+	mp[15] = 1;
+	mp[16] = 1;
+	memcpy(mp + 24, mc.port_gid, 16);
+	memcpy(mp + 40, mgid0, 16);
+	n = request(m, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD, counts, mp, sizeof(mp));
+	ask(loop, d, lp.sm_lid, "mpr-mgid", m, n);
+	memcpy(mp + 40, mc.port_gid, 16);
+	mp[5] = 127; /* NumbPath */
+	n = request(m, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD, counts | (1ull << 6), mp,
+	            sizeof(mp));
+	ask(loop, d, lp.sm_lid, "mpr-numb127", m, n);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_MULTIPATH_RECORD, counts, mp, sizeof(mp));
+	ask(loop, d, lp.sm_lid, "mpr-get", m, n);
+	/* a wrong SM_Key: discarded, never answered (IBA 15.4.1) */
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0, (uint8_t)lp.lid},
+	            2);
+	mad_bits_set(m, 24 * 8 + 12 * 8, 64, 0xdeadbeefull); /* SM_Key, after MAD and RMPP headers */
+	ask(loop, d, lp.sm_lid, "wrong-sm-key", m, n);
 	/* and it still answers */
 	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0, (uint8_t)lp.lid},
 	            2);
