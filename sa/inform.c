@@ -81,6 +81,7 @@ uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, cons
 		         in.qpn, in.trap_number);
 	}
 	mad_inform_info_encode(&in, answer, MAD_SA_DATA_SIZE, NULL);
+	sa_state_changed(sa);
 	return 0;
 }
 
@@ -202,11 +203,14 @@ void sa_sweep_done(struct sa *sa)
 		sa->served_cap = t->nports;
 	}
 	/* subscribers whose port left take their subscriptions with them */
+	sa_state_apply(sa); /* the first time: what the state file holds, now ports are known */
 	for (uint32_t i = 0; i < sa->nsubs;) {
-		if (!in_service(t, sa->subs[i].port))
+		if (!in_service(t, sa->subs[i].port)) {
 			sa->subs[i] = sa->subs[--sa->nsubs];
-		else
+			sa_state_changed(sa);
+		} else {
 			i++;
+		}
 	}
 	bool baseline = !sa->served_once; /* the first sweep finds everything: no news */
 	for (uint32_t p = 0; p < t->nports; p++) {
@@ -217,4 +221,48 @@ void sa_sweep_done(struct sa *sa)
 	}
 	sa->served_once = true;
 	sa_mcast_sweep_done(sa);
+}
+
+/* The subscriber's port by its GUID (a switch's: the node GUID, for port 0). */
+static uint64_t port_guid_of(const struct topo *t, uint32_t p)
+{
+	return topo_is_switch(t, t->ports[p].node) ? t->nodes[t->ports[p].node].guid
+	                                           : t->ports[p].guid;
+}
+
+void sa_inform_save(struct sa *sa, FILE *f)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t i = 0; i < sa->nsubs; i++) {
+		uint8_t w[MAD_SA_DATA_SIZE] = {0};
+		mad_inform_info_encode(&sa->subs[i].info, w, sizeof(w), NULL);
+		fprintf(f, "sub 0x%016llx ", (unsigned long long)port_guid_of(t, sa->subs[i].port));
+		sa_hex_put(f, w, mad_inform_info_layout.size);
+		fputc('\n', f);
+	}
+}
+
+bool sa_inform_restore(struct sa *sa, const char *line)
+{
+	unsigned long long guid;
+	char hex[2 * MAD_SA_DATA_SIZE + 2];
+	uint8_t w[MAD_SA_DATA_SIZE] = {0};
+	struct mad_inform_info in;
+	if (sscanf(line, "%llx %401s", &guid, hex) != 2 ||
+	    !sa_hex_get(hex, w, mad_inform_info_layout.size) ||
+	    mad_inform_info_decode(w, sizeof(w), &in, NULL) < 0)
+		return false;
+	uint32_t p = sa_guid_port(sa, guid);
+	if (p == SM_NONE || !in_service(&sa->sm->topo, p) || sa->nsubs >= SA_MAX_SUBSCRIPTIONS)
+		return false;
+	if (sa->nsubs == sa->subs_cap) {
+		uint32_t ncap = sa->subs_cap ? sa->subs_cap * 2 : 16;
+		struct sa_sub *ns = realloc(sa->subs, sizeof(*ns) * ncap);
+		if (!ns)
+			return false;
+		sa->subs = ns;
+		sa->subs_cap = ncap;
+	}
+	sa->subs[sa->nsubs++] = (struct sa_sub){.port = p, .info = in};
+	return true;
 }

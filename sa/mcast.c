@@ -533,6 +533,7 @@ static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask
 		log_info(sa->sm->log, "sa", "multicast group %s created with MLID 0x%04x",
 		         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
 	}
+	sa_state_changed(sa);
 	/* the answer: the request, with the group's parameters and the port's JoinState */
 	struct mad_mcmember_record a = *q;
 	memcpy(a.mgid, g->rec.mgid, 16);
@@ -585,6 +586,7 @@ static uint16_t leave(struct sa *sa, struct mad_mcmember_record *q, struct sa_re
 	answer(&a, out);
 	if ((old & JOIN_FULLISH) && !(left & JOIN_FULLISH) && --g->full == 0)
 		last_full_left(sa, g);
+	sa_state_changed(sa);
 	return 0;
 }
 
@@ -698,6 +700,7 @@ static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate
 		        "no MLID or memory for the IPoIB broadcast group of P_Key 0x%04x", r.pkey);
 		return;
 	}
+	sa_state_changed(sa);
 	char mgid[48];
 	log_info(sa->sm->log, "sa", "IPoIB broadcast group %s, MLID 0x%04x",
 	         gid_str(r.mgid, mgid, sizeof(mgid)), r.mlid);
@@ -735,6 +738,8 @@ void sa_mcast_sweep_done(struct sa *sa)
 				break;
 			}
 		}
+		if (changed || gone)
+			sa_state_changed(sa);
 		if (gone)
 			continue;
 		if (changed)
@@ -752,4 +757,90 @@ void sa_mcast_free(struct sa *sa)
 	free(sa->groups);
 	sa->groups = NULL;
 	sa->ngroups = sa->groups_cap = 0;
+}
+
+void sa_mcast_save(struct sa *sa, FILE *f)
+{
+	for (uint32_t i = 0; i < sa->ngroups; i++) {
+		const struct sa_group *g = &sa->groups[i];
+		uint8_t w[MAD_SA_DATA_SIZE] = {0};
+		mad_mcmember_record_encode(&g->rec, w, sizeof(w), NULL);
+		fprintf(f, "group %d ", g->well_known);
+		sa_hex_put(f, w, mad_mcmember_record_layout.size);
+		fputc('\n', f);
+		for (uint32_t k = 0; k < g->n; k++) {
+			const struct sa_member *mb = &g->m[k];
+			fputs("member ", f);
+			sa_hex_put(f, g->rec.mgid, 16);
+			fprintf(f, " 0x%016llx ", (unsigned long long)mb->guid);
+			sa_hex_put(f, mb->gid, 16);
+			fprintf(f, " %u %u %u\n", mb->scope, mb->join, mb->proxy);
+		}
+	}
+}
+
+bool sa_mcast_restore_group(struct sa *sa, const char *line)
+{
+	int wk;
+	char hex[2 * MAD_SA_DATA_SIZE + 2];
+	uint8_t w[MAD_SA_DATA_SIZE] = {0};
+	struct mad_mcmember_record r;
+	if (sscanf(line, "%d %401s", &wk, hex) != 2 ||
+	    !sa_hex_get(hex, w, mad_mcmember_record_layout.size) ||
+	    mad_mcmember_record_decode(w, sizeof(w), &r, NULL) < 0)
+		return false;
+	uint32_t cap = sm_mcast_cap(sa->sm);
+	if (find_group(sa, r.mgid) || group_by_mlid(sa, r.mlid) || r.mlid < SM_MLID_BASE ||
+	    (uint32_t)(r.mlid - SM_MLID_BASE) >= cap)
+		return false; /* the MLID is no longer there for it: the clients will join again */
+	return new_group(sa, &r, wk != 0) != NULL;
+}
+
+bool sa_mcast_restore_member(struct sa *sa, const char *line)
+{
+	char mh[40], gh[40];
+	unsigned long long guid;
+	unsigned scope, js, proxy;
+	uint8_t mgid[16], gid[16];
+	if (sscanf(line, "%39s %llx %39s %u %u %u", mh, &guid, gh, &scope, &js, &proxy) != 6 ||
+	    !sa_hex_get(mh, mgid, 16) || !sa_hex_get(gh, gid, 16) || !(js & 0xf))
+		return false;
+	struct sa_group *g = find_group(sa, mgid);
+	uint32_t p = sa_guid_port(sa, guid);
+	if (!g || p == SM_NONE || find_member(g, guid))
+		return false;
+	if (g->n == g->cap) {
+		uint32_t ncap = g->cap ? g->cap * 2 : 4;
+		struct sa_member *nm = realloc(g->m, sizeof(*nm) * ncap);
+		if (!nm)
+			return false;
+		g->m = nm;
+		g->cap = ncap;
+	}
+	if (u64map_put(&g->by_guid, guid, g->n) < 0)
+		return false;
+	struct sa_member *mb = &g->m[g->n++];
+	*mb = (struct sa_member){.guid = guid,
+	                         .port = p,
+	                         .scope = (uint8_t)scope,
+	                         .join = (uint8_t)(js & 0xf),
+	                         .proxy = proxy != 0};
+	memcpy(mb->gid, gid, 16);
+	if (mb->join & JOIN_FULLISH)
+		g->full++;
+	return true;
+}
+
+void sa_mcast_restore_done(struct sa *sa)
+{
+	for (uint32_t i = 0; i < sa->ngroups;) {
+		struct sa_group *g = &sa->groups[i];
+		if (!g->full && !g->well_known) {
+			drop_group(sa, g); /* its full members left while ibsmd was down */
+			continue;
+		}
+		if (g->n)
+			update_tree(sa, g);
+		i++;
+	}
 }

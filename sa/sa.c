@@ -320,6 +320,7 @@ struct sa *sa_new(struct sm *sm)
 					c->c[j].subset = true;
 		}
 	}
+	sa_state_load(sa);
 	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_ADM, on_sa_request, sa);
 	return sa;
 }
@@ -336,6 +337,7 @@ void sa_free(struct sa *sa)
 	         (unsigned long long)sa->st.malformed);
 	if (sa->sm->d)
 		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
+	sa_state_free(sa);
 	sa_mcast_free(sa);
 	free(sa->svcs);
 	free(sa->subs);

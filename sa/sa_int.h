@@ -2,6 +2,10 @@
 #ifndef IBSMD_SA_SA_INT_H
 #define IBSMD_SA_SA_INT_H
 
+#include <stdio.h>
+
+#include <ev.h>
+
 #include "mad/sa_records.h"
 #include "sa/sa.h"
 #include "sm/sm.h"
@@ -33,6 +37,11 @@ struct sa {
 	uint32_t mgid_seq; /* for MGIDs the SA makes up */
 	bool trusted;      /* the request under way carries our SM_Key */
 	const char *why;   /* why the request under way was refused, for the log */
+	/* the state file (sa/state.c) */
+	char **pending; /* its lines, until the first sweep lets them be applied */
+	uint32_t npending, pending_cap;
+	bool state_ready, state_dirty;
+	ev_timer save_timer;
 };
 
 typedef void (*sa_build_fn)(struct sa *sa, struct sa_records *out);
@@ -83,6 +92,23 @@ void sa_mcast_sweep_done(struct sa *sa);
 void sa_mcast_free(struct sa *sa);
 /* Trap 66 (group created) or 67 (deleted) to the subscribers. */
 void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid);
+
+/* The state file (sa/state.c) and each part's lines in it. */
+void sa_state_load(struct sa *sa);  /* at start: read it */
+void sa_state_apply(struct sa *sa); /* after the first sweep: restore what it holds */
+void sa_state_changed(struct sa *sa);
+int sa_state_save(struct sa *sa);
+void sa_state_free(struct sa *sa);
+void sa_hex_put(FILE *f, const uint8_t *b, size_t n);
+bool sa_hex_get(const char *s, uint8_t *out, size_t n);
+void sa_service_save(struct sa *sa, FILE *f);
+bool sa_service_restore(struct sa *sa, const char *line);
+void sa_inform_save(struct sa *sa, FILE *f);
+bool sa_inform_restore(struct sa *sa, const char *line);
+void sa_mcast_save(struct sa *sa, FILE *f);
+bool sa_mcast_restore_group(struct sa *sa, const char *line);
+bool sa_mcast_restore_member(struct sa *sa, const char *line);
+void sa_mcast_restore_done(struct sa *sa); /* trees for the restored groups */
 
 /* Is the port a member of the partition (full: as a full member)? */
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);

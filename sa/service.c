@@ -3,6 +3,7 @@
  * it is seen only by requesters that share its partition, and it goes when its lease runs out
  * or its port leaves the fabric (checked whenever services are looked at, which is when
  * anyone could notice). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,8 @@ static void expire(struct sa *sa)
 		}
 		sa->svcs[keep++] = *s;
 	}
+	if (keep != sa->nsvcs)
+		sa_state_changed(sa);
 	sa->nsvcs = keep;
 }
 
@@ -168,6 +171,7 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 	}
 	*slot = n;
 	present(sa, slot, answer);
+	sa_state_changed(sa);
 	return 0;
 }
 
@@ -195,6 +199,8 @@ uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uin
 		sa->svcs[keep++] = *s;
 	}
 	sa->nsvcs = keep;
+	if (gone)
+		sa_state_changed(sa);
 	return gone ? 0 : MAD_STATUS_SA_NO_RECORDS;
 }
 
@@ -202,4 +208,35 @@ void sa_service_hide_keys(struct sa_records *r)
 {
 	for (uint32_t i = 0; i < r->n; i++)
 		memset(r->buf + (size_t)i * r->stride + SR_KEY, 0, 16);
+}
+
+void sa_service_save(struct sa *sa, FILE *f)
+{
+	for (uint32_t i = 0; i < sa->nsvcs; i++) {
+		fprintf(f, "service %.3f ", sa->svcs[i].expires);
+		sa_hex_put(f, sa->svcs[i].rec, SR_SIZE);
+		fputc('\n', f);
+	}
+}
+
+bool sa_service_restore(struct sa *sa, const char *line)
+{
+	struct sa_service n;
+	char hex[2 * SR_SIZE + 2];
+	if (sscanf(line, "%lf %353s", &n.expires, hex) != 2 || !sa_hex_get(hex, n.rec, SR_SIZE))
+		return false;
+	if ((n.expires && n.expires <= ev_now(sa->sm->loop)) ||
+	    sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == SM_NONE)
+		return false; /* its lease ended or its port left while ibsmd was down */
+	if (sa->nsvcs == sa->svcs_cap) {
+		uint32_t ncap = sa->svcs_cap ? sa->svcs_cap * 2 : 16;
+		struct sa_service *ns =
+		    ncap <= SA_MAX_SERVICES ? realloc(sa->svcs, sizeof(*ns) * ncap) : NULL;
+		if (!ns)
+			return false;
+		sa->svcs = ns;
+		sa->svcs_cap = ncap;
+	}
+	sa->svcs[sa->nsvcs++] = n;
+	return true;
 }

@@ -1,0 +1,185 @@
+/* The SA's state file: what clients created (services, multicast groups and their members,
+ * event subscriptions) survives a restart of ibsmd, as the clients expect: an IPoIB host
+ * does not join again because the SM restarted.
+ *
+ * STATE_DIR/sa-state is text, a line per item, written whole to a temporary file and
+ * renamed over the old one a second after the last change (and at shutdown), so a crash
+ * leaves the previous version, never half of one:
+ *   service EXPIRES RECORD-HEX
+ *   group WELL-KNOWN RECORD-HEX
+ *   member MGID-HEX PORT-GUID GID-HEX SCOPE JOINSTATE PROXY
+ *   sub PORT-GUID INFORMINFO-HEX
+ * It is read when ibsmd starts and applied after the first sweep, when the ports are known:
+ * what belongs to a port that is not in the fabric any more is dropped, as it would have
+ * been had ibsmd stayed up. A line it cannot read is logged with its number and skipped. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "sa/sa_int.h"
+
+#define STATE_FILE  "sa-state"
+#define SAVE_DELAY  1.0
+#define MAX_LINE    1024
+#define MAX_PENDING 1000000
+
+void sa_hex_put(FILE *f, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", b[i]);
+}
+
+bool sa_hex_get(const char *s, uint8_t *out, size_t n)
+{
+	if (!s || strlen(s) != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return false;
+		out[i] = (uint8_t)v;
+	}
+	return true;
+}
+
+static void path_of(const struct sa *sa, char *buf, size_t len, const char *suffix)
+{
+	snprintf(buf, len, "%s/%s%s", sa->sm->cfg->state_dir, STATE_FILE, suffix);
+}
+
+int sa_state_save(struct sa *sa)
+{
+	char path[512], tmp[520];
+	path_of(sa, path, sizeof(path), "");
+	path_of(sa, tmp, sizeof(tmp), ".tmp");
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		log_err(sa->sm->log, "sa", "cannot write %s: %s; clients' state is not kept", tmp,
+		        strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# ibsmd SA state: services, multicast groups, subscriptions\n");
+	sa_service_save(sa, f);
+	sa_mcast_save(sa, f);
+	sa_inform_save(sa, f);
+	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, path) < 0) {
+		log_err(sa->sm->log, "sa", "cannot write %s: %s; clients' state is not kept", path,
+		        strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	sa->state_dirty = false;
+	return 0;
+}
+
+static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sa *sa = w->data;
+	if (sa->state_dirty)
+		sa_state_save(sa);
+}
+
+void sa_state_changed(struct sa *sa)
+{
+	if (!sa->state_ready)
+		return; /* the file's contents are not applied yet: keep them as they are */
+	sa->state_dirty = true;
+	if (!ev_is_active(&sa->save_timer)) {
+		ev_timer_set(&sa->save_timer, SAVE_DELAY, 0.);
+		ev_timer_start(sa->sm->loop, &sa->save_timer);
+	}
+}
+
+void sa_state_load(struct sa *sa)
+{
+	ev_init(&sa->save_timer, save_cb);
+	sa->save_timer.data = sa;
+	char path[512];
+	path_of(sa, path, sizeof(path), "");
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		if (errno != ENOENT)
+			log_warn(sa->sm->log, "sa", "cannot read %s: %s; starting without it", path,
+			         strerror(errno));
+		return;
+	}
+	char line[MAX_LINE];
+	while (fgets(line, sizeof(line), f) && sa->npending < MAX_PENDING) {
+		line[strcspn(line, "\n")] = 0;
+		if (!line[0] || line[0] == '#')
+			continue;
+		if (sa->npending == sa->pending_cap) {
+			uint32_t ncap = sa->pending_cap ? sa->pending_cap * 2 : 64;
+			char **np = realloc(sa->pending, sizeof(*np) * ncap);
+			if (!np)
+				break;
+			sa->pending = np;
+			sa->pending_cap = ncap;
+		}
+		sa->pending[sa->npending] = strdup(line);
+		if (sa->pending[sa->npending])
+			sa->npending++;
+	}
+	fclose(f);
+}
+
+void sa_state_apply(struct sa *sa)
+{
+	if (sa->state_ready)
+		return;
+	char path[512];
+	path_of(sa, path, sizeof(path), "");
+	uint32_t ok = 0, bad = 0;
+	for (uint32_t i = 0; i < sa->npending; i++) {
+		char *l = sa->pending[i];
+		bool done = false;
+		if (!strncmp(l, "service ", 8))
+			done = sa_service_restore(sa, l + 8);
+		else if (!strncmp(l, "group ", 6))
+			done = sa_mcast_restore_group(sa, l + 6);
+		else if (!strncmp(l, "member ", 7))
+			done = sa_mcast_restore_member(sa, l + 7);
+		else if (!strncmp(l, "sub ", 4))
+			done = sa_inform_restore(sa, l + 4);
+		if (done) {
+			ok++;
+		} else {
+			bad++;
+			log_info(sa->sm->log, "sa", "%s: item %u not restored: %.60s", path, i + 1,
+			         l);
+		}
+		free(l);
+	}
+	free(sa->pending);
+	sa->pending = NULL;
+	sa->npending = sa->pending_cap = 0;
+	sa_mcast_restore_done(sa);
+	sa->state_ready = true;
+	if (ok || bad)
+		log_notice(sa->sm->log, "sa",
+		           "%s: %u items restored (services, groups, members, subscriptions), %u "
+		           "dropped (their ports left, or unreadable)",
+		           path, ok, bad);
+	if (bad)
+		sa_state_changed(sa);
+}
+
+void sa_state_free(struct sa *sa)
+{
+	if (sa->state_dirty)
+		sa_state_save(sa);
+	if (sa->sm->loop)
+		ev_timer_stop(sa->sm->loop, &sa->save_timer);
+	for (uint32_t i = 0; i < sa->npending; i++)
+		free(sa->pending[i]);
+	free(sa->pending);
+	sa->pending = NULL;
+}
