@@ -39,8 +39,9 @@ static const struct command commands[] = {
     {"informinfo", cmd_informinfo,
      "informinfo               InformInfoRecords: who subscribed to what"},
     {"events", cmd_events,
-     "events [--count N] [--timeout S]\n"
-     "                           subscribe to ports coming and going (traps 64/65)\n"
+     "events [--trap N]... [--count N] [--timeout S]\n"
+     "                           subscribe to ports coming and going (traps 64/65),\n"
+     "                           or to the traps named\n"
      "                           and print the SA's Reports as they arrive"},
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"

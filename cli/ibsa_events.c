@@ -1,5 +1,6 @@
 /* ibsa's event commands: the SA's subscriptions (InformInfoRecords), and `events`, which
- * subscribes this port to traps 64 and 65 and prints the Reports the SA sends. */
+ * subscribes this port to traps 64 and 65 (or those --trap names) and prints the Reports the
+ * SA sends. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +51,15 @@ static void on_report(struct mad_dispatcher *d, const struct mad_addr *from, con
 		return;
 	char gid[INET6_ADDRSTRLEN] = "";
 	inet_ntop(AF_INET6, n.data_details + 6, gid, sizeof(gid));
-	const char *what = n.trap_number == 64   ? "in service"
-	                   : n.trap_number == 65 ? "out of service"
-	                                         : "";
+	const char *what = n.trap_number == 64    ? "in service"
+	                   : n.trap_number == 65  ? "out of service"
+	                   : n.trap_number == 66  ? "multicast group created"
+	                   : n.trap_number == 67  ? "multicast group deleted"
+	                   : n.trap_number == 128 ? "link state change at a switch"
+	                   : n.trap_number == 144 ? "capability change"
+	                                          : "";
+	if (n.trap_number > 67)
+		inet_ntop(AF_INET6, n.issuer_gid, gid, sizeof(gid)); /* forwarded: who sent it */
 	if (ev->c->json)
 		printf("{\"trap\":%u,\"gid\":\"%s\",\"issuer_lid\":%u}\n", n.trap_number, gid,
 		       n.issuer_lid);
@@ -96,9 +103,19 @@ int cmd_events(struct cli *c, int argc, char **argv)
 {
 	struct events ev = {.c = c};
 	double timeout = 0;
+	uint16_t traps[16];
+	unsigned ntraps = 0;
 	for (int i = 1; i < argc; i++) {
 		char *e = NULL;
-		if (!strcmp(argv[i], "--count") && i + 1 < argc)
+		if (!strcmp(argv[i], "--trap") && i + 1 < argc) {
+			unsigned long v = strtoul(argv[++i], &e, 0);
+			if (ntraps == 16 || v > 0xffff) {
+				fprintf(stderr,
+				        "ibsa events: at most 16 traps, each below 65536\n");
+				return EXIT_USAGE;
+			}
+			traps[ntraps++] = (uint16_t)v;
+		} else if (!strcmp(argv[i], "--count") && i + 1 < argc)
 			ev.want = (unsigned)strtoul(argv[++i], &e, 0);
 		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
 			timeout = strtod(argv[++i], &e);
@@ -111,14 +128,22 @@ int cmd_events(struct cli *c, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (!ntraps) {
+		traps[ntraps++] = 64;
+		traps[ntraps++] = 65;
+	}
 	mad_dispatcher_set_handler(c->d, MAD_CLASS_SUBN_ADM, on_report, &ev);
-	int rc = subscribe(c, 64, true);
-	if (rc == EXIT_OK)
-		rc = subscribe(c, 65, true);
+	int rc = EXIT_OK;
+	for (unsigned i = 0; i < ntraps && rc == EXIT_OK; i++)
+		rc = subscribe(c, traps[i], true);
 	if (rc != EXIT_OK)
 		return rc;
-	if (!c->json)
-		printf("# subscribed to traps 64 and 65; waiting for Reports\n");
+	if (!c->json) {
+		printf("# subscribed to trap");
+		for (unsigned i = 0; i < ntraps; i++)
+			printf(" %u", traps[i]);
+		printf("; waiting for Reports\n");
+	}
 	fflush(stdout);
 	ev_timer t;
 	ev_timer_init(&t, on_timeout, timeout, 0.);
@@ -127,8 +152,8 @@ int cmd_events(struct cli *c, int argc, char **argv)
 	ev_run(c->loop, 0);
 	ev_timer_stop(c->loop, &t);
 	/* leave no subscription behind for a port that will not listen */
-	subscribe(c, 64, false);
-	subscribe(c, 65, false);
+	for (unsigned i = 0; i < ntraps; i++)
+		subscribe(c, traps[i], false);
 	mad_dispatcher_set_handler(c->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	return ev.want && ev.seen < ev.want ? EXIT_TIMEOUT : EXIT_OK;
 }

@@ -109,13 +109,19 @@ static void on_report_answered(struct mad_dispatcher *d, const struct mad_result
 	}
 }
 
-static bool wants(const struct sa *sa, const struct sa_sub *s, uint16_t trap, uint32_t port,
-                  const uint8_t *gid)
+/* Does the subscription ask for this notice? gid: the GID it is about (for 64-67 the port or
+ * group; for a forwarded trap its issuer); port: whose LID a LID range is checked against. */
+static bool wants(const struct sa *sa, const struct sa_sub *s, const struct mad_notice *n,
+                  uint32_t port, const uint8_t *gid)
 {
 	const struct mad_inform_info *i = &s->info;
-	if (!i->is_generic || (i->trap_number != ALL_16 && i->trap_number != trap))
+	if (i->is_generic != n->is_generic)
 		return false;
-	if (i->type != ALL_16 && i->type != NOTICE_TYPE_INFO)
+	if (i->trap_number != ALL_16 && i->trap_number != n->trap_number)
+		return false;
+	if (i->type != ALL_16 && i->type != n->type)
+		return false;
+	if (n->is_generic && i->producer_type != 0xffffff && i->producer_type != n->producer_type)
 		return false;
 	static const uint8_t zero[16];
 	if (memcmp(i->gid, zero, 16))
@@ -128,6 +134,32 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, uint16_t trap, ui
 		return lid >= i->lid_range_begin && lid <= end;
 	}
 	return true;
+}
+
+/* A notice as a Report to every subscriber that asked for it. */
+static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, const uint8_t *gid)
+{
+	const struct topo *t = &sa->sm->topo;
+	for (uint32_t i = 0; i < sa->nsubs; i++) {
+		const struct sa_sub *s = &sa->subs[i];
+		if (!wants(sa, s, n, port, gid))
+			continue;
+		struct mad_sa_hdr h;
+		mad_sa_hdr_init(&h, MAD_METHOD_REPORT, MAD_ATTR_NOTICE, 0);
+		uint8_t mad[MAD_SIZE] = {0};
+		mad_sa_hdr_encode(&h, mad, sizeof(mad), NULL);
+		mad_notice_encode(n, mad + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, NULL);
+		struct mad_request rq = {
+		    .to = {.lid = t->ports[s->port].lid, .qpn = s->info.qpn, .qkey = QKEY_GSI},
+		    .mad = mad,
+		    .len = sizeof(mad),
+		    .retries = -1,
+		    .cb = on_report_answered,
+		    .ctx = sa,
+		};
+		if (mad_dispatcher_send(sa->sm->d, &rq) == 0)
+			sa->st.reports_sent++;
+	}
 }
 
 /* Reports of a trap about a GID (a port's for 64/65, a group's MGID for 66/67; port is
@@ -145,26 +177,18 @@ static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint3
 	memcpy(n.data_details + 6, gid, 16); /* traps 64-67: 6 reserved bytes, then the GID */
 	if (t->sm_port != SM_NONE)
 		sa_port_gid(sa, t->sm_port, n.issuer_gid);
-	for (uint32_t i = 0; i < sa->nsubs; i++) {
-		const struct sa_sub *s = &sa->subs[i];
-		if (!wants(sa, s, trap, port, gid))
-			continue;
-		struct mad_sa_hdr h;
-		mad_sa_hdr_init(&h, MAD_METHOD_REPORT, MAD_ATTR_NOTICE, 0);
-		uint8_t mad[MAD_SIZE] = {0};
-		mad_sa_hdr_encode(&h, mad, sizeof(mad), NULL);
-		mad_notice_encode(&n, mad + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, NULL);
-		struct mad_request rq = {
-		    .to = {.lid = t->ports[s->port].lid, .qpn = s->info.qpn, .qkey = QKEY_GSI},
-		    .mad = mad,
-		    .len = sizeof(mad),
-		    .retries = -1,
-		    .cb = on_report_answered,
-		    .ctx = sa,
-		};
-		if (mad_dispatcher_send(sa->sm->d, &rq) == 0)
-			sa->st.reports_sent++;
-	}
+	deliver(sa, &n, port, gid);
+}
+
+void sa_forward_trap(struct sa *sa, const struct mad_notice *trap)
+{
+	struct mad_notice n = *trap;
+	const struct topo *t = &sa->sm->topo;
+	uint32_t p = n.issuer_lid < SM_LID_COUNT ? t->lid_port[n.issuer_lid] : SM_NONE;
+	if (p != SM_NONE)
+		sa_port_gid(sa, p,
+		            n.issuer_gid); /* a trap SMP has no room for it: the SA fills it */
+	deliver(sa, &n, p, n.issuer_gid);
 }
 
 static void report(struct sa *sa, uint16_t trap, uint32_t port)

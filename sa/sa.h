@@ -49,6 +49,11 @@ void sa_free(struct sa *sa);
  * service, subscriptions of ports that left dropped. */
 void sa_sweep_done(struct sa *sa);
 
+/* A trap the SM received (a switch's link change, a port's capability change...) as Reports
+ * to the ports that subscribed to it. */
+struct mad_notice;
+void sa_forward_trap(struct sa *sa, const struct mad_notice *trap);
+
 /* Statistics for logs and tests */
 struct sa_stats {
 	uint64_t requests, answered, no_records, errors, malformed;

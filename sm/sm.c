@@ -435,6 +435,8 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 	uint32_t node = p != SM_NONE ? sm->topo.ports[p].node : SM_NONE;
 	log_info(sm->log, "sm", "trap %u from LID %u%s", no.trap_number, no.issuer_lid,
 	         node == SM_NONE ? " (unknown LID)" : "");
+	if (sm->sa)
+		sa_forward_trap(sm->sa, &no);
 	switch (no.trap_number) {
 	case 128: /* link state change at a switch */
 		if (node != SM_NONE && topo_is_switch(&sm->topo, node))

@@ -44,3 +44,23 @@ wait_until 10 subs_are 2 || fail "host-5's subscriptions are not listed"
 "$FS" ctl node remove host-5 >/dev/null
 wait_until 20 subs_are 0 || fail "the subscriptions of a port that left remain: $(subs)"
 echo "a subscriber that leaves takes its subscriptions: ok"
+
+# switch traps are forwarded: a link going down at a switch reaches a trap 128 subscriber,
+# and multicast groups being created and deleted reach 66/67 subscribers
+(SIM_HOST=host-6 exec "$IBSA" --transport sim --json events --trap 128 --trap 66 --trap 67 \
+	--count 3 --timeout 60 >"$WORK/traps.json" 2>"$WORK/traps.err") &
+EV=$!
+PIDS+=($EV)
+wait_until 10 subs_are 3 || fail "the trap 128/66/67 subscriptions are not listed: $(subs)"
+"$BUILD/test/mcast_churn" --hosts 2 --groups 1 --ops 1 >"$WORK/m.txt" 2>/dev/null || fail "join"
+"$BUILD/test/mcast_churn" --hosts 2 --groups 1 --ops 0 --members "$WORK/m.txt" --leave-all >/dev/null 2>&1 ||
+	fail "leave"
+"$FS" ctl link down leaf-1 8 >/dev/null
+wait "$EV" || fail "ibsa events did not get traps 66, 67 and 128: $(cat "$WORK/traps.json" "$WORK/traps.err")"
+python3 - "$WORK/traps.json" <<'PY' || fail "forwarded traps"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+# both ends of the link are switches: each reports it
+assert {e["trap"] for e in ev} == {66, 67, 128}, f"traps {ev}"
+PY
+echo "trap 128 from a switch forwarded, 66/67 for a group created and deleted: ok"
