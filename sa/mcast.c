@@ -653,6 +653,56 @@ static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64
 	return 0;
 }
 
+uint16_t sa_mcast_path(struct sa *sa, const struct mad_path_record *q, uint64_t mask, uint32_t src,
+                       struct sa_records *out)
+{
+	struct sa_group *g = find_group(sa, q->dgid);
+	bool full;
+	if (!g)
+		return MAD_STATUS_SA_INVALID_GID; /* no such group, as OpenSM says */
+	if (!sa_port_has_pkey(sa, src, g->rec.pkey, &full) ||
+	    (sa->requester != SM_NONE && !sa_port_has_pkey(sa, sa->requester, g->rec.pkey, &full)))
+		return MAD_STATUS_SA_NO_RECORDS;
+	const struct mad_mcmember_record *r = &g->rec;
+	if (((mask & PR_COMP_PKEY) && (q->pkey & 0x7fff) != (r->pkey & 0x7fff)) ||
+	    ((mask & PR_COMP_SL) && q->sl != r->sl) ||
+	    ((mask & PR_COMP_TCLASS) && q->tclass != r->tclass) ||
+	    ((mask & PR_COMP_FLOW_LABEL) && q->flow_label != r->flow_label))
+		return MAD_STATUS_SA_NO_RECORDS;
+	if ((mask & PR_COMP_MTU) &&
+	    !((mask & PR_COMP_MTU_SELECTOR) ? (q->mtu_selector == SEL_GREATER   ? r->mtu > q->mtu
+	                                       : q->mtu_selector == SEL_LESS    ? r->mtu < q->mtu
+	                                       : q->mtu_selector == SEL_EXACTLY ? r->mtu == q->mtu
+	                                                                        : true)
+	                                    : r->mtu == q->mtu))
+		return MAD_STATUS_SA_NO_RECORDS;
+	uint16_t slid = sa->sm->topo.ports[topo_lid_port(&sa->sm->topo, src)].lid;
+	if ((mask & PR_COMP_SLID) && q->slid != slid)
+		return MAD_STATUS_SA_NO_RECORDS;
+	struct mad_path_record p = {
+	    .service_id = q->service_id,
+	    .dlid = r->mlid,
+	    .slid = slid,
+	    .flow_label = r->flow_label,
+	    .hop_limit = r->hop_limit,
+	    .tclass = r->tclass,
+	    .pkey = r->pkey,
+	    .sl = r->sl,
+	    .mtu_selector = SEL_EXACTLY,
+	    .mtu = r->mtu,
+	    .rate_selector = SEL_EXACTLY,
+	    .rate = r->rate,
+	    .pkt_life_selector = SEL_EXACTLY,
+	    .pkt_life = r->pkt_life,
+	};
+	memcpy(p.dgid, r->mgid, 16);
+	sa_port_gid(sa, src, p.sgid);
+	uint8_t *rec = sa_records_add(out);
+	if (rec)
+		mad_path_record_encode(&p, rec, out->size, NULL);
+	return 0;
+}
+
 uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8_t *req,
                           struct sa_records *out)
 {

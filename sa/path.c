@@ -94,7 +94,8 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid)
 {
 	uint64_t prefix = mad_bits_get(gid, 0, 64);
-	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
+	/* our subnet's prefix, or any link-local one (fe80::/10): both mean this subnet */
+	if (prefix != sa->sm->cfg->subnet_prefix && (prefix >> 54) != (0xfe80000000000000ull >> 54))
 		return SM_NONE;
 	return sa_guid_port(sa, mad_bits_get(gid, 64, 64));
 }
@@ -177,6 +178,14 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 	} else if (mask & PR_COMP_SLID) {
 		if (q.slid >= SM_LID_COUNT || (src_one = t->lid_port[q.slid]) == SM_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
+	}
+	if ((mask & PR_COMP_DGID) && q.dgid[0] == 0xff) {
+		/* to a multicast group: the path is its MLID with the group's parameters */
+		if (src_one == SM_NONE)
+			src_one = sa->requester;
+		if (src_one == SM_NONE)
+			return MAD_STATUS_SA_INSUF_COMPONENTS;
+		return sa_mcast_path(sa, &q, mask, src_one, out);
 	}
 	if (mask & PR_COMP_DGID) {
 		if ((dst_one = sa_gid_port(sa, q.dgid)) == SM_NONE)

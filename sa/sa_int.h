@@ -87,6 +87,10 @@ unsigned sa_rate_gbps4(uint8_t code);
  * GetTable; the answer records go to out. Returns 0 or an SA status. */
 uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8_t *req,
                           struct sa_records *out);
+/* The PathRecord from port src to the multicast group q.dgid names (its MLID, MTU, rate, SL,
+ * P_Key...), if src may see the group and the request's components fit it. */
+uint16_t sa_mcast_path(struct sa *sa, const struct mad_path_record *q, uint64_t mask, uint32_t src,
+                       struct sa_records *out);
 /* The IPoIB broadcast groups of the configured partitions, created once the subnet is up. */
 void sa_mcast_sweep_done(struct sa *sa);
 void sa_mcast_free(struct sa *sa);

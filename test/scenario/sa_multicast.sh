@@ -53,6 +53,19 @@ wait_until 10 mft_settled "$ngroups" ||
 	fail "MFTs: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["multicast"], r["issues"][:4])' "$WORK/verify.json") (want $ngroups MLIDs)"
 echo "MFTs: $ngroups MLIDs, each reaching its members once, loop-free: ok"
 
+# a PathRecord to a group: its MLID, with the group's MTU and rate
+mgid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["mgid"])' "$WORK/sa.json")
+SIM_HOST=host-5 "$IBSA" --transport sim --json paths "host-5 HCA-1" "$mgid" >"$WORK/mpath.json" ||
+	fail "ibsa paths to $mgid: $(cat "$WORK/mpath.json")"
+python3 - "$WORK/sa.json" "$WORK/mpath.json" "$mgid" <<'PY' || fail "PathRecord to a group"
+import json, sys
+g = next(r for r in json.load(open(sys.argv[1])) if r["mgid"] == sys.argv[3])
+p = json.load(open(sys.argv[2]))
+assert len(p) == 1 and p[0]["dlid"] == g["mlid"] and p[0]["dgid"] == g["mgid"], f"path {p}, group {g}"
+assert p[0]["mtu"] == g["mtu"] and p[0]["rate"] == g["rate"], f"path {p}, group {g}"
+PY
+echo "PathRecord to a group: its MLID, MTU and rate: ok"
+
 # everybody leaves: the groups go, their MLIDs with them
 "$CHURN" --hosts 100 --groups 20 --ops 0 --members "$WORK/members.txt" --leave-all >"$WORK/left.txt" 2>"$WORK/churn2.log" ||
 	fail "mcast_churn --leave-all: $(cat "$WORK/churn2.log")"
