@@ -114,5 +114,7 @@ bool mad_dispatcher_idle(const struct mad_dispatcher *d);
 /* The header length (MAD + RMPP + class header) of an RMPP-capable class, 0 if the class
  * does not use RMPP. */
 size_t mad_rmpp_hdr_len(uint8_t mgmt_class);
+/* RMPP transfers under way, both ways (a measure of load for whoever answers tables). */
+unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d);
 
 #endif

@@ -510,3 +510,8 @@ void rmpp_free_all(struct mad_dispatcher *d)
 	d->rmpp = NULL;
 	d->rmpp_cap = 0;
 }
+
+unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d)
+{
+	return d->nrmpp;
+}

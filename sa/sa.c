@@ -58,6 +58,17 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 		sa->st.errors += status != MAD_STATUS_SA_NO_RECORDS;
 	else
 		sa->st.answered++;
+	if (table && !status && mad_dispatcher_rmpp_active(sa->sm->d) >= SA_MAX_TRANSFERS) {
+		/* Too many tables on their way already: say BUSY, so the client retries later,
+		 * rather than take memory without bound or drop the request unanswered */
+		sa->st.busy++;
+		h.hdr.status = MAD_STATUS_BUSY;
+		h.attr_offset = 0;
+		memset(hdr, 0, sizeof(hdr));
+		mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
+		mad_dispatcher_respond(sa->sm->d, &addr, hdr, MAD_SIZE);
+		return;
+	}
 	if (table && !status) {
 		/* GetTableResp always goes by RMPP, even with one segment */
 		size_t len = recs ? (size_t)recs->n * recs->stride : 0;
@@ -331,10 +342,11 @@ void sa_free(struct sa *sa)
 		return;
 	log_info(sa->sm->log, "sa",
 	         "%llu requests: %llu answered, %llu without records, %llu errors, "
-	         "%llu malformed",
+	         "%llu malformed, %llu BUSY, %llu with a wrong SM_Key",
 	         (unsigned long long)sa->st.requests, (unsigned long long)sa->st.answered,
 	         (unsigned long long)sa->st.no_records, (unsigned long long)sa->st.errors,
-	         (unsigned long long)sa->st.malformed);
+	         (unsigned long long)sa->st.malformed, (unsigned long long)sa->st.busy,
+	         (unsigned long long)sa->st.bad_key);
 	if (sa->sm->d)
 		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	sa_state_free(sa);

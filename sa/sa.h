@@ -59,6 +59,7 @@ struct sa_stats {
 	uint64_t requests, answered, no_records, errors, malformed;
 	uint64_t reports_sent, reports_lost;
 	uint64_t bad_key; /* requests discarded for a wrong SM_Key */
+	uint64_t busy;    /* tables refused with BUSY: too many transfers under way */
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
 

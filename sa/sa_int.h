@@ -13,6 +13,7 @@
 #define SA_MAX_SERVICES 65536 /* registrations beyond this get NO_RESOURCES */
 
 #define SA_MAX_SUBSCRIPTIONS 65536
+#define SA_MAX_TRANSFERS     256 /* RMPP answers under way before tables get BUSY */
 
 struct sa_service;
 struct sa_sub;

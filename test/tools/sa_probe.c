@@ -1,9 +1,13 @@
 /* sa_probe: send the SA deliberately malformed or awkward requests and print the status of
  * each answer, one line per case: "NAME STATUS" (STATUS in hex, or "timeout"). Used by the
- * scenario tests to check the SA answers the right status and keeps serving. */
+ * scenario tests to check the SA answers the right status and keeps serving.
+ * sa_probe --flood N: N table requests at once from a client that never acknowledges. */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
@@ -64,7 +68,48 @@ static size_t request(uint8_t *buf, uint8_t method, uint16_t attr, uint64_t mask
 	return MAD_SIZE;
 }
 
-int main(void)
+/* n GetTables of all NodeRecords at once, from a client that never acknowledges a segment:
+ * the SA's transfers pile up. Prints "flood ANSWERED BUSY UNANSWERED". */
+static int flood(struct mad_transport *t, const struct mad_local_port *lp, int n)
+{
+	uint8_t m[MAD_SIZE];
+	for (int i = 0; i < n; i++) {
+		request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
+		mad_bits_set(m, 64, 64, 0x7000000ull + (uint64_t)i); /* TID */
+		struct mad_addr to = {.lid = lp->sm_lid, .qpn = 1, .qkey = QP1_QKEY};
+		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+			usleep(1000);
+	}
+	if (n < 1 || n > 100000)
+		return 2;
+	bool *seen = calloc((size_t)n, 1);
+	if (!seen)
+		return 1;
+	int answered = 0, busy = 0;
+	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
+	while (answered + busy < n && poll(&p, 1, 3000) > 0) {
+		uint8_t buf[MAD_SIZE];
+		struct mad_addr from;
+		size_t len;
+		unsigned flags;
+		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0) {
+			uint64_t tid = mad_bits_get(buf, 64, 64) & 0xffffffffull;
+			int i = (int)(tid - 0x7000000ull);
+			if (i < 0 || i >= n || seen[i])
+				continue; /* a resent segment */
+			seen[i] = true;
+			if (mad_bits_get(buf, 32, 16) & MAD_STATUS_BUSY)
+				busy++;
+			else
+				answered++;
+		}
+	}
+	free(seen);
+	printf("flood %d %d %d\n", answered, busy, n - answered - busy);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct log lg;
 	log_init(&lg);
@@ -82,6 +127,11 @@ int main(void)
 		fprintf(stderr, "sa_probe: no SM LID on the local port\n");
 		mad_transport_close(t);
 		return 3;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--flood")) {
+		int rc = flood(t, &lp, atoi(argv[2]));
+		mad_transport_close(t);
+		return rc;
 	}
 	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
 	struct mad_dispatcher_opts o = {.log = &lg};
@@ -212,7 +262,8 @@ int main(void)
 	/* a wrong SM_Key: discarded, never answered (IBA 15.4.1) */
 	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0, (uint8_t)lp.lid},
 	            2);
-	mad_bits_set(m, 24 * 8 + 12 * 8, 64, 0xdeadbeefull); /* SM_Key, after MAD and RMPP headers */
+	mad_bits_set(m, 24 * 8 + 12 * 8, 64,
+	             0xdeadbeefull); /* SM_Key, after MAD and RMPP headers */
 	ask(loop, d, lp.sm_lid, "wrong-sm-key", m, n);
 	/* and it still answers */
 	n = request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, (uint8_t[2]){0, (uint8_t)lp.lid},
