@@ -70,6 +70,7 @@ int cmd_lft(struct cli *c, int argc, char **argv);
 int cmd_pkeys(struct cli *c, int argc, char **argv);
 int cmd_guids(struct cli *c, int argc, char **argv);
 int cmd_mft(struct cli *c, int argc, char **argv);
+int cmd_alias(struct cli *c, int argc, char **argv);
 int cmd_mcast(struct cli *c, int argc, char **argv);
 int cmd_mpaths(struct cli *c, int argc, char **argv);
 int cmd_services(struct cli *c, int argc, char **argv);

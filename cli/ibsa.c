@@ -31,6 +31,9 @@ static const struct command commands[] = {
     {"lft", cmd_lft, "lft SWITCH-LID           the switch's forwarding table"},
     {"pkeys", cmd_pkeys, "pkeys [LID]              P_KeyTableRecords"},
     {"guids", cmd_guids, "guids [LID]              GUIDInfoRecords"},
+    {"alias", cmd_alias,
+     "alias add|delete LID INDEX [GUID]\n"
+     "                           an alias GUID of the port (the SA makes one up if none)"},
     {"services", cmd_services,
      "services [ID]            ServiceRecords\n"
      "  services add ID [--name NAME] [--lease SECONDS] [--pkey PKEY] [--gid GID]\n"

@@ -157,6 +157,37 @@ int cmd_guids(struct cli *c, int argc, char **argv)
 	                 "guids", 16);
 }
 
+/* alias add LID INDEX [GUID] | alias delete LID INDEX [GUID]: an alias GUID at an index of the
+ * port's GUIDInfo table (index 0 is the port GUID); without GUID on add, the SA makes one up */
+int cmd_alias(struct cli *c, int argc, char **argv)
+{
+	if (argc < 4 || argc > 5 || (strcmp(argv[1], "add") && strcmp(argv[1], "delete"))) {
+		fprintf(stderr, "ibsa alias: add|delete LID INDEX [GUID]\n");
+		return EXIT_USAGE;
+	}
+	char *e1, *e2, *e3 = NULL;
+	unsigned long lid = strtoul(argv[2], &e1, 0), index = strtoul(argv[3], &e2, 0);
+	unsigned long long guid = argc == 5 ? strtoull(argv[4], &e3, 0) : 0;
+	if (*e1 || *e2 || (e3 && *e3) || !lid || lid > 0xbfff || !index || index >= 8 * 256) {
+		fprintf(stderr, "ibsa alias: LID 1..0xbfff, INDEX 1..2047, GUID a number\n");
+		return EXIT_USAGE;
+	}
+	struct mad_guid_info_record r = {.lid = (uint16_t)lid, .block_num = (uint8_t)(index / 8)};
+	r.info.guid[index % 8] = guid;
+	uint8_t req[MAD_SA_DATA_SIZE] = {0};
+	mad_guid_info_record_encode(&r, req, sizeof(req), NULL);
+	uint64_t mask = 1 | 2 | (1ull << (4 + index % 8)); /* LID, BlockNum, that GUID */
+	struct sa_answer ans;
+	int rc = sa_query(c, !strcmp(argv[1], "add") ? MAD_METHOD_SET : MAD_METHOD_DELETE,
+	                  MAD_ATTR_GUID_INFO_RECORD, mask, req, sizeof(req), &ans, "alias");
+	if (rc == EXIT_OK) {
+		ans.n = 1;
+		print_records(c, &mad_guid_info_record_layout, &ans, "guids");
+	}
+	cli_answer_free(&ans.a);
+	return rc;
+}
+
 int cmd_mft(struct cli *c, int argc, char **argv)
 {
 	return table_cmd(c, argc, argv, MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, "block", 16);

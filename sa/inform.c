@@ -228,6 +228,7 @@ void sa_sweep_done(struct sa *sa)
 	}
 	/* subscribers whose port left take their subscriptions with them */
 	sa_state_apply(sa); /* the first time: what the state file holds, now ports are known */
+	sa_guidinfo_sweep_done(sa);
 	for (uint32_t i = 0; i < sa->nsubs;) {
 		if (!in_service(t, sa->subs[i].port)) {
 			sa->subs[i] = sa->subs[--sa->nsubs];

@@ -106,9 +106,10 @@ uint32_t sa_guid_port(const struct sa *sa, uint64_t guid)
 	uint32_t p = u64map_get(&t->by_port_guid, guid);
 	if (p == U64MAP_NONE) {
 		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
-		if (n == U64MAP_NONE || !topo_is_switch(t, n))
+		if (n != U64MAP_NONE && topo_is_switch(t, n))
+			p = t->nodes[n].first_port;
+		else if ((p = sa_alias_port(sa, guid)) == SM_NONE) /* an alias GUID */
 			return SM_NONE;
-		p = t->nodes[n].first_port;
 	}
 	return t->nodes[t->ports[p].node].present ? p : SM_NONE;
 }

@@ -175,8 +175,11 @@ void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
 		unsigned blocks = port->pi.guid_cap ? (port->pi.guid_cap + 7u) / 8u : 1u;
 		for (unsigned b = 0; b < blocks; b++) {
 			struct mad_guid_info_record r = {.lid = port->lid, .block_num = (uint8_t)b};
-			if (b == 0)
-				r.info.guid[0] = port->guid;
+			for (unsigned i = 0; i < 8; i++)
+				r.info.guid[i] =
+				    b == 0 && i == 0
+				        ? (node->type == NODE_TYPE_SWITCH ? node->guid : port->guid)
+				        : sa_alias_at(sa, p, b * 8 + i);
 			uint8_t *rec = sa_records_add(out);
 			if (rec)
 				mad_guid_info_record_encode(&r, rec, out->size, NULL);

@@ -243,8 +243,9 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	}
 	bool table = h.hdr.method == MAD_METHOD_GET_TABLE;
 	bool service = a->id == MAD_ATTR_SERVICE_RECORD;
+	bool guids = a->id == MAD_ATTR_GUID_INFO_RECORD;
 	bool change = h.hdr.method == MAD_METHOD_SET || h.hdr.method == MAD_METHOD_DELETE;
-	if (h.hdr.method != MAD_METHOD_GET && !table && !(change && service)) {
+	if (h.hdr.method != MAD_METHOD_GET && !table && !(change && (service || guids))) {
 		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
 		return;
 	}
@@ -259,7 +260,9 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		struct sa_records one = {.size = a->layout->size,
 		                         .stride = mad_sa_record_stride(a->layout)};
 		uint8_t *rec = sa_records_add(&one);
-		uint16_t st = !rec ? MAD_STATUS_SA_NO_RESOURCES
+		uint16_t st = !rec    ? MAD_STATUS_SA_NO_RESOURCES
+		              : guids ? sa_guidinfo_change(sa, h.hdr.method == MAD_METHOD_SET, req,
+		                                           h.comp_mask, rec)
 		              : h.hdr.method == MAD_METHOD_SET
 		                  ? sa_service_set(sa, req, h.comp_mask, rec)
 		                  : sa_service_delete(sa, req, h.comp_mask, rec);
@@ -320,6 +323,8 @@ struct sa *sa_new(struct sm *sm)
 		struct sa_components *c = &sa->comps[i];
 		if (attrs[i].id == MAD_ATTR_SERVICE_RECORD)
 			sa_service_components(c);
+		else if (attrs[i].id == MAD_ATTR_GUID_INFO_RECORD)
+			sa_guidinfo_components(c);
 		else if (attrs[i].build)
 			sa_components_from_layout(attrs[i].layout, c);
 		else
@@ -351,6 +356,7 @@ void sa_free(struct sa *sa)
 		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	sa_state_free(sa);
 	sa_mcast_free(sa);
+	sa_guidinfo_free(sa);
 	free(sa->svcs);
 	free(sa->subs);
 	free(sa->served);

@@ -18,6 +18,7 @@
 struct sa_service;
 struct sa_sub;
 struct sa_group;
+struct sa_alias;
 
 #define SA_NATTRS 12 /* the record attributes sa.c answers */
 
@@ -38,6 +39,12 @@ struct sa {
 	uint32_t mgid_seq; /* for MGIDs the SA makes up */
 	bool trusted;      /* the request under way carries our SM_Key */
 	const char *why;   /* why the request under way was refused, for the log */
+	/* alias GUIDs (sa/guidinfo.c) */
+	struct sa_alias *aliases;
+	uint32_t naliases, aliases_cap;
+	struct u64map alias_by_guid;
+	uint64_t alias_seq;
+	bool aliases_programmed;
 	/* the state file (sa/state.c) */
 	char **pending; /* its lines, until the first sweep lets them be applied */
 	uint32_t npending, pending_cap;
@@ -97,6 +104,18 @@ void sa_mcast_sweep_done(struct sa *sa);
 void sa_mcast_free(struct sa *sa);
 /* Trap 66 (group created) or 67 (deleted) to the subscribers. */
 void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid);
+
+/* Alias GUIDs (sa/guidinfo.c): GUIDInfoRecord Set (set true) and Delete; the alias at an
+ * index of a port's GUIDInfo table (0: none); the port an alias GUID names (SM_NONE). */
+void sa_guidinfo_components(struct sa_components *c);
+uint16_t sa_guidinfo_change(struct sa *sa, bool set, const uint8_t *req, uint64_t mask,
+                            uint8_t *answer);
+uint64_t sa_alias_at(const struct sa *sa, uint32_t port, unsigned index);
+uint32_t sa_alias_port(const struct sa *sa, uint64_t guid);
+void sa_guidinfo_sweep_done(struct sa *sa);
+void sa_guidinfo_save(struct sa *sa, FILE *f);
+bool sa_guidinfo_restore(struct sa *sa, const char *line);
+void sa_guidinfo_free(struct sa *sa);
 
 /* The state file (sa/state.c) and each part's lines in it. */
 void sa_state_load(struct sa *sa);  /* at start: read it */

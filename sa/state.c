@@ -9,6 +9,7 @@
  *   group WELL-KNOWN RECORD-HEX
  *   member MGID-HEX PORT-GUID GID-HEX SCOPE JOINSTATE PROXY
  *   sub PORT-GUID INFORMINFO-HEX
+ *   alias PORT-GUID INDEX ALIAS-GUID
  * It is read when ibsmd starts and applied after the first sweep, when the ports are known:
  * what belongs to a port that is not in the fabric any more is dropped, as it would have
  * been had ibsmd stayed up. A line it cannot read is logged with its number and skipped. */
@@ -66,6 +67,7 @@ int sa_state_save(struct sa *sa)
 	sa_service_save(sa, f);
 	sa_mcast_save(sa, f);
 	sa_inform_save(sa, f);
+	sa_guidinfo_save(sa, f);
 	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
 	ok = fclose(f) == 0 && ok;
 	if (!ok || rename(tmp, path) < 0) {
@@ -149,6 +151,8 @@ void sa_state_apply(struct sa *sa)
 			done = sa_mcast_restore_member(sa, l + 7);
 		else if (!strncmp(l, "sub ", 4))
 			done = sa_inform_restore(sa, l + 4);
+		else if (!strncmp(l, "alias ", 6))
+			done = sa_guidinfo_restore(sa, l + 6);
 		if (done) {
 			ok++;
 		} else {
