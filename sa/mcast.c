@@ -265,26 +265,6 @@ static bool port_can(const struct sa *sa, uint32_t p, const struct sa_group *g)
 	return port_mtu(sa, p) >= g->rec.mtu && rate_cmp(port_rate(sa, p), g->rec.rate) >= 0;
 }
 
-/* Do two ports share a partition (one of them a full member)? */
-static bool share_pkey(const struct sa *sa, uint32_t a, uint32_t b)
-{
-	const struct topo *t = &sa->sm->topo;
-	uint16_t pk[32];
-	unsigned n;
-	if (topo_is_switch(t, t->ports[a].node)) {
-		pk[0] = 0xffff;
-		n = 1;
-	} else {
-		n = sm_port_pkeys(sa->sm, t->ports[a].guid, pk, 32);
-	}
-	for (unsigned i = 0; i < n; i++) {
-		bool full;
-		if (sa_port_has_pkey(sa, b, pk[i], &full) && (full || (pk[i] & 0x8000)))
-			return true;
-	}
-	return false;
-}
-
 /* The MTU and rate of a new group: what the request's selectors ask for, realizable by the
  * creating port; false if they cannot be met. */
 static bool choose_mtu_rate(const struct sa *sa, uint32_t p, struct mad_mcmember_record *q,
@@ -432,7 +412,7 @@ static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask
 	if (sa->requester == SM_NONE)
 		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "the requester's LID names no port");
 	bool proxy = topo_lid_port(&sa->sm->topo, p) != topo_lid_port(&sa->sm->topo, sa->requester);
-	if (proxy && !share_pkey(sa, p, sa->requester))
+	if (proxy && !sa_ports_share(sa, p, sa->requester))
 		return refuse(
 		    sa, MAD_STATUS_SA_REQ_INVALID,
 		    "a proxy join for a port that shares no partition with the requester");

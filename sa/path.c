@@ -123,6 +123,41 @@ void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
 	mad_bits_set(gid, 64, 64, guid);
 }
 
+/* The P_Keys a port holds (switch port 0: the default partition, full). */
+static unsigned port_pkeys(const struct sa *sa, uint32_t port, uint16_t *pk)
+{
+	const struct topo *t = &sa->sm->topo;
+	if (topo_is_switch(t, t->ports[port].node)) {
+		pk[0] = 0xffff;
+		return 1;
+	}
+	return sm_port_pkeys(sa->sm, t->ports[port].guid, pk, 32);
+}
+
+/* The first partition two ports share with one of them a full member; 0 if none. */
+static uint16_t shared_pkey(const struct sa *sa, uint32_t a, uint32_t b)
+{
+	uint16_t pa[32], pb[32];
+	unsigned na = port_pkeys(sa, a, pa), nb = port_pkeys(sa, b, pb);
+	for (unsigned i = 0; i < na; i++)
+		for (unsigned j = 0; j < nb; j++)
+			if ((pa[i] & 0x7fff) == (pb[j] & 0x7fff) && ((pa[i] | pb[j]) & 0x8000))
+				return (uint16_t)((pa[i] & 0x7fff) | 0x8000);
+	return 0;
+}
+
+bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b)
+{
+	return shared_pkey(sa, a, b) != 0;
+}
+
+bool sa_visible(const struct sa *sa, uint32_t port)
+{
+	if (sa->trusted || sa->requester == SM_NONE)
+		return true; /* the SM's own tools, and requests the SA cannot place */
+	return sa_ports_share(sa, sa->requester, topo_lid_port(&sa->sm->topo, port));
+}
+
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
 {
 	const struct topo *t = &sa->sm->topo;
@@ -223,6 +258,12 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 			uint32_t s = srcs[i], d = dsts[j];
 			const struct sm_port *sp = &t->ports[s], *dp = &t->ports[d];
 			bool sfull, dfull;
+			if (!(mask & PR_COMP_PKEY)) {
+				/* no partition asked for: one they share */
+				pkey = shared_pkey(sa, topo_lid_port(t, s), topo_lid_port(t, d));
+				if (!pkey)
+					continue;
+			}
 			if (!sa_port_has_pkey(sa, s, pkey, &sfull) ||
 			    !sa_port_has_pkey(sa, d, pkey, &dfull) || (!sfull && !dfull))
 				continue; /* not partners in that partition */

@@ -21,6 +21,8 @@ void sa_build_node_records(struct sa *sa, struct sa_records *out)
 			bool sw = node->type == NODE_TYPE_SWITCH;
 			if (sw ? p != 0 : (p == 0 || !port->lid))
 				continue;
+			if (!sa_visible(sa, node->first_port + p))
+				continue;
 			struct mad_node_record nr = {.lid = port->lid, .info = node->ni};
 			nr.info.port_guid = sw ? node->guid : port->guid;
 			nr.info.local_port_num = (uint8_t)p;
@@ -42,7 +44,7 @@ void sa_build_port_info_records(struct sa *sa, struct sa_records *out)
 		if (!node->present || !port->known)
 			continue;
 		bool sw = node->type == NODE_TYPE_SWITCH;
-		if (!sw && !port->lid)
+		if ((!sw && !port->lid) || !sa_visible(sa, p))
 			continue;
 		struct mad_port_info_record r = {
 		    .lid = node_lid(t, p), .port_num = port->num, .info = port->pi};
@@ -58,7 +60,8 @@ void sa_build_link_records(struct sa *sa, struct sa_records *out)
 	const struct topo *t = &sa->sm->topo;
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct sm_port *port = &t->ports[p];
-		if (port->peer == SM_NONE || !t->nodes[port->node].present)
+		if (port->peer == SM_NONE || !t->nodes[port->node].present || !sa_visible(sa, p) ||
+		    !sa_visible(sa, port->peer))
 			continue;
 		struct mad_link_record r = {.from_lid = node_lid(t, p),
 		                            .from_port = port->num,
@@ -145,7 +148,8 @@ void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct sm_port *port = &t->ports[p];
 		const struct sm_node *node = &t->nodes[port->node];
-		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid)
+		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid ||
+		    !sa_visible(sa, p))
 			continue;
 		unsigned blocks =
 		    node->ni.partition_cap ? (node->ni.partition_cap + 31u) / 32u : 1u;
@@ -170,7 +174,7 @@ void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
 		const struct sm_port *port = &t->ports[p];
 		const struct sm_node *node = &t->nodes[port->node];
 		if (!node->present || !port->lid ||
-		    (node->type == NODE_TYPE_SWITCH && port->num != 0))
+		    (node->type == NODE_TYPE_SWITCH && port->num != 0) || !sa_visible(sa, p))
 			continue;
 		unsigned blocks = port->pi.guid_cap ? (port->pi.guid_cap + 7u) / 8u : 1u;
 		for (unsigned b = 0; b < blocks; b++) {

@@ -134,6 +134,12 @@ bool sa_mcast_restore_group(struct sa *sa, const char *line);
 bool sa_mcast_restore_member(struct sa *sa, const char *line);
 void sa_mcast_restore_done(struct sa *sa); /* trees for the restored groups */
 
+/* Do two ports share a partition, one of them as a full member (so they can talk)? */
+bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b);
+/* May the requester see records of this port (IBA 15.4: a requester sees only ports it
+ * shares a partition with)? Trusted requesters see everything. */
+bool sa_visible(const struct sa *sa, uint32_t port);
+
 /* Is the port a member of the partition (full: as a full member)? */
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);
 

@@ -76,7 +76,17 @@ static bool pkey_member(const struct config_partition *pt, uint64_t guid, bool *
 unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap)
 {
 	unsigned n = 0;
+	/* the default partition: full, unless configured otherwise (then ports it does not
+	 * list are limited members, so tenants cannot reach each other through it); the SM's
+	 * own port stays a full member, or it could not manage anyone */
 	pk[n++] = 0xffff;
+	bool sm_port = sm->topo.sm_port != SM_NONE && sm->topo.ports[sm->topo.sm_port].guid == guid;
+	for (unsigned i = 0; i < sm->cfg->npartitions && !sm_port; i++) {
+		bool full;
+		const struct config_partition *pt = &sm->cfg->partitions[i];
+		if (pt->pkey == 0x7fff && !(pkey_member(pt, guid, &full) && full))
+			pk[0] = 0x7fff;
+	}
 	for (unsigned i = 0; i < sm->cfg->npartitions && n < cap; i++) {
 		bool full;
 		const struct config_partition *pt = &sm->cfg->partitions[i];
