@@ -142,7 +142,7 @@ static int get_guids(struct cfgp *p, const yaml_node_t *n, const char *key, uint
 /* An MTU in bytes, as the IBA code. */
 static int get_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 {
-	uint64_t v;
+	uint64_t v = 0;
 	if (get_u64(p, n, key, 4096, &v) < 0)
 		return -1;
 	static const unsigned bytes[] = {256, 512, 1024, 2048, 4096};

@@ -199,6 +199,74 @@ static void endpoints(const struct sa *sa, uint32_t *list, uint32_t *n)
 	}
 }
 
+/* Traced paths, kept between sweeps: a path's hops, MTU and rate change only when a sweep
+ * reprograms tables or links, so each (source port, DLID) is followed once per sweep. While
+ * a sweep is under way the tables are changing: nothing is cached then. */
+struct sa_path_cache {
+	struct u64map idx; /* (source port + 1) << 16 | DLID -> entry */
+	struct path *paths;
+	bool *ok;
+	uint32_t n, cap;
+	uint64_t sweep; /* the sweep the entries belong to */
+};
+
+#define PATH_CACHE_MAX (4u << 20) /* entries; beyond, paths are traced every time */
+
+static bool cached_trace(struct sa *sa, uint32_t src, uint16_t dlid, struct path *pa)
+{
+	const struct sm *sm = sa->sm;
+	if (sm->busy)
+		return trace(&sm->topo, src, dlid, pa);
+	struct sa_path_cache *c = sa->pcache;
+	if (!c) {
+		c = sa->pcache = calloc(1, sizeof(*c));
+		if (!c)
+			return trace(&sm->topo, src, dlid, pa);
+		c->sweep = sm->sweeps;
+	}
+	if (c->sweep != sm->sweeps) {
+		u64map_clear(&c->idx);
+		c->n = 0;
+		c->sweep = sm->sweeps;
+	}
+	uint64_t key = ((uint64_t)src + 1) << 16 | dlid;
+	uint32_t i = u64map_get(&c->idx, key);
+	if (i != U64MAP_NONE) {
+		*pa = c->paths[i];
+		sa->st.path_cache_hits++;
+		return c->ok[i];
+	}
+	bool ok = trace(&sm->topo, src, dlid, pa);
+	if (c->n == c->cap && c->cap < PATH_CACHE_MAX) {
+		uint32_t ncap = c->cap ? c->cap * 2 : 4096;
+		struct path *np = realloc(c->paths, sizeof(*np) * ncap);
+		if (np)
+			c->paths = np;
+		bool *no = np ? realloc(c->ok, ncap) : NULL;
+		if (no) {
+			c->ok = no;
+			c->cap = ncap;
+		}
+	}
+	if (c->n < c->cap && u64map_put(&c->idx, key, c->n) == 0) {
+		c->paths[c->n] = *pa;
+		c->ok[c->n++] = ok;
+	}
+	return ok;
+}
+
+void sa_path_cache_free(struct sa *sa)
+{
+	struct sa_path_cache *c = sa->pcache;
+	if (!c)
+		return;
+	u64map_free(&c->idx);
+	free(c->paths);
+	free(c->ok);
+	free(c);
+	sa->pcache = NULL;
+}
+
 uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out)
 {
@@ -278,7 +346,7 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 					if ((mask & PR_COMP_DLID) && dlid != q.dlid)
 						continue;
 					struct path pa;
-					if (!trace(t, s, dlid, &pa))
+					if (!cached_trace(sa, s, dlid, &pa))
 						continue;
 					struct mad_path_record r = {
 					    .service_id = q.service_id,

@@ -357,6 +357,7 @@ void sa_free(struct sa *sa)
 	sa_state_free(sa);
 	sa_mcast_free(sa);
 	sa_guidinfo_free(sa);
+	sa_path_cache_free(sa);
 	free(sa->svcs);
 	free(sa->subs);
 	free(sa->served);

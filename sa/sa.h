@@ -60,6 +60,7 @@ struct sa_stats {
 	uint64_t reports_sent, reports_lost;
 	uint64_t bad_key; /* requests discarded for a wrong SM_Key */
 	uint64_t busy;    /* tables refused with BUSY: too many transfers under way */
+	uint64_t path_cache_hits;
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
 

@@ -19,6 +19,8 @@ struct sa_service;
 struct sa_sub;
 struct sa_group;
 struct sa_alias;
+struct sa_path_cache;
+void sa_path_cache_free(struct sa *sa);
 
 #define SA_NATTRS 12 /* the record attributes sa.c answers */
 
@@ -36,9 +38,10 @@ struct sa {
 	bool served_once;
 	struct sa_group *groups; /* multicast groups, each with its own MLID */
 	uint32_t ngroups, groups_cap;
-	uint32_t mgid_seq; /* for MGIDs the SA makes up */
-	bool trusted;      /* the request under way carries our SM_Key */
-	const char *why;   /* why the request under way was refused, for the log */
+	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
+	bool trusted;                 /* the request under way carries our SM_Key */
+	const char *why;              /* why the request under way was refused, for the log */
+	struct sa_path_cache *pcache; /* sa/path.c */
 	/* alias GUIDs (sa/guidinfo.c) */
 	struct sa_alias *aliases;
 	uint32_t naliases, aliases_cap;
