@@ -90,16 +90,10 @@ static bool guid_free(const struct sa *sa, uint64_t guid)
 	       u64map_get(&sa->alias_by_guid, guid) == U64MAP_NONE;
 }
 
-static uint64_t port_guid_of(const struct topo *t, uint32_t p)
-{
-	return topo_is_switch(t, t->ports[p].node) ? t->nodes[t->ports[p].node].guid
-	                                           : t->ports[p].guid;
-}
-
 static void block_of(const struct sa *sa, uint32_t p, unsigned b, struct mad_guid_info *g)
 {
 	for (unsigned i = 0; i < 8; i++)
-		g->guid[i] = b == 0 && i == 0 ? port_guid_of(&sa->sm->topo, p)
+		g->guid[i] = b == 0 && i == 0 ? topo_port_guid(&sa->sm->topo, p)
 		                              : sa_alias_at(sa, p, b * 8 + i);
 }
 
@@ -112,7 +106,7 @@ static void on_guidinfo_set(struct sm *sm, const struct mad_result *res, const s
 		log_warn(sm->log, "sa",
 		         "GUIDInfo block %u of port GUID 0x%016llx not written (%s): its aliases "
 		         "are not on the port until the next sweep",
-		         ref[1], (unsigned long long)port_guid_of(&sm->topo, ref[0]),
+		         ref[1], (unsigned long long)topo_port_guid(&sm->topo, ref[0]),
 		         smp ? mad_status_str(smp->dr_status) : "no answer");
 }
 
@@ -159,7 +153,7 @@ uint16_t sa_guidinfo_change(struct sa *sa, bool set, const uint8_t *req, uint64_
 	uint16_t st = target(sa, &q, mask, &p);
 	if (st)
 		return st;
-	uint64_t pg = port_guid_of(&sa->sm->topo, p);
+	uint64_t pg = topo_port_guid(&sa->sm->topo, p);
 	bool changed = false;
 	for (unsigned i = 0; i < 8; i++) {
 		unsigned index = q.block_num * 8u + i;

@@ -248,20 +248,14 @@ void sa_sweep_done(struct sa *sa)
 	sa_mcast_sweep_done(sa);
 }
 
-/* The subscriber's port by its GUID (a switch's: the node GUID, for port 0). */
-static uint64_t port_guid_of(const struct topo *t, uint32_t p)
-{
-	return topo_is_switch(t, t->ports[p].node) ? t->nodes[t->ports[p].node].guid
-	                                           : t->ports[p].guid;
-}
-
 void sa_inform_save(struct sa *sa, FILE *f)
 {
 	const struct topo *t = &sa->sm->topo;
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		uint8_t w[MAD_SA_DATA_SIZE] = {0};
 		mad_inform_info_encode(&sa->subs[i].info, w, sizeof(w), NULL);
-		fprintf(f, "sub 0x%016llx ", (unsigned long long)port_guid_of(t, sa->subs[i].port));
+		fprintf(f, "sub 0x%016llx ",
+		        (unsigned long long)topo_port_guid(t, sa->subs[i].port));
 		sa_hex_put(f, w, mad_inform_info_layout.size);
 		fputc('\n', f);
 	}

@@ -117,10 +117,8 @@ uint32_t sa_guid_port(const struct sa *sa, uint64_t guid)
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
 {
 	const struct topo *t = &sa->sm->topo;
-	uint64_t guid = topo_is_switch(t, t->ports[port].node) ? t->nodes[t->ports[port].node].guid
-	                                                       : t->ports[port].guid;
 	mad_bits_set(gid, 0, 64, sa->sm->cfg->subnet_prefix);
-	mad_bits_set(gid, 64, 64, guid);
+	mad_bits_set(gid, 64, 64, topo_port_guid(t, port));
 }
 
 /* The P_Keys a port holds (switch port 0: the default partition, full). */

@@ -88,6 +88,13 @@ static inline uint32_t topo_lid_port(const struct topo *t, uint32_t port)
 	return topo_is_switch(t, n) ? t->nodes[n].first_port : port;
 }
 
+/* The GUID a port is known by: a CA port's own, a switch's node GUID (for port 0). */
+static inline uint64_t topo_port_guid(const struct topo *t, uint32_t port)
+{
+	uint32_t n = t->ports[port].node;
+	return topo_is_switch(t, n) ? t->nodes[n].guid : t->ports[port].guid;
+}
+
 void topo_link(struct topo *t, uint32_t a, uint32_t b);
 void topo_unlink(struct topo *t, uint32_t a);
 
