@@ -47,6 +47,7 @@ struct mad_port_info {
 #define PORT_CAP_IS_SM              (1u << 1)
 #define PORT_CAP_IS_NOTICE          (1u << 2)
 #define PORT_CAP_IS_TRAP            (1u << 3)
+#define PORT_CAP_HAS_SL_MAP         (1u << 6) /* IsSLMappingSupported */
 #define PORT_CAP_IS_SM_DISABLED     (1u << 10)
 #define PORT_CAP_IS_CAP_MASK_NOTICE (1u << 22)
 #define PORT_CAP_HAS_CAP_MASK2      (1u << 15)

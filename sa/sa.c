@@ -12,22 +12,26 @@
 struct sa_attr {
 	uint16_t id;
 	const struct mad_layout *layout;
-	sa_build_fn build; /* NULL: computed per request (PathRecord) */
-};
+	sa_build_fn build;   /* every record, then the component filter picks */
+	sa_select_fn select; /* or: picks the records itself */
+};                           /* neither: computed per request (PathRecord) */
 
 static const struct sa_attr attrs[] = {
-    {MAD_ATTR_NODE_RECORD, &mad_node_record_layout, sa_build_node_records},
-    {MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout, sa_build_port_info_records},
-    {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, sa_build_link_records},
-    {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, sa_build_switch_info_records},
-    {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, sa_build_lft_records},
-    {MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, sa_build_mft_records},
-    {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, sa_build_pkey_records},
-    {MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout, sa_build_guid_info_records},
-    {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records},
-    {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, NULL},
-    {MAD_ATTR_SERVICE_RECORD, &mad_service_record_layout, sa_build_service_records},
-    {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, sa_build_inform_records},
+    {MAD_ATTR_NODE_RECORD, &mad_node_record_layout, sa_build_node_records, NULL},
+    {MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout, sa_build_port_info_records, NULL},
+    {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, sa_build_link_records, NULL},
+    {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, sa_build_switch_info_records,
+     NULL},
+    {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, sa_build_lft_records, NULL},
+    {MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, sa_build_mft_records, NULL},
+    {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, sa_build_pkey_records, NULL},
+    {MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout, sa_build_guid_info_records, NULL},
+    {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records, NULL},
+    {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, NULL, NULL},
+    {MAD_ATTR_SERVICE_RECORD, &mad_service_record_layout, sa_build_service_records, NULL},
+    {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, sa_build_inform_records, NULL},
+    {MAD_ATTR_SL2VL_RECORD, &mad_sl2vl_record_layout, NULL, sa_select_sl2vl_records},
+    {MAD_ATTR_VLARB_RECORD, &mad_vlarb_record_layout, NULL, sa_select_vlarb_records},
 };
 
 #define NATTRS (sizeof(attrs) / sizeof(attrs[0]))
@@ -290,6 +294,8 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 			if (o)
 				memcpy(o, rec, all.stride);
 		}
+	} else if (a->select) {
+		a->select(sa, req, h.comp_mask, &sel);
 	} else {
 		status = sa_paths(sa, req, h.comp_mask, table, &sel);
 	}
@@ -298,7 +304,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	if (!status && !table) {
 		if (sel.n == 0)
 			status = MAD_STATUS_SA_NO_RECORDS;
-		else if (sel.n > 1 && a->build)
+		else if (sel.n > 1 && (a->build || a->select))
 			status = MAD_STATUS_SA_TOO_MANY_RECORDS;
 	}
 	if (status == MAD_STATUS_SA_NO_RECORDS)
@@ -325,7 +331,7 @@ struct sa *sa_new(struct sm *sm)
 			sa_service_components(c);
 		else if (attrs[i].id == MAD_ATTR_GUID_INFO_RECORD)
 			sa_guidinfo_components(c);
-		else if (attrs[i].build)
+		else if (attrs[i].build || attrs[i].select)
 			sa_components_from_layout(attrs[i].layout, c);
 		else
 			*c = path_components;

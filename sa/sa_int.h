@@ -22,7 +22,7 @@ struct sa_alias;
 struct sa_path_cache;
 void sa_path_cache_free(struct sa *sa);
 
-#define SA_NATTRS 12 /* the record attributes sa.c answers */
+#define SA_NATTRS 14 /* the record attributes sa.c answers */
 
 struct sa {
 	struct sm *sm;
@@ -56,6 +56,13 @@ struct sa {
 };
 
 typedef void (*sa_build_fn)(struct sa *sa, struct sa_records *out);
+/* Records that pick themselves by the request's components (sa/vl_records.c). */
+typedef void (*sa_select_fn)(struct sa *sa, const uint8_t *req, uint64_t mask,
+                             struct sa_records *out);
+void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
+                             struct sa_records *out);
+void sa_select_vlarb_records(struct sa *sa, const uint8_t *req, uint64_t mask,
+                             struct sa_records *out);
 
 void sa_build_node_records(struct sa *sa, struct sa_records *out);
 void sa_build_port_info_records(struct sa *sa, struct sa_records *out);

@@ -2,7 +2,8 @@
  *  tables:   SwitchInfo (LinearFDBTop, LifeTime), the LFT blocks that differ from what the
  *            switch holds, P_Key tables of the CA ports;
  *  arm:      PortInfo of every port: LID, LMC, SM LID, subnet prefix, M_Key, NeighborMTU and
- *            OperVLs agreed with the neighbour, and ARMED for ports still in INIT;
+ *            OperVLs agreed with the neighbour, and ARMED for ports still in INIT; the
+ *            SL-to-VL and VL arbitration tables that follow those VLs (sm/vl.c);
  *  activate: ACTIVE for every ARMED port (both ends are ARMED by then, as the spec's neighbour
  *            rule wants).
  * Every Set answers with the attribute as it now is; that answer becomes our copy. */
@@ -283,6 +284,7 @@ void program_arm(struct sm *sm)
 		if (arm || !port_configured(sm, p))
 			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 	}
+	vl_program(sm);
 }
 
 void program_activate(struct sm *sm)

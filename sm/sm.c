@@ -236,7 +236,7 @@ static void start_sweep(struct sm *sm)
 	sm->sweeps++;
 	sm->sweep_start = ev_time();
 	memset(&sm->times, 0, sizeof(sm->times));
-	sm->counts.lft_blocks_sent = sm->counts.port_sets = 0;
+	sm->counts.lft_blocks_sent = sm->counts.port_sets = sm->counts.vl_sets = 0;
 	sm->rounds = 0;
 	sm->retry = false;
 	sm_phase_begin(sm, after_discovery);
@@ -262,17 +262,18 @@ static void sweep_done(struct sm *sm)
 		bool first = !sm->up;
 		sm->up = true;
 		sm->state = SM_STATE_MASTER;
-		if (first || sm->structural || c->lft_blocks_sent || c->port_sets)
+		if (first || sm->structural || c->lft_blocks_sent || c->port_sets || c->vl_sets)
 			log_notice(
 			    sm->log, "sm",
 			    "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
-			    "%u LIDs; routed by %s; %u LFT blocks and %u PortInfo sets sent; "
+			    "%u LIDs; routed by %s; %u LFT blocks, %u PortInfo and %u VL table "
+			    "sets sent; "
 			    "discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
 			    "arm %.3f s, activate %.3f s, total %.3f s",
 			    c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
 			    sm->engine ? sm->engine->name : "-", c->lft_blocks_sent, c->port_sets,
-			    tm->discover, tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
-			    tm->total);
+			    c->vl_sets, tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
+			    tm->activate, tm->total);
 		if (sm->sa)
 			sa_sweep_done(sm->sa);
 		mcast_program(sm); /* changes that came during the sweep */
@@ -329,6 +330,7 @@ static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
 		free(sw->lft_hw);
 		sw->lft_hw = NULL;
 		sw->lft_hw_size = 0;
+		vl_forget_node(&sm->topo, node);
 		sw->si = si;
 		sm->full = true;
 	}

@@ -25,7 +25,7 @@ struct sm_phase_times {
 
 struct sm_counts {
 	uint32_t nodes, switches, cas, ports, links, lids;
-	uint32_t lft_blocks_sent, port_sets;
+	uint32_t lft_blocks_sent, port_sets, vl_sets;
 };
 
 #define SM_MLID_BASE 0xc000
@@ -134,6 +134,17 @@ int route_all(struct sm *sm);
 void program_tables(struct sm *sm);
 void program_arm(struct sm *sm);
 void program_activate(struct sm *sm);
+
+/* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
+ * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
+void vl_program(struct sm *sm);
+/* Forget what a node's ports hold (it was reset or came back after an absence). */
+void vl_forget_node(struct topo *t, uint32_t node);
+/* The index + 1 of a VL arbitration block in topo.vlarb, added if new; 0 when out of room. */
+uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl);
+/* The SL-to-VL table of output port `port` for packets that came in by port number `in`
+ * (CA ports: in is ignored), SL0 in the top nibble; 0 when the SM has not set it. */
+uint64_t vl_sl2vl_of(const struct topo *t, uint32_t port, unsigned in);
 
 /* Multicast (sm/mcast.c). The ports multicast LID mlid must reach (n = 0: none); the MFTs
  * follow within the same turn of the event loop, batched with other changes, or at the end

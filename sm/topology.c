@@ -23,11 +23,13 @@ void topo_free(struct topo *t)
 		free(t->sws[i].mft);
 		free(t->sws[i].mft_hw);
 		free(t->sws[i].mft_known);
+		free(t->sws[i].sl2vl);
 	}
 	free(t->nodes);
 	free(t->ports);
 	free(t->sws);
 	free(t->lid_port);
+	free(t->vlarb);
 	u64map_free(&t->by_guid);
 	u64map_free(&t->by_port_guid);
 	memset(t, 0, sizeof(*t));
@@ -70,6 +72,7 @@ uint32_t topo_add_node(struct topo *t, const struct mad_node_info *ni)
 		port->node = n;
 		port->num = (uint8_t)p;
 		port->peer = SM_NONE;
+		port->sl2vl = TOPO_SL2VL_UNKNOWN;
 		if (ni->node_type == NODE_TYPE_SWITCH)
 			port->guid = ni->port_guid;
 	}

@@ -24,7 +24,17 @@ struct sm_port {
 	struct mad_port_info pi; /* as last read or set */
 	uint16_t lid;            /* assigned base LID (CA ports and switch port 0), 0 if none */
 	uint8_t lmc;
+	/* VL tables as programmed (sm/vl.c): a CA port's SL-to-VL table (SL0 in the top
+	 * nibble, TOPO_SL2VL_UNKNOWN until set), VL arbitration blocks 1-4 as indexes into
+	 * topo.vlarb (0: unknown), and what the port refused (TOPO_VL_*) */
+	uint64_t sl2vl;
+	uint16_t vlarb[4];
+	uint8_t vl_refused;
 };
+
+#define TOPO_SL2VL_UNKNOWN UINT64_MAX
+#define TOPO_VL_SL2VL      1
+#define TOPO_VL_VLARB      2
 
 struct sm_node {
 	uint8_t type, nports;
@@ -52,6 +62,8 @@ struct sm_switch {
 	bool *mft_known;
 	uint32_t mft_mlids; /* MLIDs covered (from 0xc000), a multiple of 32 */
 	uint8_t mft_pos;    /* positions: (ports + 1 + 15) / 16 */
+	/* SL-to-VL tables as programmed, [in][out] over ports 0..nports; NULL: unknown */
+	uint64_t *sl2vl;
 };
 
 struct topo {
@@ -65,6 +77,10 @@ struct topo {
 	struct u64map by_port_guid; /* CA port GUID -> port */
 	uint32_t sm_node, sm_port;  /* where the SM sits */
 	uint32_t *lid_port;         /* LID -> port holding it (every LID of an LMC block) */
+	/* distinct VL arbitration blocks the ports hold (a handful): ports refer to them by
+	 * index + 1 */
+	struct mad_vlarb_table *vlarb;
+	uint32_t nvlarb, vlarb_cap;
 	uint32_t sweep;
 };
 

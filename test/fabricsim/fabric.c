@@ -78,8 +78,8 @@ static void port_defaults(struct fabric *f, struct fs_port *p, const struct fs_n
 	pi->hoq_life = 31;
 	pi->init_type_reply = 0;
 	if (n->type == NODE_TYPE_SWITCH) {
-		pi->capability_mask =
-		    PORT_CAP_IS_NOTICE | PORT_CAP_IS_TRAP | PORT_CAP_IS_CAP_MASK_NOTICE;
+		pi->capability_mask = PORT_CAP_IS_NOTICE | PORT_CAP_IS_TRAP | PORT_CAP_HAS_SL_MAP |
+		                      PORT_CAP_IS_CAP_MASK_NOTICE;
 		pi->guid_cap = 1;
 	} else {
 		pi->capability_mask = PORT_CAP_IS_TRAP | (1u << 6) | (1u << 11) | (1u << 16) |
@@ -131,6 +131,7 @@ uint32_t fabric_add_node(struct fabric *f, uint8_t type, unsigned nports, const 
 		s->si.partition_enforcement_cap = 32;
 		s->si.inbound_enforcement_cap = 1;
 		s->si.outbound_enforcement_cap = 1;
+		s->si.optimized_sl2vl_programming = 1; /* SL-to-VL Sets for all ports at once */
 		s->positions = (uint8_t)((nports + 1 + 15) / 16);
 		n->sw = f->nsws++;
 	}
@@ -344,16 +345,23 @@ void fabric_restore_node(struct fabric *f, uint32_t node)
 		s->si.port_state_change = 0;
 		if (s->mft)
 			memset(s->mft, 0, sizeof(uint16_t) * FS_MFT_CAP * s->positions);
+		free(s->sl2vl);
+		s->sl2vl = NULL;
 	}
 	for (unsigned num = 0; num <= n->nports; num++) {
 		uint32_t p = fabric_port(f, node, num);
 		if (p == FS_NONE)
 			continue;
 		uint8_t width = f->ports[p].width_cap, speed = f->ports[p].speed_cap;
+		uint8_t vl_cap = f->ports[p].pi.vl_cap;
 		bool unplugged = f->ports[p].unplugged;
+		free(f->ports[p].vlarb);
+		f->ports[p].vlarb = NULL;
+		memset(f->ports[p].sl2vl, 0, sizeof(f->ports[p].sl2vl));
 		port_defaults(f, &f->ports[p], n);
 		f->ports[p].width_cap = width;
 		f->ports[p].speed_cap = speed;
+		f->ports[p].pi.vl_cap = vl_cap; /* the hardware's, as cabled */
 		f->ports[p].unplugged = unplugged;
 		f->ports[p].disabled = false;
 		if (num == 0 && n->type == NODE_TYPE_SWITCH) {

@@ -6,6 +6,7 @@
  *   Ca  2 "H-0002c90000000002"      # "desc"
  *   [1](2c90000000003)   "S-0002c90000000001"[1]   # lid 3 lmc 0 "desc" lid 1 4xQDR
  *   [3]     "Switch2"[3]    w=12 s=4     (ibsim's width and speed masks)
+ *   [4]     "Switch2"[4]    vl=2         (VLCap of both ends: 1 = VL0 ... 5 = VL0-14)
  *
  * Links may be listed from one end or both; nodes may be referred to before they appear.
  */
@@ -23,7 +24,7 @@ struct pending_link {
 	uint32_t node;
 	unsigned port, rport;
 	char rname[64];
-	uint8_t width, speed;
+	uint8_t width, speed, vl_cap;
 	unsigned line;
 };
 
@@ -215,7 +216,7 @@ static int parse_port(struct parser *p, char *s)
 	s = paren_guid(s, &rguid);
 	if (!s)
 		return perr(p, "bad (remote port GUID)");
-	uint8_t width = 0, speed = 0;
+	uint8_t width = 0, speed = 0, vl_cap = 0;
 	char *c = strchr(s, '#');
 	if (c) {
 		comment_rate(c, &width, &speed);
@@ -224,6 +225,13 @@ static int parse_port(struct parser *p, char *s)
 	for (char *tok = strtok(s, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
 		unsigned long v;
 		char *e;
+		if (!strncmp(tok, "vl=", 3)) {
+			v = strtoul(tok + 3, &e, 0);
+			if (*e || v < 1 || v > 5)
+				return perr(p, "bad vl= value \"%s\" (VLCap 1-5)", tok + 3);
+			vl_cap = (uint8_t)v;
+			continue;
+		}
 		if ((tok[0] == 'w' || tok[0] == 's' || tok[0] == 'e') && tok[1] == '=') {
 			v = strtoul(tok + 2, &e, 0);
 			if (*e || (tok[0] == 'w' && (v < 1 || v > 31)) || (tok[0] == 's' && v > 7))
@@ -254,6 +262,7 @@ static int parse_port(struct parser *p, char *s)
 	snprintf(l->rname, sizeof(l->rname), "%s", rname);
 	l->width = width;
 	l->speed = speed;
+	l->vl_cap = vl_cap;
 	l->line = p->line;
 	return 0;
 }
@@ -313,6 +322,8 @@ static int resolve_links(struct parser *p)
 			            f->ports[other].num, fs_node_of(f, other)->name);
 		}
 		fabric_connect(f, a, b, l->width, l->speed);
+		if (l->vl_cap)
+			f->ports[a].pi.vl_cap = f->ports[b].pi.vl_cap = l->vl_cap;
 	}
 	return 0;
 }
@@ -394,8 +405,11 @@ int netfile_write(const struct fabric *f, const char *path, struct fs_error *err
 			fprintf(fp, "[%u]", num);
 			if (!sw)
 				fprintf(fp, "(%llx)", (unsigned long long)port->guid);
-			fprintf(fp, "\t\"%s\"[%u]\tw=%u s=%u\n", f->nodes[peer->node].name,
-			        peer->num, port->width_cap, port->speed_cap);
+			fprintf(fp, "\t\"%s\"[%u]\tw=%u s=%u", f->nodes[peer->node].name, peer->num,
+			        port->width_cap, port->speed_cap);
+			if (port->pi.vl_cap != 4)
+				fprintf(fp, " vl=%u", port->pi.vl_cap);
+			fputc('\n', fp);
 		}
 		fputc('\n', fp);
 	}

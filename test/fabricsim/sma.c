@@ -348,6 +348,9 @@ static uint16_t do_pkeys(struct fabric *f, uint32_t in, uint32_t mod, bool set, 
 	return ST_OK;
 }
 
+/* SLtoVLMappingTable. On switches the modifier names the input (bits 8-15) and output (bits
+ * 0-7) port; with OptimizedSLtoVLMappingProgramming a Set may cover every input port (bit
+ * 17) or every output port (bit 16). */
 static uint16_t do_sl2vl(struct fabric *f, uint32_t in, uint32_t mod, bool set, uint8_t *data)
 {
 	const struct fs_node *n = fs_node_of(f, in);
@@ -355,30 +358,44 @@ static uint16_t do_sl2vl(struct fabric *f, uint32_t in, uint32_t mod, bool set, 
 	if (n->type == NODE_TYPE_SWITCH) {
 		struct fs_switch *s = &f->sws[n->sw];
 		unsigned ip = (mod >> 8) & 0xff, op = mod & 0xff, np = n->nports + 1u;
-		if (ip > n->nports || op > n->nports)
+		bool all_in = mod & 0x20000, all_out = mod & 0x10000;
+		if ((mod >> 18) ||
+		    ((all_in || all_out) && (!set || !s->si.optimized_sl2vl_programming)))
+			return ST_BAD_FIELD;
+		if ((!all_in && ip > n->nports) || (!all_out && op > n->nports))
 			return ST_BAD_FIELD;
 		if (!s->sl2vl) {
 			s->sl2vl = calloc((size_t)np * np, 8);
 			if (!s->sl2vl)
 				return ST_BAD_FIELD;
 		}
-		tbl = s->sl2vl + ((size_t)ip * np + op) * 8;
+		if (set) {
+			for (unsigned i = 0; i < np; i++)
+				for (unsigned o = 0; o < np; o++)
+					if ((all_in || i == ip) && (all_out || o == op))
+						memcpy(s->sl2vl + ((size_t)i * np + o) * 8, data,
+						       8);
+		}
+		tbl = s->sl2vl + ((size_t)(all_in ? 0 : ip) * np + (all_out ? 0 : op)) * 8;
 	} else {
 		tbl = f->ports[in].sl2vl;
+		if (set)
+			memcpy(tbl, data, 8);
 	}
-	if (set)
-		memcpy(tbl, data, 8);
 	memset(data, 0, 64);
 	memcpy(data, tbl, 8);
 	return ST_OK;
 }
 
+/* VLArbitrationTable: the modifier's bits 16-31 name the block (1: low priority entries
+ * 0-31, 2: low 32-63, 3: high 0-31, 4: high 32-63), bits 0-15 a switch's output port.
+ * Blocks beyond the port's VLArbitrationLowCap/HighCap do not exist. */
 static uint16_t do_vlarb(struct fabric *f, uint32_t in, uint32_t mod, bool set, uint8_t *data)
 {
 	const struct fs_node *n = fs_node_of(f, in);
-	uint32_t p = in, block = mod & 0xffff;
+	uint32_t p = in, block = mod >> 16;
 	if (n->type == NODE_TYPE_SWITCH) {
-		unsigned num = mod >> 16;
+		unsigned num = mod & 0xffff;
 		if (num > n->nports)
 			return ST_BAD_FIELD;
 		p = n->first_port + num;
@@ -386,6 +403,9 @@ static uint16_t do_vlarb(struct fabric *f, uint32_t in, uint32_t mod, bool set, 
 	if (block < 1 || block > 4)
 		return ST_BAD_FIELD;
 	struct fs_port *port = &f->ports[p];
+	unsigned cap = block <= 2 ? port->pi.vl_arb_low_cap : port->pi.vl_arb_high_cap;
+	if (cap <= (block % 2 ? 0u : 32u))
+		return ST_BAD_FIELD;
 	if (set && !port->vlarb && !(port->vlarb = calloc(4, 64)))
 		return ST_BAD_FIELD;
 	if (set)

@@ -3,8 +3,10 @@
 # against ibsmd on the same fabric with the same LIDs: it writes an inventory of nodes, ports
 # and paths (flow c), then runs the validation flows: a (inventory and paths, MultiPathRecord,
 # GUIDInfo, P_Key, SwitchInfo, LFT/MFT, Link, SMInfo and InformInfo records, a wrong SM_Key),
-# s (services and leases), e (event forwarding) and m (multicast). Both SAs must pass, and the multicast
-# flow's checks must get the same statuses from both, step by step.
+# s (services and leases), e (event forwarding), m (multicast) and q (SL-to-VL and VL
+# arbitration records of every port). Both SAs must pass, the multicast flow's checks must get
+# the same statuses from both, step by step, and the q flow the same records (their tables
+# differ: OpenSM without QoS sets none and reports zeros, ibsmd reports what it set).
 # osmtest and OpenSM run through test/fabricsim's libfabricsim-umad.so, which gives them the
 # kernel's RMPP, so tables are compared whole.
 # Usage: sa_osmtest.sh BUILD_DIR
@@ -18,7 +20,7 @@ SPEC="fattree:radix=8,levels=2"
 
 run_osmtest() { # DIR: the flows from host-1; the multicast checks' outcomes in DIR/steps
 	local d=$1 f
-	for f in c a s e m; do
+	for f in c a s e m q; do
 		(cd "$d" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD timeout 180 osmtest -f $f \
 			-i "$d/inventory.dat" -l "$d/osmtest-$f.log" >"$d/osmtest-$f.out" 2>&1) ||
 			fail "osmtest -f $f against $(basename "$d"): $(tail -3 "$d/osmtest-$f.out") $(grep 'ERR ' "$d/osmtest-$f.log" | grep -v 'ERR 5501\|ERR 0003' | tail -3)"
@@ -37,7 +39,7 @@ mkdir -p "$OSM"
 PIDS+=($!)
 wait_until 60 grep -q "SUBNET UP" "$OSM/opensm.log" || fail "OpenSM did not come up"
 run_osmtest "$OSM"
-echo "OpenSM: osmtest flows c, a, s, e and m pass"
+echo "OpenSM: osmtest flows c, a, s, e, m and q pass"
 stop_sims
 
 # then ibsmd, from OpenSM's LIDs
@@ -46,10 +48,20 @@ mkdir -p "$WORK/state" "$WORK/ibsmd"
 cp "$OSM/guid2lid" "$WORK/state/guid2lid" || fail "OpenSM wrote no guid2lid"
 SIM_HOST=host-32 start_ibsmd --sweep-interval 0
 run_osmtest "$WORK/ibsmd"
-echo "ibsmd: osmtest flows c, a, s, e and m pass"
+echo "ibsmd: osmtest flows c, a, s, e, m and q pass"
 
 n=$(grep -c Checking "$OSM/steps")
 [ "$n" -gt 40 ] || fail "the multicast flow ran only $n checks"
 diff "$OSM/steps" "$WORK/ibsmd/steps" >"$WORK/steps.diff" ||
 	fail "multicast checks differ (OpenSM <, ibsmd >): $(head -20 "$WORK/steps.diff")"
 echo "multicast flow: $n checks, the same statuses from both: ok"
+
+# the q flow: the same records (LID, ports, block) in the same order
+shape() { grep -vE '^(VL|WEIGHT|SL)' "$1/qos.txt"; }
+n=$(grep -c '_TABLE$' "$OSM/qos.txt")
+[ "$n" -ge 700 ] || fail "the q flow got only $n records"
+diff <(shape "$OSM") <(shape "$WORK/ibsmd") >"$WORK/qos.diff" ||
+	fail "SL-to-VL/VLArb records differ (OpenSM <, ibsmd >): $(head -20 "$WORK/qos.diff")"
+grep -A5 '^SLtoVL_MAP_TABLE' "$WORK/ibsmd/qos.txt" | grep -qF 'VL:| 0x0 | 0x1 | 0x2 | 0x3 | 0x4 | 0x5 | 0x6 | 0x7 | 0x0' ||
+	fail "ibsmd reported no SL-to-VL table spreading SLs over the 8 VLs"
+echo "q flow: $n SL-to-VL and VLArb records, the same ones from both: ok"

@@ -356,8 +356,46 @@ START_TEST(sma_tables)
 	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, (2u << 8) | 1, "0,1");
 	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
 	ck_assert_uint_eq(m[64], 0);
+	/* optimized programming: every input port to output 3, then every pair */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_SL2VL_TABLE, 0x20000 | 3, "0,1");
+	m[64] = 0x34;
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, (2u << 8) | 3, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0x34);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, (2u << 8) | 1, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, 0x30000, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD); /* Set only */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_SL2VL_TABLE, 0x30000, "0,1");
+	m[64] = 0x56;
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_TABLE, (2u << 8) | 1, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0x56);
+
+	/* VLArb: block in the modifier's upper half, the output port in the lower */
 	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, 0, "0");
 	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_VLARB_TABLE, (1u << 16) | 2, "0,1");
+	m[64] = 0x03;
+	m[65] = 0x40;
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, (1u << 16) | 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[64], 0x03);
+	ck_assert_uint_eq(m[65], 0x40);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, (1u << 16) | 1, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(m[65], 0);
+	/* 8 entries per table: blocks 2 and 4 (entries 32-63) do not exist, 3 (high) does */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, (2u << 16) | 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, (4u << 16) | 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_INVALID_FIELD);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VLARB_TABLE, (3u << 16) | 2, "0,1");
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
 
 	/* GUIDInfo: entry 0 is the port GUID, read-only */
 	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_GUID_INFO, 0, "0");

@@ -1,0 +1,361 @@
+/* SL-to-VL mapping and VL arbitration: the tables that say which virtual lane a packet of a
+ * service level takes at each hop, and how an output port shares its bandwidth between VLs.
+ *
+ * Every port gets tables that follow the data VLs its link runs (OperVLs, agreed with the
+ * neighbour in the arm phase): SL s goes on VL s mod n, and arbitration serves those n VLs
+ * round robin from the low-priority table, none from the high-priority one. Leaving them to
+ * whatever the hardware was reset to would let SLs fall on VLs a link does not run, where
+ * their packets are dropped. A routing engine that separates traffic by VL will supply
+ * per-hop tables through its sl2vl hook.
+ *
+ * Cost: one Set per CA port and, on switches that take OptimizedSLtoVLMappingProgramming,
+ * one per switch (plus one per output port that runs a different number of VLs); VL
+ * arbitration takes one Set per block the port has room for. Only tables that differ from
+ * what the port holds go out: after the first sweep, none. Switches without the optimized
+ * programming would need one Set per input/output pair (1,332 on a 36-port switch), so
+ * theirs are left as they are until an engine needs them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sm.h"
+
+#define VLARB_WEIGHT 64 /* 64 x 64 bytes: one 4 KB packet per VL per turn */
+
+/* Data VLs of an OperVLs / VLCap code: 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7, 5 = VL0-14. */
+static unsigned data_vls(uint8_t code)
+{
+	static const unsigned n[] = {1, 1, 2, 4, 8, 15};
+	return code < sizeof(n) / sizeof(n[0]) ? n[code] : 1;
+}
+
+/* The OperVLs code the port runs once the arm phase has agreed it with its neighbour. */
+static uint8_t port_oper_vls(const struct topo *t, const struct sm_port *port)
+{
+	if (port->peer == SM_NONE)
+		return port->pi.oper_vls;
+	uint8_t a = port->pi.vl_cap, b = t->ports[port->peer].pi.vl_cap;
+	return a < b ? a : b;
+}
+
+/* SL s on VL s mod n, packed as on the wire: SL0 in the top nibble. */
+static uint64_t default_sl2vl(unsigned nvl)
+{
+	uint64_t v = 0;
+	for (unsigned sl = 0; sl < 16; sl++)
+		v = (v << 4) | (sl % nvl);
+	return v;
+}
+
+static void sl2vl_pack(uint64_t v, uint8_t data[64])
+{
+	memset(data, 0, 64);
+	for (unsigned i = 0; i < 8; i++)
+		data[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint64_t sl2vl_unpack(const uint8_t data[64])
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < 8; i++)
+		v = (v << 8) | data[i];
+	return v;
+}
+
+static bool port_is_up_link(const struct topo *t, const struct sm_port *port)
+{
+	return port->num != 0 && port->peer != SM_NONE && topo_port_up(port) &&
+	       t->nodes[port->node].present;
+}
+
+uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl)
+{
+	for (uint32_t i = 0; i < t->nvlarb; i++)
+		if (!memcmp(&t->vlarb[i], tbl, sizeof(*tbl)))
+			return (uint16_t)(i + 1);
+	if (t->nvlarb >= 4096)
+		return 0; /* a port answering garbage: treat as unknown, it gets resent */
+	if (t->nvlarb == t->vlarb_cap) {
+		uint32_t cap = t->vlarb_cap ? t->vlarb_cap * 2 : 8;
+		struct mad_vlarb_table *n = realloc(t->vlarb, cap * sizeof(*n));
+		if (!n)
+			return 0;
+		t->vlarb = n;
+		t->vlarb_cap = cap;
+	}
+	t->vlarb[t->nvlarb++] = *tbl;
+	return (uint16_t)t->nvlarb;
+}
+
+void vl_forget_node(struct topo *t, uint32_t node)
+{
+	struct sm_node *n = &t->nodes[node];
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct sm_port *port = &t->ports[n->first_port + p];
+		port->sl2vl = TOPO_SL2VL_UNKNOWN;
+		memset(port->vlarb, 0, sizeof(port->vlarb));
+	}
+	if (n->sw != SM_NONE) {
+		free(t->sws[n->sw].sl2vl);
+		t->sws[n->sw].sl2vl = NULL;
+	}
+}
+
+/* ---- answers ---- */
+
+struct vl_ref {
+	uint32_t port; /* CA port, or switch port 0 for SL-to-VL, the output port for VLArb */
+	uint32_t mod;
+	uint64_t follow; /* SL2VL all-ports Set: the table for outputs running other VLs */
+	uint8_t follow_nvl;
+};
+
+static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct vl_ref *ref,
+                         uint16_t attr, uint8_t flag)
+{
+	struct topo *t = &sm->topo;
+	struct sm_port *port = &t->ports[ref->port];
+	if (smp && !smp->dr_status)
+		return true;
+	char name[160];
+	sm_node_name(sm, port->node, name, sizeof(name));
+	if (!smp) {
+		sm->phase_failures++;
+		log_warn(sm->log, "vl", "%s port %u: no answer to the %s Set (modifier 0x%x)", name,
+		         port->num, attr == MAD_ATTR_SL2VL_TABLE ? "SL-to-VL" : "VL arbitration",
+		         ref->mod);
+		return false;
+	}
+	/* refused: the port cannot take it, and asking every sweep would not change that */
+	port->vl_refused |= flag;
+	log_warn(sm->log, "vl",
+	         "%s port %u refused its %s table (modifier 0x%x): %s; its traffic uses the "
+	         "tables it has, check its firmware",
+	         name, port->num, attr == MAD_ATTR_SL2VL_TABLE ? "SL-to-VL" : "VL arbitration",
+	         ref->mod, mad_status_str(smp->dr_status));
+	return false;
+}
+
+static void send_sl2vl(struct sm *sm, uint32_t port, uint32_t mod, uint64_t table,
+                       const struct vl_ref *ref, sm_smp_fn cb);
+
+static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                            void *ctx)
+{
+	(void)res;
+	const struct vl_ref *ref = ctx;
+	struct topo *t = &sm->topo;
+	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_VL_SL2VL))
+		return;
+	const struct sm_node *n = &t->nodes[t->ports[ref->port].node];
+	struct sm_switch *sw = &t->sws[n->sw];
+	unsigned np = n->nports + 1u;
+	if (!sw->sl2vl) {
+		sw->sl2vl = malloc((size_t)np * np * sizeof(uint64_t));
+		if (!sw->sl2vl)
+			return;
+		for (size_t i = 0; i < (size_t)np * np; i++)
+			sw->sl2vl[i] = TOPO_SL2VL_UNKNOWN;
+	}
+	uint64_t v = sl2vl_unpack(smp->data);
+	unsigned in = (ref->mod >> 8) & 0xff, out = ref->mod & 0xff;
+	bool all_in = ref->mod & 0x20000, all_out = ref->mod & 0x10000;
+	for (unsigned i = 0; i < np; i++)
+		for (unsigned o = 0; o < np; o++)
+			if ((all_in || i == in) && (all_out || o == out))
+				sw->sl2vl[i * np + o] = v;
+	if (!all_out)
+		return;
+	/* now the outputs whose links run another number of VLs: after the Set for all, so
+	 * that it cannot overwrite them */
+	for (unsigned o = 1; o <= n->nports; o++) {
+		const struct sm_port *p = &t->ports[n->first_port + o];
+		if (!port_is_up_link(t, p) || data_vls(port_oper_vls(t, p)) == ref->follow_nvl)
+			continue;
+		struct vl_ref r = {.port = ref->port, .mod = 0x20000 | o};
+		send_sl2vl(sm, ref->port, r.mod, default_sl2vl(data_vls(port_oper_vls(t, p))), &r,
+		           on_switch_sl2vl);
+	}
+}
+
+static void on_ca_sl2vl(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                        void *ctx)
+{
+	(void)res;
+	const struct vl_ref *ref = ctx;
+	if (vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_VL_SL2VL))
+		sm->topo.ports[ref->port].sl2vl = sl2vl_unpack(smp->data);
+}
+
+static void on_vlarb(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                     void *ctx)
+{
+	(void)res;
+	const struct vl_ref *ref = ctx;
+	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_VLARB_TABLE, TOPO_VL_VLARB))
+		return;
+	struct mad_vlarb_table tbl;
+	mad_vlarb_table_decode(smp->data, sizeof(smp->data), &tbl, NULL);
+	unsigned block = ref->mod >> 16;
+	if (block >= 1 && block <= 4)
+		sm->topo.ports[ref->port].vlarb[block - 1] = topo_vlarb_intern(&sm->topo, &tbl);
+}
+
+/* ---- sending ---- */
+
+static void send_sl2vl(struct sm *sm, uint32_t port, uint32_t mod, uint64_t table,
+                       const struct vl_ref *ref, sm_smp_fn cb)
+{
+	uint8_t data[64];
+	sl2vl_pack(table, data);
+	if (sm_send_dr_port(sm, port, MAD_METHOD_SET, MAD_ATTR_SL2VL_TABLE, mod, data, sizeof(data),
+	                    cb, ref, sizeof(*ref)) == 0)
+		sm->counts.vl_sets++;
+}
+
+/* A switch's SL-to-VL tables by optimized programming: one Set for every input/output pair
+ * with the table most outputs want, then one per output that runs another number of VLs. */
+static void switch_sl2vl(struct sm *sm, uint32_t node)
+{
+	struct topo *t = &sm->topo;
+	const struct sm_node *n = &t->nodes[node];
+	const struct sm_switch *sw = &t->sws[n->sw];
+	const struct sm_port *p0 = &t->ports[n->first_port];
+	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
+	    !sw->si.optimized_sl2vl_programming || (p0->vl_refused & TOPO_VL_SL2VL))
+		return;
+	unsigned count[16] = {0}, np = n->nports + 1u;
+	for (unsigned o = 1; o <= n->nports; o++) {
+		const struct sm_port *p = &t->ports[n->first_port + o];
+		if (port_is_up_link(t, p))
+			count[data_vls(port_oper_vls(t, p))]++;
+	}
+	unsigned most = 1;
+	for (unsigned v = 1; v < 16; v++)
+		if (count[v] > count[most])
+			most = v;
+	if (!count[most])
+		return; /* no links: nothing passes through it */
+	bool all = !sw->sl2vl, some = false;
+	for (unsigned o = 1; o <= n->nports && !all; o++) {
+		const struct sm_port *p = &t->ports[n->first_port + o];
+		if (!port_is_up_link(t, p))
+			continue;
+		unsigned nvl = data_vls(port_oper_vls(t, p));
+		uint64_t want = default_sl2vl(nvl);
+		for (unsigned i = 0; i < np; i++) {
+			if (sw->sl2vl[i * np + o] == want)
+				continue;
+			if (nvl == most)
+				all = true;
+			else
+				some = true;
+			break;
+		}
+	}
+	struct vl_ref ref = {.port = n->first_port, .follow_nvl = (uint8_t)most};
+	if (all) {
+		ref.mod = 0x30000;
+		send_sl2vl(sm, ref.port, ref.mod, default_sl2vl(most), &ref, on_switch_sl2vl);
+		return;
+	}
+	if (!some)
+		return;
+	for (unsigned o = 1; o <= n->nports; o++) {
+		const struct sm_port *p = &t->ports[n->first_port + o];
+		if (!port_is_up_link(t, p))
+			continue;
+		uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, p)));
+		for (unsigned i = 0; i < np; i++) {
+			if (sw->sl2vl[i * np + o] != want) {
+				ref.mod = 0x20000 | o;
+				send_sl2vl(sm, ref.port, ref.mod, want, &ref, on_switch_sl2vl);
+				break;
+			}
+		}
+	}
+}
+
+/* The VL arbitration blocks of one port: the low-priority table names each data VL once,
+ * the high-priority table is empty; entries beyond them have weight 0. */
+static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
+{
+	struct topo *t = &sm->topo;
+	struct sm_port *port = &t->ports[pi_port];
+	if (port->vl_refused & TOPO_VL_VLARB)
+		return;
+	unsigned nvl = data_vls(port_oper_vls(t, port));
+	for (unsigned block = 1; block <= 4; block++) {
+		/* blocks: 1 low priority entries 0-31, 2 low 32-63, 3 high 0-31, 4 high 32-63 */
+		bool high = block >= 3;
+		unsigned cap = high ? port->pi.vl_arb_high_cap : port->pi.vl_arb_low_cap;
+		unsigned first = block % 2 ? 0 : 32;
+		if (cap <= first)
+			continue;
+		struct mad_vlarb_table tbl = {0};
+		unsigned used = cap - first < 32 ? cap - first : 32;
+		for (unsigned i = 0; i < used; i++) {
+			if (!high && first + i < nvl) {
+				tbl.vl[i] = (uint8_t)(first + i);
+				tbl.weight[i] = VLARB_WEIGHT;
+			}
+		}
+		uint16_t want = topo_vlarb_intern(t, &tbl);
+		if (want && port->vlarb[block - 1] == want)
+			continue;
+		uint8_t data[64] = {0};
+		mad_vlarb_table_encode(&tbl, data, sizeof(data), NULL);
+		struct vl_ref ref = {.port = pi_port,
+		                     .mod = (block << 16) | (is_switch ? port->num : 0)};
+		if (sm_send_dr_port(sm, pi_port, MAD_METHOD_SET, MAD_ATTR_VLARB_TABLE, ref.mod,
+		                    data, sizeof(data), on_vlarb, &ref, sizeof(ref)) == 0)
+			sm->counts.vl_sets++;
+	}
+}
+
+void vl_program(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t node = 0; node < t->nnodes; node++) {
+		const struct sm_node *n = &t->nodes[node];
+		if (!n->present)
+			continue;
+		bool sw = n->type == NODE_TYPE_SWITCH;
+		if (sw)
+			switch_sl2vl(sm, node);
+		for (unsigned num = 1; num <= n->nports; num++) {
+			uint32_t p = n->first_port + num;
+			struct sm_port *port = &t->ports[p];
+			if (!port_is_up_link(t, port))
+				continue;
+			if (port->pi.port_state == PORT_STATE_INIT) {
+				/* a port coming up may have been reset with its device */
+				port->sl2vl = TOPO_SL2VL_UNKNOWN;
+				memset(port->vlarb, 0, sizeof(port->vlarb));
+			}
+			/* switch port 0 carries no data unless it is an enhanced port 0, which
+			 * no switch we know of has; it keeps its own table */
+			port_vlarb(sm, p, sw);
+			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
+			    (port->vl_refused & TOPO_VL_SL2VL))
+				continue;
+			uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, port)));
+			if (port->sl2vl != want) {
+				struct vl_ref ref = {.port = p, .mod = 0};
+				send_sl2vl(sm, p, 0, want, &ref, on_ca_sl2vl);
+			}
+		}
+	}
+}
+
+uint64_t vl_sl2vl_of(const struct topo *t, uint32_t port, unsigned in)
+{
+	const struct sm_port *out = &t->ports[port];
+	const struct sm_node *n = &t->nodes[out->node];
+	uint64_t v = out->sl2vl;
+	if (n->sw != SM_NONE) {
+		const struct sm_switch *sw = &t->sws[n->sw];
+		unsigned np = n->nports + 1u;
+		v = sw->sl2vl && in < np ? sw->sl2vl[in * np + out->num] : TOPO_SL2VL_UNKNOWN;
+	}
+	return v == TOPO_SL2VL_UNKNOWN ? 0 : v;
+}
