@@ -142,14 +142,34 @@ void sa_build_mft_records(struct sa *sa, struct sa_records *out)
 
 /* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed:
  * the SM fills block 0 (32 partitions), the blocks after it are empty. */
+/* CA ports' tables, and those of the switch ports that face them (the SM set both; other
+ * switch ports keep tables it neither sets nor reads). */
 void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 {
 	const struct topo *t = &sa->sm->topo;
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct sm_port *port = &t->ports[p];
 		const struct sm_node *node = &t->nodes[port->node];
-		if (!node->present || node->type == NODE_TYPE_SWITCH || !port->lid ||
-		    !sa_visible(sa, p))
+		if (!node->present)
+			continue;
+		if (node->type == NODE_TYPE_SWITCH) {
+			struct mad_pkey_table_record r = {.lid = t->ports[node->first_port].lid,
+			                                  .port_num = port->num};
+			if (!port->pkey_sig || !sa_visible(sa, p) ||
+			    !sm_switch_port_pkeys(sa->sm, p, r.table.pkey, 32))
+				continue;
+			unsigned cap = t->sws[node->sw].si.partition_enforcement_cap;
+			for (unsigned b = 0; b < (cap + 31u) / 32u; b++) {
+				r.block_num = (uint16_t)b;
+				if (b == 1)
+					memset(&r.table, 0, sizeof(r.table));
+				uint8_t *rec = sa_records_add(out);
+				if (rec)
+					mad_pkey_table_record_encode(&r, rec, out->size, NULL);
+			}
+			continue;
+		}
+		if (!port->lid || !sa_visible(sa, p))
 			continue;
 		unsigned blocks =
 		    node->ni.partition_cap ? (node->ni.partition_cap + 31u) / 32u : 1u;

@@ -172,7 +172,7 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	/* explore what is new, what came back, and (full sweep) everything once */
 	if (is_new || !n->present || (pr->full && n->seen != t->sweep)) {
 		if (!is_new && !n->present)
-			vl_forget_node(t, node); /* it may have lost its tables with its power */
+			sm_forget_tables(t, node); /* it may have lost its tables with its power */
 		if (!is_new && !n->present && n->sw != SM_NONE) {
 			/* back after an absence: whatever it held was lost with its power */
 			struct sm_switch *sw = &t->sws[n->sw];

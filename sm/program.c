@@ -1,8 +1,9 @@
 /* Programming the subnet, in three phases:
  *  tables:   SwitchInfo (LinearFDBTop, LifeTime), the LFT blocks that differ from what the
- *            switch holds, P_Key tables of the CA ports;
+ *            switch holds, P_Key tables of the CA ports and of the switch ports facing them;
  *  arm:      PortInfo of every port: LID, LMC, SM LID, subnet prefix, M_Key, NeighborMTU and
- *            OperVLs agreed with the neighbour, and ARMED for ports still in INIT; the
+ *            OperVLs agreed with the neighbour, partition enforcement on switch ports that
+ *            face CAs, and ARMED for ports still in INIT; the
  *            SL-to-VL and VL arbitration tables that follow those VLs (sm/vl.c);
  *  activate: ACTIVE for every ARMED port (both ends are ARMED by then, as the spec's neighbour
  *            rule wants).
@@ -98,6 +99,76 @@ unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigne
 	return n;
 }
 
+unsigned sm_switch_port_pkeys(const struct sm *sm, uint32_t port, uint16_t *pk, unsigned cap)
+{
+	const struct topo *t = &sm->topo;
+	const struct sm_port *sp = &t->ports[port];
+	const struct sm_node *n = &t->nodes[sp->node];
+	if (n->sw == SM_NONE || sp->num == 0 || sp->peer == SM_NONE || !topo_port_up(sp))
+		return 0;
+	const struct sm_port *ca = &t->ports[sp->peer];
+	unsigned enforce_cap = t->sws[n->sw].si.partition_enforcement_cap;
+	if (topo_is_switch(t, ca->node) || !ca->lid || !enforce_cap)
+		return 0;
+	uint16_t keys[32];
+	unsigned k = sm_port_pkeys(sm, ca->guid, keys, 32);
+	if (k > enforce_cap || k > cap)
+		return 0;
+	memcpy(pk, keys, k * sizeof(uint16_t));
+	return k;
+}
+
+static uint32_t pkeys_sig(const uint16_t *pk, unsigned n)
+{
+	uint32_t h = 2166136261u;
+	for (unsigned i = 0; i < n; i++) {
+		h = (h ^ (pk[i] >> 8)) * 16777619u;
+		h = (h ^ (pk[i] & 0xff)) * 16777619u;
+	}
+	return h ? h : 1;
+}
+
+static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
+                                const struct mad_smp *smp, void *ctx)
+{
+	const uint32_t *ref = ctx; /* node, attr, modifier, port index, signature */
+	on_set_done(sm, res, smp, ctx);
+	if (smp && !smp->dr_status)
+		sm->topo.ports[ref[3]].pkey_sig = ref[4];
+}
+
+/* Partition enforcement at the edge: each switch port that faces a CA gets that CA port's
+ * P_Keys (block 0; the rest of the switch's PartitionEnforcementCap stays empty), so the
+ * switch drops what the CA sends or would receive in partitions it is not in, and a
+ * misbehaving host cannot even reach other partitions' ports. The arm phase then turns on
+ * PartitionEnforcementInbound and Outbound there. */
+static void program_switch_pkeys(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		const struct sm_node *n = &t->nodes[t->sws[s].node];
+		if (!n->present)
+			continue;
+		for (unsigned num = 1; num <= n->nports; num++) {
+			uint32_t p = n->first_port + num;
+			struct mad_pkey_table tbl = {0};
+			unsigned k = sm_switch_port_pkeys(sm, p, tbl.pkey, 32);
+			if (!k)
+				continue;
+			uint32_t sig = pkeys_sig(tbl.pkey, k);
+			if (t->ports[p].pkey_sig == sig)
+				continue;
+			uint8_t data[64] = {0};
+			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
+			uint32_t ref[5] = {t->sws[s].node, MAD_ATTR_PKEY_TABLE, (uint32_t)num << 16,
+			                   p, sig};
+			sm_send_dr(sm, t->sws[s].node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE,
+			           (uint32_t)num << 16, data, sizeof(data), on_switch_pkeys_set,
+			           ref, sizeof(ref));
+		}
+	}
+}
+
 /* Does LFT block b need sending? Entries of LIDs nobody holds any more do not count: a
  * vanished node must not make every switch in the fabric rewrite a table. */
 static bool block_differs(const struct topo *t, const struct sm_switch *sw, uint32_t b)
@@ -170,6 +241,7 @@ void program_tables(struct sm *sm)
 		sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, 0, data, sizeof(data),
 		                on_set_done, ref, sizeof(ref));
 	}
+	program_switch_pkeys(sm);
 }
 
 static void on_port_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -186,6 +258,13 @@ static void on_port_set(struct sm *sm, const struct mad_result *res, const struc
 static uint8_t min_u8(uint8_t a, uint8_t b)
 {
 	return a < b ? a : b;
+}
+
+/* Does this switch port enforce partitions? Where it faces a CA whose P_Keys it holds. */
+static uint8_t enforces(const struct sm *sm, uint32_t p)
+{
+	uint16_t pk[32];
+	return sm_switch_port_pkeys(sm, p, pk, 32) && sm->topo.ports[p].pkey_sig ? 1 : 0;
 }
 
 /* A PortInfo Set that changes only what we mean to change (zero means "no change" for
@@ -228,6 +307,8 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 			 * CA, which cannot pass a stalled packet on (OpenSM's defaults) */
 			pi.hoq_life = topo_is_switch(t, peer->node) ? 0x13 : 0x10;
 			pi.vl_stall_count = 7;
+			pi.partition_enforcement_inbound = pi.partition_enforcement_outbound =
+			    enforces(sm, p);
 		}
 	} else {
 		pi.neighbor_mtu = 0;
@@ -255,6 +336,10 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 		const struct sm_port *peer = &t->ports[port->peer];
 		if (pi->neighbor_mtu != min_u8(pi->mtu_cap, peer->pi.mtu_cap) ||
 		    pi->oper_vls != min_u8(pi->vl_cap, peer->pi.vl_cap))
+			return false;
+		if (topo_is_switch(t, port->node) &&
+		    (pi->partition_enforcement_inbound != enforces(sm, p) ||
+		     pi->partition_enforcement_outbound != enforces(sm, p)))
 			return false;
 	}
 	return true;

@@ -330,7 +330,7 @@ static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
 		free(sw->lft_hw);
 		sw->lft_hw = NULL;
 		sw->lft_hw_size = 0;
-		vl_forget_node(&sm->topo, node);
+		sm_forget_tables(&sm->topo, node);
 		sw->si = si;
 		sm->full = true;
 	}

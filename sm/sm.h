@@ -138,8 +138,9 @@ void program_activate(struct sm *sm);
 /* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
  * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
 void vl_program(struct sm *sm);
-/* Forget what a node's ports hold (it was reset or came back after an absence). */
-void vl_forget_node(struct topo *t, uint32_t node);
+/* Forget the VL and P_Key tables a node's ports hold (it was reset or came back after an
+ * absence): they are sent again. */
+void sm_forget_tables(struct topo *t, uint32_t node);
 /* The index + 1 of a VL arbitration block in topo.vlarb, added if new; 0 when out of room. */
 uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl);
 /* The SL-to-VL table of output port `port` for packets that came in by port number `in`
@@ -159,6 +160,10 @@ void mcast_program(struct sm *sm);          /* send the MFT blocks that changed 
 
 /* The P_Keys a CA port holds (default partition first); the count. */
 unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap);
+/* The P_Keys a switch's external port holds when it faces a CA port with a LID (that port's
+ * own, which the switch then enforces); the count, 0 when it does not face one or the keys
+ * do not fit the switch's PartitionEnforcementCap (no enforcement there). */
+unsigned sm_switch_port_pkeys(const struct sm *sm, uint32_t port, uint16_t *pk, unsigned cap);
 
 /* "GUID 0x... (desc)" for logs */
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);

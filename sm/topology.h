@@ -30,6 +30,8 @@ struct sm_port {
 	uint64_t sl2vl;
 	uint16_t vlarb[4];
 	uint8_t vl_refused;
+	/* a switch port's P_Key table as last set (a hash of it, 0: not set) */
+	uint32_t pkey_sig;
 };
 
 #define TOPO_SL2VL_UNKNOWN UINT64_MAX

@@ -86,13 +86,14 @@ uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl)
 	return (uint16_t)t->nvlarb;
 }
 
-void vl_forget_node(struct topo *t, uint32_t node)
+void sm_forget_tables(struct topo *t, uint32_t node)
 {
 	struct sm_node *n = &t->nodes[node];
 	for (unsigned p = 0; p <= n->nports; p++) {
 		struct sm_port *port = &t->ports[n->first_port + p];
 		port->sl2vl = TOPO_SL2VL_UNKNOWN;
 		memset(port->vlarb, 0, sizeof(port->vlarb));
+		port->pkey_sig = 0;
 	}
 	if (n->sw != SM_NONE) {
 		free(t->sws[n->sw].sl2vl);

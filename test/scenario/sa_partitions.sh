@@ -3,7 +3,8 @@
 # stays a full member), host-1 and host-2 in 0x8001, host-3 and host-4 in 0x8002. A
 # requester sees only the ports it shares a partition with: host-1 gets NodeRecords,
 # PortInfoRecords and paths for host-2 (on P_Key 0x8001) but none for host-3; the SM_Key
-# shows everything.
+# shows everything. The leaf port facing host-1 holds host-1's P_Keys and enforces them
+# (smpquery), uplinks do not, and the SA lists that port's table.
 # Usage: sa_partitions.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -46,3 +47,30 @@ lid3=$("$BUILD/test/fabricsim/fabricsim" ctl lids | awk '$4 == "host-3" { print 
 out=$(as host-1 --json paths "host-1 HCA-1" "$lid3" 2>&1) && fail "host-1 got a path to host-3: $out"
 echo "paths within a tenant (P_Key 0x8001), none across: ok"
 check_verify 'r["ok"]' >/dev/null || fail "fabricsim verify"
+
+# partition enforcement at the edge, read from the switches with smpquery: the leaf port
+# facing host-1 holds host-1's keys (limited default, tenant-a) and enforces them both ways;
+# an uplink, where every partition passes, enforces nothing
+need smpquery
+PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
+FS="$BUILD/test/fabricsim/fabricsim"
+read -r leaf lport < <("$FS" ctl port host-1 1 | sed -n 's/.* peer "\([^"]*\)" \([0-9]*\).*/\1 \2/p')
+llid=$("$FS" ctl lids | awk -v n="$leaf" '$4 == n { print $2 }')
+smp() { (cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD smpquery "$@"); }
+keys=$(smp pkeys "$llid" "$lport") || fail "smpquery pkeys $llid $lport"
+grep -q '0: 0x7fff 0x8001 0x0000' <<<"$keys" || fail "$leaf port $lport holds: $keys"
+pi=$(smp portinfo "$llid" "$lport") || fail "smpquery portinfo $llid $lport"
+grep -q 'PartEnforceInb:\.*1' <<<"$pi" && grep -q 'PartEnforceOutb:\.*1' <<<"$pi" ||
+	fail "$leaf port $lport does not enforce: $(grep PartEnforce <<<"$pi")"
+up=$(smp portinfo "$llid" 5) || fail "smpquery portinfo $llid 5"
+grep -q 'PartEnforceInb:\.*0' <<<"$up" && grep -q 'PartEnforceOutb:\.*0' <<<"$up" ||
+	fail "$leaf uplink 5 enforces: $(grep PartEnforce <<<"$up")"
+as host-1 --sm-key 1 --json pkeys >"$WORK/pkeys.json" || fail "ibsa pkeys"
+python3 - "$WORK/pkeys.json" "$llid" "$lport" <<'PY' || fail "SA P_Key records of switch ports"
+import json, sys
+recs = json.load(open(sys.argv[1]))
+lid, port = int(sys.argv[2]), int(sys.argv[3])
+r = [x for x in recs if x["lid"] == lid and x["port_num"] == port and x["block_num"] == 0]
+assert r and r[0]["table"]["pkey"][:3] == ["0x7fff", "0x8001", "0x0000"], f"SA: {r}"
+PY
+echo "$leaf port $lport (host-1) holds 0x7fff 0x8001 and enforces them, uplinks do not; the SA says the same: ok"

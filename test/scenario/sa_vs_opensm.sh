@@ -103,11 +103,16 @@ compare("ports", lambda r: (r["lid"], r["port_num"]), [fld("info.port_state")],
         keep=lambda r: r["port_num"] != 0)
 compare("switches", lambda r: r["lid"], [fld("info.linear_fdb_cap"), fld("info.multicast_fdb_cap")])
 compare("guids", lambda r: (r["lid"], r["block_num"]), [fld("info.guid[0]"), fld("info.guid[1]")])
-# P_Key tables of CA ports (OpenSM also lists the switch ports' tables it read; ibsmd does
-# not read switch P_Key tables yet)
+# P_Key tables of CA ports and of the switch ports that face them, which both SMs set to the
+# CA's keys for partition enforcement (OpenSM also lists the other switch ports' tables, which
+# it reads and ibsmd neither sets nor reads)
 switch_lids = {r["lid"] for r in load(a, "switches")}
-compare("pkeys", lambda r: (r["lid"], r["port_num"], r["block_num"]), [lambda r: r["table"]["pkey"][0]],
-        keep=lambda r: r["block_num"] == 0 and r["lid"] not in switch_lids)
+facing = {(r["from_lid"], r["from_port"]) for r in load(a, "links")
+          if r["from_lid"] in switch_lids and r["to_lid"] not in switch_lids}
+compare("pkeys", lambda r: (r["lid"], r["port_num"], r["block_num"]), [lambda r: r["table"]["pkey"]],
+        keep=lambda r: r["block_num"] == 0 and (r["lid"] not in switch_lids or (r["lid"], r["port_num"]) in facing))
+n = sum(1 for r in load(b, "pkeys") if r["lid"] in switch_lids)
+assert n == len(facing), f"ibsmd lists {n} switch port P_Key tables, {len(facing)} switch ports face CAs"
 compare("paths", lambda r: (r["slid"], r["dlid"]),
         [fld(p) for p in ("sgid", "dgid", "mtu", "rate", "pkey", "sl", "reversible")])
 compare("services", lambda r: (r["id"], r["gid"]), [fld(p) for p in ("pkey", "lease", "name", "data8")])
