@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # PathRecord answers per second from ibsmd's SA and OpenSM 3.3.23's, on the same fabricsim
 # fabric, side by side: SubnAdmGet(PathRecord) by SLID and DLID from host-1 to every other
-# host in turn, one at a time (latency) and 64 in flight (throughput); and ibsmd's path code
-# in process (sa_path_inproc), without MADs. Both SAs run as
+# host in turn, one at a time (latency) and 64 in flight (throughput), with the CPU time each
+# SA process spends per answer in the 64-in-flight run (and what the simulator and the client
+# spend, the same for both); and ibsmd's path code in process (sa_path_inproc), without MADs. Both SAs run as
 # daemons; OpenSM under libumad2sim.so with -d 2 (or its log, which says when it is up, stays
 # buffered), as the Debian packages run it on a simulator.
 # Usage: bench/sa_vs_opensm.sh [BUILD_DIR] [SPEC] [COUNT]   (a release build: bench/README.md)
@@ -42,14 +43,22 @@ stop_all() {
 	wait 2>/dev/null || true
 	PIDS=()
 }
-measure() { # -> "lat-rate tput-rate"
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # user + system, 1/100 s
+measure() { # SA_PID -> "lat-rate tput-rate sa-us-per-answer sim+client-us-per-answer"
 	local hosts sm_host lids
 	hosts=$("$FS" ctl lids | awk '$4 ~ /^host-/' | wc -l)
 	lids=$("$FS" ctl lids | awk -v h="host-$hosts" '$4 ~ /^host-/ && $4 != "host-1" && $4 != h { print $2 }')
-	local one many
+	local one many sa0 sim0 sa1 sim1 rest
 	one=$(SIM_HOST=host-1 "$RATE" -n $((COUNT / 20)) -w 1 $lids | awk '{ print $3 }') || one=fail
-	many=$(SIM_HOST=host-1 "$RATE" -n "$COUNT" -w 64 $lids | awk '{ print $3 }') || many=fail
-	echo "$one $many"
+	sa0=$(cpu_ticks "$1")
+	sim0=$(cpu_ticks "${PIDS[0]}")
+	# the client's own CPU time, from time(1)
+	rest=$( { SIM_HOST=host-1 /usr/bin/time -f "%U %S" "$RATE" -n "$COUNT" -w 64 $lids >"$WORK/rate.out"; } 2>&1 | tail -1)
+	many=$(awk '{ print $3 }' "$WORK/rate.out")
+	[ -n "$many" ] || many=fail
+	sa1=$(cpu_ticks "$1")
+	sim1=$(cpu_ticks "${PIDS[0]}")
+	echo "$one $many $(awk -v a="$sa0" -v b="$sa1" -v n="$COUNT" 'BEGIN { printf "%.2f", (b - a) * 1e4 / n }') $(awk -v a="$sim0" -v b="$sim1" -v c="$rest" -v n="$COUNT" 'BEGIN { split(c, x, " "); printf "%.2f", ((b - a) / 100 + x[1] + x[2]) * 1e6 / n }')"
 }
 wait_for() { # SECONDS FILE PATTERN
 	for _ in $(seq 1 $(($1 * 10))); do
@@ -67,7 +76,7 @@ mkdir -p "$WORK/osm"
 	exec opensm -d 2 -f "$WORK/osm/osm.log" >/dev/null 2>&1) &
 PIDS+=($!)
 wait_for 300 "$WORK/osm/osm.log" "SUBNET UP" || { echo "OpenSM did not come up" >&2; exit 1; }
-read -r O1 O64 <<<"$(measure)"
+read -r O1 O64 OCPU OREST <<<"$(measure "${PIDS[1]}")"
 stop_all
 
 start_sim
@@ -75,7 +84,7 @@ start_sim
 	--sweep-interval 0 >"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
 PIDS+=($!)
 wait_for 300 "$WORK/ibsmd.log" "subnet up" || { echo "ibsmd did not come up" >&2; exit 1; }
-read -r I1 I64 <<<"$(measure)"
+read -r I1 I64 ICPU IREST <<<"$(measure "${PIDS[1]}")"
 stop_all
 
 # the SA's path code alone, in process, on a fresh copy of the fabric
@@ -84,7 +93,8 @@ INPROC=$(SIM_HOST=$SMHOST "$BUILD/bench/sa_path_inproc" -n $((COUNT * 20)) | awk
 	INPROC=fail
 stop_all
 
-printf "%-34s %14s %14s\n" "PathRecord Gets per second" "1 in flight" "64 in flight"
-printf "%-34s %14s %14s\n" "OpenSM 3.3.23 ($SPEC)" "$O1" "$O64"
-printf "%-34s %14s %14s\n" "ibsmd ($SPEC)" "$I1" "$I64"
+printf "%-34s %14s %14s %16s %18s\n" "PathRecord Gets per second" "1 in flight" "64 in flight" \
+	"SA CPU us/answer" "sim+client us/ans"
+printf "%-34s %14s %14s %16s %18s\n" "OpenSM 3.3.23 ($SPEC)" "$O1" "$O64" "$OCPU" "$OREST"
+printf "%-34s %14s %14s %16s %18s\n" "ibsmd ($SPEC)" "$I1" "$I64" "$ICPU" "$IREST"
 printf "%-34s %14s\n" "ibsmd in process, no MADs" "$INPROC"

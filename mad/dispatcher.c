@@ -365,6 +365,15 @@ static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+static void flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct mad_dispatcher *d =
+	    (struct mad_dispatcher *)((char *)w - offsetof(struct mad_dispatcher, flush));
+	mad_transport_flush(d->t);
+}
+
 /* ---- life cycle and the rest of the API ---- */
 
 struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_transport *t,
@@ -400,6 +409,11 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 	fifo_init(&d->ready);
 	ev_io_init(&d->io, io_cb, t->ops->fd(t), EV_READ);
 	ev_io_start(loop, &d->io);
+	if (t->ops->flush) {
+		ev_prepare_init(&d->flush, flush_cb);
+		ev_prepare_start(loop, &d->flush);
+		t->batch = true;
+	}
 	return d;
 }
 
@@ -408,6 +422,11 @@ void mad_dispatcher_free(struct mad_dispatcher *d)
 	if (!d)
 		return;
 	ev_io_stop(d->loop, &d->io);
+	if (d->t->ops->flush) {
+		mad_transport_flush(d->t);
+		ev_prepare_stop(d->loop, &d->flush);
+		d->t->batch = false;
+	}
 	rmpp_free_all(d);
 	/* End every transaction once, in flight or queued. */
 	for (uint32_t i = 0; i < d->ntxn; i++) {

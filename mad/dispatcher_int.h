@@ -53,6 +53,7 @@ struct mad_dispatcher {
 	struct mad_transport *t;
 	struct mad_dispatcher_opts o;
 	ev_io io;
+	ev_prepare flush; /* sends the transport's batch before the loop blocks */
 
 	struct txn **chunks; /* txns in fixed chunks: ev_timers must not move */
 	uint32_t nchunks, ntxn, free_head;

@@ -60,6 +60,10 @@ struct mad_transport_ops {
 	/* Send one MAD (at most 256 bytes). 0 or -errno. */
 	int (*send)(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
 	            size_t len);
+	/* Send what send has queued (optional). A transport queues only while t->batch is
+	 * set, which the dispatcher does, flushing before its event loop blocks; other users
+	 * send at once. 0 or -errno (the MADs not sent are lost). */
+	int (*flush)(struct mad_transport *t);
 	/* Non-blocking. 1 and *len set when a MAD was read, 0 when none is pending, -errno on
 	 * error. *flags gets enum mad_recv_flags. */
 	int (*recv)(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
@@ -74,6 +78,7 @@ struct mad_transport {
 	const struct mad_transport_ops *ops;
 	const struct log *log;
 	char desc[128]; /* "umad mlx5_0 port 1" / "sim node S1 (client 2)" for logs */
+	bool batch;     /* send may queue until flush (see flush) */
 };
 
 /* Open a transport by kind ("umad" or "sim"). 0, or -errno with a message in err. */
@@ -83,6 +88,11 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
                             char *err, size_t errlen);
 int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_transport **out,
                            char *err, size_t errlen);
+
+static inline int mad_transport_flush(struct mad_transport *t)
+{
+	return t && t->ops->flush ? t->ops->flush(t) : 0;
+}
 
 static inline void mad_transport_close(struct mad_transport *t)
 {

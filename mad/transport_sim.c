@@ -59,11 +59,21 @@ enum sim_ctl_type {
 #define SCI_NODEID     12
 #define SCI_NODEID_LEN 32
 
+/* MADs move in batches, one recvmmsg or sendmmsg for up to SIM_BATCH of them: with many in
+ * flight the system calls, not the MADs, were most of what a MAD cost. Sends wait in the
+ * batch until it is full or the event loop is about to block (mad_transport_flush). */
+#define SIM_BATCH 32
+
 struct sim_transport {
 	struct mad_transport base;
 	int ctl_fd, data_fd;
 	uint32_t client_id;
 	bool inet;
+	uint8_t rx[SIM_BATCH][SIM_REQ_SIZE + 16];
+	unsigned rx_len[SIM_BATCH], rx_n, rx_next;
+	uint8_t tx[SIM_BATCH][SIM_REQ_SIZE];
+	unsigned tx_n;
+	uint64_t tx_dropped;
 };
 
 union sim_sockaddr {
@@ -152,6 +162,8 @@ static int sim_fd(struct mad_transport *t)
 	return to_sim(t)->data_fd;
 }
 
+static int sim_flush(struct mad_transport *t);
+
 static int sim_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
                     size_t len)
 {
@@ -172,20 +184,67 @@ static int sim_send(struct mad_transport *t, const struct mad_addr *to, const ui
 	uint64_t length = htobe64((uint64_t)len);
 	memcpy(req + 24, &length, 8);
 	memcpy(req + SIM_REQ_MAD, mad, len);
-	ssize_t n = send(s->data_fd, req, sizeof(req), MSG_DONTWAIT);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)sizeof(req) ? 0 : -EIO;
+	memcpy(s->tx[s->tx_n++], req, sizeof(req));
+	if (!t->batch || s->tx_n == SIM_BATCH)
+		return sim_flush(t);
+	return 0;
+}
+
+static int sim_flush(struct mad_transport *t)
+{
+	struct sim_transport *s = to_sim(t);
+	struct mmsghdr m[SIM_BATCH];
+	struct iovec iov[SIM_BATCH];
+	unsigned done = 0;
+	int rc = 0;
+	memset(m, 0, sizeof(m));
+	for (unsigned i = 0; i < s->tx_n; i++) {
+		iov[i] = (struct iovec){.iov_base = s->tx[i], .iov_len = SIM_REQ_SIZE};
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (done < s->tx_n) {
+		int n = sendmmsg(s->data_fd, m + done, s->tx_n - done, MSG_DONTWAIT);
+		if (n <= 0) {
+			/* the simulator's queue is full (or gone): the rest are lost MADs, as a
+			 * fabric loses them; requests are retried, clients ask again */
+			rc = n < 0 ? -errno : -EIO;
+			s->tx_dropped += s->tx_n - done;
+			log_debug(t->log, "mad", "%s: %u MADs not sent: %s", t->desc,
+			          s->tx_n - done, strerror(-rc));
+			break;
+		}
+		done += (unsigned)n;
+	}
+	s->tx_n = 0;
+	return rc;
 }
 
 static int sim_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *buf, size_t cap,
                     size_t *len, unsigned *flags)
 {
 	struct sim_transport *s = to_sim(t);
-	uint8_t req[SIM_REQ_SIZE + 16];
-	ssize_t n = recv(s->data_fd, req, sizeof(req), MSG_DONTWAIT);
-	if (n < 0)
-		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+	if (s->rx_next == s->rx_n) {
+		struct mmsghdr m[SIM_BATCH];
+		struct iovec iov[SIM_BATCH];
+		memset(m, 0, sizeof(m));
+		for (unsigned i = 0; i < SIM_BATCH; i++) {
+			iov[i] = (struct iovec){.iov_base = s->rx[i], .iov_len = sizeof(s->rx[i])};
+			m[i].msg_hdr.msg_iov = &iov[i];
+			m[i].msg_hdr.msg_iovlen = 1;
+		}
+		int got = recvmmsg(s->data_fd, m, SIM_BATCH, MSG_DONTWAIT, NULL);
+		if (got < 0)
+			return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+		for (int i = 0; i < got; i++)
+			s->rx_len[i] = m[i].msg_len;
+		s->rx_n = (unsigned)got;
+		s->rx_next = 0;
+		if (!got)
+			return 0;
+	}
+	const uint8_t *req = s->rx[s->rx_next];
+	ssize_t n = s->rx_len[s->rx_next++];
 	if (n != SIM_REQ_SIZE) {
 		log_warn(t->log, "mad",
 		         "%s: dropped a %zd-byte message from the simulator (a MAD "
@@ -255,6 +314,8 @@ static int sim_query_port(struct mad_transport *t, struct mad_local_port *out)
 static void sim_close(struct mad_transport *t)
 {
 	struct sim_transport *s = to_sim(t);
+	if (s->data_fd >= 0 && s->tx_n)
+		sim_flush(t);
 	if (s->ctl_fd >= 0) {
 		sim_ctl(s, SIM_CTL_DISCONNECT, NULL, 0);
 		close(s->ctl_fd);
@@ -269,6 +330,7 @@ static const struct mad_transport_ops sim_ops = {
     .fd = sim_fd,
     .send = sim_send,
     .recv = sim_recv,
+    .flush = sim_flush,
     .set_sm = sim_set_sm,
     .query_port = sim_query_port,
     .close = sim_close,
