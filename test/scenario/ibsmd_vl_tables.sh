@@ -188,3 +188,11 @@ wait_until 20 bash -c "cd '$WORK' && SIM_HOST=host-1 LD_PRELOAD='$PRELOAD' smpqu
 q smpquery vlarb "$LEAF2" 1 | grep -q '^WEIGHT: |0x40|0x0 ' || fail "leaf-2 port 1 (VL0 only) VLArb: $(q smpquery vlarb "$LEAF2" 1)"
 q smpquery vlarb "$LEAF2" 2 | grep -q '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' || fail "leaf-2 port 2 (VL0-3) VLArb: $(q smpquery vlarb "$LEAF2" 2)"
 echo "leaf-2 reset: its SL-to-VL and VLArb tables set again"
+
+# requests for tables that do not exist: an empty table (GetTable), and the SA keeps serving
+out=$(q saquery VLAR "$LEAF2/1/9" 2>&1) || fail "saquery VLAR $LEAF2/1/9: $out"
+grep -q 'VLArbTableRecord' <<<"$out" && fail "VLArb block 9 answered: $out"
+out=$(q saquery SL2VL "$LEAF2/200/1" 2>&1) || fail "saquery SL2VL $LEAF2/200/1: $out"
+grep -q 'SL2VLTableRecord' <<<"$out" && fail "SL2VL from port 200 answered: $out"
+q saquery SL2VL "$LEAF2/4/3" | grep -q 'OutPort\.*3' || fail "the SA stopped answering"
+echo "VLArb block 9 and SL2VL from port 200: no records; the SA keeps serving"
