@@ -69,6 +69,8 @@ int cmd_sm(struct cli *c, int argc, char **argv);
 int cmd_lft(struct cli *c, int argc, char **argv);
 int cmd_pkeys(struct cli *c, int argc, char **argv);
 int cmd_guids(struct cli *c, int argc, char **argv);
+int cmd_sl2vl(struct cli *c, int argc, char **argv);
+int cmd_vlarb(struct cli *c, int argc, char **argv);
 int cmd_mft(struct cli *c, int argc, char **argv);
 int cmd_alias(struct cli *c, int argc, char **argv);
 int cmd_mcast(struct cli *c, int argc, char **argv);

@@ -31,6 +31,9 @@ static const struct command commands[] = {
     {"lft", cmd_lft, "lft SWITCH-LID           the switch's forwarding table"},
     {"pkeys", cmd_pkeys, "pkeys [LID]              P_KeyTableRecords"},
     {"guids", cmd_guids, "guids [LID]              GUIDInfoRecords"},
+    {"sl2vl", cmd_sl2vl, "sl2vl [LID]              SL-to-VL tables (SLtoVLMappingTableRecords)"},
+    {"vlarb", cmd_vlarb,
+     "vlarb [LID]              VL arbitration tables (VLArbitrationTableRecords)"},
     {"alias", cmd_alias,
      "alias add|delete LID INDEX [GUID]\n"
      "                           an alias GUID of the port (the SA makes one up if none)"},

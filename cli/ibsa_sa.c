@@ -157,6 +157,18 @@ int cmd_guids(struct cli *c, int argc, char **argv)
 	                 "guids", 16);
 }
 
+int cmd_sl2vl(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_SL2VL_RECORD, &mad_sl2vl_record_layout, "sl2vl",
+	                 16);
+}
+
+int cmd_vlarb(struct cli *c, int argc, char **argv)
+{
+	return table_cmd(c, argc, argv, MAD_ATTR_VLARB_RECORD, &mad_vlarb_record_layout, "vlarb",
+	                 16);
+}
+
 /* alias add LID INDEX [GUID] | alias delete LID INDEX [GUID]: an alias GUID at an index of the
  * port's GUIDInfo table (index 0 is the port GUID); without GUID on add, the SA makes one up */
 int cmd_alias(struct cli *c, int argc, char **argv)

@@ -196,3 +196,20 @@ out=$(q saquery SL2VL "$LEAF2/200/1" 2>&1) || fail "saquery SL2VL $LEAF2/200/1: 
 grep -q 'SL2VLTableRecord' <<<"$out" && fail "SL2VL from port 200 answered: $out"
 q saquery SL2VL "$LEAF2/4/3" | grep -q 'OutPort\.*3' || fail "the SA stopped answering"
 echo "VLArb block 9 and SL2VL from port 200: no records; the SA keeps serving"
+
+# ibsa lists the same records
+IBSA="$BUILD/cli/ibsa"
+SIM_HOST=host-1 "$IBSA" --transport sim --json sl2vl "$LEAF2" >"$WORK/ibsa-sl2vl.json" || fail "ibsa sl2vl"
+SIM_HOST=host-1 "$IBSA" --transport sim --json vlarb "$LEAF2" >"$WORK/ibsa-vlarb.json" || fail "ibsa vlarb"
+python3 - "$WORK" <<'PY' || fail "ibsa sl2vl/vlarb"
+import json, os, sys
+w = sys.argv[1]
+s = json.load(open(os.path.join(w, "ibsa-sl2vl.json")))
+v = json.load(open(os.path.join(w, "ibsa-vlarb.json")))
+assert len(s) == 81 and len(v) == 36, f"{len(s)} SL2VL and {len(v)} VLArb records for one 8-port switch"
+r = [x for x in s if x["in_port"] == 4 and x["out_port"] == 3][0]
+assert r["table"]["vl"] == [sl % 8 for sl in range(16)], r
+r = [x for x in v if x["out_port"] == 2 and x["block_num"] == 1][0]
+assert r["table"]["weight"][:5] == [64, 64, 64, 64, 0], r  # port 2 runs VL0-3
+PY
+echo "ibsa sl2vl and vlarb: the same tables"
