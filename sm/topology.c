@@ -30,6 +30,7 @@ void topo_free(struct topo *t)
 	free(t->sws);
 	free(t->lid_port);
 	free(t->vlarb);
+	free(t->sl2vl);
 	u64map_free(&t->by_guid);
 	u64map_free(&t->by_port_guid);
 	memset(t, 0, sizeof(*t));

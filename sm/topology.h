@@ -64,8 +64,9 @@ struct sm_switch {
 	bool *mft_known;
 	uint32_t mft_mlids; /* MLIDs covered (from 0xc000), a multiple of 32 */
 	uint8_t mft_pos;    /* positions: (ports + 1 + 15) / 16 */
-	/* SL-to-VL tables as programmed, [in][out] over ports 0..nports; NULL: unknown */
-	uint64_t *sl2vl;
+	/* SL-to-VL tables as programmed, [in][out] over ports 0..nports, as indexes + 1 into
+	 * topo.sl2vl (0: unknown); NULL: all unknown */
+	uint16_t *sl2vl;
 };
 
 struct topo {
@@ -83,6 +84,10 @@ struct topo {
 	 * index + 1 */
 	struct mad_vlarb_table *vlarb;
 	uint32_t nvlarb, vlarb_cap;
+	/* ... and distinct SL-to-VL tables the switches hold, likewise (2 bytes per port pair
+	 * instead of 8: a 48-port switch has 2,401 pairs) */
+	uint64_t *sl2vl;
+	uint32_t nsl2vl, sl2vl_cap;
 	uint32_t sweep;
 };
 

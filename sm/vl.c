@@ -86,6 +86,33 @@ uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl)
 	return (uint16_t)t->nvlarb;
 }
 
+static uint16_t sl2vl_intern(struct topo *t, uint64_t v)
+{
+	for (uint32_t i = 0; i < t->nsl2vl; i++)
+		if (t->sl2vl[i] == v)
+			return (uint16_t)(i + 1);
+	if (t->nsl2vl >= UINT16_MAX)
+		return 0;
+	if (t->nsl2vl == t->sl2vl_cap) {
+		uint32_t cap = t->sl2vl_cap ? t->sl2vl_cap * 2 : 8;
+		uint64_t *n = realloc(t->sl2vl, cap * sizeof(*n));
+		if (!n)
+			return 0;
+		t->sl2vl = n;
+		t->sl2vl_cap = cap;
+	}
+	t->sl2vl[t->nsl2vl++] = v;
+	return (uint16_t)t->nsl2vl;
+}
+
+/* A switch's table for in -> out, TOPO_SL2VL_UNKNOWN if not known. */
+static uint64_t switch_pair(const struct topo *t, const struct sm_switch *sw, unsigned np,
+                            unsigned in, unsigned out)
+{
+	uint16_t i = sw->sl2vl ? sw->sl2vl[in * np + out] : 0;
+	return i && i <= t->nsl2vl ? t->sl2vl[i - 1] : TOPO_SL2VL_UNKNOWN;
+}
+
 void sm_forget_tables(struct topo *t, uint32_t node)
 {
 	struct sm_node *n = &t->nodes[node];
@@ -150,14 +177,9 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 	const struct sm_node *n = &t->nodes[t->ports[ref->port].node];
 	struct sm_switch *sw = &t->sws[n->sw];
 	unsigned np = n->nports + 1u;
-	if (!sw->sl2vl) {
-		sw->sl2vl = malloc((size_t)np * np * sizeof(uint64_t));
-		if (!sw->sl2vl)
-			return;
-		for (size_t i = 0; i < (size_t)np * np; i++)
-			sw->sl2vl[i] = TOPO_SL2VL_UNKNOWN;
-	}
-	uint64_t v = sl2vl_unpack(smp->data);
+	if (!sw->sl2vl && !(sw->sl2vl = calloc((size_t)np * np, sizeof(*sw->sl2vl))))
+		return;
+	uint16_t v = sl2vl_intern(t, sl2vl_unpack(smp->data));
 	unsigned in = (ref->mod >> 8) & 0xff, out = ref->mod & 0xff;
 	bool all_in = ref->mod & 0x20000, all_out = ref->mod & 0x10000;
 	for (unsigned i = 0; i < np; i++)
@@ -244,7 +266,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 		unsigned nvl = data_vls(port_oper_vls(t, p));
 		uint64_t want = default_sl2vl(nvl);
 		for (unsigned i = 0; i < np; i++) {
-			if (sw->sl2vl[i * np + o] == want)
+			if (switch_pair(t, sw, np, i, o) == want)
 				continue;
 			if (nvl == most)
 				all = true;
@@ -267,7 +289,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 			continue;
 		uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, p)));
 		for (unsigned i = 0; i < np; i++) {
-			if (sw->sl2vl[i * np + o] != want) {
+			if (switch_pair(t, sw, np, i, o) != want) {
 				ref.mod = 0x20000 | o;
 				send_sl2vl(sm, ref.port, ref.mod, want, &ref, on_switch_sl2vl);
 				break;
@@ -356,7 +378,7 @@ uint64_t vl_sl2vl_of(const struct topo *t, uint32_t port, unsigned in)
 	if (n->sw != SM_NONE) {
 		const struct sm_switch *sw = &t->sws[n->sw];
 		unsigned np = n->nports + 1u;
-		v = sw->sl2vl && in < np ? sw->sl2vl[in * np + out->num] : TOPO_SL2VL_UNKNOWN;
+		v = in < np ? switch_pair(t, sw, np, in, out->num) : TOPO_SL2VL_UNKNOWN;
 	}
 	return v == TOPO_SL2VL_UNKNOWN ? 0 : v;
 }
