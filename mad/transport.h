@@ -61,8 +61,9 @@ struct mad_transport_ops {
 	int (*send)(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
 	            size_t len);
 	/* Send what send has queued (optional). A transport queues only while t->batch is
-	 * set, which the dispatcher does, flushing before its event loop blocks; other users
-	 * send at once. 0 or -errno (the MADs not sent are lost). */
+	 * set, which the dispatcher does, flushing before its event loop blocks (one thread);
+	 * other users send at once and may send from several threads. 0 or -errno (the MADs
+	 * not sent are lost). */
 	int (*flush)(struct mad_transport *t);
 	/* Non-blocking. 1 and *len set when a MAD was read, 0 when none is pending, -errno on
 	 * error. *flags gets enum mad_recv_flags. */

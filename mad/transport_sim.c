@@ -184,10 +184,16 @@ static int sim_send(struct mad_transport *t, const struct mad_addr *to, const ui
 	uint64_t length = htobe64((uint64_t)len);
 	memcpy(req + 24, &length, 8);
 	memcpy(req + SIM_REQ_MAD, mad, len);
+	if (!t->batch) {
+		/* at once, touching nothing shared: callers without a dispatcher may send from
+		 * more than one thread (the umad preload does) */
+		ssize_t n = send(s->data_fd, req, sizeof(req), MSG_DONTWAIT);
+		if (n < 0)
+			return -errno;
+		return n == (ssize_t)sizeof(req) ? 0 : -EIO;
+	}
 	memcpy(s->tx[s->tx_n++], req, sizeof(req));
-	if (!t->batch || s->tx_n == SIM_BATCH)
-		return sim_flush(t);
-	return 0;
+	return s->tx_n == SIM_BATCH ? sim_flush(t) : 0;
 }
 
 static int sim_flush(struct mad_transport *t)

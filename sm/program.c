@@ -337,10 +337,12 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 		if (pi->neighbor_mtu != min_u8(pi->mtu_cap, peer->pi.mtu_cap) ||
 		    pi->oper_vls != min_u8(pi->vl_cap, peer->pi.vl_cap))
 			return false;
-		if (topo_is_switch(t, port->node) &&
-		    (pi->partition_enforcement_inbound != enforces(sm, p) ||
-		     pi->partition_enforcement_outbound != enforces(sm, p)))
-			return false;
+		if (topo_is_switch(t, port->node)) {
+			uint8_t e = enforces(sm, p);
+			if (pi->partition_enforcement_inbound != e ||
+			    pi->partition_enforcement_outbound != e)
+				return false;
+		}
 	}
 	return true;
 }
