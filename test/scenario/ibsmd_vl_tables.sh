@@ -11,8 +11,6 @@
 
 need smpquery
 need saquery
-PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
-[ -f "$PRELOAD" ] || fail "$PRELOAD missing"
 FS="$BUILD/test/fabricsim/fabricsim"
 
 # the fabric: links given fewer VLs at both ends (VLCap codes: 1 = VL0, 2 = VL0-1, 3 = VL0-3)
@@ -48,9 +46,7 @@ start_fabricsim "$WORK/fabric.net"
 SIM_HOST=host-32 start_ibsmd --sweep-interval 1
 "$FS" ctl lids >"$WORK/lids"
 
-q() { # smpquery/saquery through the preload, from host-1
-	(cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD "$@")
-}
+q() { on_sim host-1 "$@"; } # smpquery/saquery from host-1
 
 read_tables() { # OUT: every port's tables as the devices hold them
 	local out=$1 guid lid lmc name n
@@ -183,7 +179,8 @@ LEAF2=$(awk '$4 == "leaf-2" { print $2 }' "$WORK/lids")
 sleep 2
 "$FS" ctl node add leaf-2 >/dev/null
 wait_until 30 verify_passes || fail "the subnet did not recover after leaf-2 came back"
-wait_until 20 bash -c "cd '$WORK' && SIM_HOST=host-1 LD_PRELOAD='$PRELOAD' smpquery sl2vl $LEAF2 3 | grep -q 'in  4, out  3: | 0| 1| 2| 3| 4| 5| 6| 7| 0'" ||
+leaf2_set() { q smpquery sl2vl "$LEAF2" 3 | grep -q 'in  4, out  3: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
+wait_until 20 leaf2_set ||
 	fail "leaf-2's SL-to-VL tables were not set again: $(q smpquery sl2vl "$LEAF2" 3 | sed -n 3,5p)"
 q smpquery vlarb "$LEAF2" 1 | grep -q '^WEIGHT: |0x40|0x0 ' || fail "leaf-2 port 1 (VL0 only) VLArb: $(q smpquery vlarb "$LEAF2" 1)"
 q smpquery vlarb "$LEAF2" 2 | grep -q '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' || fail "leaf-2 port 2 (VL0-3) VLArb: $(q smpquery vlarb "$LEAF2" 2)"

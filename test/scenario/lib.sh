@@ -72,6 +72,19 @@ umad2sim() {
 		"$@")
 }
 
+# The build's umad preload: unchanged libibumad programs (OpenSM, osmtest, saquery, smpquery)
+# on fabricsim, with the kernel's RMPP.
+PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
+
+# on_sim HOST PROGRAM ARGS...: run a libibumad program from $WORK, attached to HOST through
+# the preload.
+on_sim() {
+	local host=$1
+	shift
+	[ -f "$PRELOAD" ] || fail "$PRELOAD missing"
+	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$PRELOAD "$@")
+}
+
 # start_fabricsim NETFILE|SPEC [options]: our simulator on $IBSIM_SOCKNAME.
 start_fabricsim() {
 	(cd "$WORK" && exec "$BUILD/test/fabricsim/fabricsim" "$@" >"$WORK/fabricsim.log" 2>&1) &

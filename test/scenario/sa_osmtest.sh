@@ -14,7 +14,6 @@
 
 need opensm
 need osmtest
-PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
 [ -f "$PRELOAD" ] || fail "$PRELOAD missing"
 SPEC="fattree:radix=8,levels=2"
 

@@ -52,11 +52,10 @@ check_verify 'r["ok"]' >/dev/null || fail "fabricsim verify"
 # facing host-1 holds host-1's keys (limited default, tenant-a) and enforces them both ways;
 # an uplink, where every partition passes, enforces nothing
 need smpquery
-PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
 FS="$BUILD/test/fabricsim/fabricsim"
 read -r leaf lport < <("$FS" ctl port host-1 1 | sed -n 's/.* peer "\([^"]*\)" \([0-9]*\).*/\1 \2/p')
 llid=$("$FS" ctl lids | awk -v n="$leaf" '$4 == n { print $2 }')
-smp() { (cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD smpquery "$@"); }
+smp() { on_sim host-1 smpquery "$@"; }
 keys=$(smp pkeys "$llid" "$lport") || fail "smpquery pkeys $llid $lport"
 grep -q '0: 0x7fff 0x8001 0x0000' <<<"$keys" || fail "$leaf port $lport holds: $keys"
 pi=$(smp portinfo "$llid" "$lport") || fail "smpquery portinfo $llid $lport"

@@ -9,7 +9,6 @@
 
 need saquery
 IBSA="$BUILD/cli/ibsa"
-PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
 SPEC="fattree:radix=8,levels=2" # 32 hosts, 12 switches
 
 ask_all() { # DIR: whole tables, and paths from host-1 to every host
