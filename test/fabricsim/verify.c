@@ -68,6 +68,7 @@ struct ctx {
 	uint64_t *edges;
 	size_t nedges, edges_cap;
 	uint32_t *stamp; /* per channel*16+vl: the LID being walked when last visited */
+	bool *vl_seen;   /* per channel*16+vl: reported as a VL its link does not run */
 };
 
 static uint32_t switch_of(const struct fabric *f, uint32_t node)
@@ -228,6 +229,30 @@ static uint8_t vl_of(const struct fabric *f, uint32_t in, uint32_t out, uint8_t 
 	return sl % 2 ? b & 0xf : b >> 4;
 }
 
+/* Does the link at this port run the VL? OperVLs 1-5: VL0, 0-1, 0-3, 0-7, 0-14. */
+static bool vl_runs(const struct fabric *f, uint32_t port, uint8_t vl)
+{
+	static const uint8_t n[] = {1, 1, 2, 4, 8, 15};
+	uint8_t op = f->ports[port].pi.oper_vls;
+	return vl < (op < sizeof(n) ? n[op] : 1);
+}
+
+/* A path's channel on a VL its link does not run: its packets are dropped there. */
+static void check_vl(struct ctx *c, uint32_t out, uint8_t vl)
+{
+	if (vl_runs(c->f, out, vl))
+		return;
+	if (!c->vl_seen && !(c->vl_seen = calloc((size_t)c->f->nports * 16, sizeof(bool))))
+		abort();
+	if (c->vl_seen[(size_t)out * 16 + vl])
+		return;
+	c->vl_seen[(size_t)out * 16 + vl] = true;
+	c->r->vl_unrun++;
+	issue(c->r, c->o->max_issues,
+	      "SL %u leaves \"%s\" port %u on VL %u, which its link does not run", c->o->sl,
+	      fs_node_of(c->f, out)->name, c->f->ports[out].num, vl);
+}
+
 static void add_edge(struct ctx *c, uint64_t from, uint64_t to)
 {
 	if (c->nedges == c->edges_cap) {
@@ -265,6 +290,7 @@ static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
 			if (c->stamp[held] == lid_index)
 				continue;
 			c->stamp[held] = lid_index;
+			check_vl(c, src->port, vl);
 		}
 		for (unsigned hop = 0; hop < 64; hop++) {
 			const struct fs_switch *sw = &f->sws[s];
@@ -279,6 +305,7 @@ static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
 			if (c->stamp[next] == lid_index)
 				break; /* the rest of this path is walked already */
 			c->stamp[next] = lid_index;
+			check_vl(c, out, (uint8_t)(next % 16));
 			held = next;
 			uint32_t peer = f->ports[out].peer;
 			if (!fs_is_switch(f, f->ports[peer].node))
@@ -649,7 +676,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	free(got);
 
 	if (r->pairs_unreached || r->lids_zero || r->lids_duplicate || r->lids_misaligned ||
-	    r->credit_loop || r->mlids_bad || r->ports_active < r->ports_linked)
+	    r->credit_loop || r->mlids_bad || r->ports_active < r->ports_linked || r->vl_unrun)
 		r->ok = false;
 	free(c.ep);
 	free(c.lid_ep);
@@ -659,6 +686,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	free(c.nsrc);
 	free(c.load);
 	free(c.stamp);
+	free(c.vl_seen);
 	free(c.edges);
 }
 
@@ -674,6 +702,8 @@ void verify_print(const struct verify_report *r, FILE *out)
 	        r->hops_mean);
 	fprintf(out, "credit:    %" PRIu64 " channels, %" PRIu64 " dependencies, %s\n",
 	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "CREDIT LOOP" : "no credit loop");
+	fprintf(out, "VLs:       %" PRIu64 " channels on a VL their link does not run\n",
+	        r->vl_unrun);
 	if (r->credit_loop)
 		fprintf(out, "           cycle: %s\n", r->cycle);
 	fprintf(out, "multicast: %u MLIDs, %u bad\n", r->mlids, r->mlids_bad);
@@ -711,12 +741,13 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	        "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64
 	        ",\"unreachable\":%" PRIu64 ",\"nonminimal\":%" PRIu64
 	        ",\"hops_max\":%u,\"hops_mean\":%.3f},"
+	        "\"vl_unrun\":%" PRIu64 ","
 	        "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
 	        ",\"loop\":%s,\"cycle\":",
 	        r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->endpoints,
 	        r->lids_zero, r->lids_duplicate, r->lids_misaligned, r->pairs, r->pairs_reached,
-	        r->pairs_unreached, r->pairs_nonminimal, r->hops_max, r->hops_mean, r->cdg_channels,
-	        r->cdg_edges, r->credit_loop ? "true" : "false");
+	        r->pairs_unreached, r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun,
+	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
 	json_str(out, r->cycle);
 	fprintf(out,
 	        "},\"multicast\":{\"mlids\":%u,\"bad\":%u},"

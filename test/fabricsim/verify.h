@@ -28,6 +28,9 @@ struct verify_report {
 	double hops_mean;
 	/* credit loops in the channel dependency graph (links x VLs) */
 	uint64_t cdg_channels, cdg_edges;
+	/* channels (link x VL) that paths use on a VL the link does not run (VL >= its data
+	 * VLs, or VL15): the SL-to-VL tables send the SL where its packets are dropped */
+	uint64_t vl_unrun;
 	bool credit_loop;
 	char cycle[1024];
 	/* multicast */

@@ -166,6 +166,18 @@ print(f"SA: {len(sa)} SL2VL and {len(va)} VLArb records; {checked} and {vchecked
       f"with the devices: the same")
 PY
 
+# fabricsim's own check follows every path with SL 5 and SL 13 through the tables: no hop
+# may put them on a VL its link does not run
+for sl in 5 13; do
+	"$FS" verify --json --sl "$sl" >"$WORK/verify-sl$sl.json" || true
+	python3 - "$WORK/verify-sl$sl.json" "$sl" <<'PY' || fail "verify --sl $sl"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] and r["vl_unrun"] == 0, f"SL {sys.argv[2]}: {r['vl_unrun']} channels on VLs not run: {r['issues'][:3]}"
+PY
+done
+echo "fabricsim verify --sl 5 and 13: every hop on a VL its link runs"
+
 # light sweeps send nothing again
 ups=$(grep -c "subnet up" "$WORK/ibsmd.log")
 sleep 3
