@@ -681,8 +681,22 @@ START_TEST(verify_finds_a_credit_loop)
 	b->sl2vl = calloc((size_t)np * np, 8);
 	/* B: from A (in port 2) on to C (out port 1), SL0 -> VL1 */
 	b->sl2vl[((size_t)2 * np + 1) * 8] = 0x10;
+	/* ... but the B-C link runs VL0 only (OperVLs 1): SL0 would be dropped there */
+	uint32_t b1 = fabric_port(&F, fabric_find_node(&F, "B"), 1);
+	uint32_t c2 = fabric_port(&F, fabric_find_node(&F, "C"), 2);
+	F.ports[b1].pi.oper_vls = F.ports[c2].pi.oper_vls = 1;
 	verify_run(&F, NULL, &r);
 	ck_assert(!r.credit_loop);
+	ck_assert_uint_eq(r.vl_unrun, 1);
+	ck_assert(!r.ok);
+	ck_assert_ptr_nonnull(strstr(r.issues[0], "\"B\" port 1 on VL 1"));
+	verify_report_free(&r);
+	/* with VL0-1 on that link the fabric passes */
+	F.ports[b1].pi.oper_vls = F.ports[c2].pi.oper_vls = 2;
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.credit_loop);
+	ck_assert_uint_eq(r.vl_unrun, 0);
+	ck_assert(r.ok);
 	verify_report_free(&r);
 }
 END_TEST
