@@ -198,6 +198,18 @@ q smpquery vlarb "$LEAF2" 1 | grep -q '^WEIGHT: |0x40|0x0 ' || fail "leaf-2 port
 q smpquery vlarb "$LEAF2" 2 | grep -q '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' || fail "leaf-2 port 2 (VL0-3) VLArb: $(q smpquery vlarb "$LEAF2" 2)"
 echo "leaf-2 reset: its SL-to-VL and VLArb tables set again"
 
+# so does a host that comes back reset (its link runs VL0-3: SL s on VL s mod 4)
+HOST=$(awk '$1 ~ /^\[2\]/ && cur == "leaf-2" { gsub(/"/, "", $2); sub(/\[.*/, "", $2); print $2 } /^Switch/ { cur = $3; gsub(/"/, "", cur) }' "$WORK/fabric.dump")
+HLID=$(awk -v n="$HOST" '$4 == n { print $2 }' "$WORK/lids")
+"$FS" ctl node remove "$HOST" >/dev/null
+sleep 2
+"$FS" ctl node add "$HOST" >/dev/null
+host_set() { q smpquery sl2vl "$HLID" | grep -q 'in  0, out  0: | 0| 1| 2| 3| 0| 1| 2| 3| 0'; }
+wait_until 20 host_set || fail "$HOST's SL-to-VL table was not set again: $(q smpquery sl2vl "$HLID" | tail -1)"
+q smpquery vlarb "$HLID" | grep -q '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' ||
+	fail "$HOST VLArb after its reset: $(q smpquery vlarb "$HLID")"
+echo "$HOST reset: its SL-to-VL and VLArb tables set again"
+
 # requests for tables that do not exist: an empty table (GetTable), and the SA keeps serving
 out=$(q saquery VLAR "$LEAF2/1/9" 2>&1) || fail "saquery VLAR $LEAF2/1/9: $out"
 grep -q 'VLArbTableRecord' <<<"$out" && fail "VLArb block 9 answered: $out"
