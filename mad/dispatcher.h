@@ -100,7 +100,8 @@ int mad_dispatcher_respond(struct mad_dispatcher *d, const struct mad_addr *to, 
                            size_t len);
 /* Send an answer by RMPP: hdr is the first hdr_len bytes (MAD header, RMPP header, class
  * header: 56 for the SA); data is split into 256 - hdr_len byte segments. The transfer runs
- * on its own; failures are counted and logged. */
+ * on its own; failures are counted and logged. 0, -EMSGSIZE beyond MAD_RMPP_MAX_BYTES,
+ * -EINVAL or -ENOMEM. */
 int mad_dispatcher_respond_rmpp(struct mad_dispatcher *d, const struct mad_addr *to,
                                 const uint8_t *hdr, size_t hdr_len, const uint8_t *data,
                                 size_t data_len);
@@ -116,5 +117,9 @@ bool mad_dispatcher_idle(const struct mad_dispatcher *d);
 size_t mad_rmpp_hdr_len(uint8_t mgmt_class);
 /* RMPP transfers under way, both ways (a measure of load for whoever answers tables). */
 unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d);
+/* Bytes of the answers being sent by RMPP (memory held until they are ACKed). */
+size_t mad_dispatcher_rmpp_bytes(const struct mad_dispatcher *d);
+/* The largest transfer either way: mad_dispatcher_respond_rmpp refuses more (-EMSGSIZE). */
+#define MAD_RMPP_MAX_BYTES (64u << 20)
 
 #endif

@@ -22,7 +22,7 @@
 
 #define RMPP_SEG_PAYLOAD (MAD_SIZE - MAD_RMPP_HDR_END) /* 220 */
 #define RMPP_NO_RESPTIME 0x1f
-#define RMPP_MAX_BYTES   (64u << 20) /* refuse to reassemble more than this */
+#define RMPP_MAX_BYTES   MAD_RMPP_MAX_BYTES /* refuse to send or reassemble more */
 
 struct rmpp_session {
 	struct mad_dispatcher *d;
@@ -232,8 +232,10 @@ static void sender_ack(struct rmpp_session *s, uint32_t seg, uint32_t nwl)
 int rmpp_send(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *hdr,
               size_t hdr_len, const uint8_t *data, size_t data_len)
 {
-	if (hdr_len < MAD_RMPP_HDR_END || hdr_len >= MAD_SIZE || data_len > RMPP_MAX_BYTES)
+	if (hdr_len < MAD_RMPP_HDR_END || hdr_len >= MAD_SIZE)
 		return -EINVAL;
+	if (data_len > RMPP_MAX_BYTES)
+		return -EMSGSIZE;
 	size_t seg_data = MAD_SIZE - hdr_len;
 	size_t segs = data_len ? (data_len + seg_data - 1) / seg_data : 1;
 	struct rmpp_session *s =
@@ -514,4 +516,13 @@ void rmpp_free_all(struct mad_dispatcher *d)
 unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d)
 {
 	return d->nrmpp;
+}
+
+size_t mad_dispatcher_rmpp_bytes(const struct mad_dispatcher *d)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < d->nrmpp; i++)
+		if (d->rmpp[i]->sender)
+			n += d->rmpp[i]->data_len;
+	return n;
 }

@@ -45,6 +45,18 @@ static const struct sa_components path_components = {
           {432, 2},  {434, 6}, {440, 2},  {442, 6},   {448, 2},  {450, 6},  {456, 8}},
 };
 
+/* A table refused (BUSY, NO_RESOURCES): the status alone, as a GetResp like other errors. */
+static void send_refusal(struct sa *sa, const struct mad_addr *addr, struct mad_sa_hdr h,
+                         uint16_t status)
+{
+	uint8_t hdr[MAD_SIZE] = {0};
+	h.hdr.status = status;
+	h.hdr.method = MAD_METHOD_GET_RESP;
+	h.attr_offset = 0;
+	mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
+	mad_dispatcher_respond(sa->sm->d, addr, hdr, MAD_SIZE);
+}
+
 static void send_answer(struct sa *sa, const struct mad_addr *to, const struct mad_sa_hdr *req,
                         uint8_t method, uint16_t status, const struct sa_records *recs, bool table)
 {
@@ -58,26 +70,45 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 	mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
 	struct mad_addr addr = *to;
 	addr.qkey = QP1_QKEY;
+	size_t len = table && recs ? (size_t)recs->n * recs->stride : 0;
+	size_t held = table ? mad_dispatcher_rmpp_bytes(sa->sm->d) : 0;
+	uint16_t refuse = 0;
+	if (table && !status && len > MAD_RMPP_MAX_BYTES) {
+		/* beyond what one transfer carries (a whole-fabric SL-to-VL table of tens of
+		 * thousands of hosts): say so, rather than nothing */
+		log_notice(sa->sm->log, "sa",
+		           "a table of %u records (%zu MB) for LID %u is more than one transfer "
+		           "carries (%u MB): answered NO_RESOURCES; a query with a narrower "
+		           "component mask (a LID) gets its part",
+		           recs->n, len >> 20, to->lid, MAD_RMPP_MAX_BYTES >> 20);
+		refuse = MAD_STATUS_SA_NO_RESOURCES;
+		sa->st.errors++;
+	} else if (table && !status &&
+	           (mad_dispatcher_rmpp_active(sa->sm->d) >= SA_MAX_TRANSFERS ||
+	            (held && held + len > SA_MAX_TRANSFER_BYTES))) {
+		/* Too many tables, or too many bytes of them, on their way already: say BUSY, so
+		 * the client retries later, rather than take memory without bound or drop the
+		 * request unanswered. One table alone always goes. */
+		sa->st.busy++;
+		refuse = MAD_STATUS_BUSY;
+	}
 	if (status)
 		sa->st.errors += status != MAD_STATUS_SA_NO_RECORDS;
-	else
+	else if (!refuse)
 		sa->st.answered++;
-	if (table && !status && mad_dispatcher_rmpp_active(sa->sm->d) >= SA_MAX_TRANSFERS) {
-		/* Too many tables on their way already: say BUSY, so the client retries later,
-		 * rather than take memory without bound or drop the request unanswered */
-		sa->st.busy++;
-		h.hdr.status = MAD_STATUS_BUSY;
-		h.attr_offset = 0;
-		memset(hdr, 0, sizeof(hdr));
-		mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
-		mad_dispatcher_respond(sa->sm->d, &addr, hdr, MAD_SIZE);
+	if (refuse) {
+		send_refusal(sa, &addr, h, refuse);
 		return;
 	}
 	if (table && !status) {
 		/* GetTableResp always goes by RMPP, even with one segment */
-		size_t len = recs ? (size_t)recs->n * recs->stride : 0;
-		mad_dispatcher_respond_rmpp(sa->sm->d, &addr, hdr, MAD_SA_HDR_END,
-		                            recs ? recs->buf : NULL, len);
+		int r = mad_dispatcher_respond_rmpp(sa->sm->d, &addr, hdr, MAD_SA_HDR_END,
+		                                    recs ? recs->buf : NULL, len);
+		if (r < 0) {
+			log_warn(sa->sm->log, "sa", "a table for LID %u could not be sent: %s",
+			         to->lid, strerror(-r));
+			send_refusal(sa, &addr, h, MAD_STATUS_SA_NO_RESOURCES);
+		}
 		return;
 	}
 	if (recs && recs->n)

@@ -12,8 +12,9 @@
 
 #define SA_MAX_SERVICES 65536 /* registrations beyond this get NO_RESOURCES */
 
-#define SA_MAX_SUBSCRIPTIONS 65536
-#define SA_MAX_TRANSFERS     256 /* RMPP answers under way before tables get BUSY */
+#define SA_MAX_SUBSCRIPTIONS  65536
+#define SA_MAX_TRANSFERS      256          /* RMPP answers under way before tables get BUSY */
+#define SA_MAX_TRANSFER_BYTES (256u << 20) /* ... or bytes of them */
 
 struct sa_service;
 struct sa_sub;

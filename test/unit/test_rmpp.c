@@ -44,6 +44,8 @@ static void table_handler(struct mad_dispatcher *d, const struct mad_addr *from,
 	hdr[3] = MAD_METHOD_GET_TABLE_RESP;
 	mad_set_field(hdr, 0, IB_SA_ATTROFFS_F, 8);
 	ck_assert_int_eq(mad_dispatcher_respond_rmpp(d, from, hdr, sizeof(hdr), data, n), 0);
+	/* the answer's bytes are held until the requester has them */
+	ck_assert_uint_ge(mad_dispatcher_rmpp_bytes(d), n);
 	free(data);
 }
 
@@ -149,7 +151,25 @@ START_TEST(clean_transfers)
 	ck_assert_uint_eq(mad_dispatcher_counters(p.a)->rmpp_recv_transfers, 1);
 	ck_assert(mad_dispatcher_idle(p.a));
 	ck_assert(mad_dispatcher_idle(p.b));
+	ck_assert_uint_eq(mad_dispatcher_rmpp_bytes(p.b), 0);
 	ck_assert_uint_eq(p.handler_calls, 1);
+	pair_free(&p);
+}
+END_TEST
+
+START_TEST(oversized_answer_refused)
+{
+	/* more than one transfer carries: refused before a byte is read or held */
+	struct pair p;
+	pair_init(&p, 200);
+	uint8_t hdr[MAD_SA_HDR_END] = {0}, byte = 0;
+	hdr[1] = MAD_CLASS_SUBN_ADM;
+	struct mad_addr to = {.lid = 1, .qpn = 1};
+	ck_assert_int_eq(mad_dispatcher_respond_rmpp(p.b, &to, hdr, sizeof(hdr), &byte,
+	                                             (size_t)MAD_RMPP_MAX_BYTES + 1),
+	                 -EMSGSIZE);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_bytes(p.b), 0);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_active(p.b), 0);
 	pair_free(&p);
 }
 END_TEST
@@ -365,6 +385,7 @@ static Suite *rmpp_suite(void)
 	tcase_add_loop_test(tc, lost_segments_and_acks, 0, nsizes);
 	tcase_add_test(tc, lost_first_segment_retries_the_request);
 	tcase_add_test(tc, sender_gives_up_without_acks);
+	tcase_add_test(tc, oversized_answer_refused);
 	tcase_add_test(tc, receiver_gives_up_when_sender_vanishes);
 	tcase_add_test(tc, stray_segments_ignored);
 	tcase_add_test(tc, one_segment_answer_needs_no_ack);
