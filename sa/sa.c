@@ -76,11 +76,12 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 	if (table && !status && len > MAD_RMPP_MAX_BYTES) {
 		/* beyond what one transfer carries (a whole-fabric SL-to-VL table of tens of
 		 * thousands of hosts): say so, rather than nothing */
-		log_notice(sa->sm->log, "sa",
-		           "a table of %u records (%zu MB) for LID %u is more than one transfer "
-		           "carries (%u MB): answered NO_RESOURCES; a query with a narrower "
-		           "component mask (a LID) gets its part",
-		           recs->n, len >> 20, to->lid, MAD_RMPP_MAX_BYTES >> 20);
+		log_notice(
+		    sa->sm->log, "sa",
+		    "a table of %u or more records (%zu MB) for LID %u is more than one transfer "
+		    "carries (%u MB): answered NO_RESOURCES; a query with a narrower "
+		    "component mask (a LID) gets its part",
+		    recs->n, len >> 20, to->lid, MAD_RMPP_MAX_BYTES >> 20);
 		refuse = MAD_STATUS_SA_NO_RESOURCES;
 		sa->st.errors++;
 	} else if (table && !status &&

@@ -17,6 +17,12 @@
 #define VLARB_OUT_PORT (1u << 1)
 #define VLARB_BLOCK    (1u << 2)
 
+/* Past what one transfer carries the answer is NO_RESOURCES anyway (sa.c): stop building. */
+static bool full(const struct sa_records *out)
+{
+	return (size_t)out->n * out->stride > MAD_RMPP_MAX_BYTES;
+}
+
 /* The nodes to look at: the one holding the requested LID, or all. For a CA, *only_port is
  * the port that holds it (SM_NONE: every port with a LID). false: no such LID. */
 static bool nodes_of(const struct sa *sa, bool by_lid, uint16_t lid, uint32_t *first,
@@ -49,7 +55,7 @@ void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 	uint32_t first, last, only;
 	if (!nodes_of(sa, mask & SL2VL_LID, q.lid, &first, &last, &only))
 		return;
-	for (uint32_t node = first; node < last; node++) {
+	for (uint32_t node = first; node < last && !full(out); node++) {
 		const struct sm_node *n = &t->nodes[node];
 		if (!n->present)
 			continue;
@@ -119,7 +125,7 @@ void sa_select_vlarb_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 	unsigned b0 = 1, b1 = 4;
 	if (mask & VLARB_BLOCK)
 		b0 = b1 = q.block_num;
-	for (uint32_t node = first; node < last; node++) {
+	for (uint32_t node = first; node < last && !full(out); node++) {
 		const struct sm_node *n = &t->nodes[node];
 		if (!n->present)
 			continue;
