@@ -44,7 +44,8 @@ void sa_build_port_info_records(struct sa *sa, struct sa_records *out)
 		if (!node->present || !port->known)
 			continue;
 		bool sw = node->type == NODE_TYPE_SWITCH;
-		if ((!sw && !port->lid) || !sa_visible(sa, p))
+		if ((!sw && !port->lid) || (sa->only_lid && sa->only_lid != node_lid(t, p)) ||
+		    !sa_visible(sa, p))
 			continue;
 		struct mad_port_info_record r = {
 		    .lid = node_lid(t, p), .port_num = port->num, .info = port->pi};
@@ -96,7 +97,8 @@ void sa_build_lft_records(struct sa *sa, struct sa_records *out)
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		const struct sm_switch *sw = &t->sws[s];
 		const struct sm_node *node = &t->nodes[sw->node];
-		if (!node->present || !sw->lft_hw)
+		if (!node->present || !sw->lft_hw ||
+		    (sa->only_lid && sa->only_lid != t->ports[node->first_port].lid))
 			continue;
 		for (uint32_t b = 0; b * 64 <= sw->lft_top && b * 64 < sw->lft_hw_size; b++) {
 			struct mad_lft_record r = {.lid = t->ports[node->first_port].lid,
@@ -117,7 +119,8 @@ void sa_build_mft_records(struct sa *sa, struct sa_records *out)
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		const struct sm_switch *sw = &t->sws[s];
 		const struct sm_node *node = &t->nodes[sw->node];
-		if (!node->present || !sw->mft_hw)
+		if (!node->present || !sw->mft_hw ||
+		    (sa->only_lid && sa->only_lid != t->ports[node->first_port].lid))
 			continue;
 		uint32_t top = 0; /* blocks in use */
 		for (uint32_t i = 0; i < sw->mft_mlids; i++)

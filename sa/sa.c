@@ -317,7 +317,13 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	struct sa_records sel = all;
 	uint16_t status = 0;
 	if (a->build) {
+		/* records that begin with a LID: builders may leave out other LIDs' (a hint,
+		 * the component filter below still decides) */
+		sa->only_lid = 0;
+		if ((h.comp_mask & 1) && cp->n && cp->c[0].bitoff == 0 && cp->c[0].bitlen == 16)
+			sa->only_lid = (uint16_t)(req[0] << 8 | req[1]);
 		a->build(sa, &all);
+		sa->only_lid = 0;
 		for (uint32_t i = 0; i < all.n; i++) {
 			const uint8_t *rec = all.buf + (size_t)i * all.stride;
 			if (!sa_components_match(cp, h.comp_mask, req, rec))

@@ -41,6 +41,7 @@ struct sa {
 	uint32_t ngroups, groups_cap;
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
 	bool trusted;                 /* the request under way carries our SM_Key */
+	uint16_t only_lid;            /* builders may skip records of other LIDs (0: none) */
 	const char *why;              /* why the request under way was refused, for the log */
 	struct sa_path_cache *pcache; /* sa/path.c */
 	/* alias GUIDs (sa/guidinfo.c) */
