@@ -21,7 +21,8 @@ void sa_build_node_records(struct sa *sa, struct sa_records *out)
 			bool sw = node->type == NODE_TYPE_SWITCH;
 			if (sw ? p != 0 : (p == 0 || !port->lid))
 				continue;
-			if (!sa_visible(sa, node->first_port + p))
+			if ((sa->only_lid && sa->only_lid != port->lid) ||
+			    !sa_visible(sa, node->first_port + p))
 				continue;
 			struct mad_node_record nr = {.lid = port->lid, .info = node->ni};
 			nr.info.port_guid = sw ? node->guid : port->guid;
@@ -158,7 +159,8 @@ void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 		if (node->type == NODE_TYPE_SWITCH) {
 			struct mad_pkey_table_record r = {.lid = t->ports[node->first_port].lid,
 			                                  .port_num = port->num};
-			if (!port->pkey_sig || !sa_visible(sa, p) ||
+			if (!port->pkey_sig || (sa->only_lid && sa->only_lid != r.lid) ||
+			    !sa_visible(sa, p) ||
 			    !sm_switch_port_pkeys(sa->sm, p, r.table.pkey, 32))
 				continue;
 			unsigned cap = t->sws[node->sw].si.partition_enforcement_cap;
@@ -172,7 +174,7 @@ void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 			}
 			continue;
 		}
-		if (!port->lid || !sa_visible(sa, p))
+		if (!port->lid || (sa->only_lid && sa->only_lid != port->lid) || !sa_visible(sa, p))
 			continue;
 		unsigned blocks =
 		    node->ni.partition_cap ? (node->ni.partition_cap + 31u) / 32u : 1u;
@@ -197,7 +199,8 @@ void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
 		const struct sm_port *port = &t->ports[p];
 		const struct sm_node *node = &t->nodes[port->node];
 		if (!node->present || !port->lid ||
-		    (node->type == NODE_TYPE_SWITCH && port->num != 0) || !sa_visible(sa, p))
+		    (node->type == NODE_TYPE_SWITCH && port->num != 0) ||
+		    (sa->only_lid && sa->only_lid != port->lid) || !sa_visible(sa, p))
 			continue;
 		unsigned blocks = port->pi.guid_cap ? (port->pi.guid_cap + 7u) / 8u : 1u;
 		for (unsigned b = 0; b < blocks; b++) {
