@@ -25,6 +25,11 @@ expect get-none 0x0300          # ERR_NO_RECORDS
 expect path-insufficient 0x0600 # ERR_REQ_INSUFFICIENT_COMPONENTS
 expect path-bad-gid 0x0500      # ERR_REQ_INVALID_GID
 expect path-numb127 0x0000
+expect sl2vl-set 0x000c
+expect sl2vl-get-many 0x0400
+expect vlarb-bad-mask 0x0200
+expect sl2vl-garbage 0x0000 # a table, empty: no such LID
+expect vlarb-garbage 0x0000
 expect mcm-join-bare 0x0600           # MGID, PortGID and JoinState are needed
 expect mcm-create-insufficient 0x0600 # creating needs Q_Key, P_Key, SL, FlowLabel, TClass
 expect mcm-create-nonmember 0x0200    # only a full member creates (o15-0.1.9)

@@ -197,6 +197,25 @@ int main(int argc, char **argv)
 	for (size_t i = MAD_SA_HDR_END; i < MAD_SIZE; i++)
 		m[i] = (uint8_t)(i * 37);
 	ask(loop, d, lp.sm_lid, "path-garbage", m, n);
+	/* SL-to-VL and VL arbitration records: a Set, a Get of everything, a mask beyond the
+	 * record, garbage with every component set */
+	n = request(m, MAD_METHOD_SET, MAD_ATTR_SL2VL_RECORD, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "sl2vl-set", m, n);
+	n = request(m, MAD_METHOD_GET, MAD_ATTR_SL2VL_RECORD, 0, NULL, 0);
+	ask(loop, d, lp.sm_lid, "sl2vl-get-many", m, n);
+	n = request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_VLARB_RECORD, 1u << 5, NULL, 0);
+	ask(loop, d, lp.sm_lid, "vlarb-bad-mask", m, n);
+	static const struct {
+		uint16_t attr;
+		const char *name;
+	} vl_recs[] = {{MAD_ATTR_SL2VL_RECORD, "sl2vl-garbage"},
+	               {MAD_ATTR_VLARB_RECORD, "vlarb-garbage"}};
+	for (size_t k = 0; k < 2; k++) {
+		n = request(m, MAD_METHOD_GET_TABLE, vl_recs[k].attr, 0x1f, NULL, 0);
+		for (size_t i = MAD_SA_HDR_END; i < MAD_SIZE; i++)
+			m[i] = (uint8_t)(i * 53 + 7);
+		ask(loop, d, lp.sm_lid, vl_recs[k].name, m, n);
+	}
 	/* MCMemberRecord: joins and leaves that cannot be taken */
 	struct mad_mcmember_record mc = {.qkey = 0x77, .pkey = 0xffff, .join_state = 1, .scope = 2};
 	static const uint8_t mgid0[16] = {0xff, 0x15, 0x99, 0x99, [15] = 1};
