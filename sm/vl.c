@@ -133,8 +133,7 @@ void sm_forget_tables(struct topo *t, uint32_t node)
 struct vl_ref {
 	uint32_t port; /* CA port, or switch port 0 for SL-to-VL, the output port for VLArb */
 	uint32_t mod;
-	uint64_t follow; /* SL2VL all-ports Set: the table for outputs running other VLs */
-	uint8_t follow_nvl;
+	uint8_t follow_nvl; /* SL2VL all-ports Set: the VLs it was for (others follow it) */
 };
 
 static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct vl_ref *ref,
@@ -355,8 +354,8 @@ void vl_program(struct sm *sm)
 				port->sl2vl = TOPO_SL2VL_UNKNOWN;
 				memset(port->vlarb, 0, sizeof(port->vlarb));
 			}
-			/* switch port 0 carries no data unless it is an enhanced port 0, which
-			 * no switch we know of has; it keeps its own table */
+			/* (switch port 0 is left out: it carries data only as an enhanced port
+			 * 0, which ibsmd does not configure yet, and keeps its own table) */
 			port_vlarb(sm, p, sw);
 			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
 			    (port->vl_refused & TOPO_VL_SL2VL))
