@@ -12,20 +12,20 @@
 #include "verify.h"
 
 static const char help[] =
-	"link down|up NODE PORT      pull or reconnect the cable at a port\n"
-	"node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
-	"drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
-	"delay MS                    add a delay to every answer\n"
-	"latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
-	"silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
-	"stats                       MAD counts and clients\n"
-	"lft-sets [NODE]             LFT blocks written by Set, per switch\n"
-	"port NODE PORT              a port's state, LID and peer\n"
-	"lft NODE                    a switch's LFT: LID port, for every set entry\n"
-	"lids                        every endpoint's GUID, LID, LMC and node\n"
-	"lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
-	"verify [--json] [--sl N] [--all]  check the programmed fabric (see fabricsim(1))\n"
-	"dump                        the current topology as a net file\n";
+    "link down|up NODE PORT      pull or reconnect the cable at a port\n"
+    "node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
+    "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
+    "delay MS                    add a delay to every answer\n"
+    "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
+    "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
+    "stats                       MAD counts and clients\n"
+    "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
+    "port NODE PORT              a port's state, LID and peer\n"
+    "lft NODE                    a switch's LFT: LID port, for every set entry\n"
+    "lids                        every endpoint's GUID, LID, LMC and node\n"
+    "lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
+    "verify [--json] [--sl N] [--all]  check the programmed fabric (see fabricsim(1))\n"
+    "dump                        the current topology as a net file\n";
 
 static int node_port(struct fabric *f, const char *node, const char *port, uint32_t *out, FILE *o)
 {

@@ -130,5 +130,4 @@ void fabric_lid_update(struct fabric *f, uint32_t port, uint16_t old_lid, uint8_
 /* The port owning a LID (any LID of an LMC block), FS_NONE if none. */
 uint32_t fabric_port_by_lid(const struct fabric *f, uint16_t lid);
 
-
 #endif
