@@ -152,7 +152,10 @@ static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct 
 		         ref->mod);
 		return false;
 	}
-	/* refused: the port cannot take it, and asking every sweep would not change that */
+	/* refused: the port cannot take it, and asking every sweep would not change that;
+	 * said once (its blocks were asked for together) */
+	if (port->vl_refused & flag)
+		return false;
 	port->vl_refused |= flag;
 	log_warn(sm->log, "vl",
 	         "%s port %u refused its %s table (modifier 0x%x): %s; its traffic uses the "

@@ -15,6 +15,8 @@ static const char help[] =
     "link down|up NODE PORT      pull or reconnect the cable at a port\n"
     "node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
     "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
+    "refuse NODE ATTR            its SMA answers Sets of attribute ATTR (e.g. 0x18) with\n"
+    "                            \"unsupported\" (0: none); prints how many it refused\n"
     "delay MS                    add a delay to every answer\n"
     "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
@@ -89,6 +91,18 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			f->ports[p].drop_percent = pct;
 			if (f->ports[p].peer != FS_NONE)
 				f->ports[f->ports[p].peer].drop_percent = pct;
+		}
+	} else if (!strcmp(argv[0], "refuse") && argc == 3) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		char *e;
+		unsigned long a = strtoul(argv[2], &e, 0);
+		if (n == FS_NONE || *e || a > 0xffff) {
+			fprintf(
+			    o, "refuse NODE ATTR: a node and an attribute ID (0x18, 0 for none)\n");
+			rc = -1;
+		} else {
+			f->nodes[n].refuse_attr = (uint16_t)a;
+			fprintf(o, "refused so far %u\n", f->nodes[n].refused);
 		}
 	} else if (!strcmp(argv[0], "delay") && argc == 2) {
 		so->reply_delay_ns = (uint32_t)(atof(argv[1]) * 1e6);

@@ -57,6 +57,8 @@ struct fs_node {
 	uint32_t first_port;    /* index of port 0 (switch) or port 1 (CA) */
 	uint32_t sw;            /* index into fabric.sws, FS_NONE for CAs */
 	uint64_t busy_until_ns; /* per-node SMA service time model */
+	uint16_t refuse_attr;   /* fault: Sets of this attribute get "unsupported" (0: none) */
+	uint32_t refused;       /* ... how many */
 };
 
 struct fs_switch {

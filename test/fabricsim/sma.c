@@ -508,6 +508,9 @@ enum agent_result sma_process(struct fabric *f, uint32_t in, uint8_t *mad, uint6
 	uint16_t st;
 	if (method != MAD_METHOD_GET && !set) {
 		st = ST_BAD_METH;
+	} else if (set && attr && attr == fs_node_of(f, in)->refuse_attr) {
+		st = ST_BAD_ATTR; /* the refuse fault: firmware without this attribute */
+		f->nodes[f->ports[in].node].refused++;
 	} else {
 		switch (attr) {
 		case MAD_ATTR_NODE_INFO: st = do_node_info(f, in, set, data); break;

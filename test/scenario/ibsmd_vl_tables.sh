@@ -234,3 +234,26 @@ r = [x for x in v if x["out_port"] == 2 and x["block_num"] == 1][0]
 assert r["table"]["weight"][:5] == [64, 64, 64, 64, 0], r  # port 2 runs VL0-3
 PY
 echo "ibsa sl2vl and vlarb: the same tables"
+
+# a port whose firmware refuses VL arbitration tables: logged once, left alone, the rest of
+# its configuration (SL-to-VL, ACTIVE) goes on; it is not asked again on later sweeps
+R=host-9
+RLID=$(awk -v n="$R" '$4 == n { print $2 }' "$WORK/lids")
+"$FS" ctl refuse "$R" 0x18 >/dev/null || fail "fabricsim ctl refuse"
+"$FS" ctl node remove "$R" >/dev/null
+sleep 2
+"$FS" ctl node add "$R" >/dev/null
+refused() { grep -q "$R HCA-1.* refused its VL arbitration table" "$WORK/ibsmd.log"; }
+wait_until 20 refused || fail "no refusal logged for $R: $(tail -3 "$WORK/ibsmd.log")"
+r_set() { q smpquery sl2vl "$RLID" | grep -q 'in  0, out  0: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
+wait_until 20 r_set || fail "$R's SL-to-VL table was not set after its reset"
+before=$("$FS" ctl refuse "$R" 0x18)
+"$FS" ctl link down "$R" 1 >/dev/null
+sleep 2
+"$FS" ctl link up "$R" 1 >/dev/null
+wait_until 30 verify_passes || fail "the subnet did not come back after $R's link flapped"
+n=$(grep -c "$R HCA-1.* refused its VL arbitration table" "$WORK/ibsmd.log")
+[ "$n" -eq 1 ] || fail "$R's refusal logged $n times: $(grep refused "$WORK/ibsmd.log" | tail -3)"
+after=$("$FS" ctl refuse "$R" 0x18)
+[ "$before" = "$after" ] || fail "$R was asked again after its link came back: $before, then $after"
+echo "$R refuses VL arbitration: logged once, not asked again, its port ACTIVE with its SL-to-VL table"
