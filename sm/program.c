@@ -135,6 +135,8 @@ static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
 	on_set_done(sm, res, smp, ctx);
 	if (smp && !smp->dr_status)
 		sm->topo.ports[ref[3]].pkey_sig = ref[4];
+	else if (smp) /* refused, not lost: it goes without enforcement, and is not asked again */
+		sm->topo.ports[ref[3]].refused |= TOPO_REFUSED_PKEYS;
 }
 
 /* Partition enforcement at the edge: each switch port that faces a CA gets that CA port's
@@ -153,7 +155,7 @@ static void program_switch_pkeys(struct sm *sm)
 			uint32_t p = n->first_port + num;
 			struct mad_pkey_table tbl = {0};
 			unsigned k = sm_switch_port_pkeys(sm, p, tbl.pkey, 32);
-			if (!k)
+			if (!k || (t->ports[p].refused & TOPO_REFUSED_PKEYS))
 				continue;
 			uint32_t sig = pkeys_sig(tbl.pkey, k);
 			if (t->ports[p].pkey_sig == sig)

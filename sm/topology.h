@@ -26,17 +26,18 @@ struct sm_port {
 	uint8_t lmc;
 	/* VL tables as programmed (sm/vl.c): a CA port's SL-to-VL table (SL0 in the top
 	 * nibble, TOPO_SL2VL_UNKNOWN until set), VL arbitration blocks 1-4 as indexes into
-	 * topo.vlarb (0: unknown), and what the port refused (TOPO_VL_*) */
+	 * topo.vlarb (0: unknown), and what the port refused (TOPO_REFUSED_*) */
 	uint64_t sl2vl;
 	uint16_t vlarb[4];
-	uint8_t vl_refused;
+	uint8_t refused;
 	/* a switch port's P_Key table as last set (a hash of it, 0: not set) */
 	uint32_t pkey_sig;
 };
 
 #define TOPO_SL2VL_UNKNOWN UINT64_MAX
-#define TOPO_VL_SL2VL      1
-#define TOPO_VL_VLARB      2
+#define TOPO_REFUSED_SL2VL 1
+#define TOPO_REFUSED_VLARB 2
+#define TOPO_REFUSED_PKEYS 4 /* a switch port's P_Key table */
 
 struct sm_node {
 	uint8_t type, nports;

@@ -154,9 +154,9 @@ static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct 
 	}
 	/* refused: the port cannot take it, and asking every sweep would not change that;
 	 * said once (its blocks were asked for together) */
-	if (port->vl_refused & flag)
+	if (port->refused & flag)
 		return false;
-	port->vl_refused |= flag;
+	port->refused |= flag;
 	log_warn(sm->log, "vl",
 	         "%s port %u refused its %s table (modifier 0x%x): %s; its traffic uses the "
 	         "tables it has, check its firmware",
@@ -174,7 +174,7 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 	(void)res;
 	const struct vl_ref *ref = ctx;
 	struct topo *t = &sm->topo;
-	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_VL_SL2VL))
+	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_REFUSED_SL2VL))
 		return;
 	const struct sm_node *n = &t->nodes[t->ports[ref->port].node];
 	struct sm_switch *sw = &t->sws[n->sw];
@@ -207,7 +207,7 @@ static void on_ca_sl2vl(struct sm *sm, const struct mad_result *res, const struc
 {
 	(void)res;
 	const struct vl_ref *ref = ctx;
-	if (vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_VL_SL2VL))
+	if (vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_REFUSED_SL2VL))
 		sm->topo.ports[ref->port].sl2vl = sl2vl_unpack(smp->data);
 }
 
@@ -216,7 +216,7 @@ static void on_vlarb(struct sm *sm, const struct mad_result *res, const struct m
 {
 	(void)res;
 	const struct vl_ref *ref = ctx;
-	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_VLARB_TABLE, TOPO_VL_VLARB))
+	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_VLARB_TABLE, TOPO_REFUSED_VLARB))
 		return;
 	struct mad_vlarb_table tbl;
 	mad_vlarb_table_decode(smp->data, sizeof(smp->data), &tbl, NULL);
@@ -246,7 +246,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	const struct sm_switch *sw = &t->sws[n->sw];
 	const struct sm_port *p0 = &t->ports[n->first_port];
 	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
-	    !sw->si.optimized_sl2vl_programming || (p0->vl_refused & TOPO_VL_SL2VL))
+	    !sw->si.optimized_sl2vl_programming || (p0->refused & TOPO_REFUSED_SL2VL))
 		return;
 	unsigned count[16] = {0}, np = n->nports + 1u;
 	for (unsigned o = 1; o <= n->nports; o++) {
@@ -306,7 +306,7 @@ static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
 {
 	struct topo *t = &sm->topo;
 	struct sm_port *port = &t->ports[pi_port];
-	if (port->vl_refused & TOPO_VL_VLARB)
+	if (port->refused & TOPO_REFUSED_VLARB)
 		return;
 	unsigned nvl = data_vls(port_oper_vls(t, port));
 	for (unsigned block = 1; block <= 4; block++) {
@@ -361,7 +361,7 @@ void vl_program(struct sm *sm)
 			 * 0, which ibsmd does not configure yet, and keeps its own table) */
 			port_vlarb(sm, p, sw);
 			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
-			    (port->vl_refused & TOPO_VL_SL2VL))
+			    (port->refused & TOPO_REFUSED_SL2VL))
 				continue;
 			uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, port)));
 			if (port->sl2vl != want) {

@@ -23,6 +23,8 @@ partitions:
     members: [0x100005, 0x100007]
 YAML
 start_fabricsim "fattree:radix=8,levels=2"
+# leaf-2's firmware takes no P_Key tables on its ports (checked at the end)
+"$BUILD/test/fabricsim/fabricsim" ctl refuse leaf-2 0x16 >/dev/null
 SIM_HOST=host-32 start_ibsmd --sweep-interval 0 --config "$WORK/ibsmd.yaml"
 as() { local h=$1; shift; SIM_HOST=$h "$IBSA" --transport sim "$@"; }
 
@@ -73,3 +75,21 @@ r = [x for x in recs if x["lid"] == lid and x["port_num"] == port and x["block_n
 assert r and r[0]["table"]["pkey"][:3] == ["0x7fff", "0x8001", "0x0000"], f"SA: {r}"
 PY
 echo "$leaf port $lport (host-1) holds 0x7fff 0x8001 and enforces them, uplinks do not; the SA says the same: ok"
+
+# a switch that refuses P_Key tables: its host ports go without enforcement, each refusal is
+# warned about once, and a later sweep (a host's link flaps) does not ask again
+for p in 1 2 3 4; do
+	l2=$("$FS" ctl lids | awk '$4 == "leaf-2" { print $2 }')
+	smp portinfo "$l2" "$p" | grep -q 'PartEnforceInb:\.*0' || fail "leaf-2 port $p enforces without its P_Keys"
+done
+before=$("$FS" ctl refuse leaf-2 0x16)
+[ "$before" = "refused so far 4" ] || fail "leaf-2 was asked: $before"
+"$FS" ctl link down host-5 1 >/dev/null
+sleep 1
+"$FS" ctl link up host-5 1 >/dev/null
+wait_until 30 verify_passes || fail "the subnet did not come back after host-5's link flapped"
+after=$("$FS" ctl refuse leaf-2 0x16)
+[ "$after" = "$before" ] || fail "leaf-2 asked again after the flap: $before, then $after"
+n=$(grep -c '"leaf-2".*Set of attribute 0x0016' "$WORK/ibsmd.log")
+[ "$n" -eq 4 ] || fail "$n warnings about leaf-2's P_Key tables, want one per host port"
+echo "leaf-2 refuses P_Key tables: its 4 host ports unenforced, one warning each, not asked again"
