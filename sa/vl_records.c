@@ -23,6 +23,13 @@ static bool full(const struct sa_records *out)
 	return (size_t)out->n * out->stride > MAD_RMPP_MAX_BYTES;
 }
 
+/* The SM keeps a table as 16 nibbles, SL0 in the top one. */
+static void unpack_sl2vl(uint64_t v, struct mad_sl2vl_table *tbl)
+{
+	for (unsigned sl = 0; sl < 16; sl++)
+		tbl->vl[sl] = (uint8_t)((v >> (60 - 4 * sl)) & 0xf);
+}
+
 /* The nodes to look at: the one holding the requested LID, or all. For a CA, *only_port is
  * the port that holds it (SM_NONE: every port with a LID). false: no such LID. */
 static bool nodes_of(const struct sa *sa, bool by_lid, uint16_t lid, uint32_t *first,
@@ -67,9 +74,7 @@ void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 				    !sa_visible(sa, p))
 					continue;
 				struct mad_sl2vl_record r = {.lid = t->ports[p].lid};
-				uint64_t v = vl_sl2vl_of(t, p, 0);
-				for (unsigned sl = 0; sl < 16; sl++)
-					r.table.vl[sl] = (uint8_t)((v >> (60 - 4 * sl)) & 0xf);
+				unpack_sl2vl(vl_sl2vl_of(t, p, 0), &r.table);
 				uint8_t *rec = sa_records_add(out);
 				if (rec)
 					mad_sl2vl_record_encode(&r, rec, out->size, NULL);
@@ -88,9 +93,7 @@ void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 				struct mad_sl2vl_record r = {.lid = t->ports[n->first_port].lid,
 				                             .in_port = (uint8_t)i,
 				                             .out_port = (uint8_t)o};
-				uint64_t v = vl_sl2vl_of(t, n->first_port + o, i);
-				for (unsigned sl = 0; sl < 16; sl++)
-					r.table.vl[sl] = (uint8_t)((v >> (60 - 4 * sl)) & 0xf);
+				unpack_sl2vl(vl_sl2vl_of(t, n->first_port + o, i), &r.table);
 				uint8_t *rec = sa_records_add(out);
 				if (rec)
 					mad_sl2vl_record_encode(&r, rec, out->size, NULL);
