@@ -70,3 +70,49 @@ void log_msg(const struct log *lg, enum log_level level, const char *subsys, con
 	log_vmsg(lg, level, subsys, fmt, ap);
 	va_end(ap);
 }
+
+bool log_rl_allow(struct log_rl *rl, uint64_t now_ns, uint64_t *held)
+{
+	uint64_t per = (uint64_t)(rl->interval_ms ? rl->interval_ms : 1) * 1000000u;
+	if (!rl->started) {
+		rl->started = true;
+		rl->tokens = rl->burst ? rl->burst : 1;
+		rl->last_ns = now_ns;
+	} else if (now_ns > rl->last_ns) {
+		uint64_t add = (now_ns - rl->last_ns) / per;
+		if (add) {
+			uint64_t t = rl->tokens + add;
+			rl->tokens = t > rl->burst ? (rl->burst ? rl->burst : 1) : (uint32_t)t;
+			rl->last_ns += add * per;
+		}
+	}
+	if (!rl->tokens) {
+		rl->suppressed++;
+		return false;
+	}
+	rl->tokens--;
+	*held = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
+
+void log_rl(const struct log *lg, struct log_rl *rl, enum log_level level, const char *subsys,
+            const char *fmt, ...)
+{
+	if (!log_enabled(lg, level))
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t held;
+	if (!log_rl_allow(rl, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, &held))
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (held)
+		log_msg(lg, level, subsys, "%s (%" PRIu64 " similar lines held back)", msg, held);
+	else
+		log_msg(lg, level, subsys, "%s", msg);
+}

@@ -59,6 +59,25 @@ static inline bool log_enabled(const struct log *lg, enum log_level level)
 			log_msg((lg), LOGL_DEBUG, (sub), __VA_ARGS__);                             \
 	} while (0)
 
+/* Rate-limited lines, for anything the wire can trigger (a wrong SM_Key, a malformed MAD, a
+ * trap storm): a token bucket per kind of message, as BIRD's log_rl. `burst` lines pass at
+ * once, then one per `interval_ms`; the first line let through after a quiet spell says how
+ * many were held back. The caller owns the bucket (in its own state, never global). */
+struct log_rl {
+	uint32_t burst, interval_ms;
+	uint32_t tokens;
+	uint64_t last_ns;    /* when tokens were last counted */
+	uint64_t suppressed; /* held back since the last line that passed */
+	bool started;
+};
+#define LOG_RL_INIT(b, ms) ((struct log_rl){.burst = (b), .interval_ms = (ms)})
+#define LOG_RL_DEFAULT     LOG_RL_INIT(5, 1000)
+
+/* Does the bucket let a line through at now_ns? *held gets the count held back before it. */
+bool log_rl_allow(struct log_rl *rl, uint64_t now_ns, uint64_t *held);
+void log_rl(const struct log *lg, struct log_rl *rl, enum log_level level, const char *subsys,
+            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* "GUID 0x0002c90300000001" in log lines. */
 #define GUID_FMT "0x%016" PRIx64
 

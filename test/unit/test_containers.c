@@ -1,0 +1,222 @@
+/* The containers of util/: the growable array, the GUID map, the index map, and the
+ * rate-limit bucket of log_rl. Each is checked against a plain reference on random work. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/idxmap.h"
+#include "util/log.h"
+#include "util/u64map.h"
+#include "util/vec.h"
+
+START_TEST(vec_grows_and_zero_fills)
+{
+	VEC(uint64_t) a = {0};
+	for (uint32_t i = 0; i < 10000; i++) {
+		uint64_t *e = vec_push(&a);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(*e, 0); /* new room is zeroed */
+		*e = (uint64_t)i * 3;
+	}
+	ck_assert_uint_eq(a.n, 10000);
+	ck_assert_uint_ge(a.cap, a.n);
+	/* doubling: the capacity is a power of two no larger than twice the count */
+	ck_assert_uint_le(a.cap, 2 * a.n);
+	for (uint32_t i = 0; i < a.n; i++)
+		ck_assert_uint_eq(a.v[i], (uint64_t)i * 3);
+	vec_swap_remove(&a, 0);
+	ck_assert_uint_eq(a.n, 9999);
+	ck_assert_uint_eq(a.v[0], 9999ull * 3);
+	vec_free(&a);
+	ck_assert_ptr_null(a.v);
+	ck_assert_uint_eq(a.n + a.cap, 0);
+}
+END_TEST
+
+START_TEST(array_reserve_keeps_contents)
+{
+	struct {
+		uint16_t *lids;
+		uint32_t cap;
+	} s = {0};
+	ck_assert_int_eq(array_reserve(&s.lids, &s.cap, 3), 0);
+	s.lids[0] = 1, s.lids[1] = 2, s.lids[2] = 3;
+	uint32_t cap = s.cap;
+	ck_assert_int_eq(array_reserve(&s.lids, &s.cap, 2), 0); /* no shrink, no move */
+	ck_assert_uint_eq(s.cap, cap);
+	ck_assert_int_eq(array_reserve(&s.lids, &s.cap, 5000), 0);
+	ck_assert_uint_ge(s.cap, 5000);
+	ck_assert_uint_eq(s.lids[2], 3);
+	ck_assert_uint_eq(s.lids[4999], 0);
+	/* past what a 32-bit count can index: refused, array unchanged */
+	uint16_t *before = s.lids;
+	ck_assert_int_eq(array_reserve(&s.lids, &s.cap, (uint64_t)UINT32_MAX + 2), -1);
+	ck_assert_ptr_eq(s.lids, before);
+	free(s.lids);
+}
+END_TEST
+
+START_TEST(u64map_matches_reference)
+{
+	enum { N = 20000 };
+	uint64_t *ref = calloc(N, sizeof(*ref)); /* ref[i]: key that maps to i, 0 = none */
+	struct u64map m = {0};
+	srand(7);
+	for (int round = 0; round < 60000; round++) {
+		uint32_t i = (uint32_t)rand() % N;
+		if (ref[i]) {
+			ck_assert_uint_eq(u64map_get(&m, ref[i]), i);
+			if (rand() & 1) {
+				u64map_del(&m, ref[i]);
+				ck_assert_uint_eq(u64map_get(&m, ref[i]), U64MAP_NONE);
+				ref[i] = 0;
+			}
+		} else {
+			/* GUID-like keys: a vendor prefix and a counter, the worst case for a
+			 * weak hash */
+			ref[i] = 0x0002c90300000000ull | ((uint64_t)i << 4) | 1;
+			ck_assert_uint_eq(u64map_get(&m, ref[i]), U64MAP_NONE);
+			ck_assert_int_eq(u64map_put(&m, ref[i], i), 0);
+		}
+	}
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		if (ref[i]) {
+			live++;
+			ck_assert_uint_eq(u64map_get(&m, ref[i]), i);
+		}
+	}
+	ck_assert_uint_eq(m.used, live);
+	ck_assert_int_eq(u64map_put(&m, ref[0] ? ref[0] : 5, 77), 0); /* overwrite */
+	ck_assert_uint_eq(u64map_get(&m, ref[0] ? ref[0] : 5), 77);
+	u64map_clear(&m);
+	ck_assert_uint_eq(m.used, 0);
+	ck_assert_uint_eq(u64map_get(&m, 5), U64MAP_NONE);
+	u64map_free(&m);
+	free(ref);
+	ck_assert_uint_ne(u64map_str_key(""), 0);
+	ck_assert_uint_ne(u64map_str_key("spine-1"), u64map_str_key("spine-2"));
+}
+END_TEST
+
+/* idxmap over an array of 16-byte keys (MGID-like), with swap-remove deletion as sa/mcast
+ * does it */
+struct key16 {
+	uint8_t b[16];
+};
+
+static bool eq16(const void *key, uint32_t idx, const void *ctx)
+{
+	const struct key16 *arr = ctx;
+	return !memcmp(key, arr[idx].b, 16);
+}
+
+static struct key16 mkkey(uint32_t n)
+{
+	struct key16 k = {{0xff, 0x12, 0x40, 0x1b}};
+	memcpy(&k.b[12], &n, 4);
+	return k;
+}
+
+START_TEST(idxmap_follows_swap_remove)
+{
+	enum { N = 5000 };
+	struct key16 *arr = calloc(N, sizeof(*arr));
+	uint32_t *name = calloc(N, sizeof(*name)); /* which n each slot holds */
+	uint32_t n = 0;
+	struct idxmap m = {0};
+	for (uint32_t i = 0; i < N; i++) {
+		arr[n] = mkkey(i);
+		name[n] = i;
+		ck_assert_int_eq(idxmap_add(&m, idxmap_hash_bytes(arr[n].b, 16), n), 0);
+		n++;
+	}
+	/* remove every third, moving the last element into the hole */
+	for (uint32_t i = 0; i < N; i += 3) {
+		struct key16 k = mkkey(i);
+		uint32_t h = idxmap_hash_bytes(k.b, 16);
+		uint32_t at = idxmap_find(&m, h, &k, eq16, arr);
+		ck_assert_uint_ne(at, IDXMAP_NONE);
+		ck_assert_uint_eq(name[at], i);
+		idxmap_del(&m, h, at);
+		n--;
+		if (at != n) {
+			idxmap_move(&m, idxmap_hash_bytes(arr[n].b, 16), n, at);
+			arr[at] = arr[n];
+			name[at] = name[n];
+		}
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		struct key16 k = mkkey(i);
+		uint32_t at = idxmap_find(&m, idxmap_hash_bytes(k.b, 16), &k, eq16, arr);
+		if (i % 3 == 0) {
+			ck_assert_uint_eq(at, IDXMAP_NONE);
+		} else {
+			ck_assert_uint_ne(at, IDXMAP_NONE);
+			ck_assert_uint_eq(name[at], i);
+		}
+	}
+	ck_assert_uint_eq(m.used, n);
+	idxmap_free(&m);
+	free(arr);
+	free(name);
+}
+END_TEST
+
+START_TEST(log_rl_bucket)
+{
+	struct log_rl rl = LOG_RL_INIT(3, 1000);
+	uint64_t held = 0, t = 1000000000ull, ms = 1000000ull;
+	for (int i = 0; i < 3; i++) {
+		ck_assert(log_rl_allow(&rl, t, &held));
+		ck_assert_uint_eq(held, 0);
+	}
+	/* the burst is spent: a storm within the interval is held back */
+	for (int i = 0; i < 50; i++)
+		ck_assert(!log_rl_allow(&rl, t + (uint64_t)i * ms, &held));
+	/* one interval later one line passes and tells how many were held */
+	ck_assert(log_rl_allow(&rl, t + 1000 * ms, &held));
+	ck_assert_uint_eq(held, 50);
+	ck_assert(!log_rl_allow(&rl, t + 1001 * ms, &held));
+	/* a long quiet spell refills the bucket, but no more than the burst */
+	for (int i = 0; i < 3; i++)
+		ck_assert(log_rl_allow(&rl, t + 100000 * ms, &held));
+	ck_assert(!log_rl_allow(&rl, t + 100000 * ms, &held));
+
+	/* the logging call itself: the held-back count reaches the line */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct log lg;
+	log_init(&lg);
+	lg.stream = f;
+	struct log_rl r2 = LOG_RL_INIT(2, 60000);
+	for (int i = 0; i < 100; i++)
+		log_rl(&lg, &r2, LOGL_WARN, "sa", "malformed request %d", i);
+	fclose(f);
+	int lines = 0;
+	for (char *p = buf; (p = strchr(p, '\n')); p++)
+		lines++;
+	ck_assert_int_eq(lines, 2); /* a storm of 100 makes two lines within a minute */
+	ck_assert_ptr_nonnull(strstr(buf, "malformed request 0"));
+	ck_assert_ptr_nonnull(strstr(buf, "malformed request 1"));
+	free(buf);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("containers");
+	TCase *tc = tcase_create("all");
+	tcase_add_test(tc, vec_grows_and_zero_fills);
+	tcase_add_test(tc, array_reserve_keeps_contents);
+	tcase_add_test(tc, u64map_matches_reference);
+	tcase_add_test(tc, idxmap_follows_swap_remove);
+	tcase_add_test(tc, log_rl_bucket);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
