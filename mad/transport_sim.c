@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -209,8 +210,24 @@ static int sim_flush(struct mad_transport *t)
 		m[i].msg_hdr.msg_iov = &iov[i];
 		m[i].msg_hdr.msg_iovlen = 1;
 	}
+	unsigned waits = 0;
 	while (done < s->tx_n) {
 		int n = sendmmsg(s->data_fd, m + done, s->tx_n - done, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && waits < 5) {
+			/* the simulator's socket takes a few datagrams at a time: wait for room,
+			 * as an HCA's send queue would hold them, rather than lose answers nobody
+			 * retries (SA responses, BUSY). A blocking send waits for the peer's queue
+			 * (poll does not see it); SO_SNDTIMEO bounds each wait. */
+			n = sendmmsg(s->data_fd, m + done, s->tx_n - done, 0);
+			if (n > 0) {
+				done += (unsigned)n;
+				continue;
+			}
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				waits++; /* a whole SO_SNDTIMEO without room */
+				continue;
+			}
+		}
 		if (n <= 0) {
 			/* the simulator's queue is full (or gone): the rest are lost MADs, as a
 			 * fabric loses them; requests are retried, clients ask again */
@@ -400,6 +417,13 @@ int mad_transport_open_sim(const struct mad_transport_opts *opts, struct mad_tra
 		snprintf(err, errlen, "sim: socket: %s", strerror(errno));
 		goto fail;
 	}
+	/* room for bursts (a few hundred RMPP windows at once): every datagram in the
+	 * simulator's queue counts against our send buffer; and a full simulator queue holds a
+	 * send back at most this long (sim_flush) */
+	int sndbuf = 4 << 20;
+	setsockopt(s->data_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	struct timeval sndtimeo = {.tv_sec = 0, .tv_usec = 100000};
+	setsockopt(s->data_fd, SOL_SOCKET, SO_SNDTIMEO, &sndtimeo, sizeof(sndtimeo));
 
 	union sim_sockaddr a;
 	socklen_t alen;

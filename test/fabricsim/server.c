@@ -23,6 +23,7 @@
 #include "agents.h"
 #include "mad/mad_header.h"
 #include "mad/mad_types.h"
+#include "util/vec.h"
 
 #define SIM_MAGIC     0xdeadbeefu
 #define CTL_SIZE      80
@@ -47,9 +48,22 @@ enum {
 	CTL_GET_PKEYS
 };
 
+struct mad_buf {
+	uint8_t b[REQ_SIZE];
+};
+
+/* A client's socket takes a few datagrams at a time (net.unix.max_dgram_qlen, 10 by
+ * default); what does not fit waits here, in order, until the socket drains, as a real
+ * HCA's queue pair holds what its consumer has not read yet. Bounded: beyond, MADs are
+ * dropped (and counted). */
+#define CLIENT_BACKLOG_MAX 65536
+
 struct client {
 	int fd;
 	ev_io io;
+	ev_io wio; /* writable again: flush the backlog */
+	VEC(struct mad_buf) backlog;
+	uint32_t backlog_head;
 	struct fs_server *s;
 	unsigned id;
 	bool used;
@@ -137,6 +151,13 @@ static uint16_t port_lid(const struct fabric *f, uint32_t p)
 
 /* ---- sending to clients, now or after the modelled delay ---- */
 
+static void backlog_clear(struct fs_server *s, struct client *c)
+{
+	ev_io_stop(s->loop, &c->wio);
+	vec_free(&c->backlog);
+	c->backlog_head = 0;
+}
+
 static void client_drop(struct fs_server *s, struct client *c)
 {
 	if (!c->used)
@@ -145,6 +166,37 @@ static void client_drop(struct fs_server *s, struct client *c)
 	         fs_node_of(s->f, c->port)->name);
 	c->used = false;
 	c->issm = false;
+	backlog_clear(s, c);
+}
+
+/* 1 sent, 0 the socket is full, -1 the client is gone or the MAD cannot go. */
+static int send_one(struct fs_server *s, struct client *c, const uint8_t *req)
+{
+	ssize_t n = send(c->fd, req, REQ_SIZE, MSG_DONTWAIT);
+	if (n == REQ_SIZE) {
+		s->st.mads_delivered++;
+		return 1;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS))
+		return 0;
+	if (n < 0 && (errno == ECONNREFUSED || errno == ENOTCONN))
+		client_drop(s, c);
+	return -1;
+}
+
+static void flush_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct client *c = (struct client *)((char *)w - offsetof(struct client, wio));
+	struct fs_server *s = c->s;
+	while (c->used && c->backlog_head < c->backlog.n) {
+		int r = send_one(s, c, c->backlog.v[c->backlog_head].b);
+		if (r == 0)
+			return; /* still full: wait for the next writable event */
+		c->backlog_head++;
+	}
+	backlog_clear(s, c);
 }
 
 static void send_now(struct fs_server *s, unsigned ci, const uint8_t *req)
@@ -152,13 +204,23 @@ static void send_now(struct fs_server *s, unsigned ci, const uint8_t *req)
 	struct client *c = &s->clients[ci];
 	if (!c->used)
 		return;
-	ssize_t n = send(c->fd, req, REQ_SIZE, MSG_DONTWAIT);
-	if (n < 0 && (errno == ECONNREFUSED || errno == ENOTCONN)) {
-		client_drop(s, c);
+	if (c->backlog_head == c->backlog.n && send_one(s, c, req) != 0)
+		return;
+	if (!c->used)
+		return;
+	/* full: keep it, in order behind what already waits */
+	if (c->backlog.n - c->backlog_head >= CLIENT_BACKLOG_MAX) {
+		s->st.lost++;
 		return;
 	}
-	if (n == REQ_SIZE)
-		s->st.mads_delivered++;
+	struct mad_buf *b = vec_push(&c->backlog);
+	if (!b) {
+		s->st.lost++;
+		return;
+	}
+	memcpy(b->b, req, REQ_SIZE);
+	if (!ev_is_active(&c->wio))
+		ev_io_start(s->loop, &c->wio);
 }
 
 static void heap_push(struct fs_server *s, const struct delayed *d)
@@ -784,6 +846,7 @@ struct fs_server *fs_server_new(struct ev_loop *loop, struct fabric *f,
 		setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		ev_io_init(&c->io, client_cb, c->fd, EV_READ);
+		ev_io_init(&c->wio, flush_cb, c->fd, EV_WRITE);
 		ev_io_start(loop, &c->io);
 	}
 	/* the admin socket is always a unix stream socket, "<name>:fabricsim" */
@@ -817,6 +880,7 @@ void fs_server_free(struct fs_server *s)
 	for (unsigned i = 0; s->clients && i < s->o.max_clients; i++) {
 		if (s->clients[i].fd > 0) {
 			ev_io_stop(s->loop, &s->clients[i].io);
+			backlog_clear(s, &s->clients[i]);
 			close(s->clients[i].fd);
 		}
 	}

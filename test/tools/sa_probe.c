@@ -68,44 +68,59 @@ static size_t request(uint8_t *buf, uint8_t method, uint16_t attr, uint64_t mask
 	return MAD_SIZE;
 }
 
+struct flood {
+	int n, answered, busy;
+	bool *seen;
+};
+
+/* Take what has arrived: the first MAD of each answer counts (the rest are resent segments
+ * of tables never acknowledged). */
+static void flood_drain(struct mad_transport *t, struct flood *f)
+{
+	uint8_t buf[MAD_SIZE];
+	struct mad_addr from;
+	size_t len;
+	unsigned flags;
+	while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0) {
+		uint64_t tid = mad_bits_get(buf, 64, 64) & 0xffffffffull;
+		int i = (int)(tid - 0x7000000ull);
+		if (i < 0 || i >= f->n || f->seen[i])
+			continue;
+		f->seen[i] = true;
+		if (mad_bits_get(buf, 32, 16) & MAD_STATUS_BUSY)
+			f->busy++;
+		else
+			f->answered++;
+	}
+}
+
 /* n GetTables of all NodeRecords at once, from a client that never acknowledges a segment:
- * the SA's transfers pile up. Prints "flood ANSWERED BUSY UNANSWERED". */
+ * the SA's transfers pile up. Prints "flood ANSWERED BUSY UNANSWERED". The probe reads
+ * between its sends: the SA's segments would otherwise fill its socket and push out the
+ * answers it counts. */
 static int flood(struct mad_transport *t, const struct mad_local_port *lp, int n)
 {
+	if (n < 1 || n > 100000)
+		return 2;
+	struct flood f = {.n = n, .seen = calloc((size_t)n, 1)};
+	if (!f.seen)
+		return 1;
 	uint8_t m[MAD_SIZE];
 	for (int i = 0; i < n; i++) {
 		request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
 		mad_bits_set(m, 64, 64, 0x7000000ull + (uint64_t)i); /* TID */
 		struct mad_addr to = {.lid = lp->sm_lid, .qpn = 1, .qkey = QP1_QKEY};
-		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN) {
+			flood_drain(t, &f);
 			usleep(1000);
-	}
-	if (n < 1 || n > 100000)
-		return 2;
-	bool *seen = calloc((size_t)n, 1);
-	if (!seen)
-		return 1;
-	int answered = 0, busy = 0;
-	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
-	while (answered + busy < n && poll(&p, 1, 3000) > 0) {
-		uint8_t buf[MAD_SIZE];
-		struct mad_addr from;
-		size_t len;
-		unsigned flags;
-		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0) {
-			uint64_t tid = mad_bits_get(buf, 64, 64) & 0xffffffffull;
-			int i = (int)(tid - 0x7000000ull);
-			if (i < 0 || i >= n || seen[i])
-				continue; /* a resent segment */
-			seen[i] = true;
-			if (mad_bits_get(buf, 32, 16) & MAD_STATUS_BUSY)
-				busy++;
-			else
-				answered++;
 		}
+		flood_drain(t, &f);
 	}
-	free(seen);
-	printf("flood %d %d %d\n", answered, busy, n - answered - busy);
+	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
+	while (f.answered + f.busy < n && poll(&p, 1, 3000) > 0)
+		flood_drain(t, &f);
+	free(f.seen);
+	printf("flood %d %d %d\n", f.answered, f.busy, n - f.answered - f.busy);
 	return 0;
 }
 
