@@ -40,20 +40,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
-	static struct sm sm;
-	if (sm_start(&sm, &cfg, &lg, loop, t, true) < 0)
+	struct sm *sm = sm_new(&cfg, &lg, loop, t, true);
+	struct sa *sa = sm ? sa_new(sm) : NULL;
+	if (!sa || sm_start(sm) < 0)
 		return 1;
 	ev_run(loop, 0);
-	if (!sm.up) {
+	if (!sm_status(sm).up) {
 		fprintf(stderr, "sa_path_inproc: the subnet did not come up\n");
 		return 1;
 	}
 	/* every endpoint LID */
-	const struct topo *tp = &sm.topo;
+	const struct topo *tp = sm_fabric(sm);
 	uint16_t *lids = malloc(sizeof(*lids) * tp->nports);
 	unsigned n = 0;
 	for (uint32_t p = 0; p < tp->nports; p++) {
-		const struct sm_port *port = &tp->ports[p];
+		const struct topo_port *port = &tp->ports[p];
 		if (tp->nodes[port->node].present && port->lid && !topo_is_switch(tp, port->node))
 			lids[n++] = port->lid;
 	}
@@ -61,20 +62,24 @@ int main(int argc, char **argv)
 	                         .stride = mad_sa_record_stride(&mad_path_record_layout)};
 	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
 	unsigned long answered = 0;
+	/* the SM's own tools' view: a trusted requester sees every path */
+	struct sa_req rq = {.sa = sa, .requester = TOPO_NONE, .trusted = true};
 	ev_tstamp start = ev_time();
 	for (unsigned long i = 0; i < count; i++) {
 		struct mad_path_record pr = {.slid = lids[i % n],
 		                             .dlid = lids[(i / n + 1 + i) % n]};
 		mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
 		out.n = 0;
-		if (!sa_paths(sm.sa, rec, PR_COMP_SLID | PR_COMP_DLID, false, &out) && out.n)
+		if (!sa_paths(&rq, rec, PR_COMP_SLID | PR_COMP_DLID, false, &out) && out.n)
 			answered++;
 	}
 	double secs = ev_time() - start;
 	printf("%lu %.3f %.0f\n", answered, secs, answered / secs);
 	sa_records_free(&out);
 	free(lids);
-	sm_stop(&sm);
+	sm_stop(sm);
+	sa_free(sa);
+	sm_free(sm);
 	mad_transport_close(t);
 	config_free(&cfg);
 	char cmd[300];

@@ -48,7 +48,7 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 	local d="$WORK/ibsmd"
 	rm -rf "$d" && mkdir -p "$d"
-	(cd "$d" && /usr/bin/time -f "%e %M" -o "$d/time" timeout 1800 "$BUILD/sm/ibsmd" \
+	(cd "$d" && /usr/bin/time -f "%e %M" -o "$d/time" timeout 1800 "$BUILD/daemon/ibsmd" \
 		--transport sim --once --state-dir "$d/state" --routing-engine "$1" \
 		>"$d/out" 2>"$d/log") || true
 	if grep -q "^subnet up" "$d/out"; then

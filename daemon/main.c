@@ -1,4 +1,5 @@
-/* ibsmd: the InfiniBand subnet manager daemon. */
+/* ibsmd: the InfiniBand subnet manager daemon. main owns everything: it creates the SM and
+ * the SA and wires the SA in as the SM's listener; the SM knows nothing of the SA. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 
 #include "config/config.h"
 #include "routing/engine.h"
+#include "sa/sa.h"
 #include "sm/sm.h"
 
 static void usage(FILE *out)
@@ -46,7 +48,7 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct sm *sm = w->data;
-	log_notice(sm->log, "sm", "SIGHUP: rediscovering the fabric");
+	log_notice(sm_log(sm), "sm", "SIGHUP: rediscovering the fabric");
 	sm_request_sweep(sm, NULL, 0);
 }
 
@@ -173,9 +175,17 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
-	static struct sm sm; /* large, and lives as long as main */
-	if (sm_start(&sm, &cfg, &lg, loop, t, once) < 0) {
+	struct sm *sm = sm_new(&cfg, &lg, loop, t, once);
+	struct sa *sa = sm ? sa_new(sm) : NULL;
+	if (sa) {
+		struct sm_listener hooks = sa_listener(sa);
+		sm_set_listener(sm, &hooks);
+	}
+	if (!sa || sm_start(sm) < 0) {
 		fprintf(stderr, "ibsmd: cannot start the SM\n");
+		sm_stop(sm);
+		sa_free(sa);
+		sm_free(sm);
 		mad_transport_close(t);
 		config_free(&cfg);
 		return 1;
@@ -184,7 +194,7 @@ int main(int argc, char **argv)
 	ev_signal_init(&sigint, stop_cb, SIGINT);
 	ev_signal_init(&sigterm, stop_cb, SIGTERM);
 	ev_signal_init(&sighup, hup_cb, SIGHUP);
-	sighup.data = &sm;
+	sighup.data = sm;
 	ev_signal_start(loop, &sigint);
 	ev_signal_start(loop, &sigterm);
 	ev_signal_start(loop, &sighup);
@@ -195,20 +205,25 @@ int main(int argc, char **argv)
 
 	int rc = 0;
 	if (once) {
-		const struct sm_counts *c = &sm.counts;
-		if (sm.up && !sm.exit_code) {
+		struct sm_status st = sm_status(sm);
+		const struct sm_counts *c = &st.counts;
+		if (st.up && !st.exit_code) {
 			printf("subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, %u "
 			       "LIDs, routed by %s in %.3f s (total %.3f s)\n",
 			       c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
-			       sm.engine ? sm.engine->name : "-", sm.times.route, sm.times.total);
+			       st.engine, st.times.route, st.times.total);
 		} else {
 			printf("subnet not up: %s\n",
-			       sm.exit_reason[0] ? sm.exit_reason : "unknown");
+			       st.exit_reason[0] ? st.exit_reason : "unknown");
 			rc = 1;
 		}
 	}
 	sd_notify(0, "STOPPING=1");
-	sm_stop(&sm);
+	/* in this order: transactions end while the SA their callbacks use is there */
+	sm_stop(sm);
+	sm_set_listener(sm, NULL);
+	sa_free(sa);
+	sm_free(sm);
 	mad_transport_close(t);
 	config_free(&cfg);
 	return rc;

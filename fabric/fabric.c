@@ -1,17 +1,19 @@
-#include "sm/topology.h"
+#include "fabric/fabric.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/vec.h"
+
 int topo_init(struct topo *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->sm_node = t->sm_port = SM_NONE;
-	t->lid_port = malloc(sizeof(uint32_t) * SM_LID_COUNT);
+	t->sm_node = t->sm_port = TOPO_NONE;
+	t->lid_port = malloc(sizeof(uint32_t) * TOPO_LID_COUNT);
 	if (!t->lid_port)
 		return -1;
-	for (uint32_t i = 0; i < SM_LID_COUNT; i++)
-		t->lid_port[i] = SM_NONE;
+	for (uint32_t i = 0; i < TOPO_LID_COUNT; i++)
+		t->lid_port[i] = TOPO_NONE;
 	return 0;
 }
 
@@ -31,55 +33,42 @@ void topo_free(struct topo *t)
 	free(t->lid_port);
 	free(t->vlarb);
 	free(t->sl2vl);
+	free(t->pkeys);
+	vec_free(&t->aliases);
+	u64map_free(&t->alias_by_guid);
+	u64map_free(&t->alias_by_slot);
 	u64map_free(&t->by_guid);
 	u64map_free(&t->by_port_guid);
 	memset(t, 0, sizeof(*t));
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	uint32_t ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, (size_t)ncap * elem);
-	if (!n)
-		return -1;
-	memset((char *)n + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 uint32_t topo_add_node(struct topo *t, const struct mad_node_info *ni)
 {
-	if (grow((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0 ||
-	    grow((void **)&t->ports, &t->ports_cap, t->nports + ni->num_ports + 1u,
-	         sizeof(*t->ports)) < 0)
-		return SM_NONE;
+	if (array_reserve(&t->nodes, &t->nodes_cap, t->nnodes + 1ull) < 0 ||
+	    array_reserve(&t->ports, &t->ports_cap, t->nports + ni->num_ports + 1ull) < 0)
+		return TOPO_NONE;
 	uint32_t n = t->nnodes;
-	struct sm_node *node = &t->nodes[n];
+	struct topo_node *node = &t->nodes[n];
 	memset(node, 0, sizeof(*node));
 	node->type = ni->node_type;
 	node->nports = ni->num_ports;
 	node->guid = ni->node_guid;
 	node->ni = *ni;
 	node->first_port = t->nports;
-	node->sw = SM_NONE;
+	node->sw = TOPO_NONE;
 	for (unsigned p = 0; p <= ni->num_ports; p++) {
-		struct sm_port *port = &t->ports[t->nports + p];
+		struct topo_port *port = &t->ports[t->nports + p];
 		memset(port, 0, sizeof(*port));
 		port->node = n;
 		port->num = (uint8_t)p;
-		port->peer = SM_NONE;
+		port->peer = TOPO_NONE;
 		port->sl2vl = TOPO_SL2VL_UNKNOWN;
 		if (ni->node_type == NODE_TYPE_SWITCH)
 			port->guid = ni->port_guid;
 	}
 	if (ni->node_type == NODE_TYPE_SWITCH) {
-		if (grow((void **)&t->sws, &t->sws_cap, t->nsws + 1, sizeof(*t->sws)) < 0)
-			return SM_NONE;
+		if (array_reserve(&t->sws, &t->sws_cap, t->nsws + 1ull) < 0)
+			return TOPO_NONE;
 		memset(&t->sws[t->nsws], 0, sizeof(t->sws[t->nsws]));
 		t->sws[t->nsws].node = n;
 		node->sw = t->nsws++;
@@ -87,7 +76,7 @@ uint32_t topo_add_node(struct topo *t, const struct mad_node_info *ni)
 	t->nports += ni->num_ports + 1u;
 	t->nnodes++;
 	if (u64map_put(&t->by_guid, ni->node_guid, n) < 0)
-		return SM_NONE;
+		return TOPO_NONE;
 	return n;
 }
 
@@ -104,14 +93,14 @@ void topo_link(struct topo *t, uint32_t a, uint32_t b)
 void topo_unlink(struct topo *t, uint32_t a)
 {
 	uint32_t b = t->ports[a].peer;
-	if (b != SM_NONE && t->ports[b].peer == a)
-		t->ports[b].peer = SM_NONE;
-	t->ports[a].peer = SM_NONE;
+	if (b != TOPO_NONE && t->ports[b].peer == a)
+		t->ports[b].peer = TOPO_NONE;
+	t->ports[a].peer = TOPO_NONE;
 }
 
 uint32_t topo_update_paths(struct topo *t)
 {
-	if (t->sm_node == SM_NONE)
+	if (t->sm_node == TOPO_NONE)
 		return 0;
 	uint32_t *queue = malloc(sizeof(uint32_t) * (t->nnodes + 1));
 	bool *reached = calloc(t->nnodes + 1, sizeof(bool));
@@ -121,13 +110,13 @@ uint32_t topo_update_paths(struct topo *t)
 		return 0;
 	}
 	uint32_t head = 0, tail = 0;
-	struct sm_node *root = &t->nodes[t->sm_node];
+	struct topo_node *root = &t->nodes[t->sm_node];
 	root->hops = 0;
 	reached[t->sm_node] = true;
 	queue[tail++] = t->sm_node;
 	while (head < tail) {
 		uint32_t n = queue[head++];
-		struct sm_node *node = &t->nodes[n];
+		struct topo_node *node = &t->nodes[n];
 		/* only switches forward, and the SM's own CA sends out of its own port */
 		bool sm_ca = n == t->sm_node && !topo_is_switch(t, n);
 		if (!topo_is_switch(t, n) && !sm_ca)
@@ -139,13 +128,13 @@ uint32_t topo_update_paths(struct topo *t)
 			if (sm_ca && pi != t->sm_port)
 				continue;
 			uint32_t peer = t->ports[pi].peer;
-			if (peer == SM_NONE)
+			if (peer == TOPO_NONE)
 				continue;
 			uint32_t m = t->ports[peer].node;
 			if (reached[m])
 				continue;
 			reached[m] = true;
-			struct sm_node *next = &t->nodes[m];
+			struct topo_node *next = &t->nodes[m];
 			memcpy(next->path, node->path, node->hops + 1u);
 			next->hops = (uint8_t)(node->hops + 1);
 			next->path[next->hops] = (uint8_t)p;
@@ -154,7 +143,7 @@ uint32_t topo_update_paths(struct topo *t)
 	}
 	uint32_t lost = 0;
 	for (uint32_t n = 0; n < t->nnodes; n++) {
-		struct sm_node *node = &t->nodes[n];
+		struct topo_node *node = &t->nodes[n];
 		if (reached[n]) {
 			node->present = true;
 			continue;
@@ -172,14 +161,14 @@ uint32_t topo_update_paths(struct topo *t)
 
 void topo_rebuild_lids(struct topo *t)
 {
-	for (uint32_t i = 0; i < SM_LID_COUNT; i++)
-		t->lid_port[i] = SM_NONE;
+	for (uint32_t i = 0; i < TOPO_LID_COUNT; i++)
+		t->lid_port[i] = TOPO_NONE;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
+		const struct topo_port *port = &t->ports[p];
 		if (!port->lid || !t->nodes[port->node].present)
 			continue;
-		for (uint32_t l = port->lid; l < port->lid + (1u << port->lmc) && l < SM_LID_COUNT;
-		     l++)
+		for (uint32_t l = port->lid;
+		     l < port->lid + (1u << port->lmc) && l < TOPO_LID_COUNT; l++)
 			t->lid_port[l] = p;
 	}
 }

@@ -1,25 +1,32 @@
-/* The SM's picture of the fabric: nodes, ports and switches in flat arrays indexed by small
- * integers, links as port-to-port indexes, GUID hash maps, a LID table. Discovery fills it,
- * light sweeps update it in place, routing engines read it. Every node keeps its slots:
- * port p of node n is ports[n.first_port + p] for p in 0..nports (a CA's slot 0 is unused). */
-#ifndef IBSMD_SM_TOPOLOGY_H
-#define IBSMD_SM_TOPOLOGY_H
+/* The fabric model: the one picture of the subnet that routing, the SM and the SA share.
+ * Nodes, ports and switches in flat arrays indexed by small integers, links as port-to-port
+ * indexes, GUID hash maps, a LID table, each port's P_Keys as the partition policy gives
+ * them, the tables as programmed. The SM's discovery fills it and light sweeps update it in
+ * place; routing engines write the switches' wanted LFTs; the SA reads it. Every node keeps
+ * its slots: port p of node n is ports[n.first_port + p] for p in 0..nports (a CA's slot 0
+ * is unused).
+ *
+ * It sits below routing/, sm/ and sa/ and calls none of them. */
+#ifndef IBSMD_FABRIC_FABRIC_H
+#define IBSMD_FABRIC_FABRIC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "mad/mad_types.h"
+#include "config/config.h"
 #include "mad/smp_attrs.h"
 #include "util/u64map.h"
+#include "util/vec.h"
 
-#define SM_NONE      UINT32_MAX
-#define SM_LID_COUNT 0xc000 /* unicast LIDs 1..0xbfff */
+#define TOPO_NONE      UINT32_MAX
+#define TOPO_LID_COUNT 0xc000 /* unicast LIDs 1..0xbfff */
 
-struct sm_port {
+struct topo_port {
 	uint32_t node;
 	uint8_t num;
 	bool known;    /* PortInfo read at least once */
-	uint32_t peer; /* port index at the other end, SM_NONE if none known */
+	uint32_t peer; /* port index at the other end, TOPO_NONE if none known */
 	uint64_t guid;
 	struct mad_port_info pi; /* as last read or set */
 	uint16_t lid;            /* assigned base LID (CA ports and switch port 0), 0 if none */
@@ -32,6 +39,10 @@ struct sm_port {
 	uint8_t refused;
 	/* a switch port's P_Key table as last set (a hash of it, 0: not set) */
 	uint32_t pkey_sig;
+	/* the P_Keys the partition policy gives the port (topo_pkeys_update): npkeys keys at
+	 * topo.pkeys[pkey_at], the default partition first */
+	uint32_t pkey_at;
+	uint8_t npkeys;
 };
 
 #define TOPO_SL2VL_UNKNOWN UINT64_MAX
@@ -39,20 +50,20 @@ struct sm_port {
 #define TOPO_REFUSED_VLARB 2
 #define TOPO_REFUSED_PKEYS 4 /* a switch port's P_Key table */
 
-struct sm_node {
+struct topo_node {
 	uint8_t type, nports;
 	bool present; /* reachable in the last sweep */
 	uint64_t guid;
 	struct mad_node_info ni;
 	char desc[65];
 	uint32_t first_port;
-	uint32_t sw;      /* index into topo.sws, SM_NONE for CAs */
+	uint32_t sw;      /* index into topo.sws, TOPO_NONE for CAs */
 	uint8_t path[64]; /* directed route from the SM's port: path[1..hops] */
 	uint8_t hops;
 	uint32_t seen; /* the sweep that last reached it */
 };
 
-struct sm_switch {
+struct topo_switch {
 	uint32_t node;
 	struct mad_switch_info si;
 	uint8_t *lft;    /* what routing wants, lft_size entries, 0xff = none */
@@ -70,12 +81,19 @@ struct sm_switch {
 	uint16_t *sl2vl;
 };
 
+/* An alias GUID (IBA 15.2.5.18): an extra GUID at an index of a port's GUIDInfo table. */
+struct topo_alias {
+	uint64_t guid, port_guid;
+	uint32_t port;
+	uint16_t index; /* block * 8 + entry */
+};
+
 struct topo {
-	struct sm_node *nodes;
+	struct topo_node *nodes;
 	uint32_t nnodes, nodes_cap;
-	struct sm_port *ports;
+	struct topo_port *ports;
 	uint32_t nports, ports_cap;
-	struct sm_switch *sws;
+	struct topo_switch *sws;
 	uint32_t nsws, sws_cap;
 	struct u64map by_guid;      /* node GUID -> node */
 	struct u64map by_port_guid; /* CA port GUID -> port */
@@ -90,16 +108,31 @@ struct topo {
 	uint64_t *sl2vl;
 	uint32_t nsl2vl, sl2vl_cap;
 	uint32_t sweep;
+	/* the ports' P_Keys, materialised once per sweep from the partition policy */
+	uint16_t *pkeys;
+	uint32_t npkeys, pkeys_cap;
+	/* readers' view of change: generation counts the times the model was completed (a
+	 * sweep ended); while stable is false the SM is changing it (tables, links, LIDs), so
+	 * nothing derived from it should be kept */
+	uint64_t generation;
+	bool stable;
+	/* alias GUIDs: model state the SA edits and the SM writes into the ports */
+	VEC(struct topo_alias) aliases;
+	struct u64map alias_by_guid; /* alias GUID -> aliases index */
+	struct u64map alias_by_slot; /* (port + 1) << 16 | index -> aliases index */
+	uint64_t alias_changes;      /* counts adds and removals (for whoever saves them) */
 };
+
+#define TOPO_MAX_PKEYS 32 /* P_Keys per port the model keeps */
 
 int topo_init(struct topo *t);
 void topo_free(struct topo *t);
 
-/* Add a node (all ports unlinked). SM_NONE when out of memory. */
+/* Add a node (all ports unlinked). TOPO_NONE when out of memory. */
 uint32_t topo_add_node(struct topo *t, const struct mad_node_info *ni);
 static inline uint32_t topo_port(const struct topo *t, uint32_t node, unsigned num)
 {
-	return num <= t->nodes[node].nports ? t->nodes[node].first_port + num : SM_NONE;
+	return num <= t->nodes[node].nports ? t->nodes[node].first_port + num : TOPO_NONE;
 }
 static inline bool topo_is_switch(const struct topo *t, uint32_t node)
 {
@@ -130,10 +163,123 @@ uint32_t topo_update_paths(struct topo *t);
 /* The LID table, rebuilt from the ports' assigned LIDs. */
 void topo_rebuild_lids(struct topo *t);
 
+/* ---- port predicates: the one definition of each ---- */
+
 /* Is the port's physical link up (Init, Armed or Active)? */
-static inline bool topo_port_up(const struct sm_port *p)
+static inline bool topo_port_up(const struct topo_port *p)
 {
 	return p->known && p->pi.port_state >= PORT_STATE_INIT;
+}
+
+/* A port of a node the last sweep reached, whose PortInfo the SM has read. */
+static inline bool topo_port_seen(const struct topo *t, uint32_t p)
+{
+	return t->nodes[t->ports[p].node].present && t->ports[p].known;
+}
+
+/* A seen physical port with a link to a known peer. */
+static inline bool topo_port_linked(const struct topo *t, uint32_t p)
+{
+	return topo_port_seen(t, p) && t->ports[p].num != 0 && t->ports[p].peer != TOPO_NONE;
+}
+
+/* An endpoint: what a LID addresses. A switch's port 0, or a CA port that is linked (or is
+ * the SM's own). These get LIDs. */
+static inline bool topo_port_endpoint(const struct topo *t, uint32_t p)
+{
+	if (!topo_port_seen(t, p))
+		return false;
+	if (topo_is_switch(t, t->ports[p].node))
+		return t->ports[p].num == 0;
+	return t->ports[p].num != 0 && (t->ports[p].peer != TOPO_NONE || p == t->sm_port);
+}
+
+/* An endpoint in service: it has a LID and, a CA port, an ACTIVE link (IBA's "in service"
+ * for traps 64/65 and the SA's subscribers). */
+static inline bool topo_port_in_service(const struct topo *t, uint32_t p)
+{
+	if (!topo_port_endpoint(t, p) || !t->ports[p].lid)
+		return false;
+	return topo_is_switch(t, t->ports[p].node) ||
+	       (t->ports[p].peer != TOPO_NONE && t->ports[p].pi.port_state == PORT_STATE_ACTIVE);
+}
+
+/* A port the SM configures: a switch's port 0, or a linked port whose link is up. */
+static inline bool topo_port_managed(const struct topo *t, uint32_t p)
+{
+	if (topo_is_switch(t, t->ports[p].node) && t->ports[p].num == 0)
+		return topo_port_seen(t, p);
+	return topo_port_linked(t, p) && topo_port_up(&t->ports[p]);
+}
+
+/* A managed link port that should be ACTIVE and is not. */
+static inline bool topo_port_should_be_active(const struct topo *t, uint32_t p)
+{
+	return topo_port_linked(t, p) && t->ports[p].pi.port_state != PORT_STATE_ACTIVE;
+}
+
+/* ---- partitions (fabric/partitions.c) ---- */
+
+/* Each port's P_Keys from the partition policy: a CA port gets the default partition first
+ * (full, or limited when the policy limits it; the SM's own port stays full), then every
+ * partition it belongs to in the policy's order; a switch's port 0 the default, full.
+ * Once per sweep, after discovery, and after the policy changes. 0, or -1 out of memory. */
+int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg);
+/* The port's P_Keys (count in *n). */
+static inline const uint16_t *topo_port_pkeys(const struct topo *t, uint32_t p, unsigned *n)
+{
+	*n = t->ports[p].npkeys;
+	return t->pkeys ? t->pkeys + t->ports[p].pkey_at : NULL;
+}
+/* Is the port a member of the partition (*full: as a full member)? */
+bool topo_port_has_pkey(const struct topo *t, uint32_t p, uint16_t pkey, bool *full);
+/* The first partition two ports share with one of them a full member (membership bit set),
+ * 0 if none: what lets them talk. */
+uint16_t topo_shared_pkey(const struct topo *t, uint32_t a, uint32_t b);
+/* The P_Keys a switch's external port holds when it faces a CA port with a LID (that port's
+ * own, which the switch then enforces); the count, 0 when it does not face one or the keys
+ * do not fit the switch's PartitionEnforcementCap (no enforcement there). */
+unsigned topo_switch_port_pkeys(const struct topo *t, uint32_t port, uint16_t *pk, unsigned cap);
+
+/* ---- alias GUIDs (fabric/aliases.c) ---- */
+
+#define TOPO_MAX_ALIASES 65536
+
+/* The alias at an index of a port's GUIDInfo table (0: none); the port an alias names
+ * (TOPO_NONE: none). */
+uint64_t topo_alias_at(const struct topo *t, uint32_t port, unsigned index);
+uint32_t topo_alias_port(const struct topo *t, uint64_t guid);
+/* Is the GUID free: no port, node or alias uses it? */
+bool topo_guid_free(const struct topo *t, uint64_t guid);
+/* 0, or -1 (out of memory, TOPO_MAX_ALIASES reached). The slot must be free. */
+int topo_alias_add(struct topo *t, uint32_t port, unsigned index, uint64_t guid);
+void topo_alias_del(struct topo *t, uint64_t guid);
+/* After discovery: aliases follow their port's index, and go with a port that left. The
+ * number removed. */
+uint32_t topo_aliases_follow(struct topo *t);
+/* GUIDInfo block b of a port as it should read: the port GUID at index 0, aliases. */
+void topo_guid_info_block(const struct topo *t, uint32_t port, unsigned b, struct mad_guid_info *g);
+
+/* ---- tables as programmed (fabric/tables.c) ---- */
+
+/* Forget the VL and P_Key tables a node's ports hold (it was reset or came back after an
+ * absence): they are sent again. */
+void topo_forget_tables(struct topo *t, uint32_t node);
+/* The index + 1 of a VL arbitration block in topo.vlarb, added if new; 0 when out of room. */
+uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl);
+/* ... and of an SL-to-VL table in topo.sl2vl. */
+uint16_t topo_sl2vl_intern(struct topo *t, uint64_t v);
+/* A switch's SL-to-VL table for in -> out (np: ports + 1), TOPO_SL2VL_UNKNOWN if not known. */
+uint64_t topo_switch_sl2vl(const struct topo *t, const struct topo_switch *sw, unsigned np,
+                           unsigned in, unsigned out);
+/* The SL-to-VL table of output port `port` for packets that came in by port number `in`
+ * (CA ports: in is ignored), SL0 in the top nibble; 0 when the SM has not set it. */
+uint64_t topo_sl2vl_of(const struct topo *t, uint32_t port, unsigned in);
+/* The output port a switch's LFT sends dlid by, as programmed (0xff: none or unknown). */
+static inline uint8_t topo_lft_hw(const struct topo *t, uint32_t sw, uint16_t dlid)
+{
+	const struct topo_switch *s = &t->sws[sw];
+	return s->lft_hw && dlid < s->lft_hw_size ? s->lft_hw[dlid] : 0xff;
 }
 
 #endif

@@ -417,16 +417,8 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 	return d;
 }
 
-void mad_dispatcher_free(struct mad_dispatcher *d)
+void mad_dispatcher_cancel_all(struct mad_dispatcher *d)
 {
-	if (!d)
-		return;
-	ev_io_stop(d->loop, &d->io);
-	if (d->t->ops->flush) {
-		mad_transport_flush(d->t);
-		ev_prepare_stop(d->loop, &d->flush);
-		d->t->batch = false;
-	}
 	rmpp_free_all(d);
 	/* End every transaction once, in flight or queued. */
 	for (uint32_t i = 0; i < d->ntxn; i++) {
@@ -440,6 +432,19 @@ void mad_dispatcher_free(struct mad_dispatcher *d)
 		if (cb)
 			cb(d, &res, t->ctx);
 	}
+}
+
+void mad_dispatcher_free(struct mad_dispatcher *d)
+{
+	if (!d)
+		return;
+	ev_io_stop(d->loop, &d->io);
+	if (d->t->ops->flush) {
+		mad_transport_flush(d->t);
+		ev_prepare_stop(d->loop, &d->flush);
+		d->t->batch = false;
+	}
+	mad_dispatcher_cancel_all(d);
 	for (uint32_t i = 0; i < d->nchunks; i++)
 		free(d->chunks[i]);
 	free(d->chunks);

@@ -87,6 +87,10 @@ typedef void (*mad_request_fn)(struct mad_dispatcher *d, const struct mad_addr *
 struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_transport *t,
                                           const struct mad_dispatcher_opts *opts);
 /* Ends every transaction with -ECANCELED and frees everything. */
+/* End every transaction, in flight or queued, and every RMPP session: callbacks run with
+ * -ECANCELED (so their owners free what they hold) while the caller's state is still there.
+ * At shutdown, before the owners go; the dispatcher is then only good for freeing. */
+void mad_dispatcher_cancel_all(struct mad_dispatcher *d);
 void mad_dispatcher_free(struct mad_dispatcher *d);
 
 /* Queue a request. 0, or -EINVAL/-EMSGSIZE/-ENOMEM (the callback is then not called). */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
-#include "sm/topology.h"
+#include "fabric/fabric.h"
 #include "util/log.h"
 
 #define RT_INF UINT16_MAX

@@ -21,13 +21,13 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 
 	/* count, then fill (CSR) */
 	for (uint32_t s = 0; s < ns; s++) {
-		const struct sm_node *n = &t->nodes[t->sws[s].node];
+		const struct topo_node *n = &t->nodes[t->sws[s].node];
 		ctx->port_base[s + 1] = ctx->port_base[s] + n->nports + 1u;
 		if (!n->present)
 			continue;
 		for (unsigned p = 1; p <= n->nports; p++) {
 			uint32_t peer = t->ports[n->first_port + p].peer;
-			if (peer == SM_NONE)
+			if (peer == TOPO_NONE)
 				continue;
 			uint32_t pn = t->ports[peer].node;
 			if (topo_is_switch(t, pn))
@@ -48,18 +48,18 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 	if (!ctx->adj || !ctx->dst || !ctx->load)
 		return -1;
 	for (uint32_t s = 0; s < ns; s++) {
-		const struct sm_node *n = &t->nodes[t->sws[s].node];
+		const struct topo_node *n = &t->nodes[t->sws[s].node];
 		uint32_t ea = ctx->adj_start[s], da = ctx->dst_start[s];
 		if (!n->present)
 			continue;
-		const struct sm_port *p0 = &t->ports[n->first_port];
+		const struct topo_port *p0 = &t->ports[n->first_port];
 		for (uint32_t l = p0->lid; p0->lid && l < p0->lid + (1u << p0->lmc); l++)
 			ctx->dst[da++] = (struct rt_dest){.lid = (uint16_t)l, .port = 0};
 		for (unsigned p = 1; p <= n->nports; p++) {
 			uint32_t peer = t->ports[n->first_port + p].peer;
-			if (peer == SM_NONE)
+			if (peer == TOPO_NONE)
 				continue;
-			const struct sm_port *pp = &t->ports[peer];
+			const struct topo_port *pp = &t->ports[peer];
 			if (topo_is_switch(t, pp->node)) {
 				ctx->adj[ea++] = (struct rt_edge){.to = t->nodes[pp->node].sw,
 				                                  .port = (uint8_t)p};
@@ -76,7 +76,7 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 	/* fresh LFTs, sized to the highest LID */
 	uint32_t size = ((uint32_t)ctx->max_lid / 64 + 1) * 64;
 	for (uint32_t s = 0; s < ns; s++) {
-		struct sm_switch *sw = &t->sws[s];
+		struct topo_switch *sw = &t->sws[s];
 		if (sw->lft_size != size) {
 			uint8_t *nl = realloc(sw->lft, size);
 			if (!nl)
@@ -124,7 +124,7 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 {
 	if (!ncand)
 		return;
-	const struct sm_switch *sw = &ctx->t->sws[s];
+	const struct topo_switch *sw = &ctx->t->sws[s];
 	uint8_t *lft = sw->lft;
 	uint32_t *load = ctx->load + ctx->port_base[s];
 	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {

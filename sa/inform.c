@@ -33,17 +33,18 @@ static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inf
 	       s->info.lid_range_end == i->lid_range_end;
 }
 
-uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
+uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
                        uint8_t *answer)
 {
+	struct sa *sa = rq->sa;
 	struct mad_inform_info in;
 	if (mad_inform_info_decode(req, MAD_SA_DATA_SIZE, &in, NULL) < 0 || in.subscribe > 1)
 		return MAD_STATUS_SA_REQ_INVALID;
-	if (sa->requester == SM_NONE)
+	if (rq->requester == TOPO_NONE)
 		return MAD_STATUS_SA_REQ_DENIED; /* Reports need a port to go to */
 	/* security traps (bad M_Key, P_Key, Q_Key, switch P_Key) only for trusted requesters */
 	if (in.subscribe && in.is_generic && in.trap_number >= 256 && in.trap_number <= 259 &&
-	    !sa->trusted)
+	    !rq->trusted)
 		return MAD_STATUS_SA_REQ_INVALID;
 	/* Reports go to the QP the subscription came from (as OpenSM keeps it); an
 	 * unsubscription names that QP in the record */
@@ -54,7 +55,7 @@ uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, cons
 		return MAD_STATUS_SA_REQ_INVALID;
 	uint32_t at = UINT32_MAX;
 	for (uint32_t i = 0; i < sa->nsubs; i++)
-		if (same_sub(&sa->subs[i], sa->requester, &in))
+		if (same_sub(&sa->subs[i], rq->requester, &in))
 			at = i;
 	if (in.subscribe) {
 		if (at == UINT32_MAX) {
@@ -70,24 +71,28 @@ uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, cons
 			}
 			at = sa->nsubs++;
 		}
-		sa->subs[at] = (struct sa_sub){.port = sa->requester, .info = in};
-		log_info(sa->sm->log, "sa", "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn,
+		sa->subs[at] = (struct sa_sub){.port = rq->requester, .info = in};
+		log_info(sa->log, "sa", "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn,
 		         in.trap_number);
 	} else {
 		if (at == UINT32_MAX)
 			return MAD_STATUS_SA_REQ_INVALID; /* no such subscription */
 		sa->subs[at] = sa->subs[--sa->nsubs];
-		log_info(sa->sm->log, "sa", "LID %u QPN %u unsubscribed from trap %u", from_lid,
-		         in.qpn, in.trap_number);
+		log_info(sa->log, "sa", "LID %u QPN %u unsubscribed from trap %u", from_lid, in.qpn,
+		         in.trap_number);
 	}
 	mad_inform_info_encode(&in, answer, MAD_SA_DATA_SIZE, NULL);
 	sa_state_changed(sa);
 	return 0;
 }
 
-void sa_build_inform_records(struct sa *sa, struct sa_records *out)
+void sa_build_inform_records(const struct sa_req *rq, struct sa_records *out)
 {
+	const struct sa *sa = rq->sa;
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
+		/* another tenant's subscriptions name its ports: not shown */
+		if (!sa_visible(rq, sa->subs[i].port))
+			continue;
 		struct mad_inform_info_record r = {.subscriber_enum = (uint16_t)i,
 		                                   .info = sa->subs[i].info};
 		sa_port_gid(sa, sa->subs[i].port, r.subscriber_gid);
@@ -103,7 +108,7 @@ static void on_report_answered(struct mad_dispatcher *d, const struct mad_result
 	struct sa *sa = ctx;
 	if (r->error) {
 		sa->st.reports_lost++;
-		log_info(sa->sm->log, "sa",
+		log_info(sa->log, "sa",
 		         "Report to LID %u QPN %u not acknowledged: the subscriber may be gone",
 		         r->from.lid, r->from.qpn);
 	}
@@ -127,9 +132,9 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, const struct mad_
 	if (memcmp(i->gid, zero, 16))
 		return !memcmp(i->gid, gid, 16);
 	if (i->lid_range_begin != ALL_16) {
-		if (port == SM_NONE)
+		if (port == TOPO_NONE)
 			return false; /* a group's trap has no LID to range over */
-		uint16_t lid = sa->sm->topo.ports[port].lid;
+		uint16_t lid = sa->t->ports[port].lid;
 		uint16_t end = i->lid_range_end ? i->lid_range_end : i->lid_range_begin;
 		return lid >= i->lid_range_begin && lid <= end;
 	}
@@ -139,7 +144,7 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, const struct mad_
 /* A notice as a Report to every subscriber that asked for it. */
 static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, const uint8_t *gid)
 {
-	const struct topo *t = &sa->sm->topo;
+	const struct topo *t = sa->t;
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		const struct sa_sub *s = &sa->subs[i];
 		if (!wants(sa, s, n, port, gid))
@@ -157,25 +162,25 @@ static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, co
 		    .cb = on_report_answered,
 		    .ctx = sa,
 		};
-		if (mad_dispatcher_send(sa->sm->d, &rq) == 0)
+		if (mad_dispatcher_send(sa->d, &rq) == 0)
 			sa->st.reports_sent++;
 	}
 }
 
 /* Reports of a trap about a GID (a port's for 64/65, a group's MGID for 66/67; port is
- * SM_NONE for those) to every subscriber that asked. */
+ * TOPO_NONE for those) to every subscriber that asked. */
 static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint32_t port)
 {
-	const struct topo *t = &sa->sm->topo;
+	const struct topo *t = sa->t;
 	struct mad_notice n = {
 	    .is_generic = 1,
 	    .type = NOTICE_TYPE_INFO,
 	    .producer_type = PRODUCER_SM,
 	    .trap_number = trap,
-	    .issuer_lid = t->sm_port != SM_NONE ? t->ports[t->sm_port].lid : 0,
+	    .issuer_lid = t->sm_port != TOPO_NONE ? t->ports[t->sm_port].lid : 0,
 	};
 	memcpy(n.data_details + 6, gid, 16); /* traps 64-67: 6 reserved bytes, then the GID */
-	if (t->sm_port != SM_NONE)
+	if (t->sm_port != TOPO_NONE)
 		sa_port_gid(sa, t->sm_port, n.issuer_gid);
 	deliver(sa, &n, port, gid);
 }
@@ -183,9 +188,9 @@ static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint3
 void sa_forward_trap(struct sa *sa, const struct mad_notice *trap)
 {
 	struct mad_notice n = *trap;
-	const struct topo *t = &sa->sm->topo;
-	uint32_t p = n.issuer_lid < SM_LID_COUNT ? t->lid_port[n.issuer_lid] : SM_NONE;
-	if (p != SM_NONE)
+	const struct topo *t = sa->t;
+	uint32_t p = n.issuer_lid < TOPO_LID_COUNT ? t->lid_port[n.issuer_lid] : TOPO_NONE;
+	if (p != TOPO_NONE)
 		sa_port_gid(sa, p,
 		            n.issuer_gid); /* a trap SMP has no room for it: the SA fills it */
 	deliver(sa, &n, p, n.issuer_gid);
@@ -200,24 +205,12 @@ static void report(struct sa *sa, uint16_t trap, uint32_t port)
 
 void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid)
 {
-	send_reports(sa, trap, mgid, SM_NONE);
-}
-
-/* An endpoint in service: a CA port with a LID and an ACTIVE link, or a switch's port 0. */
-static bool in_service(const struct topo *t, uint32_t p)
-{
-	const struct sm_port *port = &t->ports[p];
-	const struct sm_node *node = &t->nodes[port->node];
-	if (!node->present || !port->lid)
-		return false;
-	if (node->type == NODE_TYPE_SWITCH)
-		return port->num == 0;
-	return port->peer != SM_NONE && port->pi.port_state == PORT_STATE_ACTIVE;
+	send_reports(sa, trap, mgid, TOPO_NONE);
 }
 
 void sa_sweep_done(struct sa *sa)
 {
-	const struct topo *t = &sa->sm->topo;
+	const struct topo *t = sa->t;
 	if (t->nports > sa->served_cap) {
 		bool *nb = realloc(sa->served, t->nports);
 		if (!nb)
@@ -230,7 +223,7 @@ void sa_sweep_done(struct sa *sa)
 	sa_state_apply(sa); /* the first time: what the state file holds, now ports are known */
 	sa_guidinfo_sweep_done(sa);
 	for (uint32_t i = 0; i < sa->nsubs;) {
-		if (!in_service(t, sa->subs[i].port)) {
+		if (!topo_port_in_service(t, sa->subs[i].port)) {
 			sa->subs[i] = sa->subs[--sa->nsubs];
 			sa_state_changed(sa);
 		} else {
@@ -239,7 +232,7 @@ void sa_sweep_done(struct sa *sa)
 	}
 	bool baseline = !sa->served_once; /* the first sweep finds everything: no news */
 	for (uint32_t p = 0; p < t->nports; p++) {
-		bool now = in_service(t, p);
+		bool now = topo_port_in_service(t, p);
 		if (now != sa->served[p] && !baseline)
 			report(sa, now ? TRAP_GID_IN : TRAP_GID_OUT, p);
 		sa->served[p] = now;
@@ -250,7 +243,7 @@ void sa_sweep_done(struct sa *sa)
 
 void sa_inform_save(struct sa *sa, FILE *f)
 {
-	const struct topo *t = &sa->sm->topo;
+	const struct topo *t = sa->t;
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		uint8_t w[MAD_SA_DATA_SIZE] = {0};
 		mad_inform_info_encode(&sa->subs[i].info, w, sizeof(w), NULL);
@@ -272,7 +265,7 @@ bool sa_inform_restore(struct sa *sa, const char *line)
 	    mad_inform_info_decode(w, sizeof(w), &in, NULL) < 0)
 		return false;
 	uint32_t p = sa_guid_port(sa, guid);
-	if (p == SM_NONE || !in_service(&sa->sm->topo, p) || sa->nsubs >= SA_MAX_SUBSCRIPTIONS)
+	if (p == TOPO_NONE || !topo_port_in_service(sa->t, p) || sa->nsubs >= SA_MAX_SUBSCRIPTIONS)
 		return false;
 	if (sa->nsubs == sa->subs_cap) {
 		uint32_t ncap = sa->subs_cap ? sa->subs_cap * 2 : 16;

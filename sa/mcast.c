@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sa/sa_int.h"
+#include "util/vec.h"
 
 #define JOIN_FULL           0x1
 #define JOIN_NON_MEMBER     0x2
@@ -67,26 +68,37 @@ static const char *gid_str(const uint8_t *gid, char *buf, size_t len)
 }
 
 /* A refusal, with the reason for the log. */
-static uint16_t refuse(struct sa *sa, uint16_t status, const char *why)
+static uint16_t refuse(struct sa_req *rq, uint16_t status, const char *why)
 {
-	sa->why = why;
+	rq->why = why;
 	return status;
+}
+
+/* Groups are found by MGID through a hash index and by MLID through a flat table over the
+ * 16K multicast LIDs, so that creating n groups costs O(n), not a scan per lookup. */
+static uint32_t mgid_hash(const uint8_t *mgid)
+{
+	return idxmap_hash_bytes(mgid, 16);
+}
+
+static bool mgid_eq(const void *key, uint32_t idx, const void *ctx)
+{
+	const struct sa *sa = ctx;
+	return !memcmp(sa->groups[idx].rec.mgid, key, 16);
 }
 
 static struct sa_group *find_group(struct sa *sa, const uint8_t *mgid)
 {
-	for (uint32_t i = 0; i < sa->ngroups; i++)
-		if (!memcmp(sa->groups[i].rec.mgid, mgid, 16))
-			return &sa->groups[i];
-	return NULL;
+	uint32_t i = idxmap_find(&sa->group_by_mgid, mgid_hash(mgid), mgid, mgid_eq, sa);
+	return i == IDXMAP_NONE ? NULL : &sa->groups[i];
 }
 
 static struct sa_group *group_by_mlid(struct sa *sa, uint16_t mlid)
 {
-	for (uint32_t i = 0; i < sa->ngroups; i++)
-		if (sa->groups[i].rec.mlid == mlid)
-			return &sa->groups[i];
-	return NULL;
+	if (!sa->group_of_mlid || mlid < SM_MLID_BASE || mlid - SM_MLID_BASE >= SM_MLID_MAX)
+		return NULL;
+	uint32_t i = sa->group_of_mlid[mlid - SM_MLID_BASE];
+	return i ? &sa->groups[i - 1] : NULL;
 }
 
 static struct sa_member *find_member(struct sa_group *g, uint64_t guid)
@@ -100,14 +112,14 @@ static void update_tree(struct sa *sa, const struct sa_group *g)
 {
 	uint32_t *ports = malloc(sizeof(uint32_t) * (g->n ? g->n : 1));
 	if (!ports) {
-		log_err(sa->sm->log, "sa", "out of memory: MLID 0x%04x keeps its old tree",
+		log_err(sa->log, "sa", "out of memory: MLID 0x%04x keeps its old tree",
 		        g->rec.mlid);
 		return;
 	}
 	for (uint32_t i = 0; i < g->n; i++)
 		ports[i] = g->m[i].port;
 	if (sm_mcast_set(sa->sm, g->rec.mlid, ports, g->n) < 0)
-		log_err(sa->sm->log, "sa", "MLID 0x%04x: cannot update its tree", g->rec.mlid);
+		log_err(sa->log, "sa", "MLID 0x%04x: cannot update its tree", g->rec.mlid);
 	free(ports);
 }
 
@@ -124,12 +136,25 @@ static void remove_member(struct sa_group *g, uint32_t i)
 static void drop_group(struct sa *sa, struct sa_group *g)
 {
 	char mgid[48];
-	log_info(sa->sm->log, "sa", "multicast group %s (MLID 0x%04x) deleted",
+	log_info(sa->log, "sa", "multicast group %s (MLID 0x%04x) deleted",
 	         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
 	sm_mcast_set(sa->sm, g->rec.mlid, NULL, 0);
 	free(g->m);
 	u64map_free(&g->by_guid);
-	*g = sa->groups[--sa->ngroups];
+	uint32_t i = (uint32_t)(g - sa->groups), last = sa->ngroups - 1;
+	uint32_t off = g->rec.mlid - SM_MLID_BASE;
+	idxmap_del(&sa->group_by_mgid, mgid_hash(g->rec.mgid), i);
+	sa->group_of_mlid[off] = 0;
+	if (off < sa->mlid_hint)
+		sa->mlid_hint = off;
+	if (i != last) {
+		/* the last group moves into the hole: its indexes follow */
+		struct sa_group *m = &sa->groups[last];
+		idxmap_move(&sa->group_by_mgid, mgid_hash(m->rec.mgid), last, i);
+		sa->group_of_mlid[m->rec.mlid - SM_MLID_BASE] = i + 1;
+		*g = *m;
+	}
+	sa->ngroups--;
 }
 
 /* The last full member left: trap 67, then the group goes with its other members (the
@@ -145,17 +170,20 @@ static void last_full_left(struct sa *sa, struct sa_group *g)
 		drop_group(sa, g);
 }
 
+/* A new group under rec's MGID and MLID, both free (the callers checked). */
 static struct sa_group *new_group(struct sa *sa, const struct mad_mcmember_record *rec,
                                   bool well_known)
 {
-	if (sa->ngroups == sa->groups_cap) {
-		uint32_t ncap = sa->groups_cap ? sa->groups_cap * 2 : 16;
-		struct sa_group *ng = realloc(sa->groups, sizeof(*ng) * ncap);
-		if (!ng)
-			return NULL;
-		sa->groups = ng;
-		sa->groups_cap = ncap;
-	}
+	uint32_t off = rec->mlid - SM_MLID_BASE;
+	if (rec->mlid < SM_MLID_BASE || off >= SM_MLID_MAX)
+		return NULL;
+	if (!sa->group_of_mlid &&
+	    !(sa->group_of_mlid = calloc(SM_MLID_MAX, sizeof(*sa->group_of_mlid))))
+		return NULL;
+	if (array_reserve(&sa->groups, &sa->groups_cap, sa->ngroups + 1ull) < 0 ||
+	    idxmap_add(&sa->group_by_mgid, mgid_hash(rec->mgid), sa->ngroups) < 0)
+		return NULL;
+	sa->group_of_mlid[off] = sa->ngroups + 1;
 	struct sa_group *g = &sa->groups[sa->ngroups++];
 	*g = (struct sa_group){.rec = *rec, .well_known = well_known};
 	/* the group's record answers with exact selectors */
@@ -163,7 +191,8 @@ static struct sa_group *new_group(struct sa *sa, const struct mad_mcmember_recor
 	return g;
 }
 
-/* The lowest free MLID, or the one asked for if it is free and in range; 0 if none. */
+/* The lowest free MLID, or the one asked for if it is free and in range; 0 if none. The hint
+ * skips the low MLIDs known to be taken, so n creations cost O(n) together. */
 static uint16_t new_mlid(struct sa *sa, uint16_t asked)
 {
 	uint32_t cap = sm_mcast_cap(sa->sm);
@@ -172,21 +201,24 @@ static uint16_t new_mlid(struct sa *sa, uint16_t asked)
 	if (asked >= SM_MLID_BASE && (uint32_t)(asked - SM_MLID_BASE) < cap &&
 	    !group_by_mlid(sa, asked))
 		return asked;
-	for (uint32_t i = 0; i < cap; i++)
-		if (!group_by_mlid(sa, (uint16_t)(SM_MLID_BASE + i)))
+	for (uint32_t i = sa->mlid_hint; i < cap; i++) {
+		if (!group_by_mlid(sa, (uint16_t)(SM_MLID_BASE + i))) {
+			sa->mlid_hint = i;
 			return (uint16_t)(SM_MLID_BASE + i);
+		}
+	}
 	return 0;
 }
 
 static uint8_t port_mtu(const struct sa *sa, uint32_t p)
 {
-	const struct mad_port_info *pi = &sa->sm->topo.ports[p].pi;
+	const struct mad_port_info *pi = &sa->t->ports[p].pi;
 	return pi->neighbor_mtu ? pi->neighbor_mtu : pi->mtu_cap;
 }
 
 static uint8_t port_rate(const struct sa *sa, uint32_t p)
 {
-	const struct mad_port_info *pi = &sa->sm->topo.ports[p].pi;
+	const struct mad_port_info *pi = &sa->t->ports[p].pi;
 	return sa_rate_code(pi->link_width_active, pi->link_speed_active);
 }
 
@@ -355,7 +387,7 @@ static bool make_mgid(struct sa *sa, struct mad_mcmember_record *q, uint64_t mas
 		m[1] = (uint8_t)(0x10 | (scope & 0xf));
 		m[2] = 0xa0;
 		m[3] = 0x1b;
-		mad_bits_set(m, 32, 64, sa->sm->cfg->subnet_prefix);
+		mad_bits_set(m, 32, 64, sa->cfg->subnet_prefix);
 		mad_bits_set(m, 96, 32, sa->mgid_seq++);
 		if (!find_group(sa, m))
 			return true;
@@ -366,7 +398,7 @@ static bool make_mgid(struct sa *sa, struct mad_mcmember_record *q, uint64_t mas
 static uint16_t check_prefix(struct sa *sa, struct mad_mcmember_record *q)
 {
 	uint64_t prefix = mad_bits_get(q->port_gid, 0, 64);
-	if (prefix != sa->sm->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
+	if (prefix != sa->cfg->subnet_prefix && prefix != 0xfe80000000000000ull)
 		return MAD_STATUS_SA_INVALID_GID;
 	return 0;
 }
@@ -382,15 +414,16 @@ static bool rate_mtu_valid(const struct mad_mcmember_record *q, uint64_t mask)
 
 /* May the requester change this member (o15-0.2.1)? Its own port, or for a proxy join any
  * port of the group's partition. */
-static bool may_modify(const struct sa *sa, const struct sa_group *g, const struct sa_member *mb)
+static bool may_modify(const struct sa_req *rq, const struct sa_group *g,
+                       const struct sa_member *mb)
 {
-	if (sa->requester == SM_NONE)
+	const struct sa *sa = rq->sa;
+	if (rq->requester == TOPO_NONE)
 		return false;
 	if (!mb->proxy)
-		return topo_lid_port(&sa->sm->topo, sa->requester) ==
-		       topo_lid_port(&sa->sm->topo, mb->port);
+		return topo_lid_port(sa->t, rq->requester) == topo_lid_port(sa->t, mb->port);
 	bool full;
-	return sa_port_has_pkey(sa, sa->requester, g->rec.pkey, &full);
+	return sa_port_has_pkey(sa, rq->requester, g->rec.pkey, &full);
 }
 
 static void answer(const struct mad_mcmember_record *r, struct sa_records *out)
@@ -402,76 +435,77 @@ static void answer(const struct mad_mcmember_record *r, struct sa_records *out)
 		mad_mcmember_record_encode(&a, rec, out->size, NULL);
 }
 
-static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask,
+static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t mask,
                      struct sa_records *out)
 {
+	struct sa *sa = rq->sa;
 	uint64_t guid = mad_bits_get(q->port_gid, 64, 64);
 	uint32_t p = sa_gid_port(sa, q->port_gid);
-	if (p == SM_NONE)
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "PortGID names no port of the subnet");
-	if (sa->requester == SM_NONE)
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "the requester's LID names no port");
-	bool proxy = topo_lid_port(&sa->sm->topo, p) != topo_lid_port(&sa->sm->topo, sa->requester);
-	if (proxy && !sa_ports_share(sa, p, sa->requester))
+	if (p == TOPO_NONE)
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "PortGID names no port of the subnet");
+	if (rq->requester == TOPO_NONE)
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "the requester's LID names no port");
+	bool proxy = topo_lid_port(sa->t, p) != topo_lid_port(sa->t, rq->requester);
+	if (proxy && !sa_ports_share(sa, p, rq->requester))
 		return refuse(
-		    sa, MAD_STATUS_SA_REQ_INVALID,
+		    rq, MAD_STATUS_SA_REQ_INVALID,
 		    "a proxy join for a port that shares no partition with the requester");
 	if ((mask & MCM_COMP_PKEY) && !(q->pkey & 0x7fff))
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "P_Key 0 is no partition");
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "P_Key 0 is no partition");
 	uint8_t js = q->join_state & 0xf;
 	struct sa_group *g = find_group(sa, q->mgid);
 	bool created = false;
 	if (!g) {
 		if (!(js & JOIN_FULLISH))
 			return refuse(
-			    sa, MAD_STATUS_SA_REQ_INVALID,
+			    rq, MAD_STATUS_SA_REQ_INVALID,
 			    "no such group, and only a full member creates one (o15-0.1.9)");
 		if ((mask & MCM_CREATE) != MCM_CREATE)
 			return refuse(
-			    sa, MAD_STATUS_SA_INSUF_COMPONENTS,
+			    rq, MAD_STATUS_SA_INSUF_COMPONENTS,
 			    "creating a group needs Q_Key, P_Key, SL, FlowLabel and TClass "
 			    "(o15-0.1.3)");
 		struct mad_mcmember_record c = *q;
 		if (!memcmp(c.mgid, zero_gid, 16)) {
 			if (!make_mgid(sa, &c, mask))
-				return refuse(sa, MAD_STATUS_SA_NO_RESOURCES, "no free MGID");
+				return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "no free MGID");
 		} else if (!mgid_acceptable(sa, &c, mask)) {
-			return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+			return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 			              "MGID malformed, or an IPoIB MGID without (or unlike) its "
 			              "partition's broadcast group");
 		}
 		if (!choose_mtu_rate(sa, p, &c, mask))
-			return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+			return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 			              "the MTU or rate asked for is beyond the port's");
 		c.mlid = new_mlid(sa, q->mlid);
 		if (!c.mlid)
-			return refuse(sa, MAD_STATUS_SA_NO_RESOURCES, "no free MLID");
+			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "no free MLID");
 		g = new_group(sa, &c, false);
 		if (!g)
-			return refuse(sa, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
+			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
 		created = true;
 	} else if (!fields_match(g, q, mask)) {
 		return refuse(
-		    sa, MAD_STATUS_SA_REQ_INVALID,
+		    rq, MAD_STATUS_SA_REQ_INVALID,
 		    "Q_Key, P_Key, TClass, SL, FlowLabel or HopLimit differ from the group's");
 	}
 	bool full;
 	struct sa_member *mb = find_member(g, guid);
 	uint16_t st = 0;
 	if (!selectors_match(g, q, mask))
-		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		            "the group's MTU or rate is not as asked");
 	else if (!port_can(sa, p, g))
-		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		            "the port cannot carry the group's MTU or rate");
 	else if (!js)
-		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID, "JoinState 0");
+		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID, "JoinState 0");
 	else if (!sa_port_has_pkey(sa, p, g->rec.pkey, &full))
-		st = refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		            "the port is not in the group's partition");
-	else if (mb && !may_modify(sa, g, mb))
+	else if (mb && !may_modify(rq, g, mb))
 		st =
-		    refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		    refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		           "the member joined by itself: only its own port changes it (o15-0.2.1)");
 	if (st) {
 		if (created)
@@ -480,16 +514,10 @@ static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask
 	}
 	uint8_t before = 0;
 	if (!mb) {
-		if (g->n == g->cap) {
-			uint32_t ncap = g->cap ? g->cap * 2 : 4;
-			struct sa_member *nm = realloc(g->m, sizeof(*nm) * ncap);
-			if (!nm) {
-				if (created)
-					drop_group(sa, g);
-				return MAD_STATUS_SA_NO_RESOURCES;
-			}
-			g->m = nm;
-			g->cap = ncap;
+		if (array_reserve(&g->m, &g->cap, g->n + 1ull) < 0) {
+			if (created)
+				drop_group(sa, g);
+			return MAD_STATUS_SA_NO_RESOURCES;
 		}
 		if (u64map_put(&g->by_guid, guid, g->n) < 0) {
 			if (created)
@@ -510,7 +538,7 @@ static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask
 		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid);
 	if (created) {
 		char mgid[48];
-		log_info(sa->sm->log, "sa", "multicast group %s created with MLID 0x%04x",
+		log_info(sa->log, "sa", "multicast group %s created with MLID 0x%04x",
 		         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
 	}
 	sa_state_changed(sa);
@@ -533,21 +561,22 @@ static uint16_t join(struct sa *sa, struct mad_mcmember_record *q, uint64_t mask
 	return 0;
 }
 
-static uint16_t leave(struct sa *sa, struct mad_mcmember_record *q, struct sa_records *out)
+static uint16_t leave(struct sa_req *rq, struct mad_mcmember_record *q, struct sa_records *out)
 {
+	struct sa *sa = rq->sa;
 	struct sa_group *g = find_group(sa, q->mgid);
 	if (!g)
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "no such group");
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "no such group");
 	struct sa_member *mb = find_member(g, mad_bits_get(q->port_gid, 64, 64));
 	uint8_t js = q->join_state & 0xf;
 	/* o15-0.1.14: a member, leaving some of the states it holds, by itself or a proxy */
 	if (!mb)
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID, "the port is no member");
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "the port is no member");
 	if (!(js & mb->join) || (js & ~mb->join))
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		              "JoinState names states the member does not hold (o15-0.1.14)");
-	if (!may_modify(sa, g, mb))
-		return refuse(sa, MAD_STATUS_SA_REQ_INVALID,
+	if (!may_modify(rq, g, mb))
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		              "only the member's own port, or for a proxy join a port of its "
 		              "partition, may leave for it");
 	uint8_t old = mb->join, left = (uint8_t)(old & ~js);
@@ -572,10 +601,11 @@ static uint16_t leave(struct sa *sa, struct mad_mcmember_record *q, struct sa_re
 
 /* Get and GetTable: groups the requester's partitions let it see, narrowed by the mask.
  * Untrusted requesters get no PortGID, JoinState or ProxyJoin (IBA 15.2.5.17). */
-static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64_t mask,
+static uint16_t query(struct sa_req *rq, const struct mad_mcmember_record *q, uint64_t mask,
                       struct sa_records *out)
 {
-	if (sa->requester == SM_NONE)
+	struct sa *sa = rq->sa;
+	if (rq->requester == TOPO_NONE)
 		return MAD_STATUS_SA_NO_RECORDS;
 	uint8_t smask = (uint8_t)(((mask & MCM_COMP_SCOPE) ? 0xf0 : 0) |
 	                          ((mask & MCM_COMP_JOIN_STATE) ? 0x0f : 0));
@@ -587,7 +617,7 @@ static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64
 			continue;
 		if ((mask & MCM_COMP_MLID) && q->mlid != g->rec.mlid)
 			continue;
-		if (!sa_port_has_pkey(sa, sa->requester, g->rec.pkey, &full))
+		if (!sa_port_has_pkey(sa, rq->requester, g->rec.pkey, &full))
 			continue;
 		if (!fields_match(g, q, mask))
 			continue;
@@ -604,7 +634,7 @@ static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64
 			r.scope = mb->scope;
 			r.join_state = mb->join;
 			r.proxy_join = mb->proxy;
-		} else if (sa->trusted) {
+		} else if (rq->trusted) {
 			/* every member that matches, one record each */
 			for (uint32_t k = 0; k < g->n; k++) {
 				const struct sa_member *mb = &g->m[k];
@@ -623,7 +653,7 @@ static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64
 		}
 		if ((smask & want) != (smask & ((r.scope << 4) | r.join_state)))
 			continue;
-		if (!sa->trusted) {
+		if (!rq->trusted) {
 			memset(r.port_gid, 0, 16);
 			r.join_state = 0;
 			r.proxy_join = 0;
@@ -633,15 +663,17 @@ static uint16_t query(struct sa *sa, const struct mad_mcmember_record *q, uint64
 	return 0;
 }
 
-uint16_t sa_mcast_path(struct sa *sa, const struct mad_path_record *q, uint64_t mask, uint32_t src,
-                       struct sa_records *out)
+uint16_t sa_mcast_path(struct sa_req *rq, const struct mad_path_record *q, uint64_t mask,
+                       uint32_t src, struct sa_records *out)
 {
+	struct sa *sa = rq->sa;
 	struct sa_group *g = find_group(sa, q->dgid);
 	bool full;
 	if (!g)
 		return MAD_STATUS_SA_INVALID_GID; /* no such group, as OpenSM says */
 	if (!sa_port_has_pkey(sa, src, g->rec.pkey, &full) ||
-	    (sa->requester != SM_NONE && !sa_port_has_pkey(sa, sa->requester, g->rec.pkey, &full)))
+	    (!rq->trusted && (rq->requester == TOPO_NONE ||
+	                      !sa_port_has_pkey(sa, rq->requester, g->rec.pkey, &full))))
 		return MAD_STATUS_SA_NO_RECORDS;
 	const struct mad_mcmember_record *r = &g->rec;
 	if (((mask & PR_COMP_PKEY) && (q->pkey & 0x7fff) != (r->pkey & 0x7fff)) ||
@@ -656,7 +688,7 @@ uint16_t sa_mcast_path(struct sa *sa, const struct mad_path_record *q, uint64_t 
 	                                                                        : true)
 	                                    : r->mtu == q->mtu))
 		return MAD_STATUS_SA_NO_RECORDS;
-	uint16_t slid = sa->sm->topo.ports[topo_lid_port(&sa->sm->topo, src)].lid;
+	uint16_t slid = sa->t->ports[topo_lid_port(sa->t, src)].lid;
 	if ((mask & PR_COMP_SLID) && q->slid != slid)
 		return MAD_STATUS_SA_NO_RECORDS;
 	struct mad_path_record p = {
@@ -683,9 +715,10 @@ uint16_t sa_mcast_path(struct sa *sa, const struct mad_path_record *q, uint64_t 
 	return 0;
 }
 
-uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8_t *req,
+uint16_t sa_mcast_request(struct sa_req *rq, const struct mad_sa_hdr *h, const uint8_t *req,
                           struct sa_records *out)
 {
+	struct sa *sa = rq->sa;
 	struct mad_mcmember_record q;
 	if (mad_mcmember_record_decode(req, MAD_SA_DATA_SIZE, &q, NULL) < 0)
 		return MAD_STATUS_SA_REQ_INVALID;
@@ -696,14 +729,14 @@ uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8
 	if (!rate_mtu_valid(&q, mask))
 		return MAD_STATUS_SA_REQ_INVALID;
 	if (!change)
-		return query(sa, &q, mask, out);
+		return query(rq, &q, mask, out);
 	uint8_t prefix[8];
 	memcpy(prefix, q.port_gid, 8);
 	uint16_t st = check_prefix(sa, &q);
 	if (st)
 		return st;
 	uint32_t before = out->n;
-	st = h->hdr.method == MAD_METHOD_SET ? join(sa, &q, mask, out) : leave(sa, &q, out);
+	st = h->hdr.method == MAD_METHOD_SET ? join(rq, &q, mask, out) : leave(rq, &q, out);
 	if (!st && out->n > before) /* the answer keeps the prefix the request used */
 		memcpy(out->buf + (size_t)before * out->stride + 16, prefix, 8);
 	return st;
@@ -717,7 +750,7 @@ static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate
 	    .mtu = mtu,
 	    .pkey = (uint16_t)(pkey | 0x8000),
 	    .rate = rate,
-	    .pkt_life = sa->sm->cfg->subnet_timeout,
+	    .pkt_life = sa->cfg->subnet_timeout,
 	    .scope = SCOPE_LINK_LOCAL,
 	    .join_state = JOIN_FULL,
 	};
@@ -726,19 +759,19 @@ static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate
 		return;
 	r.mlid = new_mlid(sa, 0);
 	if (!r.mlid || !new_group(sa, &r, true)) {
-		log_err(sa->sm->log, "sa",
+		log_err(sa->log, "sa",
 		        "no MLID or memory for the IPoIB broadcast group of P_Key 0x%04x", r.pkey);
 		return;
 	}
 	sa_state_changed(sa);
 	char mgid[48];
-	log_info(sa->sm->log, "sa", "IPoIB broadcast group %s, MLID 0x%04x",
+	log_info(sa->log, "sa", "IPoIB broadcast group %s, MLID 0x%04x",
 	         gid_str(r.mgid, mgid, sizeof(mgid)), r.mlid);
 }
 
 void sa_mcast_sweep_done(struct sa *sa)
 {
-	const struct ibsmd_config *c = sa->sm->cfg;
+	const struct ibsmd_config *c = sa->cfg;
 	bool default_done = false;
 	for (unsigned i = 0; i < c->npartitions; i++) {
 		const struct config_partition *pt = &c->partitions[i];
@@ -787,6 +820,10 @@ void sa_mcast_free(struct sa *sa)
 	free(sa->groups);
 	sa->groups = NULL;
 	sa->ngroups = sa->groups_cap = 0;
+	idxmap_free(&sa->group_by_mgid);
+	free(sa->group_of_mlid);
+	sa->group_of_mlid = NULL;
+	sa->mlid_hint = 0;
 }
 
 void sa_mcast_save(struct sa *sa, FILE *f)
@@ -837,16 +874,10 @@ bool sa_mcast_restore_member(struct sa *sa, const char *line)
 		return false;
 	struct sa_group *g = find_group(sa, mgid);
 	uint32_t p = sa_guid_port(sa, guid);
-	if (!g || p == SM_NONE || find_member(g, guid))
+	if (!g || p == TOPO_NONE || find_member(g, guid))
 		return false;
-	if (g->n == g->cap) {
-		uint32_t ncap = g->cap ? g->cap * 2 : 4;
-		struct sa_member *nm = realloc(g->m, sizeof(*nm) * ncap);
-		if (!nm)
-			return false;
-		g->m = nm;
-		g->cap = ncap;
-	}
+	if (array_reserve(&g->m, &g->cap, g->n + 1ull) < 0)
+		return false;
 	if (u64map_put(&g->by_guid, guid, g->n) < 0)
 		return false;
 	struct sa_member *mb = &g->m[g->n++];

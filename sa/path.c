@@ -58,14 +58,14 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 	pa->hops = 0;
 	pa->mtu = 5;
 	pa->rate = 10;
-	uint32_t dst = dlid < SM_LID_COUNT ? t->lid_port[dlid] : SM_NONE;
-	if (dst == SM_NONE)
+	uint32_t dst = dlid < TOPO_LID_COUNT ? t->lid_port[dlid] : TOPO_NONE;
+	if (dst == TOPO_NONE)
 		return false;
 	if (topo_lid_port(t, src) == dst)
 		return true;
 	uint32_t at = src;
 	if (!topo_is_switch(t, t->ports[src].node)) {
-		if (t->ports[src].peer == SM_NONE)
+		if (t->ports[src].peer == TOPO_NONE)
 			return false;
 		link_caps(t, src, pa);
 		at = t->ports[src].peer;
@@ -77,12 +77,12 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 			return true;
 		if (!topo_is_switch(t, node))
 			return false;
-		const struct sm_switch *sw = &t->sws[t->nodes[node].sw];
+		const struct topo_switch *sw = &t->sws[t->nodes[node].sw];
 		const uint8_t *lft = sw->lft_hw ? sw->lft_hw : sw->lft;
 		if (!lft || dlid >= sw->lft_size || lft[dlid] == 0xff || lft[dlid] == 0)
 			return false;
 		uint32_t out = topo_port(t, node, lft[dlid]);
-		if (out == SM_NONE || t->ports[out].peer == SM_NONE)
+		if (out == TOPO_NONE || t->ports[out].peer == TOPO_NONE)
 			return false;
 		link_caps(t, out, pa);
 		at = t->ports[out].peer;
@@ -95,83 +95,50 @@ uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid)
 {
 	uint64_t prefix = mad_bits_get(gid, 0, 64);
 	/* our subnet's prefix, or any link-local one (fe80::/10): both mean this subnet */
-	if (prefix != sa->sm->cfg->subnet_prefix && (prefix >> 54) != (0xfe80000000000000ull >> 54))
-		return SM_NONE;
+	if (prefix != sa->cfg->subnet_prefix && (prefix >> 54) != (0xfe80000000000000ull >> 54))
+		return TOPO_NONE;
 	return sa_guid_port(sa, mad_bits_get(gid, 64, 64));
 }
 
 uint32_t sa_guid_port(const struct sa *sa, uint64_t guid)
 {
-	const struct topo *t = &sa->sm->topo;
+	const struct topo *t = sa->t;
 	uint32_t p = u64map_get(&t->by_port_guid, guid);
 	if (p == U64MAP_NONE) {
 		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
 		if (n != U64MAP_NONE && topo_is_switch(t, n))
 			p = t->nodes[n].first_port;
-		else if ((p = sa_alias_port(sa, guid)) == SM_NONE) /* an alias GUID */
-			return SM_NONE;
+		else if ((p = topo_alias_port(sa->t, guid)) == TOPO_NONE) /* an alias GUID */
+			return TOPO_NONE;
 	}
-	return t->nodes[t->ports[p].node].present ? p : SM_NONE;
+	return t->nodes[t->ports[p].node].present ? p : TOPO_NONE;
 }
 
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
 {
-	const struct topo *t = &sa->sm->topo;
-	mad_bits_set(gid, 0, 64, sa->sm->cfg->subnet_prefix);
+	const struct topo *t = sa->t;
+	mad_bits_set(gid, 0, 64, sa->cfg->subnet_prefix);
 	mad_bits_set(gid, 64, 64, topo_port_guid(t, port));
-}
-
-/* The P_Keys a port holds (switch port 0: the default partition, full). */
-static unsigned port_pkeys(const struct sa *sa, uint32_t port, uint16_t *pk)
-{
-	const struct topo *t = &sa->sm->topo;
-	if (topo_is_switch(t, t->ports[port].node)) {
-		pk[0] = 0xffff;
-		return 1;
-	}
-	return sm_port_pkeys(sa->sm, t->ports[port].guid, pk, 32);
-}
-
-/* The first partition two ports share with one of them a full member; 0 if none. */
-static uint16_t shared_pkey(const struct sa *sa, uint32_t a, uint32_t b)
-{
-	uint16_t pa[32], pb[32];
-	unsigned na = port_pkeys(sa, a, pa), nb = port_pkeys(sa, b, pb);
-	for (unsigned i = 0; i < na; i++)
-		for (unsigned j = 0; j < nb; j++)
-			if ((pa[i] & 0x7fff) == (pb[j] & 0x7fff) && ((pa[i] | pb[j]) & 0x8000))
-				return (uint16_t)((pa[i] & 0x7fff) | 0x8000);
-	return 0;
 }
 
 bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b)
 {
-	return shared_pkey(sa, a, b) != 0;
+	return topo_shared_pkey(sa->t, a, b) != 0;
 }
 
-bool sa_visible(const struct sa *sa, uint32_t port)
+bool sa_visible(const struct sa_req *rq, uint32_t port)
 {
-	if (sa->trusted || sa->requester == SM_NONE)
-		return true; /* the SM's own tools, and requests the SA cannot place */
-	return sa_ports_share(sa, sa->requester, topo_lid_port(&sa->sm->topo, port));
+	if (rq->trusted)
+		return true; /* the SM's own tools */
+	if (rq->requester == TOPO_NONE)
+		return false; /* a requester the SA cannot place sees nothing */
+	const struct sa *sa = rq->sa;
+	return sa_ports_share(sa, rq->requester, topo_lid_port(sa->t, port));
 }
 
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
 {
-	const struct topo *t = &sa->sm->topo;
-	uint16_t pk[32];
-	if (topo_is_switch(t, t->ports[port].node)) { /* switch port 0: the default only */
-		*full = true;
-		return (pkey & 0x7fff) == 0x7fff;
-	}
-	unsigned n = sm_port_pkeys(sa->sm, t->ports[port].guid, pk, 32);
-	for (unsigned i = 0; i < n; i++) {
-		if ((pk[i] & 0x7fff) == (pkey & 0x7fff)) {
-			*full = pk[i] & 0x8000;
-			return true;
-		}
-	}
-	return false;
+	return topo_port_has_pkey(sa->t, port, pkey, full);
 }
 
 /* A selector (0 greater, 1 less, 2 exactly, 3 largest) applied to what the path offers, by
@@ -188,10 +155,10 @@ static unsigned apply_selector(unsigned sel, unsigned want, unsigned have)
 
 static void endpoints(const struct sa *sa, uint32_t *list, uint32_t *n)
 {
-	const struct topo *t = &sa->sm->topo;
+	const struct topo *t = sa->t;
 	*n = 0;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
+		const struct topo_port *port = &t->ports[p];
 		if (port->lid && t->nodes[port->node].present)
 			list[(*n)++] = p;
 	}
@@ -205,27 +172,27 @@ struct sa_path_cache {
 	struct path *paths;
 	bool *ok;
 	uint32_t n, cap;
-	uint64_t sweep; /* the sweep the entries belong to */
+	uint64_t generation; /* of the model, that the entries belong to */
 };
 
 #define PATH_CACHE_MAX (4u << 20) /* entries; beyond, paths are traced every time */
 
 static bool cached_trace(struct sa *sa, uint32_t src, uint16_t dlid, struct path *pa)
 {
-	const struct sm *sm = sa->sm;
-	if (sm->busy)
-		return trace(&sm->topo, src, dlid, pa);
+	const struct topo *t = sa->t;
+	if (!t->stable)
+		return trace(t, src, dlid, pa);
 	struct sa_path_cache *c = sa->pcache;
 	if (!c) {
 		c = sa->pcache = calloc(1, sizeof(*c));
 		if (!c)
-			return trace(&sm->topo, src, dlid, pa);
-		c->sweep = sm->sweeps;
+			return trace(t, src, dlid, pa);
+		c->generation = t->generation;
 	}
-	if (c->sweep != sm->sweeps) {
+	if (c->generation != t->generation) {
 		u64map_clear(&c->idx);
 		c->n = 0;
-		c->sweep = sm->sweeps;
+		c->generation = t->generation;
 	}
 	uint64_t key = ((uint64_t)src + 1) << 16 | dlid;
 	uint32_t i = u64map_get(&c->idx, key);
@@ -234,7 +201,7 @@ static bool cached_trace(struct sa *sa, uint32_t src, uint16_t dlid, struct path
 		sa->st.path_cache_hits++;
 		return c->ok[i];
 	}
-	bool ok = trace(&sm->topo, src, dlid, pa);
+	bool ok = trace(t, src, dlid, pa);
 	if (c->n == c->cap && c->cap < PATH_CACHE_MAX) {
 		uint32_t ncap = c->cap ? c->cap * 2 : 4096;
 		struct path *np = realloc(c->paths, sizeof(*np) * ncap);
@@ -265,54 +232,55 @@ void sa_path_cache_free(struct sa *sa)
 	sa->pcache = NULL;
 }
 
-uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	struct mad_path_record q;
 	mad_path_record_decode(req, 64, &q, NULL);
 
 	/* who: by GID or LID, or (GetTable only) everyone */
-	uint32_t src_one = SM_NONE, dst_one = SM_NONE;
+	uint32_t src_one = TOPO_NONE, dst_one = TOPO_NONE;
 	if (mask & PR_COMP_SGID) {
-		if ((src_one = sa_gid_port(sa, q.sgid)) == SM_NONE)
+		if ((src_one = sa_gid_port(sa, q.sgid)) == TOPO_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	} else if (mask & PR_COMP_SLID) {
-		if (q.slid >= SM_LID_COUNT || (src_one = t->lid_port[q.slid]) == SM_NONE)
+		if (q.slid >= TOPO_LID_COUNT || (src_one = t->lid_port[q.slid]) == TOPO_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
 	}
 	if ((mask & PR_COMP_DGID) && q.dgid[0] == 0xff) {
 		/* to a multicast group: the path is its MLID with the group's parameters */
-		if (src_one == SM_NONE)
-			src_one = sa->requester;
-		if (src_one == SM_NONE)
+		if (src_one == TOPO_NONE)
+			src_one = rq->requester;
+		if (src_one == TOPO_NONE)
 			return MAD_STATUS_SA_INSUF_COMPONENTS;
-		return sa_mcast_path(sa, &q, mask, src_one, out);
+		return sa_mcast_path(rq, &q, mask, src_one, out);
 	}
 	if (mask & PR_COMP_DGID) {
-		if ((dst_one = sa_gid_port(sa, q.dgid)) == SM_NONE)
+		if ((dst_one = sa_gid_port(sa, q.dgid)) == TOPO_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	} else if (mask & PR_COMP_DLID) {
-		if (q.dlid >= SM_LID_COUNT || (dst_one = t->lid_port[q.dlid]) == SM_NONE)
+		if (q.dlid >= TOPO_LID_COUNT || (dst_one = t->lid_port[q.dlid]) == TOPO_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
 	}
-	if (!table && (src_one == SM_NONE || dst_one == SM_NONE))
+	if (!table && (src_one == TOPO_NONE || dst_one == TOPO_NONE))
 		return MAD_STATUS_SA_INSUF_COMPONENTS;
 	uint16_t pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
 	unsigned numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
 
 	uint32_t *srcs = NULL, *dsts = NULL, ns = 1, nd = 1;
 	uint32_t one_s[1] = {src_one}, one_d[1] = {dst_one};
-	if (src_one == SM_NONE || dst_one == SM_NONE) {
+	if (src_one == TOPO_NONE || dst_one == TOPO_NONE) {
 		uint32_t *all = malloc(sizeof(uint32_t) * (t->nports + 1));
 		if (!all)
 			return MAD_STATUS_SA_NO_RESOURCES;
 		uint32_t na;
 		endpoints(sa, all, &na);
-		srcs = src_one == SM_NONE ? all : one_s;
-		ns = src_one == SM_NONE ? na : 1;
-		dsts = dst_one == SM_NONE ? all : one_d;
-		nd = dst_one == SM_NONE ? na : 1;
+		srcs = src_one == TOPO_NONE ? all : one_s;
+		ns = src_one == TOPO_NONE ? na : 1;
+		dsts = dst_one == TOPO_NONE ? all : one_d;
+		nd = dst_one == TOPO_NONE ? na : 1;
 	} else {
 		srcs = one_s;
 		dsts = one_d;
@@ -322,11 +290,12 @@ uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
 	for (uint32_t i = 0; i < ns; i++) {
 		for (uint32_t j = 0; j < nd; j++) {
 			uint32_t s = srcs[i], d = dsts[j];
-			const struct sm_port *sp = &t->ports[s], *dp = &t->ports[d];
+			const struct topo_port *sp = &t->ports[s], *dp = &t->ports[d];
 			bool sfull, dfull;
 			if (!(mask & PR_COMP_PKEY)) {
 				/* no partition asked for: one they share */
-				pkey = shared_pkey(sa, topo_lid_port(t, s), topo_lid_port(t, d));
+				pkey =
+				    topo_shared_pkey(t, topo_lid_port(t, s), topo_lid_port(t, d));
 				if (!pkey)
 					continue;
 			}
@@ -439,9 +408,10 @@ static const struct {
 #define MPR_COMP_DGID_COUNT (1ull << 20)
 #define MPR_FIXED           24
 
-uint16_t sa_multipaths(struct sa *sa, const uint8_t *req, size_t len, uint64_t mask,
+uint16_t sa_multipaths(struct sa_req *rq, const uint8_t *req, size_t len, uint64_t mask,
                        struct sa_records *out)
 {
+	struct sa *sa = rq->sa;
 	if (len < MPR_FIXED)
 		return MAD_STATUS_SA_REQ_INVALID;
 	if (!(mask & MPR_COMP_SGID_COUNT) || !(mask & MPR_COMP_DGID_COUNT))
@@ -453,7 +423,7 @@ uint16_t sa_multipaths(struct sa *sa, const uint8_t *req, size_t len, uint64_t m
 		return MAD_STATUS_SA_REQ_INVALID; /* more GIDs than the request carries */
 	const uint8_t *gids = req + MPR_FIXED;
 	for (unsigned i = 0; i < ns + nd; i++)
-		if (sa_gid_port(sa, gids + 16 * i) == SM_NONE)
+		if (sa_gid_port(sa, gids + 16 * i) == TOPO_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	/* the PathRecord the shared components make, asked for each SGID-DGID pair */
 	struct mad_path_record p = {0};
@@ -484,7 +454,7 @@ uint16_t sa_multipaths(struct sa *sa, const uint8_t *req, size_t len, uint64_t m
 			uint8_t wire[64] = {0};
 			mad_path_record_encode(&p, wire, sizeof(wire), NULL);
 			struct sa_records one = {.size = out->size, .stride = out->stride};
-			uint16_t st = sa_paths(sa, wire, pmask, true, &one);
+			uint16_t st = sa_paths(rq, wire, pmask, true, &one);
 			for (uint32_t k = 0; !st && k < one.n && out->n < limit; k++) {
 				uint8_t *r = sa_records_add(out);
 				if (r)

@@ -9,20 +9,21 @@ static uint16_t node_lid(const struct topo *t, uint32_t port)
 }
 
 /* One NodeRecord per switch, one per CA port that has a LID (as OpenSM). */
-void sa_build_node_records(struct sa *sa, struct sa_records *out)
+void sa_build_node_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t n = 0; n < t->nnodes; n++) {
-		const struct sm_node *node = &t->nodes[n];
+		const struct topo_node *node = &t->nodes[n];
 		if (!node->present)
 			continue;
 		for (unsigned p = 0; p <= node->nports; p++) {
-			const struct sm_port *port = &t->ports[node->first_port + p];
+			const struct topo_port *port = &t->ports[node->first_port + p];
 			bool sw = node->type == NODE_TYPE_SWITCH;
 			if (sw ? p != 0 : (p == 0 || !port->lid))
 				continue;
-			if ((sa->only_lid && sa->only_lid != port->lid) ||
-			    !sa_visible(sa, node->first_port + p))
+			if ((rq->only_lid && rq->only_lid != port->lid) ||
+			    !sa_visible(rq, node->first_port + p))
 				continue;
 			struct mad_node_record nr = {.lid = port->lid, .info = node->ni};
 			nr.info.port_guid = sw ? node->guid : port->guid;
@@ -36,17 +37,18 @@ void sa_build_node_records(struct sa *sa, struct sa_records *out)
 }
 
 /* Every port of every switch (the switch's LID), every CA port with a LID. */
-void sa_build_port_info_records(struct sa *sa, struct sa_records *out)
+void sa_build_port_info_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
-		const struct sm_node *node = &t->nodes[port->node];
+		const struct topo_port *port = &t->ports[p];
+		const struct topo_node *node = &t->nodes[port->node];
 		if (!node->present || !port->known)
 			continue;
 		bool sw = node->type == NODE_TYPE_SWITCH;
-		if ((!sw && !port->lid) || (sa->only_lid && sa->only_lid != node_lid(t, p)) ||
-		    !sa_visible(sa, p))
+		if ((!sw && !port->lid) || (rq->only_lid && rq->only_lid != node_lid(t, p)) ||
+		    !sa_visible(rq, p))
 			continue;
 		struct mad_port_info_record r = {
 		    .lid = node_lid(t, p), .port_num = port->num, .info = port->pi};
@@ -57,13 +59,14 @@ void sa_build_port_info_records(struct sa *sa, struct sa_records *out)
 }
 
 /* Both directions of every link between present nodes. */
-void sa_build_link_records(struct sa *sa, struct sa_records *out)
+void sa_build_link_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
-		if (port->peer == SM_NONE || !t->nodes[port->node].present || !sa_visible(sa, p) ||
-		    !sa_visible(sa, port->peer))
+		const struct topo_port *port = &t->ports[p];
+		if (port->peer == TOPO_NONE || !t->nodes[port->node].present ||
+		    !sa_visible(rq, p) || !sa_visible(rq, port->peer))
 			continue;
 		struct mad_link_record r = {.from_lid = node_lid(t, p),
 		                            .from_port = port->num,
@@ -75,12 +78,13 @@ void sa_build_link_records(struct sa *sa, struct sa_records *out)
 	}
 }
 
-void sa_build_switch_info_records(struct sa *sa, struct sa_records *out)
+void sa_build_switch_info_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		const struct sm_switch *sw = &t->sws[s];
-		const struct sm_node *node = &t->nodes[sw->node];
+		const struct topo_switch *sw = &t->sws[s];
+		const struct topo_node *node = &t->nodes[sw->node];
 		if (!node->present)
 			continue;
 		struct mad_switch_info_record r = {.lid = t->ports[node->first_port].lid,
@@ -92,14 +96,15 @@ void sa_build_switch_info_records(struct sa *sa, struct sa_records *out)
 }
 
 /* The blocks each switch holds, as programmed, up to its LinearFDBTop. */
-void sa_build_lft_records(struct sa *sa, struct sa_records *out)
+void sa_build_lft_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		const struct sm_switch *sw = &t->sws[s];
-		const struct sm_node *node = &t->nodes[sw->node];
+		const struct topo_switch *sw = &t->sws[s];
+		const struct topo_node *node = &t->nodes[sw->node];
 		if (!node->present || !sw->lft_hw ||
-		    (sa->only_lid && sa->only_lid != t->ports[node->first_port].lid))
+		    (rq->only_lid && rq->only_lid != t->ports[node->first_port].lid))
 			continue;
 		for (uint32_t b = 0; b * 64 <= sw->lft_top && b * 64 < sw->lft_hw_size; b++) {
 			struct mad_lft_record r = {.lid = t->ports[node->first_port].lid,
@@ -114,14 +119,15 @@ void sa_build_lft_records(struct sa *sa, struct sa_records *out)
 
 /* The MFT blocks the SM programmed: for each switch, every 32-MLID block up to the highest
  * MLID it holds an entry for, each position (16 ports) of it. */
-void sa_build_mft_records(struct sa *sa, struct sa_records *out)
+void sa_build_mft_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		const struct sm_switch *sw = &t->sws[s];
-		const struct sm_node *node = &t->nodes[sw->node];
+		const struct topo_switch *sw = &t->sws[s];
+		const struct topo_node *node = &t->nodes[sw->node];
 		if (!node->present || !sw->mft_hw ||
-		    (sa->only_lid && sa->only_lid != t->ports[node->first_port].lid))
+		    (rq->only_lid && rq->only_lid != t->ports[node->first_port].lid))
 			continue;
 		uint32_t top = 0; /* blocks in use */
 		for (uint32_t i = 0; i < sw->mft_mlids; i++)
@@ -148,20 +154,20 @@ void sa_build_mft_records(struct sa *sa, struct sa_records *out)
  * the SM fills block 0 (32 partitions), the blocks after it are empty. */
 /* CA ports' tables, and those of the switch ports that face them (the SM set both; other
  * switch ports keep tables it neither sets nor reads). */
-void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
+void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
-		const struct sm_node *node = &t->nodes[port->node];
+		const struct topo_port *port = &t->ports[p];
+		const struct topo_node *node = &t->nodes[port->node];
 		if (!node->present)
 			continue;
 		if (node->type == NODE_TYPE_SWITCH) {
 			struct mad_pkey_table_record r = {.lid = t->ports[node->first_port].lid,
 			                                  .port_num = port->num};
-			if (!port->pkey_sig || (sa->only_lid && sa->only_lid != r.lid) ||
-			    !sa_visible(sa, p) ||
-			    !sm_switch_port_pkeys(sa->sm, p, r.table.pkey, 32))
+			if (!port->pkey_sig || (rq->only_lid && rq->only_lid != r.lid) ||
+			    !sa_visible(rq, p) || !topo_switch_port_pkeys(t, p, r.table.pkey, 32))
 				continue;
 			unsigned cap = t->sws[node->sw].si.partition_enforcement_cap;
 			for (unsigned b = 0; b < (cap + 31u) / 32u; b++) {
@@ -174,15 +180,18 @@ void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 			}
 			continue;
 		}
-		if (!port->lid || (sa->only_lid && sa->only_lid != port->lid) || !sa_visible(sa, p))
+		if (!port->lid || (rq->only_lid && rq->only_lid != port->lid) || !sa_visible(rq, p))
 			continue;
 		unsigned blocks =
 		    node->ni.partition_cap ? (node->ni.partition_cap + 31u) / 32u : 1u;
 		for (unsigned b = 0; b < blocks; b++) {
 			struct mad_pkey_table_record r = {
 			    .lid = port->lid, .port_num = port->num, .block_num = (uint16_t)b};
-			if (b == 0)
-				sm_port_pkeys(sa->sm, port->guid, r.table.pkey, 32);
+			if (b == 0) {
+				unsigned nk;
+				const uint16_t *keys = topo_port_pkeys(t, p, &nk);
+				memcpy(r.table.pkey, keys, nk * sizeof(uint16_t));
+			}
 			uint8_t *rec = sa_records_add(out);
 			if (rec)
 				mad_pkey_table_record_encode(&r, rec, out->size, NULL);
@@ -192,15 +201,16 @@ void sa_build_pkey_records(struct sa *sa, struct sa_records *out)
 
 /* Every GUIDInfo block up to each port's GUIDCap, for CA and router ports and switch port 0
  * (the ports that have GIDs); index 0 is the port GUID, alias GUIDs are not assigned yet. */
-void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
+void sa_build_guid_info_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
-		const struct sm_node *node = &t->nodes[port->node];
+		const struct topo_port *port = &t->ports[p];
+		const struct topo_node *node = &t->nodes[port->node];
 		if (!node->present || !port->lid ||
 		    (node->type == NODE_TYPE_SWITCH && port->num != 0) ||
-		    (sa->only_lid && sa->only_lid != port->lid) || !sa_visible(sa, p))
+		    (rq->only_lid && rq->only_lid != port->lid) || !sa_visible(rq, p))
 			continue;
 		unsigned blocks = port->pi.guid_cap ? (port->pi.guid_cap + 7u) / 8u : 1u;
 		for (unsigned b = 0; b < blocks; b++) {
@@ -209,7 +219,7 @@ void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
 				r.info.guid[i] =
 				    b == 0 && i == 0
 				        ? (node->type == NODE_TYPE_SWITCH ? node->guid : port->guid)
-				        : sa_alias_at(sa, p, b * 8 + i);
+				        : topo_alias_at(t, p, b * 8 + i);
 			uint8_t *rec = sa_records_add(out);
 			if (rec)
 				mad_guid_info_record_encode(&r, rec, out->size, NULL);
@@ -218,18 +228,15 @@ void sa_build_guid_info_records(struct sa *sa, struct sa_records *out)
 }
 
 /* This SM. */
-void sa_build_sm_info_records(struct sa *sa, struct sa_records *out)
+void sa_build_sm_info_records(const struct sa_req *rq, struct sa_records *out)
 {
-	const struct sm *sm = sa->sm;
-	const struct topo *t = &sm->topo;
-	if (t->sm_port == SM_NONE)
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
+	if (t->sm_port == TOPO_NONE)
 		return;
 	struct mad_sm_info_record r = {
 	    .lid = t->ports[t->sm_port].lid,
-	    .info = {.guid = sm->local.port_guid,
-	             .act_count = sm->act_count,
-	             .priority = sm->cfg->sm_priority,
-	             .state = sm->state},
+	    .info = sm_info(sa->sm),
 	};
 	uint8_t *rec = sa_records_add(out);
 	if (rec)

@@ -9,33 +9,126 @@
 
 #define SA_CAP_MASK 0x2602 /* as OpenSM: traps and notices, multicast, reinit */
 
+/* The methods an attribute may take, as slots of its handler table. */
+enum sa_slot { SLOT_GET, SLOT_GET_TABLE, SLOT_SET, SLOT_DELETE, SLOT_GET_MULTI, SLOT_N };
+
+/* A handler fills rq->out and returns 0 or an SA status; the dispatcher answers. */
+typedef uint16_t (*sa_handler_fn)(struct sa_req *rq);
+
+static uint16_t h_records(struct sa_req *rq);
+static uint16_t h_paths(struct sa_req *rq);
+static uint16_t h_multipaths(struct sa_req *rq);
+static uint16_t h_services(struct sa_req *rq);
+static uint16_t h_service_set(struct sa_req *rq);
+static uint16_t h_service_delete(struct sa_req *rq);
+static uint16_t h_guidinfo_set(struct sa_req *rq);
+static uint16_t h_guidinfo_delete(struct sa_req *rq);
+static uint16_t h_inform_set(struct sa_req *rq);
+static uint16_t h_mcmember(struct sa_req *rq);
+static uint16_t h_class_port_info(struct sa_req *rq);
+
 struct sa_attr {
 	uint16_t id;
-	const struct mad_layout *layout;
-	sa_build_fn build;   /* every record, then the component filter picks */
-	sa_select_fn select; /* or: picks the records itself */
-};                           /* neither: computed per request (PathRecord) */
+	const struct mad_layout *layout; /* its records, asked and answered */
+	bool trusted;                    /* only for requesters with the SM_Key (IBA 15.4.1) */
+	bool comps;                      /* a component mask beyond comps[] is invalid */
+	bool get_first;                  /* a Get that matches several records answers the first */
+	sa_build_fn build;   /* h_records: every record, then the component filter picks */
+	sa_select_fn select; /* ... or: picks the records itself */
+	sa_handler_fn on[SLOT_N];
+};
+
+#define GETS(fn)                                                                                   \
+	{                                                                                          \
+		[SLOT_GET] = fn, [SLOT_GET_TABLE] = fn                                             \
+	}
 
 static const struct sa_attr attrs[] = {
-    {MAD_ATTR_NODE_RECORD, &mad_node_record_layout, sa_build_node_records, NULL},
-    {MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout, sa_build_port_info_records, NULL},
-    {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, sa_build_link_records, NULL},
-    {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, sa_build_switch_info_records,
-     NULL},
-    {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, sa_build_lft_records, NULL},
-    {MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, sa_build_mft_records, NULL},
-    {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, sa_build_pkey_records, NULL},
-    {MAD_ATTR_GUID_INFO_RECORD, &mad_guid_info_record_layout, sa_build_guid_info_records, NULL},
-    {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, sa_build_sm_info_records, NULL},
-    {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, NULL, NULL},
-    {MAD_ATTR_SERVICE_RECORD, &mad_service_record_layout, sa_build_service_records, NULL},
-    {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, sa_build_inform_records, NULL},
-    {MAD_ATTR_SL2VL_RECORD, &mad_sl2vl_record_layout, NULL, sa_select_sl2vl_records},
-    {MAD_ATTR_VLARB_RECORD, &mad_vlarb_record_layout, NULL, sa_select_vlarb_records},
+    {MAD_ATTR_NODE_RECORD, &mad_node_record_layout, false, true, false, sa_build_node_records, NULL,
+     GETS(h_records)},
+    {MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout, false, true, false,
+     sa_build_port_info_records, NULL, GETS(h_records)},
+    {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, false, true, false, sa_build_link_records, NULL,
+     GETS(h_records)},
+    {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, false, true, false,
+     sa_build_switch_info_records, NULL, GETS(h_records)},
+    {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, false, true, false, sa_build_lft_records, NULL,
+     GETS(h_records)},
+    {MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, false, true, false, sa_build_mft_records, NULL,
+     GETS(h_records)},
+    {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, true, true, false,
+     sa_build_pkey_records, NULL, GETS(h_records)},
+    {MAD_ATTR_GUID_INFO_RECORD,
+     &mad_guid_info_record_layout,
+     false,
+     true,
+     false,
+     sa_build_guid_info_records,
+     NULL,
+     {[SLOT_GET] = h_records,
+      [SLOT_GET_TABLE] = h_records,
+      [SLOT_SET] = h_guidinfo_set,
+      [SLOT_DELETE] = h_guidinfo_delete}},
+    {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, false, true, false,
+     sa_build_sm_info_records, NULL, GETS(h_records)},
+    {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, false, true, true, NULL, NULL, GETS(h_paths)},
+    {MAD_ATTR_SERVICE_RECORD,
+     &mad_service_record_layout,
+     false,
+     true,
+     false,
+     sa_build_service_records,
+     NULL,
+     {[SLOT_GET] = h_services,
+      [SLOT_GET_TABLE] = h_services,
+      [SLOT_SET] = h_service_set,
+      [SLOT_DELETE] = h_service_delete}},
+    {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, false, true, false,
+     sa_build_inform_records, NULL, GETS(h_records)},
+    {MAD_ATTR_SL2VL_RECORD, &mad_sl2vl_record_layout, false, true, false, NULL,
+     sa_select_sl2vl_records, GETS(h_records)},
+    {MAD_ATTR_VLARB_RECORD, &mad_vlarb_record_layout, false, true, false, NULL,
+     sa_select_vlarb_records, GETS(h_records)},
+    /* not in comps[]: their masks are checked by their handlers, or mean nothing */
+    {MAD_ATTR_MCMEMBER_RECORD,
+     &mad_mcmember_record_layout,
+     false,
+     false,
+     false,
+     NULL,
+     NULL,
+     {[SLOT_GET] = h_mcmember,
+      [SLOT_GET_TABLE] = h_mcmember,
+      [SLOT_SET] = h_mcmember,
+      [SLOT_DELETE] = h_mcmember}},
+    {MAD_ATTR_MULTIPATH_RECORD,
+     &mad_path_record_layout,
+     false,
+     false,
+     false,
+     NULL,
+     NULL,
+     {[SLOT_GET_MULTI] = h_multipaths}},
+    {MAD_ATTR_INFORM_INFO,
+     &mad_inform_info_layout,
+     false,
+     false,
+     false,
+     NULL,
+     NULL,
+     {[SLOT_SET] = h_inform_set}},
+    {MAD_ATTR_CLASS_PORT_INFO,
+     NULL,
+     false,
+     false,
+     false,
+     NULL,
+     NULL,
+     {[SLOT_GET] = h_class_port_info}},
 };
 
 #define NATTRS (sizeof(attrs) / sizeof(attrs[0]))
-_Static_assert(sizeof(attrs) / sizeof(attrs[0]) == SA_NATTRS, "SA_NATTRS in sa_int.h");
+_Static_assert(SA_NATTRS <= sizeof(attrs) / sizeof(attrs[0]), "SA_NATTRS in sa_int.h");
 
 /* PathRecord components (IBA 15.2.5.16): ServiceID counts as two. */
 static const struct sa_components path_components = {
@@ -54,7 +147,7 @@ static void send_refusal(struct sa *sa, const struct mad_addr *addr, struct mad_
 	h.hdr.method = MAD_METHOD_GET_RESP;
 	h.attr_offset = 0;
 	mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
-	mad_dispatcher_respond(sa->sm->d, addr, hdr, MAD_SIZE);
+	mad_dispatcher_respond(sa->d, addr, hdr, MAD_SIZE);
 }
 
 static void send_answer(struct sa *sa, const struct mad_addr *to, const struct mad_sa_hdr *req,
@@ -71,13 +164,13 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 	struct mad_addr addr = *to;
 	addr.qkey = QP1_QKEY;
 	size_t len = table && recs ? (size_t)recs->n * recs->stride : 0;
-	size_t held = table ? mad_dispatcher_rmpp_bytes(sa->sm->d) : 0;
+	size_t held = table ? mad_dispatcher_rmpp_bytes(sa->d) : 0;
 	uint16_t refuse = 0;
 	if (table && !status && len > MAD_RMPP_MAX_BYTES) {
 		/* beyond what one transfer carries (a whole-fabric SL-to-VL table of tens of
 		 * thousands of hosts): say so, rather than nothing */
 		log_notice(
-		    sa->sm->log, "sa",
+		    sa->log, "sa",
 		    "a table of %u or more records (%zu MB) for LID %u is more than one transfer "
 		    "carries (%u MB): answered NO_RESOURCES; a query with a narrower "
 		    "component mask (a LID) gets its part",
@@ -85,7 +178,7 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 		refuse = MAD_STATUS_SA_NO_RESOURCES;
 		sa->st.errors++;
 	} else if (table && !status &&
-	           (mad_dispatcher_rmpp_active(sa->sm->d) >= SA_MAX_TRANSFERS ||
+	           (mad_dispatcher_rmpp_active(sa->d) >= SA_MAX_TRANSFERS ||
 	            (held && held + len > SA_MAX_TRANSFER_BYTES))) {
 		/* Too many tables, or too many bytes of them, on their way already: say BUSY, so
 		 * the client retries later, rather than take memory without bound or drop the
@@ -103,18 +196,18 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 	}
 	if (table && !status) {
 		/* GetTableResp always goes by RMPP, even with one segment */
-		int r = mad_dispatcher_respond_rmpp(sa->sm->d, &addr, hdr, MAD_SA_HDR_END,
+		int r = mad_dispatcher_respond_rmpp(sa->d, &addr, hdr, MAD_SA_HDR_END,
 		                                    recs ? recs->buf : NULL, len);
 		if (r < 0) {
-			log_warn(sa->sm->log, "sa", "a table for LID %u could not be sent: %s",
-			         to->lid, strerror(-r));
+			log_warn(sa->log, "sa", "a table for LID %u could not be sent: %s", to->lid,
+			         strerror(-r));
 			send_refusal(sa, &addr, h, MAD_STATUS_SA_NO_RESOURCES);
 		}
 		return;
 	}
 	if (recs && recs->n)
 		memcpy(hdr + MAD_SA_HDR_END, recs->buf, recs->size);
-	mad_dispatcher_respond(sa->sm->d, &addr, hdr, MAD_SIZE);
+	mad_dispatcher_respond(sa->d, &addr, hdr, MAD_SIZE);
 }
 
 static void answer_error(struct sa *sa, const struct mad_addr *to, const struct mad_sa_hdr *req,
@@ -128,12 +221,120 @@ static void answer_error(struct sa *sa, const struct mad_addr *to, const struct 
 	send_answer(sa, to, req, method, status, NULL, false);
 }
 
-static void class_port_info(struct sa *sa, const struct mad_addr *from, const struct mad_sa_hdr *h)
+/* ---- handlers ---- */
+
+static const struct sa_attr *attr_of(const struct sa_req *rq)
 {
-	struct sa_records one = {.size = 72, .stride = 72};
-	uint8_t *rec = sa_records_add(&one);
+	for (size_t i = 0; i < NATTRS; i++)
+		if (attrs[i].id == rq->h.hdr.attr_id)
+			return &attrs[i];
+	return NULL;
+}
+
+/* Records built or selected, then filtered by the masked components. */
+static uint16_t h_records(struct sa_req *rq)
+{
+	struct sa *sa = rq->sa;
+	const struct sa_attr *a = attr_of(rq);
+	const struct sa_components *cp = &sa->comps[a - attrs];
+	uint64_t mask = rq->h.comp_mask;
+	if (a->select) {
+		a->select(rq, rq->data, mask, &rq->out);
+		return 0;
+	}
+	/* records that begin with a LID: builders may leave out other LIDs' (a hint, the
+	 * component filter below still decides) */
+	rq->only_lid = 0;
+	if ((mask & 1) && cp->n && cp->c[0].bitoff == 0 && cp->c[0].bitlen == 16)
+		rq->only_lid = (uint16_t)(rq->data[0] << 8 | rq->data[1]);
+	struct sa_records all = {.size = rq->out.size, .stride = rq->out.stride};
+	a->build(rq, &all);
+	rq->only_lid = 0;
+	for (uint32_t i = 0; i < all.n; i++) {
+		const uint8_t *rec = all.buf + (size_t)i * all.stride;
+		if (!sa_components_match(cp, mask, rq->data, rec))
+			continue;
+		uint8_t *o = sa_records_add(&rq->out);
+		if (o)
+			memcpy(o, rec, all.stride);
+	}
+	sa_records_free(&all);
+	return 0;
+}
+
+static uint16_t h_paths(struct sa_req *rq)
+{
+	return sa_paths(rq, rq->data, rq->h.comp_mask, rq->h.hdr.method == MAD_METHOD_GET_TABLE,
+	                &rq->out);
+}
+
+static uint16_t h_multipaths(struct sa_req *rq)
+{
+	/* the request may come by RMPP: len covers all its GIDs */
+	return sa_multipaths(rq, rq->data, rq->len, rq->h.comp_mask, &rq->out);
+}
+
+static uint16_t h_services(struct sa_req *rq)
+{
+	uint16_t st = h_records(rq);
+	sa_service_hide_keys(&rq->out);
+	return st;
+}
+
+/* Set and Delete answer one record. */
+static uint8_t *one_record(struct sa_req *rq)
+{
+	return sa_records_add(&rq->out);
+}
+
+static uint16_t h_service_set(struct sa_req *rq)
+{
+	uint8_t *rec = one_record(rq);
+	return rec ? sa_service_set(rq, rq->data, rq->h.comp_mask, rec)
+	           : MAD_STATUS_SA_NO_RESOURCES;
+}
+
+static uint16_t h_service_delete(struct sa_req *rq)
+{
+	uint8_t *rec = one_record(rq);
+	return rec ? sa_service_delete(rq, rq->data, rq->h.comp_mask, rec)
+	           : MAD_STATUS_SA_NO_RESOURCES;
+}
+
+static uint16_t h_guidinfo_set(struct sa_req *rq)
+{
+	uint8_t *rec = one_record(rq);
+	return rec ? sa_guidinfo_change(rq, true, rq->data, rq->h.comp_mask, rec)
+	           : MAD_STATUS_SA_NO_RESOURCES;
+}
+
+static uint16_t h_guidinfo_delete(struct sa_req *rq)
+{
+	uint8_t *rec = one_record(rq);
+	return rec ? sa_guidinfo_change(rq, false, rq->data, rq->h.comp_mask, rec)
+	           : MAD_STATUS_SA_NO_RESOURCES;
+}
+
+static uint16_t h_inform_set(struct sa_req *rq)
+{
+	uint8_t *rec = one_record(rq);
+	return rec ? sa_inform_set(rq, rq->from.lid, rq->from.qpn, rq->data, rec)
+	           : MAD_STATUS_SA_NO_RESOURCES;
+}
+
+/* MCMemberRecord: joins and leaves answer the one record, queries as other records do. */
+static uint16_t h_mcmember(struct sa_req *rq)
+{
+	if (rq->h.comp_mask >> 18)
+		return MAD_STATUS_SA_REQ_INVALID; /* beyond ProxyJoin */
+	return sa_mcast_request(rq, &rq->h, rq->data, &rq->out);
+}
+
+static uint16_t h_class_port_info(struct sa_req *rq)
+{
+	uint8_t *rec = one_record(rq);
 	if (!rec)
-		return;
+		return MAD_STATUS_SA_NO_RESOURCES;
 	struct mad_class_port_info cpi = {
 	    .base_version = 1,
 	    .class_version = 2,
@@ -141,219 +342,115 @@ static void class_port_info(struct sa *sa, const struct mad_addr *from, const st
 	    .resp_time_value = 18,
 	};
 	mad_class_port_info_encode(&cpi, rec, 72, NULL);
-	send_answer(sa, from, h, MAD_METHOD_GET_RESP, 0, &one, false);
-	sa_records_free(&one);
+	return 0;
 }
 
-/* MCMemberRecord: joins and leaves answer the one record, queries as other records do. */
-static void mcmember(struct sa *sa, const struct mad_addr *from, const struct mad_sa_hdr *h,
-                     const uint8_t *req)
+/* ---- the dispatcher ---- */
+
+static int slot_of(uint8_t method)
 {
-	uint8_t m = h->hdr.method;
-	if (m != MAD_METHOD_GET && m != MAD_METHOD_GET_TABLE && m != MAD_METHOD_SET &&
-	    m != MAD_METHOD_DELETE) {
-		answer_error(sa, from, h, MAD_STATUS_UNSUP_METHOD_ATTR);
-		return;
+	switch (method) {
+	case MAD_METHOD_GET: return SLOT_GET;
+	case MAD_METHOD_GET_TABLE: return SLOT_GET_TABLE;
+	case MAD_METHOD_SET: return SLOT_SET;
+	case MAD_METHOD_DELETE: return SLOT_DELETE;
+	case MAD_METHOD_GET_MULTI: return SLOT_GET_MULTI;
+	default: return -1;
 	}
-	if (h->comp_mask >> 18) {
-		answer_error(sa, from, h, MAD_STATUS_SA_REQ_INVALID); /* beyond ProxyJoin */
-		return;
-	}
-	struct sa_records out = {.size = mad_mcmember_record_layout.size,
-	                         .stride = mad_sa_record_stride(&mad_mcmember_record_layout)};
-	sa->why = NULL;
-	uint16_t st = sa_mcast_request(sa, h, req, &out);
-	if (st && sa->why)
-		log_info(sa->sm->log, "sa",
-		         "MCMemberRecord %s from LID %u refused (status 0x%04x): %s",
-		         m == MAD_METHOD_SET ? "join" : "leave", from->lid, st, sa->why);
-	if (!st && m == MAD_METHOD_GET && out.n != 1)
-		st = out.n ? MAD_STATUS_SA_TOO_MANY_RECORDS : MAD_STATUS_SA_NO_RECORDS;
-	if (st == MAD_STATUS_SA_NO_RECORDS)
-		sa->st.no_records++;
-	if (st)
-		answer_error(sa, from, h, st);
-	else if (m == MAD_METHOD_GET_TABLE)
-		send_answer(sa, from, h, MAD_METHOD_GET_TABLE_RESP, 0, &out, true);
-	else
-		send_answer(sa, from, h,
-		            m == MAD_METHOD_DELETE ? MAD_METHOD_DELETE_RESP : MAD_METHOD_GET_RESP,
-		            0, &out, false);
-	sa_records_free(&out);
 }
 
+/* Decode, place the requester, check key, method and mask, run the attribute's handler
+ * for the method, answer. */
 static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
                           size_t len, void *ctx)
 {
 	(void)d;
 	struct sa *sa = ctx;
-	struct mad_sa_hdr h;
+	struct sa_req rq = {.sa = sa, .from = *from, .requester = TOPO_NONE};
 	struct mad_error err;
 	sa->st.requests++;
-	if (mad_sa_hdr_decode(mad, len, &h, &err) < 0) {
+	if (mad_sa_hdr_decode(mad, len, &rq.h, &err) < 0) {
 		sa->st.malformed++;
-		log_info(sa->sm->log, "sa", "dropped a request from LID %u: %s", from->lid,
-		         err.msg);
+		log_rl(sa->log, &sa->rl_malformed, LOGL_INFO, "sa",
+		       "dropped a request from LID %u: %s", from->lid, err.msg);
 		return;
 	}
-	if (h.hdr.class_version != MAD_CLASS_VERSION_SA) {
-		answer_error(sa, from, &h, MAD_STATUS_BAD_VERSION);
+	const struct mad_sa_hdr *h = &rq.h;
+	if (h->hdr.class_version != MAD_CLASS_VERSION_SA) {
+		answer_error(sa, from, h, MAD_STATUS_BAD_VERSION);
 		return;
 	}
 	if (len < MAD_SIZE) {
 		/* a record cut short: say so rather than read what is not there */
 		sa->st.malformed++;
-		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
+		answer_error(sa, from, h, MAD_STATUS_SA_REQ_INVALID);
 		return;
 	}
-	if (h.hdr.attr_id == MAD_ATTR_CLASS_PORT_INFO) {
-		if (h.hdr.method == MAD_METHOD_GET)
-			class_port_info(sa, from, &h);
-		else
-			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
-		return;
-	}
-	sa->requester =
-	    from->lid < SM_LID_COUNT ? sa->sm->topo.lid_port[from->lid] : (uint32_t)SM_NONE;
-	if (h.sm_key && h.sm_key != sa->sm->cfg->sm_key) {
+	if (h->sm_key && h->sm_key != sa->cfg->sm_key &&
+	    h->hdr.attr_id != MAD_ATTR_CLASS_PORT_INFO) {
 		/* IBA 15.4.1: a request with a wrong SM_Key is discarded, unanswered, so that
 		 * keys cannot be guessed by their answers */
 		sa->st.bad_key++;
-		log_info(sa->sm->log, "sa",
-		         "discarded a request from LID %u (attribute 0x%04x) with a wrong SM_Key",
-		         from->lid, h.hdr.attr_id);
+		log_rl(sa->log, &sa->rl_bad_key, LOGL_INFO, "sa",
+		       "discarded a request from LID %u (attribute 0x%04x) with a wrong SM_Key",
+		       from->lid, h->hdr.attr_id);
 		return;
 	}
-	sa->trusted = h.sm_key != 0;
-	if (h.hdr.attr_id == MAD_ATTR_MCMEMBER_RECORD) {
-		mcmember(sa, from, &h, mad + MAD_SA_HDR_END);
+	rq.trusted = h->sm_key != 0 && h->sm_key == sa->cfg->sm_key;
+	rq.requester = from->lid < TOPO_LID_COUNT ? sa->t->lid_port[from->lid] : TOPO_NONE;
+	rq.data = mad + MAD_SA_HDR_END;
+	rq.len = len - MAD_SA_HDR_END;
+	const struct sa_attr *a = attr_of(&rq);
+	int slot = slot_of(h->hdr.method);
+	if (!a || slot < 0 || !a->on[slot]) {
+		answer_error(sa, from, h, MAD_STATUS_UNSUP_METHOD_ATTR);
 		return;
 	}
-	if (h.hdr.attr_id == MAD_ATTR_MULTIPATH_RECORD) {
-		if (h.hdr.method != MAD_METHOD_GET_MULTI) {
-			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
-			return;
-		}
-		/* the request may come by RMPP: len covers all its GIDs */
-		struct sa_records out = {.size = mad_path_record_layout.size,
-		                         .stride = mad_sa_record_stride(&mad_path_record_layout)};
-		uint16_t st = sa_multipaths(sa, mad + MAD_SA_HDR_END, len - MAD_SA_HDR_END,
-		                            h.comp_mask, &out);
-		if (st)
-			answer_error(sa, from, &h, st);
-		else
-			send_answer(sa, from, &h, MAD_METHOD_GET_MULTI_RESP, 0, &out, true);
-		sa_records_free(&out);
-		return;
-	}
-	if (h.hdr.attr_id == MAD_ATTR_INFORM_INFO) {
-		if (h.hdr.method != MAD_METHOD_SET) {
-			answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
-			return;
-		}
-		struct sa_records one = {.size = mad_inform_info_layout.size,
-		                         .stride = mad_sa_record_stride(&mad_inform_info_layout)};
-		uint8_t *rec = sa_records_add(&one);
-		uint16_t st =
-		    rec ? sa_inform_set(sa, from->lid, from->qpn, mad + MAD_SA_HDR_END, rec)
-		        : MAD_STATUS_SA_NO_RESOURCES;
-		if (st)
-			answer_error(sa, from, &h, st);
-		else
-			send_answer(sa, from, &h, MAD_METHOD_GET_RESP, 0, &one, false);
-		sa_records_free(&one);
-		return;
-	}
-	const struct sa_attr *a = NULL;
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
-		if (attrs[i].id == h.hdr.attr_id)
-			a = &attrs[i];
-	if (!a) {
-		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
-		return;
-	}
-	if (a->id == MAD_ATTR_PKEY_TABLE_RECORD && !sa->trusted) {
+	if (a->trusted && !rq.trusted) {
 		/* P_Key tables are for trusted requesters (IBA 15.4.1), as OpenSM answers */
-		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
+		answer_error(sa, from, h, MAD_STATUS_SA_REQ_INVALID);
 		return;
 	}
-	bool table = h.hdr.method == MAD_METHOD_GET_TABLE;
-	bool service = a->id == MAD_ATTR_SERVICE_RECORD;
-	bool guids = a->id == MAD_ATTR_GUID_INFO_RECORD;
-	bool change = h.hdr.method == MAD_METHOD_SET || h.hdr.method == MAD_METHOD_DELETE;
-	if (h.hdr.method != MAD_METHOD_GET && !table && !(change && (service || guids))) {
-		answer_error(sa, from, &h, MAD_STATUS_UNSUP_METHOD_ATTR);
-		return;
-	}
-	const struct sa_components *cp = &sa->comps[a - attrs];
-	if (cp->n < 64 && (h.comp_mask >> cp->n)) {
-		/* bits beyond the record's components */
-		answer_error(sa, from, &h, MAD_STATUS_SA_REQ_INVALID);
-		return;
-	}
-	const uint8_t *req = mad + MAD_SA_HDR_END;
-	if (change) {
-		struct sa_records one = {.size = a->layout->size,
-		                         .stride = mad_sa_record_stride(a->layout)};
-		uint8_t *rec = sa_records_add(&one);
-		uint16_t st = !rec    ? MAD_STATUS_SA_NO_RESOURCES
-		              : guids ? sa_guidinfo_change(sa, h.hdr.method == MAD_METHOD_SET, req,
-		                                           h.comp_mask, rec)
-		              : h.hdr.method == MAD_METHOD_SET
-		                  ? sa_service_set(sa, req, h.comp_mask, rec)
-		                  : sa_service_delete(sa, req, h.comp_mask, rec);
-		if (st)
-			answer_error(sa, from, &h, st);
-		else
-			send_answer(sa, from, &h,
-			            h.hdr.method == MAD_METHOD_SET ? MAD_METHOD_GET_RESP
-			                                           : MAD_METHOD_DELETE_RESP,
-			            0, &one, false);
-		sa_records_free(&one);
-		return;
-	}
-	struct sa_records all = {.size = a->layout->size,
-	                         .stride = mad_sa_record_stride(a->layout)};
-	struct sa_records sel = all;
-	uint16_t status = 0;
-	if (a->build) {
-		/* records that begin with a LID: builders may leave out other LIDs' (a hint,
-		 * the component filter below still decides) */
-		sa->only_lid = 0;
-		if ((h.comp_mask & 1) && cp->n && cp->c[0].bitoff == 0 && cp->c[0].bitlen == 16)
-			sa->only_lid = (uint16_t)(req[0] << 8 | req[1]);
-		a->build(sa, &all);
-		sa->only_lid = 0;
-		for (uint32_t i = 0; i < all.n; i++) {
-			const uint8_t *rec = all.buf + (size_t)i * all.stride;
-			if (!sa_components_match(cp, h.comp_mask, req, rec))
-				continue;
-			uint8_t *o = sa_records_add(&sel);
-			if (o)
-				memcpy(o, rec, all.stride);
+	if (a->comps) {
+		const struct sa_components *cp = &sa->comps[a - attrs];
+		if (cp->n < 64 && (h->comp_mask >> cp->n)) {
+			/* bits beyond the record's components */
+			answer_error(sa, from, h, MAD_STATUS_SA_REQ_INVALID);
+			return;
 		}
-	} else if (a->select) {
-		a->select(sa, req, h.comp_mask, &sel);
+	}
+	if (a->layout) {
+		rq.out.size = a->layout->size;
+		rq.out.stride = mad_sa_record_stride(a->layout);
 	} else {
-		status = sa_paths(sa, req, h.comp_mask, table, &sel);
+		rq.out.size = rq.out.stride = 72; /* ClassPortInfo */
 	}
-	if (a->id == MAD_ATTR_SERVICE_RECORD)
-		sa_service_hide_keys(&sel);
-	if (!status && !table) {
-		if (sel.n == 0)
-			status = MAD_STATUS_SA_NO_RECORDS;
-		else if (sel.n > 1 && (a->build || a->select))
-			status = MAD_STATUS_SA_TOO_MANY_RECORDS;
+	uint16_t st = a->on[slot](&rq);
+	if (st && rq.why)
+		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
+		       "attribute 0x%04x method 0x%02x from LID %u refused (status 0x%04x): %s",
+		       h->hdr.attr_id, h->hdr.method, from->lid, st, rq.why);
+	bool table = slot == SLOT_GET_TABLE || slot == SLOT_GET_MULTI;
+	if (!st && slot == SLOT_GET) {
+		if (rq.out.n == 0)
+			st = MAD_STATUS_SA_NO_RECORDS;
+		else if (rq.out.n > 1 && !a->get_first)
+			st = MAD_STATUS_SA_TOO_MANY_RECORDS;
 	}
-	if (status == MAD_STATUS_SA_NO_RECORDS)
+	if (st == MAD_STATUS_SA_NO_RECORDS)
 		sa->st.no_records++;
-	if (status)
-		answer_error(sa, from, &h, status);
+	static const uint8_t resp[SLOT_N] = {
+	    [SLOT_GET] = MAD_METHOD_GET_RESP,
+	    [SLOT_GET_TABLE] = MAD_METHOD_GET_TABLE_RESP,
+	    [SLOT_SET] = MAD_METHOD_GET_RESP,
+	    [SLOT_DELETE] = MAD_METHOD_DELETE_RESP,
+	    [SLOT_GET_MULTI] = MAD_METHOD_GET_MULTI_RESP,
+	};
+	if (st)
+		answer_error(sa, from, h, st);
 	else
-		send_answer(sa, from, &h, table ? MAD_METHOD_GET_TABLE_RESP : MAD_METHOD_GET_RESP,
-		            0, &sel, table);
-	sa_records_free(&all);
-	sa_records_free(&sel);
+		send_answer(sa, from, h, resp[slot], 0, &rq.out, table);
+	sa_records_free(&rq.out);
 }
 
 struct sa *sa_new(struct sm *sm)
@@ -362,9 +459,17 @@ struct sa *sa_new(struct sm *sm)
 	if (!sa)
 		return NULL;
 	sa->sm = sm;
+	sa->t = sm_fabric(sm);
+	sa->d = sm_dispatcher(sm);
+	sa->log = sm_log(sm);
+	sa->cfg = sm_config(sm);
+	sa->loop = sm_loop(sm);
+	sa->rl_malformed = sa->rl_bad_key = sa->rl_refused = LOG_RL_DEFAULT;
 	/* each record's components, once: deriving them probes every field of the layout */
 	for (size_t i = 0; i < NATTRS; i++) {
 		struct sa_components *c = &sa->comps[i];
+		if (i >= SA_NATTRS)
+			break; /* the rest check their masks themselves */
 		if (attrs[i].id == MAD_ATTR_SERVICE_RECORD)
 			sa_service_components(c);
 		else if (attrs[i].id == MAD_ATTR_GUID_INFO_RECORD)
@@ -381,7 +486,7 @@ struct sa *sa_new(struct sm *sm)
 		}
 	}
 	sa_state_load(sa);
-	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_ADM, on_sa_request, sa);
+	mad_dispatcher_set_handler(sa->d, MAD_CLASS_SUBN_ADM, on_sa_request, sa);
 	return sa;
 }
 
@@ -389,23 +494,38 @@ void sa_free(struct sa *sa)
 {
 	if (!sa)
 		return;
-	log_info(sa->sm->log, "sa",
+	log_info(sa->log, "sa",
 	         "%llu requests: %llu answered, %llu without records, %llu errors, "
 	         "%llu malformed, %llu BUSY, %llu with a wrong SM_Key",
 	         (unsigned long long)sa->st.requests, (unsigned long long)sa->st.answered,
 	         (unsigned long long)sa->st.no_records, (unsigned long long)sa->st.errors,
 	         (unsigned long long)sa->st.malformed, (unsigned long long)sa->st.busy,
 	         (unsigned long long)sa->st.bad_key);
-	if (sa->sm->d)
-		mad_dispatcher_set_handler(sa->sm->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
+	if (sa->d)
+		mad_dispatcher_set_handler(sa->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	sa_state_free(sa);
 	sa_mcast_free(sa);
-	sa_guidinfo_free(sa);
 	sa_path_cache_free(sa);
 	free(sa->svcs);
 	free(sa->subs);
 	free(sa->served);
 	free(sa);
+}
+
+static void on_sweep_done(void *ctx, bool structural)
+{
+	(void)structural;
+	sa_sweep_done(ctx);
+}
+
+static void on_trap(void *ctx, const struct mad_notice *trap)
+{
+	sa_forward_trap(ctx, trap);
+}
+
+struct sm_listener sa_listener(struct sa *sa)
+{
+	return (struct sm_listener){.ctx = sa, .sweep_done = on_sweep_done, .trap = on_trap};
 }
 
 const struct sa_stats *sa_stats(const struct sa *sa)

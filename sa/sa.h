@@ -13,7 +13,7 @@
 
 #include "mad/mad_layout.h"
 
-struct sm;
+#include "sm/sm.h"
 
 /* A record's components, in component-mask bit order: their bit ranges on the wire. */
 struct sa_component {
@@ -45,6 +45,8 @@ void sa_records_free(struct sa_records *r);
 struct sa;
 struct sa *sa_new(struct sm *sm);
 void sa_free(struct sa *sa);
+/* The hooks main registers with the SM (sm_set_listener): sweeps done, traps. */
+struct sm_listener sa_listener(struct sa *sa);
 /* After a sweep that left the subnet up: Reports for ports that came into or went out of
  * service, subscriptions of ports that left dropped. */
 void sa_sweep_done(struct sa *sa);

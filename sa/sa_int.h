@@ -6,9 +6,12 @@
 
 #include <ev.h>
 
+#include "mad/mad_header.h"
 #include "mad/sa_records.h"
 #include "sa/sa.h"
 #include "sm/sm.h"
+#include "util/idxmap.h"
+#include "util/vec.h"
 
 #define SA_MAX_SERVICES 65536 /* registrations beyond this get NO_RESOURCES */
 
@@ -27,9 +30,16 @@ void sa_path_cache_free(struct sa *sa);
 
 struct sa {
 	struct sm *sm;
+	/* what the SA reads of the SM, through its public face */
+	struct topo *t;
+	struct mad_dispatcher *d;
+	const struct log *log;
+	const struct ibsmd_config *cfg;
+	struct ev_loop *loop;
 	struct sa_components comps[SA_NATTRS]; /* each attribute's, in sa.c's order */
 	struct sa_stats st;
-	uint32_t requester; /* port index of the request being answered, SM_NONE if unknown */
+	/* what the wire can make the SA log, rate limited */
+	struct log_rl rl_malformed, rl_bad_key, rl_refused;
 	struct sa_service *svcs;
 	uint32_t nsvcs, svcs_cap;
 	struct sa_sub *subs; /* InformInfo subscriptions */
@@ -39,17 +49,14 @@ struct sa {
 	bool served_once;
 	struct sa_group *groups; /* multicast groups, each with its own MLID */
 	uint32_t ngroups, groups_cap;
+	struct idxmap group_by_mgid;  /* MGID -> groups index */
+	uint32_t *group_of_mlid;      /* MLID - SM_MLID_BASE -> groups index + 1 (0: free) */
+	uint32_t mlid_hint;           /* no free MLID below SM_MLID_BASE + this */
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
-	bool trusted;                 /* the request under way carries our SM_Key */
-	uint16_t only_lid;            /* builders may skip records of other LIDs (0: none) */
-	const char *why;              /* why the request under way was refused, for the log */
 	struct sa_path_cache *pcache; /* sa/path.c */
-	/* alias GUIDs (sa/guidinfo.c) */
-	struct sa_alias *aliases;
-	uint32_t naliases, aliases_cap;
-	struct u64map alias_by_guid;
+	/* alias GUIDs (sa/guidinfo.c; the aliases themselves are in the model) */
 	uint64_t alias_seq;
-	bool aliases_programmed;
+	uint64_t alias_changes_saved; /* topo.alias_changes when the state file was written */
 	/* the state file (sa/state.c) */
 	char **pending; /* its lines, until the first sweep lets them be applied */
 	uint32_t npending, pending_cap;
@@ -57,40 +64,55 @@ struct sa {
 	ev_timer save_timer;
 };
 
-typedef void (*sa_build_fn)(struct sa *sa, struct sa_records *out);
+/* One request, from decoding to the answer: every handler gets it, and nothing about the
+ * request under way lives in struct sa. */
+struct sa_req {
+	struct sa *sa;
+	struct mad_addr from;
+	struct mad_sa_hdr h;   /* method, attribute, component mask (h.comp_mask) */
+	const uint8_t *data;   /* the request's record (MultiPathRecord: and its GIDs) */
+	size_t len;            /* ... its bytes */
+	uint32_t requester;    /* the requester's port; TOPO_NONE: the SA cannot place it */
+	bool trusted;          /* it carries our SM_Key */
+	uint16_t only_lid;     /* builders may skip records of other LIDs (0: none) */
+	const char *why;       /* why it was refused, for the log */
+	struct sa_records out; /* the answer being built */
+};
+
+typedef void (*sa_build_fn)(const struct sa_req *rq, struct sa_records *out);
 /* Records that pick themselves by the request's components (sa/vl_records.c). */
-typedef void (*sa_select_fn)(struct sa *sa, const uint8_t *req, uint64_t mask,
+typedef void (*sa_select_fn)(const struct sa_req *rq, const uint8_t *req, uint64_t mask,
                              struct sa_records *out);
-void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
+void sa_select_sl2vl_records(const struct sa_req *rq, const uint8_t *req, uint64_t mask,
                              struct sa_records *out);
-void sa_select_vlarb_records(struct sa *sa, const uint8_t *req, uint64_t mask,
+void sa_select_vlarb_records(const struct sa_req *rq, const uint8_t *req, uint64_t mask,
                              struct sa_records *out);
 
-void sa_build_node_records(struct sa *sa, struct sa_records *out);
-void sa_build_port_info_records(struct sa *sa, struct sa_records *out);
-void sa_build_link_records(struct sa *sa, struct sa_records *out);
-void sa_build_switch_info_records(struct sa *sa, struct sa_records *out);
-void sa_build_lft_records(struct sa *sa, struct sa_records *out);
-void sa_build_mft_records(struct sa *sa, struct sa_records *out);
-void sa_build_pkey_records(struct sa *sa, struct sa_records *out);
-void sa_build_guid_info_records(struct sa *sa, struct sa_records *out);
-void sa_build_sm_info_records(struct sa *sa, struct sa_records *out);
+void sa_build_node_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_port_info_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_link_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_switch_info_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_lft_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_mft_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_guid_info_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_sm_info_records(const struct sa_req *rq, struct sa_records *out);
 
-void sa_build_service_records(struct sa *sa, struct sa_records *out);
+void sa_build_service_records(const struct sa_req *rq, struct sa_records *out);
 void sa_service_components(struct sa_components *c);
 /* Blank the ServiceKeys of selected records before they go out. */
 void sa_service_hide_keys(struct sa_records *r);
 /* Register (or renew) and remove services; the answer record goes to answer. Return 0 or an
  * SA status. */
-uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
-uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer);
+uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, uint8_t *answer);
+uint16_t sa_service_delete(struct sa_req *rq, const uint8_t *req, uint64_t mask, uint8_t *answer);
 
 /* InformInfo subscribe or unsubscribe from the requester; the answer record goes to answer. */
-uint16_t sa_inform_set(struct sa *sa, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
+uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
                        uint8_t *answer);
-void sa_build_inform_records(struct sa *sa, struct sa_records *out);
+void sa_build_inform_records(const struct sa_req *rq, struct sa_records *out);
 
-/* The port a GID of this subnet names (SM_NONE: none, or not in the fabric now), and the
+/* The port a GID of this subnet names (TOPO_NONE: none, or not in the fabric now), and the
  * GID of a port (a switch's: its node GUID). */
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid);
 /* The same by the GUID alone: ServiceGIDs, where OpenSM ignores the prefix and clients
@@ -105,12 +127,12 @@ unsigned sa_rate_gbps4(uint8_t code);
 
 /* Multicast groups (sa/mcast.c): MCMemberRecord Set (join, create), Delete (leave), Get and
  * GetTable; the answer records go to out. Returns 0 or an SA status. */
-uint16_t sa_mcast_request(struct sa *sa, const struct mad_sa_hdr *h, const uint8_t *req,
+uint16_t sa_mcast_request(struct sa_req *rq, const struct mad_sa_hdr *h, const uint8_t *req,
                           struct sa_records *out);
 /* The PathRecord from port src to the multicast group q.dgid names (its MLID, MTU, rate, SL,
  * P_Key...), if src may see the group and the request's components fit it. */
-uint16_t sa_mcast_path(struct sa *sa, const struct mad_path_record *q, uint64_t mask, uint32_t src,
-                       struct sa_records *out);
+uint16_t sa_mcast_path(struct sa_req *rq, const struct mad_path_record *q, uint64_t mask,
+                       uint32_t src, struct sa_records *out);
 /* The IPoIB broadcast groups of the configured partitions, created once the subnet is up. */
 void sa_mcast_sweep_done(struct sa *sa);
 void sa_mcast_free(struct sa *sa);
@@ -118,16 +140,13 @@ void sa_mcast_free(struct sa *sa);
 void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid);
 
 /* Alias GUIDs (sa/guidinfo.c): GUIDInfoRecord Set (set true) and Delete; the alias at an
- * index of a port's GUIDInfo table (0: none); the port an alias GUID names (SM_NONE). */
+ * index of a port's GUIDInfo table (0: none); the port an alias GUID names (TOPO_NONE). */
 void sa_guidinfo_components(struct sa_components *c);
-uint16_t sa_guidinfo_change(struct sa *sa, bool set, const uint8_t *req, uint64_t mask,
+uint16_t sa_guidinfo_change(struct sa_req *rq, bool set, const uint8_t *req, uint64_t mask,
                             uint8_t *answer);
-uint64_t sa_alias_at(const struct sa *sa, uint32_t port, unsigned index);
-uint32_t sa_alias_port(const struct sa *sa, uint64_t guid);
 void sa_guidinfo_sweep_done(struct sa *sa);
 void sa_guidinfo_save(struct sa *sa, FILE *f);
 bool sa_guidinfo_restore(struct sa *sa, const char *line);
-void sa_guidinfo_free(struct sa *sa);
 
 /* The state file (sa/state.c) and each part's lines in it. */
 void sa_state_load(struct sa *sa);  /* at start: read it */
@@ -150,18 +169,18 @@ void sa_mcast_restore_done(struct sa *sa); /* trees for the restored groups */
 bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b);
 /* May the requester see records of this port (IBA 15.4: a requester sees only ports it
  * shares a partition with)? Trusted requesters see everything. */
-bool sa_visible(const struct sa *sa, uint32_t port);
+bool sa_visible(const struct sa_req *rq, uint32_t port);
 
 /* Is the port a member of the partition (full: as a full member)? */
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full);
 
 /* PathRecords for a request (the request record on the wire and its component mask) into
  * out. Returns 0, or an SA status (insufficient components, invalid GID...). */
-uint16_t sa_paths(struct sa *sa, const uint8_t *req, uint64_t mask, bool table,
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out);
 /* PathRecords for a MultiPathRecord request (len bytes, its GIDs included): every
  * SGID-DGID pair, at most NumbPath in all. */
-uint16_t sa_multipaths(struct sa *sa, const uint8_t *req, size_t len, uint64_t mask,
+uint16_t sa_multipaths(struct sa_req *rq, const uint8_t *req, size_t len, uint64_t mask,
                        struct sa_records *out);
 
 #endif

@@ -49,33 +49,35 @@ static uint16_t rec_pkey(const uint8_t *rec)
 	return (uint16_t)(rec[24] << 8 | rec[25]);
 }
 
-/* Does the requester share the partition? Requesters the SM cannot place (no LID known yet)
- * see the default partition only. */
-static bool requester_in(const struct sa *sa, uint16_t pkey)
+/* Does the requester share the partition? Requesters the SA cannot place see nothing. */
+static bool requester_in(const struct sa_req *rq, uint16_t pkey)
 {
+	const struct sa *sa = rq->sa;
+	if (rq->trusted)
+		return true;
+	if (rq->requester == TOPO_NONE)
+		return false;
 	if ((pkey & 0x7fff) == 0x7fff || pkey == 0)
 		return true; /* the default partition, or none named */
-	if (sa->requester == SM_NONE)
-		return false;
 	bool full;
-	return sa_port_has_pkey(sa, sa->requester, pkey, &full);
+	return sa_port_has_pkey(sa, rq->requester, pkey, &full);
 }
 
 static void expire(struct sa *sa)
 {
-	double now = ev_now(sa->sm->loop);
+	double now = ev_now(sa->loop);
 	uint32_t keep = 0;
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
 		struct sa_service *s = &sa->svcs[i];
 		if (s->expires && s->expires <= now) {
-			log_info(sa->sm->log, "sa",
+			log_info(sa->log, "sa",
 			         "service 0x%016llx of GID port 0x%016llx: lease ended",
 			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
 			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
 			continue;
 		}
-		if (sa_guid_port(sa, mad_bits_get(s->rec + 8, 64, 64)) == SM_NONE) {
-			log_info(sa->sm->log, "sa",
+		if (sa_guid_port(sa, mad_bits_get(s->rec + 8, 64, 64)) == TOPO_NONE) {
+			log_info(sa->log, "sa",
 			         "service 0x%016llx of GID port 0x%016llx: port left the fabric",
 			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
 			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
@@ -96,17 +98,18 @@ static void present(const struct sa *sa, const struct sa_service *s, uint8_t *ou
 	memcpy(out, s->rec, SR_SIZE);
 	memset(out + SR_KEY, 0, 16);
 	if (s->expires) {
-		double left = s->expires - ev_now(sa->sm->loop);
+		double left = s->expires - ev_now(sa->loop);
 		uint32_t secs = left <= 0 ? 0 : (uint32_t)(left + 0.999);
 		mad_bits_set(out, 224, 32, secs);
 	}
 }
 
-void sa_build_service_records(struct sa *sa, struct sa_records *out)
+void sa_build_service_records(const struct sa_req *rq, struct sa_records *out)
 {
+	struct sa *sa = rq->sa;
 	expire(sa);
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
-		if (!requester_in(sa, rec_pkey(sa->svcs[i].rec)))
+		if (!requester_in(rq, rec_pkey(sa->svcs[i].rec)))
 			continue;
 		uint8_t *rec = sa_records_add(out);
 		if (rec) {
@@ -117,8 +120,9 @@ void sa_build_service_records(struct sa *sa, struct sa_records *out)
 	}
 }
 
-uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer)
+uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, uint8_t *answer)
 {
+	struct sa *sa = rq->sa;
 	/* ServiceID and ServiceGID name the service; IBA leaves the rest to defaults */
 	if ((mask & (SR_COMP_ID | SR_COMP_GID)) != (SR_COMP_ID | SR_COMP_GID))
 		return MAD_STATUS_SA_INSUF_COMPONENTS;
@@ -131,9 +135,9 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 	if (!(mask & SR_COMP_LEASE))
 		mad_bits_set(n.rec, 224, 32, SR_LEASE_INFINITE);
 	mad_bits_set(n.rec, 208, 16, 0);
-	if (sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == SM_NONE) {
+	if (sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == TOPO_NONE) {
 		log_info(
-		    sa->sm->log, "sa",
+		    sa->log, "sa",
 		    "ServiceRecord 0x%016llx refused: ServiceGID %016llx:%016llx names no port "
 		    "of the subnet",
 		    (unsigned long long)mad_bits_get(n.rec, 0, 64),
@@ -144,12 +148,12 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 	uint16_t pkey = rec_pkey(n.rec);
 	bool full;
 	uint32_t owner = sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64));
-	if (!requester_in(sa, pkey) || (pkey && !sa_port_has_pkey(sa, owner, pkey, &full)))
+	if (!requester_in(rq, pkey) || (pkey && !sa_port_has_pkey(sa, owner, pkey, &full)))
 		return MAD_STATUS_SA_REQ_DENIED; /* a service in a partition its port is not in */
 	uint32_t lease = (uint32_t)mad_bits_get(n.rec, 224, 32);
-	n.expires = lease == SR_LEASE_INFINITE ? 0 : ev_now(sa->sm->loop) + lease;
+	n.expires = lease == SR_LEASE_INFINITE ? 0 : ev_now(sa->loop) + lease;
 	if (lease == 0)
-		n.expires = ev_now(sa->sm->loop); /* registered and at once gone, as asked */
+		n.expires = ev_now(sa->loop); /* registered and at once gone, as asked */
 	struct sa_service *slot = NULL;
 	for (uint32_t i = 0; i < sa->nsvcs && !slot; i++) {
 		const uint8_t *r = sa->svcs[i].rec;
@@ -175,8 +179,9 @@ uint16_t sa_service_set(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_
 	return 0;
 }
 
-uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uint8_t *answer)
+uint16_t sa_service_delete(struct sa_req *rq, const uint8_t *req, uint64_t mask, uint8_t *answer)
 {
+	struct sa *sa = rq->sa;
 	/* The record deleted is the one the request's ServiceID, ServiceGID and P_Key name
 	 * (its record ID), whatever the mask says, as OpenSM deletes; masked components must
 	 * match too. One request never wipes more than that one record. */
@@ -190,7 +195,7 @@ uint16_t sa_service_delete(struct sa *sa, const uint8_t *req, uint64_t mask, uin
 		           mad_bits_get(s->rec + 8, 64, 64) == mad_bits_get(req + 8, 64, 64) &&
 		           (rec_pkey(s->rec) == rec_pkey(req) ||
 		            (!(mask & SR_COMP_PKEY) && !rec_pkey(req)));
-		if (!gone && rid && requester_in(sa, rec_pkey(s->rec)) &&
+		if (!gone && rid && requester_in(rq, rec_pkey(s->rec)) &&
 		    sa_components_match(&c, mask, req, s->rec)) {
 			if (!gone++)
 				present(sa, s, answer);
@@ -225,8 +230,8 @@ bool sa_service_restore(struct sa *sa, const char *line)
 	char hex[2 * SR_SIZE + 2];
 	if (sscanf(line, "%lf %353s", &n.expires, hex) != 2 || !sa_hex_get(hex, n.rec, SR_SIZE))
 		return false;
-	if ((n.expires && n.expires <= ev_now(sa->sm->loop)) ||
-	    sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == SM_NONE)
+	if ((n.expires && n.expires <= ev_now(sa->loop)) ||
+	    sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == TOPO_NONE)
 		return false; /* its lease ended or its port left while ibsmd was down */
 	if (sa->nsvcs == sa->svcs_cap) {
 		uint32_t ncap = sa->svcs_cap ? sa->svcs_cap * 2 : 16;

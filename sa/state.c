@@ -49,7 +49,7 @@ bool sa_hex_get(const char *s, uint8_t *out, size_t n)
 
 static void path_of(const struct sa *sa, char *buf, size_t len, const char *suffix)
 {
-	snprintf(buf, len, "%s/%s%s", sa->sm->cfg->state_dir, STATE_FILE, suffix);
+	snprintf(buf, len, "%s/%s%s", sa->cfg->state_dir, STATE_FILE, suffix);
 }
 
 int sa_state_save(struct sa *sa)
@@ -59,7 +59,7 @@ int sa_state_save(struct sa *sa)
 	path_of(sa, tmp, sizeof(tmp), ".tmp");
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		log_err(sa->sm->log, "sa", "cannot write %s: %s; clients' state is not kept", tmp,
+		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", tmp,
 		        strerror(errno));
 		return -1;
 	}
@@ -71,7 +71,7 @@ int sa_state_save(struct sa *sa)
 	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
 	ok = fclose(f) == 0 && ok;
 	if (!ok || rename(tmp, path) < 0) {
-		log_err(sa->sm->log, "sa", "cannot write %s: %s; clients' state is not kept", path,
+		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", path,
 		        strerror(errno));
 		unlink(tmp);
 		return -1;
@@ -96,7 +96,7 @@ void sa_state_changed(struct sa *sa)
 	sa->state_dirty = true;
 	if (!ev_is_active(&sa->save_timer)) {
 		ev_timer_set(&sa->save_timer, SAVE_DELAY, 0.);
-		ev_timer_start(sa->sm->loop, &sa->save_timer);
+		ev_timer_start(sa->loop, &sa->save_timer);
 	}
 }
 
@@ -109,7 +109,7 @@ void sa_state_load(struct sa *sa)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (errno != ENOENT)
-			log_warn(sa->sm->log, "sa", "cannot read %s: %s; starting without it", path,
+			log_warn(sa->log, "sa", "cannot read %s: %s; starting without it", path,
 			         strerror(errno));
 		return;
 	}
@@ -157,8 +157,7 @@ void sa_state_apply(struct sa *sa)
 			ok++;
 		} else {
 			bad++;
-			log_info(sa->sm->log, "sa", "%s: item %u not restored: %.60s", path, i + 1,
-			         l);
+			log_info(sa->log, "sa", "%s: item %u not restored: %.60s", path, i + 1, l);
 		}
 		free(l);
 	}
@@ -168,7 +167,7 @@ void sa_state_apply(struct sa *sa)
 	sa_mcast_restore_done(sa);
 	sa->state_ready = true;
 	if (ok || bad)
-		log_notice(sa->sm->log, "sa",
+		log_notice(sa->log, "sa",
 		           "%s: %u items restored (services, groups, members, subscriptions), %u "
 		           "dropped (their ports left, or unreadable)",
 		           path, ok, bad);
@@ -180,8 +179,8 @@ void sa_state_free(struct sa *sa)
 {
 	if (sa->state_dirty)
 		sa_state_save(sa);
-	if (sa->sm->loop)
-		ev_timer_stop(sa->sm->loop, &sa->save_timer);
+	if (sa->loop)
+		ev_timer_stop(sa->loop, &sa->save_timer);
 	for (uint32_t i = 0; i < sa->npending; i++)
 		free(sa->pending[i]);
 	free(sa->pending);

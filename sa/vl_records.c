@@ -31,18 +31,18 @@ static void unpack_sl2vl(uint64_t v, struct mad_sl2vl_table *tbl)
 }
 
 /* The nodes to look at: the one holding the requested LID, or all. For a CA, *only_port is
- * the port that holds it (SM_NONE: every port with a LID). false: no such LID. */
+ * the port that holds it (TOPO_NONE: every port with a LID). false: no such LID. */
 static bool nodes_of(const struct sa *sa, bool by_lid, uint16_t lid, uint32_t *first,
                      uint32_t *last, uint32_t *only_port)
 {
-	const struct topo *t = &sa->sm->topo;
-	*only_port = SM_NONE;
+	const struct topo *t = sa->t;
+	*only_port = TOPO_NONE;
 	if (!by_lid) {
 		*first = 0;
 		*last = t->nnodes;
 		return true;
 	}
-	if (!lid || lid >= SM_LID_COUNT || t->lid_port[lid] == SM_NONE)
+	if (!lid || lid >= TOPO_LID_COUNT || t->lid_port[lid] == TOPO_NONE)
 		return false;
 	uint32_t p = t->lid_port[lid];
 	*first = t->ports[p].node;
@@ -52,10 +52,11 @@ static bool nodes_of(const struct sa *sa, bool by_lid, uint16_t lid, uint32_t *f
 	return true;
 }
 
-void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
+void sa_select_sl2vl_records(const struct sa_req *rq, const uint8_t *req, uint64_t mask,
                              struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	struct mad_sl2vl_record q;
 	if (mad_sl2vl_record_decode(req, mad_sl2vl_record_layout.size, &q, NULL) < 0)
 		return;
@@ -63,25 +64,25 @@ void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 	if (!nodes_of(sa, mask & SL2VL_LID, q.lid, &first, &last, &only))
 		return;
 	for (uint32_t node = first; node < last && !full(out); node++) {
-		const struct sm_node *n = &t->nodes[node];
+		const struct topo_node *n = &t->nodes[node];
 		if (!n->present)
 			continue;
 		if (!topo_is_switch(t, node)) {
 			/* one table per CA port; the ports of the request do not apply */
 			for (unsigned num = 1; num <= n->nports; num++) {
 				uint32_t p = n->first_port + num;
-				if ((only != SM_NONE && p != only) || !t->ports[p].lid ||
-				    !sa_visible(sa, p))
+				if ((only != TOPO_NONE && p != only) || !t->ports[p].lid ||
+				    !sa_visible(rq, p))
 					continue;
 				struct mad_sl2vl_record r = {.lid = t->ports[p].lid};
-				unpack_sl2vl(vl_sl2vl_of(t, p, 0), &r.table);
+				unpack_sl2vl(topo_sl2vl_of(t, p, 0), &r.table);
 				uint8_t *rec = sa_records_add(out);
 				if (rec)
 					mad_sl2vl_record_encode(&r, rec, out->size, NULL);
 			}
 			continue;
 		}
-		if (!sa_visible(sa, n->first_port))
+		if (!sa_visible(rq, n->first_port))
 			continue;
 		unsigned in0 = 0, in1 = n->nports, out0 = 0, out1 = n->nports;
 		if (mask & SL2VL_IN_PORT)
@@ -93,7 +94,7 @@ void sa_select_sl2vl_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 				struct mad_sl2vl_record r = {.lid = t->ports[n->first_port].lid,
 				                             .in_port = (uint8_t)i,
 				                             .out_port = (uint8_t)o};
-				unpack_sl2vl(vl_sl2vl_of(t, n->first_port + o, i), &r.table);
+				unpack_sl2vl(topo_sl2vl_of(t, n->first_port + o, i), &r.table);
 				uint8_t *rec = sa_records_add(out);
 				if (rec)
 					mad_sl2vl_record_encode(&r, rec, out->size, NULL);
@@ -115,10 +116,11 @@ static void add_vlarb(const struct topo *t, uint32_t p, uint16_t lid, unsigned b
 		mad_vlarb_record_encode(&r, rec, out->size, NULL);
 }
 
-void sa_select_vlarb_records(struct sa *sa, const uint8_t *req, uint64_t mask,
+void sa_select_vlarb_records(const struct sa_req *rq, const uint8_t *req, uint64_t mask,
                              struct sa_records *out)
 {
-	const struct topo *t = &sa->sm->topo;
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
 	struct mad_vlarb_record q;
 	if (mad_vlarb_record_decode(req, mad_vlarb_record_layout.size, &q, NULL) < 0)
 		return;
@@ -129,7 +131,7 @@ void sa_select_vlarb_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 	if (mask & VLARB_BLOCK)
 		b0 = b1 = q.block_num;
 	for (uint32_t node = first; node < last && !full(out); node++) {
-		const struct sm_node *n = &t->nodes[node];
+		const struct topo_node *n = &t->nodes[node];
 		if (!n->present)
 			continue;
 		bool sw = topo_is_switch(t, node);
@@ -138,10 +140,10 @@ void sa_select_vlarb_records(struct sa *sa, const uint8_t *req, uint64_t mask,
 			p0 = p1 = q.out_port;
 		for (unsigned num = p0; num <= p1 && num <= n->nports; num++) {
 			uint32_t p = n->first_port + num;
-			if (!sw && ((only != SM_NONE && p != only) || !t->ports[p].lid))
+			if (!sw && ((only != TOPO_NONE && p != only) || !t->ports[p].lid))
 				continue; /* a CA port is named by its LID; its number does not
 				             apply */
-			if (!sa_visible(sa, p))
+			if (!sa_visible(rq, p))
 				continue;
 			uint16_t lid = t->ports[topo_lid_port(t, p)].lid;
 			for (unsigned b = b0; b <= b1 && b >= 1 && b <= 4; b++)

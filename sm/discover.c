@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 struct probe {
-	uint32_t from_port; /* the port we leave through, SM_NONE for the SM's own node */
+	uint32_t from_port; /* the port we leave through, TOPO_NONE for the SM's own node */
 	uint8_t path[64];
 	uint8_t hops;
 	bool full;
@@ -57,7 +57,7 @@ static void on_switch_info(struct sm *sm, const struct mad_result *res, const st
 	uint32_t node = *(const uint32_t *)ctx;
 	if (!smp || smp->dr_status)
 		return;
-	struct sm_node *n = &sm->topo.nodes[node];
+	struct topo_node *n = &sm->topo.nodes[node];
 	mad_switch_info_decode(smp->data, sizeof(smp->data), &sm->topo.sws[n->sw].si, NULL);
 }
 
@@ -65,7 +65,7 @@ static void on_switch_info(struct sm *sm, const struct mad_result *res, const st
  * ports, whose answers lead on. */
 static void explore(struct sm *sm, uint32_t node, uint32_t arrival, bool full)
 {
-	struct sm_node *n = &sm->topo.nodes[node];
+	struct topo_node *n = &sm->topo.nodes[node];
 	n->seen = sm->topo.sweep;
 	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_NODE_DESC, 0, NULL, 0, on_node_desc,
 	           &node, sizeof(node));
@@ -87,7 +87,7 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	char route[200];
 	path_str(pr->path, pr->hops, route, sizeof(route));
 	if (!smp || smp->dr_status) {
-		if (pr->from_port != SM_NONE) {
+		if (pr->from_port != TOPO_NONE) {
 			char name[160];
 			sm_node_name(sm, t->ports[pr->from_port].node, name, sizeof(name));
 			log_warn(sm->log, "discover",
@@ -118,7 +118,7 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	uint32_t node = u64map_get(&t->by_guid, ni.node_guid);
 	bool is_new = node == U64MAP_NONE;
 	if (!is_new) {
-		struct sm_node *n = &t->nodes[node];
+		struct topo_node *n = &t->nodes[node];
 		if (n->type != ni.node_type || n->nports != ni.num_ports) {
 			log_err(
 			    sm->log, "discover",
@@ -131,12 +131,12 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		}
 	} else {
 		node = topo_add_node(t, &ni);
-		if (node == SM_NONE) {
+		if (node == TOPO_NONE) {
 			log_err(sm->log, "discover", "out of memory at route %s", route);
 			return;
 		}
 	}
-	struct sm_node *n = &t->nodes[node];
+	struct topo_node *n = &t->nodes[node];
 	uint32_t arrival = topo_port(t, node, ni.local_port_num);
 	if (n->type != NODE_TYPE_SWITCH) {
 		uint32_t other = u64map_get(&t->by_port_guid, ni.port_guid);
@@ -148,9 +148,9 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		t->ports[arrival].guid = ni.port_guid;
 		u64map_put(&t->by_port_guid, ni.port_guid, arrival);
 	}
-	if (pr->from_port != SM_NONE) {
+	if (pr->from_port != TOPO_NONE) {
 		uint32_t was = t->ports[arrival].peer;
-		if (was != SM_NONE && was != pr->from_port && !pr->full &&
+		if (was != TOPO_NONE && was != pr->from_port && !pr->full &&
 		    t->nodes[t->ports[was].node].seen == t->sweep) {
 			char a[160], b[160];
 			sm_node_name(sm, t->ports[was].node, a, sizeof(a));
@@ -172,10 +172,11 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	/* explore what is new, what came back, and (full sweep) everything once */
 	if (is_new || !n->present || (pr->full && n->seen != t->sweep)) {
 		if (!is_new && !n->present)
-			sm_forget_tables(t, node); /* it may have lost its tables with its power */
-		if (!is_new && !n->present && n->sw != SM_NONE) {
+			topo_forget_tables(t,
+			                   node); /* it may have lost its tables with its power */
+		if (!is_new && !n->present && n->sw != TOPO_NONE) {
 			/* back after an absence: whatever it held was lost with its power */
-			struct sm_switch *sw = &t->sws[n->sw];
+			struct topo_switch *sw = &t->sws[n->sw];
 			free(sw->lft_hw);
 			sw->lft_hw = NULL;
 			sw->lft_hw_size = 0;
@@ -200,7 +201,7 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 static void probe(struct sm *sm, uint32_t from_port, bool full)
 {
 	struct topo *t = &sm->topo;
-	const struct sm_node *n = &t->nodes[t->ports[from_port].node];
+	const struct topo_node *n = &t->nodes[t->ports[from_port].node];
 	if (n->hops >= MAD_DR_MAX_HOPS) {
 		log_warn(sm->log, "discover",
 		         "fabric deeper than 63 hops: nothing found beyond " GUID_FMT " port %u",
@@ -210,7 +211,7 @@ static void probe(struct sm *sm, uint32_t from_port, bool full)
 	struct probe pr = {.from_port = from_port, .hops = (uint8_t)(n->hops + 1), .full = full};
 	memcpy(pr.path, n->path, n->hops + 1u);
 	pr.path[pr.hops] = t->ports[from_port].num;
-	sm_send_dr(sm, SM_NONE, pr.path, pr.hops, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
+	sm_send_dr(sm, TOPO_NONE, pr.path, pr.hops, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
 	           on_node_info, &pr, sizeof(pr));
 }
 
@@ -220,8 +221,8 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 	(void)res;
 	const struct port_ref *pr = ctx;
 	struct topo *t = &sm->topo;
-	struct sm_port *port = &t->ports[pr->port];
-	struct sm_node *n = &t->nodes[port->node];
+	struct topo_port *port = &t->ports[pr->port];
+	struct topo_node *n = &t->nodes[port->node];
 	if (!smp || smp->dr_status) {
 		if (!pr->full && !smp && port->node < sm->dirty_cap && sm->rounds < 2) {
 			/* its route may cross the link that just failed: again, by a new route */
@@ -242,7 +243,7 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 	if (port->num == 0 && n->type == NODE_TYPE_SWITCH)
 		return;
 	if (!topo_port_up(port)) {
-		if (port->peer != SM_NONE) {
+		if (port->peer != TOPO_NONE) {
 			char name[160];
 			log_notice(sm->log, "discover", "link down at %s port %u",
 			           sm_node_name(sm, port->node, name, sizeof(name)), port->num);
@@ -255,7 +256,7 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 		return;
 	/* look behind every up port whose far end is not known yet (a full sweep forgot all
 	 * links but the one it came in by) */
-	if (port->peer == SM_NONE) {
+	if (port->peer == TOPO_NONE) {
 		if (!pr->full && !was_up)
 			sm->structural = true;
 		probe(sm, pr->port, pr->full);
@@ -265,7 +266,7 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 static void discover_end(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
-	if (t->sm_node == SM_NONE) {
+	if (t->sm_node == TOPO_NONE) {
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
 		         "the SM's own port did not answer: nothing discovered");
 		return;
@@ -275,10 +276,14 @@ static void discover_end(struct sm *sm)
 		log_notice(sm->log, "discover", "%u node(s) no longer reachable", lost);
 		sm->structural = true;
 	}
+	if (topo_aliases_follow(t))
+		sm->structural = true;
+	if (topo_pkeys_update(t, sm->cfg) < 0)
+		log_err(sm->log, "discover", "out of memory: ports keep last sweep's P_Keys");
 	struct sm_counts *c = &sm->counts;
 	memset(c, 0, sizeof(*c));
 	for (uint32_t i = 0; i < t->nnodes; i++) {
-		const struct sm_node *n = &t->nodes[i];
+		const struct topo_node *n = &t->nodes[i];
 		if (!n->present)
 			continue;
 		c->nodes++;
@@ -287,11 +292,11 @@ static void discover_end(struct sm *sm)
 		else
 			c->cas++;
 		for (unsigned p = n->type == NODE_TYPE_SWITCH ? 0 : 1; p <= n->nports; p++) {
-			const struct sm_port *port = &t->ports[n->first_port + p];
+			const struct topo_port *port = &t->ports[n->first_port + p];
 			if (!port->known)
 				continue;
 			c->ports++;
-			if (port->peer != SM_NONE && port->peer > n->first_port + p)
+			if (port->peer != TOPO_NONE && port->peer > n->first_port + p)
 				c->links++;
 		}
 	}
@@ -305,9 +310,9 @@ void discover_full(struct sm *sm)
 	sm->grew = true; /* a full sweep balances the routes afresh */
 	/* forget the links: this sweep finds them again */
 	for (uint32_t p = 0; p < t->nports; p++)
-		t->ports[p].peer = SM_NONE;
-	struct probe pr = {.from_port = SM_NONE, .hops = 0, .full = true};
-	sm_send_dr(sm, SM_NONE, pr.path, 0, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
+		t->ports[p].peer = TOPO_NONE;
+	struct probe pr = {.from_port = TOPO_NONE, .hops = 0, .full = true};
+	sm_send_dr(sm, TOPO_NONE, pr.path, 0, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
 	           on_node_info, &pr, sizeof(pr));
 }
 
@@ -326,7 +331,7 @@ void discover_switches(struct sm *sm)
 		if (!sm->dirty[i])
 			continue;
 		sm->dirty[i] = false;
-		struct sm_node *n = &t->nodes[i];
+		struct topo_node *n = &t->nodes[i];
 		if (!n->present || n->type != NODE_TYPE_SWITCH)
 			continue;
 		n->seen = t->sweep;

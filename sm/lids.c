@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 struct assign {
 	struct sm *sm;
@@ -27,7 +27,7 @@ static uint8_t want_lmc(const struct sm *sm, uint32_t port)
 
 static uint64_t port_key(const struct topo *t, uint32_t port)
 {
-	const struct sm_port *p = &t->ports[port];
+	const struct topo_port *p = &t->ports[port];
 	return topo_is_switch(t, p->node) ? t->nodes[p->node].guid : p->guid;
 }
 
@@ -41,7 +41,7 @@ static bool block_free(const struct assign *a, uint32_t lid, uint8_t lmc, uint64
                        bool respect_reserved)
 {
 	for (uint32_t l = lid; l < lid + (1u << lmc); l++) {
-		if (a->owner[l] != SM_NONE)
+		if (a->owner[l] != TOPO_NONE)
 			return false;
 		if (respect_reserved && a->reserved[l] && a->reserved[l] != guid)
 			return false;
@@ -51,7 +51,7 @@ static bool block_free(const struct assign *a, uint32_t lid, uint8_t lmc, uint64
 
 static void take(struct assign *a, uint32_t port, uint32_t lid, uint8_t lmc)
 {
-	struct sm_port *p = &a->sm->topo.ports[port];
+	struct topo_port *p = &a->sm->topo.ports[port];
 	for (uint32_t l = lid; l < lid + (1u << lmc); l++)
 		a->owner[l] = port;
 	p->lid = (uint16_t)lid;
@@ -88,35 +88,23 @@ static bool allocate(struct assign *a, uint32_t port)
 	return false;
 }
 
-/* The ports that need a LID: switch port 0s and the CA ports we can reach. */
-static bool needs_lid(const struct topo *t, uint32_t port)
-{
-	const struct sm_port *p = &t->ports[port];
-	const struct sm_node *n = &t->nodes[p->node];
-	if (!n->present || !p->known)
-		return false;
-	if (n->type == NODE_TYPE_SWITCH)
-		return p->num == 0;
-	return p->num != 0 && (p->peer != SM_NONE || port == t->sm_port);
-}
-
 int lids_assign(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	struct assign a = {.sm = sm};
-	a.owner = malloc(sizeof(uint32_t) * SM_LID_COUNT);
-	a.reserved = calloc(SM_LID_COUNT, sizeof(uint64_t));
+	a.owner = malloc(sizeof(uint32_t) * TOPO_LID_COUNT);
+	a.reserved = calloc(TOPO_LID_COUNT, sizeof(uint64_t));
 	if (!a.owner || !a.reserved) {
 		free(a.owner);
 		free(a.reserved);
 		return -1;
 	}
-	for (uint32_t i = 0; i < SM_LID_COUNT; i++)
-		a.owner[i] = SM_NONE;
+	for (uint32_t i = 0; i < TOPO_LID_COUNT; i++)
+		a.owner[i] = TOPO_NONE;
 	for (uint32_t i = 0; i < sm->guid2lid.cap; i++) {
 		uint64_t g = sm->guid2lid.keys[i];
 		uint32_t lid = g ? sm->guid2lid.vals[i] : 0;
-		if (lid && lid < SM_LID_COUNT)
+		if (lid && lid < TOPO_LID_COUNT)
 			a.reserved[lid] = g;
 	}
 
@@ -127,12 +115,12 @@ int lids_assign(struct sm *sm)
 		free(a.reserved);
 		return -1;
 	}
-	if (t->sm_port != SM_NONE && needs_lid(t, t->sm_port))
+	if (t->sm_port != TOPO_NONE && topo_port_endpoint(t, t->sm_port))
 		order[n++] = t->sm_port;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		if (p != t->sm_port && needs_lid(t, p))
+		if (p != t->sm_port && topo_port_endpoint(t, p))
 			order[n++] = p;
-		else if (!needs_lid(t, p) && p != t->sm_port)
+		else if (!topo_port_endpoint(t, p) && p != t->sm_port)
 			t->ports[p].lid = 0; /* gone, or no longer reachable: gives its LIDs back */
 	}
 	bool *done = calloc(n + 1, sizeof(bool));
@@ -225,7 +213,7 @@ int lids_load(struct sm *sm)
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
 		if (sscanf(line, "%" SCNx64 " %x %x", &guid, &lid, &lid_max) < 2 || !guid || !lid ||
-		    lid >= SM_LID_COUNT) {
+		    lid >= TOPO_LID_COUNT) {
 			log_warn(sm->log, "lids", "%s:%u: not \"GUID LID [LID]\": skipped", path,
 			         lineno);
 			continue;
@@ -265,8 +253,8 @@ int lids_save(struct sm *sm)
 		if (!g)
 			continue;
 		uint32_t lid = sm->guid2lid.vals[i], lmc = 0;
-		uint32_t p = lid < SM_LID_COUNT ? t->lid_port[lid] : SM_NONE;
-		if (p != SM_NONE)
+		uint32_t p = lid < TOPO_LID_COUNT ? t->lid_port[lid] : TOPO_NONE;
+		if (p != TOPO_NONE)
 			lmc = t->ports[p].lmc;
 		fprintf(fp, "0x%016" PRIx64 " 0x%04x 0x%04x\n", g, lid, lid + (1u << lmc) - 1);
 	}

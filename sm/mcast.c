@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 #define DIST_INF 0xff
 
@@ -22,6 +22,12 @@ void mcast_init(struct sm *sm)
 {
 	ev_timer_init(&sm->mc.timer, mcast_timer_cb, 0., 0.);
 	sm->mc.timer.data = sm;
+}
+
+void mcast_stop(struct sm *sm)
+{
+	if (sm->loop)
+		ev_timer_stop(sm->loop, &sm->mc.timer);
 }
 
 void mcast_free(struct sm *sm)
@@ -43,7 +49,7 @@ uint32_t sm_mcast_cap(const struct sm *sm)
 	uint32_t cap = SM_MLID_MAX;
 	bool any = false;
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		const struct sm_switch *sw = &t->sws[s];
+		const struct topo_switch *sw = &t->sws[s];
 		if (!t->nodes[sw->node].present)
 			continue;
 		any = true;
@@ -104,15 +110,15 @@ void mcast_topology_changed(struct sm *sm)
 			mc->dirty[i] = mc->any_dirty = true;
 }
 
-/* The switch at the far end of a switch port, or SM_NONE (CA, down, absent). */
+/* The switch at the far end of a switch port, or TOPO_NONE (CA, down, absent). */
 static uint32_t neighbor_switch(const struct topo *t, uint32_t p)
 {
-	const struct sm_port *port = &t->ports[p];
-	if (port->peer == SM_NONE || !topo_port_up(port))
-		return SM_NONE;
+	const struct topo_port *port = &t->ports[p];
+	if (port->peer == TOPO_NONE || !topo_port_up(port))
+		return TOPO_NONE;
 	uint32_t pn = t->ports[port->peer].node;
 	if (!topo_is_switch(t, pn) || !t->nodes[pn].present)
-		return SM_NONE;
+		return TOPO_NONE;
 	return t->nodes[pn].sw;
 }
 
@@ -141,10 +147,10 @@ static int compute_dist(struct sm *sm)
 		q[tail++] = r;
 		while (head < tail) {
 			uint32_t s = q[head++];
-			const struct sm_node *node = &t->nodes[t->sws[s].node];
+			const struct topo_node *node = &t->nodes[t->sws[s].node];
 			for (unsigned k = 1; k <= node->nports; k++) {
 				uint32_t s2 = neighbor_switch(t, node->first_port + k);
-				if (s2 == SM_NONE || row[s2] != DIST_INF)
+				if (s2 == TOPO_NONE || row[s2] != DIST_INF)
 					continue;
 				row[s2] =
 				    row[s] >= DIST_INF - 1 ? DIST_INF - 1 : (uint8_t)(row[s] + 1);
@@ -159,11 +165,11 @@ static int compute_dist(struct sm *sm)
 }
 
 /* Make the switch's MFT arrays cover MLID index i. */
-static int mft_cover(struct sm *sm, struct sm_switch *sw, uint32_t i)
+static int mft_cover(struct sm *sm, struct topo_switch *sw, uint32_t i)
 {
 	if (i < sw->mft_mlids)
 		return 0;
-	const struct sm_node *node = &sm->topo.nodes[sw->node];
+	const struct topo_node *node = &sm->topo.nodes[sw->node];
 	uint8_t pos = (uint8_t)((node->nports + 1 + 15) / 16);
 	uint32_t n = (i / 32 + 1) * 32;
 	if (n < 64)
@@ -191,7 +197,7 @@ static int mft_cover(struct sm *sm, struct sm_switch *sw, uint32_t i)
 
 static void set_bit(struct sm *sm, uint32_t s, uint32_t i, unsigned num)
 {
-	struct sm_switch *sw = &sm->topo.sws[s];
+	struct topo_switch *sw = &sm->topo.sws[s];
 	if (mft_cover(sm, sw, i) < 0 || num / 16 >= sw->mft_pos)
 		return;
 	sw->mft[(size_t)i * sw->mft_pos + num / 16] |= (uint16_t)(1u << (num % 16));
@@ -212,7 +218,7 @@ static void build_tree(struct sm *sm, uint32_t i, struct tree_scratch *ts)
 	struct topo *t = &sm->topo;
 	const struct sm_mlid *m = &sm->mc.mlid[i];
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		struct sm_switch *sw = &t->sws[s];
+		struct topo_switch *sw = &t->sws[s];
 		if (i < sw->mft_mlids)
 			memset(sw->mft + (size_t)i * sw->mft_pos, 0,
 			       sw->mft_pos * sizeof(uint16_t));
@@ -230,7 +236,7 @@ static void build_tree(struct sm *sm, uint32_t i, struct tree_scratch *ts)
 			bit = 0;
 		} else {
 			uint32_t peer = t->ports[p].peer;
-			if (peer == SM_NONE || !topo_port_up(&t->ports[p]) ||
+			if (peer == TOPO_NONE || !topo_port_up(&t->ports[p]) ||
 			    !topo_is_switch(t, t->ports[peer].node))
 				continue; /* not attached (or CA to CA): nothing to forward */
 			s = t->nodes[t->ports[peer].node].sw;
@@ -248,7 +254,7 @@ static void build_tree(struct sm *sm, uint32_t i, struct tree_scratch *ts)
 		return; /* one switch (or none) delivers everything by itself */
 	}
 	/* root: the switch with the shortest longest distance to a member switch */
-	uint32_t root = SM_NONE;
+	uint32_t root = TOPO_NONE;
 	unsigned best = DIST_INF + 1u;
 	for (uint32_t r = 0; r < t->nsws; r++) {
 		if (!t->nodes[t->sws[r].node].present)
@@ -268,14 +274,14 @@ static void build_tree(struct sm *sm, uint32_t i, struct tree_scratch *ts)
 	uint32_t head = 0, tail = 0;
 	ts->queue[tail++] = root;
 	ts->mark[root] = g;
-	ts->up_port[root] = SM_NONE;
+	ts->up_port[root] = TOPO_NONE;
 	while (head < tail) {
 		uint32_t s = ts->queue[head++];
-		const struct sm_node *node = &t->nodes[t->sws[s].node];
+		const struct topo_node *node = &t->nodes[t->sws[s].node];
 		for (unsigned k = 1; k <= node->nports; k++) {
 			uint32_t p = node->first_port + k;
 			uint32_t s2 = neighbor_switch(t, p);
-			if (s2 == SM_NONE || ts->mark[s2] == g)
+			if (s2 == TOPO_NONE || ts->mark[s2] == g)
 				continue;
 			ts->mark[s2] = g;
 			ts->up_port[s2] = t->ports[p].peer;
@@ -315,14 +321,14 @@ static void on_mft_done(struct sm *sm, const struct mad_result *res, const struc
 	         smp ? mad_status_str(smp->dr_status) : "got no answer");
 	const struct topo *t = &sm->topo;
 	uint32_t s = t->nodes[ref[0]].sw;
-	if (s != SM_NONE && s < t->nsws && ref[1] < t->sws[s].mft_mlids / 32)
+	if (s != TOPO_NONE && s < t->nsws && ref[1] < t->sws[s].mft_mlids / 32)
 		t->sws[s].mft_known[ref[1]] = false;
 	sm->mc.failed = true;
 }
 
 /* Send block b of a switch if it differs from what the switch holds (all positions: a
  * position we never wrote may hold a stale mask from an earlier SM). */
-static void send_block(struct sm *sm, struct sm_switch *sw, uint32_t b)
+static void send_block(struct sm *sm, struct topo_switch *sw, uint32_t b)
 {
 	size_t at = (size_t)b * 32 * sw->mft_pos, len = (size_t)32 * sw->mft_pos;
 	bool any = false;
@@ -384,7 +390,7 @@ void mcast_program(struct sm *sm)
 		top = i / 32 + 1;
 	}
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		struct sm_switch *sw = &t->sws[s];
+		struct topo_switch *sw = &t->sws[s];
 		if (!t->nodes[sw->node].present || !sw->mft)
 			continue;
 		for (uint32_t b = 0; b < top && b < sw->mft_mlids / 32; b++) {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 static void on_set_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                         void *ctx)
@@ -43,7 +43,7 @@ static void on_lft_done(struct sm *sm, const struct mad_result *res, const struc
 	if (!smp || smp->dr_status)
 		return;
 	/* remember what the switch now holds, so later sweeps send only differences */
-	struct sm_switch *sw = &sm->topo.sws[sm->topo.nodes[ref[0]].sw];
+	struct topo_switch *sw = &sm->topo.sws[sm->topo.nodes[ref[0]].sw];
 	if (sw->lft_hw && ref[2] * 64 + 64 <= sw->lft_hw_size)
 		memcpy(sw->lft_hw + ref[2] * 64, smp->data, 64);
 }
@@ -56,66 +56,6 @@ static void on_switch_info_set(struct sm *sm, const struct mad_result *res,
 	if (smp && !smp->dr_status)
 		mad_switch_info_decode(smp->data, sizeof(smp->data),
 		                       &sm->topo.sws[sm->topo.nodes[ref[0]].sw].si, NULL);
-}
-
-static bool pkey_member(const struct config_partition *pt, uint64_t guid, bool *full)
-{
-	if (pt->all) {
-		*full = pt->all_full;
-		return true;
-	}
-	for (unsigned i = 0; i < pt->nguids; i++) {
-		if (pt->guids[i] == guid) {
-			*full = pt->full[i];
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The P_Key table a CA port should hold: the default partition (full member) first, then
- * every configured partition it belongs to. */
-unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap)
-{
-	unsigned n = 0;
-	/* the default partition: full, unless configured otherwise (then ports it does not
-	 * list are limited members, so tenants cannot reach each other through it); the SM's
-	 * own port stays a full member, or it could not manage anyone */
-	pk[n++] = 0xffff;
-	bool sm_port = sm->topo.sm_port != SM_NONE && sm->topo.ports[sm->topo.sm_port].guid == guid;
-	for (unsigned i = 0; i < sm->cfg->npartitions && !sm_port; i++) {
-		bool full;
-		const struct config_partition *pt = &sm->cfg->partitions[i];
-		if (pt->pkey == 0x7fff && !(pkey_member(pt, guid, &full) && full))
-			pk[0] = 0x7fff;
-	}
-	for (unsigned i = 0; i < sm->cfg->npartitions && n < cap; i++) {
-		bool full;
-		const struct config_partition *pt = &sm->cfg->partitions[i];
-		if (pt->pkey == 0x7fff || !pkey_member(pt, guid, &full))
-			continue;
-		pk[n++] = (uint16_t)(pt->pkey | (full ? 0x8000 : 0));
-	}
-	return n;
-}
-
-unsigned sm_switch_port_pkeys(const struct sm *sm, uint32_t port, uint16_t *pk, unsigned cap)
-{
-	const struct topo *t = &sm->topo;
-	const struct sm_port *sp = &t->ports[port];
-	const struct sm_node *n = &t->nodes[sp->node];
-	if (n->sw == SM_NONE || sp->num == 0 || sp->peer == SM_NONE || !topo_port_up(sp))
-		return 0;
-	const struct sm_port *ca = &t->ports[sp->peer];
-	unsigned enforce_cap = t->sws[n->sw].si.partition_enforcement_cap;
-	if (topo_is_switch(t, ca->node) || !ca->lid || !enforce_cap)
-		return 0;
-	uint16_t keys[32];
-	unsigned k = sm_port_pkeys(sm, ca->guid, keys, 32);
-	if (k > enforce_cap || k > cap)
-		return 0;
-	memcpy(pk, keys, k * sizeof(uint16_t));
-	return k;
 }
 
 static uint32_t pkeys_sig(const uint16_t *pk, unsigned n)
@@ -148,13 +88,13 @@ static void program_switch_pkeys(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		const struct sm_node *n = &t->nodes[t->sws[s].node];
+		const struct topo_node *n = &t->nodes[t->sws[s].node];
 		if (!n->present)
 			continue;
 		for (unsigned num = 1; num <= n->nports; num++) {
 			uint32_t p = n->first_port + num;
 			struct mad_pkey_table tbl = {0};
-			unsigned k = sm_switch_port_pkeys(sm, p, tbl.pkey, 32);
+			unsigned k = topo_switch_port_pkeys(t, p, tbl.pkey, 32);
 			if (!k || (t->ports[p].refused & TOPO_REFUSED_PKEYS))
 				continue;
 			uint32_t sig = pkeys_sig(tbl.pkey, k);
@@ -173,7 +113,7 @@ static void program_switch_pkeys(struct sm *sm)
 
 /* Does LFT block b need sending? Entries of LIDs nobody holds any more do not count: a
  * vanished node must not make every switch in the fabric rewrite a table. */
-static bool block_differs(const struct topo *t, const struct sm_switch *sw, uint32_t b)
+static bool block_differs(const struct topo *t, const struct topo_switch *sw, uint32_t b)
 {
 	const uint8_t *want = sw->lft + b * 64, *hw = sw->lft_hw + b * 64;
 	if (!memcmp(want, hw, 64))
@@ -182,8 +122,8 @@ static bool block_differs(const struct topo *t, const struct sm_switch *sw, uint
 		uint32_t lid = b * 64 + i;
 		if (want[i] == hw[i])
 			continue;
-		if (want[i] == 0xff && hw[i] != 0xfe && lid < SM_LID_COUNT &&
-		    t->lid_port[lid] == SM_NONE)
+		if (want[i] == 0xff && hw[i] != 0xfe && lid < TOPO_LID_COUNT &&
+		    t->lid_port[lid] == TOPO_NONE)
 			continue;
 		return true;
 	}
@@ -194,7 +134,7 @@ void program_tables(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	for (uint32_t s = 0; s < t->nsws; s++) {
-		struct sm_switch *sw = &t->sws[s];
+		struct topo_switch *sw = &t->sws[s];
 		uint32_t node = sw->node;
 		if (!t->nodes[node].present || !sw->lft)
 			continue;
@@ -231,12 +171,14 @@ void program_tables(struct sm *sm)
 	mcast_program(sm);
 	/* P_Keys on CA ports (block 0 holds the default partition and up to 31 more) */
 	for (uint32_t p = 0; p < t->nports; p++) {
-		struct sm_port *port = &t->ports[p];
-		const struct sm_node *n = &t->nodes[port->node];
+		struct topo_port *port = &t->ports[p];
+		const struct topo_node *n = &t->nodes[port->node];
 		if (!n->present || n->type == NODE_TYPE_SWITCH || !port->lid)
 			continue;
 		struct mad_pkey_table tbl = {0};
-		sm_port_pkeys(sm, port->guid, tbl.pkey, 32);
+		unsigned nk;
+		const uint16_t *keys = topo_port_pkeys(t, p, &nk);
+		memcpy(tbl.pkey, keys, nk * sizeof(uint16_t));
 		uint8_t data[64] = {0};
 		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
 		uint32_t ref[3] = {port->node, MAD_ATTR_PKEY_TABLE, 0};
@@ -266,7 +208,7 @@ static uint8_t min_u8(uint8_t a, uint8_t b)
 static uint8_t enforces(const struct sm *sm, uint32_t p)
 {
 	uint16_t pk[32];
-	return sm_switch_port_pkeys(sm, p, pk, 32) && sm->topo.ports[p].pkey_sig ? 1 : 0;
+	return topo_switch_port_pkeys(&sm->topo, p, pk, 32) && sm->topo.ports[p].pkey_sig ? 1 : 0;
 }
 
 /* A PortInfo Set that changes only what we mean to change (zero means "no change" for
@@ -274,7 +216,7 @@ static uint8_t enforces(const struct sm *sm, uint32_t p)
 static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 {
 	struct topo *t = &sm->topo;
-	struct sm_port *port = &t->ports[p];
+	struct topo_port *port = &t->ports[p];
 	struct mad_port_info pi = port->pi;
 	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
 	pi.link_width_enabled = 0; /* 0: no change, unless set below */
@@ -284,7 +226,7 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	pi.port_state = state;
 	pi.client_reregister = 0;
 	if (mgmt) {
-		const struct sm_port *smp = &t->ports[t->sm_port];
+		const struct topo_port *smp = &t->ports[t->sm_port];
 		pi.lid = port->lid;
 		pi.lmc = port->lmc;
 		pi.master_sm_lid = smp->lid;
@@ -295,8 +237,8 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 		pi.mkey_protect_bits = sm->cfg->m_key_protect;
 		pi.subnet_timeout = sm->cfg->subnet_timeout;
 	}
-	if (port->peer != SM_NONE) {
-		const struct sm_port *peer = &t->ports[port->peer];
+	if (port->peer != TOPO_NONE) {
+		const struct topo_port *peer = &t->ports[port->peer];
 		pi.neighbor_mtu = min_u8(pi.mtu_cap, peer->pi.mtu_cap);
 		pi.oper_vls = min_u8(pi.vl_cap, peer->pi.vl_cap);
 		/* every width and speed the port supports (0xff and 0xf say exactly that) */
@@ -327,15 +269,15 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 static bool port_configured(const struct sm *sm, uint32_t p)
 {
 	const struct topo *t = &sm->topo;
-	const struct sm_port *port = &t->ports[p];
+	const struct topo_port *port = &t->ports[p];
 	const struct mad_port_info *pi = &port->pi;
 	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
 	if (mgmt && (pi->lid != port->lid || pi->lmc != port->lmc ||
 	             pi->master_sm_lid != t->ports[t->sm_port].lid ||
 	             pi->gid_prefix != sm->cfg->subnet_prefix))
 		return false;
-	if (port->peer != SM_NONE) {
-		const struct sm_port *peer = &t->ports[port->peer];
+	if (port->peer != TOPO_NONE) {
+		const struct topo_port *peer = &t->ports[port->peer];
 		if (pi->neighbor_mtu != min_u8(pi->mtu_cap, peer->pi.mtu_cap) ||
 		    pi->oper_vls != min_u8(pi->vl_cap, peer->pi.vl_cap))
 			return false;
@@ -349,38 +291,26 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 	return true;
 }
 
-/* The ports the SM manages: every known port of a present node that is up or carries a
- * LID. */
-static bool managed(const struct topo *t, uint32_t p)
-{
-	const struct sm_port *port = &t->ports[p];
-	const struct sm_node *n = &t->nodes[port->node];
-	if (!n->present || !port->known)
-		return false;
-	if (n->type == NODE_TYPE_SWITCH && port->num == 0)
-		return true;
-	return port->num != 0 && port->peer != SM_NONE && topo_port_up(port);
-}
-
 void program_arm(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		if (!managed(t, p))
+		if (!topo_port_managed(t, p))
 			continue;
-		const struct sm_port *port = &t->ports[p];
+		const struct topo_port *port = &t->ports[p];
 		bool arm = port->pi.port_state == PORT_STATE_INIT;
 		if (arm || !port_configured(sm, p))
 			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 	}
 	vl_program(sm);
+	guids_program(sm);
 }
 
 void program_activate(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	for (uint32_t p = 0; p < t->nports; p++) {
-		if (managed(t, p) && t->ports[p].pi.port_state == PORT_STATE_ARMED)
+		if (topo_port_managed(t, p) && t->ports[p].pi.port_state == PORT_STATE_ARMED)
 			port_set(sm, p, PORT_STATE_ACTIVE);
 	}
 }

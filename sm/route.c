@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 int route_all(struct sm *sm)
 {

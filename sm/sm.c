@@ -1,5 +1,5 @@
 /* The SM's state machine and sweep pipeline (see sm.h), traps and SMInfo. */
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,20 +10,20 @@
 #include <infiniband/mad.h>
 
 #include "routing/engine.h"
-#include "sa/sa.h"
 
 /* ---- sending ---- */
 
 struct sm_req {
 	struct sm *sm;
 	sm_smp_fn cb;
+	bool counted; /* part of the phase under way */
 	size_t ctxlen;
 	uint64_t ctx[]; /* the caller's context, copied */
 };
 
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len)
 {
-	const struct sm_node *n = &sm->topo.nodes[node];
+	const struct topo_node *n = &sm->topo.nodes[node];
 	if (n->desc[0])
 		snprintf(buf, len, "\"%s\" (GUID " GUID_FMT ")", n->desc, n->guid);
 	else
@@ -47,7 +47,10 @@ static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res,
 	}
 	if (rq->cb && res->error != -ECANCELED)
 		rq->cb(sm, res, sp, rq->ctx);
+	bool counted = rq->counted;
 	free(rq);
+	if (!counted)
+		return;
 	if (sm->pending)
 		sm->pending--;
 	if (res->error != -ECANCELED)
@@ -58,7 +61,7 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
                uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
                const void *ctx, size_t ctxlen)
 {
-	const struct sm_node *n = node != SM_NONE ? &sm->topo.nodes[node] : NULL;
+	const struct topo_node *n = node != TOPO_NONE ? &sm->topo.nodes[node] : NULL;
 	if (n) {
 		path = n->path;
 		hops = n->hops;
@@ -79,6 +82,7 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 		return -1;
 	rq->sm = sm;
 	rq->cb = cb;
+	rq->counted = !sm->detached;
 	rq->ctxlen = ctxlen;
 	if (ctxlen)
 		memcpy(rq->ctx, ctx, ctxlen);
@@ -105,7 +109,8 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
 		return rc;
 	}
-	sm->pending++;
+	if (rq->counted)
+		sm->pending++;
 	return 0;
 }
 
@@ -113,18 +118,18 @@ int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr,
                     const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
 {
 	const struct topo *t = &sm->topo;
-	const struct sm_port *p = &t->ports[port];
-	if (topo_is_switch(t, p->node) || port == t->sm_port || p->peer == SM_NONE)
+	const struct topo_port *p = &t->ports[port];
+	if (topo_is_switch(t, p->node) || port == t->sm_port || p->peer == TOPO_NONE)
 		return sm_send_dr(sm, p->node, NULL, 0, method, attr, mod, data, datalen, cb, ctx,
 		                  ctxlen);
-	const struct sm_node *peer = &t->nodes[t->ports[p->peer].node];
+	const struct topo_node *peer = &t->nodes[t->ports[p->peer].node];
 	if (peer->hops >= MAD_DR_MAX_HOPS)
 		return -1;
 	uint8_t path[64];
 	memcpy(path, peer->path, peer->hops + 1u);
 	path[peer->hops + 1] = t->ports[p->peer].num;
-	return sm_send_dr(sm, SM_NONE, path, peer->hops + 1u, method, attr, mod, data, datalen, cb,
-	                  ctx, ctxlen);
+	return sm_send_dr(sm, TOPO_NONE, path, peer->hops + 1u, method, attr, mod, data, datalen,
+	                  cb, ctx, ctxlen);
 }
 
 /* ---- phases ---- */
@@ -152,6 +157,15 @@ static double phase_end(struct sm *sm)
 
 static void sweep_done(struct sm *sm);
 static void after_activate(struct sm *sm);
+
+static void set_state(struct sm *sm, uint8_t state)
+{
+	if (sm->state == state)
+		return;
+	sm->state = state;
+	if (sm->listener.state_changed)
+		sm->listener.state_changed(sm->listener.ctx, state);
+}
 
 static void after_arm(struct sm *sm)
 {
@@ -186,7 +200,7 @@ static void after_discovery(struct sm *sm)
 		return;
 	}
 	sm->times.discover = ev_time() - sm->sweep_start;
-	if (sm->topo.sm_node == SM_NONE) {
+	if (sm->topo.sm_node == TOPO_NONE) {
 		sm->exit_code = 1;
 		log_err(sm->log, "sm", "%s", sm->exit_reason);
 		sweep_done(sm);
@@ -219,19 +233,15 @@ static uint32_t ports_not_active(const struct sm *sm)
 {
 	const struct topo *t = &sm->topo;
 	uint32_t n = 0;
-	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct sm_port *port = &t->ports[p];
-		if (!t->nodes[port->node].present || !port->known || port->peer == SM_NONE)
-			continue;
-		if (port->pi.port_state != PORT_STATE_ACTIVE)
-			n++;
-	}
+	for (uint32_t p = 0; p < t->nports; p++)
+		n += topo_port_should_be_active(t, p);
 	return n;
 }
 
 static void start_sweep(struct sm *sm)
 {
 	sm->busy = true;
+	sm->topo.stable = false;
 	sm->again = false;
 	sm->sweeps++;
 	sm->sweep_start = ev_time();
@@ -240,10 +250,10 @@ static void start_sweep(struct sm *sm)
 	sm->rounds = 0;
 	sm->retry = false;
 	sm_phase_begin(sm, after_discovery);
-	if (sm->full || sm->topo.sm_node == SM_NONE) {
+	if (sm->full || sm->topo.sm_node == TOPO_NONE) {
 		sm->full = false;
 		if (sm->state != SM_STATE_MASTER)
-			sm->state = SM_STATE_DISCOVERING;
+			set_state(sm, SM_STATE_DISCOVERING);
 		discover_full(sm);
 	} else {
 		discover_switches(sm);
@@ -254,6 +264,8 @@ static void start_sweep(struct sm *sm)
 static void sweep_done(struct sm *sm)
 {
 	sm->busy = false;
+	sm->topo.stable = true;
+	sm->topo.generation++;
 	sm->times.total = ev_time() - sm->sweep_start;
 	uint32_t inactive = ports_not_active(sm);
 	const struct sm_counts *c = &sm->counts;
@@ -261,7 +273,6 @@ static void sweep_done(struct sm *sm)
 	if (!sm->exit_code && !inactive) {
 		bool first = !sm->up;
 		sm->up = true;
-		sm->state = SM_STATE_MASTER;
 		if (first || sm->structural || c->lft_blocks_sent || c->port_sets || c->vl_sets)
 			log_notice(
 			    sm->log, "sm",
@@ -274,8 +285,9 @@ static void sweep_done(struct sm *sm)
 			    sm->engine ? sm->engine->name : "-", c->lft_blocks_sent, c->port_sets,
 			    c->vl_sets, tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
 			    tm->activate, tm->total);
-		if (sm->sa)
-			sa_sweep_done(sm->sa);
+		set_state(sm, SM_STATE_MASTER);
+		if (sm->listener.sweep_done)
+			sm->listener.sweep_done(sm->listener.ctx, first || sm->structural);
 		mcast_program(sm); /* changes that came during the sweep */
 	} else if (!sm->exit_code) {
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
@@ -318,7 +330,7 @@ static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
 	}
 	struct mad_switch_info si;
 	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
-	struct sm_switch *sw = &sm->topo.sws[sm->topo.nodes[node].sw];
+	struct topo_switch *sw = &sm->topo.sws[sm->topo.nodes[node].sw];
 	if (sw->lft_hw && si.linear_fdb_top != sw->lft_top) {
 		/* it lost the tables we gave it: a reboot between two sweeps */
 		char name[160];
@@ -330,7 +342,7 @@ static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
 		free(sw->lft_hw);
 		sw->lft_hw = NULL;
 		sw->lft_hw_size = 0;
-		sm_forget_tables(&sm->topo, node);
+		topo_forget_tables(&sm->topo, node);
 		sw->si = si;
 		sm->full = true;
 	}
@@ -433,25 +445,25 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 	rep[3] = MAD_METHOD_TRAP_REPRESS;
 	mad_dispatcher_respond(sm->d, from, rep, MAD_SIZE);
 
-	uint32_t p = no.issuer_lid < SM_LID_COUNT ? sm->topo.lid_port[no.issuer_lid] : SM_NONE;
-	uint32_t node = p != SM_NONE ? sm->topo.ports[p].node : SM_NONE;
+	uint32_t p = no.issuer_lid < TOPO_LID_COUNT ? sm->topo.lid_port[no.issuer_lid] : TOPO_NONE;
+	uint32_t node = p != TOPO_NONE ? sm->topo.ports[p].node : TOPO_NONE;
 	log_info(sm->log, "sm", "trap %u from LID %u%s", no.trap_number, no.issuer_lid,
-	         node == SM_NONE ? " (unknown LID)" : "");
-	if (sm->sa)
-		sa_forward_trap(sm->sa, &no);
+	         node == TOPO_NONE ? " (unknown LID)" : "");
+	if (sm->listener.trap)
+		sm->listener.trap(sm->listener.ctx, &no);
 	switch (no.trap_number) {
 	case 128: /* link state change at a switch */
-		if (node != SM_NONE && topo_is_switch(&sm->topo, node))
+		if (node != TOPO_NONE && topo_is_switch(&sm->topo, node))
 			sm_request_sweep(sm, &node, 1);
 		else
 			sm_request_sweep(sm, NULL, 0);
 		break;
 	case 144: /* capability mask change (IsSM and friends) */
-		if (node != SM_NONE && dirty_grow(sm) == 0) {
+		if (node != TOPO_NONE && dirty_grow(sm) == 0) {
 			/* its port is re-read by a sweep of its switch */
 			uint32_t peer = sm->topo.ports[p].peer;
-			uint32_t sw = peer != SM_NONE ? sm->topo.ports[peer].node : SM_NONE;
-			if (sw != SM_NONE && topo_is_switch(&sm->topo, sw))
+			uint32_t sw = peer != TOPO_NONE ? sm->topo.ports[peer].node : TOPO_NONE;
+			if (sw != TOPO_NONE && topo_is_switch(&sm->topo, sw))
 				sm_request_sweep(sm, &sw, 1);
 		}
 		break;
@@ -469,13 +481,8 @@ static void handle_sm_info(struct sm *sm, const struct mad_addr *from, const uin
 	uint16_t status = 0;
 	if (smp.hdr.method != MAD_METHOD_GET)
 		status = MAD_STATUS_UNSUP_METHOD; /* SubnSet(SMInfo), handover: the failover work */
-	struct mad_sm_info si = {
-	    .guid = sm->local.port_guid,
-	    .sm_key = 0, /* only shown to requesters that know it */
-	    .act_count = ++sm->act_count,
-	    .priority = sm->cfg->sm_priority,
-	    .state = sm->state,
-	};
+	++sm->act_count;
+	struct mad_sm_info si = sm_info(sm);
 	memset(smp.data, 0, sizeof(smp.data));
 	mad_sm_info_encode(&si, smp.data, sizeof(smp.data), NULL);
 	smp.hdr.method = MAD_METHOD_GET_RESP;
@@ -507,10 +514,12 @@ static void on_smp_request(struct mad_dispatcher *d, const struct mad_addr *from
 
 /* ---- life cycle ---- */
 
-int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
-             struct mad_transport *t, bool once)
+struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+                  struct mad_transport *t, bool once)
 {
-	memset(sm, 0, sizeof(*sm));
+	struct sm *sm = calloc(1, sizeof(*sm));
+	if (!sm)
+		return NULL;
 	sm->cfg = cfg;
 	sm->log = log;
 	sm->loop = loop;
@@ -519,8 +528,10 @@ int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, str
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
 	mcast_init(sm);
-	if (topo_init(&sm->topo) < 0)
-		return -1;
+	if (topo_init(&sm->topo) < 0) {
+		free(sm);
+		return NULL;
+	}
 	if (t->ops->query_port(t, &sm->local) < 0)
 		log_warn(log, "sm", "%s: cannot read the local port's state", t->desc);
 	int rc = t->ops->set_sm(t, true);
@@ -537,46 +548,122 @@ int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, str
 	    .log = log,
 	};
 	sm->d = mad_dispatcher_new(loop, t, &dopts);
-	if (!sm->d)
-		return -1;
+	if (!sm->d) {
+		sm_free(sm);
+		return NULL;
+	}
 	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_LID, on_smp_request, sm);
 	mad_dispatcher_set_handler(sm->d, MAD_CLASS_SUBN_DR, on_smp_request, sm);
-	sm->sa = sa_new(sm);
-	if (!sm->sa)
-		return -1;
 	if (lids_load(sm) < 0)
 		log_warn(log, "lids", "cannot read %s/guid2lid: %s; LIDs start afresh",
 		         cfg->state_dir, strerror(errno));
 	ev_init(&sm->kick_timer, kick_cb);
 	ev_init(&sm->light_timer, light_cb);
-	if (cfg->sweep_interval_s && !once) {
+	return sm;
+}
+
+int sm_start(struct sm *sm)
+{
+	const struct ibsmd_config *cfg = sm->cfg;
+	if (cfg->sweep_interval_s && !sm->once) {
 		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
-		ev_timer_start(loop, &sm->light_timer);
+		ev_timer_start(sm->loop, &sm->light_timer);
 	}
-	log_notice(log, "sm",
+	log_notice(sm->log, "sm",
 	           "ibsmd on %s (port GUID " GUID_FMT "), routing %s, LMC %u, state in "
 	           "%s",
-	           t->desc, sm->local.port_guid, cfg->routing_engines, cfg->lmc, cfg->state_dir);
+	           sm->t->desc, sm->local.port_guid, cfg->routing_engines, cfg->lmc,
+	           cfg->state_dir);
+	sm->started = true;
 	start_sweep(sm);
 	return 0;
 }
 
 void sm_stop(struct sm *sm)
 {
+	if (!sm || sm->stopped)
+		return;
+	sm->stopped = true;
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
+	mcast_stop(sm);
 	sm->phase_next = NULL;
-	sa_free(sm->sa);
-	sm->sa = NULL;
 	if (sm->d) {
+		/* every callback of a transaction under way would run into state that is about
+		 * to go: cancel them while everything is still there */
 		mad_dispatcher_log_counters(sm->d);
-		mad_dispatcher_free(sm->d);
+		mad_dispatcher_cancel_all(sm->d);
 	}
+	if (sm->started)
+		lids_save(sm);
+	sm->started = false;
+}
+
+void sm_free(struct sm *sm)
+{
+	if (!sm)
+		return;
+	sm_stop(sm);
+	if (sm->d)
+		mad_dispatcher_free(sm->d);
 	sm->d = NULL;
-	lids_save(sm);
 	mcast_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);
 	free(sm->dirty);
-	sm->dirty = NULL;
+	free(sm);
+}
+
+void sm_set_listener(struct sm *sm, const struct sm_listener *l)
+{
+	sm->listener = l ? *l : (struct sm_listener){0};
+}
+
+struct topo *sm_fabric(struct sm *sm)
+{
+	return &sm->topo;
+}
+
+struct mad_dispatcher *sm_dispatcher(struct sm *sm)
+{
+	return sm->d;
+}
+
+const struct log *sm_log(const struct sm *sm)
+{
+	return sm->log;
+}
+
+const struct ibsmd_config *sm_config(const struct sm *sm)
+{
+	return sm->cfg;
+}
+
+struct ev_loop *sm_loop(const struct sm *sm)
+{
+	return sm->loop;
+}
+
+struct mad_sm_info sm_info(const struct sm *sm)
+{
+	return (struct mad_sm_info){
+	    .guid = sm->local.port_guid,
+	    .sm_key = 0, /* only shown to requesters that know it */
+	    .act_count = sm->act_count,
+	    .priority = sm->cfg->sm_priority,
+	    .state = sm->state,
+	};
+}
+
+struct sm_status sm_status(const struct sm *sm)
+{
+	return (struct sm_status){
+	    .up = sm->up,
+	    .exit_code = sm->exit_code,
+	    .exit_reason = sm->exit_reason,
+	    .engine = sm->engine ? sm->engine->name : "-",
+	    .counts = sm->counts,
+	    .times = sm->times,
+	    .sweeps = sm->sweeps,
+	};
 }

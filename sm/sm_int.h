@@ -1,11 +1,11 @@
-/* The subnet manager: state, sweeps and the phases that bring a subnet up and keep it up.
+/* The SM's internals, shared by its phases (sm/ only; others use sm/sm.h).
  *
  * A sweep runs phases one after another on the event loop: discovery (full, or of the
  * switches that reported changes), LID assignment, routing, then programming (switch tables,
  * port configuration with ARMED, then ACTIVE). Each phase sends its MADs all at once and
  * lets the dispatcher's windows pace them; it ends when the last answer is in. */
-#ifndef IBSMD_SM_SM_H
-#define IBSMD_SM_SM_H
+#ifndef IBSMD_SM_SM_INT_H
+#define IBSMD_SM_SM_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,21 +15,10 @@
 #include "config/config.h"
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
-#include "sm/topology.h"
+#include "fabric/fabric.h"
+#include "sm/sm.h"
 
 struct routing_engine;
-
-struct sm_phase_times {
-	double discover, lids, route, tables, arm, activate, total;
-};
-
-struct sm_counts {
-	uint32_t nodes, switches, cas, ports, links, lids;
-	uint32_t lft_blocks_sent, port_sets, vl_sets;
-};
-
-#define SM_MLID_BASE 0xc000
-#define SM_MLID_MAX  0x3fff /* multicast LIDs 0xc000..0xfffe */
 
 /* What one multicast LID must reach: the ports of its group's members. */
 struct sm_mlid {
@@ -73,6 +62,7 @@ struct sm {
 
 	/* the phase under way */
 	unsigned pending;
+	unsigned detached; /* > 0: sends now are not part of the phase under way */
 	unsigned phase_failures;
 	void (*phase_next)(struct sm *sm);
 	double phase_start, sweep_start;
@@ -85,30 +75,25 @@ struct sm {
 
 	bool up;   /* the subnet has come up */
 	bool once; /* --once: stop after the first sweep */
+	bool started;
+	bool stopped; /* sm_stop ran: once only (sm_free calls it too) */
 	int exit_code;
 	char exit_reason[256];
+	bool aliases_written;   /* every alias GUID block written once */
 	struct u64map guid2lid; /* LIDs kept across restarts */
 	bool guid2lid_dirty;
 	const struct routing_engine *engine; /* the engine that routed last */
 	uint64_t sweeps;
-	struct sa *sa;
+	struct sm_listener listener; /* the SA, or whoever main wired */
 	struct sm_mcast mc;
 };
-
-/* Set up the SM on an open transport and start the first sweep. 0 or -1 (logged). */
-int sm_start(struct sm *sm, struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
-             struct mad_transport *t, bool once);
-void sm_stop(struct sm *sm);
-
-/* Ask for a sweep: of these switches (NULL: a full rediscovery). */
-void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n);
 
 /* ---- for the phases ---- */
 
 typedef void (*sm_smp_fn)(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                           void *ctx);
 
-/* Send a directed-route SMP to node (or along path/hops when node is SM_NONE); cb gets the
+/* Send a directed-route SMP to node (or along path/hops when node is TOPO_NONE); cb gets the
  * decoded answer (smp NULL when there was none) and a copy of ctx (ctxlen bytes, kept with
  * the request). The phase's pending count covers it. */
 int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
@@ -135,37 +120,16 @@ void program_tables(struct sm *sm);
 void program_arm(struct sm *sm);
 void program_activate(struct sm *sm);
 
+/* Alias GUIDs into the GUIDInfo tables (sm/guids.c), in the arm phase. */
+void guids_program(struct sm *sm);
+
 /* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
  * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
 void vl_program(struct sm *sm);
-/* Forget the VL and P_Key tables a node's ports hold (it was reset or came back after an
- * absence): they are sent again. */
-void sm_forget_tables(struct topo *t, uint32_t node);
-/* The index + 1 of a VL arbitration block in topo.vlarb, added if new; 0 when out of room. */
-uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl);
-/* The SL-to-VL table of output port `port` for packets that came in by port number `in`
- * (CA ports: in is ignored), SL0 in the top nibble; 0 when the SM has not set it. */
-uint64_t vl_sl2vl_of(const struct topo *t, uint32_t port, unsigned in);
-
-/* Multicast (sm/mcast.c). The ports multicast LID mlid must reach (n = 0: none); the MFTs
- * follow within the same turn of the event loop, batched with other changes, or at the end
- * of a sweep under way. 0, or -1 (MLID out of range, out of memory). */
-int sm_mcast_set(struct sm *sm, uint16_t mlid, const uint32_t *ports, uint32_t n);
-/* MLIDs every switch can hold (the smallest MulticastFDBCap). */
-uint32_t sm_mcast_cap(const struct sm *sm);
 void mcast_init(struct sm *sm);
+void mcast_stop(struct sm *sm);
 void mcast_free(struct sm *sm);
 void mcast_topology_changed(struct sm *sm); /* every tree is recomputed next time */
 void mcast_program(struct sm *sm);          /* send the MFT blocks that changed */
-
-/* The P_Keys a CA port holds (default partition first); the count. */
-unsigned sm_port_pkeys(const struct sm *sm, uint64_t guid, uint16_t *pk, unsigned cap);
-/* The P_Keys a switch's external port holds when it faces a CA port with a LID (that port's
- * own, which the switch then enforces); the count, 0 when it does not face one or the keys
- * do not fit the switch's PartitionEnforcementCap (no enforcement there). */
-unsigned sm_switch_port_pkeys(const struct sm *sm, uint32_t port, uint16_t *pk, unsigned cap);
-
-/* "GUID 0x... (desc)" for logs */
-const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);
 
 #endif

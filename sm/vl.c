@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sm.h"
+#include "sm/sm_int.h"
 
 #define VLARB_WEIGHT 64 /* 64 x 64 bytes: one 4 KB packet per VL per turn */
 
@@ -29,9 +29,9 @@ static unsigned data_vls(uint8_t code)
 }
 
 /* The OperVLs code the port runs once the arm phase has agreed it with its neighbour. */
-static uint8_t port_oper_vls(const struct topo *t, const struct sm_port *port)
+static uint8_t port_oper_vls(const struct topo *t, const struct topo_port *port)
 {
-	if (port->peer == SM_NONE)
+	if (port->peer == TOPO_NONE)
 		return port->pi.oper_vls;
 	uint8_t a = port->pi.vl_cap, b = t->ports[port->peer].pi.vl_cap;
 	return a < b ? a : b;
@@ -61,71 +61,10 @@ static uint64_t sl2vl_unpack(const uint8_t data[64])
 	return v;
 }
 
-static bool port_is_up_link(const struct topo *t, const struct sm_port *port)
+static bool port_is_up_link(const struct topo *t, const struct topo_port *port)
 {
-	return port->num != 0 && port->peer != SM_NONE && topo_port_up(port) &&
+	return port->num != 0 && port->peer != TOPO_NONE && topo_port_up(port) &&
 	       t->nodes[port->node].present;
-}
-
-uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl)
-{
-	for (uint32_t i = 0; i < t->nvlarb; i++)
-		if (!memcmp(&t->vlarb[i], tbl, sizeof(*tbl)))
-			return (uint16_t)(i + 1);
-	if (t->nvlarb >= 4096)
-		return 0; /* a port answering garbage: treat as unknown, it gets resent */
-	if (t->nvlarb == t->vlarb_cap) {
-		uint32_t cap = t->vlarb_cap ? t->vlarb_cap * 2 : 8;
-		struct mad_vlarb_table *n = realloc(t->vlarb, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		t->vlarb = n;
-		t->vlarb_cap = cap;
-	}
-	t->vlarb[t->nvlarb++] = *tbl;
-	return (uint16_t)t->nvlarb;
-}
-
-static uint16_t sl2vl_intern(struct topo *t, uint64_t v)
-{
-	for (uint32_t i = 0; i < t->nsl2vl; i++)
-		if (t->sl2vl[i] == v)
-			return (uint16_t)(i + 1);
-	if (t->nsl2vl >= UINT16_MAX)
-		return 0;
-	if (t->nsl2vl == t->sl2vl_cap) {
-		uint32_t cap = t->sl2vl_cap ? t->sl2vl_cap * 2 : 8;
-		uint64_t *n = realloc(t->sl2vl, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		t->sl2vl = n;
-		t->sl2vl_cap = cap;
-	}
-	t->sl2vl[t->nsl2vl++] = v;
-	return (uint16_t)t->nsl2vl;
-}
-
-/* A switch's table for in -> out, TOPO_SL2VL_UNKNOWN if not known. */
-static uint64_t switch_pair(const struct topo *t, const struct sm_switch *sw, unsigned np,
-                            unsigned in, unsigned out)
-{
-	uint16_t i = sw->sl2vl ? sw->sl2vl[in * np + out] : 0;
-	return i && i <= t->nsl2vl ? t->sl2vl[i - 1] : TOPO_SL2VL_UNKNOWN;
-}
-
-void sm_forget_tables(struct topo *t, uint32_t node)
-{
-	struct sm_node *n = &t->nodes[node];
-	for (unsigned p = 0; p <= n->nports; p++) {
-		struct sm_port *port = &t->ports[n->first_port + p];
-		port->sl2vl = TOPO_SL2VL_UNKNOWN;
-		memset(port->vlarb, 0, sizeof(port->vlarb));
-		port->pkey_sig = 0;
-	}
-	if (n->sw != SM_NONE) {
-		free(t->sws[n->sw].sl2vl);
-		t->sws[n->sw].sl2vl = NULL;
-	}
 }
 
 /* ---- answers ---- */
@@ -140,7 +79,7 @@ static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct 
                          uint16_t attr, uint8_t flag)
 {
 	struct topo *t = &sm->topo;
-	struct sm_port *port = &t->ports[ref->port];
+	struct topo_port *port = &t->ports[ref->port];
 	if (smp && !smp->dr_status)
 		return true;
 	char name[160];
@@ -176,12 +115,12 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 	struct topo *t = &sm->topo;
 	if (!vl_answer_ok(sm, smp, ref, MAD_ATTR_SL2VL_TABLE, TOPO_REFUSED_SL2VL))
 		return;
-	const struct sm_node *n = &t->nodes[t->ports[ref->port].node];
-	struct sm_switch *sw = &t->sws[n->sw];
+	const struct topo_node *n = &t->nodes[t->ports[ref->port].node];
+	struct topo_switch *sw = &t->sws[n->sw];
 	unsigned np = n->nports + 1u;
 	if (!sw->sl2vl && !(sw->sl2vl = calloc((size_t)np * np, sizeof(*sw->sl2vl))))
 		return;
-	uint16_t v = sl2vl_intern(t, sl2vl_unpack(smp->data));
+	uint16_t v = topo_sl2vl_intern(t, sl2vl_unpack(smp->data));
 	unsigned in = (ref->mod >> 8) & 0xff, out = ref->mod & 0xff;
 	bool all_in = ref->mod & 0x20000, all_out = ref->mod & 0x10000;
 	for (unsigned i = 0; i < np; i++)
@@ -193,7 +132,7 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 	/* now the outputs whose links run another number of VLs: after the Set for all, so
 	 * that it cannot overwrite them */
 	for (unsigned o = 1; o <= n->nports; o++) {
-		const struct sm_port *p = &t->ports[n->first_port + o];
+		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (!port_is_up_link(t, p) || data_vls(port_oper_vls(t, p)) == ref->follow_nvl)
 			continue;
 		struct vl_ref r = {.port = ref->port, .mod = 0x20000 | o};
@@ -242,15 +181,15 @@ static void send_sl2vl(struct sm *sm, uint32_t port, uint32_t mod, uint64_t tabl
 static void switch_sl2vl(struct sm *sm, uint32_t node)
 {
 	struct topo *t = &sm->topo;
-	const struct sm_node *n = &t->nodes[node];
-	const struct sm_switch *sw = &t->sws[n->sw];
-	const struct sm_port *p0 = &t->ports[n->first_port];
+	const struct topo_node *n = &t->nodes[node];
+	const struct topo_switch *sw = &t->sws[n->sw];
+	const struct topo_port *p0 = &t->ports[n->first_port];
 	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
 	    !sw->si.optimized_sl2vl_programming || (p0->refused & TOPO_REFUSED_SL2VL))
 		return;
 	unsigned count[16] = {0}, np = n->nports + 1u;
 	for (unsigned o = 1; o <= n->nports; o++) {
-		const struct sm_port *p = &t->ports[n->first_port + o];
+		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (port_is_up_link(t, p))
 			count[data_vls(port_oper_vls(t, p))]++;
 	}
@@ -262,13 +201,13 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 		return; /* no links: nothing passes through it */
 	bool all = !sw->sl2vl, some = false;
 	for (unsigned o = 1; o <= n->nports && !all; o++) {
-		const struct sm_port *p = &t->ports[n->first_port + o];
+		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (!port_is_up_link(t, p))
 			continue;
 		unsigned nvl = data_vls(port_oper_vls(t, p));
 		uint64_t want = default_sl2vl(nvl);
 		for (unsigned i = 0; i < np; i++) {
-			if (switch_pair(t, sw, np, i, o) == want)
+			if (topo_switch_sl2vl(t, sw, np, i, o) == want)
 				continue;
 			if (nvl == most)
 				all = true;
@@ -286,12 +225,12 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	if (!some)
 		return;
 	for (unsigned o = 1; o <= n->nports; o++) {
-		const struct sm_port *p = &t->ports[n->first_port + o];
+		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (!port_is_up_link(t, p))
 			continue;
 		uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, p)));
 		for (unsigned i = 0; i < np; i++) {
-			if (switch_pair(t, sw, np, i, o) != want) {
+			if (topo_switch_sl2vl(t, sw, np, i, o) != want) {
 				ref.mod = 0x20000 | o;
 				send_sl2vl(sm, ref.port, ref.mod, want, &ref, on_switch_sl2vl);
 				break;
@@ -305,7 +244,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
 {
 	struct topo *t = &sm->topo;
-	struct sm_port *port = &t->ports[pi_port];
+	struct topo_port *port = &t->ports[pi_port];
 	if (port->refused & TOPO_REFUSED_VLARB)
 		return;
 	unsigned nvl = data_vls(port_oper_vls(t, port));
@@ -341,7 +280,7 @@ void vl_program(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	for (uint32_t node = 0; node < t->nnodes; node++) {
-		const struct sm_node *n = &t->nodes[node];
+		const struct topo_node *n = &t->nodes[node];
 		if (!n->present)
 			continue;
 		bool sw = n->type == NODE_TYPE_SWITCH;
@@ -349,7 +288,7 @@ void vl_program(struct sm *sm)
 			switch_sl2vl(sm, node);
 		for (unsigned num = 1; num <= n->nports; num++) {
 			uint32_t p = n->first_port + num;
-			struct sm_port *port = &t->ports[p];
+			struct topo_port *port = &t->ports[p];
 			if (!port_is_up_link(t, port))
 				continue;
 			if (port->pi.port_state == PORT_STATE_INIT) {
@@ -370,17 +309,4 @@ void vl_program(struct sm *sm)
 			}
 		}
 	}
-}
-
-uint64_t vl_sl2vl_of(const struct topo *t, uint32_t port, unsigned in)
-{
-	const struct sm_port *out = &t->ports[port];
-	const struct sm_node *n = &t->nodes[out->node];
-	uint64_t v = out->sl2vl;
-	if (n->sw != SM_NONE) {
-		const struct sm_switch *sw = &t->sws[n->sw];
-		unsigned np = n->nports + 1u;
-		v = in < np ? switch_pair(t, sw, np, in, out->num) : TOPO_SL2VL_UNKNOWN;
-	}
-	return v == TOPO_SL2VL_UNKNOWN ? 0 : v;
 }

@@ -4,7 +4,7 @@
 # Usage: ibsmd_errors.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
-IBSMD="$BUILD/sm/ibsmd"
+IBSMD="$BUILD/daemon/ibsmd"
 expect() { # EXIT-CODE PATTERN -- COMMAND...
 	local want=$1 pat=$2
 	shift 3

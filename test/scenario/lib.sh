@@ -138,13 +138,13 @@ fabricsim_ctl() {
 
 # ibsmd_once [options]: one sweep of our SM on the simulator; its summary in $WORK/ibsmd.out
 ibsmd_once() {
-	(cd "$WORK" && "$BUILD/sm/ibsmd" --transport sim --once --state-dir "$WORK/state" "$@" \
+	(cd "$WORK" && "$BUILD/daemon/ibsmd" --transport sim --once --state-dir "$WORK/state" "$@" \
 		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log")
 }
 
 # start_ibsmd [options]: our SM as a daemon; waits for its first "subnet up"
 start_ibsmd() {
-	(cd "$WORK" && exec "$BUILD/sm/ibsmd" --transport sim --state-dir "$WORK/state" "$@" \
+	(cd "$WORK" && exec "$BUILD/daemon/ibsmd" --transport sim --state-dir "$WORK/state" "$@" \
 		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
 	PIDS+=($!)
 	IBSMD_PID=$!

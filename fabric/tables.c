@@ -1,0 +1,69 @@
+/* The tables the SM programmed, as the model keeps them: VL arbitration blocks and SL-to-VL
+ * tables interned (a fabric holds a handful of distinct ones), read back by port. */
+#include <string.h>
+
+#include "fabric/fabric.h"
+#include "util/vec.h"
+
+/* Interning scans the few distinct tables: there are a handful (one per VL count a link
+ * runs), never one per port. */
+uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl)
+{
+	for (uint32_t i = 0; i < t->nvlarb; i++)
+		if (!memcmp(&t->vlarb[i], tbl, sizeof(*tbl)))
+			return (uint16_t)(i + 1);
+	if (t->nvlarb >= 4096)
+		return 0; /* a port answering garbage: treat as unknown, it gets resent */
+	if (array_reserve(&t->vlarb, &t->vlarb_cap, t->nvlarb + 1ull) < 0)
+		return 0;
+	t->vlarb[t->nvlarb++] = *tbl;
+	return (uint16_t)t->nvlarb;
+}
+
+uint16_t topo_sl2vl_intern(struct topo *t, uint64_t v)
+{
+	for (uint32_t i = 0; i < t->nsl2vl; i++)
+		if (t->sl2vl[i] == v)
+			return (uint16_t)(i + 1);
+	if (t->nsl2vl >= UINT16_MAX)
+		return 0;
+	if (array_reserve(&t->sl2vl, &t->sl2vl_cap, t->nsl2vl + 1ull) < 0)
+		return 0;
+	t->sl2vl[t->nsl2vl++] = v;
+	return (uint16_t)t->nsl2vl;
+}
+
+uint64_t topo_switch_sl2vl(const struct topo *t, const struct topo_switch *sw, unsigned np,
+                           unsigned in, unsigned out)
+{
+	uint16_t i = sw->sl2vl ? sw->sl2vl[in * np + out] : 0;
+	return i && i <= t->nsl2vl ? t->sl2vl[i - 1] : TOPO_SL2VL_UNKNOWN;
+}
+
+void topo_forget_tables(struct topo *t, uint32_t node)
+{
+	struct topo_node *n = &t->nodes[node];
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct topo_port *port = &t->ports[n->first_port + p];
+		port->sl2vl = TOPO_SL2VL_UNKNOWN;
+		memset(port->vlarb, 0, sizeof(port->vlarb));
+		port->pkey_sig = 0;
+	}
+	if (n->sw != TOPO_NONE) {
+		free(t->sws[n->sw].sl2vl);
+		t->sws[n->sw].sl2vl = NULL;
+	}
+}
+
+uint64_t topo_sl2vl_of(const struct topo *t, uint32_t port, unsigned in)
+{
+	const struct topo_port *out = &t->ports[port];
+	const struct topo_node *n = &t->nodes[out->node];
+	uint64_t v = out->sl2vl;
+	if (n->sw != TOPO_NONE) {
+		const struct topo_switch *sw = &t->sws[n->sw];
+		unsigned np = n->nports + 1u;
+		v = in < np ? topo_switch_sl2vl(t, sw, np, in, out->num) : TOPO_SL2VL_UNKNOWN;
+	}
+	return v == TOPO_SL2VL_UNKNOWN ? 0 : v;
+}

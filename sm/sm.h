@@ -1,0 +1,101 @@
+/* The subnet manager's public face: what main and the layers above it (the SA) use.
+ *
+ * The SM owns the fabric model (fabric/), sweeps the fabric, assigns LIDs, routes and
+ * programs it, and keeps it up. It calls nothing above it: whoever wants to hear of sweeps,
+ * traps and state changes registers a listener (the binary's main wires the SA in), the way
+ * BIRD's core reaches protocols only through their hooks. Its internals are in sm_int.h. */
+#ifndef IBSMD_SM_SM_H
+#define IBSMD_SM_SM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "config/config.h"
+#include "fabric/fabric.h"
+#include "mad/dispatcher.h"
+#include "mad/smp_attrs.h"
+
+struct sm;
+
+#define SM_MLID_BASE 0xc000
+#define SM_MLID_MAX  0x3fff /* multicast LIDs 0xc000..0xfffe */
+
+struct sm_phase_times {
+	double discover, lids, route, tables, arm, activate, total;
+};
+
+struct sm_counts {
+	uint32_t nodes, switches, cas, ports, links, lids;
+	uint32_t lft_blocks_sent, port_sets, vl_sets;
+};
+
+/* What the SM tells its listener. Each hook is optional; ctx is the listener's own. */
+struct sm_listener {
+	void *ctx;
+	/* a sweep ended with the subnet up (structural: it found links or nodes changed) */
+	void (*sweep_done)(void *ctx, bool structural);
+	/* a trap reached the SM (it has answered it with TrapRepress already) */
+	void (*trap)(void *ctx, const struct mad_notice *trap);
+	/* the SM's state (SM_STATE_*) changed */
+	void (*state_changed)(void *ctx, uint8_t state);
+};
+
+/* Set up the SM on an open transport: NULL (logged) on failure. No MAD goes out before
+ * sm_start. */
+struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+                  struct mad_transport *t, bool once);
+/* Start sweeping. 0 or -1. */
+int sm_start(struct sm *sm);
+/* Stop: cancel every transaction under way (their callbacks do not run), stop timers, save
+ * state. The model and dispatcher stay readable until sm_free. */
+void sm_stop(struct sm *sm);
+void sm_free(struct sm *sm);
+
+/* Register the one listener (a copy is kept); NULL unregisters. */
+void sm_set_listener(struct sm *sm, const struct sm_listener *l);
+
+/* Ask for a sweep: of these switches (NULL: a full rediscovery). */
+void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n);
+
+/* ---- what the layers above read ---- */
+struct topo *sm_fabric(struct sm *sm);
+struct mad_dispatcher *sm_dispatcher(struct sm *sm);
+const struct log *sm_log(const struct sm *sm);
+const struct ibsmd_config *sm_config(const struct sm *sm);
+struct ev_loop *sm_loop(const struct sm *sm);
+
+/* SMInfo as the SM answers it (SM_Key zeroed). */
+struct mad_sm_info sm_info(const struct sm *sm);
+
+/* The outcome of the sweeps so far, for main and benchmarks. */
+struct sm_status {
+	bool up;       /* the subnet has come up */
+	int exit_code; /* --once: 0 up, 1 not */
+	const char *exit_reason;
+	const char *engine; /* the engine that routed last */
+	struct sm_counts counts;
+	struct sm_phase_times times;
+	uint64_t sweeps;
+};
+struct sm_status sm_status(const struct sm *sm);
+
+/* ---- services for the SA ---- */
+
+/* Multicast: the ports multicast LID mlid must reach (n = 0: none); the MFTs follow within
+ * the same turn of the event loop, batched with other changes, or at the end of a sweep
+ * under way. 0, or -1 (MLID out of range, out of memory). */
+int sm_mcast_set(struct sm *sm, uint16_t mlid, const uint32_t *ports, uint32_t n);
+/* MLIDs every switch can hold (the smallest MulticastFDBCap). */
+uint32_t sm_mcast_cap(const struct sm *sm);
+
+/* Alias GUIDs changed in the model (topo aliases) in a port's GUIDInfo block: the SM
+ * writes the block now, and again after changes to the fabric (a reset port forgot it). */
+void sm_aliases_changed(struct sm *sm, uint32_t port, unsigned block);
+
+/* "GUID 0x... (desc)" for logs */
+const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);
+
+#endif

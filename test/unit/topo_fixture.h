@@ -1,0 +1,40 @@
+/* Hand-built fabrics for unit tests: a fabric model (struct topo) made node by node, as the
+ * SM's discovery would leave it, and a checker of what a routing engine wrote into it.
+ * No simulator: tests of fabric/, routing/ and the SA build what they need here. */
+#ifndef IBSMD_TEST_TOPO_FIXTURE_H
+#define IBSMD_TEST_TOPO_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+
+/* A switch (nports external ports) or a one-port CA; its node index. GUIDs follow from the
+ * index: 0x1000 + n for switches' nodes, CA port GUID = node GUID + 1. */
+uint32_t fix_switch(struct topo *t, unsigned nports);
+uint32_t fix_ca(struct topo *t);
+/* Cable port pa of node a to port pb of node b, ACTIVE at both ends. */
+void fix_link(struct topo *t, uint32_t a, unsigned pa, uint32_t b, unsigned pb);
+/* The first free port of a node (0 if none). */
+unsigned fix_free_port(const struct topo *t, uint32_t node);
+/* Connect two nodes through their first free ports. */
+void fix_connect(struct topo *t, uint32_t a, uint32_t b);
+/* As discovery ends: the SM at node sm (a CA), paths and presence, LIDs 1.. in node order
+ * (switch port 0, CA ports), the LID table, P_Keys from cfg (NULL: defaults), stable. */
+void fix_finish(struct topo *t, uint32_t sm, const struct ibsmd_config *cfg);
+
+/* Generators. hosts: CAs per switch (leaf). Return the node index of the first CA. */
+uint32_t fix_ring(struct topo *t, unsigned switches, unsigned hosts);
+uint32_t fix_fattree(struct topo *t, unsigned leaves, unsigned spines, unsigned hosts);
+uint32_t fix_torus(struct topo *t, unsigned x, unsigned y, unsigned hosts);
+
+/* What the switches' wanted LFTs (topo_switch.lft) do, from every switch to every endpoint
+ * LID. */
+struct fix_routes {
+	uint64_t pairs, unreachable, loops, longer_than_shortest;
+	bool credit_loop; /* a cycle in the channel dependency graph (one VL) */
+	char first_problem[160];
+};
+void fix_check_routes(const struct topo *t, struct fix_routes *out);
+
+#endif
