@@ -61,10 +61,12 @@ struct routing_engine {
 	/* The SL-to-VL table of switch sw for in_port -> out_port (optional). */
 	void (*sl2vl)(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in_port,
 	              uint8_t out_port, uint8_t vl_of_sl[16]);
-	/* Multicast spanning tree over the member switches (optional): fills the port masks
-	 * of the tree, per switch, for one MLID. */
+	/* Multicast tree connecting the member switches (optional: routing_mcast_default
+	 * otherwise). up_port has ctx->nsw entries, all RT_NO_PORT on entry: set the root's to
+	 * 0 and every other tree switch's to its port towards its parent. 0, or -1 to leave it
+	 * to the default. */
 	int (*mcast_tree)(const struct routing_ctx *ctx, void *state, const uint32_t *member_sw,
-	                  uint32_t nmembers, uint16_t *mask_per_switch);
+	                  uint32_t nmembers, uint8_t *up_port);
 	void (*teardown)(void *state);
 };
 
@@ -79,6 +81,34 @@ const char *routing_names(void);
 int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsmd_config *cfg,
                       const struct log *log);
 void routing_ctx_free(struct routing_ctx *ctx);
+
+/* Hops between every pair of switches (n x n bytes, RT_HOPS_INF: unreached), by one
+ * routing_bfs per switch: what multicast roots are chosen by. */
+#define RT_HOPS_INF 0xff
+#define RT_NO_PORT  0xff
+struct routing_hops {
+	uint8_t *d;
+	uint32_t n;
+};
+int routing_hops_build(const struct routing_ctx *ctx, struct routing_hops *h);
+void routing_hops_free(struct routing_hops *h);
+
+/* The default multicast tree (routing/mcast.c): rooted at the switch whose farthest member
+ * switch is nearest, shortest branches from each member to it. up_port as for the hook. */
+int routing_mcast_default(const struct routing_ctx *ctx, const struct routing_hops *h,
+                          const uint32_t *member_sw, uint32_t nmembers, uint8_t *up_port);
+/* The engine's tree when it has one, the default otherwise. */
+int routing_mcast_tree(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
+                       const struct routing_hops *h, const uint32_t *member_sw, uint32_t nmembers,
+                       uint8_t *up_port);
+
+/* The SL of traffic slid -> dlid by the engine's path_sl hook, 0 without one. */
+uint8_t routing_path_sl(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
+                        uint16_t slid, uint16_t dlid);
+/* A switch's SL-to-VL table for in -> out by the engine's sl2vl hook, packed as on the wire
+ * (SL0 in the top nibble); false without one. */
+bool routing_sl2vl(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
+                   uint32_t sw, uint8_t in, uint8_t out, uint64_t *packed);
 
 /* BFS hop counts from switch `from` over the switch graph into dist[] (RT_INF: unreached). */
 void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, uint32_t *queue);

@@ -162,6 +162,27 @@ void routing_assign_local(struct routing_ctx *ctx, uint32_t t)
 		lft[ctx->dst[d].lid] = ctx->dst[d].port;
 }
 
+uint8_t routing_path_sl(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
+                        uint16_t slid, uint16_t dlid)
+{
+	return e && e->path_sl && ctx->nsw ? (uint8_t)(e->path_sl(ctx, state, slid, dlid) & 0xf)
+	                                   : 0;
+}
+
+bool routing_sl2vl(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
+                   uint32_t sw, uint8_t in, uint8_t out, uint64_t *packed)
+{
+	if (!e || !e->sl2vl || sw >= ctx->nsw)
+		return false;
+	uint8_t vl[16] = {0};
+	e->sl2vl(ctx, state, sw, in, out, vl);
+	uint64_t v = 0;
+	for (unsigned sl = 0; sl < 16; sl++)
+		v = (v << 4) | (vl[sl] & 0xf);
+	*packed = v;
+	return true;
+}
+
 static const struct routing_engine *const engines[] = {&routing_minhop, &routing_updn};
 
 const struct routing_engine *routing_find(const char *name)

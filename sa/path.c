@@ -285,8 +285,6 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 		srcs = one_s;
 		dsts = one_d;
 	}
-	/* SL 0: neither engine yet separates traffic by SL (an engine's path_sl hook will) */
-	uint8_t sl = 0;
 	for (uint32_t i = 0; i < ns; i++) {
 		for (uint32_t j = 0; j < nd; j++) {
 			uint32_t s = srcs[i], d = dsts[j];
@@ -315,6 +313,8 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 					struct path pa;
 					if (!cached_trace(sa, s, dlid, &pa))
 						continue;
+					/* the SL the routing engine gives the path */
+					uint8_t sl = sm_path_sl(sa->sm, slid, dlid);
 					struct mad_path_record r = {
 					    .service_id = q.service_id,
 					    .dlid = dlid,

@@ -2,19 +2,15 @@
  * blocks that make the switches follow it.
  *
  * The SA decides which ports a multicast LID must reach (its group's members); this file
- * turns that into port masks. Each MLID gets its own tree, rooted at the switch closest (in
- * the worst case) to the member switches, so that groups spread over different roots rather
- * than all crossing one. The tree is a breadth-first tree from that root, pruned to the
- * branches that lead to members: one path between any two members, hence no copies twice
- * and no loops. Changes are batched: many joins in one turn of the event loop cost one
+ * turns that into port masks. Each MLID's tree comes from the routing engine that routed
+ * the subnet (its mcast_tree hook, or routing/mcast.c's default over the same switch graph).
+ * Changes are batched: many joins in one turn of the event loop cost one
  * recomputation of the MLIDs they touch, and only MFT blocks that differ from what the
  * switch holds are sent. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sm/sm_int.h"
-
-#define DIST_INF 0xff
 
 static void mcast_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
@@ -39,7 +35,7 @@ void mcast_free(struct sm *sm)
 		free(mc->mlid[i].ports);
 	free(mc->mlid);
 	free(mc->dirty);
-	free(mc->dist);
+	routing_hops_free(&mc->hops);
 	memset(mc, 0, sizeof(*mc));
 }
 
@@ -110,60 +106,6 @@ void mcast_topology_changed(struct sm *sm)
 			mc->dirty[i] = mc->any_dirty = true;
 }
 
-/* The switch at the far end of a switch port, or TOPO_NONE (CA, down, absent). */
-static uint32_t neighbor_switch(const struct topo *t, uint32_t p)
-{
-	const struct topo_port *port = &t->ports[p];
-	if (port->peer == TOPO_NONE || !topo_port_up(port))
-		return TOPO_NONE;
-	uint32_t pn = t->ports[port->peer].node;
-	if (!topo_is_switch(t, pn) || !t->nodes[pn].present)
-		return TOPO_NONE;
-	return t->nodes[pn].sw;
-}
-
-/* Hops between every pair of switches, by a breadth-first search from each. */
-static int compute_dist(struct sm *sm)
-{
-	struct sm_mcast *mc = &sm->mc;
-	const struct topo *t = &sm->topo;
-	uint32_t n = t->nsws;
-	uint8_t *d = realloc(mc->dist, (size_t)n * n + 1);
-	uint32_t *q = malloc(sizeof(uint32_t) * (n + 1));
-	if (!d || !q) {
-		free(q);
-		if (d)
-			mc->dist = d;
-		return -1;
-	}
-	mc->dist = d;
-	memset(d, DIST_INF, (size_t)n * n);
-	for (uint32_t r = 0; r < n; r++) {
-		if (!t->nodes[t->sws[r].node].present)
-			continue;
-		uint8_t *row = d + (size_t)r * n;
-		uint32_t head = 0, tail = 0;
-		row[r] = 0;
-		q[tail++] = r;
-		while (head < tail) {
-			uint32_t s = q[head++];
-			const struct topo_node *node = &t->nodes[t->sws[s].node];
-			for (unsigned k = 1; k <= node->nports; k++) {
-				uint32_t s2 = neighbor_switch(t, node->first_port + k);
-				if (s2 == TOPO_NONE || row[s2] != DIST_INF)
-					continue;
-				row[s2] =
-				    row[s] >= DIST_INF - 1 ? DIST_INF - 1 : (uint8_t)(row[s] + 1);
-				q[tail++] = s2;
-			}
-		}
-	}
-	free(q);
-	mc->dist_n = n;
-	mc->dist_valid = true;
-	return 0;
-}
-
 /* Make the switch's MFT arrays cover MLID index i. */
 static int mft_cover(struct sm *sm, struct topo_switch *sw, uint32_t i)
 {
@@ -205,11 +147,9 @@ static void set_bit(struct sm *sm, uint32_t s, uint32_t i, unsigned num)
 
 /* Scratch for tree building, sized to the switches. */
 struct tree_scratch {
-	uint32_t *queue, *up_port; /* up_port: the port of a switch towards the root */
-	uint32_t *mark;            /* generation stamps: reached by BFS / in the tree */
-	uint32_t *members;         /* member switches of the MLID under work */
+	uint32_t *members; /* member switches of the MLID under work */
 	uint8_t *is_member;
-	uint32_t gen;
+	uint8_t *up_port; /* the tree: each switch's port towards its parent */
 };
 
 /* Recompute MLID index i: clear it on every switch, then set the tree's bits. */
@@ -248,63 +188,27 @@ static void build_tree(struct sm *sm, uint32_t i, struct tree_scratch *ts)
 			ts->members[nms++] = s;
 		}
 	}
-	if (nms <= 1) {
-		for (uint32_t k = 0; k < nms; k++)
-			ts->is_member[ts->members[k]] = 0;
+	for (uint32_t k = 0; k < nms; k++)
+		ts->is_member[ts->members[k]] = 0;
+	if (nms <= 1 || sm->rctx.nsw != t->nsws)
 		return; /* one switch (or none) delivers everything by itself */
+	if (routing_mcast_tree(sm->engine, sm->engine_state, &sm->rctx, &sm->mc.hops, ts->members,
+	                       nms, ts->up_port) < 0) {
+		log_warn(sm->log, "mcast", "MLID 0x%04x: no tree joins its %u switches",
+		         SM_MLID_BASE + i, nms);
+		return;
 	}
-	/* root: the switch with the shortest longest distance to a member switch */
-	uint32_t root = TOPO_NONE;
-	unsigned best = DIST_INF + 1u;
-	for (uint32_t r = 0; r < t->nsws; r++) {
-		if (!t->nodes[t->sws[r].node].present)
+	/* each tree edge: the child's port up, the parent's port down */
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		uint8_t up = ts->up_port[s];
+		if (up == RT_NO_PORT || up == 0)
 			continue;
-		const uint8_t *row = sm->mc.dist + (size_t)r * sm->mc.dist_n;
-		unsigned worst = 0;
-		for (uint32_t k = 0; k < nms && worst < best; k++)
-			if (row[ts->members[k]] > worst)
-				worst = row[ts->members[k]];
-		if (worst < best) {
-			best = worst;
-			root = r;
-		}
-	}
-	/* breadth-first tree from the root */
-	uint32_t g = ++ts->gen;
-	uint32_t head = 0, tail = 0;
-	ts->queue[tail++] = root;
-	ts->mark[root] = g;
-	ts->up_port[root] = TOPO_NONE;
-	while (head < tail) {
-		uint32_t s = ts->queue[head++];
-		const struct topo_node *node = &t->nodes[t->sws[s].node];
-		for (unsigned k = 1; k <= node->nports; k++) {
-			uint32_t p = node->first_port + k;
-			uint32_t s2 = neighbor_switch(t, p);
-			if (s2 == TOPO_NONE || ts->mark[s2] == g)
-				continue;
-			ts->mark[s2] = g;
-			ts->up_port[s2] = t->ports[p].peer;
-			ts->queue[tail++] = s2;
-		}
-	}
-	/* each member switch's branch up to the root, until it meets the tree */
-	uint32_t in_tree = ++ts->gen;
-	ts->mark[root] = in_tree;
-	for (uint32_t k = 0; k < nms; k++) {
-		uint32_t s = ts->members[k];
-		ts->is_member[s] = 0;
-		if (ts->mark[s] != g && ts->mark[s] != in_tree)
-			continue; /* cut off from the root: unreachable */
-		while (ts->mark[s] != in_tree) {
-			ts->mark[s] = in_tree;
-			uint32_t up = ts->up_port[s];
-			uint32_t peer = t->ports[up].peer;
-			uint32_t ps = t->nodes[t->ports[peer].node].sw;
-			set_bit(sm, s, i, t->ports[up].num);
-			set_bit(sm, ps, i, t->ports[peer].num);
-			s = ps;
-		}
+		uint32_t p = topo_port(t, t->sws[s].node, up);
+		uint32_t peer = p == TOPO_NONE ? TOPO_NONE : t->ports[p].peer;
+		if (peer == TOPO_NONE || !topo_is_switch(t, t->ports[peer].node))
+			continue; /* an engine's tree over a port that leads nowhere */
+		set_bit(sm, s, i, up);
+		set_bit(sm, t->nodes[t->ports[peer].node].sw, i, t->ports[peer].num);
 	}
 }
 
@@ -367,18 +271,22 @@ void mcast_program(struct sm *sm)
 	}
 	if (!mc->any_dirty || !t->nsws)
 		return;
-	if ((!mc->dist_valid || mc->dist_n != t->nsws) && compute_dist(sm) < 0) {
-		log_err(sm->log, "mcast", "out of memory for switch distances; MFTs not updated");
-		return;
+	if (sm->rctx.nsw != t->nsws)
+		return; /* not routed yet: the sweep's programming phase comes back here */
+	if ((!mc->dist_valid || mc->hops.n != t->nsws)) {
+		if (routing_hops_build(&sm->rctx, &mc->hops) < 0) {
+			log_err(sm->log, "mcast",
+			        "out of memory for switch distances; MFTs not updated");
+			return;
+		}
+		mc->dist_valid = true;
 	}
 	struct tree_scratch ts = {
-	    .queue = malloc(sizeof(uint32_t) * t->nsws),
-	    .up_port = malloc(sizeof(uint32_t) * t->nsws),
-	    .mark = calloc(t->nsws, sizeof(uint32_t)),
+	    .up_port = malloc(t->nsws),
 	    .members = malloc(sizeof(uint32_t) * t->nsws),
 	    .is_member = calloc(t->nsws, 1),
 	};
-	if (!ts.queue || !ts.up_port || !ts.mark || !ts.members || !ts.is_member) {
+	if (!ts.up_port || !ts.members || !ts.is_member) {
 		log_err(sm->log, "mcast", "out of memory building multicast trees");
 		goto out;
 	}
@@ -404,9 +312,7 @@ void mcast_program(struct sm *sm)
 	memset(mc->dirty, 0, mc->nmlid);
 	mc->any_dirty = false;
 out:
-	free(ts.queue);
 	free(ts.up_port);
-	free(ts.mark);
 	free(ts.members);
 	free(ts.is_member);
 }

@@ -1,21 +1,36 @@
 /* The routing phase: run the configured chain of engines ("updn,minhop"); the first that
- * succeeds routes the subnet, failures are logged with the reason and the next is tried. */
+ * succeeds routes the subnet, failures are logged with the reason and the next is tried.
+ * The engine that routed keeps its state and switch graph until the next routing: its
+ * hooks give multicast trees (sm/mcast.c), switches' SL-to-VL tables (sm/vl.c) and the
+ * SL of the SA's PathRecords (sm_path_sl). */
 #include <stdio.h>
 #include <string.h>
 
 #include "routing/engine.h"
 #include "sm/sm_int.h"
 
+void route_release(struct sm *sm)
+{
+	if (sm->engine && sm->engine->teardown)
+		sm->engine->teardown(sm->engine_state);
+	sm->engine_state = NULL;
+	routing_ctx_free(&sm->rctx);
+	/* the hops between switches stay: they change with the links (mcast_topology_changed) */
+}
+
 int route_all(struct sm *sm)
 {
-	struct routing_ctx ctx;
-	if (routing_ctx_build(&ctx, &sm->topo, sm->cfg, sm->log) < 0) {
-		routing_ctx_free(&ctx);
+	struct routing_ctx *ctx = &sm->rctx;
+	const struct routing_engine *last = sm->engine;
+	route_release(sm);
+	sm->engine = NULL;
+	if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0) {
+		routing_ctx_free(ctx);
 		log_err(sm->log, "routing", "out of memory building the switch graph");
 		return -1;
 	}
 	/* Losses move only the routes they break; added capacity is balanced over. */
-	ctx.sticky = !sm->grew;
+	ctx->sticky = !sm->grew;
 	char chain[sizeof(sm->cfg->routing_engines)];
 	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
 	int rc = -1;
@@ -28,24 +43,23 @@ int route_all(struct sm *sm)
 			continue;
 		}
 		void *state = NULL;
-		ctx.why[0] = 0;
-		if ((e->setup && e->setup(&ctx, &state) < 0) || e->unicast(&ctx, state) < 0) {
+		ctx->why[0] = 0;
+		if ((e->setup && e->setup(ctx, &state) < 0) || e->unicast(ctx, state) < 0) {
 			log_warn(sm->log, "routing", "engine %s failed: %s; trying the next",
-			         e->name, ctx.why[0] ? ctx.why : "no reason given");
+			         e->name, ctx->why[0] ? ctx->why : "no reason given");
 			if (e->teardown)
 				e->teardown(state);
 			/* the next engine starts from clean tables and loads */
-			routing_ctx_free(&ctx);
-			if (routing_ctx_build(&ctx, &sm->topo, sm->cfg, sm->log) < 0)
+			routing_ctx_free(ctx);
+			if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
 				break;
-			ctx.sticky = !sm->grew;
+			ctx->sticky = !sm->grew;
 			continue;
 		}
-		if (e->teardown)
-			e->teardown(state);
-		if (sm->engine != e)
+		if (last != e)
 			log_notice(sm->log, "routing", "routed by %s: %s", e->name, e->summary);
 		sm->engine = e;
+		sm->engine_state = state;
 		rc = 0;
 		break;
 	}
@@ -54,7 +68,11 @@ int route_all(struct sm *sm)
 		        sm->cfg->routing_engines);
 	/* LinearFDBTop: the highest LID routed */
 	for (uint32_t s = 0; s < sm->topo.nsws; s++)
-		sm->topo.sws[s].lft_top = ctx.max_lid;
-	routing_ctx_free(&ctx);
+		sm->topo.sws[s].lft_top = ctx->max_lid;
 	return rc;
+}
+
+uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid)
+{
+	return routing_path_sl(sm->engine, sm->engine_state, &sm->rctx, slid, dlid);
 }

@@ -607,6 +607,7 @@ void sm_free(struct sm *sm)
 	if (sm->d)
 		mad_dispatcher_free(sm->d);
 	sm->d = NULL;
+	route_release(sm);
 	mcast_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);

@@ -95,6 +95,10 @@ uint32_t sm_mcast_cap(const struct sm *sm);
  * writes the block now, and again after changes to the fabric (a reset port forgot it). */
 void sm_aliases_changed(struct sm *sm, uint32_t port, unsigned block);
 
+/* The SL for traffic slid -> dlid, as the engine that routed the subnet wants it (its
+ * path_sl hook; 0 without one): what PathRecords carry. */
+uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid);
+
 /* "GUID 0x... (desc)" for logs */
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);
 

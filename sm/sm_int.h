@@ -16,6 +16,7 @@
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
 #include "fabric/fabric.h"
+#include "routing/engine.h"
 #include "sm/sm.h"
 
 struct routing_engine;
@@ -31,9 +32,8 @@ struct sm_mcast {
 	bool *dirty;          /* ... whose tree needs recomputing */
 	uint32_t nmlid;
 	bool any_dirty;
-	bool failed;   /* an MFT Set failed: check every block next time */
-	uint8_t *dist; /* hops between switches, dist_n x dist_n */
-	uint32_t dist_n;
+	bool failed;              /* an MFT Set failed: check every block next time */
+	struct routing_hops hops; /* hops between switches, over the routed graph */
 	bool dist_valid;
 	ev_timer timer; /* batches the changes of one loop turn */
 	uint64_t blocks_sent;
@@ -83,6 +83,8 @@ struct sm {
 	struct u64map guid2lid; /* LIDs kept across restarts */
 	bool guid2lid_dirty;
 	const struct routing_engine *engine; /* the engine that routed last */
+	void *engine_state;                  /* ... its state, kept for its hooks */
+	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
 	uint64_t sweeps;
 	struct sm_listener listener; /* the SA, or whoever main wired */
 	struct sm_mcast mc;
@@ -116,6 +118,8 @@ int lids_assign(struct sm *sm);
 int lids_load(struct sm *sm);
 int lids_save(struct sm *sm);
 int route_all(struct sm *sm);
+/* Tear down the last engine's state and graph (sm_free, and before routing again). */
+void route_release(struct sm *sm);
 void program_tables(struct sm *sm);
 void program_arm(struct sm *sm);
 void program_activate(struct sm *sm);

@@ -5,8 +5,8 @@
  * neighbour in the arm phase): SL s goes on VL s mod n, and arbitration serves those n VLs
  * round robin from the low-priority table, none from the high-priority one. Leaving them to
  * whatever the hardware was reset to would let SLs fall on VLs a link does not run, where
- * their packets are dropped. A routing engine that separates traffic by VL will supply
- * per-hop tables through its sl2vl hook.
+ * their packets are dropped. A routing engine that separates traffic by VL supplies
+ * per-hop tables through its sl2vl hook instead (engine_sl2vl).
  *
  * Cost: one Set per CA port and, on switches that take OptimizedSLtoVLMappingProgramming,
  * one per switch (plus one per output port that runs a different number of VLs); VL
@@ -176,6 +176,32 @@ static void send_sl2vl(struct sm *sm, uint32_t port, uint32_t mod, uint64_t tabl
 		sm->counts.vl_sets++;
 }
 
+/* An engine that separates traffic by VL (its sl2vl hook) gives each input/output pair its
+ * own table: one Set per pair that differs from what the switch holds, by the per-pair
+ * modifier every switch with SL-to-VL mapping takes. */
+static void engine_sl2vl(struct sm *sm, uint32_t node)
+{
+	struct topo *t = &sm->topo;
+	const struct topo_node *n = &t->nodes[node];
+	const struct topo_switch *sw = &t->sws[n->sw];
+	unsigned np = n->nports + 1u;
+	for (unsigned o = 1; o <= n->nports; o++) {
+		if (!port_is_up_link(t, &t->ports[n->first_port + o]))
+			continue;
+		for (unsigned i = 0; i < np; i++) {
+			if (i == o || (i && !port_is_up_link(t, &t->ports[n->first_port + i])))
+				continue;
+			uint64_t want;
+			if (!routing_sl2vl(sm->engine, sm->engine_state, &sm->rctx, n->sw,
+			                   (uint8_t)i, (uint8_t)o, &want) ||
+			    topo_switch_sl2vl(t, sw, np, i, o) == want)
+				continue;
+			struct vl_ref ref = {.port = n->first_port, .mod = i << 8 | o};
+			send_sl2vl(sm, ref.port, ref.mod, want, &ref, on_switch_sl2vl);
+		}
+	}
+}
+
 /* A switch's SL-to-VL tables by optimized programming: one Set for every input/output pair
  * with the table most outputs want, then one per output that runs another number of VLs. */
 static void switch_sl2vl(struct sm *sm, uint32_t node)
@@ -184,8 +210,13 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	const struct topo_node *n = &t->nodes[node];
 	const struct topo_switch *sw = &t->sws[n->sw];
 	const struct topo_port *p0 = &t->ports[n->first_port];
-	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
-	    !sw->si.optimized_sl2vl_programming || (p0->refused & TOPO_REFUSED_SL2VL))
+	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) || (p0->refused & TOPO_REFUSED_SL2VL))
+		return;
+	if (sm->engine && sm->engine->sl2vl) {
+		engine_sl2vl(sm, node);
+		return;
+	}
+	if (!sw->si.optimized_sl2vl_programming)
 		return;
 	unsigned count[16] = {0}, np = n->nports + 1u;
 	for (unsigned o = 1; o <= n->nports; o++) {

@@ -160,6 +160,141 @@ START_TEST(lmc_blocks_spread)
 }
 END_TEST
 
+/* Follow a tree's parent ports: every member reaches the root, no switch is visited twice on
+ * the way (no cycle), and the root is the only switch with port 0. */
+static void check_tree(const struct topo *t, const struct routing_ctx *ctx, const uint8_t *up,
+                       const uint32_t *members, uint32_t n)
+{
+	uint32_t roots = 0;
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		roots += up[s] == 0;
+	ck_assert_uint_eq(roots, 1);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t s = members[k], steps = 0;
+		while (up[s] != 0) {
+			ck_assert_uint_ne(up[s], RT_NO_PORT);
+			ck_assert_uint_le(++steps, ctx->nsw);
+			uint32_t p = topo_port(t, t->sws[s].node, up[s]);
+			uint32_t peer = t->ports[p].peer;
+			ck_assert_uint_ne(peer, TOPO_NONE);
+			ck_assert(topo_is_switch(t, t->ports[peer].node));
+			s = t->nodes[t->ports[peer].node].sw;
+		}
+	}
+}
+
+START_TEST(mcast_default_tree)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 6, 3, 1);
+	fix_finish(&t, h, NULL);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	struct routing_ctx ctx;
+	ck_assert_int_eq(routing_ctx_build(&ctx, &t, &cfg, NULL), 0);
+	struct routing_hops hops = {0};
+	ck_assert_int_eq(routing_hops_build(&ctx, &hops), 0);
+	/* leaves are switches 0-5, spines 6-8: leaf to leaf is 2 hops, via a spine */
+	ck_assert_uint_eq(hops.d[0 * hops.n + 5], 2);
+	ck_assert_uint_eq(hops.d[0 * hops.n + 6], 1);
+	uint8_t up[16];
+	uint32_t members[] = {0, 2, 5};
+	ck_assert_int_eq(routing_mcast_tree(NULL, NULL, &ctx, &hops, members, 3, up), 0);
+	check_tree(&t, &ctx, up, members, 3);
+	/* the root is a spine (one hop from every leaf), and no leaf outside the group is in
+	 * the tree */
+	for (uint32_t s = 6; s < 9; s++)
+		if (up[s] == 0)
+			goto rooted;
+	ck_abort_msg("the root is not a spine");
+rooted:
+	ck_assert_uint_eq(up[1], RT_NO_PORT);
+	ck_assert_uint_eq(up[3], RT_NO_PORT);
+	routing_hops_free(&hops);
+	routing_ctx_free(&ctx);
+	topo_free(&t);
+}
+END_TEST
+
+/* An engine with every hook, as a QoS engine would have them: the shared helpers must call
+ * them, and fall back to the default tree when the engine's tree fails. */
+static int hook_calls;
+static int stub_unicast(struct routing_ctx *ctx, void *state)
+{
+	(void)ctx;
+	(void)state;
+	return 0;
+}
+static uint8_t stub_sl(const struct routing_ctx *ctx, void *state, uint16_t slid, uint16_t dlid)
+{
+	(void)ctx;
+	(void)state;
+	hook_calls++;
+	return (uint8_t)((slid + dlid) % 16);
+}
+static void stub_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
+                       uint8_t out, uint8_t vl[16])
+{
+	(void)ctx;
+	(void)state;
+	for (unsigned i = 0; i < 16; i++)
+		vl[i] = (uint8_t)((i + sw + in + out) % 2);
+}
+static int stub_tree(const struct routing_ctx *ctx, void *state, const uint32_t *m, uint32_t n,
+                     uint8_t *up)
+{
+	(void)ctx;
+	(void)m;
+	(void)n;
+	hook_calls++;
+	if (state)
+		return -1; /* "cannot": the default takes over */
+	up[m[0]] = 0;      /* a tree of one: the engine's own, recognisable */
+	return 0;
+}
+static const struct routing_engine stub = {
+    .name = "stub",
+    .unicast = stub_unicast,
+    .path_sl = stub_sl,
+    .sl2vl = stub_sl2vl,
+    .mcast_tree = stub_tree,
+};
+
+START_TEST(hooks_are_called)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 2, 1, 1);
+	fix_finish(&t, h, NULL);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	struct routing_ctx ctx;
+	ck_assert_int_eq(routing_ctx_build(&ctx, &t, &cfg, NULL), 0);
+	struct routing_hops hops = {0};
+	ck_assert_int_eq(routing_hops_build(&ctx, &hops), 0);
+	hook_calls = 0;
+	ck_assert_uint_eq(routing_path_sl(&stub, NULL, &ctx, 3, 4), 7);
+	ck_assert_uint_eq(routing_path_sl(&routing_minhop, NULL, &ctx, 3, 4), 0); /* no hook */
+	uint64_t v;
+	ck_assert(routing_sl2vl(&stub, NULL, &ctx, 1, 0, 2, &v));
+	ck_assert_uint_eq(v, 0x1010101010101010ull); /* SL0 -> VL1 in the top nibble */
+	ck_assert(!routing_sl2vl(&routing_updn, NULL, &ctx, 1, 0, 2, &v));
+	uint8_t up[4];
+	uint32_t members[] = {0, 1};
+	ck_assert_int_eq(routing_mcast_tree(&stub, NULL, &ctx, &hops, members, 2, up), 0);
+	ck_assert_uint_eq(up[0], 0);
+	ck_assert_uint_eq(up[1], RT_NO_PORT); /* the engine's tree, not the default */
+	ck_assert_int_eq(routing_mcast_tree(&stub, &hook_calls, &ctx, &hops, members, 2, up), 0);
+	check_tree(&t, &ctx, up, members, 2); /* the default, joining both leaves */
+	ck_assert_uint_eq(up[2], 0);          /* through the spine */
+	ck_assert_int_eq(hook_calls, 3);
+	routing_hops_free(&hops);
+	routing_ctx_free(&ctx);
+	topo_free(&t);
+}
+END_TEST
+
 START_TEST(chain_names)
 {
 	ck_assert_ptr_nonnull(routing_find("minhop"));
@@ -178,6 +313,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, fat_tree_dead_link, 0, 2);
 	tcase_add_loop_test(tc, fat_tree_lost_spine, 0, 2);
 	tcase_add_loop_test(tc, lmc_blocks_spread, 0, 2);
+	tcase_add_test(tc, mcast_default_tree);
+	tcase_add_test(tc, hooks_are_called);
 	tcase_add_test(tc, chain_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,101 @@
+/* Multicast trees: the one every engine gets unless it brings its own (engine.mcast_tree).
+ *
+ * One tree per MLID over the switches, rooted at the switch whose farthest member switch is
+ * nearest (groups with different members then spread over different roots rather than all
+ * crossing one), a breadth-first tree from that root over the switch graph unicast routing
+ * uses (routing_bfs), pruned to the branches that lead to member switches: one path between
+ * any two members, so nothing is copied twice and nothing loops. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engine.h"
+
+int routing_hops_build(const struct routing_ctx *ctx, struct routing_hops *h)
+{
+	uint32_t n = ctx->nsw;
+	uint8_t *d = malloc((size_t)n * n + 1);
+	uint16_t *dist = malloc(sizeof(uint16_t) * (n + 1));
+	uint32_t *queue = malloc(sizeof(uint32_t) * (n + 1));
+	if (!d || !dist || !queue) {
+		free(d);
+		free(dist);
+		free(queue);
+		return -1;
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		routing_bfs(ctx, r, dist, queue);
+		uint8_t *row = d + (size_t)r * n;
+		for (uint32_t s = 0; s < n; s++)
+			row[s] = dist[s] >= RT_HOPS_INF ? RT_HOPS_INF : (uint8_t)dist[s];
+	}
+	free(dist);
+	free(queue);
+	free(h->d);
+	h->d = d;
+	h->n = n;
+	return 0;
+}
+
+void routing_hops_free(struct routing_hops *h)
+{
+	free(h->d);
+	h->d = NULL;
+	h->n = 0;
+}
+
+int routing_mcast_default(const struct routing_ctx *ctx, const struct routing_hops *h,
+                          const uint32_t *member_sw, uint32_t nmembers, uint8_t *up_port)
+{
+	uint32_t n = ctx->nsw;
+	if (!nmembers || h->n != n)
+		return -1;
+	/* the root: the switch with the shortest longest distance to a member switch */
+	uint32_t root = UINT32_MAX;
+	unsigned best = RT_HOPS_INF;
+	for (uint32_t r = 0; r < n; r++) {
+		if (ctx->adj_start[r] == ctx->adj_start[r + 1] && nmembers > 1)
+			continue; /* no links: not a root for more than itself */
+		const uint8_t *row = h->d + (size_t)r * n;
+		unsigned worst = 0;
+		for (uint32_t k = 0; k < nmembers && worst < best; k++)
+			if (row[member_sw[k]] > worst)
+				worst = row[member_sw[k]];
+		if (worst < best) {
+			best = worst;
+			root = r;
+		}
+	}
+	if (root == UINT32_MAX)
+		return -1;
+	/* each member's branch climbs towards the root by a neighbour one hop nearer (the
+	 * first in adjacency order, as a BFS from the root would have found it) until it meets
+	 * the tree */
+	const uint8_t *rd = h->d + (size_t)root * n;
+	up_port[root] = 0;
+	for (uint32_t k = 0; k < nmembers; k++) {
+		uint32_t s = member_sw[k];
+		if (rd[s] == RT_HOPS_INF)
+			continue; /* cut off from the root: unreachable */
+		while (up_port[s] == RT_NO_PORT) {
+			uint32_t e = ctx->adj_start[s];
+			while (e < ctx->adj_start[s + 1] && rd[ctx->adj[e].to] + 1 != rd[s])
+				e++;
+			if (e == ctx->adj_start[s + 1])
+				break; /* cannot happen on a consistent graph */
+			up_port[s] = ctx->adj[e].port;
+			s = ctx->adj[e].to;
+		}
+	}
+	return 0;
+}
+
+int routing_mcast_tree(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
+                       const struct routing_hops *h, const uint32_t *member_sw, uint32_t nmembers,
+                       uint8_t *up_port)
+{
+	memset(up_port, RT_NO_PORT, ctx->nsw);
+	if (e && e->mcast_tree && e->mcast_tree(ctx, state, member_sw, nmembers, up_port) == 0)
+		return 0;
+	memset(up_port, RT_NO_PORT, ctx->nsw);
+	return routing_mcast_default(ctx, h, member_sw, nmembers, up_port);
+}
