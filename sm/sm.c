@@ -666,5 +666,6 @@ struct sm_status sm_status(const struct sm *sm)
 	    .counts = sm->counts,
 	    .times = sm->times,
 	    .sweeps = sm->sweeps,
+	    .sweeping = sm->busy,
 	};
 }

@@ -79,6 +79,7 @@ struct sm_status {
 	struct sm_counts counts;
 	struct sm_phase_times times;
 	uint64_t sweeps;
+	bool sweeping; /* a sweep is under way */
 };
 struct sm_status sm_status(const struct sm *sm);
 

@@ -1,0 +1,266 @@
+/* The SM's phases (discovery, LIDs, routing, tables, arm, activate) in one process: the SM on
+ * the fake transport, its SMPs carried through fabricsim's model (directed and LID routes,
+ * the SMA) and answered back, no simulator process, no sockets but the fake's. Each case
+ * ends with fabricsim's verifier judging what the SM programmed, from outside the SM. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "agents.h"
+#include "fake_transport.h"
+#include "mad/mad_header.h"
+#include "sm/sm.h"
+#include "topology.h"
+#include "verify.h"
+
+struct harness {
+	struct ev_loop *loop;
+	struct fabric f;
+	uint32_t sm_port; /* fabricsim's port index of the SM's HCA port */
+	struct fake_transport *ft;
+	struct ibsmd_config cfg;
+	struct log log;
+	struct sm *sm;
+	unsigned drop_percent; /* SMPs lost on the way out */
+	unsigned seed;
+	uint64_t smps, lost;
+};
+
+/* A MAD the SM sent: carried to its SMA and the answer back, or lost as a link loses it. */
+static void on_send(struct fake_transport *ft, const struct mad_addr *to, const uint8_t *mad,
+                    size_t len, void *ctx)
+{
+	(void)ft;
+	struct harness *h = ctx;
+	if (len != MAD_SIZE)
+		return;
+	uint8_t m[MAD_SIZE];
+	memcpy(m, mad, len);
+	uint8_t cls = m[1];
+	if (cls != MAD_CLASS_SUBN_DR && cls != MAD_CLASS_SUBN_LID)
+		return; /* no SA clients here: GMPs go nowhere */
+	h->smps++;
+	if (h->drop_percent && (unsigned)rand_r(&h->seed) % 100 < h->drop_percent) {
+		h->lost++;
+		return;
+	}
+	struct route r, back;
+	bool dr = cls == MAD_CLASS_SUBN_DR;
+	if ((dr ? route_dr(&h->f, h->sm_port, m, &r)
+	        : route_lid(&h->f, h->sm_port, to->lid, true, &r)) < 0)
+		return;
+	if (m[3] & 0x80)
+		return; /* a response: the SM answers SMInfo only to other SMs */
+	if (sma_process(&h->f, r.arrival, m, 1) != AGENT_REPLY)
+		return;
+	uint32_t from = fs_is_switch(&h->f, h->f.ports[r.dest].node) ? r.dest : r.arrival;
+	uint16_t sm_lid = h->f.ports[h->sm_port].pi.lid;
+	if ((dr ? route_dr(&h->f, from, m, &back) : route_lid(&h->f, from, sm_lid, true, &back)) <
+	        0 ||
+	    back.dest != h->sm_port)
+		return;
+	struct mad_addr a = {.lid = dr ? 0xffff : h->f.ports[r.dest].pi.lid, .qpn = 0};
+	fake_deliver(h->ft, &a, m, MAD_SIZE, 0);
+}
+
+static void harness_init(struct harness *h, const char *spec)
+{
+	memset(h, 0, sizeof(*h));
+	h->seed = 42;
+	h->loop = ev_loop_new(EVFLAG_AUTO);
+	fabric_init(&h->f);
+	struct fs_error err;
+	ck_assert_msg(generate(&h->f, spec, &err) == 0, "%s", err.msg);
+	h->sm_port = fabric_port(&h->f, fabric_find_node(&h->f, "host-1"), 1);
+	ck_assert_uint_ne(h->sm_port, FS_NONE);
+	h->ft = fake_transport_new();
+	h->ft->on_send = on_send;
+	h->ft->ctx = h;
+	config_defaults(&h->cfg);
+	h->cfg.mad_timeout_ms = 20;
+	h->cfg.mad_retries = 3;
+	h->cfg.sweep_interval_s = 0;
+	snprintf(h->cfg.state_dir, sizeof(h->cfg.state_dir), "/tmp/test_sm_phases.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(h->cfg.state_dir));
+	snprintf(h->cfg.routing_engines, sizeof(h->cfg.routing_engines), "updn,minhop");
+	log_init(&h->log);
+	h->log.level = LOGL_ERR;
+	h->sm = sm_new(&h->cfg, &h->log, h->loop, &h->ft->base, false);
+	ck_assert_ptr_nonnull(h->sm);
+}
+
+static void harness_free(struct harness *h)
+{
+	sm_free(h->sm);
+	char cmd[320];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->cfg.state_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	mad_transport_close(&h->ft->base);
+	config_free(&h->cfg);
+	fabric_free(&h->f);
+	ev_loop_destroy(h->loop);
+}
+
+/* Run the loop until `sweeps` sweeps have ended with the subnet up, or `secs` pass. */
+struct waiter {
+	ev_timer w;
+	struct harness *h;
+	uint64_t sweeps;
+};
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	struct waiter *wt = (struct waiter *)w;
+	struct sm_status st = sm_status(wt->h->sm);
+	if (st.up && st.sweeps >= wt->sweeps && !st.sweeping)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+static bool run_until_up(struct harness *h, uint64_t sweeps, double secs)
+{
+	struct waiter wt = {.h = h, .sweeps = sweeps};
+	ev_timer_init(&wt.w, tick_cb, 0.01, 0.01);
+	ev_timer_start(h->loop, &wt.w);
+	ev_tstamp end = ev_time() + secs;
+	struct sm_status st;
+	do {
+		ev_run(h->loop, EVRUN_ONCE);
+		st = sm_status(h->sm);
+	} while (!(st.up && st.sweeps >= sweeps && !st.sweeping) && ev_time() < end);
+	ev_timer_stop(h->loop, &wt.w);
+	return st.up && st.sweeps >= sweeps && !st.sweeping;
+}
+
+/* fabricsim's verifier on what the SM programmed: every linked port ACTIVE, every endpoint
+ * reaches every LID, no credit loop, every LID unique. */
+static void verify_clean(struct harness *h)
+{
+	struct verify_opts o = {.max_issues = 5};
+	struct verify_report r;
+	verify_run(&h->f, &o, &r);
+	char first[512] = "";
+	if (r.nissues)
+		snprintf(first, sizeof(first), "%s", r.issues[0]);
+	ck_assert_msg(r.ok, "verify: %u/%u ports active, %llu pairs unreached, credit loop %d: %s",
+	              r.ports_active, r.ports_linked, (unsigned long long)r.pairs_unreached,
+	              r.credit_loop, first);
+	ck_assert_uint_eq(r.ports_active, r.ports_linked);
+	ck_assert_uint_eq(r.lids_zero + r.lids_duplicate, 0);
+	ck_assert_uint_gt(r.pairs_reached, 0);
+	verify_report_free(&r);
+}
+
+START_TEST(bring_up)
+{
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	struct sm_status st = sm_status(h.sm);
+	ck_assert_str_eq(st.engine, "updn");
+	/* 8-port two-level tree: 4 spines, 8 leaves, 32 hosts */
+	ck_assert_uint_eq(st.counts.switches, 12);
+	ck_assert_uint_eq(st.counts.cas, 32);
+	ck_assert_uint_gt(st.counts.lft_blocks_sent, 0);
+	verify_clean(&h);
+	/* the model agrees: every endpoint has a LID and the model is stable */
+	const struct topo *t = sm_fabric(h.sm);
+	ck_assert(t->stable);
+	for (uint32_t p = 0; p < t->nports; p++)
+		if (topo_port_endpoint(t, p))
+			ck_assert_uint_ne(t->ports[p].lid, 0);
+	/* a second sweep over an unchanged fabric sends no table */
+	sm_request_sweep(h.sm, NULL, 0);
+	ck_assert(run_until_up(&h, st.sweeps + 1, 30));
+	st = sm_status(h.sm);
+	ck_assert_uint_eq(st.counts.lft_blocks_sent, 0);
+	ck_assert_uint_eq(st.counts.port_sets, 0);
+
+	/* a restart keeps every LID: a new SM on the same state directory, the fabric as the
+	 * old one left it */
+	uint16_t lids[64] = {0};
+	uint32_t nh = 0;
+	for (uint32_t n = 0; n < h.f.nnodes && nh < 64; n++)
+		if (!fs_is_switch(&h.f, n))
+			lids[nh++] = h.f.ports[fabric_port(&h.f, n, 1)].pi.lid;
+	sm_free(h.sm);
+	h.sm = sm_new(&h.cfg, &h.log, h.loop, &h.ft->base, false);
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	nh = 0;
+	for (uint32_t n = 0; n < h.f.nnodes && nh < 64; n++)
+		if (!fs_is_switch(&h.f, n))
+			ck_assert_uint_eq(h.f.ports[fabric_port(&h.f, n, 1)].pi.lid, lids[nh++]);
+	verify_clean(&h);
+	harness_free(&h);
+}
+END_TEST
+
+START_TEST(lost_smps)
+{
+	/* one SMP in ten lost: retries and later rounds still bring everything up */
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	h.drop_percent = 10;
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 60));
+	ck_assert_uint_gt(h.lost, 0);
+	h.drop_percent = 0;
+	verify_clean(&h);
+	harness_free(&h);
+}
+END_TEST
+
+START_TEST(link_down_rerouted)
+{
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	/* a leaf loses an uplink: the next sweep routes around it */
+	uint32_t leaf = fabric_find_node(&h.f, "leaf-1");
+	uint32_t up = FS_NONE;
+	for (unsigned p = 1; p <= h.f.nodes[leaf].nports && up == FS_NONE; p++) {
+		uint32_t pi = fabric_port(&h.f, leaf, p), peer = h.f.ports[pi].peer;
+		if (peer != FS_NONE && fs_is_switch(&h.f, h.f.ports[peer].node))
+			up = pi;
+	}
+	ck_assert_uint_ne(up, FS_NONE);
+	fabric_set_link(&h.f, up, false);
+	uint64_t before = sm_status(h.sm).sweeps;
+	sm_request_sweep(h.sm, NULL, 0);
+	ck_assert(run_until_up(&h, before + 1, 30));
+	verify_clean(&h);
+	ck_assert_uint_gt(sm_status(h.sm).counts.lft_blocks_sent, 0);
+	/* a host's cable goes: its port leaves the model, the rest stays clean */
+	uint32_t host = fabric_port(&h.f, fabric_find_node(&h.f, "host-32"), 1);
+	fabric_set_link(&h.f, host, false);
+	before = sm_status(h.sm).sweeps;
+	sm_request_sweep(h.sm, NULL, 0);
+	ck_assert(run_until_up(&h, before + 1, 30));
+	verify_clean(&h);
+	const struct topo *t = sm_fabric(h.sm);
+	uint32_t n = u64map_get(&t->by_guid, h.f.nodes[h.f.ports[host].node].guid);
+	ck_assert(n == U64MAP_NONE || !t->nodes[n].present);
+	harness_free(&h);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sm_phases");
+	TCase *tc = tcase_create("all");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, bring_up);
+	tcase_add_test(tc, lost_smps);
+	tcase_add_test(tc, link_down_rerouted);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
