@@ -133,7 +133,9 @@ bool sa_visible(const struct sa_req *rq, uint32_t port)
 	if (rq->requester == TOPO_NONE)
 		return false; /* a requester the SA cannot place sees nothing */
 	const struct sa *sa = rq->sa;
-	return sa_ports_share(sa, rq->requester, topo_lid_port(sa->t, port));
+	uint32_t lp = topo_lid_port(sa->t, port);
+	/* a port always sees itself, even a limited member of every partition it is in */
+	return lp == rq->requester || sa_ports_share(sa, rq->requester, lp);
 }
 
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)

@@ -1,0 +1,169 @@
+/* config/: defaults, a full YAML file, and bad files refused with FILE:LINE and the reason,
+ * leaving nothing half-read that matters. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+
+static char path[64];
+
+/* Write text to a fresh file and load it over the defaults. */
+static int load(struct ibsmd_config *c, const char *text, char *err, size_t errlen)
+{
+	snprintf(path, sizeof(path), "/tmp/test_config.XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	config_defaults(c);
+	err[0] = 0;
+	int rc = config_load(c, path, err, errlen);
+	unlink(path);
+	return rc;
+}
+
+START_TEST(defaults_are_sane)
+{
+	struct ibsmd_config c;
+	config_defaults(&c);
+	char err[256];
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.routing_engines, "minhop");
+	ck_assert_uint_eq(c.lmc, 0);
+	ck_assert_uint_ge(c.lid_max, c.lid_min);
+	ck_assert_uint_gt(c.mad_timeout_ms, 0);
+	ck_assert_uint_eq(c.npartitions, 0);
+	config_free(&c);
+}
+END_TEST
+
+START_TEST(full_file)
+{
+	struct ibsmd_config c;
+	char err[256];
+	ck_assert_msg(load(&c,
+	                   "# a site's configuration\n"
+	                   "routing_engine: updn,minhop\n"
+	                   "root_guids: [0x0002c90300000001, 0x0002c90300000002]\n"
+	                   "lmc: 2\n"
+	                   "sweep_interval: 15\n"
+	                   "sm_key: 0x1234\n"
+	                   "sm_priority: 7\n"
+	                   "log_level: info\n"
+	                   "default_ipoib_rate: 40\n"
+	                   "partitions:\n"
+	                   "  - name: Default\n"
+	                   "    pkey: 0x7fff\n"
+	                   "    members: all\n"
+	                   "    membership: limited\n"
+	                   "  - name: storage\n"
+	                   "    pkey: 0x8010\n"
+	                   "    members: [0x10, 0x11]\n"
+	                   "    ipoib: true\n"
+	                   "    mtu: 4096\n",
+	                   err, sizeof(err)) == 0,
+	              "%s", err);
+	ck_assert_str_eq(c.routing_engines, "updn,minhop");
+	ck_assert_uint_eq(c.nroots, 2);
+	ck_assert_uint_eq(c.root_guids[1], 0x0002c90300000002ull);
+	ck_assert_uint_eq(c.lmc, 2);
+	ck_assert_uint_eq(c.sweep_interval_s, 15);
+	ck_assert_uint_eq(c.sm_key, 0x1234);
+	ck_assert_uint_eq(c.sm_priority, 7);
+	ck_assert_int_eq(c.log_level, LOGL_INFO);
+	ck_assert_uint_eq(c.npartitions, 2);
+	const struct config_partition *d = &c.partitions[0], *s = &c.partitions[1];
+	ck_assert(d->all && !d->all_full);
+	ck_assert(d->ipoib); /* the default partition keeps its broadcast group unless told */
+	ck_assert_str_eq(s->name, "storage");
+	ck_assert_uint_eq(s->pkey, 0x0010); /* the membership bit is per member, not the key's */
+	ck_assert_uint_eq(s->nguids, 2);
+	ck_assert(s->full[0] && s->full[1]);
+	ck_assert_uint_eq(s->guids[1], 0x11);
+	ck_assert_uint_eq(s->ipoib_mtu, 5); /* IBA code for 4096 */
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
+	config_free(&c);
+}
+END_TEST
+
+/* Each bad file: refused, with the file, the line and what is wrong. */
+static const struct {
+	const char *text, *line, *says;
+} bad[] = {
+    {"lmc: 8\n", ":1:", "lmc"},
+    {"routing_engine: updn\nsweep_intervall: 10\n", ":2:", "unknown option \"sweep_intervall\""},
+    {"sm_priority: high\n", ":1:", "sm_priority"},
+    {"log_level: loud\n", ":1:", "log_level"},
+    {"partitions:\n  - name: a\n    members: all\n", ":2:", "no pkey"},
+    {"partitions:\n  - name: a\n    pkey: 0\n    members: all\n", ":3:", "pkey: 0"},
+    {"partitions:\n  - name: a\n    pkey: 1\n    membership: half\n    members: all\n",
+     ":4:", "full or limited"},
+    {"partitions: 3\n", ":1:", "expected a list"},
+    {"lmc: [1\n", ":", "expected"},
+    {"- a list\n", ":1:", "mapping"},
+    {"default_ipoib_rate: 7\n", ":1:", "rate"},
+};
+
+START_TEST(bad_file_named)
+{
+	struct ibsmd_config c;
+	char err[256];
+	ck_assert_int_eq(load(&c, bad[_i].text, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, path) == err, "no file name in \"%s\"", err);
+	ck_assert_msg(strstr(err, bad[_i].line), "no line %s in \"%s\"", bad[_i].line, err);
+	ck_assert_msg(strstr(err, bad[_i].says) || strcasestr(err, bad[_i].says),
+	              "\"%s\" does not say %s", err, bad[_i].says);
+	config_free(&c);
+}
+END_TEST
+
+START_TEST(checks_across_keys)
+{
+	struct ibsmd_config c;
+	char err[256];
+	ck_assert_int_eq(load(&c, "lid_min: 100\nlid_max: 50\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "100-50"));
+	config_free(&c);
+	ck_assert_int_eq(load(&c, "lmc: 3\nlid_min: 1\nlid_max: 4\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	config_free(&c);
+	ck_assert_int_eq(load(&c,
+	                      "partitions:\n"
+	                      "  - {name: a, pkey: 0x10, members: all}\n"
+	                      "  - {name: b, pkey: 0x8010, members: all}\n",
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "0x0010"));
+	config_free(&c);
+	/* a file that does not exist: its name and the system's reason */
+	config_defaults(&c);
+	ck_assert_int_eq(config_load(&c, "/nonexistent/ibsmd.yaml", err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/ibsmd.yaml: No such file"));
+	config_free(&c);
+	/* an empty file keeps the defaults */
+	ck_assert_int_eq(load(&c, "", err, sizeof(err)), 0);
+	ck_assert_str_eq(c.routing_engines, "minhop");
+	config_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("all");
+	tcase_add_test(tc, defaults_are_sane);
+	tcase_add_test(tc, full_file);
+	tcase_add_loop_test(tc, bad_file_named, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, checks_across_keys);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

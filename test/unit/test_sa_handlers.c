@@ -1,0 +1,311 @@
+/* The SA's handlers against a hand-built fabric: what each requester may see (partitions,
+ * an unknown requester, a trusted one), component masks, and the statuses on the wire. A
+ * client dispatcher on a fake wire asks, as ibsa would; no simulator, no sweep. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "fake_transport.h"
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+#include "mad/sa_records.h"
+#include "routing/engine.h"
+#include "sa/sa.h"
+#include "topo_fixture.h"
+
+#define SM_KEY 0x5ec1e7ull
+
+/* two leaves under one spine, three hosts each: nodes 0-1 leaves, 2 spine, 3-8 hosts. The
+ * SM on host 3; tenant A is hosts 4 and 6, tenant B hosts 5 and 7, host 8 in neither; the
+ * default partition limited for all (the SM's own port stays full). */
+enum { SM_HOST = 3, A1 = 4, B1 = 5, A2 = 6, B2 = 7, LONER = 8, NNODES = 9 };
+
+static uint64_t port_guid_of(uint32_t n)
+{
+	return 0x1000 + (uint64_t)n * 2 + 1; /* topo_fixture's numbering */
+}
+
+struct env {
+	struct ev_loop *loop;
+	struct fake_transport *fc, *fs; /* client, SM/SA */
+	struct mad_dispatcher *client;
+	struct ibsmd_config cfg;
+	struct log log;
+	struct sm *sm;
+	struct sa *sa;
+	struct topo *t;
+	/* the last answer */
+	bool done;
+	int error;
+	uint16_t status;
+	uint8_t *ans;
+	size_t ans_len;
+};
+
+static struct env E;
+
+static void add_partition(const char *name, uint16_t pkey, bool all, const uint32_t *nodes,
+                          unsigned n)
+{
+	struct config_partition *p = &E.cfg.partitions[E.cfg.npartitions++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->pkey = pkey;
+	p->all = all;
+	p->guids = calloc(n + 1, sizeof(*p->guids));
+	p->full = calloc(n + 1, sizeof(*p->full));
+	for (unsigned i = 0; i < n; i++) {
+		p->guids[i] = port_guid_of(nodes[i]);
+		p->full[i] = true;
+	}
+	p->nguids = n;
+}
+
+static void setup(void)
+{
+	memset(&E, 0, sizeof(E));
+	E.loop = ev_loop_new(EVFLAG_AUTO);
+	E.fc = fake_transport_new();
+	E.fs = fake_transport_new();
+	fake_link(E.fc, E.fs);
+	config_defaults(&E.cfg);
+	E.cfg.state_dir[0] = 0;
+	E.cfg.sm_key = SM_KEY;
+	add_partition("Default", 0x7fff, true, NULL, 0);
+	const uint32_t a[] = {A1, A2}, b[] = {B1, B2};
+	add_partition("A", 0x0a, false, a, 2);
+	add_partition("B", 0x0b, false, b, 2);
+	log_init(&E.log);
+	E.log.level = LOGL_ERR;
+	E.sm = sm_new(&E.cfg, &E.log, E.loop, &E.fs->base, false);
+	ck_assert_ptr_nonnull(E.sm);
+	E.t = sm_fabric(E.sm);
+	ck_assert_uint_eq(fix_fattree(E.t, 2, 1, 3), SM_HOST);
+	ck_assert_uint_eq(E.t->nnodes, NNODES);
+	fix_finish(E.t, SM_HOST, &E.cfg);
+	/* routed, as the SM's routing phase would leave it: the SA traces paths through the
+	 * switches' tables */
+	struct routing_ctx rc;
+	ck_assert_int_eq(routing_ctx_build(&rc, E.t, &E.cfg, NULL), 0);
+	ck_assert_int_eq(routing_minhop.unicast(&rc, NULL), 0);
+	routing_ctx_free(&rc);
+	E.fs->lid = E.t->ports[topo_port(E.t, SM_HOST, 1)].lid;
+	E.sa = sa_new(E.sm);
+	ck_assert_ptr_nonnull(E.sa);
+	struct mad_dispatcher_opts o = {.rmpp_window = 32};
+	E.client = mad_dispatcher_new(E.loop, &E.fc->base, &o);
+}
+
+static void teardown(void)
+{
+	mad_dispatcher_free(E.client);
+	sm_stop(E.sm);
+	sa_free(E.sa);
+	sm_free(E.sm);
+	mad_transport_close(&E.fc->base);
+	mad_transport_close(&E.fs->base);
+	config_free(&E.cfg);
+	ev_loop_destroy(E.loop);
+	free(E.ans);
+}
+
+static uint16_t lid_of(uint32_t node)
+{
+	const struct topo_node *n = &E.t->nodes[node];
+	return E.t->ports[n->first_port + (topo_is_switch(E.t, node) ? 0 : 1)].lid;
+}
+
+static void on_answer(struct mad_dispatcher *d, const struct mad_result *r, void *ctx)
+{
+	(void)d;
+	(void)ctx;
+	E.done = true;
+	E.error = r->error;
+	E.status = r->status;
+	free(E.ans);
+	E.ans = NULL;
+	E.ans_len = 0;
+	if (!r->error) {
+		E.ans = malloc(r->len);
+		memcpy(E.ans, r->mad, r->len);
+		E.ans_len = r->len;
+	}
+}
+
+/* Ask the SA as the port of node `from` (a LID the fabric does not know when from is
+ * NNODES), with an SM_Key (0: none). The record is `rec_len` wire bytes. Returns the
+ * answer's status, or -1 when no answer came. */
+static int ask_key(uint32_t from, uint64_t sm_key, uint8_t method, uint16_t attr, uint64_t mask,
+                   const uint8_t *rec, size_t rec_len)
+{
+	E.fc->lid = from < NNODES ? lid_of(from) : 999;
+	struct mad_sa_hdr h;
+	mad_sa_hdr_init(&h, method, attr, mask);
+	h.sm_key = sm_key;
+	uint8_t m[MAD_SIZE] = {0};
+	mad_sa_hdr_encode(&h, m, sizeof(m), NULL);
+	if (rec_len)
+		memcpy(m + MAD_SA_HDR_END, rec, rec_len);
+	struct mad_request rq = {
+	    .to = {.lid = E.fs->lid, .qpn = 1, .qkey = QP1_QKEY},
+	    .mad = m,
+	    .len = sizeof(m),
+	    .timeout_ms = 100,
+	    .retries = 0,
+	    .cb = on_answer,
+	};
+	E.done = false;
+	ck_assert_int_eq(mad_dispatcher_send(E.client, &rq), 0);
+	ev_tstamp end = ev_time() + 10;
+	while (!E.done && ev_time() < end)
+		ev_run(E.loop, EVRUN_ONCE);
+	ck_assert(E.done);
+	return E.error ? -1 : E.status;
+}
+
+static int ask(uint32_t from, uint8_t method, uint16_t attr, uint64_t mask, const uint8_t *rec,
+               size_t rec_len)
+{
+	return ask_key(from, 0, method, attr, mask, rec, rec_len);
+}
+
+/* Records in the last table answer, and record i. */
+static unsigned nrecords(void)
+{
+	unsigned stride = (unsigned)mad_bits_get(E.ans, 44 * 8, 16) * 8; /* AttributeOffset */
+	if (!stride || E.ans_len <= MAD_SA_HDR_END)
+		return 0;
+	return (unsigned)((E.ans_len - MAD_SA_HDR_END) / stride);
+}
+
+static const uint8_t *record(unsigned i)
+{
+	unsigned stride = (unsigned)mad_bits_get(E.ans, 44 * 8, 16) * 8;
+	return E.ans + MAD_SA_HDR_END + (size_t)i * stride;
+}
+
+/* Does the last NodeRecord table hold node n's port? */
+static bool table_has_node(uint32_t n)
+{
+	for (unsigned i = 0; i < nrecords(); i++)
+		if (mad_bits_get(record(i), 0, 16) == lid_of(n))
+			return true;
+	return false;
+}
+
+START_TEST(visibility_by_partition)
+{
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	/* A1 sees the three switches, the SM, itself and A2: not B's hosts nor the loner
+	 * (limited default members see no one through it) */
+	ck_assert_uint_eq(nrecords(), 6);
+	ck_assert(table_has_node(A2) && table_has_node(SM_HOST) && table_has_node(0));
+	ck_assert(!table_has_node(B1) && !table_has_node(B2) && !table_has_node(LONER));
+	/* B2 likewise, the other way */
+	ck_assert_int_eq(ask(B2, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert(table_has_node(B1) && !table_has_node(A1));
+	/* the loner, a limited member only, sees the switches, the SM and itself */
+	ck_assert_int_eq(ask(LONER, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_eq(nrecords(), 5);
+	ck_assert(table_has_node(LONER) && !table_has_node(A1));
+}
+END_TEST
+
+START_TEST(unknown_requester_sees_nothing)
+{
+	/* a LID the SA cannot place: visibility fails closed */
+	ck_assert_int_eq(ask(NNODES, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_eq(nrecords(), 0);
+	uint8_t rec[64] = {0};
+	mad_bits_set(rec, 0, 16, lid_of(A1));
+	ck_assert_int_eq(ask(NNODES, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, rec, sizeof(rec)),
+	                 MAD_STATUS_SA_NO_RECORDS);
+	/* the SM's own tools, with the SM_Key, see everything */
+	ck_assert_int_eq(
+	    ask_key(NNODES, SM_KEY, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_eq(nrecords(), NNODES);
+}
+END_TEST
+
+START_TEST(component_masks_and_statuses)
+{
+	uint8_t rec[200] = {0};
+	/* LID component (bit 0): exactly the one record */
+	mad_bits_set(rec, 0, 16, lid_of(A2));
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, rec, 108), 0);
+	ck_assert_uint_eq(mad_bits_get(E.ans + MAD_SA_HDR_END, 0, 16), lid_of(A2));
+	/* the same LID, invisible to the requester: no records */
+	mad_bits_set(rec, 0, 16, lid_of(B1));
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, rec, 108),
+	                 MAD_STATUS_SA_NO_RECORDS);
+	/* no mask: a Get matches several */
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 0, rec, 108),
+	                 MAD_STATUS_SA_TOO_MANY_RECORDS);
+	/* a mask bit past the record's components */
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1ull << 62, rec, 108),
+	                 MAD_STATUS_SA_REQ_INVALID);
+	/* a method the attribute does not take, an attribute the SA does not know */
+	ck_assert_int_eq(ask(A1, MAD_METHOD_SET, MAD_ATTR_NODE_RECORD, 0, rec, 108),
+	                 MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, 0x7777, 0, rec, 108),
+	                 MAD_STATUS_UNSUP_METHOD_ATTR);
+	/* P_Key tables only for trusted requesters */
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_PKEY_TABLE_RECORD, 0, NULL, 0),
+	                 MAD_STATUS_SA_REQ_INVALID);
+	ck_assert_int_eq(
+	    ask_key(A1, SM_KEY, MAD_METHOD_GET_TABLE, MAD_ATTR_PKEY_TABLE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_gt(nrecords(), 0);
+	/* a wrong SM_Key: discarded unanswered, counted */
+	uint64_t bad = sa_stats(E.sa)->bad_key;
+	ck_assert_int_eq(
+	    ask_key(A1, SM_KEY + 1, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), -1);
+	ck_assert_uint_eq(sa_stats(E.sa)->bad_key, bad + 1);
+}
+END_TEST
+
+START_TEST(paths_follow_partitions)
+{
+	struct mad_path_record q = {.dlid = lid_of(A2), .slid = lid_of(A1)};
+	uint8_t rec[200] = {0};
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	uint64_t mask = PR_COMP_DLID | PR_COMP_SLID;
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64), 0);
+	struct mad_path_record r;
+	mad_path_record_decode(E.ans + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, &r, NULL);
+	ck_assert_uint_eq(r.dlid, lid_of(A2));
+	ck_assert_uint_eq(r.slid, lid_of(A1));
+	ck_assert_uint_eq(r.pkey, 0x800a); /* the partition they share */
+	/* to B1: nothing, whoever asks but the SM */
+	q.dlid = lid_of(B1);
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64),
+	                 MAD_STATUS_SA_NO_RECORDS);
+	ck_assert_int_eq(ask(SM_HOST, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64),
+	                 MAD_STATUS_SA_NO_RECORDS);
+	/* the SM itself reaches B1 (through the default partition, where it is full) */
+	q.slid = lid_of(SM_HOST);
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	ck_assert_int_eq(ask(SM_HOST, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64), 0);
+	mad_path_record_decode(E.ans + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, &r, NULL);
+	ck_assert_uint_eq(r.pkey, 0xffff);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sa_handlers");
+	TCase *tc = tcase_create("all");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, visibility_by_partition);
+	tcase_add_test(tc, unknown_requester_sees_nothing);
+	tcase_add_test(tc, component_masks_and_statuses);
+	tcase_add_test(tc, paths_follow_partitions);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
