@@ -72,14 +72,14 @@ uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, 
 			at = sa->nsubs++;
 		}
 		sa->subs[at] = (struct sa_sub){.port = rq->requester, .info = in};
-		log_info(sa->log, "sa", "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn,
-		         in.trap_number);
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn, in.trap_number);
 	} else {
 		if (at == UINT32_MAX)
 			return MAD_STATUS_SA_REQ_INVALID; /* no such subscription */
 		sa->subs[at] = sa->subs[--sa->nsubs];
-		log_info(sa->log, "sa", "LID %u QPN %u unsubscribed from trap %u", from_lid, in.qpn,
-		         in.trap_number);
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "LID %u QPN %u unsubscribed from trap %u", from_lid, in.qpn, in.trap_number);
 	}
 	mad_inform_info_encode(&in, answer, MAD_SA_DATA_SIZE, NULL);
 	sa_state_changed(sa);
@@ -108,9 +108,9 @@ static void on_report_answered(struct mad_dispatcher *d, const struct mad_result
 	struct sa *sa = ctx;
 	if (r->error) {
 		sa->st.reports_lost++;
-		log_info(sa->log, "sa",
-		         "Report to LID %u QPN %u not acknowledged: the subscriber may be gone",
-		         r->from.lid, r->from.qpn);
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "Report to LID %u QPN %u not acknowledged: the subscriber may be gone",
+		       r->from.lid, r->from.qpn);
 	}
 }
 

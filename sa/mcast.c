@@ -136,8 +136,8 @@ static void remove_member(struct sa_group *g, uint32_t i)
 static void drop_group(struct sa *sa, struct sa_group *g)
 {
 	char mgid[48];
-	log_info(sa->log, "sa", "multicast group %s (MLID 0x%04x) deleted",
-	         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
+	log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa", "multicast group %s (MLID 0x%04x) deleted",
+	       gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
 	sm_mcast_set(sa->sm, g->rec.mlid, NULL, 0);
 	free(g->m);
 	u64map_free(&g->by_guid);
@@ -538,8 +538,9 @@ static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t 
 		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid);
 	if (created) {
 		char mgid[48];
-		log_info(sa->log, "sa", "multicast group %s created with MLID 0x%04x",
-		         gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "multicast group %s created with MLID 0x%04x",
+		       gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
 	}
 	sa_state_changed(sa);
 	/* the answer: the request, with the group's parameters and the port's JoinState */

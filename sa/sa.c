@@ -199,8 +199,8 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 		int r = mad_dispatcher_respond_rmpp(sa->d, &addr, hdr, MAD_SA_HDR_END,
 		                                    recs ? recs->buf : NULL, len);
 		if (r < 0) {
-			log_warn(sa->log, "sa", "a table for LID %u could not be sent: %s", to->lid,
-			         strerror(-r));
+			log_rl(sa->log, &sa->rl_refused, LOGL_WARN, "sa",
+			       "a table for LID %u could not be sent: %s", to->lid, strerror(-r));
 			send_refusal(sa, &addr, h, MAD_STATUS_SA_NO_RESOURCES);
 		}
 		return;
@@ -465,6 +465,7 @@ struct sa *sa_new(struct sm *sm)
 	sa->cfg = sm_config(sm);
 	sa->loop = sm_loop(sm);
 	sa->rl_malformed = sa->rl_bad_key = sa->rl_refused = LOG_RL_DEFAULT;
+	sa->rl_client = LOG_RL_INIT(50, 1000);
 	/* each record's components, once: deriving them probes every field of the layout */
 	for (size_t i = 0; i < NATTRS; i++) {
 		struct sa_components *c = &sa->comps[i];

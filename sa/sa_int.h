@@ -40,6 +40,7 @@ struct sa {
 	struct sa_stats st;
 	/* what the wire can make the SA log, rate limited */
 	struct log_rl rl_malformed, rl_bad_key, rl_refused;
+	struct log_rl rl_client; /* what clients change (joins, registrations, subscriptions) */
 	struct sa_service *svcs;
 	uint32_t nsvcs, svcs_cap;
 	struct sa_sub *subs; /* InformInfo subscriptions */

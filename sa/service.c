@@ -70,17 +70,17 @@ static void expire(struct sa *sa)
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
 		struct sa_service *s = &sa->svcs[i];
 		if (s->expires && s->expires <= now) {
-			log_info(sa->log, "sa",
-			         "service 0x%016llx of GID port 0x%016llx: lease ended",
-			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
-			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
+			log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+			       "service 0x%016llx of GID port 0x%016llx: lease ended",
+			       (unsigned long long)mad_bits_get(s->rec, 0, 64),
+			       (unsigned long long)mad_bits_get(s->rec, 128, 64));
 			continue;
 		}
 		if (sa_guid_port(sa, mad_bits_get(s->rec + 8, 64, 64)) == TOPO_NONE) {
-			log_info(sa->log, "sa",
-			         "service 0x%016llx of GID port 0x%016llx: port left the fabric",
-			         (unsigned long long)mad_bits_get(s->rec, 0, 64),
-			         (unsigned long long)mad_bits_get(s->rec, 128, 64));
+			log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+			       "service 0x%016llx of GID port 0x%016llx: port left the fabric",
+			       (unsigned long long)mad_bits_get(s->rec, 0, 64),
+			       (unsigned long long)mad_bits_get(s->rec, 128, 64));
 			continue;
 		}
 		sa->svcs[keep++] = *s;
@@ -136,13 +136,12 @@ uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, ui
 		mad_bits_set(n.rec, 224, 32, SR_LEASE_INFINITE);
 	mad_bits_set(n.rec, 208, 16, 0);
 	if (sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == TOPO_NONE) {
-		log_info(
-		    sa->log, "sa",
-		    "ServiceRecord 0x%016llx refused: ServiceGID %016llx:%016llx names no port "
-		    "of the subnet",
-		    (unsigned long long)mad_bits_get(n.rec, 0, 64),
-		    (unsigned long long)mad_bits_get(n.rec + 8, 0, 64),
-		    (unsigned long long)mad_bits_get(n.rec + 8, 64, 64));
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "ServiceRecord 0x%016llx refused: ServiceGID %016llx:%016llx names no port "
+		       "of the subnet",
+		       (unsigned long long)mad_bits_get(n.rec, 0, 64),
+		       (unsigned long long)mad_bits_get(n.rec + 8, 0, 64),
+		       (unsigned long long)mad_bits_get(n.rec + 8, 64, 64));
 		return MAD_STATUS_SA_INVALID_GID;
 	}
 	uint16_t pkey = rec_pkey(n.rec);

@@ -90,11 +90,11 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		if (pr->from_port != TOPO_NONE) {
 			char name[160];
 			sm_node_name(sm, t->ports[pr->from_port].node, name, sizeof(name));
-			log_warn(sm->log, "discover",
-			         "no NodeInfo through %s port %u (route %s): the link is up but "
-			         "nothing answers behind it (half-dead link or hung node)%s",
-			         name, t->ports[pr->from_port].num, route,
-			         res->error ? "" : ", the node answered with an error status");
+			log_rl(sm->log, &sm->rl_no_answer, LOGL_WARN, "discover",
+			       "no NodeInfo through %s port %u (route %s): the link is up but "
+			       "nothing answers behind it (half-dead link or hung node)%s",
+			       name, t->ports[pr->from_port].num, route,
+			       res->error ? "" : ", the node answered with an error status");
 			topo_unlink(t, pr->from_port);
 		} else {
 			log_err(sm->log, "discover", "the SM's own port does not answer NodeInfo");
@@ -109,10 +109,10 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	    (ni.node_type == NODE_TYPE_SWITCH
 	         ? ni.local_port_num > ni.num_ports
 	         : ni.local_port_num == 0 || ni.local_port_num > ni.num_ports)) {
-		log_warn(sm->log, "discover",
-		         "node at route %s answers a malformed NodeInfo (GUID " GUID_FMT
-		         ", type %u, %u ports, entered on port %u): ignored",
-		         route, ni.node_guid, ni.node_type, ni.num_ports, ni.local_port_num);
+		log_rl(sm->log, &sm->rl_garbage, LOGL_WARN, "discover",
+		       "node at route %s answers a malformed NodeInfo (GUID " GUID_FMT
+		       ", type %u, %u ports, entered on port %u): ignored",
+		       route, ni.node_guid, ni.node_type, ni.num_ports, ni.local_port_num);
 		return;
 	}
 	uint32_t node = u64map_get(&t->by_guid, ni.node_guid);
@@ -231,9 +231,10 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 			return;
 		}
 		char name[160];
-		log_warn(sm->log, "discover", "no PortInfo for %s port %u%s",
-		         sm_node_name(sm, port->node, name, sizeof(name)), port->num,
-		         smp ? ": error status" : "");
+		log_rl(sm->log, &sm->rl_no_answer, LOGL_WARN, "discover",
+		       "no PortInfo for %s port %u%s",
+		       sm_node_name(sm, port->node, name, sizeof(name)), port->num,
+		       smp ? ": error status" : "");
 		return;
 	}
 	bool was_up = topo_port_up(port);

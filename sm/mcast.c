@@ -220,9 +220,10 @@ static void on_mft_done(struct sm *sm, const struct mad_result *res, const struc
 	if (smp && !smp->dr_status)
 		return;
 	char name[160];
-	log_warn(sm->log, "mcast", "%s: MFT block %u position %u %s; it is sent again later",
-	         sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
-	         smp ? mad_status_str(smp->dr_status) : "got no answer");
+	log_rl(sm->log, &sm->rl_refused, LOGL_WARN, "mcast",
+	       "%s: MFT block %u position %u %s; it is sent again later",
+	       sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
+	       smp ? mad_status_str(smp->dr_status) : "got no answer");
 	const struct topo *t = &sm->topo;
 	uint32_t s = t->nodes[ref[0]].sw;
 	if (s != TOPO_NONE && s < t->nsws && ref[1] < t->sws[s].mft_mlids / 32)

@@ -21,9 +21,10 @@ static void on_set_done(struct sm *sm, const struct mad_result *res, const struc
 	if (!smp || smp->dr_status) {
 		char name[160];
 		sm->phase_failures++;
-		log_warn(sm->log, "program", "%s: Set of attribute 0x%04x (modifier 0x%x) %s",
-		         sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
-		         smp ? mad_status_str(smp->dr_status) : "got no answer");
+		log_rl(sm->log, &sm->rl_refused, LOGL_WARN, "program",
+		       "%s: Set of attribute 0x%04x (modifier 0x%x) %s",
+		       sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
+		       smp ? mad_status_str(smp->dr_status) : "got no answer");
 	}
 }
 

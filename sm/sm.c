@@ -432,7 +432,8 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 	struct mad_smp smp;
 	struct mad_error err;
 	if (mad_smp_decode(mad, len, &smp, &err) < 0) {
-		log_warn(sm->log, "sm", "malformed trap from LID %u: %s", from->lid, err.msg);
+		log_rl(sm->log, &sm->rl_garbage, LOGL_WARN, "sm", "malformed trap from LID %u: %s",
+		       from->lid, err.msg);
 		return;
 	}
 	struct mad_notice no;
@@ -447,8 +448,8 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 
 	uint32_t p = no.issuer_lid < TOPO_LID_COUNT ? sm->topo.lid_port[no.issuer_lid] : TOPO_NONE;
 	uint32_t node = p != TOPO_NONE ? sm->topo.ports[p].node : TOPO_NONE;
-	log_info(sm->log, "sm", "trap %u from LID %u%s", no.trap_number, no.issuer_lid,
-	         node == TOPO_NONE ? " (unknown LID)" : "");
+	log_rl(sm->log, &sm->rl_trap, LOGL_INFO, "sm", "trap %u from LID %u%s", no.trap_number,
+	       no.issuer_lid, node == TOPO_NONE ? " (unknown LID)" : "");
 	if (sm->listener.trap)
 		sm->listener.trap(sm->listener.ctx, &no);
 	switch (no.trap_number) {
@@ -528,6 +529,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
 	mcast_init(sm);
+	sm->rl_trap = sm->rl_garbage = sm->rl_no_answer = sm->rl_refused = LOG_RL_INIT(20, 1000);
 	if (topo_init(&sm->topo) < 0) {
 		free(sm);
 		return NULL;

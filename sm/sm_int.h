@@ -75,6 +75,9 @@ struct sm {
 
 	bool up;   /* the subnet has come up */
 	bool once; /* --once: stop after the first sweep */
+	/* what the wire can make the SM log, rate limited: traps, garbage answers, nodes
+	 * that do not answer, Sets refused */
+	struct log_rl rl_trap, rl_garbage, rl_no_answer, rl_refused;
 	bool started;
 	bool stopped; /* sm_stop ran: once only (sm_free calls it too) */
 	int exit_code;

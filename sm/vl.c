@@ -86,9 +86,9 @@ static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct 
 	sm_node_name(sm, port->node, name, sizeof(name));
 	if (!smp) {
 		sm->phase_failures++;
-		log_warn(sm->log, "vl", "%s port %u: no answer to the %s Set (modifier 0x%x)", name,
-		         port->num, attr == MAD_ATTR_SL2VL_TABLE ? "SL-to-VL" : "VL arbitration",
-		         ref->mod);
+		log_rl(sm->log, &sm->rl_no_answer, LOGL_WARN, "vl",
+		       "%s port %u: no answer to the %s Set (modifier 0x%x)", name, port->num,
+		       attr == MAD_ATTR_SL2VL_TABLE ? "SL-to-VL" : "VL arbitration", ref->mod);
 		return false;
 	}
 	/* refused: the port cannot take it, and asking every sweep would not change that;
