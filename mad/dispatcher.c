@@ -1,5 +1,6 @@
 /* Transactions, windows, timeouts and retries. See dispatcher.h. */
 #include "mad/dispatcher_int.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -43,14 +44,8 @@ static uint32_t dest_lookup(struct mad_dispatcher *d, uint64_t key)
 	uint32_t i = u64map_get(&d->dest_index, key);
 	if (i != U64MAP_NONE)
 		return i;
-	if (d->ndests == d->dests_cap) {
-		uint32_t ncap = d->dests_cap ? d->dests_cap * 2 : 256;
-		struct dest *n = realloc(d->dests, sizeof(*n) * ncap);
-		if (!n)
-			return NIL;
-		d->dests = n;
-		d->dests_cap = ncap;
-	}
+	if (array_reserve(&d->dests, &d->dests_cap, d->ndests + 1ull) < 0)
+		return NIL;
 	i = d->ndests;
 	if (u64map_put(&d->dest_index, key, i) < 0)
 		return NIL;

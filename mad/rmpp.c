@@ -12,6 +12,7 @@
  * receiver's ABORT carry the data's MAD header with the response bit flipped.
  */
 #include "mad/dispatcher_int.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -75,14 +76,8 @@ static struct rmpp_session *session_new(struct mad_dispatcher *d, bool sender,
                                         const struct mad_addr *peer, const uint8_t *hdr,
                                         size_t hdr_len)
 {
-	if (d->nrmpp == d->rmpp_cap) {
-		uint32_t ncap = d->rmpp_cap ? d->rmpp_cap * 2 : 16;
-		struct rmpp_session **n = realloc(d->rmpp, sizeof(*n) * ncap);
-		if (!n)
-			return NULL;
-		d->rmpp = n;
-		d->rmpp_cap = ncap;
-	}
+	if (array_reserve(&d->rmpp, &d->rmpp_cap, d->nrmpp + 1ull) < 0)
+		return NULL;
 	struct rmpp_session *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;

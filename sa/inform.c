@@ -12,6 +12,7 @@
 #include <ev.h>
 
 #include "sa/sa_int.h"
+#include "util/vec.h"
 
 #define TRAP_GID_IN      64
 #define TRAP_GID_OUT     65
@@ -59,16 +60,9 @@ uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, 
 			at = i;
 	if (in.subscribe) {
 		if (at == UINT32_MAX) {
-			if (sa->nsubs == sa->subs_cap) {
-				uint32_t ncap = sa->subs_cap ? sa->subs_cap * 2 : 16;
-				if (ncap > SA_MAX_SUBSCRIPTIONS)
-					return MAD_STATUS_SA_NO_RESOURCES;
-				struct sa_sub *ns = realloc(sa->subs, sizeof(*ns) * ncap);
-				if (!ns)
-					return MAD_STATUS_SA_NO_RESOURCES;
-				sa->subs = ns;
-				sa->subs_cap = ncap;
-			}
+			if (sa->nsubs >= SA_MAX_SUBSCRIPTIONS ||
+			    array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0)
+				return MAD_STATUS_SA_NO_RESOURCES;
 			at = sa->nsubs++;
 		}
 		sa->subs[at] = (struct sa_sub){.port = rq->requester, .info = in};
@@ -267,14 +261,8 @@ bool sa_inform_restore(struct sa *sa, const char *line)
 	uint32_t p = sa_guid_port(sa, guid);
 	if (p == TOPO_NONE || !topo_port_in_service(sa->t, p) || sa->nsubs >= SA_MAX_SUBSCRIPTIONS)
 		return false;
-	if (sa->nsubs == sa->subs_cap) {
-		uint32_t ncap = sa->subs_cap ? sa->subs_cap * 2 : 16;
-		struct sa_sub *ns = realloc(sa->subs, sizeof(*ns) * ncap);
-		if (!ns)
-			return false;
-		sa->subs = ns;
-		sa->subs_cap = ncap;
-	}
+	if (array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0)
+		return false;
 	sa->subs[sa->nsubs++] = (struct sa_sub){.port = p, .info = in};
 	return true;
 }

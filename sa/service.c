@@ -10,6 +10,7 @@
 #include <ev.h>
 
 #include "sa/sa_int.h"
+#include "util/vec.h"
 
 #define SR_SIZE           176
 #define SR_COMP_ID        (1ull << 0)
@@ -160,16 +161,9 @@ uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, ui
 			slot = &sa->svcs[i]; /* the same service registered again: renewed */
 	}
 	if (!slot) {
-		if (sa->nsvcs == sa->svcs_cap) {
-			uint32_t ncap = sa->svcs_cap ? sa->svcs_cap * 2 : 16;
-			if (ncap > SA_MAX_SERVICES)
-				return MAD_STATUS_SA_NO_RESOURCES;
-			struct sa_service *ns = realloc(sa->svcs, sizeof(*ns) * ncap);
-			if (!ns)
-				return MAD_STATUS_SA_NO_RESOURCES;
-			sa->svcs = ns;
-			sa->svcs_cap = ncap;
-		}
+		if (sa->nsvcs >= SA_MAX_SERVICES ||
+		    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0)
+			return MAD_STATUS_SA_NO_RESOURCES;
 		slot = &sa->svcs[sa->nsvcs++];
 	}
 	*slot = n;
@@ -232,15 +226,9 @@ bool sa_service_restore(struct sa *sa, const char *line)
 	if ((n.expires && n.expires <= ev_now(sa->loop)) ||
 	    sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == TOPO_NONE)
 		return false; /* its lease ended or its port left while ibsmd was down */
-	if (sa->nsvcs == sa->svcs_cap) {
-		uint32_t ncap = sa->svcs_cap ? sa->svcs_cap * 2 : 16;
-		struct sa_service *ns =
-		    ncap <= SA_MAX_SERVICES ? realloc(sa->svcs, sizeof(*ns) * ncap) : NULL;
-		if (!ns)
-			return false;
-		sa->svcs = ns;
-		sa->svcs_cap = ncap;
-	}
+	if (sa->nsvcs >= SA_MAX_SERVICES ||
+	    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0)
+		return false;
 	sa->svcs[sa->nsvcs++] = n;
 	return true;
 }

@@ -22,6 +22,7 @@
 #include <ev.h>
 
 #include "sa/sa_int.h"
+#include "util/vec.h"
 
 #define STATE_FILE  "sa-state"
 #define SAVE_DELAY  1.0
@@ -118,14 +119,8 @@ void sa_state_load(struct sa *sa)
 		line[strcspn(line, "\n")] = 0;
 		if (!line[0] || line[0] == '#')
 			continue;
-		if (sa->npending == sa->pending_cap) {
-			uint32_t ncap = sa->pending_cap ? sa->pending_cap * 2 : 64;
-			char **np = realloc(sa->pending, sizeof(*np) * ncap);
-			if (!np)
-				break;
-			sa->pending = np;
-			sa->pending_cap = ncap;
-		}
+		if (array_reserve(&sa->pending, &sa->pending_cap, sa->npending + 1ull) < 0)
+			break;
 		sa->pending[sa->npending] = strdup(line);
 		if (sa->pending[sa->npending])
 			sa->npending++;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sm/sm_int.h"
+#include "util/vec.h"
 
 static void mcast_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
@@ -62,20 +63,12 @@ int sm_mcast_set(struct sm *sm, uint16_t mlid, const uint32_t *ports, uint32_t n
 		return -1;
 	uint32_t i = mlid - SM_MLID_BASE;
 	if (i >= mc->nmlid) {
-		uint32_t ncap = mc->nmlid ? mc->nmlid : 64;
-		while (ncap <= i)
-			ncap *= 2;
-		struct sm_mlid *nm = realloc(mc->mlid, sizeof(*nm) * ncap);
-		if (!nm)
+		uint32_t cap_m = mc->nmlid, cap_d = mc->nmlid;
+		int rm = array_reserve(&mc->mlid, &cap_m, i + 1ull);
+		int rd = array_reserve(&mc->dirty, &cap_d, i + 1ull);
+		mc->nmlid = cap_m < cap_d ? cap_m : cap_d; /* both hold at least this many */
+		if (rm < 0 || rd < 0)
 			return -1;
-		mc->mlid = nm;
-		bool *nd = realloc(mc->dirty, ncap);
-		if (!nd)
-			return -1;
-		mc->dirty = nd;
-		memset(mc->mlid + mc->nmlid, 0, sizeof(*nm) * (ncap - mc->nmlid));
-		memset(mc->dirty + mc->nmlid, 0, ncap - mc->nmlid);
-		mc->nmlid = ncap;
 	}
 	struct sm_mlid *m = &mc->mlid[i];
 	if (n > m->cap) {

@@ -10,6 +10,7 @@
 #include <infiniband/mad.h>
 
 #include "routing/engine.h"
+#include "util/vec.h"
 
 /* ---- sending ---- */
 
@@ -392,16 +393,7 @@ static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static int dirty_grow(struct sm *sm)
 {
-	if (sm->dirty_cap >= sm->topo.nnodes + 1)
-		return 0;
-	uint32_t ncap = (sm->topo.nnodes + 1) * 2;
-	bool *n = realloc(sm->dirty, ncap * sizeof(bool));
-	if (!n)
-		return -1;
-	memset(n + sm->dirty_cap, 0, (ncap - sm->dirty_cap) * sizeof(bool));
-	sm->dirty = n;
-	sm->dirty_cap = ncap;
-	return 0;
+	return array_reserve(&sm->dirty, &sm->dirty_cap, sm->topo.nnodes + 1ull);
 }
 
 void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n)
