@@ -24,25 +24,25 @@
 
 struct topo_port {
 	uint32_t node;
-	uint8_t num;
-	bool known;    /* PortInfo read at least once */
 	uint32_t peer; /* port index at the other end, TOPO_NONE if none known */
 	uint64_t guid;
 	struct mad_port_info pi; /* as last read or set */
-	uint16_t lid;            /* assigned base LID (CA ports and switch port 0), 0 if none */
-	uint8_t lmc;
 	/* VL tables as programmed (sm/vl.c): a CA port's SL-to-VL table (SL0 in the top
 	 * nibble, TOPO_SL2VL_UNKNOWN until set), VL arbitration blocks 1-4 as indexes into
 	 * topo.vlarb (0: unknown), and what the port refused (TOPO_REFUSED_*) */
 	uint64_t sl2vl;
 	uint16_t vlarb[4];
-	uint8_t refused;
 	/* a switch port's P_Key table as last set (a hash of it, 0: not set) */
 	uint32_t pkey_sig;
 	/* the P_Keys the partition policy gives the port (topo_pkeys_update): npkeys keys at
 	 * topo.pkeys[pkey_at], the default partition first */
 	uint32_t pkey_at;
+	uint16_t lid; /* assigned base LID (CA ports and switch port 0), 0 if none */
+	uint8_t lmc;
+	uint8_t num;
+	uint8_t refused;
 	uint8_t npkeys;
+	bool known; /* PortInfo read at least once */
 };
 
 #define TOPO_SL2VL_UNKNOWN UINT64_MAX

@@ -17,8 +17,8 @@
 struct sm_req {
 	struct sm *sm;
 	sm_smp_fn cb;
-	bool counted; /* part of the phase under way */
-	size_t ctxlen;
+	uint32_t ctxlen;
+	bool counted;   /* part of the phase under way */
 	uint64_t ctx[]; /* the caller's context, copied */
 };
 
@@ -84,7 +84,7 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 	rq->sm = sm;
 	rq->cb = cb;
 	rq->counted = !sm->detached;
-	rq->ctxlen = ctxlen;
+	rq->ctxlen = (uint32_t)ctxlen;
 	if (ctxlen)
 		memcpy(rq->ctx, ctx, ctxlen);
 	/* the window per destination: the node itself, or the last node before a probe */
