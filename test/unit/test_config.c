@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "check_run.h"
 
 static char path[64];
 
@@ -161,9 +162,5 @@ int main(void)
 	tcase_add_loop_test(tc, bad_file_named, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, checks_across_keys);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/u64map.h"
 #include "util/vec.h"
+#include "check_run.h"
 
 START_TEST(vec_grows_and_zero_fills)
 {
@@ -214,9 +215,5 @@ int main(void)
 	tcase_add_test(tc, idxmap_follows_swap_remove);
 	tcase_add_test(tc, log_rl_bucket);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "topo_fixture.h"
+#include "check_run.h"
 
 /* sm-host -- sw0 -- sw1 -- hostB, and hostC on sw1 with its link down (Polling: cabled but
  * not up), sw1 port 3 empty */
@@ -327,9 +328,5 @@ int main(void)
 	tcase_add_test(tc, interned_tables);
 	tcase_add_test(tc, guid_maps_scale);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

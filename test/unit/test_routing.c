@@ -7,6 +7,7 @@
 
 #include "routing/engine.h"
 #include "topo_fixture.h"
+#include "check_run.h"
 
 /* As the SM's routing phase runs an engine. 0, or -1 with the engine's reason printed. */
 static int run_engine(struct topo *t, const char *name)
@@ -183,18 +184,24 @@ static void check_tree(const struct topo *t, const struct routing_ctx *ctx, cons
 	}
 }
 
+/* The switch graph of a finished fabric and the hops between its switches. */
+static void graph_and_hops(struct topo *t, struct routing_ctx *ctx, struct routing_hops *hops)
+{
+	static struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	ck_assert_int_eq(routing_ctx_build(ctx, t, &cfg, NULL), 0);
+	ck_assert_int_eq(routing_hops_build(ctx, hops), 0);
+}
+
 START_TEST(mcast_default_tree)
 {
 	struct topo t;
 	topo_init(&t);
 	uint32_t h = fix_fattree(&t, 6, 3, 1);
 	fix_finish(&t, h, NULL);
-	struct ibsmd_config cfg;
-	config_defaults(&cfg);
 	struct routing_ctx ctx;
-	ck_assert_int_eq(routing_ctx_build(&ctx, &t, &cfg, NULL), 0);
 	struct routing_hops hops = {0};
-	ck_assert_int_eq(routing_hops_build(&ctx, &hops), 0);
+	graph_and_hops(&t, &ctx, &hops);
 	/* leaves are switches 0-5, spines 6-8: leaf to leaf is 2 hops, via a spine */
 	ck_assert_uint_eq(hops.d[0 * hops.n + 5], 2);
 	ck_assert_uint_eq(hops.d[0 * hops.n + 6], 1);
@@ -267,12 +274,9 @@ START_TEST(hooks_are_called)
 	topo_init(&t);
 	uint32_t h = fix_fattree(&t, 2, 1, 1);
 	fix_finish(&t, h, NULL);
-	struct ibsmd_config cfg;
-	config_defaults(&cfg);
 	struct routing_ctx ctx;
-	ck_assert_int_eq(routing_ctx_build(&ctx, &t, &cfg, NULL), 0);
 	struct routing_hops hops = {0};
-	ck_assert_int_eq(routing_hops_build(&ctx, &hops), 0);
+	graph_and_hops(&t, &ctx, &hops);
 	hook_calls = 0;
 	ck_assert_uint_eq(routing_path_sl(&stub, NULL, &ctx, 3, 4), 7);
 	ck_assert_uint_eq(routing_path_sl(&routing_minhop, NULL, &ctx, 3, 4), 0); /* no hook */
@@ -322,9 +326,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(suite());
 }

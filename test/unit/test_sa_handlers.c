@@ -14,6 +14,7 @@
 #include "routing/engine.h"
 #include "sa/sa.h"
 #include "topo_fixture.h"
+#include "check_run.h"
 
 #define SM_KEY 0x5ec1e7ull
 
@@ -303,9 +304,5 @@ int main(void)
 	tcase_add_test(tc, component_masks_and_statuses);
 	tcase_add_test(tc, paths_follow_partitions);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

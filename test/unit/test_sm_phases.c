@@ -14,6 +14,7 @@
 #include "sm/sm.h"
 #include "topology.h"
 #include "verify.h"
+#include "check_run.h"
 
 struct harness {
 	struct ev_loop *loop;
@@ -258,9 +259,5 @@ int main(void)
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, link_down_rerouted);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }
