@@ -474,8 +474,14 @@ static void handle_sm_info(struct sm *sm, const struct mad_addr *from, const uin
 	uint16_t status = 0;
 	if (smp.hdr.method != MAD_METHOD_GET)
 		status = MAD_STATUS_UNSUP_METHOD; /* SubnSet(SMInfo), handover: the failover work */
+	/* IBA 14.4.1: the requester's SMInfo carries its SM_Key; ours is answered only to one
+	 * that knows it (another SM of the same subnet), zeroed to anyone else */
+	struct mad_sm_info asked;
+	mad_sm_info_decode(smp.data, sizeof(smp.data), &asked, NULL);
 	++sm->act_count;
 	struct mad_sm_info si = sm_info(sm);
+	if (asked.sm_key == sm->cfg->sm_key)
+		si.sm_key = sm->cfg->sm_key;
 	memset(smp.data, 0, sizeof(smp.data));
 	mad_sm_info_encode(&si, smp.data, sizeof(smp.data), NULL);
 	smp.hdr.method = MAD_METHOD_GET_RESP;

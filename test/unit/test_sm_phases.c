@@ -11,6 +11,7 @@
 #include "agents.h"
 #include "fake_transport.h"
 #include "mad/mad_header.h"
+#include "mad/smp_attrs.h"
 #include "sm/sm.h"
 #include "topology.h"
 #include "verify.h"
@@ -27,6 +28,9 @@ struct harness {
 	unsigned drop_percent; /* SMPs lost on the way out */
 	unsigned seed;
 	uint64_t smps, lost;
+	/* the SM's last answer to an unsolicited SMP (SMInfo) */
+	uint8_t resp[MAD_SIZE];
+	unsigned nresp;
 };
 
 /* A MAD the SM sent: carried to its SMA and the answer back, or lost as a link loses it. */
@@ -40,6 +44,11 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 	uint8_t m[MAD_SIZE];
 	memcpy(m, mad, len);
 	uint8_t cls = m[1];
+	if (m[3] & 0x80) {
+		memcpy(h->resp, m, MAD_SIZE); /* an answer the SM gave (SMInfo) */
+		h->nresp++;
+		return;
+	}
 	if (cls != MAD_CLASS_SUBN_DR && cls != MAD_CLASS_SUBN_LID)
 		return; /* no SA clients here: GMPs go nowhere */
 	h->smps++;
@@ -52,8 +61,6 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 	if ((dr ? route_dr(&h->f, h->sm_port, m, &r)
 	        : route_lid(&h->f, h->sm_port, to->lid, true, &r)) < 0)
 		return;
-	if (m[3] & 0x80)
-		return; /* a response: the SM answers SMInfo only to other SMs */
 	if (sma_process(&h->f, r.arrival, m, 1) != AGENT_REPLY)
 		return;
 	uint32_t from = fs_is_switch(&h->f, h->f.ports[r.dest].node) ? r.dest : r.arrival;
@@ -250,6 +257,51 @@ START_TEST(link_down_rerouted)
 }
 END_TEST
 
+/* Ask the SM for its SMInfo by a LID-routed Get carrying key; the answer's SMInfo. */
+static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key)
+{
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0);
+	struct mad_sm_info q = {.sm_key = key};
+	mad_sm_info_encode(&q, smp.data, sizeof(smp.data), NULL);
+	uint8_t m[MAD_SIZE] = {0};
+	mad_smp_encode(&smp, m, sizeof(m), NULL);
+	struct mad_addr from = {.lid = 7, .qpn = 0};
+	unsigned before = h->nresp;
+	fake_deliver(h->ft, &from, m, MAD_SIZE, 0);
+	for (int i = 0; i < 100 && h->nresp == before; i++)
+		ev_run(h->loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(h->nresp, before + 1);
+	struct mad_smp a;
+	ck_assert_int_ge(mad_smp_decode(h->resp, MAD_SIZE, &a, NULL), 0);
+	ck_assert_uint_eq(a.hdr.method, MAD_METHOD_GET_RESP);
+	ck_assert_uint_eq(a.hdr.status, 0);
+	struct mad_sm_info si;
+	mad_sm_info_decode(a.data, sizeof(a.data), &si, NULL);
+	return si;
+}
+
+START_TEST(sm_info_keys)
+{
+	/* the SM_Key goes only to a requester that presents it (IBA 14.4.1): OpenSM as a
+	 * standby with the same key must see it, or it takes ibsmd for a foreign SM */
+	struct harness h;
+	harness_init(&h, "fattree:radix=4,levels=2");
+	h.cfg.sm_key = 0x5ec1e7;
+	h.cfg.sm_priority = 9;
+	struct mad_sm_info si = ask_sm_info(&h, 0);
+	ck_assert_uint_eq(si.sm_key, 0);
+	ck_assert_uint_eq(si.priority, 9);
+	uint32_t act = si.act_count;
+	si = ask_sm_info(&h, 0x1234);
+	ck_assert_uint_eq(si.sm_key, 0);
+	si = ask_sm_info(&h, 0x5ec1e7);
+	ck_assert_uint_eq(si.sm_key, 0x5ec1e7);
+	ck_assert_uint_gt(si.act_count, act);
+	harness_free(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sm_phases");
@@ -258,6 +310,7 @@ int main(void)
 	tcase_add_test(tc, bring_up);
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, link_down_rerouted);
+	tcase_add_test(tc, sm_info_keys);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
