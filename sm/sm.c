@@ -474,14 +474,19 @@ static void handle_sm_info(struct sm *sm, const struct mad_addr *from, const uin
 	uint16_t status = 0;
 	if (smp.hdr.method != MAD_METHOD_GET)
 		status = MAD_STATUS_UNSUP_METHOD; /* SubnSet(SMInfo), handover: the failover work */
-	/* IBA 14.4.1: the requester's SMInfo carries its SM_Key; ours is answered only to one
-	 * that knows it (another SM of the same subnet), zeroed to anyone else */
+	/* The SM_Key goes to a requester that authenticates (IBA 14.2.5.13, as OpenSM does
+	 * it): with the M_Key when ibsmd protects its ports with one, or by showing the SM_Key
+	 * itself in its SMInfo; without M_Key protection, to any SM that asks, or no other SM
+	 * (OpenSM among them) could take ibsmd for one of its own subnet. */
 	struct mad_sm_info asked;
 	mad_sm_info_decode(smp.data, sizeof(smp.data), &asked, NULL);
+	const struct ibsmd_config *c = sm->cfg;
+	bool mkey_protected = c->m_key && c->m_key_protect >= 1;
+	bool knows = asked.sm_key == c->sm_key || !mkey_protected || smp.mkey == c->m_key;
 	++sm->act_count;
 	struct mad_sm_info si = sm_info(sm);
-	if (asked.sm_key == sm->cfg->sm_key)
-		si.sm_key = sm->cfg->sm_key;
+	if (knows)
+		si.sm_key = c->sm_key;
 	memset(smp.data, 0, sizeof(smp.data));
 	mad_sm_info_encode(&si, smp.data, sizeof(smp.data), NULL);
 	smp.hdr.method = MAD_METHOD_GET_RESP;

@@ -257,11 +257,13 @@ START_TEST(link_down_rerouted)
 }
 END_TEST
 
-/* Ask the SM for its SMInfo by a LID-routed Get carrying key; the answer's SMInfo. */
-static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key)
+/* Ask the SM for its SMInfo by a LID-routed Get carrying key in its SMInfo and mkey in its
+ * header; the answer's SMInfo. */
+static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key, uint64_t mkey)
 {
 	struct mad_smp smp;
 	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0);
+	smp.mkey = mkey;
 	struct mad_sm_info q = {.sm_key = key};
 	mad_sm_info_encode(&q, smp.data, sizeof(smp.data), NULL);
 	uint8_t m[MAD_SIZE] = {0};
@@ -283,19 +285,27 @@ static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key)
 
 START_TEST(sm_info_keys)
 {
-	/* the SM_Key goes only to a requester that presents it (IBA 14.4.1): OpenSM as a
-	 * standby with the same key must see it, or it takes ibsmd for a foreign SM */
+	/* Without M_Key protection the SM_Key goes to any SM that asks: OpenSM, which asks
+	 * with neither key, must see ibsmd's to take it for an SM of its own subnet (it
+	 * ignored ibsmd, which answered 0, and went MASTER beside it) */
 	struct harness h;
 	harness_init(&h, "fattree:radix=4,levels=2");
 	h.cfg.sm_key = 0x5ec1e7;
 	h.cfg.sm_priority = 9;
-	struct mad_sm_info si = ask_sm_info(&h, 0);
-	ck_assert_uint_eq(si.sm_key, 0);
+	struct mad_sm_info si = ask_sm_info(&h, 0, 0);
+	ck_assert_uint_eq(si.sm_key, 0x5ec1e7);
 	ck_assert_uint_eq(si.priority, 9);
 	uint32_t act = si.act_count;
-	si = ask_sm_info(&h, 0x1234);
+	/* with M_Key protection, only to one that shows the M_Key or the SM_Key */
+	h.cfg.m_key = 0xabcdef;
+	h.cfg.m_key_protect = 1;
+	si = ask_sm_info(&h, 0, 0);
 	ck_assert_uint_eq(si.sm_key, 0);
-	si = ask_sm_info(&h, 0x5ec1e7);
+	si = ask_sm_info(&h, 0x1234, 0x1234);
+	ck_assert_uint_eq(si.sm_key, 0);
+	si = ask_sm_info(&h, 0, 0xabcdef);
+	ck_assert_uint_eq(si.sm_key, 0x5ec1e7);
+	si = ask_sm_info(&h, 0x5ec1e7, 0);
 	ck_assert_uint_eq(si.sm_key, 0x5ec1e7);
 	ck_assert_uint_gt(si.act_count, act);
 	harness_free(&h);
