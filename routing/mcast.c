@@ -51,7 +51,7 @@ int routing_mcast_default(const struct routing_ctx *ctx, const struct routing_ho
 		return -1;
 	/* the root: the switch with the shortest longest distance to a member switch */
 	uint32_t root = UINT32_MAX;
-	unsigned best = RT_HOPS_INF;
+	unsigned best = RT_HOPS_INF + 1u; /* a root that misses a member still serves the rest */
 	for (uint32_t r = 0; r < n; r++) {
 		if (ctx->adj_start[r] == ctx->adj_start[r + 1] && nmembers > 1)
 			continue; /* no links: not a root for more than itself */

@@ -224,6 +224,34 @@ rooted:
 }
 END_TEST
 
+START_TEST(mcast_tree_split_graph)
+{
+	/* two trees with no cable between them (as the graph is while a link is down and
+	 * the sweep has not dropped the far side yet): the members the root can reach still
+	 * get their tree */
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 2, 1, 1);
+	fix_fattree(&t, 2, 1, 1);
+	fix_finish(&t, h, NULL);
+	for (uint32_t n = 0; n < t.nnodes; n++)
+		t.nodes[n].present = true; /* the SM's view: all still there */
+	struct routing_ctx ctx;
+	struct routing_hops hops = {0};
+	graph_and_hops(&t, &ctx, &hops);
+	ck_assert_uint_eq(ctx.nsw, 6);
+	uint32_t members[] = {0, 1, 3}; /* two leaves of the first tree, one of the second */
+	uint8_t up[6];
+	ck_assert_int_eq(routing_mcast_tree(NULL, NULL, &ctx, &hops, members, 3, up), 0);
+	uint32_t reach[] = {0, 1};
+	check_tree(&t, &ctx, up, reach, 2);
+	ck_assert_uint_eq(up[3], RT_NO_PORT);
+	routing_hops_free(&hops);
+	routing_ctx_free(&ctx);
+	topo_free(&t);
+}
+END_TEST
+
 /* An engine with every hook, as a QoS engine would have them: the shared helpers must call
  * them, and fall back to the default tree when the engine's tree fails. */
 static int hook_calls;
@@ -318,6 +346,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, fat_tree_lost_spine, 0, 2);
 	tcase_add_loop_test(tc, lmc_blocks_spread, 0, 2);
 	tcase_add_test(tc, mcast_default_tree);
+	tcase_add_test(tc, mcast_tree_split_graph);
 	tcase_add_test(tc, hooks_are_called);
 	tcase_add_test(tc, chain_names);
 	suite_add_tcase(s, tc);
