@@ -43,88 +43,58 @@ struct sa_attr {
 		[SLOT_GET] = fn, [SLOT_GET_TABLE] = fn                                             \
 	}
 
+/* Records filtered by every component of their layout; RECORDS are asked by Get and GetTable
+ * and answered by h_records from a build (or select) function. */
+#define RECORDS_ON(id_, layout_, ...)                                                              \
+	{                                                                                          \
+		.id = (id_), .layout = &(layout_), .comps = true, __VA_ARGS__                      \
+	}
+#define RECORDS(id_, layout_, ...) RECORDS_ON(id_, layout_, .on = GETS(h_records), __VA_ARGS__)
+
 static const struct sa_attr attrs[] = {
-    {MAD_ATTR_NODE_RECORD, &mad_node_record_layout, false, true, false, sa_build_node_records, NULL,
-     GETS(h_records)},
-    {MAD_ATTR_PORT_INFO_RECORD, &mad_port_info_record_layout, false, true, false,
-     sa_build_port_info_records, NULL, GETS(h_records)},
-    {MAD_ATTR_LINK_RECORD, &mad_link_record_layout, false, true, false, sa_build_link_records, NULL,
-     GETS(h_records)},
-    {MAD_ATTR_SWITCH_INFO_RECORD, &mad_switch_info_record_layout, false, true, false,
-     sa_build_switch_info_records, NULL, GETS(h_records)},
-    {MAD_ATTR_LFT_RECORD, &mad_lft_record_layout, false, true, false, sa_build_lft_records, NULL,
-     GETS(h_records)},
-    {MAD_ATTR_MFT_RECORD, &mad_mft_record_layout, false, true, false, sa_build_mft_records, NULL,
-     GETS(h_records)},
-    {MAD_ATTR_PKEY_TABLE_RECORD, &mad_pkey_table_record_layout, true, true, false,
-     sa_build_pkey_records, NULL, GETS(h_records)},
-    {MAD_ATTR_GUID_INFO_RECORD,
-     &mad_guid_info_record_layout,
-     false,
-     true,
-     false,
-     sa_build_guid_info_records,
-     NULL,
-     {[SLOT_GET] = h_records,
-      [SLOT_GET_TABLE] = h_records,
-      [SLOT_SET] = h_guidinfo_set,
-      [SLOT_DELETE] = h_guidinfo_delete}},
-    {MAD_ATTR_SM_INFO_RECORD, &mad_sm_info_record_layout, false, true, false,
-     sa_build_sm_info_records, NULL, GETS(h_records)},
-    {MAD_ATTR_PATH_RECORD, &mad_path_record_layout, false, true, true, NULL, NULL, GETS(h_paths)},
-    {MAD_ATTR_SERVICE_RECORD,
-     &mad_service_record_layout,
-     false,
-     true,
-     false,
-     sa_build_service_records,
-     NULL,
-     {[SLOT_GET] = h_services,
-      [SLOT_GET_TABLE] = h_services,
-      [SLOT_SET] = h_service_set,
-      [SLOT_DELETE] = h_service_delete}},
-    {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout, false, true, false,
-     sa_build_inform_records, NULL, GETS(h_records)},
-    {MAD_ATTR_SL2VL_RECORD, &mad_sl2vl_record_layout, false, true, false, NULL,
-     sa_select_sl2vl_records, GETS(h_records)},
-    {MAD_ATTR_VLARB_RECORD, &mad_vlarb_record_layout, false, true, false, NULL,
-     sa_select_vlarb_records, GETS(h_records)},
+    RECORDS(MAD_ATTR_NODE_RECORD, mad_node_record_layout, .build = sa_build_node_records),
+    RECORDS(MAD_ATTR_PORT_INFO_RECORD, mad_port_info_record_layout,
+            .build = sa_build_port_info_records),
+    RECORDS(MAD_ATTR_LINK_RECORD, mad_link_record_layout, .build = sa_build_link_records),
+    RECORDS(MAD_ATTR_SWITCH_INFO_RECORD, mad_switch_info_record_layout,
+            .build = sa_build_switch_info_records),
+    RECORDS(MAD_ATTR_LFT_RECORD, mad_lft_record_layout, .build = sa_build_lft_records),
+    RECORDS(MAD_ATTR_MFT_RECORD, mad_mft_record_layout, .build = sa_build_mft_records),
+    RECORDS(MAD_ATTR_PKEY_TABLE_RECORD, mad_pkey_table_record_layout,
+            .build = sa_build_pkey_records, .trusted = true),
+    RECORDS_ON(MAD_ATTR_GUID_INFO_RECORD, mad_guid_info_record_layout,
+               .build = sa_build_guid_info_records,
+               .on = {[SLOT_GET] = h_records,
+                      [SLOT_GET_TABLE] = h_records,
+                      [SLOT_SET] = h_guidinfo_set,
+                      [SLOT_DELETE] = h_guidinfo_delete}),
+    RECORDS(MAD_ATTR_SM_INFO_RECORD, mad_sm_info_record_layout, .build = sa_build_sm_info_records),
+    RECORDS_ON(MAD_ATTR_PATH_RECORD, mad_path_record_layout, .get_first = true,
+               .on = GETS(h_paths)),
+    RECORDS_ON(MAD_ATTR_SERVICE_RECORD, mad_service_record_layout,
+               .build = sa_build_service_records,
+               .on = {[SLOT_GET] = h_services,
+                      [SLOT_GET_TABLE] = h_services,
+                      [SLOT_SET] = h_service_set,
+                      [SLOT_DELETE] = h_service_delete}),
+    RECORDS(MAD_ATTR_INFORM_INFO_RECORD, mad_inform_info_record_layout,
+            .build = sa_build_inform_records),
+    RECORDS(MAD_ATTR_SL2VL_RECORD, mad_sl2vl_record_layout, .select = sa_select_sl2vl_records),
+    RECORDS(MAD_ATTR_VLARB_RECORD, mad_vlarb_record_layout, .select = sa_select_vlarb_records),
     /* not in comps[]: their masks are checked by their handlers, or mean nothing */
-    {MAD_ATTR_MCMEMBER_RECORD,
-     &mad_mcmember_record_layout,
-     false,
-     false,
-     false,
-     NULL,
-     NULL,
-     {[SLOT_GET] = h_mcmember,
-      [SLOT_GET_TABLE] = h_mcmember,
-      [SLOT_SET] = h_mcmember,
-      [SLOT_DELETE] = h_mcmember}},
-    {MAD_ATTR_MULTIPATH_RECORD,
-     &mad_path_record_layout,
-     false,
-     false,
-     false,
-     NULL,
-     NULL,
-     {[SLOT_GET_MULTI] = h_multipaths}},
-    {MAD_ATTR_INFORM_INFO,
-     &mad_inform_info_layout,
-     false,
-     false,
-     false,
-     NULL,
-     NULL,
-     {[SLOT_SET] = h_inform_set}},
-    {MAD_ATTR_CLASS_PORT_INFO,
-     NULL,
-     false,
-     false,
-     false,
-     NULL,
-     NULL,
-     {[SLOT_GET] = h_class_port_info}},
+    {.id = MAD_ATTR_MCMEMBER_RECORD,
+     .layout = &mad_mcmember_record_layout,
+     .on = {[SLOT_GET] = h_mcmember,
+            [SLOT_GET_TABLE] = h_mcmember,
+            [SLOT_SET] = h_mcmember,
+            [SLOT_DELETE] = h_mcmember}},
+    {.id = MAD_ATTR_MULTIPATH_RECORD,
+     .layout = &mad_path_record_layout,
+     .on = {[SLOT_GET_MULTI] = h_multipaths}},
+    {.id = MAD_ATTR_INFORM_INFO,
+     .layout = &mad_inform_info_layout,
+     .on = {[SLOT_SET] = h_inform_set}},
+    {.id = MAD_ATTR_CLASS_PORT_INFO, .on = {[SLOT_GET] = h_class_port_info}},
 };
 
 #define NATTRS (sizeof(attrs) / sizeof(attrs[0]))
@@ -235,7 +205,7 @@ static const struct sa_attr *attr_of(const struct sa_req *rq)
 static uint16_t h_records(struct sa_req *rq)
 {
 	struct sa *sa = rq->sa;
-	const struct sa_attr *a = attr_of(rq);
+	const struct sa_attr *a = rq->attr;
 	const struct sa_components *cp = &sa->comps[a - attrs];
 	uint64_t mask = rq->h.comp_mask;
 	if (a->select) {
@@ -400,7 +370,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	rq.requester = from->lid < TOPO_LID_COUNT ? sa->t->lid_port[from->lid] : TOPO_NONE;
 	rq.data = mad + MAD_SA_HDR_END;
 	rq.len = len - MAD_SA_HDR_END;
-	const struct sa_attr *a = attr_of(&rq);
+	const struct sa_attr *a = rq.attr = attr_of(&rq);
 	int slot = slot_of(h->hdr.method);
 	if (!a || slot < 0 || !a->on[slot]) {
 		answer_error(sa, from, h, MAD_STATUS_UNSUP_METHOD_ATTR);

@@ -67,8 +67,10 @@ struct sa {
 
 /* One request, from decoding to the answer: every handler gets it, and nothing about the
  * request under way lives in struct sa. */
+struct sa_attr; /* sa/sa.c's table: what an attribute takes and how it is answered */
 struct sa_req {
 	struct sa *sa;
+	const struct sa_attr *attr;
 	struct mad_addr from;
 	struct mad_sa_hdr h;   /* method, attribute, component mask (h.comp_mask) */
 	const uint8_t *data;   /* the request's record (MultiPathRecord: and its GIDs) */
