@@ -34,8 +34,7 @@ static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inf
 	       s->info.lid_range_end == i->lid_range_end;
 }
 
-uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
-                       uint8_t *answer)
+uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
 {
 	struct sa *sa = rq->sa;
 	struct mad_inform_info in;
@@ -50,7 +49,7 @@ uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, 
 	/* Reports go to the QP the subscription came from (as OpenSM keeps it); an
 	 * unsubscription names that QP in the record */
 	if (in.subscribe)
-		in.qpn = from_qpn;
+		in.qpn = rq->from.qpn;
 	if (in.lid_range_begin != ALL_16 && in.lid_range_end != 0 &&
 	    in.lid_range_end < in.lid_range_begin)
 		return MAD_STATUS_SA_REQ_INVALID;
@@ -67,13 +66,14 @@ uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, 
 		}
 		sa->subs[at] = (struct sa_sub){.port = rq->requester, .info = in};
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
-		       "LID %u QPN %u subscribed to trap %u", from_lid, in.qpn, in.trap_number);
+		       "LID %u QPN %u subscribed to trap %u", rq->from.lid, in.qpn, in.trap_number);
 	} else {
 		if (at == UINT32_MAX)
 			return MAD_STATUS_SA_REQ_INVALID; /* no such subscription */
 		sa->subs[at] = sa->subs[--sa->nsubs];
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
-		       "LID %u QPN %u unsubscribed from trap %u", from_lid, in.qpn, in.trap_number);
+		       "LID %u QPN %u unsubscribed from trap %u", rq->from.lid, in.qpn,
+		       in.trap_number);
 	}
 	mad_inform_info_encode(&in, answer, MAD_SA_DATA_SIZE, NULL);
 	sa_state_changed(sa);

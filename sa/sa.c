@@ -288,8 +288,7 @@ static uint16_t h_guidinfo_delete(struct sa_req *rq)
 static uint16_t h_inform_set(struct sa_req *rq)
 {
 	uint8_t *rec = one_record(rq);
-	return rec ? sa_inform_set(rq, rq->from.lid, rq->from.qpn, rq->data, rec)
-	           : MAD_STATUS_SA_NO_RESOURCES;
+	return rec ? sa_inform_set(rq, rq->data, rec) : MAD_STATUS_SA_NO_RESOURCES;
 }
 
 /* MCMemberRecord: joins and leaves answer the one record, queries as other records do. */

@@ -111,8 +111,7 @@ uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, ui
 uint16_t sa_service_delete(struct sa_req *rq, const uint8_t *req, uint64_t mask, uint8_t *answer);
 
 /* InformInfo subscribe or unsubscribe from the requester; the answer record goes to answer. */
-uint16_t sa_inform_set(struct sa_req *rq, uint16_t from_lid, uint32_t from_qpn, const uint8_t *req,
-                       uint8_t *answer);
+uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer);
 void sa_build_inform_records(const struct sa_req *rq, struct sa_records *out);
 
 /* The port a GID of this subnet names (TOPO_NONE: none, or not in the fabric now), and the
