@@ -17,6 +17,8 @@ void config_defaults(struct ibsmd_config *c)
 	c->lid_min = 1;
 	c->lid_max = 0xbfff;
 	c->sweep_interval_s = 10;
+	c->sm_poll_interval_ms = 500;
+	c->sm_poll_retries = 3;
 	c->mad_window = 64;
 	c->mad_window_per_node = 4;
 	c->mad_timeout_ms = 200;
@@ -310,6 +312,16 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 			GET_UINT(p, v, key, 3, c->m_key_protect);
 		} else if (!strcmp(key, "sm_priority")) {
 			GET_UINT(p, v, key, 15, c->sm_priority);
+		} else if (!strcmp(key, "sm_poll_interval_ms")) {
+			GET_UINT(p, v, key, 600000, c->sm_poll_interval_ms);
+		} else if (!strcmp(key, "sm_poll_retries")) {
+			GET_UINT(p, v, key, 100, c->sm_poll_retries);
+		} else if (!strcmp(key, "sm_sticky")) {
+			if (get_bool(p, v, key, &c->sm_sticky) < 0)
+				return -1;
+		} else if (!strcmp(key, "ignore_other_sm")) {
+			if (get_bool(p, v, key, &c->ignore_other_sm) < 0)
+				return -1;
 		} else if (!strcmp(key, "subnet_timeout")) {
 			GET_UINT(p, v, key, 31, c->subnet_timeout);
 		} else if (!strcmp(key, "state_dir")) {
@@ -376,6 +388,12 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 {
+	if (c->sm_poll_interval_ms < 50 || !c->sm_poll_retries) {
+		snprintf(err, errlen,
+		         "sm_poll_interval_ms %u / sm_poll_retries %u: at least 50 ms and 1 poll",
+		         c->sm_poll_interval_ms, c->sm_poll_retries);
+		return -1;
+	}
 	if (c->lid_min < 1 || c->lid_min > c->lid_max) {
 		snprintf(err, errlen, "LID range %u-%u is empty or starts at 0", c->lid_min,
 		         c->lid_max);

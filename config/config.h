@@ -38,6 +38,11 @@ struct ibsmd_config {
 	uint16_t m_key_lease;
 	uint8_t m_key_protect;
 	uint8_t sm_priority;
+	/* a standby asks the master's SMInfo every poll interval and takes over after this
+	 * many unanswered polls in a row */
+	unsigned sm_poll_interval_ms, sm_poll_retries;
+	bool sm_sticky;       /* a master keeps the subnet when an SM of higher priority appears */
+	bool ignore_other_sm; /* no election: master whatever other SMs say (labs) */
 	uint8_t subnet_timeout;
 	char state_dir[256];
 	struct config_partition partitions[CONFIG_MAX_PARTITIONS];

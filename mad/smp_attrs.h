@@ -51,6 +51,7 @@ struct mad_port_info {
 #define PORT_CAP_IS_SM_DISABLED     (1u << 10)
 #define PORT_CAP_IS_CAP_MASK_NOTICE (1u << 22)
 #define PORT_CAP_HAS_CAP_MASK2      (1u << 15)
+#define PORT_CAP_HAS_CLIENT_REREG   (1u << 25) /* IsClientReregistrationSupported */
 
 struct mad_switch_info {
 	uint16_t linear_fdb_cap, random_fdb_cap, multicast_fdb_cap, linear_fdb_top;

@@ -227,7 +227,7 @@ void sa_build_guid_info_records(const struct sa_req *rq, struct sa_records *out)
 	}
 }
 
-/* This SM. */
+/* This SM, and the other SMs it knows of. */
 void sa_build_sm_info_records(const struct sa_req *rq, struct sa_records *out)
 {
 	struct sa *sa = rq->sa;
@@ -241,4 +241,15 @@ void sa_build_sm_info_records(const struct sa_req *rq, struct sa_records *out)
 	uint8_t *rec = sa_records_add(out);
 	if (rec)
 		mad_sm_info_record_encode(&r, rec, out->size, NULL);
+	/* and every other SM it knows of, foreign ones included: an SM with a key that is
+	 * not ours shows here as what it claims to be, which is the alarm an operator sees */
+	for (uint32_t i = 0; i < sm_remote_count(sa->sm); i++) {
+		struct sm_remote_info ri;
+		if (!sm_remote_get(sa->sm, i, &ri) || !ri.answered || !ri.lid)
+			continue;
+		struct mad_sm_info_record o = {.lid = ri.lid, .info = ri.info};
+		rec = sa_records_add(out);
+		if (rec)
+			mad_sm_info_record_encode(&o, rec, out->size, NULL);
+	}
 }

@@ -124,8 +124,12 @@ int lids_assign(struct sm *sm)
 			t->ports[p].lid = 0; /* gone, or no longer reachable: gives its LIDs back */
 	}
 	bool *done = calloc(n + 1, sizeof(bool));
-	/* keep: this sweep's LID, the state file's, the fabric's; then allocate */
-	for (int pass = 0; pass < 3; pass++) {
+	/* keep: this sweep's LID, the state file's, the fabric's; then allocate. A master that
+	 * has just taken over trusts the fabric before its own file: the LIDs on the ports are
+	 * what the subnet uses now, and its file may be from another time */
+	bool live_first = sm->el.trust_fabric;
+	for (int step = 0; step < 3; step++) {
+		int pass = live_first && step ? 3 - step : step;
 		for (uint32_t i = 0; i < n; i++) {
 			if (done[i])
 				continue;
@@ -140,7 +144,7 @@ int lids_assign(struct sm *sm)
 			if (cand == U64MAP_NONE)
 				cand = 0;
 			/* the SM's port may take any valid LID first */
-			if (try_keep(&a, p, cand, pass == 2 && i != 0))
+			if (try_keep(&a, p, cand, pass == 2 && i != 0 && !live_first))
 				done[i] = true;
 			else if (pass == 0)
 				t->ports[p].lid = 0;

@@ -131,6 +131,48 @@ static bool block_differs(const struct topo *t, const struct topo_switch *sw, ui
 	return false;
 }
 
+static void on_lft_read(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                        void *ctx)
+{
+	(void)res;
+	const uint32_t *ref = ctx; /* [0] node, [1] block */
+	if (!smp || smp->dr_status)
+		return; /* stays unknown (0xfe): the block is written */
+	struct topo_switch *sw = &sm->topo.sws[sm->topo.nodes[ref[0]].sw];
+	if (sw->lft_hw && ref[1] * 64 + 64 <= sw->lft_hw_size)
+		memcpy(sw->lft_hw + ref[1] * 64, smp->data, 64);
+}
+
+/* Switches whose tables we do not know (a fresh start, a takeover, a switch that came
+ * back) may hold the right routes already, put there by the SM before us: read what they
+ * hold up to their LinearFDBTop, so that program_tables writes only the blocks that are
+ * wrong and no working route is touched. */
+void program_read_tables(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		struct topo_switch *sw = &t->sws[s];
+		uint32_t node = sw->node;
+		if (!t->nodes[node].present || !sw->lft || sw->lft_hw)
+			continue;
+		uint8_t *hw = malloc(sw->lft_size);
+		if (!hw)
+			continue;
+		memset(hw, 0xfe, sw->lft_size);
+		sw->lft_hw = hw;
+		sw->lft_hw_size = sw->lft_size;
+		if (!sw->si.linear_fdb_top)
+			continue; /* it holds nothing yet */
+		for (uint32_t b = 0; b * 64 < sw->lft_size && b * 64 <= sw->si.linear_fdb_top;
+		     b++) {
+			uint32_t ref[2] = {node, b};
+			sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_LFT, b, NULL, 0,
+			           on_lft_read, ref, sizeof(ref));
+			sm->counts.lft_blocks_read++;
+		}
+	}
+}
+
 void program_tables(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
@@ -225,7 +267,10 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	pi.phys_state = 0;
 	pi.link_down_default_state = 0;
 	pi.port_state = state;
-	pi.client_reregister = 0;
+	/* a new master (fresh start, takeover, handover) asks the hosts to re-register: joins,
+	 * services and subscriptions go to it again (IBA 14.4.11) */
+	pi.client_reregister = sm->el.rereg && !topo_is_switch(t, port->node) &&
+	                       (port->pi.capability_mask & PORT_CAP_HAS_CLIENT_REREG);
 	if (mgmt) {
 		const struct topo_port *smp = &t->ports[t->sm_port];
 		pi.lid = port->lid;
@@ -300,7 +345,9 @@ void program_arm(struct sm *sm)
 			continue;
 		const struct topo_port *port = &t->ports[p];
 		bool arm = port->pi.port_state == PORT_STATE_INIT;
-		if (arm || !port_configured(sm, p))
+		bool rereg = sm->el.rereg && !topo_is_switch(t, port->node) &&
+		             (port->pi.capability_mask & PORT_CAP_HAS_CLIENT_REREG);
+		if (arm || rereg || !port_configured(sm, p))
 			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 	}
 	vl_program(sm);

@@ -99,7 +99,8 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 	    .to = {.lid = LID_PERMISSIVE, .qpn = QP0},
 	    .mad = buf,
 	    .len = sizeof(buf),
-	    .retries = -1,
+	    .retries = sm->send_retries,
+	    .timeout_ms = sm->send_timeout_ms,
 	    .dest_key = key,
 	    .cb = on_dr_answer,
 	    .ctx = rq,
@@ -158,8 +159,10 @@ static double phase_end(struct sm *sm)
 
 static void sweep_done(struct sm *sm);
 static void after_activate(struct sm *sm);
+static void after_election(struct sm *sm);
+static void after_read(struct sm *sm);
 
-static void set_state(struct sm *sm, uint8_t state)
+void sm_set_state(struct sm *sm, uint8_t state)
 {
 	if (sm->state == state)
 		return;
@@ -200,11 +203,32 @@ static void after_discovery(struct sm *sm)
 		sm_phase_check(sm);
 		return;
 	}
-	sm->times.discover = ev_time() - sm->sweep_start;
 	if (sm->topo.sm_node == TOPO_NONE) {
+		sm->times.discover = ev_time() - sm->sweep_start;
 		sm->exit_code = 1;
 		log_err(sm->log, "sm", "%s", sm->exit_reason);
 		sweep_done(sm);
+		return;
+	}
+	/* the other SMs: a master goes on while they answer, an SM that is not master yet
+	 * waits for them to know whether it is to be */
+	sm_phase_begin(sm, after_election);
+	election_query(sm);
+	sm_phase_check(sm);
+}
+
+static void after_election(struct sm *sm)
+{
+	sm->times.discover = ev_time() - sm->sweep_start;
+	if (!election_decide(sm)) {
+		/* standing by: nothing of the subnet is ours to program */
+		sm->busy = false;
+		if (sm->once) {
+			sm->exit_code = 1;
+			snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+			         "another SM is master: standing by");
+			ev_break(sm->loop, EVBREAK_ALL);
+		}
 		return;
 	}
 	double t0 = ev_time();
@@ -224,6 +248,13 @@ static void after_discovery(struct sm *sm)
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
 	}
 	sm->times.route = ev_time() - t0;
+	sm_phase_begin(sm, after_read);
+	program_read_tables(sm);
+	sm_phase_check(sm);
+}
+
+static void after_read(struct sm *sm)
+{
 	sm_phase_begin(sm, after_tables);
 	program_tables(sm);
 	sm_phase_check(sm);
@@ -248,13 +279,14 @@ static void start_sweep(struct sm *sm)
 	sm->sweep_start = ev_time();
 	memset(&sm->times, 0, sizeof(sm->times));
 	sm->counts.lft_blocks_sent = sm->counts.port_sets = sm->counts.vl_sets = 0;
+	sm->counts.lft_blocks_read = 0;
 	sm->rounds = 0;
 	sm->retry = false;
 	sm_phase_begin(sm, after_discovery);
 	if (sm->full || sm->topo.sm_node == TOPO_NONE) {
 		sm->full = false;
 		if (sm->state != SM_STATE_MASTER)
-			set_state(sm, SM_STATE_DISCOVERING);
+			sm_set_state(sm, SM_STATE_DISCOVERING);
 		discover_full(sm);
 	} else {
 		discover_switches(sm);
@@ -274,19 +306,19 @@ static void sweep_done(struct sm *sm)
 	if (!sm->exit_code && !inactive) {
 		bool first = !sm->up;
 		sm->up = true;
+		sm->el.rereg = sm->el.trust_fabric = false; /* the ports have been told */
 		if (first || sm->structural || c->lft_blocks_sent || c->port_sets || c->vl_sets)
-			log_notice(
-			    sm->log, "sm",
-			    "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
-			    "%u LIDs; routed by %s; %u LFT blocks, %u PortInfo and %u VL table "
-			    "sets sent; "
-			    "discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
-			    "arm %.3f s, activate %.3f s, total %.3f s",
-			    c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
-			    sm->engine ? sm->engine->name : "-", c->lft_blocks_sent, c->port_sets,
-			    c->vl_sets, tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
-			    tm->activate, tm->total);
-		set_state(sm, SM_STATE_MASTER);
+			log_notice(sm->log, "sm",
+			           "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
+			           "%u LIDs; routed by %s; %u LFT blocks read, %u LFT blocks, %u "
+			           "PortInfo and %u VL table sets sent; "
+			           "discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
+			           "arm %.3f s, activate %.3f s, total %.3f s",
+			           c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
+			           sm->engine ? sm->engine->name : "-", c->lft_blocks_read,
+			           c->lft_blocks_sent, c->port_sets, c->vl_sets, tm->discover,
+			           tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
+			           tm->total);
 		if (sm->listener.sweep_done)
 			sm->listener.sweep_done(sm->listener.ctx, first || sm->structural);
 		mcast_program(sm); /* changes that came during the sweep */
@@ -366,8 +398,9 @@ static void light_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, light_timer));
-	if (sm->busy || !sm->up || dirty_grow(sm) < 0)
+	if (sm->state != SM_STATE_MASTER || sm->busy || !sm->up || dirty_grow(sm) < 0)
 		return;
+	election_poll_known(sm);
 	sm->busy = true;
 	sm_phase_begin(sm, light_done);
 	for (uint32_t s = 0; s < sm->topo.nsws; s++) {
@@ -384,6 +417,8 @@ static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, kick_timer));
+	if (sm->state != SM_STATE_MASTER && sm->state != SM_STATE_DISCOVERING)
+		return; /* a standby or a disabled SM does not sweep */
 	if (sm->busy) {
 		sm->again = true;
 		return;
@@ -406,6 +441,8 @@ void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n)
 	} else {
 		sm->full = true;
 	}
+	if (sm->state != SM_STATE_MASTER && sm->state != SM_STATE_DISCOVERING)
+		return;
 	if (sm->busy) {
 		sm->again = true;
 		return;
@@ -451,54 +488,12 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 		else
 			sm_request_sweep(sm, NULL, 0);
 		break;
-	case 144: /* capability mask change (IsSM and friends) */
-		if (node != TOPO_NONE && dirty_grow(sm) == 0) {
-			/* its port is re-read by a sweep of its switch */
-			uint32_t peer = sm->topo.ports[p].peer;
-			uint32_t sw = peer != TOPO_NONE ? sm->topo.ports[peer].node : TOPO_NONE;
-			if (sw != TOPO_NONE && topo_is_switch(&sm->topo, sw))
-				sm_request_sweep(sm, &sw, 1);
-		}
+	case 144: /* capability mask change: IsSM and friends */
+		if (p != TOPO_NONE)
+			election_cap_changed(sm, p);
 		break;
 	default: break;
 	}
-}
-
-static void handle_sm_info(struct sm *sm, const struct mad_addr *from, const uint8_t *mad,
-                           size_t len)
-{
-	struct mad_smp smp;
-	struct mad_error err;
-	if (mad_smp_decode(mad, len, &smp, &err) < 0)
-		return;
-	uint16_t status = 0;
-	if (smp.hdr.method != MAD_METHOD_GET)
-		status = MAD_STATUS_UNSUP_METHOD; /* SubnSet(SMInfo), handover: the failover work */
-	/* The SM_Key goes to a requester that authenticates (IBA 14.2.5.13, as OpenSM does
-	 * it): with the M_Key when ibsmd protects its ports with one, or by showing the SM_Key
-	 * itself in its SMInfo; without M_Key protection, to any SM that asks, or no other SM
-	 * (OpenSM among them) could take ibsmd for one of its own subnet. */
-	struct mad_sm_info asked;
-	mad_sm_info_decode(smp.data, sizeof(smp.data), &asked, NULL);
-	const struct ibsmd_config *c = sm->cfg;
-	bool mkey_protected = c->m_key && c->m_key_protect >= 1;
-	bool knows = asked.sm_key == c->sm_key || !mkey_protected || smp.mkey == c->m_key;
-	++sm->act_count;
-	struct mad_sm_info si = sm_info(sm);
-	if (knows)
-		si.sm_key = c->sm_key;
-	memset(smp.data, 0, sizeof(smp.data));
-	mad_sm_info_encode(&si, smp.data, sizeof(smp.data), NULL);
-	smp.hdr.method = MAD_METHOD_GET_RESP;
-	if (smp.hdr.mgmt_class == MAD_CLASS_SUBN_DR) {
-		smp.dr_status = status;
-		smp.direction = 1;
-	} else {
-		smp.hdr.status = status;
-	}
-	uint8_t out[MAD_SIZE] = {0};
-	mad_smp_encode(&smp, out, sizeof(out), NULL);
-	mad_dispatcher_respond(sm->d, from, out, MAD_SIZE);
 }
 
 static void on_smp_request(struct mad_dispatcher *d, const struct mad_addr *from,
@@ -513,7 +508,7 @@ static void on_smp_request(struct mad_dispatcher *d, const struct mad_addr *from
 	if (method == MAD_METHOD_TRAP && attr == MAD_ATTR_NOTICE)
 		handle_trap(sm, from, mad, len);
 	else if (attr == MAD_ATTR_SM_INFO)
-		handle_sm_info(sm, from, mad, len);
+		election_handle_sm_info(sm, from, mad, len);
 }
 
 /* ---- life cycle ---- */
@@ -531,7 +526,9 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	sm->once = once;
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
+	sm->send_retries = -1;
 	mcast_init(sm);
+	election_init(sm);
 	sm->rl_trap = sm->rl_garbage = sm->rl_no_answer = sm->rl_refused = LOG_RL_INIT(20, 1000);
 	if (topo_init(&sm->topo) < 0) {
 		free(sm);
@@ -580,6 +577,7 @@ int sm_start(struct sm *sm)
 	           sm->t->desc, sm->local.port_guid, cfg->routing_engines, cfg->lmc,
 	           cfg->state_dir);
 	sm->started = true;
+	sm->el.rereg = true; /* a fresh start: the hosts re-register with this SM */
 	start_sweep(sm);
 	return 0;
 }
@@ -592,6 +590,7 @@ void sm_stop(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
 	mcast_stop(sm);
+	election_stop(sm);
 	sm->phase_next = NULL;
 	if (sm->d) {
 		/* every callback of a transaction under way would run into state that is about
@@ -614,6 +613,7 @@ void sm_free(struct sm *sm)
 	sm->d = NULL;
 	route_release(sm);
 	mcast_free(sm);
+	election_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);
 	free(sm->dirty);

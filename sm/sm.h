@@ -30,6 +30,7 @@ struct sm_phase_times {
 struct sm_counts {
 	uint32_t nodes, switches, cas, ports, links, lids;
 	uint32_t lft_blocks_sent, port_sets, vl_sets;
+	uint32_t lft_blocks_read; /* read from switches whose tables were unknown */
 };
 
 /* What the SM tells its listener. Each hook is optional; ctx is the listener's own. */
@@ -69,6 +70,18 @@ struct ev_loop *sm_loop(const struct sm *sm);
 
 /* SMInfo as the SM answers it (SM_Key zeroed). */
 struct mad_sm_info sm_info(const struct sm *sm);
+
+/* The other SMs this one knows of (found by its sweeps, or that spoke to it), for the SA's
+ * SMInfoRecords and for operators: their SMInfo as they last answered it (SM_Key zeroed),
+ * their LID, and whether they are foreign (they showed an SM_Key that is not ours). */
+struct sm_remote_info {
+	struct mad_sm_info info;
+	uint16_t lid;
+	bool answered;
+	bool rogue;
+};
+uint32_t sm_remote_count(const struct sm *sm);
+bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
 
 /* The outcome of the sweeps so far, for main and benchmarks. */
 struct sm_status {

@@ -18,6 +18,8 @@
 #include "fabric/fabric.h"
 #include "routing/engine.h"
 #include "sm/sm.h"
+#include "util/u64map.h"
+#include "util/vec.h"
 
 struct routing_engine;
 
@@ -37,6 +39,32 @@ struct sm_mcast {
 	bool dist_valid;
 	ev_timer timer; /* batches the changes of one loop turn */
 	uint64_t blocks_sent;
+};
+
+/* Another SM on the subnet, as its SMInfo answers say. */
+struct sm_remote {
+	uint64_t guid;           /* its port GUID */
+	uint32_t port;           /* where it sits in the model (TOPO_NONE: not seen this sweep) */
+	struct mad_sm_info si;   /* its last answer (SM_Key as it answered it) */
+	bool answered;           /* it answered since it was found */
+	bool rogue;              /* it answered with an SM_Key that is not ours */
+	bool polling;            /* a Get is on its way */
+	unsigned misses;         /* polls in a row it did not answer */
+	uint32_t answered_sweep; /* the topo sweep in which it last answered */
+};
+
+/* Election, polling and handover (sm/election.c). */
+struct sm_election {
+	VEC(struct sm_remote) sms;
+	struct u64map by_guid; /* port GUID -> index into sms */
+	uint64_t master;       /* the SM this one stands by for (polls), 0: none */
+	uint64_t handover_to;  /* a HANDOVER is on its way to this SM */
+	bool rereg;            /* the next master sweep sets ClientReregister on every CA port */
+	bool trust_fabric;     /* ... and keeps the LIDs the ports hold before its own file's */
+	bool deciding;         /* the sweep waits for SMInfo answers before it goes on */
+	ev_timer poll_timer;
+	struct log_rl rl_rogue, rl_set;
+	uint64_t handovers_sent, takeovers;
 };
 
 struct sm {
@@ -62,7 +90,9 @@ struct sm {
 
 	/* the phase under way */
 	unsigned pending;
-	unsigned detached; /* > 0: sends now are not part of the phase under way */
+	unsigned detached;        /* > 0: sends now are not part of the phase under way */
+	int send_retries;         /* >= 0: retries for the sends now (default: the dispatcher's) */
+	unsigned send_timeout_ms; /* > 0: their timeout */
 	unsigned phase_failures;
 	void (*phase_next)(struct sm *sm);
 	double phase_start, sweep_start;
@@ -91,6 +121,7 @@ struct sm {
 	uint64_t sweeps;
 	struct sm_listener listener; /* the SA, or whoever main wired */
 	struct sm_mcast mc;
+	struct sm_election el;
 };
 
 /* ---- for the phases ---- */
@@ -123,9 +154,32 @@ int lids_save(struct sm *sm);
 int route_all(struct sm *sm);
 /* Tear down the last engine's state and graph (sm_free, and before routing again). */
 void route_release(struct sm *sm);
+void program_read_tables(struct sm *sm);
 void program_tables(struct sm *sm);
 void program_arm(struct sm *sm);
 void program_activate(struct sm *sm);
+
+/* Election (sm/election.c): who is master among the SMs of the subnet. */
+void election_init(struct sm *sm);
+void election_stop(struct sm *sm);
+void election_free(struct sm *sm);
+/* After a discovery: ask every SM the sweep found (IsSM) for its SMInfo. While this SM is
+ * not MASTER yet the sweep waits for the answers (they are part of the phase); a master
+ * goes on and acts on them when they come. */
+void election_query(struct sm *sm);
+/* Once those answers are in, a DISCOVERING SM decides: true, it is MASTER now and the sweep
+ * goes on; false, it stands by (the sweep ends there). */
+bool election_decide(struct sm *sm);
+/* A master's sweep ended, or its light sweep: ask the SMs it knows how they are. */
+void election_poll_known(struct sm *sm);
+/* Trap 144 from a port: did an SM appear or leave there? */
+void election_cap_changed(struct sm *sm, uint32_t port);
+void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const uint8_t *mad,
+                             size_t len);
+/* Stand by / take over (used by the state machine and the SMInfo Sets). */
+void sm_become_standby(struct sm *sm, uint64_t master_guid);
+void sm_take_over(struct sm *sm, const char *why);
+void sm_set_state(struct sm *sm, uint8_t state);
 
 /* Alias GUIDs into the GUIDInfo tables (sm/guids.c), in the arm phase. */
 void guids_program(struct sm *sm);

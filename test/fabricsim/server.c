@@ -158,6 +158,8 @@ static void backlog_clear(struct fs_server *s, struct client *c)
 	c->backlog_head = 0;
 }
 
+static void queue_trap(struct fs_server *s, uint32_t port, uint16_t trap);
+
 static void client_drop(struct fs_server *s, struct client *c)
 {
 	if (!c->used)
@@ -165,8 +167,18 @@ static void client_drop(struct fs_server *s, struct client *c)
 	log_info(s->o.log, "fabricsim", "client %u (node \"%s\") detached", c->id,
 	         fs_node_of(s->f, c->port)->name);
 	c->used = false;
-	c->issm = false;
 	backlog_clear(s, c);
+	if (c->issm) {
+		/* as a CA's driver does when the SM's issm device closes (the SM exited or was
+		 * killed): IsSM goes, and the port tells the master with trap 144 */
+		c->issm = false;
+		struct fs_port *p = &s->f->ports[fabric_lid_port(s->f, c->port)];
+		if (p->pi.capability_mask & PORT_CAP_IS_SM) {
+			p->pi.capability_mask &= ~PORT_CAP_IS_SM;
+			if (p->pi.capability_mask & PORT_CAP_IS_CAP_MASK_NOTICE)
+				queue_trap(s, c->port, 144);
+		}
+	}
 }
 
 /* 1 sent, 0 the socket is full, -1 the client is gone or the MAD cannot go. */

@@ -1,0 +1,712 @@
+/* Master and standby (IBA 14.4): SMInfo as this SM answers and takes it, the other SMs the
+ * sweeps find (IsSM in PortInfo, trap 144) and what they say, who is master, the standby's
+ * polling of its master, takeover and handover.
+ *
+ * The order between SMs is IBA's: the higher priority, then the lower port GUID. At start an
+ * SM that finds a master, or a higher SM that is not master yet, stands by; otherwise it is
+ * master. A master hands the subnet over to a standby only of strictly higher priority (an
+ * SM that comes back with the same priority and a lower GUID does not take the subnet back),
+ * and not at all when sm_sticky is set; of two masters the lesser hands over to the greater.
+ * A standby polls its master and takes over after sm_poll_retries unanswered polls.
+ *
+ * SM_Keys: an SM that answers with a non-zero key that is not ours belongs to someone else:
+ * it is ignored and reported, never followed, and its Sets are refused. An SM that answers
+ * with key 0 has only declined to show it (OpenSM does so to any requester that does not say
+ * it is master), and IBA gives no other way to tell; it takes part in the election. Our own
+ * requests never carry the key, so a foreign SM learns nothing from them. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sm_int.h"
+
+enum { SMINFO_HANDOVER = 1, SMINFO_ACKNOWLEDGE, SMINFO_DISABLE, SMINFO_STANDBY, SMINFO_DISCOVER };
+
+static const char *state_str(uint8_t s)
+{
+	static const char *const n[] = {"NOT-ACTIVE", "DISCOVERING", "STANDBY", "MASTER"};
+	return s < 4 ? n[s] : "(invalid state)";
+}
+
+static const char *mod_str(uint32_t mod)
+{
+	static const char *const n[] = {"?",       "HANDOVER", "ACKNOWLEDGE",
+	                                "DISABLE", "STANDBY",  "DISCOVER"};
+	return mod >= 1 && mod <= 5 ? n[mod] : "(invalid modifier)";
+}
+
+/* IBA 14.4.1.1: the higher priority wins, then the lower GUID. */
+static bool greater(uint8_t pa, uint64_t ga, uint8_t pb, uint64_t gb)
+{
+	return pa > pb || (pa == pb && ga < gb);
+}
+
+static bool above_me(const struct sm *sm, const struct sm_remote *r)
+{
+	return greater(r->si.priority, r->guid, sm->cfg->sm_priority, sm->local.port_guid);
+}
+
+static uint64_t port_guid(const struct topo *t, uint32_t p)
+{
+	const struct topo_node *n = &t->nodes[t->ports[p].node];
+	return n->type == NODE_TYPE_SWITCH ? n->ni.port_guid : t->ports[p].guid;
+}
+
+/* Where an SM of this port GUID sits in the model: TOPO_NONE if nowhere. */
+static uint32_t port_of_guid(const struct topo *t, uint64_t guid)
+{
+	uint32_t p = u64map_get(&t->by_port_guid, guid);
+	if (p != U64MAP_NONE)
+		return p;
+	/* a switch's port 0: its port GUID is the one in NodeInfo */
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		const struct topo_node *n = &t->nodes[t->sws[s].node];
+		if (n->present && n->ni.port_guid == guid)
+			return n->first_port;
+	}
+	return TOPO_NONE;
+}
+
+static struct sm_remote *remote_find(struct sm *sm, uint64_t guid)
+{
+	uint32_t i = u64map_get(&sm->el.by_guid, guid);
+	return i == U64MAP_NONE ? NULL : &sm->el.sms.v[i];
+}
+
+static struct sm_remote *remote_add(struct sm *sm, uint64_t guid, uint32_t port)
+{
+	struct sm_remote *r = remote_find(sm, guid);
+	if (r) {
+		if (port != TOPO_NONE)
+			r->port = port;
+		return r;
+	}
+	if (!guid || u64map_put(&sm->el.by_guid, guid, sm->el.sms.n) < 0)
+		return NULL;
+	r = vec_push(&sm->el.sms);
+	if (!r) {
+		u64map_del(&sm->el.by_guid, guid);
+		return NULL;
+	}
+	r->guid = guid;
+	r->port = port;
+	return r;
+}
+
+static void remote_forget(struct sm *sm, uint64_t guid)
+{
+	uint32_t i = u64map_get(&sm->el.by_guid, guid);
+	if (i == U64MAP_NONE)
+		return;
+	struct sm_election *el = &sm->el;
+	u64map_del(&el->by_guid, guid);
+	if (i != el->sms.n - 1) {
+		vec_swap_remove(&el->sms, i);
+		u64map_put(&el->by_guid, el->sms.v[i].guid, i);
+	} else {
+		el->sms.n--;
+	}
+}
+
+static uint16_t remote_lid(const struct sm *sm, const struct sm_remote *r)
+{
+	return r->port != TOPO_NONE ? sm->topo.ports[topo_lid_port(&sm->topo, r->port)].pi.lid : 0;
+}
+
+/* Our SMInfo as a payload: the key only for an SM that has shown it knows it. */
+static void own_payload(const struct sm *sm, uint8_t state, bool with_key, uint8_t data[64])
+{
+	struct mad_sm_info si = sm_info(sm);
+	si.state = state;
+	if (with_key)
+		si.sm_key = sm->cfg->sm_key;
+	memset(data, 0, 64);
+	mad_sm_info_encode(&si, data, 64, NULL);
+}
+
+static bool knows_key(const struct sm *sm, const struct sm_remote *r)
+{
+	return r->answered && r->si.sm_key && r->si.sm_key == sm->cfg->sm_key;
+}
+
+/* ---- asking other SMs ---- */
+
+enum { ASK_QUERY, ASK_POLL_MASTER };
+
+struct ask {
+	uint64_t guid; /* 0: whoever answers at the port */
+	uint32_t port;
+	uint8_t why;
+};
+
+static void on_answer(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                      void *ctx);
+
+static void ask(struct sm *sm, uint32_t port, uint64_t guid, uint8_t why, bool counted, int retries,
+                unsigned timeout_ms)
+{
+	uint8_t data[64];
+	own_payload(sm, sm->state, false, data);
+	struct ask a = {.guid = guid, .port = port, .why = why};
+	if (!counted)
+		sm->detached++;
+	sm->send_retries = retries;
+	sm->send_timeout_ms = timeout_ms;
+	sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0, data, sizeof(data),
+	                on_answer, &a, sizeof(a));
+	sm->send_retries = -1;
+	sm->send_timeout_ms = 0;
+	if (!counted)
+		sm->detached--;
+}
+
+static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t state, sm_smp_fn cb);
+
+static void on_handover_answer(struct sm *sm, const struct mad_result *res,
+                               const struct mad_smp *smp, void *ctx)
+{
+	(void)res;
+	uint64_t guid = *(const uint64_t *)ctx;
+	if (sm->el.handover_to != guid)
+		return;
+	if (!smp || smp->dr_status) {
+		log_warn(sm->log, "election",
+		         "HANDOVER to SM GUID " GUID_FMT " %s: staying master, trying again after "
+		         "the next sweep",
+		         guid, smp ? mad_status_str(smp->dr_status) : "got no answer");
+		sm->el.handover_to = 0;
+		return;
+	}
+	if (sm->state == SM_STATE_MASTER)
+		sm_become_standby(sm, guid);
+}
+
+static void handover(struct sm *sm, struct sm_remote *r)
+{
+	sm->el.handover_to = r->guid;
+	sm->el.handovers_sent++;
+	log_notice(sm->log, "election",
+	           "handing the subnet over to SM GUID " GUID_FMT " (LID %u, priority %u, %s; "
+	           "ours %u)",
+	           r->guid, remote_lid(sm, r), r->si.priority, state_str(r->si.state),
+	           sm->cfg->sm_priority);
+	send_set(sm, r, SMINFO_HANDOVER, SM_STATE_MASTER, on_handover_answer);
+}
+
+/* A master hears from another SM. */
+static void master_consider(struct sm *sm, struct sm_remote *r)
+{
+	const struct ibsmd_config *c = sm->cfg;
+	if (sm->el.handover_to)
+		return;
+	if (r->si.state == SM_STATE_STANDBY && !c->sm_sticky && r->si.priority > c->sm_priority) {
+		handover(sm, r);
+	} else if (r->si.state == SM_STATE_MASTER) {
+		/* two masters (a merged subnet, or a master that ignored us): the lesser yields */
+		if (above_me(sm, r))
+			handover(sm, r);
+		else
+			log_rl(sm->log, &sm->el.rl_set, LOGL_NOTICE, "election",
+			       "SM GUID " GUID_FMT " (LID %u, priority %u) is master too: it "
+			       "ranks below this one and should hand the subnet over",
+			       r->guid, remote_lid(sm, r), r->si.priority);
+	}
+}
+
+/* Take in an SMInfo answer. false: it is a foreign SM's. */
+static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_sm_info *si)
+{
+	bool was = r->answered;
+	uint8_t before = r->si.state;
+	r->si = *si;
+	r->answered = true;
+	r->answered_sweep = sm->topo.sweep;
+	r->misses = 0;
+	r->rogue = sm->cfg->sm_key && si->sm_key && si->sm_key != sm->cfg->sm_key;
+	if (r->rogue) {
+		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
+		       "ALARM: an SM at port GUID " GUID_FMT " (LID %u) answers SMInfo with an "
+		       "SM_Key that is not this subnet's: ignored (it says %s, priority %u); it "
+		       "learns no key from this SM and its Sets are refused. Remove it, or give "
+		       "it this subnet's sm_key",
+		       r->guid, remote_lid(sm, r), state_str(si->state), si->priority);
+		return false;
+	}
+	if (!was || before != si->state)
+		log_notice(sm->log, "election", "SM GUID " GUID_FMT " (LID %u): %s, priority %u",
+		           r->guid, remote_lid(sm, r), state_str(si->state), si->priority);
+	return true;
+}
+
+static void on_answer(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                      void *ctx)
+{
+	(void)res;
+	const struct ask *a = ctx;
+	struct sm_remote *r = a->guid ? remote_find(sm, a->guid) : NULL;
+	if (r)
+		r->polling = false;
+	struct mad_sm_info si = {0};
+	bool ok = smp && !smp->dr_status &&
+	          mad_sm_info_decode(smp->data, sizeof(smp->data), &si, NULL) == 0 && si.guid;
+	if (ok && a->guid && si.guid != a->guid) {
+		log_rl(sm->log, &sm->rl_garbage, LOGL_WARN, "election",
+		       "SMInfo asked of GUID " GUID_FMT " answered by GUID " GUID_FMT ": ignored",
+		       a->guid, si.guid);
+		ok = false;
+	}
+	if (a->why == ASK_POLL_MASTER) {
+		if (!r || sm->state != SM_STATE_STANDBY || sm->el.master != r->guid)
+			return; /* stale: things moved on */
+		if (!ok) {
+			if (++r->misses >= sm->cfg->sm_poll_retries) {
+				char why[160];
+				snprintf(why, sizeof(why),
+				         "master SM GUID " GUID_FMT " missed %u polls in a row",
+				         r->guid, r->misses);
+				sm_take_over(sm, why);
+			}
+			return;
+		}
+		bool was_master = r->si.state == SM_STATE_MASTER;
+		if (!remote_update(sm, r, &si)) {
+			sm_take_over(sm, "the master's SM_Key is no longer this subnet's");
+			return;
+		}
+		if (si.state == SM_STATE_MASTER ||
+		    (!was_master &&
+		     (si.state == SM_STATE_DISCOVERING || si.state == SM_STATE_STANDBY) &&
+		     above_me(sm, r)))
+			return; /* alive, or about to be master */
+		/* a master that stood down handed the subnet to someone: find out whom */
+		char why[160];
+		snprintf(why, sizeof(why), "SM GUID " GUID_FMT " is %s now, no longer master",
+		         r->guid, state_str(si.state));
+		sm_take_over(sm, why);
+		return;
+	}
+	/* a query: after a sweep, a light sweep's poll, or a trap 144 */
+	if (!ok) {
+		if (r && ++r->misses >= sm->cfg->sm_poll_retries) {
+			log_notice(sm->log, "election",
+			           "SM GUID " GUID_FMT
+			           " does not answer SMInfo any more: forgotten",
+			           r->guid);
+			remote_forget(sm, r->guid);
+		}
+		return;
+	}
+	if (si.guid == sm->local.port_guid)
+		return;
+	r = remote_add(sm, si.guid, a->port);
+	if (!r)
+		return;
+	if (remote_update(sm, r, &si) && sm->state == SM_STATE_MASTER) {
+		master_consider(sm, r);
+		/* an SM still making up its mind is asked again soon, not at the next light
+		 * sweep: it may be the one to hand the subnet to */
+		if (si.state == SM_STATE_DISCOVERING && !ev_is_active(&sm->el.poll_timer)) {
+			double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
+			ev_timer_set(&sm->el.poll_timer, iv, 0.);
+			ev_timer_start(sm->loop, &sm->el.poll_timer);
+		}
+	}
+}
+
+void election_query(struct sm *sm)
+{
+	if (sm->cfg->ignore_other_sm)
+		return;
+	const struct topo *t = &sm->topo;
+	bool wait = sm->state != SM_STATE_MASTER;
+	/* one pass over the ports the discovery just read: IsSM is in each one's PortInfo */
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct topo_port *port = &t->ports[p];
+		if (p == t->sm_port || !port->known ||
+		    !(port->pi.capability_mask & PORT_CAP_IS_SM) || !topo_port_endpoint(t, p))
+			continue;
+		uint64_t g = port_guid(t, p);
+		struct sm_remote *r = g ? remote_find(sm, g) : NULL;
+		if (r && r->polling)
+			continue;
+		if (r)
+			r->polling = true;
+		/* one retry: an SM that does not answer twice is not there to follow */
+		ask(sm, p, r ? g : 0, ASK_QUERY, wait, 1, 0);
+	}
+}
+
+bool election_decide(struct sm *sm)
+{
+	if (sm->state == SM_STATE_MASTER)
+		return true; /* it acts on the answers as they come (master_consider) */
+	if (sm->state != SM_STATE_DISCOVERING)
+		return false;
+	const struct sm_remote *master = NULL, *higher = NULL;
+	for (uint32_t i = 0; i < sm->el.sms.n && !sm->cfg->ignore_other_sm; i++) {
+		const struct sm_remote *r = &sm->el.sms.v[i];
+		if (r->rogue || !r->answered || r->answered_sweep != sm->topo.sweep)
+			continue;
+		if (r->si.state == SM_STATE_MASTER) {
+			if (!master ||
+			    greater(r->si.priority, r->guid, master->si.priority, master->guid))
+				master = r;
+		} else if ((r->si.state == SM_STATE_DISCOVERING ||
+		            r->si.state == SM_STATE_STANDBY) &&
+		           above_me(sm, r)) {
+			if (!higher ||
+			    greater(r->si.priority, r->guid, higher->si.priority, higher->guid))
+				higher = r;
+		}
+	}
+	if (master || higher) {
+		sm_become_standby(sm, (master ? master : higher)->guid);
+		return false;
+	}
+	log_notice(sm->log, "election",
+	           "this SM is master of the subnet (priority %u, %u other SM%s)",
+	           sm->cfg->sm_priority, sm->el.sms.n, sm->el.sms.n == 1 ? "" : "s");
+	sm_set_state(sm, SM_STATE_MASTER);
+	return true;
+}
+
+void election_poll_known(struct sm *sm)
+{
+	for (uint32_t i = 0; i < sm->el.sms.n; i++) {
+		struct sm_remote *r = &sm->el.sms.v[i];
+		if (r->polling || r->port == TOPO_NONE)
+			continue;
+		r->polling = true;
+		ask(sm, r->port, r->guid, ASK_QUERY, false, 0, 0);
+	}
+}
+
+static void on_cap_port_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                             void *ctx)
+{
+	(void)res;
+	uint32_t p = *(const uint32_t *)ctx;
+	struct topo *t = &sm->topo;
+	if (!smp || smp->dr_status || p >= t->nports)
+		return;
+	mad_port_info_decode(smp->data, sizeof(smp->data), &t->ports[p].pi, NULL);
+	uint64_t g = port_guid(t, p);
+	if (t->ports[p].pi.capability_mask & PORT_CAP_IS_SM) {
+		if (p != t->sm_port && !sm->cfg->ignore_other_sm)
+			ask(sm, p, 0, ASK_QUERY, false, 1, 0);
+	} else if (g && remote_find(sm, g)) {
+		log_notice(sm->log, "election", "SM GUID " GUID_FMT " left (IsSM cleared)", g);
+		remote_forget(sm, g);
+	}
+}
+
+void election_cap_changed(struct sm *sm, uint32_t port)
+{
+	const struct topo *t = &sm->topo;
+	if (sm->state != SM_STATE_MASTER || !topo_port_endpoint(t, port))
+		return;
+	sm->detached++;
+	sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, t->ports[port].num, NULL, 0,
+	                on_cap_port_info, &port, sizeof(port));
+	sm->detached--;
+}
+
+/* ---- changing state ---- */
+
+static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, el.poll_timer));
+	if (sm->state == SM_STATE_MASTER) {
+		election_poll_known(sm);
+		return;
+	}
+	struct sm_remote *r = remote_find(sm, sm->el.master);
+	if (sm->state != SM_STATE_STANDBY)
+		return;
+	if (!r || r->port == TOPO_NONE) {
+		sm_take_over(sm, "the master is no longer in the model");
+		return;
+	}
+	if (r->polling)
+		return;
+	r->polling = true;
+	/* no retries: each poll is one try, sm_poll_retries of them in a row decide */
+	ask(sm, r->port, r->guid, ASK_POLL_MASTER, false, 0, sm->cfg->sm_poll_interval_ms);
+}
+
+static void abandon_sweep(struct sm *sm)
+{
+	/* what is in flight still lands in the model, but no phase follows */
+	sm->phase_next = NULL;
+	sm->busy = false;
+	sm->again = false;
+	ev_timer_stop(sm->loop, &sm->kick_timer);
+}
+
+void sm_become_standby(struct sm *sm, uint64_t master_guid)
+{
+	struct sm_election *el = &sm->el;
+	struct sm_remote *r = remote_add(sm, master_guid, port_of_guid(&sm->topo, master_guid));
+	el->handover_to = 0;
+	el->master = master_guid;
+	if (r)
+		r->misses = 0;
+	abandon_sweep(sm);
+	bool was_master = sm->state == SM_STATE_MASTER;
+	sm_set_state(sm, SM_STATE_STANDBY);
+	log_notice(sm->log, "election",
+	           "%s: SM GUID " GUID_FMT " (LID %u, priority %u) is %s; polling it every "
+	           "%u ms, taking over after %u missed polls",
+	           was_master ? "handed over, standing by" : "standing by", master_guid,
+	           r ? remote_lid(sm, r) : 0, r ? r->si.priority : 0,
+	           r && r->si.state == SM_STATE_MASTER ? "master" : "to be master",
+	           sm->cfg->sm_poll_interval_ms, sm->cfg->sm_poll_retries);
+	double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
+	ev_timer_stop(sm->loop, &el->poll_timer);
+	ev_timer_set(&el->poll_timer, iv, iv);
+	ev_timer_start(sm->loop, &el->poll_timer);
+}
+
+static void sweep_now(struct sm *sm)
+{
+	sm->full = true;
+	ev_timer_stop(sm->loop, &sm->kick_timer);
+	ev_timer_set(&sm->kick_timer, 0., 0.);
+	ev_timer_start(sm->loop, &sm->kick_timer);
+}
+
+void sm_take_over(struct sm *sm, const char *why)
+{
+	struct sm_election *el = &sm->el;
+	log_notice(sm->log, "election", "%s: looking for the master again, taking over if none",
+	           why);
+	ev_timer_stop(sm->loop, &el->poll_timer);
+	if (el->master) {
+		struct sm_remote *r = remote_find(sm, el->master);
+		if (r)
+			r->polling = false;
+	}
+	el->master = 0;
+	el->rereg = true; /* a new master: the hosts re-register */
+	el->trust_fabric = true;
+	el->takeovers++;
+	abandon_sweep(sm);
+	sm_set_state(sm, SM_STATE_DISCOVERING);
+	sweep_now(sm);
+}
+
+/* ---- SMInfo requests to this SM ---- */
+
+static void respond(struct sm *sm, const struct mad_addr *from, struct mad_smp *smp,
+                    uint16_t status, bool show_key)
+{
+	struct mad_sm_info si = sm_info(sm);
+	if (show_key)
+		si.sm_key = sm->cfg->sm_key;
+	memset(smp->data, 0, sizeof(smp->data));
+	mad_sm_info_encode(&si, smp->data, sizeof(smp->data), NULL);
+	smp->hdr.method = MAD_METHOD_GET_RESP;
+	if (smp->hdr.mgmt_class == MAD_CLASS_SUBN_DR) {
+		smp->dr_status = status;
+		smp->direction = 1;
+	} else {
+		smp->hdr.status = status;
+	}
+	uint8_t out[MAD_SIZE] = {0};
+	mad_smp_encode(smp, out, sizeof(out), NULL);
+	mad_dispatcher_respond(sm->d, from, out, MAD_SIZE);
+}
+
+static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t state, sm_smp_fn cb)
+{
+	if (r->port == TOPO_NONE)
+		r->port = port_of_guid(&sm->topo, r->guid);
+	if (r->port == TOPO_NONE) {
+		log_warn(sm->log, "election",
+		         "SM GUID " GUID_FMT " is not in the model: no %s sent", r->guid,
+		         mod_str(mod));
+		if (cb)
+			sm->el.handover_to = 0;
+		return;
+	}
+	uint8_t data[64];
+	own_payload(sm, state, knows_key(sm, r), data);
+	sm->detached++;
+	sm_send_dr_port(sm, r->port, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod, data, sizeof(data), cb,
+	                &r->guid, sizeof(r->guid));
+	sm->detached--;
+}
+
+static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_smp *smp,
+                       bool show_key)
+{
+	struct mad_sm_info asked = {0};
+	mad_sm_info_decode(smp->data, sizeof(smp->data), &asked, NULL);
+	uint32_t mod = smp->hdr.attr_mod;
+	const struct ibsmd_config *c = sm->cfg;
+	struct sm_remote *r = asked.guid ? remote_find(sm, asked.guid) : NULL;
+	/* the key, or a zero key from an SM we know and that never showed another */
+	bool key_ok = !c->sm_key || asked.sm_key == c->sm_key ||
+	              (!asked.sm_key && r && r->answered && !r->rogue);
+	if (!key_ok || (r && r->rogue)) {
+		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
+		       "ALARM: SMInfo Set %s from LID %u (GUID " GUID_FMT ") with an SM_Key that "
+		       "is not this subnet's: refused",
+		       mod_str(mod), from->lid, asked.guid);
+		respond(sm, from, smp, MAD_STATUS_INVALID_FIELD, false);
+		return;
+	}
+	/* who may say what (C14-38): ACKNOWLEDGE comes from the standby that received a
+	 * HANDOVER, the others from a master; each is legal only in some states */
+	bool legal = false;
+	uint8_t st = sm->state;
+	switch (mod) {
+	case SMINFO_HANDOVER:
+		legal = asked.state == SM_STATE_MASTER && st != SM_STATE_NOT_ACTIVE;
+		break;
+	case SMINFO_ACKNOWLEDGE: legal = asked.state == SM_STATE_STANDBY; break;
+	case SMINFO_DISABLE: legal = asked.state == SM_STATE_MASTER; break;
+	case SMINFO_STANDBY:
+		legal = asked.state == SM_STATE_MASTER &&
+		        (st == SM_STATE_DISCOVERING || st == SM_STATE_MASTER);
+		break;
+	case SMINFO_DISCOVER:
+		legal = asked.state == SM_STATE_MASTER &&
+		        (st == SM_STATE_STANDBY || st == SM_STATE_NOT_ACTIVE);
+		break;
+	default: break;
+	}
+	if (!legal || !asked.guid) {
+		log_rl(sm->log, &sm->el.rl_set, LOGL_WARN, "election",
+		       "SMInfo Set %s from LID %u (GUID " GUID_FMT ", which says it is %s) while "
+		       "this SM is %s: not a legal transition, refused",
+		       mod_str(mod), from->lid, asked.guid, state_str(asked.state), state_str(st));
+		respond(sm, from, smp, MAD_STATUS_INVALID_FIELD, show_key);
+		return;
+	}
+	log_notice(sm->log, "election", "SMInfo Set %s from SM GUID " GUID_FMT " (LID %u) while %s",
+	           mod_str(mod), asked.guid, from->lid, state_str(st));
+	if (!r)
+		r = remote_add(sm, asked.guid, port_of_guid(&sm->topo, asked.guid));
+	switch (mod) {
+	case SMINFO_HANDOVER:
+		if (st == SM_STATE_MASTER) {
+			respond(sm, from, smp, 0, show_key); /* it yields; nothing changes here */
+			break;
+		}
+		/* the acknowledgement says the state the HANDOVER found us in (OpenSM takes an
+		 * ACKNOWLEDGE only from a standby) */
+		if (r)
+			send_set(sm, r, SMINFO_ACKNOWLEDGE, SM_STATE_STANDBY, NULL);
+		ev_timer_stop(sm->loop, &sm->el.poll_timer);
+		sm->el.master = 0;
+		sm->el.rereg = true;
+		sm->el.trust_fabric = true;
+		sm->el.takeovers++;
+		abandon_sweep(sm);
+		sm_set_state(sm, SM_STATE_MASTER);
+		respond(sm, from, smp, 0, show_key);
+		sweep_now(sm);
+		break;
+	case SMINFO_ACKNOWLEDGE:
+		respond(sm, from, smp, 0, show_key);
+		if (st == SM_STATE_MASTER && sm->el.handover_to == asked.guid)
+			sm_become_standby(sm, asked.guid);
+		break;
+	case SMINFO_DISABLE:
+		ev_timer_stop(sm->loop, &sm->el.poll_timer);
+		sm->el.master = 0;
+		abandon_sweep(sm);
+		sm_set_state(sm, SM_STATE_NOT_ACTIVE);
+		respond(sm, from, smp, 0, show_key);
+		log_notice(sm->log, "election",
+		           "NOT-ACTIVE: this SM does nothing until an SM tells it to DISCOVER or "
+		           "it restarts");
+		break;
+	case SMINFO_STANDBY:
+		sm_become_standby(sm, asked.guid);
+		respond(sm, from, smp, 0, show_key);
+		break;
+	case SMINFO_DISCOVER:
+		respond(sm, from, smp, 0, show_key);
+		sm_take_over(sm, "told to DISCOVER");
+		break;
+	}
+}
+
+void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const uint8_t *mad,
+                             size_t len)
+{
+	struct mad_smp smp;
+	struct mad_error err;
+	if (mad_smp_decode(mad, len, &smp, &err) < 0) {
+		log_rl(sm->log, &sm->rl_garbage, LOGL_WARN, "election",
+		       "malformed SMInfo request from LID %u: %s", from->lid, err.msg);
+		return;
+	}
+	if (mad_is_response(smp.hdr.method))
+		return;
+	/* The SM_Key goes to a requester that authenticates (IBA 14.2.5.13, as OpenSM does
+	 * it): with the M_Key when ibsmd protects its ports with one, or by showing the SM_Key
+	 * itself in its SMInfo; without M_Key protection, to any SM that asks, or no other SM
+	 * (OpenSM among them) could take ibsmd for one of its own subnet. */
+	struct mad_sm_info asked = {0};
+	mad_sm_info_decode(smp.data, sizeof(smp.data), &asked, NULL);
+	const struct ibsmd_config *c = sm->cfg;
+	bool mkey_protected = c->m_key && c->m_key_protect >= 1;
+	bool knows = asked.sm_key == c->sm_key || !mkey_protected || smp.mkey == c->m_key;
+	if (asked.guid && asked.sm_key && c->sm_key && asked.sm_key != c->sm_key)
+		knows = false; /* it showed another subnet's key */
+	++sm->act_count;
+	if (smp.hdr.method == MAD_METHOD_SET) {
+		handle_set(sm, from, &smp, knows);
+		return;
+	}
+	respond(sm, from, &smp, smp.hdr.method == MAD_METHOD_GET ? 0 : MAD_STATUS_UNSUP_METHOD,
+	        knows);
+}
+
+/* ---- life cycle ---- */
+
+void election_init(struct sm *sm)
+{
+	sm->el.rl_rogue = LOG_RL_INIT(3, 10000);
+	sm->el.rl_set = LOG_RL_INIT(5, 1000);
+	ev_init(&sm->el.poll_timer, poll_cb);
+}
+
+void election_stop(struct sm *sm)
+{
+	ev_timer_stop(sm->loop, &sm->el.poll_timer);
+}
+
+void election_free(struct sm *sm)
+{
+	election_stop(sm);
+	vec_free(&sm->el.sms);
+	u64map_free(&sm->el.by_guid);
+}
+
+uint32_t sm_remote_count(const struct sm *sm)
+{
+	return sm->el.sms.n;
+}
+
+bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out)
+{
+	if (i >= sm->el.sms.n)
+		return false;
+	const struct sm_remote *r = &sm->el.sms.v[i];
+	*out = (struct sm_remote_info){
+	    .info = r->si,
+	    .lid = remote_lid(sm, r),
+	    .answered = r->answered,
+	    .rogue = r->rogue,
+	};
+	out->info.guid = r->guid;
+	out->info.sm_key = 0;
+	return true;
+}
