@@ -145,26 +145,26 @@ static void on_lft_read(struct sm *sm, const struct mad_result *res, const struc
 
 /* Switches whose tables we do not know (a fresh start, a takeover, a switch that came
  * back) may hold the right routes already, put there by the SM before us: read what they
- * hold up to their LinearFDBTop, so that program_tables writes only the blocks that are
- * wrong and no working route is touched. */
+ * hold up to their LinearFDBTop before routing, so that the engine keeps the routes that
+ * are still valid (sticky routing) and program_tables writes only the blocks that are
+ * wrong: no working route is touched. */
 void program_read_tables(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
 		uint32_t node = sw->node;
-		if (!t->nodes[node].present || !sw->lft || sw->lft_hw)
-			continue;
-		uint8_t *hw = malloc(sw->lft_size);
+		uint32_t top = sw->si.linear_fdb_top;
+		if (!t->nodes[node].present || sw->lft_hw || !top || top >= TOPO_LID_COUNT)
+			continue; /* known, or it holds nothing yet */
+		uint32_t size = (top / 64 + 1) * 64;
+		uint8_t *hw = malloc(size);
 		if (!hw)
 			continue;
-		memset(hw, 0xfe, sw->lft_size);
+		memset(hw, 0xfe, size);
 		sw->lft_hw = hw;
-		sw->lft_hw_size = sw->lft_size;
-		if (!sw->si.linear_fdb_top)
-			continue; /* it holds nothing yet */
-		for (uint32_t b = 0; b * 64 < sw->lft_size && b * 64 <= sw->si.linear_fdb_top;
-		     b++) {
+		sw->lft_hw_size = size;
+		for (uint32_t b = 0; b * 64 <= top; b++) {
 			uint32_t ref[2] = {node, b};
 			sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_LFT, b, NULL, 0,
 			           on_lft_read, ref, sizeof(ref));

@@ -29,8 +29,9 @@ int route_all(struct sm *sm)
 		log_err(sm->log, "routing", "out of memory building the switch graph");
 		return -1;
 	}
-	/* Losses move only the routes they break; added capacity is balanced over. */
-	ctx->sticky = !sm->grew;
+	/* Losses move only the routes they break; added capacity is balanced over. Tables
+	 * just read from the switches (a takeover, a fresh start) are kept where valid. */
+	ctx->sticky = !sm->grew || sm->counts.lft_blocks_read;
 	char chain[sizeof(sm->cfg->routing_engines)];
 	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
 	int rc = -1;
@@ -53,7 +54,7 @@ int route_all(struct sm *sm)
 			routing_ctx_free(ctx);
 			if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
 				break;
-			ctx->sticky = !sm->grew;
+			ctx->sticky = !sm->grew || sm->counts.lft_blocks_read;
 			continue;
 		}
 		if (last != e)

@@ -242,12 +242,7 @@ static void after_election(struct sm *sm)
 	}
 	lids_save(sm);
 	sm->times.lids = ev_time() - t0;
-	t0 = ev_time();
-	if (route_all(sm) < 0) {
-		sm->exit_code = 1;
-		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
-	}
-	sm->times.route = ev_time() - t0;
+	/* tables we do not know yet are read before routing, which keeps the valid ones */
 	sm_phase_begin(sm, after_read);
 	program_read_tables(sm);
 	sm_phase_check(sm);
@@ -255,6 +250,12 @@ static void after_election(struct sm *sm)
 
 static void after_read(struct sm *sm)
 {
+	double t0 = ev_time();
+	if (route_all(sm) < 0) {
+		sm->exit_code = 1;
+		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
+	}
+	sm->times.route = ev_time() - t0;
 	sm_phase_begin(sm, after_tables);
 	program_tables(sm);
 	sm_phase_check(sm);

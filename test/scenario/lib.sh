@@ -23,7 +23,7 @@ cleanup() {
 			tail -n 40 "$f" >&2
 		done
 	else
-		rm -rf "$WORK"
+		[ -n "${KEEP:-}" ] || rm -rf "$WORK"
 	fi
 	exit "$rc"
 }
