@@ -483,7 +483,8 @@ enum agent_result sma_process(struct fabric *f, uint32_t in, uint8_t *mad, uint6
 		p->trap_pending = 0;
 		return AGENT_NO_REPLY;
 	}
-	if (attr == MAD_ATTR_SM_INFO)
+	/* SMInfo and traps are for the SM at the port (an SM's trap 144 to the master, say) */
+	if (attr == MAD_ATTR_SM_INFO || method == MAD_METHOD_TRAP)
 		return AGENT_NOT_MINE;
 	if (mad_is_response(method))
 		return AGENT_NO_REPLY; /* an SMA takes no answers */
