@@ -29,6 +29,7 @@ static void usage(FILE *out)
 	        "  --routing-engine LIST   engines in order of preference: %s\n"
 	        "  --lmc N                 LIDs per port: 2^N (0-7)\n"
 	        "  --sweep-interval S      light sweep period in seconds, 0: none (default 10)\n"
+	        "  --priority N            SM priority 0-15 in the election among SMs (default 0)\n"
 	        "  --log-level LEVEL       err, warn, notice (default), info, debug\n"
 	        "  -v                      one log level more\n"
 	        "  --journal               log to the systemd journal\n"
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
 	    {"routing-engine", required_argument, NULL, 'R'},
 	    {"lmc", required_argument, NULL, 'l'},
 	    {"sweep-interval", required_argument, NULL, 'i'},
+	    {"priority", required_argument, NULL, 'p'},
 	    {"log-level", required_argument, NULL, 'L'},
 	    {"journal", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
@@ -80,7 +82,7 @@ int main(int argc, char **argv)
 	const char *transport = "umad", *config_file = NULL;
 	/* command-line values override the file: keep them aside until it is read */
 	const char *o_state = NULL, *o_engine = NULL;
-	int o_lmc = -1, o_interval = -1, o_level = -1, verbose = 0;
+	int o_lmc = -1, o_interval = -1, o_level = -1, o_prio = -1, verbose = 0;
 	bool once = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -105,6 +107,16 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'i': o_interval = atoi(optarg); break;
+		case 'p': {
+			char *e;
+			long v = strtol(optarg, &e, 10);
+			if (*e || v < 0 || v > 15) {
+				fprintf(stderr, "ibsmd: --priority takes 0 to 15, not \"%s\"\n", optarg);
+				return 2;
+			}
+			o_prio = (int)v;
+			break;
+		}
 		case 'L':
 			o_level = log_level_parse(optarg);
 			if (o_level < 0) {
@@ -136,6 +148,8 @@ int main(int argc, char **argv)
 		cfg.lmc = (uint8_t)o_lmc;
 	if (o_interval >= 0)
 		cfg.sweep_interval_s = (unsigned)o_interval;
+	if (o_prio >= 0)
+		cfg.sm_priority = (uint8_t)o_prio;
 	if (cfg.log_level >= 0)
 		lg.level = cfg.log_level;
 	if (o_level >= 0)
