@@ -111,7 +111,8 @@ int main(int argc, char **argv)
 			char *e;
 			long v = strtol(optarg, &e, 10);
 			if (*e || v < 0 || v > 15) {
-				fprintf(stderr, "ibsmd: --priority takes 0 to 15, not \"%s\"\n", optarg);
+				fprintf(stderr, "ibsmd: --priority takes 0 to 15, not \"%s\"\n",
+				        optarg);
 				return 2;
 			}
 			o_prio = (int)v;

@@ -312,6 +312,78 @@ START_TEST(sm_info_keys)
 }
 END_TEST
 
+/* Send the SM an SMInfo Set with this modifier from an SM claiming `state`, showing key;
+ * the answer's status, and the SMInfo it answered in *out. */
+static uint16_t set_sm_info(struct harness *h, uint32_t mod, uint8_t state, uint64_t key,
+                            struct mad_sm_info *out)
+{
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod);
+	struct mad_sm_info q = {.guid = 0x777, .sm_key = key, .priority = 15, .state = state};
+	mad_sm_info_encode(&q, smp.data, sizeof(smp.data), NULL);
+	uint8_t m[MAD_SIZE] = {0};
+	mad_smp_encode(&smp, m, sizeof(m), NULL);
+	struct mad_addr from = {.lid = 7, .qpn = 0};
+	unsigned before = h->nresp;
+	fake_deliver(h->ft, &from, m, MAD_SIZE, 0);
+	for (int i = 0; i < 100 && h->nresp == before; i++)
+		ev_run(h->loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(h->nresp, before + 1);
+	struct mad_smp a;
+	ck_assert_int_ge(mad_smp_decode(h->resp, MAD_SIZE, &a, NULL), 0);
+	ck_assert_uint_eq(a.hdr.method, MAD_METHOD_GET_RESP);
+	mad_sm_info_decode(a.data, sizeof(a.data), out, NULL);
+	return a.hdr.status;
+}
+
+START_TEST(sm_info_sets)
+{
+	/* SMInfo Sets follow IBA's transitions with OpenSM's sender rules; a foreign key
+	 * changes nothing */
+	struct harness h;
+	harness_init(&h, "fattree:radix=4,levels=2");
+	h.cfg.sm_key = 0x5ec1e7;
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	struct mad_sm_info si;
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_MASTER);
+	/* HANDOVER must come from a master, ACKNOWLEDGE from a standby */
+	ck_assert_uint_eq(set_sm_info(&h, 1, SM_STATE_STANDBY, 0x5ec1e7, &si),
+	                  MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(set_sm_info(&h, 2, SM_STATE_MASTER, 0x5ec1e7, &si),
+	                  MAD_STATUS_INVALID_FIELD);
+	/* unknown modifiers, and DISCOVER to a master, are refused */
+	ck_assert_uint_eq(set_sm_info(&h, 9, SM_STATE_MASTER, 0x5ec1e7, &si),
+	                  MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(set_sm_info(&h, 5, SM_STATE_MASTER, 0x5ec1e7, &si),
+	                  MAD_STATUS_INVALID_FIELD);
+	/* another subnet's key: refused, state unchanged, no key shown */
+	ck_assert_uint_eq(set_sm_info(&h, 4, SM_STATE_MASTER, 0xbad, &si),
+	                  MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(si.sm_key, 0);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_MASTER);
+	/* a master with our key says STANDBY: this one stands by */
+	ck_assert_uint_eq(set_sm_info(&h, 4, SM_STATE_MASTER, 0x5ec1e7, &si), 0);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_STANDBY);
+	/* ... HANDOVER: master again, answered as master */
+	ck_assert_uint_eq(set_sm_info(&h, 1, SM_STATE_MASTER, 0x5ec1e7, &si), 0);
+	ck_assert_uint_eq(si.state, SM_STATE_MASTER);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_MASTER);
+	/* DISABLE: NOT-ACTIVE, and then DISCOVER brings it back to DISCOVERING */
+	ck_assert_uint_eq(set_sm_info(&h, 3, SM_STATE_MASTER, 0x5ec1e7, &si), 0);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_NOT_ACTIVE);
+	ck_assert_uint_eq(set_sm_info(&h, 1, SM_STATE_MASTER, 0x5ec1e7, &si),
+	                  MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(set_sm_info(&h, 5, SM_STATE_MASTER, 0x5ec1e7, &si), 0);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_DISCOVERING);
+	/* no other SM answers in this fabric: the sweep makes it master again */
+	for (int i = 0; i < 2000 && sm_info(h.sm).state != SM_STATE_MASTER; i++)
+		ev_run(h.loop, EVRUN_ONCE);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_MASTER);
+	harness_free(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sm_phases");
@@ -321,6 +393,7 @@ int main(void)
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, link_down_rerouted);
 	tcase_add_test(tc, sm_info_keys);
+	tcase_add_test(tc, sm_info_sets);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
