@@ -338,6 +338,16 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	struct sa_req rq = {.sa = sa, .from = *from, .requester = TOPO_NONE};
 	struct mad_error err;
 	sa->st.requests++;
+	uint8_t state = sm_info(sa->sm).state;
+	if (state == SM_STATE_STANDBY || state == SM_STATE_NOT_ACTIVE) {
+		/* the SA is the master's (IBA 15.1, and OpenSM ignores them too): a standby's
+		 * model is from its last look at the fabric and it holds none of the clients'
+		 * state, so its answers would mislead */
+		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
+		       "ignored a request from LID %u: this SM is %s, not master", from->lid,
+		       state == SM_STATE_STANDBY ? "STANDBY" : "NOT-ACTIVE");
+		return;
+	}
 	if (mad_sa_hdr_decode(mad, len, &rq.h, &err) < 0) {
 		sa->st.malformed++;
 		log_rl(sa->log, &sa->rl_malformed, LOGL_INFO, "sa",

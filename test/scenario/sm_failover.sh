@@ -110,8 +110,11 @@ grep -h "subnet up" "$WORK/B.log" | tail -1 | grep -o "[0-9]* LFT blocks read, [
 [ "$(state_of "$LID_C")" = 2 ] || fail "C is not standing by after the takeover"
 
 # 3. A comes back at priority 12: B hands over, one master at every sample
+# The SMs are asked one after another, the master (B) first: the new master turns MASTER
+# when the HANDOVER reaches it and the old one STANDBY when the answer comes back, so asking
+# A first could see A before and B after and count none where there was always one.
 (while :; do
-	masters_now "$LID_A" "$LID_B" "$LID_C"
+	masters_now "$LID_B" "$LID_A" "$LID_C"
 	sleep 0.05
 done) >"$WORK/masters.samples" &
 SAMPLER=$!
