@@ -14,7 +14,6 @@ SIM_HOST=host-72 start_ibsmd --sweep-interval $SWEEP
 wait_until 10 verify_passes || fail "not up: $("$FS" verify | tail -3)"
 "$FS" ctl lids | sort >"$WORK/lids.0"
 
-lft_sets() { "$FS" ctl lft-sets | grep -v '^total' | sort; }
 changed() { join "$1" "$2" | awk '$2 != $3 { print $1 }' | sort; }
 rerouted_within() { # SECONDS: verify passes within that time
 	wait_until "$1" verify_passes || fail "not rerouted within $1 s: $("$FS" verify | grep -E 'problem|verdict' | head -4)"

@@ -180,3 +180,31 @@ PY
 verify_passes() {
 	"$BUILD/test/fabricsim/fabricsim" verify >/dev/null 2>&1
 }
+
+# start_named_ibsmd NAME HOST PRIORITY [YAML LINE...]: one of several ibsmd daemons on the
+# fabric, attached to HOST, with its own configuration ($WORK/NAME.yaml), state directory
+# and log ($WORK/NAME.log, appended across restarts); its pid in PID_NAME.
+start_named_ibsmd() {
+	local name=$1 host=$2 prio=$3 l
+	shift 3
+	{
+		echo "sm_priority: $prio"
+		for l in "$@"; do echo "$l"; done
+	} >"$WORK/$name.yaml"
+	mkdir -p "$WORK/state-$name"
+	(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim \
+		--state-dir "$WORK/state-$name" --config "$WORK/$name.yaml" \
+		>"$WORK/$name.out" 2>>"$WORK/$name.log") &
+	PIDS+=($!)
+	eval "PID_$name=$!"
+}
+
+# lid_of NODE: the LID of a node's endpoint (a host's port, a switch's port 0)
+lid_of() { "$BUILD/test/fabricsim/fabricsim" ctl lids | awk -v h="$1" '$4 == h { print $2 }'; }
+
+# sm_state_of LID: the SMInfo state (3 MASTER, 2 STANDBY, 1 DISCOVERING) of the SM there, or -
+sm_state_of() {
+	on_sim host-9 sminfo "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
+}
+
+lft_sets() { "$BUILD/test/fabricsim/fabricsim" ctl lft-sets | grep -v '^total' | sort; }

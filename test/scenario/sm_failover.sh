@@ -12,35 +12,19 @@ FABRIC=${2:-fattree:radix=36,levels=3,hosts=2592}
 start_fabricsim "$FABRIC" --max-clients 32
 need sminfo
 
-# sm NAME HOST PRIORITY [yaml lines]: an ibsmd on HOST with its own state directory
+# sm NAME HOST PRIORITY [yaml lines]: an ibsmd, M_Key protected, light sweeps every 2 s
 sm() {
 	local name=$1 host=$2 prio=$3
 	shift 3
-	{
-		echo "sm_priority: $prio"
-		echo "sweep_interval: 2"
-		echo "m_key: 0x5eed"
-		echo "m_key_protect: 1"
-		for l in "$@"; do echo "$l"; done
-	} >"$WORK/$name.yaml"
-	mkdir -p "$WORK/state-$name"
-	(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim \
-		--state-dir "$WORK/state-$name" --config "$WORK/$name.yaml" \
-		>"$WORK/$name.out" 2>>"$WORK/$name.log") &
-	PIDS+=($!)
-	eval "PID_$name=$!"
+	start_named_ibsmd "$name" "$host" "$prio" "sweep_interval: 2" "m_key: 0x5eed" \
+		"m_key_protect: 1" "$@"
 }
-lid_of() { "$FS" ctl lids | awk -v h="$1" '$4 == h { print $2 }'; }
-# state_of LID: the SMInfo state (3 MASTER, 2 STANDBY, 1 DISCOVERING) of the SM there, or -
-state_of() {
-	on_sim host-9 sminfo "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
-}
+state_of() { sm_state_of "$@"; }
 masters_now() {
 	local n=0 l
 	for l in "$@"; do [ "$(state_of "$l")" = 3 ] && n=$((n + 1)); done
 	echo $n
 }
-lft_sets() { "$FS" ctl lft-sets | grep -v '^total' | sort; }
 mlids() { on_sim host-9 saquery -g 2>/dev/null | sed -n 's/^[[:space:]]*\(MGID\|Mlid\)\.*//p' | paste - - | sort; }
 
 sm A host-1 10

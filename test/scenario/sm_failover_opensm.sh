@@ -23,23 +23,11 @@ osm() { # NAME HOST PRIORITY: OpenSM polling every second, 2 retries (its fastes
 	PIDS+=($!)
 	eval "PID_$name=$!"
 }
-sm() { # NAME HOST PRIORITY: ibsmd
-	local name=$1 host=$2 prio=$3
-	printf 'sm_priority: %s\nsweep_interval: 1\n' "$prio" >"$WORK/$name.yaml"
-	(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim \
-		--state-dir "$WORK/state-$name" --config "$WORK/$name.yaml" \
-		>"$WORK/$name.out" 2>>"$WORK/$name.log") &
-	PIDS+=($!)
-	eval "PID_$name=$!"
-}
-lid_of() { "$FS" ctl lids | awk -v h="$1" '$4 == h { print $2 }'; }
-state_of() {
-	on_sim host-9 sminfo "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
-}
+sm() { start_named_ibsmd "$1" "$2" "$3" "sweep_interval: 1"; }
+state_of() { sm_state_of "$@"; }
 states() { echo "$(state_of "$(lid_of host-1)")/$(state_of "$(lid_of host-2)")"; }
 states_are() { [ "$(states)" = "$1" ]; }
 state_is() { [ "$(state_of "$(lid_of "$1")")" = "$2" ]; }
-lft_sets() { "$FS" ctl lft-sets | grep -v '^total' | sort; }
 
 # 1. OpenSM master (host-1, priority 10), ibsmd B (host-2, priority 5) stands by
 osm O host-1 10

@@ -257,17 +257,11 @@ START_TEST(link_down_rerouted)
 }
 END_TEST
 
-/* Ask the SM for its SMInfo by a LID-routed Get carrying key in its SMInfo and mkey in its
- * header; the answer's SMInfo. */
-static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key, uint64_t mkey)
+/* Deliver an SMInfo request to the SM as from LID 7 and decode its one answer. */
+static struct mad_smp sm_info_exchange(struct harness *h, const struct mad_smp *smp)
 {
-	struct mad_smp smp;
-	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0);
-	smp.mkey = mkey;
-	struct mad_sm_info q = {.sm_key = key};
-	mad_sm_info_encode(&q, smp.data, sizeof(smp.data), NULL);
 	uint8_t m[MAD_SIZE] = {0};
-	mad_smp_encode(&smp, m, sizeof(m), NULL);
+	mad_smp_encode(smp, m, sizeof(m), NULL);
 	struct mad_addr from = {.lid = 7, .qpn = 0};
 	unsigned before = h->nresp;
 	fake_deliver(h->ft, &from, m, MAD_SIZE, 0);
@@ -277,6 +271,19 @@ static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key, uint64_t 
 	struct mad_smp a;
 	ck_assert_int_ge(mad_smp_decode(h->resp, MAD_SIZE, &a, NULL), 0);
 	ck_assert_uint_eq(a.hdr.method, MAD_METHOD_GET_RESP);
+	return a;
+}
+
+/* Ask the SM for its SMInfo by a LID-routed Get carrying key in its SMInfo and mkey in its
+ * header; the answer's SMInfo. */
+static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key, uint64_t mkey)
+{
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0);
+	smp.mkey = mkey;
+	struct mad_sm_info q = {.sm_key = key};
+	mad_sm_info_encode(&q, smp.data, sizeof(smp.data), NULL);
+	struct mad_smp a = sm_info_exchange(h, &smp);
 	ck_assert_uint_eq(a.hdr.status, 0);
 	struct mad_sm_info si;
 	mad_sm_info_decode(a.data, sizeof(a.data), &si, NULL);
@@ -321,17 +328,7 @@ static uint16_t set_sm_info(struct harness *h, uint32_t mod, uint8_t state, uint
 	mad_smp_init_lid(&smp, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod);
 	struct mad_sm_info q = {.guid = 0x777, .sm_key = key, .priority = 15, .state = state};
 	mad_sm_info_encode(&q, smp.data, sizeof(smp.data), NULL);
-	uint8_t m[MAD_SIZE] = {0};
-	mad_smp_encode(&smp, m, sizeof(m), NULL);
-	struct mad_addr from = {.lid = 7, .qpn = 0};
-	unsigned before = h->nresp;
-	fake_deliver(h->ft, &from, m, MAD_SIZE, 0);
-	for (int i = 0; i < 100 && h->nresp == before; i++)
-		ev_run(h->loop, EVRUN_NOWAIT);
-	ck_assert_uint_eq(h->nresp, before + 1);
-	struct mad_smp a;
-	ck_assert_int_ge(mad_smp_decode(h->resp, MAD_SIZE, &a, NULL), 0);
-	ck_assert_uint_eq(a.hdr.method, MAD_METHOD_GET_RESP);
+	struct mad_smp a = sm_info_exchange(h, &smp);
 	mad_sm_info_decode(a.data, sizeof(a.data), out, NULL);
 	return a.hdr.status;
 }
