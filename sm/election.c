@@ -328,10 +328,12 @@ void election_query(struct sm *sm)
 			continue;
 		uint64_t g = port_guid(t, p);
 		struct sm_remote *r = g ? remote_find(sm, g) : NULL;
-		if (r && r->polling)
+		if (r && r->polling && ev_now(sm->loop) - r->asked < 5.0)
 			continue;
-		if (r)
+		if (r) {
 			r->polling = true;
+			r->asked = ev_now(sm->loop);
+		}
 		/* one retry: an SM that does not answer twice is not there to follow */
 		ask(sm, p, r ? g : 0, ASK_QUERY, wait, 1, 0);
 	}
@@ -375,9 +377,10 @@ void election_poll_known(struct sm *sm)
 {
 	for (uint32_t i = 0; i < sm->el.sms.n; i++) {
 		struct sm_remote *r = &sm->el.sms.v[i];
-		if (r->polling || r->port == TOPO_NONE)
+		if ((r->polling && ev_now(sm->loop) - r->asked < 5.0) || r->port == TOPO_NONE)
 			continue;
 		r->polling = true;
+		r->asked = ev_now(sm->loop);
 		ask(sm, r->port, r->guid, ASK_QUERY, false, 0, 0);
 	}
 }

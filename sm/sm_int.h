@@ -49,6 +49,7 @@ struct sm_remote {
 	bool answered;           /* it answered since it was found */
 	bool rogue;              /* it answered with an SM_Key that is not ours */
 	bool polling;            /* a Get is on its way */
+	double asked;            /* ... since then (a lost callback must not silence it) */
 	unsigned misses;         /* polls in a row it did not answer */
 	uint32_t answered_sweep; /* the topo sweep in which it last answered */
 };
