@@ -254,6 +254,15 @@ static uint8_t enforces(const struct sm *sm, uint32_t p)
 	return topo_switch_port_pkeys(&sm->topo, p, pk, 32) && sm->topo.ports[p].pkey_sig ? 1 : 0;
 }
 
+/* A new master (fresh start, takeover, handover) asks the hosts to re-register: joins,
+ * services and subscriptions go to it again (IBA 14.4.11), on CA ports that support it. */
+static bool wants_rereg(const struct sm *sm, uint32_t p)
+{
+	const struct topo_port *port = &sm->topo.ports[p];
+	return sm->el.rereg && !topo_is_switch(&sm->topo, port->node) &&
+	       (port->pi.capability_mask & PORT_CAP_HAS_CLIENT_REREG);
+}
+
 /* A PortInfo Set that changes only what we mean to change (zero means "no change" for
  * widths, speeds, physical state and port state). */
 static void port_set(struct sm *sm, uint32_t p, uint8_t state)
@@ -267,10 +276,7 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	pi.phys_state = 0;
 	pi.link_down_default_state = 0;
 	pi.port_state = state;
-	/* a new master (fresh start, takeover, handover) asks the hosts to re-register: joins,
-	 * services and subscriptions go to it again (IBA 14.4.11) */
-	pi.client_reregister = sm->el.rereg && !topo_is_switch(t, port->node) &&
-	                       (port->pi.capability_mask & PORT_CAP_HAS_CLIENT_REREG);
+	pi.client_reregister = wants_rereg(sm, p);
 	if (mgmt) {
 		const struct topo_port *smp = &t->ports[t->sm_port];
 		pi.lid = port->lid;
@@ -345,9 +351,7 @@ void program_arm(struct sm *sm)
 			continue;
 		const struct topo_port *port = &t->ports[p];
 		bool arm = port->pi.port_state == PORT_STATE_INIT;
-		bool rereg = sm->el.rereg && !topo_is_switch(t, port->node) &&
-		             (port->pi.capability_mask & PORT_CAP_HAS_CLIENT_REREG);
-		if (arm || rereg || !port_configured(sm, p))
+		if (arm || wants_rereg(sm, p) || !port_configured(sm, p))
 			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 	}
 	vl_program(sm);
