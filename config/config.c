@@ -421,3 +421,57 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 			}
 	return 0;
 }
+
+/* FNV-1a, 64 bits, fed field by field (never whole structs: no padding bytes in a digest). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+#define FNV_INIT      0xcbf29ce484222325ull
+#define FNV_VAL(h, v) ((h) = fnv((h), &(v), sizeof(v)))
+
+uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part part)
+{
+	uint64_t h = FNV_INIT;
+	switch (part) {
+	case CONFIG_DIGEST_PARTITIONS:
+		for (unsigned i = 0; i < c->npartitions; i++) {
+			const struct config_partition *p = &c->partitions[i];
+			FNV_VAL(h, p->pkey);
+			FNV_VAL(h, p->all);
+			FNV_VAL(h, p->all_full);
+			FNV_VAL(h, p->ipoib);
+			FNV_VAL(h, p->ipoib_mtu);
+			FNV_VAL(h, p->ipoib_rate);
+			FNV_VAL(h, p->nguids);
+			for (unsigned k = 0; k < p->nguids; k++) {
+				FNV_VAL(h, p->guids[k]);
+				FNV_VAL(h, p->full[k]);
+			}
+		}
+		FNV_VAL(h, c->default_ipoib);
+		FNV_VAL(h, c->default_ipoib_mtu);
+		FNV_VAL(h, c->default_ipoib_rate);
+		break;
+	case CONFIG_DIGEST_ROUTING:
+		h = fnv(h, c->routing_engines, strlen(c->routing_engines));
+		for (unsigned i = 0; i < c->nroots; i++)
+			FNV_VAL(h, c->root_guids[i]);
+		FNV_VAL(h, c->lmc);
+		FNV_VAL(h, c->lmc_esp0);
+		FNV_VAL(h, c->lid_min);
+		FNV_VAL(h, c->lid_max);
+		FNV_VAL(h, c->subnet_prefix);
+		break;
+	case CONFIG_DIGEST_KEYS:
+		FNV_VAL(h, c->sm_key);
+		FNV_VAL(h, c->m_key);
+		FNV_VAL(h, c->m_key_lease);
+		FNV_VAL(h, c->m_key_protect);
+		break;
+	}
+	return h;
+}

@@ -60,4 +60,10 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen);
 void config_free(struct ibsmd_config *c);
 
+/* Digests of what a master and its standbys must agree on, so that a takeover does not change
+ * the subnet: the partitions (with their members and IPoIB groups), the routing (engines,
+ * roots, LMC, LID range, subnet prefix) and the keys (SM_Key, M_Key and its protection). */
+enum config_digest_part { CONFIG_DIGEST_PARTITIONS, CONFIG_DIGEST_ROUTING, CONFIG_DIGEST_KEYS };
+uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part part);
+
 #endif

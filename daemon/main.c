@@ -1,5 +1,6 @@
-/* ibsmd: the InfiniBand subnet manager daemon. main owns everything: it creates the SM and
- * the SA and wires the SA in as the SM's listener; the SM knows nothing of the SA. */
+/* ibsmd: the InfiniBand subnet manager daemon. main owns everything: it creates the SM, the
+ * SA and the standby sync and wires the SA and the sync in as the SM's listeners; the SM knows
+ * nothing of either. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include "config/config.h"
 #include "routing/engine.h"
 #include "sa/sa.h"
+#include "sync/sync.h"
 #include "sm/sm.h"
 
 static void usage(FILE *out)
@@ -192,13 +194,17 @@ int main(int argc, char **argv)
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	struct sm *sm = sm_new(&cfg, &lg, loop, t, once);
 	struct sa *sa = sm ? sa_new(sm) : NULL;
-	if (sa) {
-		struct sm_listener hooks = sa_listener(sa);
-		sm_set_listener(sm, &hooks);
+	struct sync *sync = sa ? sync_new(sm, sa) : NULL;
+	if (sync) {
+		struct sm_listener hooks = sa_listener(sa), sync_hooks = sync_listener(sync);
+		sm_add_listener(sm, &hooks);
+		sm_add_listener(sm, &sync_hooks);
 	}
-	if (!sa || sm_start(sm) < 0) {
+	if (!sync || sm_start(sm) < 0) {
 		fprintf(stderr, "ibsmd: cannot start the SM\n");
+		sync_stop(sync);
 		sm_stop(sm);
+		sync_free(sync);
 		sa_free(sa);
 		sm_free(sm);
 		mad_transport_close(t);
@@ -236,7 +242,7 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1");
 	/* in this order: transactions end while the SA their callbacks use is there */
 	sm_stop(sm);
-	sm_set_listener(sm, NULL);
+	sm_clear_listeners(sm);
 	sa_free(sa);
 	sm_free(sm);
 	mad_transport_close(t);

@@ -9,6 +9,7 @@
  * kernel poll can watch. Then a reader thread blocks in umad_recv and hands each MAD to the
  * event loop through a socketpair; on hardware the loop watches the umad fd itself.
  */
+#include "mad/sync_msg.h"
 #include "mad/transport.h"
 
 #include <errno.h>
@@ -49,6 +50,9 @@ static struct umad_transport *to_umad(struct mad_transport *t)
 static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t version,
                           const uint8_t *methods, size_t nmethods)
 {
+	/* vendor classes of range 2 are told apart by the OUI: ibsmd speaks only its own */
+	bool vendor2 = mgmt_class >= 0x30 && mgmt_class <= 0x4f;
+	uint32_t oui = vendor2 ? MAD_SYNC_OUI : 0;
 	if (u->agent[mgmt_class] >= 0)
 		return 0;
 	struct umad_reg_attr attr = {
@@ -56,6 +60,7 @@ static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t 
 	    .mgmt_class_version = version,
 	    .flags = UMAD_USER_RMPP,
 	    .rmpp_version = 0,
+	    .oui = oui,
 	};
 	long mask[16 / sizeof(long)] = {0};
 	for (size_t i = 0; i < nmethods; i++) {
@@ -65,7 +70,10 @@ static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t 
 	uint32_t id;
 	int r = umad_register2(u->portid, &attr, &id);
 	if (r != 0) {
-		r = umad_register(u->portid, mgmt_class, version, 0, nmethods ? mask : NULL);
+		uint8_t ob[3] = {(uint8_t)(oui >> 16), (uint8_t)(oui >> 8), (uint8_t)oui};
+		r = vendor2
+		        ? umad_register_oui(u->portid, mgmt_class, 0, ob, nmethods ? mask : NULL)
+		        : umad_register(u->portid, mgmt_class, version, 0, nmethods ? mask : NULL);
 		if (r < 0) {
 			log_err(u->base.log, "mad",
 			        "%s: cannot register an agent for class 0x%02x (%s): is another "
@@ -353,6 +361,17 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 			         u->base.desc);
 			goto fail_port;
 		}
+	}
+
+	if (opts->roles & MAD_ROLE_SM) {
+		/* standby sync (mad/sync_msg.h): without it the SM still works, unsynced */
+		static const uint8_t sync_methods[] = {MAD_METHOD_GET};
+		if (register_agent(u, MAD_CLASS_IBSMD_SYNC, MAD_SYNC_CLASS_VERSION, sync_methods,
+		                   1) < 0)
+			log_warn(u->base.log, "mad",
+			         "%s: no agent for the standby sync class 0x%02x: standbys of this "
+			         "SM will not be kept in sync",
+			         u->base.desc, MAD_CLASS_IBSMD_SYNC);
 	}
 
 	int fd = umad_get_fd(u->portid);

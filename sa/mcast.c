@@ -827,6 +827,13 @@ void sa_mcast_free(struct sa *sa)
 	sa->mlid_hint = 0;
 }
 
+void sa_mcast_forget(struct sa *sa)
+{
+	for (uint32_t i = 0; i < sa->ngroups; i++)
+		sm_mcast_set(sa->sm, sa->groups[i].rec.mlid, NULL, 0); /* a standby sends none */
+	sa_mcast_free(sa);
+}
+
 void sa_mcast_save(struct sa *sa, FILE *f)
 {
 	for (uint32_t i = 0; i < sa->ngroups; i++) {

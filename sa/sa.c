@@ -503,9 +503,18 @@ static void on_trap(void *ctx, const struct mad_notice *trap)
 	sa_forward_trap(ctx, trap);
 }
 
+static void on_state_changed(void *ctx, uint8_t state)
+{
+	if (state == SM_STATE_STANDBY)
+		sa_state_reset(ctx);
+}
+
 struct sm_listener sa_listener(struct sa *sa)
 {
-	return (struct sm_listener){.ctx = sa, .sweep_done = on_sweep_done, .trap = on_trap};
+	return (struct sm_listener){.ctx = sa,
+	                            .sweep_done = on_sweep_done,
+	                            .trap = on_trap,
+	                            .state_changed = on_state_changed};
 }
 
 const struct sa_stats *sa_stats(const struct sa *sa)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mad/mad_layout.h"
 
@@ -45,7 +46,7 @@ void sa_records_free(struct sa_records *r);
 struct sa;
 struct sa *sa_new(struct sm *sm);
 void sa_free(struct sa *sa);
-/* The hooks main registers with the SM (sm_set_listener): sweeps done, traps. */
+/* The hooks main registers with the SM (sm_add_listener): sweeps done, traps. */
 struct sm_listener sa_listener(struct sa *sa);
 /* After a sweep that left the subnet up: Reports for ports that came into or went out of
  * service, subscriptions of ports that left dropped. */
@@ -65,5 +66,14 @@ struct sa_stats {
 	uint64_t path_cache_hits;
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
+
+/* What clients created (services, groups and members, subscriptions, alias GUIDs), as the
+ * state file's lines, for the standby sync (sync/): is it the SA's own yet (a master's, after
+ * its first sweep), a count that moves with every change, all its lines, and, on a standby,
+ * the master's copy to keep (saved, and applied after the first sweep as master). */
+bool sa_state_ready(const struct sa *sa);
+uint64_t sa_state_changes(const struct sa *sa);
+void sa_state_write(struct sa *sa, FILE *f);
+int sa_state_replace(struct sa *sa, const char *const *lines, uint32_t n);
 
 #endif

@@ -62,6 +62,7 @@ struct sa {
 	char **pending; /* its lines, until the first sweep lets them be applied */
 	uint32_t npending, pending_cap;
 	bool state_ready, state_dirty;
+	uint64_t state_changes; /* moves with every change (the standby sync follows it) */
 	ev_timer save_timer;
 };
 
@@ -138,6 +139,8 @@ uint16_t sa_mcast_path(struct sa_req *rq, const struct mad_path_record *q, uint6
 /* The IPoIB broadcast groups of the configured partitions, created once the subnet is up. */
 void sa_mcast_sweep_done(struct sa *sa);
 void sa_mcast_free(struct sa *sa);
+/* Drop every group and its MLID's tree (a master that handed over). */
+void sa_mcast_forget(struct sa *sa);
 /* Trap 66 (group created) or 67 (deleted) to the subscribers. */
 void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid);
 
@@ -156,6 +159,8 @@ void sa_state_apply(struct sa *sa); /* after the first sweep: restore what it ho
 void sa_state_changed(struct sa *sa);
 int sa_state_save(struct sa *sa);
 void sa_state_free(struct sa *sa);
+/* A master handed over: forget the clients' state (the new master's copy comes by the sync). */
+void sa_state_reset(struct sa *sa);
 void sa_hex_put(FILE *f, const uint8_t *b, size_t n);
 bool sa_hex_get(const char *s, uint8_t *out, size_t n);
 void sa_service_save(struct sa *sa, FILE *f);

@@ -65,10 +65,7 @@ int sa_state_save(struct sa *sa)
 		return -1;
 	}
 	fprintf(f, "# ibsmd SA state: services, multicast groups, subscriptions\n");
-	sa_service_save(sa, f);
-	sa_mcast_save(sa, f);
-	sa_inform_save(sa, f);
-	sa_guidinfo_save(sa, f);
+	sa_state_write(sa, f);
 	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
 	ok = fclose(f) == 0 && ok;
 	if (!ok || rename(tmp, path) < 0) {
@@ -90,10 +87,105 @@ static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		sa_state_save(sa);
 }
 
+void sa_state_write(struct sa *sa, FILE *f)
+{
+	if (!sa->state_ready) {
+		/* not applied yet (a standby's are never): what the file or the master gave */
+		for (uint32_t i = 0; i < sa->npending; i++)
+			fprintf(f, "%s\n", sa->pending[i]);
+		return;
+	}
+	sa_service_save(sa, f);
+	sa_mcast_save(sa, f);
+	sa_inform_save(sa, f);
+	sa_guidinfo_save(sa, f);
+}
+
+bool sa_state_ready(const struct sa *sa)
+{
+	return sa->state_ready;
+}
+
+uint64_t sa_state_changes(const struct sa *sa)
+{
+	return sa->state_changes;
+}
+
+static void schedule_save(struct sa *sa)
+{
+	sa->state_dirty = true;
+	if (!ev_is_active(&sa->save_timer)) {
+		ev_timer_set(&sa->save_timer, SAVE_DELAY, 0.);
+		ev_timer_start(sa->loop, &sa->save_timer);
+	}
+}
+
+static void drop_pending(struct sa *sa)
+{
+	for (uint32_t i = 0; i < sa->npending; i++)
+		free(sa->pending[i]);
+	free(sa->pending);
+	sa->pending = NULL;
+	sa->npending = sa->pending_cap = 0;
+}
+
+int sa_state_replace(struct sa *sa, const char *const *lines, uint32_t n)
+{
+	if (sa->state_ready)
+		return -1; /* a master's own state is not overwritten */
+	drop_pending(sa);
+	if (n > MAX_PENDING)
+		n = MAX_PENDING;
+	if (n && array_reserve(&sa->pending, &sa->pending_cap, n) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		sa->pending[sa->npending] = strdup(lines[i]);
+		if (!sa->pending[sa->npending]) {
+			drop_pending(sa);
+			return -1;
+		}
+		sa->npending++;
+	}
+	sa->state_changes++;
+	schedule_save(sa);
+	return 0;
+}
+
+void sa_state_reset(struct sa *sa)
+{
+	if (!sa->state_ready)
+		return;
+	/* The clients' state is the master's now, and comes back from it by the sync: what this
+	 * SM held goes, so that it cannot come back stale if this SM is master again. */
+	sa_state_save(sa);
+	sa->nsvcs = 0;
+	sa->nsubs = 0;
+	sa_mcast_forget(sa);
+	struct topo *t = sa->t;
+	while (t->aliases.n) {
+		const struct topo_alias *a = &t->aliases.v[t->aliases.n - 1];
+		uint32_t p = topo_alias_port(t, a->guid);
+		unsigned index = a->index;
+		topo_alias_del(t, a->guid);
+		if (p != TOPO_NONE)
+			sm_aliases_changed(sa->sm, p, index / 8u);
+	}
+	sa->alias_changes_saved = t->alias_changes;
+	sa_path_cache_free(sa);
+	sa->served_once = false;
+	sa->state_ready = false;
+	sa->state_dirty = false;
+	sa->state_changes++;
+	log_notice(sa->log, "sa",
+	           "standing by: services, groups and subscriptions are the master's now; this SA "
+	           "keeps the copy the master sends");
+}
+
 void sa_state_changed(struct sa *sa)
 {
 	if (!sa->state_ready)
 		return; /* the file's contents are not applied yet: keep them as they are */
+	sa->state_changes++;
 	sa->state_dirty = true;
 	if (!ev_is_active(&sa->save_timer)) {
 		ev_timer_set(&sa->save_timer, SAVE_DELAY, 0.);
@@ -155,12 +247,12 @@ void sa_state_apply(struct sa *sa)
 			log_info(sa->log, "sa", "%s: item %u not restored: %.60s", path, i + 1, l);
 		}
 		free(l);
+		sa->pending[i] = NULL;
 	}
-	free(sa->pending);
-	sa->pending = NULL;
-	sa->npending = sa->pending_cap = 0;
+	drop_pending(sa);
 	sa_mcast_restore_done(sa);
 	sa->state_ready = true;
+	sa->state_changes++;
 	if (ok || bad)
 		log_notice(sa->log, "sa",
 		           "%s: %u items restored (services, groups, members, subscriptions), %u "
@@ -176,8 +268,5 @@ void sa_state_free(struct sa *sa)
 		sa_state_save(sa);
 	if (sa->loop)
 		ev_timer_stop(sa->loop, &sa->save_timer);
-	for (uint32_t i = 0; i < sa->npending; i++)
-		free(sa->pending[i]);
-	free(sa->pending);
-	sa->pending = NULL;
+	drop_pending(sa);
 }

@@ -713,3 +713,33 @@ bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out)
 	out->info.sm_key = 0;
 	return true;
 }
+
+uint16_t sm_master_lid(const struct sm *sm, uint64_t *guid)
+{
+	if (sm->state != SM_STATE_STANDBY || !sm->el.master)
+		return 0;
+	uint32_t i = u64map_get(&sm->el.by_guid, sm->el.master);
+	if (i == U64MAP_NONE)
+		return 0;
+	if (guid)
+		*guid = sm->el.master;
+	return remote_lid(sm, &sm->el.sms.v[i]);
+}
+
+bool sm_peer_at_lid(const struct sm *sm, uint16_t lid, uint64_t *guid)
+{
+	const struct topo *t = &sm->topo;
+	uint32_t p = lid < TOPO_LID_COUNT ? t->lid_port[lid] : TOPO_NONE;
+	if (p == TOPO_NONE)
+		return false;
+	uint64_t g = topo_port_guid(t, p);
+	uint32_t i = u64map_get(&sm->el.by_guid, g);
+	if (i == U64MAP_NONE)
+		return false;
+	const struct sm_remote *r = &sm->el.sms.v[i];
+	if (!r->answered || r->rogue)
+		return false;
+	if (guid)
+		*guid = g;
+	return true;
+}

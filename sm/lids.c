@@ -184,6 +184,7 @@ int lids_assign(struct sm *sm)
 		if (u64map_get(&sm->guid2lid, g) != t->ports[p].lid) {
 			u64map_put(&sm->guid2lid, g, t->ports[p].lid);
 			sm->guid2lid_dirty = true;
+			sm->guid2lid_changes++;
 		}
 	}
 	sm->counts.lids = n - failed;
@@ -281,4 +282,39 @@ int lids_save(struct sm *sm)
 		unlink(tmp);
 	}
 	return rc;
+}
+
+uint64_t sm_guid2lid_changes(const struct sm *sm)
+{
+	return sm->guid2lid_changes;
+}
+
+void sm_guid2lid_each(const struct sm *sm, void (*fn)(void *ctx, uint64_t guid, uint16_t lid),
+                      void *ctx)
+{
+	for (uint32_t i = 0; i < sm->guid2lid.cap; i++)
+		if (sm->guid2lid.keys[i])
+			fn(ctx, sm->guid2lid.keys[i], (uint16_t)sm->guid2lid.vals[i]);
+}
+
+void sm_guid2lid_set(struct sm *sm, uint64_t guid, uint16_t lid)
+{
+	if (!guid || lid >= TOPO_LID_COUNT)
+		return;
+	uint32_t old = u64map_get(&sm->guid2lid, guid);
+	if (lid ? old == lid : old == U64MAP_NONE)
+		return;
+	if (lid) {
+		if (u64map_put(&sm->guid2lid, guid, lid) < 0)
+			return;
+	} else {
+		u64map_del(&sm->guid2lid, guid);
+	}
+	sm->guid2lid_dirty = true;
+	sm->guid2lid_changes++;
+}
+
+int sm_guid2lid_save(struct sm *sm)
+{
+	return lids_save(sm);
 }

@@ -265,6 +265,8 @@ void mcast_program(struct sm *sm)
 	}
 	if (!mc->any_dirty || !t->nsws)
 		return;
+	if (sm->state != SM_STATE_MASTER)
+		return; /* a standby's trees wait (a handed-over SM forgets its groups) */
 	if (sm->rctx.nsw != t->nsws)
 		return; /* not routed yet: the sweep's programming phase comes back here */
 	if ((!mc->dist_valid || mc->hops.n != t->nsws)) {

@@ -167,8 +167,9 @@ void sm_set_state(struct sm *sm, uint8_t state)
 	if (sm->state == state)
 		return;
 	sm->state = state;
-	if (sm->listener.state_changed)
-		sm->listener.state_changed(sm->listener.ctx, state);
+	for (unsigned i = 0; i < sm->nlisteners; i++)
+		if (sm->listeners[i].state_changed)
+			sm->listeners[i].state_changed(sm->listeners[i].ctx, state);
 }
 
 static void after_arm(struct sm *sm)
@@ -320,8 +321,10 @@ static void sweep_done(struct sm *sm)
 			           c->lft_blocks_sent, c->port_sets, c->vl_sets, tm->discover,
 			           tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
 			           tm->total);
-		if (sm->listener.sweep_done)
-			sm->listener.sweep_done(sm->listener.ctx, first || sm->structural);
+		for (unsigned i = 0; i < sm->nlisteners; i++)
+			if (sm->listeners[i].sweep_done)
+				sm->listeners[i].sweep_done(sm->listeners[i].ctx,
+				                            first || sm->structural);
 		mcast_program(sm); /* changes that came during the sweep */
 	} else if (!sm->exit_code) {
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
@@ -480,8 +483,9 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 	uint32_t node = p != TOPO_NONE ? sm->topo.ports[p].node : TOPO_NONE;
 	log_rl(sm->log, &sm->rl_trap, LOGL_INFO, "sm", "trap %u from LID %u%s", no.trap_number,
 	       no.issuer_lid, node == TOPO_NONE ? " (unknown LID)" : "");
-	if (sm->listener.trap)
-		sm->listener.trap(sm->listener.ctx, &no);
+	for (unsigned i = 0; i < sm->nlisteners; i++)
+		if (sm->listeners[i].trap)
+			sm->listeners[i].trap(sm->listeners[i].ctx, &no);
 	switch (no.trap_number) {
 	case 128: /* link state change at a switch */
 		if (node != TOPO_NONE && topo_is_switch(&sm->topo, node))
@@ -621,9 +625,17 @@ void sm_free(struct sm *sm)
 	free(sm);
 }
 
-void sm_set_listener(struct sm *sm, const struct sm_listener *l)
+int sm_add_listener(struct sm *sm, const struct sm_listener *l)
 {
-	sm->listener = l ? *l : (struct sm_listener){0};
+	if (sm->nlisteners >= SM_MAX_LISTENERS)
+		return -1;
+	sm->listeners[sm->nlisteners++] = *l;
+	return 0;
+}
+
+void sm_clear_listeners(struct sm *sm)
+{
+	sm->nlisteners = 0;
 }
 
 struct topo *sm_fabric(struct sm *sm)

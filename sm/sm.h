@@ -55,8 +55,11 @@ int sm_start(struct sm *sm);
 void sm_stop(struct sm *sm);
 void sm_free(struct sm *sm);
 
-/* Register the one listener (a copy is kept); NULL unregisters. */
-void sm_set_listener(struct sm *sm, const struct sm_listener *l);
+/* Add a listener (a copy is kept); they are called in the order added. 0, or -1 when
+ * SM_MAX_LISTENERS are there. sm_clear_listeners drops them all (at shutdown). */
+#define SM_MAX_LISTENERS 4
+int sm_add_listener(struct sm *sm, const struct sm_listener *l);
+void sm_clear_listeners(struct sm *sm);
 
 /* Ask for a sweep: of these switches (NULL: a full rediscovery). */
 void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n);
@@ -81,6 +84,20 @@ struct sm_remote_info {
 	bool rogue;
 };
 uint32_t sm_remote_count(const struct sm *sm);
+/* A standby's master: its LID (0: not standing by, or the master is not found), GUID too. */
+uint16_t sm_master_lid(const struct sm *sm, uint64_t *guid);
+/* Is the port at this LID an SM this one knows, that answered its SMInfo and is not foreign
+ * (what the standby sync serves)? Its port GUID too. */
+bool sm_peer_at_lid(const struct sm *sm, uint16_t lid, uint64_t *guid);
+
+/* The LIDs kept for port GUIDs (the guid2lid file), for the standby sync: a count that moves
+ * with every change, each entry in turn, and a standby's way to mirror its master's: set
+ * (lid 0: forget) and save. */
+uint64_t sm_guid2lid_changes(const struct sm *sm);
+void sm_guid2lid_each(const struct sm *sm, void (*fn)(void *ctx, uint64_t guid, uint16_t lid),
+                      void *ctx);
+void sm_guid2lid_set(struct sm *sm, uint64_t guid, uint16_t lid);
+int sm_guid2lid_save(struct sm *sm);
 bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
 
 /* The outcome of the sweeps so far, for main and benchmarks. */

@@ -116,11 +116,14 @@ struct sm {
 	bool aliases_written;   /* every alias GUID block written once */
 	struct u64map guid2lid; /* LIDs kept across restarts */
 	bool guid2lid_dirty;
+	uint64_t guid2lid_changes;
 	const struct routing_engine *engine; /* the engine that routed last */
 	void *engine_state;                  /* ... its state, kept for its hooks */
 	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
 	uint64_t sweeps;
-	struct sm_listener listener; /* the SA, or whoever main wired */
+	/* the layers above (the SA, the standby sync), in the order main added them */
+	struct sm_listener listeners[SM_MAX_LISTENERS];
+	unsigned nlisteners;
 	struct sm_mcast mc;
 	struct sm_election el;
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/idxmap.h"
+#include "util/lineset.h"
 #include "util/log.h"
 #include "util/u64map.h"
 #include "util/vec.h"
@@ -205,6 +206,53 @@ START_TEST(log_rl_bucket)
 }
 END_TEST
 
+/* The set against a reference (an array of flags over a fixed universe of lines), through adds
+ * and deletes in random order: membership, count and an order-independent checksum. */
+START_TEST(lineset_matches_reference)
+{
+	enum { N = 3000 };
+	static bool in[N];
+	memset(in, 0, sizeof(in));
+	struct lineset s = {0}, t = {0};
+	char buf[64];
+	unsigned seed = 7;
+	uint32_t count = 0;
+	for (int step = 0; step < 40000; step++) {
+		unsigned k = (unsigned)rand_r(&seed) % N;
+		int n = snprintf(buf, sizeof(buf), "member %u x", k);
+		if (rand_r(&seed) % 3) {
+			int r = lineset_add(&s, buf, (size_t)n);
+			ck_assert_int_eq(r, in[k] ? 0 : 1);
+			count += !in[k];
+			in[k] = true;
+		} else {
+			ck_assert(lineset_del(&s, buf, (size_t)n) == in[k]);
+			count -= in[k];
+			in[k] = false;
+		}
+	}
+	ck_assert_uint_eq(lineset_count(&s), count);
+	/* the same lines added in the other order give the same checksum */
+	for (int k = N - 1; k >= 0; k--) {
+		int n = snprintf(buf, sizeof(buf), "member %d x", k);
+		ck_assert(lineset_has(&s, buf, (size_t)n) == in[k]);
+		if (in[k])
+			ck_assert_int_eq(lineset_add_owned(&t, strndup(buf, (size_t)n)), 1);
+	}
+	ck_assert_uint_eq(lineset_count(&t), count);
+	ck_assert(s.sum == t.sum);
+	/* one line more or less shows in the checksum */
+	ck_assert_int_eq(lineset_add(&t, "extra", 5), 1);
+	ck_assert(s.sum != t.sum);
+	ck_assert(lineset_del(&t, "extra", 5));
+	ck_assert(s.sum == t.sum);
+	/* a prefix of a line is another line */
+	ck_assert(!lineset_has(&t, "member", 6));
+	lineset_free(&s);
+	lineset_free(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("containers");
@@ -214,6 +262,7 @@ int main(void)
 	tcase_add_test(tc, u64map_matches_reference);
 	tcase_add_test(tc, idxmap_follows_swap_remove);
 	tcase_add_test(tc, log_rl_bucket);
+	tcase_add_test(tc, lineset_matches_reference);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -1,0 +1,575 @@
+/* Standby sync (sync/sync.h): the MADs, the timers and what each side does with the items.
+ * The bookkeeping (generations, deltas, checksums) is sync/journal.c. */
+#include "sync/sync.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <ev.h>
+
+#include "config/config.h"
+#include "mad/dispatcher.h"
+#include "mad/mad_header.h"
+#include "mad/sync_msg.h"
+#include "sync/journal.h"
+#include "util/log.h"
+
+#define SAVE_DELAY      1.0  /* the standby writes its copy a second after the last change */
+#define REQ_TIMEOUT_MS  1000 /* per attempt; RMPP keeps a long answer going on its own */
+#define REQ_RETRIES     1
+#define JOURNAL_MIN_MAX 65536 /* changes kept for deltas, at least */
+
+struct sync {
+	struct sm *sm;
+	struct sa *sa;
+	struct mad_dispatcher *d;
+	const struct log *log;
+	const struct ibsmd_config *cfg;
+	struct ev_loop *loop;
+	uint64_t digest[SYNC_NDIGESTS];
+	struct sync_stats st;
+	struct log_rl rl_refused, rl_config, rl_bad, rl_served;
+
+	/* master */
+	struct sync_journal j;
+	bool journal_on;
+	uint64_t seen_lids, seen_sa; /* change counts the journal reflects */
+
+	/* standby */
+	struct sync_mirror m;
+	bool have_copy;  /* the mirror holds a master's items (the SA's pending lines follow) */
+	bool asking;     /* a request is out */
+	bool sa_dirty;   /* the SA's copy of the mirror is behind */
+	bool lids_dirty; /* guid2lid changed: save it */
+	bool stopped;
+	uint64_t digest_reported[SYNC_NDIGESTS];
+	ev_timer poll, save;
+	double asked_at;
+};
+
+static const char *const digest_names[SYNC_NDIGESTS] = {"partitions", "routing", "keys"};
+
+static uint64_t new_epoch(void)
+{
+	uint64_t e = 0;
+	if (getrandom(&e, sizeof(e), GRND_NONBLOCK) != sizeof(e))
+		e = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&e;
+	return e ? e : 1;
+}
+
+/* ---- the items: guid2lid lines, then the SA's state-file lines ---- */
+
+static void put_lid(void *ctx, uint64_t guid, uint16_t lid)
+{
+	fprintf(ctx, "lid 0x%016" PRIx64 " 0x%04x\n", guid, lid);
+}
+
+static bool parse_lid(const char *line, uint64_t *guid, unsigned *lid)
+{
+	return sscanf(line, "lid %" SCNx64 " %x", guid, lid) == 2 && *guid && *lid && *lid < 0xc000;
+}
+
+static bool is_lid(const char *line)
+{
+	return !strncmp(line, "lid ", 4);
+}
+
+/* Bring the journal up to what the SM and the SA hold now, if either changed. */
+static void refresh(struct sync *s)
+{
+	uint64_t lids = sm_guid2lid_changes(s->sm), sa = sa_state_changes(s->sa);
+	if (s->journal_on && lids == s->seen_lids && sa == s->seen_sa)
+		return;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f) {
+		log_err(s->log, "sync", "out of memory: standbys are not updated");
+		return;
+	}
+	sm_guid2lid_each(s->sm, put_lid, f);
+	sa_state_write(s->sa, f);
+	if (fclose(f) != 0) {
+		free(text);
+		log_err(s->log, "sync", "out of memory: standbys are not updated");
+		return;
+	}
+	int n = sync_journal_update(&s->j, text, len);
+	free(text);
+	if (n < 0) {
+		log_err(s->log, "sync", "out of memory: standbys will get full copies");
+		return;
+	}
+	s->journal_on = true;
+	s->seen_lids = lids;
+	s->seen_sa = sa;
+	s->st.items = lineset_count(&s->j.cur);
+	s->st.gen = s->j.gen;
+	if (n)
+		log_debug(s->log, "sync", "generation %" PRIu64 ": %d changes, %u items", s->j.gen,
+		          n, s->st.items);
+}
+
+/* ---- the master's side ---- */
+
+static void respond(struct sync *s, const struct mad_addr *from, const struct mad_hdr *req,
+                    uint16_t status, const struct mad_sync_resp *resp, const char *payload,
+                    size_t len)
+{
+	struct mad_hdr h = *req;
+	h.method = MAD_METHOD_GET_RESP;
+	h.status = status;
+	uint8_t hdr[MAD_SIZE] = {0};
+	mad_hdr_encode(&h, hdr, sizeof(hdr), NULL);
+	mad_sync_set_oui(hdr);
+	struct mad_addr to = *from;
+	to.qkey = QP1_QKEY;
+	if (status || !resp) {
+		mad_dispatcher_respond(s->d, &to, hdr, MAD_SIZE);
+		return;
+	}
+	size_t total = MAD_SYNC_RESP_SIZE + len;
+	uint8_t *data = calloc(1, total);
+	if (!data) {
+		log_err(s->log, "sync", "out of memory answering LID %u", from->lid);
+		return;
+	}
+	mad_sync_resp_encode(resp, data, MAD_SYNC_RESP_SIZE, NULL);
+	if (len)
+		memcpy(data + MAD_SYNC_RESP_SIZE, payload, len);
+	/* always by RMPP, even when one segment holds it: the standby expects one form */
+	int r = mad_dispatcher_respond_rmpp(s->d, &to, hdr, MAD_SYNC_HDR_END, data, total);
+	free(data);
+	if (r < 0)
+		log_rl(s->log, &s->rl_refused, LOGL_WARN, "sync",
+		       "the copy for the standby at LID %u (%zu bytes) could not be sent: %s; it "
+		       "asks again",
+		       from->lid, total, strerror(-r));
+}
+
+static void check_digests(struct sync *s, const uint64_t *theirs, const char *who, uint64_t guid,
+                          uint16_t lid)
+{
+	char parts[64] = "";
+	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+		if (theirs[i] != s->digest[i])
+			snprintf(parts + strlen(parts), sizeof(parts) - strlen(parts), "%s%s",
+			         parts[0] ? ", " : "", digest_names[i]);
+	s->st.config_differs = parts[0] != 0;
+	if (!parts[0])
+		return;
+	log_rl(s->log, &s->rl_config, LOGL_WARN, "sync",
+	       "%s SM GUID " GUID_FMT " (LID %u) is configured differently (%s): a takeover "
+	       "would change the subnet; make the configurations agree",
+	       who, guid, lid, parts);
+}
+
+static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
+                       size_t len, void *ctx)
+{
+	(void)d;
+	struct sync *s = ctx;
+	struct mad_hdr h;
+	struct mad_error err;
+	if (mad_hdr_decode(mad, len, &h, &err) < 0 || len < MAD_SIZE) {
+		log_rl(s->log, &s->rl_bad, LOGL_INFO, "sync", "dropped a sync MAD from LID %u: %s",
+		       from->lid, len < MAD_SIZE ? "shorter than a MAD" : err.msg);
+		return;
+	}
+	if (mad_is_response(h.method))
+		return;
+	if (mad_sync_get_oui(mad) != MAD_SYNC_OUI || h.class_version != MAD_SYNC_CLASS_VERSION) {
+		log_rl(s->log, &s->rl_bad, LOGL_INFO, "sync",
+		       "LID %u: class 0x%02x version %u OUI 0x%06x is not ibsmd's sync: answered "
+		       "BAD_VERSION",
+		       from->lid, h.mgmt_class, h.class_version, mad_sync_get_oui(mad));
+		respond(s, from, &h, MAD_STATUS_BAD_VERSION, NULL, NULL, 0);
+		return;
+	}
+	if (h.method != MAD_METHOD_GET || h.attr_id != MAD_ATTR_SYNC_STATE) {
+		log_rl(s->log, &s->rl_bad, LOGL_INFO, "sync",
+		       "LID %u: method 0x%02x attribute 0x%04x: not one the sync knows", from->lid,
+		       h.method, h.attr_id);
+		respond(s, from, &h,
+		        h.method != MAD_METHOD_GET ? MAD_STATUS_UNSUP_METHOD
+		                                   : MAD_STATUS_UNSUP_METHOD_ATTR,
+		        NULL, NULL, 0);
+		return;
+	}
+	struct mad_sync_req rq;
+	mad_sync_req_decode(mad + MAD_SYNC_HDR_END, MAD_SYNC_DATA_SIZE, &rq, NULL);
+	uint64_t guid = 0;
+	if (s->cfg->sm_key && rq.sm_key != s->cfg->sm_key) {
+		/* the items hold secrets (service keys): silence, as the SA gives a wrong key */
+		s->st.refused++;
+		log_rl(s->log, &s->rl_refused, LOGL_WARN, "sync",
+		       "LID %u asked for the standby copy with a wrong SM_Key: ignored", from->lid);
+		return;
+	}
+	struct mad_sync_resp resp = {.kind = SYNC_NOT_READY};
+	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+		resp.digest[i] = s->digest[i];
+	if (!sm_peer_at_lid(s->sm, from->lid, &guid)) {
+		/* not (yet) an SM this one polled and trusts: it asks again */
+		s->st.refused++;
+		log_rl(s->log, &s->rl_refused, LOGL_INFO, "sync",
+		       "LID %u asked for the standby copy but is no SM this master knows (yet): "
+		       "answered not ready",
+		       from->lid);
+		respond(s, from, &h, 0, &resp, NULL, 0);
+		return;
+	}
+	check_digests(s, rq.digest, "standby", guid, from->lid);
+	if (sm_info(s->sm).state != SM_STATE_MASTER || !sa_state_ready(s->sa)) {
+		respond(s, from, &h, 0, &resp, NULL, 0);
+		return;
+	}
+	refresh(s);
+	char *payload = NULL;
+	size_t plen = 0;
+	if (sync_journal_answer(&s->j, &rq, &resp, &payload, &plen) < 0) {
+		log_err(s->log, "sync", "out of memory answering the standby at LID %u", from->lid);
+		return;
+	}
+	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+		resp.digest[i] = s->digest[i];
+	if (resp.kind == SYNC_FULL) {
+		s->st.served_full++;
+		log_rl(s->log, &s->rl_served, LOGL_NOTICE, "sync",
+		       "full copy to standby SM GUID " GUID_FMT " (LID %u): %u items, %zu bytes, "
+		       "generation %" PRIu64,
+		       guid, from->lid, resp.count, plen, resp.to_gen);
+	} else if (resp.kind == SYNC_DELTA) {
+		s->st.served_delta++;
+	} else {
+		s->st.served_current++;
+	}
+	respond(s, from, &h, 0, &resp, payload, plen);
+	free(payload);
+}
+
+/* ---- the standby's side ---- */
+
+static void schedule_save(struct sync *s)
+{
+	if (!ev_is_active(&s->save)) {
+		ev_timer_set(&s->save, SAVE_DELAY, 0.);
+		ev_timer_start(s->loop, &s->save);
+	}
+}
+
+/* The SA's pending lines and guid2lid file follow the mirror. */
+static void flush_copy(struct sync *s)
+{
+	ev_timer_stop(s->loop, &s->save);
+	if (s->sa_dirty && !sa_state_ready(s->sa)) {
+		const char **lines = malloc(sizeof(*lines) * (s->m.set.lines.n + 1));
+		if (!lines) {
+			log_err(s->log, "sync", "out of memory: the SA's copy is not updated");
+			return;
+		}
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < s->m.set.lines.n; i++)
+			if (!is_lid(s->m.set.lines.v[i]))
+				lines[n++] = s->m.set.lines.v[i];
+		if (sa_state_replace(s->sa, lines, n) == 0)
+			s->sa_dirty = false;
+		free(lines);
+	}
+	if (s->lids_dirty) {
+		sm_guid2lid_save(s->sm);
+		s->lids_dirty = false;
+	}
+}
+
+static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	flush_copy(w->data);
+}
+
+static void on_line(void *ctx, char op, const char *line)
+{
+	struct sync *s = ctx;
+	if (!is_lid(line)) {
+		s->sa_dirty = true;
+		return;
+	}
+	uint64_t guid;
+	unsigned lid;
+	if (!parse_lid(line, &guid, &lid))
+		return;
+	sm_guid2lid_set(s->sm, guid, op == '+' ? (uint16_t)lid : 0);
+	s->lids_dirty = true;
+}
+
+struct lid_check {
+	struct sync *s;
+	uint64_t *drop;
+	uint32_t n, cap;
+};
+
+static void check_lid(void *ctx, uint64_t guid, uint16_t lid)
+{
+	struct lid_check *c = ctx;
+	char line[64];
+	int n = snprintf(line, sizeof(line), "lid 0x%016" PRIx64 " 0x%04x", guid, lid);
+	if (lineset_has(&c->s->m.set, line, (size_t)n))
+		return;
+	if (array_reserve(&c->drop, &c->cap, c->n + 1ull) == 0)
+		c->drop[c->n++] = guid;
+}
+
+/* After a full copy: the SM's guid2lid is exactly the master's. */
+static void reconcile_lids(struct sync *s)
+{
+	struct lid_check c = {.s = s};
+	sm_guid2lid_each(s->sm, check_lid, &c);
+	for (uint32_t i = 0; i < c.n; i++)
+		sm_guid2lid_set(s->sm, c.drop[i], 0);
+	free(c.drop);
+	for (uint32_t i = 0; i < s->m.set.lines.n; i++) {
+		uint64_t guid;
+		unsigned lid;
+		if (is_lid(s->m.set.lines.v[i]) && parse_lid(s->m.set.lines.v[i], &guid, &lid))
+			sm_guid2lid_set(s->sm, guid, (uint16_t)lid);
+	}
+	s->lids_dirty = true;
+	s->sa_dirty = true;
+}
+
+static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
+{
+	(void)d;
+	struct sync *s = ctx;
+	s->asking = false;
+	if (res->error == -ECANCELED || s->stopped)
+		return;
+	if (sm_info(s->sm).state != SM_STATE_STANDBY)
+		return; /* no longer a standby: the answer is of no use */
+	if (res->error || res->status) {
+		s->st.failed++;
+		log_rl(s->log, &s->rl_bad, LOGL_INFO, "sync",
+		       "the master did not answer the sync request (%s); asking again",
+		       res->error ? strerror(-res->error) : mad_status_str(res->status));
+		return;
+	}
+	struct mad_sync_resp r;
+	struct mad_error err;
+	if (res->len < MAD_SYNC_HDR_END + MAD_SYNC_RESP_SIZE ||
+	    mad_sync_resp_decode(res->mad + MAD_SYNC_HDR_END, res->len - MAD_SYNC_HDR_END, &r,
+	                         &err) < 0 ||
+	    r.payload_len > res->len - MAD_SYNC_HDR_END - MAD_SYNC_RESP_SIZE) {
+		s->st.malformed++;
+		log_rl(s->log, &s->rl_bad, LOGL_WARN, "sync",
+		       "the master's answer is malformed (%zu bytes, PayloadLength beyond them): "
+		       "dropped",
+		       res->len);
+		return;
+	}
+	uint64_t master = 0;
+	sm_master_lid(s->sm, &master);
+	if (r.kind != SYNC_NOT_READY) {
+		/* the master's configuration, reported once per difference */
+		bool changed = false;
+		for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+			changed |= r.digest[i] != s->digest_reported[i];
+		if (changed) {
+			memcpy(s->digest_reported, r.digest, sizeof(r.digest));
+			check_digests(s, r.digest, "master", master, res->from.lid);
+		}
+	}
+	const char *payload = (const char *)res->mad + MAD_SYNC_HDR_END + MAD_SYNC_RESP_SIZE;
+	enum sync_apply_result a = sync_mirror_apply(&s->m, &r, payload, r.payload_len, on_line, s);
+	if (r.kind == SYNC_NOT_READY)
+		return;
+	if (a == SYNC_MALFORMED) {
+		s->st.malformed++;
+		s->st.in_step = false;
+		log_rl(s->log, &s->rl_bad, LOGL_WARN, "sync",
+		       "the master's answer (kind %u, generation %" PRIu64 "->%" PRIu64
+		       ") does not fit this copy or is malformed: asking for a full copy",
+		       r.kind, r.from_gen, r.to_gen);
+		return;
+	}
+	if (a == SYNC_NOMEM) {
+		s->st.failed++;
+		log_err(s->log, "sync", "out of memory applying the master's copy: asking again");
+		return;
+	}
+	if (r.kind == SYNC_FULL) {
+		s->st.got_full++;
+		s->have_copy = true;
+		reconcile_lids(s);
+	} else if (r.kind == SYNC_DELTA) {
+		s->st.got_delta++;
+	} else {
+		s->st.got_current++;
+	}
+	s->st.items = lineset_count(&s->m.set);
+	s->st.gen = r.to_gen;
+	if (a == SYNC_DIVERGED) {
+		s->st.diverged++;
+		s->st.in_step = false;
+		log_rl(
+		    s->log, &s->rl_bad, LOGL_WARN, "sync",
+		    "this copy differs from the master's (%u items here, %u there): asking for a "
+		    "full copy",
+		    lineset_count(&s->m.set), r.count);
+		return;
+	}
+	bool was = s->st.in_step;
+	s->st.in_step = true;
+	if (r.kind == SYNC_FULL || !was)
+		log_notice(s->log, "sync",
+		           "in step with master SM GUID " GUID_FMT " (LID %u): %s, %u items, "
+		           "generation %" PRIu64 ", %u bytes in %.3f s",
+		           master, res->from.lid, r.kind == SYNC_FULL ? "full copy" : "changes",
+		           r.count, r.to_gen, r.payload_len, ev_time() - s->asked_at);
+	if (s->sa_dirty || s->lids_dirty)
+		schedule_save(s);
+}
+
+static void ask(struct sync *s)
+{
+	uint64_t guid = 0;
+	uint16_t lid = sm_master_lid(s->sm, &guid);
+	if (!lid || s->asking || s->stopped)
+		return;
+	uint8_t mad[MAD_SIZE] = {0};
+	struct mad_hdr h = {.base_version = MAD_BASE_VERSION,
+	                    .mgmt_class = MAD_CLASS_IBSMD_SYNC,
+	                    .class_version = MAD_SYNC_CLASS_VERSION,
+	                    .method = MAD_METHOD_GET,
+	                    .attr_id = MAD_ATTR_SYNC_STATE};
+	mad_hdr_encode(&h, mad, sizeof(mad), NULL);
+	mad_sync_set_oui(mad);
+	struct mad_sync_req rq = {.sm_key = s->cfg->sm_key,
+	                          .epoch = s->m.epoch,
+	                          .generation = s->m.gen,
+	                          .checksum = s->m.set.sum,
+	                          .count = lineset_count(&s->m.set)};
+	memcpy(rq.digest, s->digest, sizeof(rq.digest));
+	mad_sync_req_encode(&rq, mad + MAD_SYNC_HDR_END, MAD_SYNC_DATA_SIZE, NULL);
+	struct mad_request req = {.to = {.lid = lid, .qpn = 1, .qkey = QP1_QKEY},
+	                          .mad = mad,
+	                          .len = MAD_SIZE,
+	                          .timeout_ms = REQ_TIMEOUT_MS,
+	                          .retries = REQ_RETRIES,
+	                          .cb = on_answer,
+	                          .ctx = s};
+	s->asked_at = ev_time();
+	if (mad_dispatcher_send(s->d, &req) == 0)
+		s->asking = true;
+}
+
+static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	ask(w->data);
+}
+
+/* ---- SM state changes ---- */
+
+static void on_state(void *ctx, uint8_t state)
+{
+	struct sync *s = ctx;
+	if (s->stopped)
+		return;
+	if (state == SM_STATE_STANDBY) {
+		/* whatever this SM held as master is the new master's to give now */
+		sync_journal_free(&s->j);
+		s->j.epoch = 0;
+		s->journal_on = false;
+		s->m.epoch = s->m.gen = 0;
+		s->st.in_step = false;
+		double iv = s->cfg->sm_poll_interval_ms / 1000.0;
+		ev_timer_set(&s->poll, 0.05, iv);
+		ev_timer_start(s->loop, &s->poll);
+		return;
+	}
+	ev_timer_stop(s->loop, &s->poll);
+	if (state == SM_STATE_DISCOVERING || state == SM_STATE_MASTER) {
+		if (s->have_copy) {
+			/* taking over: the SA starts from the master's copy, the LIDs are in */
+			s->sa_dirty = true;
+			flush_copy(s);
+			log_notice(s->log, "sync",
+			           "taking over with the last master's copy: %u items, generation "
+			           "%" PRIu64 "%s",
+			           lineset_count(&s->m.set), s->m.gen,
+			           s->st.in_step ? "" : " (it may miss the master's last changes)");
+			s->have_copy = false;
+		}
+		if (s->j.epoch == 0)
+			sync_journal_init(&s->j, new_epoch(),
+			                  JOURNAL_MIN_MAX > 4 * s->st.items ? JOURNAL_MIN_MAX
+			                                                    : 4 * s->st.items);
+	}
+}
+
+/* ---- life ---- */
+
+struct sync *sync_new(struct sm *sm, struct sa *sa)
+{
+	struct sync *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->sm = sm;
+	s->sa = sa;
+	s->d = sm_dispatcher(sm);
+	s->log = sm_log(sm);
+	s->cfg = sm_config(sm);
+	s->loop = sm_loop(sm);
+	s->rl_refused = LOG_RL_DEFAULT;
+	s->rl_config = LOG_RL_INIT(1, 60000);
+	s->rl_bad = LOG_RL_DEFAULT;
+	s->rl_served = LOG_RL_DEFAULT;
+	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+		s->digest[i] = config_digest(s->cfg, (enum config_digest_part)i);
+	sync_journal_init(&s->j, new_epoch(), JOURNAL_MIN_MAX);
+	ev_init(&s->poll, poll_cb);
+	s->poll.data = s;
+	ev_init(&s->save, save_cb);
+	s->save.data = s;
+	mad_dispatcher_set_handler(s->d, MAD_CLASS_IBSMD_SYNC, on_request, s);
+	return s;
+}
+
+struct sm_listener sync_listener(struct sync *s)
+{
+	return (struct sm_listener){.ctx = s, .state_changed = on_state};
+}
+
+void sync_stop(struct sync *s)
+{
+	if (!s)
+		return;
+	s->stopped = true;
+	ev_timer_stop(s->loop, &s->poll);
+	if (ev_is_active(&s->save))
+		flush_copy(s);
+	ev_timer_stop(s->loop, &s->save);
+}
+
+void sync_free(struct sync *s)
+{
+	if (!s)
+		return;
+	sync_stop(s);
+	sync_journal_free(&s->j);
+	sync_mirror_free(&s->m);
+	free(s);
+}
+
+const struct sync_stats *sync_stats(const struct sync *s)
+{
+	return &s->st;
+}

@@ -1,0 +1,41 @@
+/* Standby sync: the master keeps every standby ibsmd current with what must survive a
+ * takeover, in band, over ibsmd's vendor MAD class (mad/sync_msg.h), by RMPP.
+ *
+ * What is synced is what the state files hold: the LIDs handed out (guid2lid), and what
+ * clients created in the SA (services with their leases, multicast groups with their MLIDs and
+ * members, InformInfo subscriptions, alias GUIDs). A standby asks its master every poll
+ * interval with its epoch, generation and checksum; it gets a full copy first, then the
+ * changes; a checksum that disagrees brings a full copy again. The standby writes the copy
+ * into its own state directory and, when it becomes master, starts from it: no LID or MLID
+ * changes, and clients keep their services, groups and subscriptions.
+ *
+ * A layer above the SM and the SA; main wires it in as a listener of the SM. */
+#ifndef IBSMD_SYNC_SYNC_H
+#define IBSMD_SYNC_SYNC_H
+
+#include <stdint.h>
+
+#include "sa/sa.h"
+#include "sm/sm.h"
+
+struct sync;
+
+struct sync *sync_new(struct sm *sm, struct sa *sa);
+struct sm_listener sync_listener(struct sync *s);
+/* Stop timers and requests (before the SM's dispatcher is cancelled). */
+void sync_stop(struct sync *s);
+void sync_free(struct sync *s);
+
+struct sync_stats {
+	/* as a master */
+	uint64_t served_full, served_delta, served_current, refused;
+	/* as a standby */
+	uint64_t got_full, got_delta, got_current, diverged, malformed, failed;
+	uint32_t items; /* items held (master: its own; standby: its copy) */
+	uint64_t gen;   /* generation reached */
+	bool in_step;   /* standby: the last answer left the copy equal to the master's */
+	bool config_differs;
+};
+const struct sync_stats *sync_stats(const struct sync *s);
+
+#endif
