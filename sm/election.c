@@ -201,6 +201,18 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 	if (sm->el.handover_to)
 		return;
 	if (r->si.state == SM_STATE_STANDBY && !c->sm_sticky && r->si.priority > c->sm_priority) {
+		for (unsigned i = 0; i < sm->nlisteners; i++) {
+			const struct sm_listener *l = &sm->listeners[i];
+			if (l->handover_ready && !l->handover_ready(l->ctx, r->guid)) {
+				/* asked again soon rather than at the next light sweep */
+				if (!ev_is_active(&sm->el.poll_timer)) {
+					double iv = c->sm_poll_interval_ms / 1000.0;
+					ev_timer_set(&sm->el.poll_timer, iv, 0.);
+					ev_timer_start(sm->loop, &sm->el.poll_timer);
+				}
+				return;
+			}
+		}
 		handover(sm, r);
 	} else if (r->si.state == SM_STATE_MASTER) {
 		/* two masters (a merged subnet, or a master that ignored us): the lesser yields */

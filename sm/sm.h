@@ -42,6 +42,9 @@ struct sm_listener {
 	void (*trap)(void *ctx, const struct mad_notice *trap);
 	/* the SM's state (SM_STATE_*) changed */
 	void (*state_changed)(void *ctx, uint8_t state);
+	/* may the subnet be handed over to this standby SM now? false defers it (a standby
+	 * still receiving the master's state); the SM asks again at its next poll */
+	bool (*handover_ready)(void *ctx, uint64_t guid);
 };
 
 /* Set up the SM on an open transport: NULL (logged) on failure. No MAD goes out before

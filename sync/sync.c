@@ -18,11 +18,26 @@
 #include "mad/sync_msg.h"
 #include "sync/journal.h"
 #include "util/log.h"
+#include "util/u64map.h"
+#include "util/vec.h"
 
 #define SAVE_DELAY      1.0  /* the standby writes its copy a second after the last change */
 #define REQ_TIMEOUT_MS  1000 /* per attempt; RMPP keeps a long answer going on its own */
 #define REQ_RETRIES     1
 #define JOURNAL_MIN_MAX 65536 /* changes kept for deltas, at least */
+/* A handover waits for the standby to hold the master's items: at most this long for one
+ * that never asks (not an ibsmd: OpenSM keeps no copy) or that does not get in step. */
+#define HANDOVER_WAIT_SILENT 3.0
+#define HANDOVER_WAIT_MAX    15.0
+
+/* A standby as the master sees it: whether it holds the master's current items yet. */
+struct sync_peer {
+	uint64_t guid;
+	bool asked;         /* it has asked for the copy: an ibsmd that syncs */
+	uint64_t in_step;   /* the generation it showed it holds in full (0: none yet) */
+	uint64_t epoch;     /* ... of this master instance */
+	double first_check; /* when a handover first waited for it */
+};
 
 struct sync {
 	struct sm *sm;
@@ -37,6 +52,8 @@ struct sync {
 
 	/* master */
 	struct sync_journal j;
+	VEC(struct sync_peer) peers; /* the standbys that asked, or that a handover waits for */
+	struct u64map peer_by_guid;
 	bool journal_on;
 	uint64_t seen_lids, seen_sa; /* change counts the journal reflects */
 
@@ -116,6 +133,62 @@ static void refresh(struct sync *s)
 }
 
 /* ---- the master's side ---- */
+
+static struct sync_peer *peer_get(struct sync *s, uint64_t guid)
+{
+	uint32_t i = u64map_get(&s->peer_by_guid, guid);
+	if (i != U64MAP_NONE)
+		return &s->peers.v[i];
+	struct sync_peer *p = vec_push(&s->peers);
+	if (!p)
+		return NULL;
+	if (u64map_put(&s->peer_by_guid, guid, s->peers.n - 1) < 0) {
+		s->peers.n--;
+		return NULL;
+	}
+	*p = (struct sync_peer){.guid = guid};
+	return p;
+}
+
+/* Hand the subnet over only to a standby that holds what this master holds (or that does not
+ * sync at all, or after a while): otherwise the clients' state would go back in time. */
+static bool handover_ready(void *ctx, uint64_t guid)
+{
+	struct sync *s = ctx;
+	struct sync_peer *p = peer_get(s, guid);
+	if (!p)
+		return true;
+	double now = ev_now(s->loop);
+	if (!p->first_check)
+		p->first_check = now;
+	double waited = now - p->first_check;
+	if (sa_state_ready(s->sa))
+		refresh(s);
+	if (p->asked && p->epoch == s->j.epoch && p->in_step == s->j.gen) {
+		p->first_check = 0;
+		return true;
+	}
+	if (!p->asked && waited >= HANDOVER_WAIT_SILENT) {
+		log_notice(s->log, "sync",
+		           "SM GUID " GUID_FMT " never asked for the standby copy (not an ibsmd?): "
+		           "handing over without it",
+		           guid);
+		p->first_check = 0;
+		return true;
+	}
+	if (waited >= HANDOVER_WAIT_MAX) {
+		log_warn(s->log, "sync",
+		         "SM GUID " GUID_FMT " is not in step with this master after %.0f s: "
+		         "handing over anyway; clients' state may go back to its copy's",
+		         guid, waited);
+		p->first_check = 0;
+		return true;
+	}
+	log_rl(s->log, &s->rl_served, LOGL_INFO, "sync",
+	       "handover to SM GUID " GUID_FMT " waits until it holds this master's state",
+	       guid);
+	return false;
+}
 
 static void respond(struct sync *s, const struct mad_addr *from, const struct mad_hdr *req,
                     uint16_t status, const struct mad_sync_resp *resp, const char *payload,
@@ -225,6 +298,7 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 		return;
 	}
 	check_digests(s, rq.digest, "standby", guid, from->lid);
+	struct sync_peer *peer = peer_get(s, guid);
 	if (sm_info(s->sm).state != SM_STATE_MASTER || !sa_state_ready(s->sa)) {
 		respond(s, from, &h, 0, &resp, NULL, 0);
 		return;
@@ -238,6 +312,13 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 	}
 	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
 		resp.digest[i] = s->digest[i];
+	if (peer) {
+		peer->asked = true;
+		if (resp.kind == SYNC_CURRENT) {
+			peer->in_step = resp.to_gen;
+			peer->epoch = resp.epoch;
+		}
+	}
 	if (resp.kind == SYNC_FULL) {
 		s->st.served_full++;
 		log_rl(s->log, &s->rl_served, LOGL_NOTICE, "sync",
@@ -545,7 +626,8 @@ struct sync *sync_new(struct sm *sm, struct sa *sa)
 
 struct sm_listener sync_listener(struct sync *s)
 {
-	return (struct sm_listener){.ctx = s, .state_changed = on_state};
+	return (struct sm_listener){
+	    .ctx = s, .state_changed = on_state, .handover_ready = handover_ready};
 }
 
 void sync_stop(struct sync *s)
@@ -566,6 +648,8 @@ void sync_free(struct sync *s)
 	sync_stop(s);
 	sync_journal_free(&s->j);
 	sync_mirror_free(&s->m);
+	vec_free(&s->peers);
+	u64map_free(&s->peer_by_guid);
 	free(s);
 }
 

@@ -3,7 +3,9 @@
 # stand by. kill -9 A: B is MASTER within 3 s and the subnet is routed again without a LID,
 # an MLID or a forwarding block changing, fabricsim verify passing throughout. A comes back
 # at priority 12 and B hands the subnet over with exactly one master at every sample. A rogue
-# SM with another SM_Key learns no key, is reported, and changes nothing.
+# SM with another SM_Key learns no key, is reported, and changes nothing. What clients created
+# (multicast groups and members, a service, a subscription) reaches the standbys by the sync
+# and is the same on each master; the subscriber hears the new master's Reports.
 # Usage: sm_failover.sh BUILD_DIR [FABRIC]
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +38,30 @@ handover_round() {
 	elif [ "$n1" = 3 ] && [ "$o" = 3 ]; then echo "two"
 	else echo "one"; fi
 }
+IBSA="$BUILD/cli/ibsa"
+sa_state() { # DIR: what the master's SA holds for clients
+	mkdir -p "$1"
+	SIM_HOST=host-9 "$IBSA" --transport sim --sm-key 1 --json mcast >"$1/mcast.json" || fail "ibsa mcast"
+	SIM_HOST=host-9 "$IBSA" --transport sim --json services >"$1/services.json" || fail "ibsa services"
+	SIM_HOST=host-9 "$IBSA" --transport sim --json informinfo >"$1/informinfo.json" || fail "ibsa informinfo"
+}
+same_sa_state() { # BEFORE AFTER
+	python3 - "$1" "$2" <<'PY'
+import json, os, sys
+for name in ("mcast", "services", "informinfo"):
+    a = json.load(open(os.path.join(sys.argv[1], name + ".json")))
+    b = json.load(open(os.path.join(sys.argv[2], name + ".json")))
+    for r in a + b:
+        r.pop("lease", None)  # leases count down; the rest stays
+    key = lambda r: json.dumps(r, sort_keys=True)
+    assert a, f"{name}: nothing to compare"
+    assert sorted(map(key, a)) == sorted(map(key, b)), f"{name}: before {a[:2]} after {b[:2]}"
+    print(f"  {name}: {len(a)} records, the same")
+PY
+}
+# in_step NAME: the SM's state files (its synced copy) hold what the master A's hold
+items() { grep -hv '^#' "$WORK/state-$1/guid2lid" "$WORK/state-$1/sa-state" 2>/dev/null | sort; }
+in_step() { [ -s "$WORK/state-$1/sa-state" ] && [ "$(items "$1")" = "$(items "$2")" ]; }
 mlids() { on_sim host-9 saquery -g 2>/dev/null | sed -n 's/^[[:space:]]*\(MGID\|Mlid\)\.*//p' | paste - - | sort; }
 
 sm A host-1 10
@@ -68,6 +94,25 @@ key=$(on_sim host-9 smpdump "$LID_A" 0x20 2>/dev/null | awk 'NR == 1 { print $5 
 [ "$key" = 0000000000000000 ] || fail "A showed its SM_Key to a requester without the M_Key: $key"
 kill -9 "$PID_R"
 echo "rogue SM reported and ignored; it learned no key"
+
+# client state: groups and members, a service, a subscriber that stays through it all
+"$BUILD/test/mcast_churn" --hosts 20 --groups 8 --ops 150 --seed 5 >"$WORK/members.txt" \
+	2>"$WORK/churn.log" || fail "mcast_churn: $(cat "$WORK/churn.log")"
+SIM_HOST=host-5 "$IBSA" --transport sim services add 0x100 --name kept --lease 3600 >/dev/null ||
+	fail "services add"
+(cd "$WORK" && SIM_HOST=host-6 exec "$IBSA" --transport sim --json events --count 3 \
+	--timeout 600 >"$WORK/events.json" 2>"$WORK/events.err") &
+EV=$!
+CLIENTS+=($EV)
+subscribed() { SIM_HOST=host-9 "$IBSA" --transport sim --json informinfo | grep -q qpn; }
+wait_until 20 subscribed || fail "ibsa events did not subscribe"
+sa_state "$WORK/sa.0"
+mlids >"$WORK/mlids.0" # with the clients' groups now
+wait_until 30 in_step B A || fail "B's copy is not A's: $(diff <(items A) <(items B) | head -5)"
+wait_until 30 in_step C A || fail "C's copy is not A's: $(diff <(items A) <(items C) | head -5)"
+echo "B and C hold A's $(items A | wc -l) items (LIDs, groups, members, service, subscriptions)"
+[ "$(grep -c "full copy to standby" "$WORK/A.log")" -le 4 ] ||
+	fail "A sent full copies again and again: $(grep -c "full copy to standby" "$WORK/A.log")"
 
 # 2. kill -9 the master; verify runs all along
 (while :; do "$FS" verify 2>&1 | grep -q "verdict: *PASS" && echo PASS || echo FAIL; done) \
@@ -103,6 +148,17 @@ mlids >"$WORK/mlids.1"
 diff "$WORK/mlids.0" "$WORK/mlids.1" >/dev/null || fail "MLIDs changed: $(diff "$WORK/mlids.0" "$WORK/mlids.1")"
 grep -h "subnet up" "$WORK/B.log" | tail -1 | grep -o "[0-9]* LFT blocks read, [0-9]* LFT blocks"
 [ "$(state_of "$LID_C")" = 2 ] || fail "C is not standing by after the takeover"
+sa_state "$WORK/sa.1"
+same_sa_state "$WORK/sa.0" "$WORK/sa.1" || fail "B's SA does not hold what A's held"
+echo "B's SA holds A's groups, members, service and subscription"
+"$FS" ctl node remove host-7 >/dev/null
+wait_until 30 grep -q '"trap":65' "$WORK/events.json" ||
+	fail "the subscriber heard nothing from B: $(cat "$WORK/events.json" "$WORK/events.err")"
+"$FS" ctl node add host-7 >/dev/null
+echo "the subscriber made under A got B's Report of host-7 leaving"
+wait_until 60 verify_passes || fail "not routed after host-7 came back"
+sa_state "$WORK/sa.1"
+wait_until 30 in_step C B || fail "C's copy is not B's: $(diff <(items B) <(items C) | head -5)"
 
 # 3. A comes back at priority 12: B hands over, one master at every sample
 (while :; do
@@ -127,4 +183,7 @@ echo "handover: $n samples of the three SMs, $bad without exactly one master"
 verify_passes || fail "not routed after the handover: $("$FS" verify | tail -2)"
 "$FS" ctl lids | sort >"$WORK/lids.2"
 diff "$WORK/lids.0" "$WORK/lids.2" >/dev/null || fail "LIDs changed by the handover"
+sa_state "$WORK/sa.2"
+same_sa_state "$WORK/sa.1" "$WORK/sa.2" || fail "A's SA after the handover does not hold what B's held"
+echo "A's SA after the handover holds B's groups, members and service"
 echo PASS
