@@ -240,9 +240,12 @@ int main(int argc, char **argv)
 		}
 	}
 	sd_notify(0, "STOPPING=1");
-	/* in this order: transactions end while the SA their callbacks use is there */
+	/* in this order: transactions end while the SA and the sync their callbacks use are
+	 * there */
+	sync_stop(sync);
 	sm_stop(sm);
 	sm_clear_listeners(sm);
+	sync_free(sync);
 	sa_free(sa);
 	sm_free(sm);
 	mad_transport_close(t);

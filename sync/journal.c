@@ -15,6 +15,8 @@ void sync_journal_init(struct sync_journal *j, uint64_t epoch, uint32_t max_chan
 
 static void drop_changes(struct sync_journal *j, uint32_t n)
 {
+	if (!n)
+		return;
 	for (uint32_t i = 0; i < n; i++)
 		free(j->changes.v[i].line);
 	memmove(j->changes.v, j->changes.v + n, sizeof(j->changes.v[0]) * (j->changes.n - n));

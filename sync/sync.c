@@ -185,8 +185,7 @@ static bool handover_ready(void *ctx, uint64_t guid)
 		return true;
 	}
 	log_rl(s->log, &s->rl_served, LOGL_INFO, "sync",
-	       "handover to SM GUID " GUID_FMT " waits until it holds this master's state",
-	       guid);
+	       "handover to SM GUID " GUID_FMT " waits until it holds this master's state", guid);
 	return false;
 }
 
