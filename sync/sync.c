@@ -489,6 +489,8 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 		reconcile_lids(s);
 	} else if (r.kind == SYNC_DELTA) {
 		s->st.got_delta++;
+		log_debug(s->log, "sync", "changes %" PRIu64 "->%" PRIu64 " applied: %u items",
+		          r.from_gen, r.to_gen, r.count);
 	} else {
 		s->st.got_current++;
 	}

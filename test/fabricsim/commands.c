@@ -116,9 +116,11 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 		fprintf(o,
 		        "nodes %u switches %u ports %u clients %u\n"
 		        "mads_in %" PRIu64 " delivered %" PRIu64 " sma_answers %" PRIu64
-		        " bounced %" PRIu64 " lost %" PRIu64 " traps %" PRIu64 "\n",
+		        " bounced %" PRIu64 " lost %" PRIu64 " traps %" PRIu64 "\n"
+		        "sm_deactivated %" PRIu64 "\n",
 		        f->nnodes, f->nsws, f->nports, fs_server_clients(s), st->mads_in,
-		        st->mads_delivered, st->sma_answers, st->bounced, st->lost, st->traps_sent);
+		        st->mads_delivered, st->sma_answers, st->bounced, st->lost, st->traps_sent,
+		        f->sm_deactivated);
 	} else if (!strcmp(argv[0], "lft-sets")) {
 		uint64_t total = 0;
 		for (uint32_t i = 0; i < f->nsws; i++) {

@@ -83,6 +83,9 @@ struct fabric {
 	uint32_t *lid_port; /* LID -> port index (the port owning it), FS_NONE if none */
 	uint64_t next_sw_guid, next_ca_guid;
 	unsigned seed; /* fault injection's random choices */
+	/* ACTIVE ports an SM's PortInfo Set took down (retrain to Init, or disable): a takeover
+	 * or a handover that keeps the subnet up leaves this alone */
+	uint64_t sm_deactivated;
 	/* Told of every port whose link state changed (the server sends traps from it). */
 	void (*on_link_change)(struct fabric *f, uint32_t port, void *ctx);
 	void *ctx;

@@ -157,6 +157,7 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 	pi->overrun_errors = req->overrun_errors;
 
 	if (req->phys_state == PHYS_STATE_DISABLED && external && !port->disabled) {
+		f->sm_deactivated += pi->port_state == PORT_STATE_ACTIVE;
 		port->disabled = true;
 		fabric_set_link(f, p, !port->unplugged);
 	} else if (req->phys_state == PHYS_STATE_POLLING && port->disabled) {
@@ -167,6 +168,7 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 	case PORT_STATE_DOWN:
 		if (external && pi->port_state != PORT_STATE_DOWN) {
 			/* the link retrains: both ends drop to Init */
+			f->sm_deactivated += pi->port_state == PORT_STATE_ACTIVE;
 			pi->port_state = PORT_STATE_INIT;
 			if (port->peer != FS_NONE && fabric_link_up(f, p))
 				f->ports[port->peer].pi.port_state = PORT_STATE_INIT;

@@ -108,6 +108,11 @@ subscribed() { SIM_HOST=host-9 "$IBSA" --transport sim --json informinfo | grep 
 wait_until 20 subscribed || fail "ibsa events did not subscribe"
 sa_state "$WORK/sa.0"
 mlids >"$WORK/mlids.0" # with the clients' groups now
+# A writes its state file a second after the last change: wait for it to hold the clients'
+a_has_clients() { grep -q '^service' "$WORK/state-A/sa-state" && grep -q '^sub' "$WORK/state-A/sa-state" &&
+	grep -q '^member' "$WORK/state-A/sa-state"; }
+wait_until 10 a_has_clients || fail "A's state file lacks the clients' state"
+sleep 1.5 # and for the last of it
 wait_until 30 in_step B A || fail "B's copy is not A's: $(diff <(items A) <(items B) | head -5)"
 wait_until 30 in_step C A || fail "C's copy is not A's: $(diff <(items A) <(items C) | head -5)"
 echo "B and C hold A's $(items A | wc -l) items (LIDs, groups, members, service, subscriptions)"
@@ -119,6 +124,8 @@ echo "B and C hold A's $(items A | wc -l) items (LIDs, groups, members, service,
 	>"$WORK/verify.samples" &
 VERIFIER=$!
 CLIENTS+=($VERIFIER)
+deactivated() { "$FS" ctl stats | awk '$1 == "sm_deactivated" { print $2 }'; }
+DEACT0=$(deactivated)
 t0=$(date +%s.%N)
 kill -9 "$PID_A"
 until [ "$(state_of "$LID_B")" = 3 ]; do
@@ -147,6 +154,8 @@ diff "$WORK/lft.0" "$WORK/lft.1" >/dev/null ||
 mlids >"$WORK/mlids.1"
 diff "$WORK/mlids.0" "$WORK/mlids.1" >/dev/null || fail "MLIDs changed: $(diff "$WORK/mlids.0" "$WORK/mlids.1")"
 grep -h "subnet up" "$WORK/B.log" | tail -1 | grep -o "[0-9]* LFT blocks read, [0-9]* LFT blocks"
+[ "$(deactivated)" = "$DEACT0" ] || fail "the takeover took $(($(deactivated) - DEACT0)) ACTIVE ports down"
+echo "  no port left ACTIVE"
 [ "$(state_of "$LID_C")" = 2 ] || fail "C is not standing by after the takeover"
 sa_state "$WORK/sa.1"
 same_sa_state "$WORK/sa.0" "$WORK/sa.1" || fail "B's SA does not hold what A's held"
@@ -160,6 +169,7 @@ wait_until 60 verify_passes || fail "not routed after host-7 came back"
 sa_state "$WORK/sa.1"
 wait_until 30 in_step C B || fail "C's copy is not B's: $(diff <(items B) <(items C) | head -5)"
 
+DEACT1=$(deactivated)
 # 3. A comes back at priority 12: B hands over, one master at every sample
 (while :; do
 	handover_round "$LID_A" "$LID_B" "$LID_C"
@@ -183,6 +193,7 @@ echo "handover: $n samples of the three SMs, $bad without exactly one master"
 verify_passes || fail "not routed after the handover: $("$FS" verify | tail -2)"
 "$FS" ctl lids | sort >"$WORK/lids.2"
 diff "$WORK/lids.0" "$WORK/lids.2" >/dev/null || fail "LIDs changed by the handover"
+[ "$(deactivated)" = "$DEACT1" ] || fail "the handover took $(($(deactivated) - DEACT1)) ACTIVE ports down"
 sa_state "$WORK/sa.2"
 same_sa_state "$WORK/sa.1" "$WORK/sa.2" || fail "A's SA after the handover does not hold what B's held"
 echo "A's SA after the handover holds B's groups, members and service"
