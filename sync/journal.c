@@ -55,16 +55,31 @@ static int record(struct sync_journal *j, char op, const char *line)
 	return 0;
 }
 
-/* Keep the journal within max_changes: the oldest generations go, half of it at a time. */
+/* The first change after generation g. */
+static uint32_t first_after(const struct sync_journal *j, uint64_t g)
+{
+	uint32_t lo = 0, hi = j->changes.n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (j->changes.v[mid].gen <= g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Keep the journal within max_changes, or twice the items when there are more (a delta is
+ * never sent when a full copy is smaller): the oldest generations go, half at a time. */
 static void trim(struct sync_journal *j)
 {
-	if (j->changes.n <= j->max_changes)
+	uint64_t limit = 2ull * lineset_count(&j->cur);
+	if (limit < j->max_changes)
+		limit = j->max_changes;
+	if (j->changes.n <= limit)
 		return;
 	uint64_t cut = j->changes.v[j->changes.n / 2].gen; /* generations up to here go */
-	uint32_t n = 0;
-	while (n < j->changes.n && j->changes.v[n].gen <= cut)
-		n++;
-	drop_changes(j, n);
+	drop_changes(j, first_after(j, cut));
 	uint32_t skip = (uint32_t)(cut - j->base_gen);
 	memmove(j->gens.v, j->gens.v + skip, sizeof(j->gens.v[0]) * (j->gens.n - skip));
 	j->gens.n -= skip;
@@ -146,20 +161,6 @@ static int put(struct text *t, char op, const char *line)
 	t->len += n;
 	t->buf[t->len++] = '\n';
 	return 0;
-}
-
-/* The first change after generation g. */
-static uint32_t first_after(const struct sync_journal *j, uint64_t g)
-{
-	uint32_t lo = 0, hi = j->changes.n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (j->changes.v[mid].gen <= g)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 int sync_journal_answer(const struct sync_journal *j, const struct mad_sync_req *rq,

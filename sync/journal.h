@@ -35,7 +35,7 @@ struct sync_journal {
 	struct lineset cur;
 	VEC(struct sync_change) changes; /* ascending generations */
 	VEC(struct sync_gen) gens;       /* the set after base_gen, base_gen + 1, ... gen */
-	uint32_t max_changes;            /* beyond this the oldest half goes */
+	uint32_t max_changes;            /* beyond this (or twice the items) the oldest half goes */
 };
 
 void sync_journal_init(struct sync_journal *j, uint64_t epoch, uint32_t max_changes);

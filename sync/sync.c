@@ -211,7 +211,9 @@ static void respond(struct sync *s, const struct mad_addr *from, const struct ma
 		log_err(s->log, "sync", "out of memory answering LID %u", from->lid);
 		return;
 	}
-	mad_sync_resp_encode(resp, data, MAD_SYNC_RESP_SIZE, NULL);
+	struct mad_sync_resp out = *resp;
+	memcpy(out.digest, s->digest, sizeof(out.digest)); /* every answer says how we are set up */
+	mad_sync_resp_encode(&out, data, MAD_SYNC_RESP_SIZE, NULL);
 	if (len)
 		memcpy(data + MAD_SYNC_RESP_SIZE, payload, len);
 	/* always by RMPP, even when one segment holds it: the standby expects one form */
@@ -284,8 +286,6 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 		return;
 	}
 	struct mad_sync_resp resp = {.kind = SYNC_NOT_READY};
-	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
-		resp.digest[i] = s->digest[i];
 	if (!sm_peer_at_lid(s->sm, from->lid, &guid)) {
 		/* not (yet) an SM this one polled and trusts: it asks again */
 		s->st.refused++;
@@ -309,8 +309,6 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 		log_err(s->log, "sync", "out of memory answering the standby at LID %u", from->lid);
 		return;
 	}
-	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
-		resp.digest[i] = s->digest[i];
 	if (peer) {
 		peer->asked = true;
 		if (resp.kind == SYNC_CURRENT) {
@@ -466,7 +464,9 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 		}
 	}
 	const char *payload = (const char *)res->mad + MAD_SYNC_HDR_END + MAD_SYNC_RESP_SIZE;
-	enum sync_apply_result a = sync_mirror_apply(&s->m, &r, payload, r.payload_len, on_line, s);
+	/* a full copy is reconciled with the SM's LIDs whole (reconcile_lids), not line by line */
+	enum sync_apply_result a = sync_mirror_apply(&s->m, &r, payload, r.payload_len,
+	                                             r.kind == SYNC_FULL ? NULL : on_line, s);
 	if (r.kind == SYNC_NOT_READY)
 		return;
 	if (a == SYNC_MALFORMED) {
@@ -591,9 +591,7 @@ static void on_state(void *ctx, uint8_t state)
 			s->have_copy = false;
 		}
 		if (s->j.epoch == 0)
-			sync_journal_init(&s->j, new_epoch(),
-			                  JOURNAL_MIN_MAX > 4 * s->st.items ? JOURNAL_MIN_MAX
-			                                                    : 4 * s->st.items);
+			sync_journal_init(&s->j, new_epoch(), JOURNAL_MIN_MAX);
 	}
 }
 

@@ -173,11 +173,12 @@ START_TEST(trimmed_journal_falls_back_to_full)
 	struct sync_mirror old = {0}, recent = {0};
 	struct heard h = {0};
 	uint8_t kind;
+	/* 20 items: the journal's own limit (64) is above twice the items, so it rules */
 	sync_journal_init(&j, 9, 64);
-	update(&j, lines(0, 200, NULL));
+	update(&j, lines(0, 20, NULL));
 	exchange(&j, &old, &kind, &h);
 	for (unsigned g = 1; g < 40; g++) {
-		update(&j, lines(g, 200 + g, NULL)); /* 2 changes a generation */
+		update(&j, lines(g, 20 + g, NULL)); /* 2 changes a generation */
 		if (g == 30)
 			exchange(&j, &recent, &kind, &h);
 	}
@@ -190,6 +191,20 @@ START_TEST(trimmed_journal_falls_back_to_full)
 	same(&j, &old);
 	same(&j, &recent);
 	sync_journal_free(&j);
+	/* 200 items: twice the items rules, so a standby 39 generations behind gets a delta */
+	struct sync_mirror behind = {0};
+	sync_journal_init(&j, 10, 64);
+	update(&j, lines(0, 200, NULL));
+	exchange(&j, &behind, &kind, &h);
+	for (unsigned g = 1; g < 40; g++)
+		update(&j, lines(g, 200 + g, NULL));
+	ck_assert_uint_gt(j.changes.n, 64);
+	ck_assert_uint_le(j.changes.n, 400);
+	ck_assert_int_eq(exchange(&j, &behind, &kind, &h), SYNC_APPLIED);
+	ck_assert_uint_eq(kind, SYNC_DELTA);
+	same(&j, &behind);
+	sync_journal_free(&j);
+	sync_mirror_free(&behind);
 	sync_mirror_free(&old);
 	sync_mirror_free(&recent);
 }
