@@ -652,6 +652,22 @@ static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_sm
 	}
 }
 
+/* A master polled by an SM it does not know (one it forgot while that SM was stopped or cut
+ * off, whose IsSM never changed so no trap told of it): ask it, as a sweep would have. Only a
+ * port of the model is asked (its IsSM there may predate the SM: trap 144 does not re-read
+ * PortInfo), and only an answer adds an SM, under the GUID it answers with: a forged GUID
+ * costs one SMInfo Get to a real port and leaves nothing behind. */
+static void learn_poller(struct sm *sm, uint64_t guid)
+{
+	if (!guid || guid == sm->local.port_guid || sm->cfg->ignore_other_sm ||
+	    remote_find(sm, guid))
+		return;
+	const struct topo *t = &sm->topo;
+	uint32_t p = u64map_get(&t->by_port_guid, guid);
+	if (p != U64MAP_NONE && t->ports[p].known)
+		ask(sm, p, 0, ASK_QUERY, false, 1, 0);
+}
+
 void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const uint8_t *mad,
                              size_t len)
 {
@@ -680,8 +696,11 @@ void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const u
 		handle_set(sm, from, &smp, knows);
 		return;
 	}
-	respond(sm, from, &smp, smp.hdr.method == MAD_METHOD_GET ? 0 : MAD_STATUS_UNSUP_METHOD,
-	        knows);
+	bool get = smp.hdr.method == MAD_METHOD_GET;
+	respond(sm, from, &smp, get ? 0 : MAD_STATUS_UNSUP_METHOD,
+	        knows); /* smp is the answer now */
+	if (get && sm->state == SM_STATE_MASTER)
+		learn_poller(sm, asked.guid);
 }
 
 /* ---- life cycle ---- */

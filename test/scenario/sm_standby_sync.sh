@@ -38,6 +38,22 @@ grep -q "^service" <(items B) && grep -q "^alias" <(items B) && grep -q "^member
 	fail "B's copy lacks services, aliases or members"
 echo "B follows A by changes after one full copy: $n items (LIDs, groups, members, services, alias)"
 
+# 1b. B stops answering (SIGSTOP) long enough for A to forget it, while clients change
+# things; once it runs again A learns it from its polls and B catches up by changes
+kill -STOP "$PID_B"
+"$BUILD/test/mcast_churn" --hosts 16 --groups 6 --ops 40 --seed 9 >/dev/null 2>"$WORK/churn.log" ||
+	fail "mcast_churn: $(cat "$WORK/churn.log")"
+SIM_HOST=host-5 "$IBSA" --transport sim services add 0x104 --name "while-stopped" --lease 3600 \
+	>/dev/null || fail "services add"
+wait_until 20 grep -q "SM GUID $GUID_B does not answer SMInfo any more" "$WORK/A.log" ||
+	fail "A never noticed B stopped"
+kill -CONT "$PID_B"
+has_stopped_svc() { grep -q "$(printf while-stopped | od -An -tx1 | tr -d ' \n')" "$WORK/state-A/sa-state"; }
+wait_until 10 has_stopped_svc || fail "A's state file did not get the service"
+wait_until 30 in_step B A || fail "B did not catch up after SIGCONT: $(diff <(items A) <(items B) | head -5)"
+[ "$(fulls A $GUID_B)" = 1 ] || fail "B caught up by $(($(fulls A $GUID_B) - 1)) more full copies, not changes"
+echo "a standby stopped long enough to be forgotten is learned again and catches up by changes"
+
 # 2. B restarts: it asks again with nothing, and gets a full copy
 stop_pids "$PID_B"
 start_named_ibsmd B host-2 5 "sweep_interval: 2"
@@ -70,7 +86,7 @@ wait_until 30 bash -c "grep -q 'taking over with the last master' '$WORK/B.log'"
 wait_until 60 bash -c "[ \$(grep -c 'subnet up' '$WORK/B.log') -ge 1 ]" || fail "B did not bring the subnet up"
 svc() { SIM_HOST=host-9 "$IBSA" --transport sim --json services | python3 -c \
 	'import json,sys; print(" ".join(sorted(s["name"] for s in json.load(sys.stdin))))'; }
-want="last-change svc-1 svc-3"
+want="last-change svc-1 svc-3 while-stopped"
 svc_is_want() { [ "$(svc)" = "$want" ]; }
 wait_until 20 svc_is_want || fail "B's services: '$(svc)', want '$want'"
 start_named_ibsmd A host-1 4 "sweep_interval: 2"
