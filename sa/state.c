@@ -186,11 +186,7 @@ void sa_state_changed(struct sa *sa)
 	if (!sa->state_ready)
 		return; /* the file's contents are not applied yet: keep them as they are */
 	sa->state_changes++;
-	sa->state_dirty = true;
-	if (!ev_is_active(&sa->save_timer)) {
-		ev_timer_set(&sa->save_timer, SAVE_DELAY, 0.);
-		ev_timer_start(sa->loop, &sa->save_timer);
-	}
+	schedule_save(sa);
 }
 
 void sa_state_load(struct sa *sa)
