@@ -136,6 +136,10 @@ took=$(echo "$(date +%s.%N) - $t0" | bc)
 wait_until 60 grep -q "subnet up" "$WORK/B.log" || fail "B did not bring the subnet up"
 up=$(echo "$(date +%s.%N) - $t0" | bc)
 sleep 1
+# at least one verdict from after the takeover (a large fabric's verify takes seconds)
+n0=$(wc -l <"$WORK/verify.samples")
+sampled() { [ "$(wc -l <"$WORK/verify.samples")" -gt "$n0" ]; }
+wait_until 120 sampled || fail "fabricsim verify gave no verdict after the takeover"
 kill "$VERIFIER" 2>/dev/null || true
 wait "$VERIFIER" 2>/dev/null || true
 printf 'takeover: B MASTER %.2f s after kill -9, subnet up by %.2f s\n' "$took" "$up"
