@@ -24,7 +24,56 @@
 struct sa_sub {
 	uint32_t port;               /* the subscriber's port: Reports go to its LID now */
 	struct mad_inform_info info; /* what it asked for, the QPN inside */
+	uint16_t enumr; /* SubscriberEnum: stable while it lasts, kept across restarts */
 };
+
+/* The smallest SubscriberEnum this port does not use: at most SA_MAX_SUBSCRIPTIONS (65,536)
+ * subscriptions, so one is always free. */
+static int free_enum(const struct sa *sa, uint32_t port, uint16_t *out)
+{
+	uint64_t *used = calloc(65536 / 64, sizeof(*used));
+	if (!used)
+		return -1;
+	for (uint32_t i = 0; i < sa->nsubs; i++)
+		if (sa->subs[i].port == port)
+			used[sa->subs[i].enumr / 64] |= 1ull << (sa->subs[i].enumr % 64);
+	uint32_t e = 0;
+	while (e < 65536 && (used[e / 64] >> (e % 64) & 1))
+		e++;
+	free(used);
+	if (e >= 65536)
+		return -1;
+	*out = (uint16_t)e;
+	return 0;
+}
+
+/* sub_by_enum key: port and SubscriberEnum (never 0: ports count from 1 here) */
+static uint64_t enum_key(uint32_t port, uint16_t e)
+{
+	return ((uint64_t)port + 1) << 16 | e;
+}
+
+static bool enum_taken(const struct sa *sa, uint32_t port, uint16_t e)
+{
+	return u64map_get(&sa->sub_by_enum, enum_key(port, e)) != U64MAP_NONE;
+}
+
+/* Room was reserved by the caller. */
+static int sub_add(struct sa *sa, const struct sa_sub *s)
+{
+	if (u64map_put(&sa->sub_by_enum, enum_key(s->port, s->enumr), sa->nsubs) < 0)
+		return -1;
+	sa->subs[sa->nsubs++] = *s;
+	return 0;
+}
+
+static void sub_del(struct sa *sa, uint32_t i)
+{
+	u64map_del(&sa->sub_by_enum, enum_key(sa->subs[i].port, sa->subs[i].enumr));
+	sa->subs[i] = sa->subs[--sa->nsubs];
+	if (i < sa->nsubs)
+		u64map_put(&sa->sub_by_enum, enum_key(sa->subs[i].port, sa->subs[i].enumr), i);
+}
 
 static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inform_info *i)
 {
@@ -32,6 +81,12 @@ static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inf
 	       s->info.type == i->type && s->info.is_generic == i->is_generic &&
 	       !memcmp(s->info.gid, i->gid, 16) && s->info.lid_range_begin == i->lid_range_begin &&
 	       s->info.lid_range_end == i->lid_range_end;
+}
+
+void sa_inform_forget(struct sa *sa)
+{
+	sa->nsubs = 0;
+	u64map_clear(&sa->sub_by_enum);
 }
 
 uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
@@ -59,18 +114,20 @@ uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
 			at = i;
 	if (in.subscribe) {
 		if (at == UINT32_MAX) {
+			struct sa_sub ns = {.port = rq->requester, .info = in};
 			if (sa->nsubs >= SA_MAX_SUBSCRIPTIONS ||
-			    array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0)
+			    array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0 ||
+			    free_enum(sa, rq->requester, &ns.enumr) < 0 || sub_add(sa, &ns) < 0)
 				return MAD_STATUS_SA_NO_RESOURCES;
-			at = sa->nsubs++;
+		} else {
+			sa->subs[at].info = in; /* the same subscription again: its enum stays */
 		}
-		sa->subs[at] = (struct sa_sub){.port = rq->requester, .info = in};
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
 		       "LID %u QPN %u subscribed to trap %u", rq->from.lid, in.qpn, in.trap_number);
 	} else {
 		if (at == UINT32_MAX)
 			return MAD_STATUS_SA_REQ_INVALID; /* no such subscription */
-		sa->subs[at] = sa->subs[--sa->nsubs];
+		sub_del(sa, at);
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
 		       "LID %u QPN %u unsubscribed from trap %u", rq->from.lid, in.qpn,
 		       in.trap_number);
@@ -87,7 +144,7 @@ void sa_build_inform_records(const struct sa_req *rq, struct sa_records *out)
 		/* another tenant's subscriptions name its ports: not shown */
 		if (!sa_visible(rq, sa->subs[i].port))
 			continue;
-		struct mad_inform_info_record r = {.subscriber_enum = (uint16_t)i,
+		struct mad_inform_info_record r = {.subscriber_enum = sa->subs[i].enumr,
 		                                   .info = sa->subs[i].info};
 		sa_port_gid(sa, sa->subs[i].port, r.subscriber_gid);
 		uint8_t *rec = sa_records_add(out);
@@ -218,7 +275,7 @@ void sa_sweep_done(struct sa *sa)
 	sa_guidinfo_sweep_done(sa);
 	for (uint32_t i = 0; i < sa->nsubs;) {
 		if (!topo_port_in_service(t, sa->subs[i].port)) {
-			sa->subs[i] = sa->subs[--sa->nsubs];
+			sub_del(sa, i);
 			sa_state_changed(sa);
 		} else {
 			i++;
@@ -244,7 +301,7 @@ void sa_inform_save(struct sa *sa, FILE *f)
 		fprintf(f, "sub 0x%016llx ",
 		        (unsigned long long)topo_port_guid(t, sa->subs[i].port));
 		sa_hex_put(f, w, mad_inform_info_layout.size);
-		fputc('\n', f);
+		fprintf(f, " %u\n", sa->subs[i].enumr);
 	}
 }
 
@@ -254,7 +311,8 @@ bool sa_inform_restore(struct sa *sa, const char *line)
 	char hex[2 * MAD_SA_DATA_SIZE + 2];
 	uint8_t w[MAD_SA_DATA_SIZE] = {0};
 	struct mad_inform_info in;
-	if (sscanf(line, "%llx %401s", &guid, hex) != 2 ||
+	unsigned e = UINT32_MAX; /* files from before SubscriberEnum was kept have none */
+	if (sscanf(line, "%llx %401s %u", &guid, hex, &e) < 2 ||
 	    !sa_hex_get(hex, w, mad_inform_info_layout.size) ||
 	    mad_inform_info_decode(w, sizeof(w), &in, NULL) < 0)
 		return false;
@@ -263,6 +321,10 @@ bool sa_inform_restore(struct sa *sa, const char *line)
 		return false;
 	if (array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0)
 		return false;
-	sa->subs[sa->nsubs++] = (struct sa_sub){.port = p, .info = in};
-	return true;
+	struct sa_sub ns = {.port = p, .info = in};
+	if (e <= UINT16_MAX && !enum_taken(sa, p, (uint16_t)e))
+		ns.enumr = (uint16_t)e;
+	else if (free_enum(sa, p, &ns.enumr) < 0)
+		return false;
+	return sub_add(sa, &ns) == 0;
 }

@@ -488,6 +488,7 @@ void sa_free(struct sa *sa)
 	sa_path_cache_free(sa);
 	free(sa->svcs);
 	free(sa->subs);
+	u64map_free(&sa->sub_by_enum);
 	free(sa->served);
 	free(sa);
 }

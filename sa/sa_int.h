@@ -11,6 +11,7 @@
 #include "sa/sa.h"
 #include "sm/sm.h"
 #include "util/idxmap.h"
+#include "util/u64map.h"
 #include "util/vec.h"
 
 #define SA_MAX_SERVICES 65536 /* registrations beyond this get NO_RESOURCES */
@@ -45,7 +46,8 @@ struct sa {
 	uint32_t nsvcs, svcs_cap;
 	struct sa_sub *subs; /* InformInfo subscriptions */
 	uint32_t nsubs, subs_cap;
-	bool *served; /* per port: in service at the last sweep (for traps 64/65) */
+	struct u64map sub_by_enum; /* (port, SubscriberEnum) -> index in subs */
+	bool *served;              /* per port: in service at the last sweep (for traps 64/65) */
 	uint32_t served_cap;
 	bool served_once;
 	struct sa_group *groups; /* multicast groups, each with its own MLID */
@@ -166,6 +168,8 @@ bool sa_hex_get(const char *s, uint8_t *out, size_t n);
 void sa_service_save(struct sa *sa, FILE *f);
 bool sa_service_restore(struct sa *sa, const char *line);
 void sa_inform_save(struct sa *sa, FILE *f);
+/* Drop every subscription (a standby's SA keeps none of its own). */
+void sa_inform_forget(struct sa *sa);
 bool sa_inform_restore(struct sa *sa, const char *line);
 void sa_mcast_save(struct sa *sa, FILE *f);
 bool sa_mcast_restore_group(struct sa *sa, const char *line);

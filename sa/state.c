@@ -159,7 +159,7 @@ void sa_state_reset(struct sa *sa)
 	 * SM held goes, so that it cannot come back stale if this SM is master again. */
 	sa_state_save(sa);
 	sa->nsvcs = 0;
-	sa->nsubs = 0;
+	sa_inform_forget(sa);
 	sa_mcast_forget(sa);
 	struct topo *t = sa->t;
 	while (t->aliases.n) {
@@ -216,6 +216,37 @@ void sa_state_load(struct sa *sa)
 	fclose(f);
 }
 
+/* Restore order: a member needs its group. The lines may come in any order (a standby's copy
+ * is a set), so each kind is applied in its own pass. */
+enum { PASS_ALIAS, PASS_SERVICE, PASS_GROUP, PASS_MEMBER, PASS_SUB, PASS_UNKNOWN, NPASS };
+
+static int pass_of(const char *l)
+{
+	if (!strncmp(l, "alias ", 6))
+		return PASS_ALIAS;
+	if (!strncmp(l, "service ", 8))
+		return PASS_SERVICE;
+	if (!strncmp(l, "group ", 6))
+		return PASS_GROUP;
+	if (!strncmp(l, "member ", 7))
+		return PASS_MEMBER;
+	if (!strncmp(l, "sub ", 4))
+		return PASS_SUB;
+	return PASS_UNKNOWN;
+}
+
+static bool restore_line(struct sa *sa, int pass, const char *l)
+{
+	switch (pass) {
+	case PASS_ALIAS: return sa_guidinfo_restore(sa, l + 6);
+	case PASS_SERVICE: return sa_service_restore(sa, l + 8);
+	case PASS_GROUP: return sa_mcast_restore_group(sa, l + 6);
+	case PASS_MEMBER: return sa_mcast_restore_member(sa, l + 7);
+	case PASS_SUB: return sa_inform_restore(sa, l + 4);
+	default: return false;
+	}
+}
+
 void sa_state_apply(struct sa *sa)
 {
 	if (sa->state_ready)
@@ -223,27 +254,19 @@ void sa_state_apply(struct sa *sa)
 	char path[512];
 	path_of(sa, path, sizeof(path), "");
 	uint32_t ok = 0, bad = 0;
-	for (uint32_t i = 0; i < sa->npending; i++) {
-		char *l = sa->pending[i];
-		bool done = false;
-		if (!strncmp(l, "service ", 8))
-			done = sa_service_restore(sa, l + 8);
-		else if (!strncmp(l, "group ", 6))
-			done = sa_mcast_restore_group(sa, l + 6);
-		else if (!strncmp(l, "member ", 7))
-			done = sa_mcast_restore_member(sa, l + 7);
-		else if (!strncmp(l, "sub ", 4))
-			done = sa_inform_restore(sa, l + 4);
-		else if (!strncmp(l, "alias ", 6))
-			done = sa_guidinfo_restore(sa, l + 6);
-		if (done) {
-			ok++;
-		} else {
-			bad++;
-			log_info(sa->log, "sa", "%s: item %u not restored: %.60s", path, i + 1, l);
+	for (int pass = 0; pass < NPASS; pass++) {
+		for (uint32_t i = 0; i < sa->npending; i++) {
+			const char *l = sa->pending[i];
+			if (pass_of(l) != pass)
+				continue;
+			if (restore_line(sa, pass, l)) {
+				ok++;
+			} else {
+				bad++;
+				log_info(sa->log, "sa", "%s: item %u not restored: %.60s", path,
+				         i + 1, l);
+			}
 		}
-		free(l);
-		sa->pending[i] = NULL;
 	}
 	drop_pending(sa);
 	sa_mcast_restore_done(sa);

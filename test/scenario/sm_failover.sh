@@ -55,7 +55,8 @@ for name in ("mcast", "services", "informinfo"):
         r.pop("lease", None)  # leases count down; the rest stays
     key = lambda r: json.dumps(r, sort_keys=True)
     assert a, f"{name}: nothing to compare"
-    assert sorted(map(key, a)) == sorted(map(key, b)), f"{name}: before {a[:2]} after {b[:2]}"
+    ka, kb = sorted(map(key, a)), sorted(map(key, b))
+    assert ka == kb, f"{name}: only before {[k for k in ka if k not in kb][:2]}, only after {[k for k in kb if k not in ka][:2]}"
     print(f"  {name}: {len(a)} records, the same")
 PY
 }
