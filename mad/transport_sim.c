@@ -323,6 +323,14 @@ static int sim_query_port(struct mad_transport *t, struct mad_local_port *out)
 	out->port_num = ni.node_type == NODE_TYPE_SWITCH ? 0 : ni.local_port_num;
 	out->node_guid = ni.node_guid;
 	out->port_guid = ni.port_guid;
+	if (ni.node_type != NODE_TYPE_SWITCH && ni.port_guid == ni.node_guid) {
+		/* ibsim's control channel gives the node GUID in PortGUID, while its SMA answers
+		 * NodeInfo with node GUID + port number for a CA port: take the GUID the fabric
+		 * shows, or other SMs would not find this one by its SMInfo GUID */
+		uint8_t num = pi.local_port_num ? pi.local_port_num : 1;
+		out->port_num = num;
+		out->port_guid = ni.node_guid + num;
+	}
 	out->node_type = ni.node_type;
 	out->gid_prefix = pi.gid_prefix;
 	out->lid = pi.lid;
