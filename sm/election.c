@@ -306,6 +306,12 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 			           " does not answer SMInfo any more: forgotten",
 			           r->guid);
 			remote_forget(sm, r->guid);
+		} else if (r && sm->state == SM_STATE_MASTER && !ev_is_active(&sm->el.poll_timer)) {
+			/* asked again at the poll interval, not at the next light sweep (there may
+			 * be none: sweep_interval 0): a lost answer must not stall a handover */
+			double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
+			ev_timer_set(&sm->el.poll_timer, iv, 0.);
+			ev_timer_start(sm->loop, &sm->el.poll_timer);
 		}
 		return;
 	}
