@@ -14,6 +14,7 @@
 
 #include "mad/mad_layout.h"
 
+#include "mad/sa_records.h"
 #include "sm/sm.h"
 
 /* A record's components, in component-mask bit order: their bit ranges on the wire. */
@@ -75,5 +76,11 @@ bool sa_state_ready(const struct sa *sa);
 uint64_t sa_state_changes(const struct sa *sa);
 void sa_state_write(struct sa *sa, FILE *f);
 int sa_state_replace(struct sa *sa, const char *const *lines, uint32_t n);
+
+/* A ServiceRecord this SA shows for the SM itself, never saved nor synced: what it offers
+ * other SMs (the standby sync). Only a query that selects its ServiceID sees it. ServiceGID
+ * is the SM's port GID, ServiceP_Key the default partition, the lease infinite; id, name and
+ * data come from the record given. */
+void sa_service_builtin(struct sa *sa, const struct mad_service_record *r);
 
 #endif

@@ -44,7 +44,8 @@ struct sa {
 	struct log_rl rl_client; /* what clients change (joins, registrations, subscriptions) */
 	struct sa_service *svcs;
 	uint32_t nsvcs, svcs_cap;
-	struct sa_sub *subs; /* InformInfo subscriptions */
+	struct mad_service_record builtin_svc; /* the SM's own service; id 0: none */
+	struct sa_sub *subs;                   /* InformInfo subscriptions */
 	uint32_t nsubs, subs_cap;
 	struct u64map sub_by_enum; /* (port, SubscriberEnum) -> index in subs */
 	bool *served;              /* per port: in service at the last sweep (for traps 64/65) */

@@ -105,6 +105,11 @@ static void present(const struct sa *sa, const struct sa_service *s, uint8_t *ou
 	}
 }
 
+void sa_service_builtin(struct sa *sa, const struct mad_service_record *r)
+{
+	sa->builtin_svc = *r;
+}
+
 void sa_build_service_records(const struct sa_req *rq, struct sa_records *out)
 {
 	struct sa *sa = rq->sa;
@@ -118,6 +123,19 @@ void sa_build_service_records(const struct sa_req *rq, struct sa_records *out)
 			/* a query may select by the key: sa_service_hide_keys blanks it after */
 			memcpy(rec + SR_KEY, sa->svcs[i].rec + SR_KEY, 16);
 		}
+	}
+	/* the SM's own record only to a query that names its ServiceID: a listing of the
+	 * services shows what clients registered, as OpenSM's does */
+	if (sa->builtin_svc.id && sa->t->sm_port != TOPO_NONE && (rq->h.comp_mask & SR_COMP_ID) &&
+	    rq->data && rq->len >= 8 && mad_bits_get(rq->data, 0, 64) == sa->builtin_svc.id) {
+		struct mad_service_record b = sa->builtin_svc;
+		sa_port_gid(sa, sa->t->sm_port, b.gid);
+		b.pkey = 0xffff;
+		b.lease = SR_LEASE_INFINITE;
+		memset(b.key, 0, sizeof(b.key));
+		uint8_t *rec = sa_records_add(out);
+		if (rec)
+			mad_service_record_encode(&b, rec, SR_SIZE, NULL);
 	}
 }
 

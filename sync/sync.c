@@ -29,6 +29,13 @@
  * that never asks (not an ibsmd: OpenSM keeps no copy) or that does not get in step. */
 #define HANDOVER_WAIT_SILENT 3.0
 #define HANDOVER_WAIT_MAX    15.0
+/* The master's SA shows this ServiceRecord when it serves the sync. A standby asks for it
+ * before it sends anything of the vendor class: an SM that is no ibsmd (OpenSM) does not
+ * know the class, and OpenSM under libumad2sim.so crashes on a MAD of a class it did not
+ * register. ServiceID: the OUI's range (IBA A3.2.3). */
+#define SYNC_SERVICE_ID   ((uint64_t)MAD_SYNC_OUI << 32 | 0x5359u)
+#define SYNC_SERVICE_NAME "ibsmd.sync"
+#define PROBE_AGAIN       60.0 /* a master without the service is asked again this late */
 
 /* A standby as the master sees it: whether it holds the master's current items yet. */
 struct sync_peer {
@@ -67,6 +74,11 @@ struct sync {
 	uint64_t digest_reported[SYNC_NDIGESTS];
 	ev_timer poll, save;
 	double asked_at;
+	/* does the master serve the sync? found in its SA, per master */
+	uint64_t probed_guid; /* the master it is known for (0: none) */
+	enum { PROBE_NONE, PROBE_OUT, PROBE_YES, PROBE_NO } probe;
+	double probe_again; /* PROBE_NO: when to ask again */
+	uint64_t told_no;   /* the master GUID the "no sync" notice was given for */
 };
 
 static const char *const digest_names[SYNC_NDIGESTS] = {"partitions", "routing", "keys"};
@@ -518,11 +530,76 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 		schedule_save(s);
 }
 
+static void ask(struct sync *s);
+
+static void on_probe(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
+{
+	(void)d;
+	struct sync *s = ctx;
+	if (res->error == -ECANCELED || s->stopped || s->probe != PROBE_OUT)
+		return;
+	struct mad_service_record r = {0};
+	bool yes = !res->error && !res->status && res->len >= MAD_SA_HDR_END + 176 &&
+	           mad_service_record_decode(res->mad + MAD_SA_HDR_END, res->len - MAD_SA_HDR_END,
+	                                     &r, NULL) == 0 &&
+	           r.id == SYNC_SERVICE_ID && !strcmp(r.name, SYNC_SERVICE_NAME);
+	if (yes) {
+		s->probe = PROBE_YES;
+		ask(s);
+		return;
+	}
+	s->probe = PROBE_NO;
+	s->probe_again = ev_now(s->loop) + PROBE_AGAIN;
+	if (s->told_no != s->probed_guid) {
+		s->told_no = s->probed_guid;
+		log_notice(s->log, "sync",
+		           "master SM GUID " GUID_FMT " shows no %s service in its SA (%s): not an "
+		           "ibsmd, no standby copy; what clients registered with it is lost when "
+		           "this SM takes over",
+		           s->probed_guid, SYNC_SERVICE_NAME,
+		           res->error ? strerror(-res->error) : mad_status_str(res->status));
+	}
+}
+
+/* Ask the master's SA for the sync's ServiceRecord (a standard query every SM answers). */
+static void probe(struct sync *s, uint16_t lid, uint64_t guid)
+{
+	uint8_t mad[MAD_SIZE] = {0};
+	struct mad_sa_hdr h;
+	mad_sa_hdr_init(&h, MAD_METHOD_GET, MAD_ATTR_SERVICE_RECORD,
+	                1ull << 0 | 1ull << 1); /* ServiceID, ServiceGID */
+	h.attr_offset = 176 / 8;                /* the record's size in 8-byte words */
+	mad_sa_hdr_encode(&h, mad, sizeof(mad), NULL);
+	struct mad_service_record r = {.id = SYNC_SERVICE_ID};
+	for (int i = 0; i < 8; i++) {
+		r.gid[i] = (uint8_t)(s->cfg->subnet_prefix >> (56 - 8 * i));
+		r.gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
+	}
+	mad_service_record_encode(&r, mad + MAD_SA_HDR_END, MAD_SA_DATA_SIZE, NULL);
+	struct mad_request req = {.to = {.lid = lid, .qpn = 1, .qkey = QP1_QKEY},
+	                          .mad = mad,
+	                          .len = MAD_SIZE,
+	                          .timeout_ms = REQ_TIMEOUT_MS,
+	                          .retries = REQ_RETRIES,
+	                          .cb = on_probe,
+	                          .ctx = s};
+	s->probed_guid = guid;
+	if (mad_dispatcher_send(s->d, &req) == 0)
+		s->probe = PROBE_OUT;
+}
+
 static void ask(struct sync *s)
 {
 	uint64_t guid = 0;
 	uint16_t lid = sm_master_lid(s->sm, &guid);
-	if (!lid || s->asking || s->stopped)
+	if (!lid || s->asking || s->stopped || s->probe == PROBE_OUT)
+		return;
+	if (guid != s->probed_guid || s->probe == PROBE_NONE ||
+	    (s->probe == PROBE_NO && ev_now(s->loop) >= s->probe_again)) {
+		probe(s, lid, guid);
+		return;
+	}
+	if (s->probe != PROBE_YES)
 		return;
 	uint8_t mad[MAD_SIZE] = {0};
 	struct mad_hdr h = {.base_version = MAD_BASE_VERSION,
@@ -572,6 +649,7 @@ static void on_state(void *ctx, uint8_t state)
 		s->journal_on = false;
 		s->m.epoch = s->m.gen = 0;
 		s->st.in_step = false;
+		s->probe = PROBE_NONE; /* the master may be another one: asked again */
 		double iv = s->cfg->sm_poll_interval_ms / 1000.0;
 		ev_timer_set(&s->poll, 0.05, iv);
 		ev_timer_start(s->loop, &s->poll);
@@ -620,6 +698,10 @@ struct sync *sync_new(struct sm *sm, struct sa *sa)
 	ev_init(&s->save, save_cb);
 	s->save.data = s;
 	mad_dispatcher_set_handler(s->d, MAD_CLASS_IBSMD_SYNC, on_request, s);
+	struct mad_service_record svc = {.id = SYNC_SERVICE_ID};
+	snprintf(svc.name, sizeof(svc.name), "%s", SYNC_SERVICE_NAME);
+	svc.data8[0] = MAD_SYNC_CLASS_VERSION;
+	sa_service_builtin(sa, &svc);
 	return s;
 }
 
