@@ -101,12 +101,18 @@ static const struct sa_attr attrs[] = {
 _Static_assert(SA_NATTRS <= sizeof(attrs) / sizeof(attrs[0]), "SA_NATTRS in sa_int.h");
 
 /* PathRecord components (IBA 15.2.5.16): ServiceID counts as two. */
+#define PC(off, len)                                                                               \
+	{                                                                                          \
+		.bitoff = (off), .bitlen = (len)                                                   \
+	}
 static const struct sa_components path_components = {
     .n = 23,
-    .c = {{0, 32},   {32, 32}, {64, 128}, {192, 128}, {320, 16}, {336, 16}, {352, 1},  {353, 3},
-          {356, 20}, {376, 8}, {384, 8},  {392, 1},   {393, 7},  {400, 16}, {416, 12}, {428, 4},
-          {432, 2},  {434, 6}, {440, 2},  {442, 6},   {448, 2},  {450, 6},  {456, 8}},
+    .c = {PC(0, 32),  PC(32, 32),  PC(64, 128), PC(192, 128), PC(320, 16), PC(336, 16),
+          PC(352, 1), PC(353, 3),  PC(356, 20), PC(376, 8),   PC(384, 8),  PC(392, 1),
+          PC(393, 7), PC(400, 16), PC(416, 12), PC(428, 4),   PC(432, 2),  PC(434, 6),
+          PC(440, 2), PC(442, 6),  PC(448, 2),  PC(450, 6),   PC(456, 8)},
 };
+#undef PC
 
 /* A table refused (BUSY, NO_RESOURCES): the status alone, as a GetResp like other errors. */
 static void send_refusal(struct sa *sa, const struct mad_addr *addr, struct mad_sa_hdr h,
