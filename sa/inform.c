@@ -27,26 +27,6 @@ struct sa_sub {
 	uint16_t enumr; /* SubscriberEnum: stable while it lasts, kept across restarts */
 };
 
-/* The smallest SubscriberEnum this port does not use: at most SA_MAX_SUBSCRIPTIONS (65,536)
- * subscriptions, so one is always free. */
-static int free_enum(const struct sa *sa, uint32_t port, uint16_t *out)
-{
-	uint64_t *used = calloc(65536 / 64, sizeof(*used));
-	if (!used)
-		return -1;
-	for (uint32_t i = 0; i < sa->nsubs; i++)
-		if (sa->subs[i].port == port)
-			used[sa->subs[i].enumr / 64] |= 1ull << (sa->subs[i].enumr % 64);
-	uint32_t e = 0;
-	while (e < 65536 && (used[e / 64] >> (e % 64) & 1))
-		e++;
-	free(used);
-	if (e >= 65536)
-		return -1;
-	*out = (uint16_t)e;
-	return 0;
-}
-
 /* sub_by_enum key: port and SubscriberEnum (never 0: ports count from 1 here) */
 static uint64_t enum_key(uint32_t port, uint16_t e)
 {
@@ -56,6 +36,19 @@ static uint64_t enum_key(uint32_t port, uint16_t e)
 static bool enum_taken(const struct sa *sa, uint32_t port, uint16_t e)
 {
 	return u64map_get(&sa->sub_by_enum, enum_key(port, e)) != U64MAP_NONE;
+}
+
+/* The smallest SubscriberEnum this port does not use: as many lookups as the port has
+ * subscriptions, and at most SA_MAX_SUBSCRIPTIONS (65,536) exist, so one is always free. */
+static int free_enum(const struct sa *sa, uint32_t port, uint16_t *out)
+{
+	for (uint32_t e = 0; e <= UINT16_MAX; e++) {
+		if (!enum_taken(sa, port, (uint16_t)e)) {
+			*out = (uint16_t)e;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* Room was reserved by the caller. */
