@@ -11,13 +11,7 @@
 
 #include "mad/sync_msg.h"
 #include "sync/journal.h"
-
-#define EPOCH 0x1b5dull
-
-static const char gen1[] = "lid 0x0000000000100001 0x0001\nlid 0x0000000000100003 0x0002\n"
-                           "service 0100 fe80 kept\n";
-static const char gen2[] = "lid 0x0000000000100001 0x0001\nlid 0x0000000000100005 0x0003\n"
-                           "service 0100 fe80 kept\ngroup 0 ff12\n";
+#include "sync_small_master.h"
 
 static void on_line(void *ctx, char op, const char *line)
 {
@@ -27,9 +21,9 @@ static void on_line(void *ctx, char op, const char *line)
 
 static int small_master(struct sync_journal *j)
 {
-	sync_journal_init(j, EPOCH, 16);
-	if (sync_journal_update(j, gen1, sizeof(gen1) - 1) < 0 ||
-	    sync_journal_update(j, gen2, sizeof(gen2) - 1) < 0)
+	sync_journal_init(j, SMALL_MASTER_EPOCH, 16);
+	if (sync_journal_update(j, small_master_gen1, sizeof(small_master_gen1) - 1) < 0 ||
+	    sync_journal_update(j, small_master_gen2, sizeof(small_master_gen2) - 1) < 0)
 		return -1;
 	return 0;
 }

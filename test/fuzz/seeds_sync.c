@@ -8,13 +8,7 @@
 
 #include "mad/sync_msg.h"
 #include "sync/journal.h"
-
-#define EPOCH 0x1b5dull
-
-static const char gen1[] = "lid 0x0000000000100001 0x0001\nlid 0x0000000000100003 0x0002\n"
-                           "service 0100 fe80 kept\n";
-static const char gen2[] = "lid 0x0000000000100001 0x0001\nlid 0x0000000000100005 0x0003\n"
-                           "service 0100 fe80 kept\ngroup 0 ff12\n";
+#include "sync_small_master.h"
 
 static int put(const char *dir, const char *name, uint8_t side, const uint8_t *a, size_t alen,
                const char *b, size_t blen)
@@ -63,18 +57,20 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	struct sync_journal j;
-	sync_journal_init(&j, EPOCH, 16);
-	if (sync_journal_update(&j, gen1, sizeof(gen1) - 1) < 0)
+	sync_journal_init(&j, SMALL_MASTER_EPOCH, 16);
+	if (sync_journal_update(&j, small_master_gen1, sizeof(small_master_gen1) - 1) < 0)
 		return 1;
 	uint64_t sum1 = j.cur.sum;
 	uint32_t count1 = lineset_count(&j.cur);
-	if (sync_journal_update(&j, gen2, sizeof(gen2) - 1) < 0)
+	if (sync_journal_update(&j, small_master_gen2, sizeof(small_master_gen2) - 1) < 0)
 		return 1;
 	struct mad_sync_req none = {0};
 	struct mad_sync_req at1 = {
-	    .epoch = EPOCH, .generation = 1, .checksum = sum1, .count = count1};
-	struct mad_sync_req at2 = {
-	    .epoch = EPOCH, .generation = 2, .checksum = j.cur.sum, .count = lineset_count(&j.cur)};
+	    .epoch = SMALL_MASTER_EPOCH, .generation = 1, .checksum = sum1, .count = count1};
+	struct mad_sync_req at2 = {.epoch = SMALL_MASTER_EPOCH,
+	                           .generation = 2,
+	                           .checksum = j.cur.sum,
+	                           .count = lineset_count(&j.cur)};
 	struct mad_sync_req other = {.epoch = 7, .generation = 9, .checksum = 1, .count = 1};
 	int rc = 0;
 	rc |= answer(dir, "answer-full", &j, &none);
@@ -86,7 +82,7 @@ int main(int argc, char **argv)
 	if (sync_journal_update(&j, gen3, sizeof(gen3) - 1) < 0)
 		return 1;
 	rc |= answer(dir, "answer-delta", &j, &at2);
-	struct mad_sync_resp nr = {.kind = SYNC_NOT_READY, .epoch = EPOCH};
+	struct mad_sync_resp nr = {.kind = SYNC_NOT_READY, .epoch = SMALL_MASTER_EPOCH};
 	uint8_t hdr[MAD_SYNC_RESP_SIZE] = {0};
 	mad_sync_resp_encode(&nr, hdr, sizeof(hdr), NULL);
 	rc |= put(dir, "answer-not-ready", 0, hdr, sizeof(hdr), NULL, 0);
