@@ -539,7 +539,8 @@ static void on_probe(struct mad_dispatcher *d, const struct mad_result *res, voi
 	if (res->error == -ECANCELED || s->stopped || s->probe != PROBE_OUT)
 		return;
 	struct mad_service_record r = {0};
-	bool yes = !res->error && !res->status && res->len >= MAD_SA_HDR_END + 176 &&
+	bool yes = !res->error && !res->status &&
+	           res->len >= (size_t)MAD_SA_HDR_END + mad_service_record_layout.size &&
 	           mad_service_record_decode(res->mad + MAD_SA_HDR_END, res->len - MAD_SA_HDR_END,
 	                                     &r, NULL) == 0 &&
 	           r.id == SYNC_SERVICE_ID && !strcmp(r.name, SYNC_SERVICE_NAME);
@@ -568,7 +569,8 @@ static void probe(struct sync *s, uint16_t lid, uint64_t guid)
 	struct mad_sa_hdr h;
 	mad_sa_hdr_init(&h, MAD_METHOD_GET, MAD_ATTR_SERVICE_RECORD,
 	                1ull << 0 | 1ull << 1); /* ServiceID, ServiceGID */
-	h.attr_offset = 176 / 8;                /* the record's size in 8-byte words */
+	h.attr_offset =
+	    (uint16_t)(mad_service_record_layout.size / 8); /* the record's size in 8-byte words */
 	mad_sa_hdr_encode(&h, mad, sizeof(mad), NULL);
 	struct mad_service_record r = {.id = SYNC_SERVICE_ID};
 	for (int i = 0; i < 8; i++) {
