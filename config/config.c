@@ -3,11 +3,15 @@
 #include "config/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 void config_defaults(struct ibsmd_config *c)
@@ -118,6 +122,61 @@ static int get_str(struct cfgp *p, const yaml_node_t *n, const char *key, char *
 	if (strlen(s) >= len)
 		return cerr(p, n, "%s: longer than %zu characters", key, len - 1);
 	snprintf(dst, len, "%s", s);
+	return 0;
+}
+
+/* The M_Key secret: a file only root may read, of at least 16 bytes (trailing white space
+ * left out, so that "openssl rand -hex 32 > FILE" and the same bytes without the newline are
+ * one secret). Kept as a BLAKE2b hash of the contents, with a label so that the same file
+ * used elsewhere gives unrelated keys. */
+static int read_secret(struct cfgp *p, const yaml_node_t *n, struct ibsmd_config *c)
+{
+	const char *path = c->m_key_secret;
+	c->has_m_key_secret = false;
+	if (!path[0])
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cerr(p, n, "m_key_secret: cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cerr(p, n, "m_key_secret: %s is not a regular file", path);
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return cerr(p, n,
+		            "m_key_secret: %s can be read by others (mode %04o): chmod 600 it, "
+		            "anyone who reads it can take over every port",
+		            path, (unsigned)(st.st_mode & 07777));
+	}
+	uint8_t buf[4097];
+	ssize_t len = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (len < 0)
+		return cerr(p, n, "m_key_secret: reading %s: %s", path, strerror(errno));
+	if (len == (ssize_t)sizeof(buf))
+		return cerr(p, n, "m_key_secret: %s is longer than 4096 bytes", path);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+	                   buf[len - 1] == '\t'))
+		len--;
+	if (len < 16) {
+		sodium_memzero(buf, sizeof(buf));
+		return cerr(p, n,
+		            "m_key_secret: %s holds %zd bytes: at least 16 are needed (for one, "
+		            "\"openssl rand -hex 32 > %s\")",
+		            path, len, path);
+	}
+	if (sodium_init() < 0)
+		return cerr(p, n, "m_key_secret: libsodium does not initialize");
+	static const char label[] = "ibsmd m_key_secret v1";
+	crypto_generichash_state h;
+	crypto_generichash_init(&h, NULL, 0, sizeof(c->m_key_secret_key));
+	crypto_generichash_update(&h, (const uint8_t *)label, sizeof(label) - 1);
+	crypto_generichash_update(&h, buf, (unsigned long long)len);
+	crypto_generichash_final(&h, c->m_key_secret_key, sizeof(c->m_key_secret_key));
+	sodium_memzero(buf, sizeof(buf));
+	c->has_m_key_secret = true;
 	return 0;
 }
 
@@ -306,6 +365,10 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 			GET_UINT(p, v, key, UINT64_MAX, c->sm_key);
 		} else if (!strcmp(key, "m_key")) {
 			GET_UINT(p, v, key, UINT64_MAX, c->m_key);
+		} else if (!strcmp(key, "m_key_secret")) {
+			if (get_str(p, v, key, c->m_key_secret, sizeof(c->m_key_secret)) < 0 ||
+			    read_secret(p, v, c) < 0)
+				return -1;
 		} else if (!strcmp(key, "m_key_lease")) {
 			GET_UINT(p, v, key, 0xffff, c->m_key_lease);
 		} else if (!strcmp(key, "m_key_protect")) {
@@ -469,6 +532,16 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 	case CONFIG_DIGEST_KEYS:
 		FNV_VAL(h, c->sm_key);
 		FNV_VAL(h, c->m_key);
+		if (c->has_m_key_secret) {
+			/* a keyed hash of a fixed label: says whether two SMs hold the same secret
+			 * without telling anything about it */
+			uint8_t fp[16];
+			static const char label[] = "ibsmd m_key_secret fingerprint";
+			crypto_generichash(fp, sizeof(fp), (const uint8_t *)label,
+			                   sizeof(label) - 1, c->m_key_secret_key,
+			                   sizeof(c->m_key_secret_key));
+			h = fnv(h, fp, sizeof(fp));
+		}
 		FNV_VAL(h, c->m_key_lease);
 		FNV_VAL(h, c->m_key_protect);
 		break;

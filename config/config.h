@@ -34,7 +34,11 @@ struct ibsmd_config {
 	unsigned mad_window, mad_window_per_node, mad_timeout_ms, mad_retries;
 	uint64_t subnet_prefix;
 	uint64_t sm_key; /* SA requests with this SM_Key are trusted (0: none are) */
-	uint64_t m_key;
+	uint64_t m_key;  /* one M_Key for every port; with a secret, the key ports had before */
+	/* per-port M_Keys: derived from the secret in m_key_secret (a file), and the port GUID */
+	char m_key_secret[256];       /* the file's path, "" for none */
+	bool has_m_key_secret;        /* m_key_secret was read: mkey_secret_key holds it */
+	uint8_t m_key_secret_key[32]; /* a hash of the file's contents, never the contents */
 	uint16_t m_key_lease;
 	uint8_t m_key_protect;
 	uint8_t sm_priority;

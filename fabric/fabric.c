@@ -62,6 +62,7 @@ uint32_t topo_add_node(struct topo *t, const struct mad_node_info *ni)
 		port->node = n;
 		port->num = (uint8_t)p;
 		port->peer = TOPO_NONE;
+		port->last_peer = TOPO_NONE;
 		port->sl2vl = TOPO_SL2VL_UNKNOWN;
 		if (ni->node_type == NODE_TYPE_SWITCH)
 			port->guid = ni->port_guid;
@@ -88,6 +89,8 @@ void topo_link(struct topo *t, uint32_t a, uint32_t b)
 	topo_unlink(t, b);
 	t->ports[a].peer = b;
 	t->ports[b].peer = a;
+	t->ports[a].last_peer = b;
+	t->ports[b].last_peer = a;
 }
 
 void topo_unlink(struct topo *t, uint32_t a)

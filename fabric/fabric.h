@@ -25,6 +25,9 @@
 struct topo_port {
 	uint32_t node;
 	uint32_t peer; /* port index at the other end, TOPO_NONE if none known */
+	/* the far end when a link was last known here: the port a probe most likely meets,
+	 * whose M_Key it presents */
+	uint32_t last_peer;
 	uint64_t guid;
 	struct mad_port_info pi; /* as last read or set */
 	/* VL tables as programmed (sm/vl.c): a CA port's SL-to-VL table (SL0 in the top

@@ -182,6 +182,11 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 			sw->lft_hw_size = 0;
 			sm->structural = true;
 		}
+		/* under protection level 2 only the right M_Key gets an answer: the one it
+		 * echoes is its key (a port without one answers any, and its PortInfo, read
+		 * next, says so) */
+		if (sm->cfg->m_key_protect >= 2 && smp->mkey)
+			mkey_learned(sm, ni.port_guid, smp->mkey);
 		memcpy(n->path, pr->path, sizeof(n->path));
 		n->hops = pr->hops;
 		n->ni = ni;
@@ -211,8 +216,12 @@ static void probe(struct sm *sm, uint32_t from_port, bool full)
 	struct probe pr = {.from_port = from_port, .hops = (uint8_t)(n->hops + 1), .full = full};
 	memcpy(pr.path, n->path, n->hops + 1u);
 	pr.path[pr.hops] = t->ports[from_port].num;
-	sm_send_dr(sm, TOPO_NONE, pr.path, pr.hops, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
-	           on_node_info, &pr, sizeof(pr));
+	/* whose M_Key to present: the port that was there, else where the master said */
+	uint32_t last = t->ports[from_port].last_peer;
+	uint64_t kg = last != TOPO_NONE ? mkey_guid(t, last)
+	                                : mkey_hop_hint(sm, n->guid, t->ports[from_port].num);
+	sm_send_dr_probe(sm, kg, pr.path, pr.hops, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0,
+	                 on_node_info, &pr, sizeof(pr));
 }
 
 static void on_port_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -240,6 +249,9 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 	bool was_up = topo_port_up(port);
 	mad_port_info_decode(smp->data, sizeof(smp->data), &port->pi, NULL);
 	port->known = true;
+	/* a key the port shows (it is unprotected, or we presented it) is the key it carries */
+	if (port->pi.mkey && (n->type != NODE_TYPE_SWITCH || port->num == 0))
+		mkey_learned(sm, mkey_guid(t, pr->port), port->pi.mkey);
 	bool forwards = n->type == NODE_TYPE_SWITCH || pr->port == t->sm_port;
 	if (port->num == 0 && n->type == NODE_TYPE_SWITCH)
 		return;

@@ -111,7 +111,8 @@ static void remote_forget(struct sm *sm, uint64_t guid)
 
 static uint16_t remote_lid(const struct sm *sm, const struct sm_remote *r)
 {
-	return r->port != TOPO_NONE ? sm->topo.ports[topo_lid_port(&sm->topo, r->port)].pi.lid : 0;
+	return r->port != TOPO_NONE ? sm->topo.ports[topo_lid_port(&sm->topo, r->port)].pi.lid
+	                            : r->lid;
 }
 
 /* Our SMInfo as a payload: the key only for an SM that has shown it knows it. */
@@ -153,8 +154,15 @@ static void ask(struct sm *sm, uint32_t port, uint64_t guid, uint8_t why, bool c
 		sm->detached++;
 	sm->send_retries = retries;
 	sm->send_timeout_ms = timeout_ms;
-	sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0, data, sizeof(data),
-	                on_answer, &a, sizeof(a));
+	const struct sm_remote *r = guid ? remote_find(sm, guid) : NULL;
+	if (port != TOPO_NONE)
+		sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0, data, sizeof(data),
+		                on_answer, &a, sizeof(a));
+	else if (r && r->lid)
+		/* an SM that is not in the model (this one sees nothing past its own port):
+		 * by the LID it spoke from */
+		sm_send_lid(sm, r->lid, guid, MAD_METHOD_GET, MAD_ATTR_SM_INFO, 0, data,
+		            sizeof(data), on_answer, &a, sizeof(a));
 	sm->send_retries = -1;
 	sm->send_timeout_ms = 0;
 	if (!counted)
@@ -214,6 +222,16 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 			}
 		}
 		handover(sm, r);
+	} else if (r->si.state == SM_STATE_DISCOVERING && !above_me(sm, r) && r->discovering >= 3) {
+		/* an SM that stays DISCOVERING has not found this master: one that cannot see
+		 * past its own port (M_Keys) holds back rather than take the subnet; told to
+		 * stand by, it polls this master by LID and gets the sync */
+		log_notice(sm->log, "election",
+		           "SM GUID " GUID_FMT " (LID %u, priority %u) is still DISCOVERING: "
+		           "telling it to stand by",
+		           r->guid, remote_lid(sm, r), r->si.priority);
+		r->discovering = 0;
+		send_set(sm, r, SMINFO_STANDBY, SM_STATE_MASTER, NULL);
 	} else if (r->si.state == SM_STATE_MASTER) {
 		/* two masters (a merged subnet, or a master that ignored us): the lesser yields */
 		if (above_me(sm, r))
@@ -235,6 +253,9 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 	r->answered = true;
 	r->answered_sweep = sm->topo.sweep;
 	r->misses = 0;
+	r->discovering = si->state == SM_STATE_DISCOVERING
+	                     ? (uint8_t)(r->discovering < 255 ? r->discovering + 1 : 255)
+	                     : 0;
 	r->rogue = sm->cfg->sm_key && si->sm_key && si->sm_key != sm->cfg->sm_key;
 	if (r->rogue) {
 		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
@@ -391,6 +412,44 @@ bool election_decide(struct sm *sm)
 	return true;
 }
 
+bool election_hold(struct sm *sm)
+{
+	struct sm_election *el = &sm->el;
+	const struct topo *t = &sm->topo;
+	if (sm->state != SM_STATE_DISCOVERING || sm->cfg->ignore_other_sm) {
+		el->held = 0;
+		return false;
+	}
+	const struct topo_port *own = &t->ports[t->sm_port];
+	/* a CA whose link is up, with nothing answering behind it: M_Keys it does not know
+	 * (another SM protects the fabric), or a dead link; as master it would give its own
+	 * port a LID and call itself the subnet's master */
+	if (topo_is_switch(t, t->sm_node) || !topo_port_up(own) || own->peer != TOPO_NONE) {
+		el->held = 0;
+		return false;
+	}
+	el->held++;
+	log_rl(sm->log, &el->rl_blind, LOGL_ERR, "election",
+	       "nothing answers behind this SM's own port, whose link is up: not taking the "
+	       "subnet; if another SM protects it with M_Keys, give this one the same m_key or "
+	       "m_key_secret (trying again, %u so far)",
+	       el->held);
+	if (sm->once && el->held >= 3) {
+		sm->exit_code = 1;
+		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+		         "nothing answers behind this SM's own port (M_Keys of another SM?)");
+		ev_break(sm->loop, EVBREAK_ALL);
+		return true;
+	}
+	/* again after a poll interval, backing off to 10 s while it stays blind */
+	double iv = sm->cfg->sm_poll_interval_ms / 1000.0 * el->held;
+	sm->full = true;
+	ev_timer_stop(sm->loop, &sm->kick_timer);
+	ev_timer_set(&sm->kick_timer, iv < 10. ? iv : 10., 0.);
+	ev_timer_start(sm->loop, &sm->kick_timer);
+	return true;
+}
+
 void election_poll_known(struct sm *sm)
 {
 	for (uint32_t i = 0; i < sm->el.sms.n; i++) {
@@ -447,7 +506,7 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct sm_remote *r = remote_find(sm, sm->el.master);
 	if (sm->state != SM_STATE_STANDBY)
 		return;
-	if (!r || r->port == TOPO_NONE) {
+	if (!r || (r->port == TOPO_NONE && !r->lid)) {
 		sm_take_over(sm, "the master is no longer in the model");
 		return;
 	}
@@ -545,7 +604,7 @@ static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t s
 {
 	if (r->port == TOPO_NONE)
 		r->port = port_of_guid(&sm->topo, r->guid);
-	if (r->port == TOPO_NONE) {
+	if (r->port == TOPO_NONE && !r->lid) {
 		log_warn(sm->log, "election",
 		         "SM GUID " GUID_FMT " is not in the model: no %s sent", r->guid,
 		         mod_str(mod));
@@ -556,8 +615,12 @@ static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t s
 	uint8_t data[64];
 	own_payload(sm, state, knows_key(sm, r), data);
 	sm->detached++;
-	sm_send_dr_port(sm, r->port, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod, data, sizeof(data), cb,
-	                &r->guid, sizeof(r->guid));
+	if (r->port != TOPO_NONE)
+		sm_send_dr_port(sm, r->port, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod, data,
+		                sizeof(data), cb, &r->guid, sizeof(r->guid));
+	else
+		sm_send_lid(sm, r->lid, r->guid, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod, data,
+		            sizeof(data), cb, &r->guid, sizeof(r->guid));
 	sm->detached--;
 }
 
@@ -612,6 +675,12 @@ static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_sm
 	           mod_str(mod), asked.guid, from->lid, state_str(st));
 	if (!r)
 		r = remote_add(sm, asked.guid, port_of_guid(&sm->topo, asked.guid));
+	if (r && from->lid && from->lid < 0xc000)
+		r->lid = from->lid;
+	else if (r && asked.state == SM_STATE_MASTER && sm->topo.sm_port != TOPO_NONE &&
+	         sm->topo.ports[sm->topo.sm_port].pi.master_sm_lid < 0xc000)
+		/* by directed route: the master is where our port's MasterSMLID says */
+		r->lid = sm->topo.ports[sm->topo.sm_port].pi.master_sm_lid;
 	switch (mod) {
 	case SMINFO_HANDOVER:
 		if (st == SM_STATE_MASTER) {
@@ -693,8 +762,10 @@ void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const u
 	struct mad_sm_info asked = {0};
 	mad_sm_info_decode(smp.data, sizeof(smp.data), &asked, NULL);
 	const struct ibsmd_config *c = sm->cfg;
-	bool mkey_protected = c->m_key && c->m_key_protect >= 1;
-	bool knows = asked.sm_key == c->sm_key || !mkey_protected || smp.mkey == c->m_key;
+	uint64_t own = mkey_in_use(sm, sm->local.port_guid);
+	bool mkey_protected = own && c->m_key_protect >= 1;
+	bool knows = asked.sm_key == c->sm_key || !mkey_protected || smp.mkey == own ||
+	             smp.mkey == mkey_wanted(sm, sm->local.port_guid);
 	if (asked.guid && asked.sm_key && c->sm_key && asked.sm_key != c->sm_key)
 		knows = false; /* it showed another subnet's key */
 	++sm->act_count;
@@ -714,6 +785,7 @@ void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const u
 void election_init(struct sm *sm)
 {
 	sm->el.rl_rogue = LOG_RL_INIT(3, 10000);
+	sm->el.rl_blind = LOG_RL_INIT(3, 60000);
 	sm->el.rl_set = LOG_RL_INIT(5, 1000);
 	ev_init(&sm->el.poll_timer, poll_cb);
 }

@@ -238,8 +238,11 @@ static void on_port_set(struct sm *sm, const struct mad_result *res, const struc
 	on_set_done(sm, res, smp, ctx);
 	if (!smp || smp->dr_status)
 		return;
-	uint32_t p = topo_port(&sm->topo, ref[0], ref[2]);
-	mad_port_info_decode(smp->data, sizeof(smp->data), &sm->topo.ports[p].pi, NULL);
+	struct topo *t = &sm->topo;
+	uint32_t p = topo_port(t, ref[0], ref[2]);
+	mad_port_info_decode(smp->data, sizeof(smp->data), &t->ports[p].pi, NULL);
+	if (!topo_is_switch(t, ref[0]) || ref[2] == 0)
+		mkey_learned(sm, mkey_guid(t, p), t->ports[p].pi.mkey);
 }
 
 static uint8_t min_u8(uint8_t a, uint8_t b)
@@ -284,7 +287,7 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 		pi.master_sm_lid = smp->lid;
 		pi.master_sm_sl = 0;
 		pi.gid_prefix = sm->cfg->subnet_prefix;
-		pi.mkey = sm->cfg->m_key;
+		pi.mkey = mkey_wanted(sm, mkey_guid(t, p));
 		pi.mkey_lease_period = sm->cfg->m_key_lease;
 		pi.mkey_protect_bits = sm->cfg->m_key_protect;
 		pi.subnet_timeout = sm->cfg->subnet_timeout;
@@ -328,6 +331,11 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 	             pi->master_sm_lid != t->ports[t->sm_port].lid ||
 	             pi->gid_prefix != sm->cfg->subnet_prefix))
 		return false;
+	/* the M_Key as the port showed it (we presented the right one, or it hides none) */
+	if (mgmt && (pi->mkey != mkey_wanted(sm, mkey_guid(t, p)) ||
+	             pi->mkey_protect_bits != sm->cfg->m_key_protect ||
+	             pi->mkey_lease_period != sm->cfg->m_key_lease))
+		return false;
 	if (port->peer != TOPO_NONE) {
 		const struct topo_port *peer = &t->ports[port->peer];
 		if (pi->neighbor_mtu != min_u8(pi->mtu_cap, peer->pi.mtu_cap) ||
@@ -343,6 +351,23 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 	return true;
 }
 
+/* Ports whose M_Key changes go first, alone: a Set sent beside one to the same node would
+ * present the key that is about to go. */
+void program_keys(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		if (!topo_port_managed(t, p))
+			continue;
+		const struct topo_port *port = &t->ports[p];
+		bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
+		if (mgmt && port->pi.mkey != mkey_wanted(sm, mkey_guid(t, p)))
+			port_set(sm, p,
+			         port->pi.port_state == PORT_STATE_INIT ? PORT_STATE_ARMED
+			                                                : PORT_STATE_NOP);
+	}
+}
+
 void program_arm(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
@@ -354,6 +379,10 @@ void program_arm(struct sm *sm)
 		if (arm || wants_rereg(sm, p) || !port_configured(sm, p))
 			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 	}
+}
+
+void program_port_tables(struct sm *sm)
+{
 	vl_program(sm);
 	guids_program(sm);
 }

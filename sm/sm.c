@@ -18,9 +18,19 @@ struct sm_req {
 	struct sm *sm;
 	sm_smp_fn cb;
 	uint32_t ctxlen;
-	bool counted;   /* part of the phase under way */
+	bool counted; /* part of the phase under way */
+	/* the M_Keys to present in turn when a port does not answer (the key it carries,
+	 * the one it should carry, the static one), the one sent, and whose they are */
+	uint8_t nkeys, at;
+	uint64_t keys[3];
+	uint64_t guid;
+	uint64_t dest_key;
+	uint16_t dlid; /* LID-routed to this LID; 0: directed route */
+	struct mad_smp smp;
 	uint64_t ctx[]; /* the caller's context, copied */
 };
+
+static int submit(struct sm *sm, struct sm_req *rq);
 
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len)
 {
@@ -37,13 +47,31 @@ static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res,
 	(void)d;
 	struct sm_req *rq = ctx;
 	struct sm *sm = rq->sm;
+	if (res->error == -ETIMEDOUT && rq->at + 1 < rq->nkeys && !sm->stopped) {
+		/* silence is what a wrong M_Key gets (14.2.4.1): the next key we know */
+		rq->at++;
+		rq->smp.mkey = rq->keys[rq->at];
+		if (submit(sm, rq) == 0)
+			return;
+	}
+	if (!res->error && rq->at > 0) {
+		log_rl(sm->log, &sm->rl_no_answer, LOGL_NOTICE, "mkeys",
+		       "port " GUID_FMT " answered only M_Key %u of %u we know for it (%s): it "
+		       "is kept as the key in use",
+		       rq->guid, rq->at + 1u, rq->nkeys,
+		       rq->keys[rq->at] == sm->cfg->m_key ? "the static m_key" : "derived");
+		mkey_learned(sm, rq->guid, rq->keys[rq->at]);
+	}
 	struct mad_smp smp;
 	const struct mad_smp *sp = NULL;
 	if (!res->error && res->mad) {
 		struct mad_error err;
-		if (mad_smp_decode(res->mad, res->len, &smp, &err) == 0)
+		if (mad_smp_decode(res->mad, res->len, &smp, &err) == 0) {
+			/* one place for the callers to look, whichever way it was routed */
+			if (smp.hdr.mgmt_class == MAD_CLASS_SUBN_LID)
+				smp.dr_status = smp.hdr.status;
 			sp = &smp;
-		else
+		} else
 			log_warn(sm->log, "sm", "malformed SMP answer: %s", err.msg);
 	}
 	if (rq->cb && res->error != -ECANCELED)
@@ -58,29 +86,93 @@ static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res,
 		sm_phase_check(sm);
 }
 
-int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
-               uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
-               const void *ctx, size_t ctxlen)
+static int submit(struct sm *sm, struct sm_req *rq)
+{
+	uint8_t buf[MAD_SIZE] = {0};
+	mad_smp_encode(&rq->smp, buf, sizeof(buf), NULL);
+	struct mad_request req = {
+	    .to = {.lid = rq->dlid ? rq->dlid : LID_PERMISSIVE, .qpn = QP0},
+	    .mad = buf,
+	    .len = sizeof(buf),
+	    .retries = sm->send_retries,
+	    .timeout_ms = sm->send_timeout_ms,
+	    .dest_key = rq->dest_key,
+	    .cb = on_dr_answer,
+	    .ctx = rq,
+	};
+	return mad_dispatcher_send(sm->d, &req);
+}
+
+/* The port whose M_Key guards a node: a switch's port 0, the port a CA is entered by. */
+static uint32_t key_port_of(const struct topo *t, uint32_t node)
+{
+	const struct topo_node *n = &t->nodes[node];
+	if (n->type == NODE_TYPE_SWITCH || !n->hops)
+		return n->type == NODE_TYPE_SWITCH ? n->first_port : t->sm_port;
+	for (unsigned i = 1; i <= n->nports; i++) {
+		const struct topo_port *p = &t->ports[n->first_port + i];
+		if (p->peer == TOPO_NONE)
+			continue;
+		const struct topo_port *q = &t->ports[p->peer];
+		if (q->num == n->path[n->hops] && t->nodes[q->node].hops + 1u == n->hops)
+			return n->first_port + i;
+	}
+	return TOPO_NONE;
+}
+
+/* The keys to present to the port named by guid, in turn while it stays silent. Gets need
+ * none below protection level 2, so only Sets then try more than the first. */
+static void choose_keys(const struct sm *sm, struct sm_req *rq, uint64_t guid, uint8_t method)
+{
+	const struct ibsmd_config *c = sm->cfg;
+	rq->guid = guid;
+	rq->nkeys = 1;
+	rq->at = 0;
+	if (!guid) {
+		rq->keys[0] = c->m_key;
+		return;
+	}
+	uint64_t cand[3] = {mkey_in_use(sm, guid), mkey_wanted(sm, guid), c->m_key};
+	rq->keys[0] = cand[0];
+	if (method != MAD_METHOD_SET && c->m_key_protect < 2)
+		return;
+	for (unsigned i = 1; i < 3; i++) {
+		bool dup = !cand[i];
+		for (unsigned k = 0; k < rq->nkeys; k++)
+			dup |= rq->keys[k] == cand[i];
+		if (!dup)
+			rq->keys[rq->nkeys++] = cand[i];
+	}
+}
+
+static int send_dr(struct sm *sm, uint32_t node, uint32_t key_port, uint64_t key_guid,
+                   const uint8_t *path, unsigned hops, uint8_t method, uint16_t attr, uint32_t mod,
+                   const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
 {
 	const struct topo_node *n = node != TOPO_NONE ? &sm->topo.nodes[node] : NULL;
 	if (n) {
 		path = n->path;
 		hops = n->hops;
 	}
-	struct mad_smp smp;
-	struct mad_error err;
-	if (mad_smp_init_dr(&smp, method, attr, mod, path, hops, &err) < 0) {
-		log_err(sm->log, "sm", "%s", err.msg);
-		return -1;
-	}
-	smp.mkey = sm->cfg->m_key;
-	if (data)
-		memcpy(smp.data, data, datalen > sizeof(smp.data) ? sizeof(smp.data) : datalen);
-	uint8_t buf[MAD_SIZE] = {0};
-	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
-	struct sm_req *rq = malloc(sizeof(*rq) + ((ctxlen + 7) & ~7ul));
+	struct sm_req *rq = calloc(1, sizeof(*rq) + ((ctxlen + 7) & ~7ul));
 	if (!rq)
 		return -1;
+	struct mad_error err;
+	if (mad_smp_init_dr(&rq->smp, method, attr, mod, path, hops, &err) < 0) {
+		log_err(sm->log, "sm", "%s", err.msg);
+		free(rq);
+		return -1;
+	}
+	/* the SM's own port is known before anything is discovered */
+	uint64_t kg = key_port != TOPO_NONE ? mkey_guid(&sm->topo, key_port)
+	              : key_guid            ? key_guid
+	              : !hops               ? sm->local.port_guid
+	                                    : 0;
+	choose_keys(sm, rq, kg, method);
+	rq->smp.mkey = rq->keys[0];
+	if (data)
+		memcpy(rq->smp.data, data,
+		       datalen > sizeof(rq->smp.data) ? sizeof(rq->smp.data) : datalen);
 	rq->sm = sm;
 	rq->cb = cb;
 	rq->counted = !sm->detached;
@@ -88,24 +180,13 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 	if (ctxlen)
 		memcpy(rq->ctx, ctx, ctxlen);
 	/* the window per destination: the node itself, or the last node before a probe */
-	uint64_t key = 0;
 	if (n) {
-		key = (uint64_t)node + 1;
+		rq->dest_key = (uint64_t)node + 1;
 	} else if (hops) {
-		key = 0x100000000ull | (uint64_t)(hops > 1 ? path[hops - 1] : 0);
-		key ^= (uint64_t)hops << 40;
+		rq->dest_key = 0x100000000ull | (uint64_t)(hops > 1 ? path[hops - 1] : 0);
+		rq->dest_key ^= (uint64_t)hops << 40;
 	}
-	struct mad_request req = {
-	    .to = {.lid = LID_PERMISSIVE, .qpn = QP0},
-	    .mad = buf,
-	    .len = sizeof(buf),
-	    .retries = sm->send_retries,
-	    .timeout_ms = sm->send_timeout_ms,
-	    .dest_key = key,
-	    .cb = on_dr_answer,
-	    .ctx = rq,
-	};
-	int rc = mad_dispatcher_send(sm->d, &req);
+	int rc = submit(sm, rq);
 	if (rc < 0) {
 		free(rq);
 		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
@@ -116,22 +197,74 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
 	return 0;
 }
 
+int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
+               uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
+               const void *ctx, size_t ctxlen)
+{
+	uint32_t kp = node != TOPO_NONE ? key_port_of(&sm->topo, node) : TOPO_NONE;
+	return send_dr(sm, node, kp, 0, path, hops, method, attr, mod, data, datalen, cb, ctx,
+	               ctxlen);
+}
+
+int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, uint16_t attr,
+                uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb, const void *ctx,
+                size_t ctxlen)
+{
+	struct sm_req *rq = calloc(1, sizeof(*rq) + ((ctxlen + 7) & ~7ul));
+	if (!rq)
+		return -1;
+	mad_smp_init_lid(&rq->smp, method, attr, mod);
+	choose_keys(sm, rq, key_guid, method);
+	rq->smp.mkey = rq->keys[0];
+	if (data)
+		memcpy(rq->smp.data, data,
+		       datalen > sizeof(rq->smp.data) ? sizeof(rq->smp.data) : datalen);
+	rq->sm = sm;
+	rq->cb = cb;
+	rq->counted = !sm->detached;
+	rq->ctxlen = (uint32_t)ctxlen;
+	if (ctxlen)
+		memcpy(rq->ctx, ctx, ctxlen);
+	rq->dlid = lid;
+	rq->dest_key = 0x200000000ull | lid;
+	int rc = submit(sm, rq);
+	if (rc < 0) {
+		free(rq);
+		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
+		return rc;
+	}
+	if (rq->counted)
+		sm->pending++;
+	return 0;
+}
+
+int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,
+                     uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb, const void *ctx,
+                     size_t ctxlen)
+{
+	return send_dr(sm, TOPO_NONE, TOPO_NONE, key_guid, path, hops, method, attr, mod, NULL, 0,
+	               cb, ctx, ctxlen);
+}
+
 int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
                     const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
 {
 	const struct topo *t = &sm->topo;
 	const struct topo_port *p = &t->ports[port];
-	if (topo_is_switch(t, p->node) || port == t->sm_port || p->peer == TOPO_NONE)
+	if (topo_is_switch(t, p->node))
 		return sm_send_dr(sm, p->node, NULL, 0, method, attr, mod, data, datalen, cb, ctx,
 		                  ctxlen);
+	if (port == t->sm_port || p->peer == TOPO_NONE)
+		return send_dr(sm, p->node, port, 0, NULL, 0, method, attr, mod, data, datalen, cb,
+		               ctx, ctxlen);
 	const struct topo_node *peer = &t->nodes[t->ports[p->peer].node];
 	if (peer->hops >= MAD_DR_MAX_HOPS)
 		return -1;
 	uint8_t path[64];
 	memcpy(path, peer->path, peer->hops + 1u);
 	path[peer->hops + 1] = t->ports[p->peer].num;
-	return sm_send_dr(sm, TOPO_NONE, path, peer->hops + 1u, method, attr, mod, data, datalen,
-	                  cb, ctx, ctxlen);
+	return send_dr(sm, TOPO_NONE, port, 0, path, peer->hops + 1u, method, attr, mod, data,
+	               datalen, cb, ctx, ctxlen);
 }
 
 /* ---- phases ---- */
@@ -172,19 +305,37 @@ void sm_set_state(struct sm *sm, uint8_t state)
 			sm->listeners[i].state_changed(sm->listeners[i].ctx, state);
 }
 
-static void after_arm(struct sm *sm)
+static void after_port_tables(struct sm *sm)
 {
-	sm->times.arm = phase_end(sm);
+	sm->times.arm += phase_end(sm);
 	sm_phase_begin(sm, after_activate);
 	program_activate(sm);
+	sm_phase_check(sm);
+}
+
+/* The ports' own tables (VL, alias GUIDs) after their PortInfo: a PortInfo Set may change
+ * the port's M_Key, which a Set sent beside it would present stale. */
+static void after_arm(struct sm *sm)
+{
+	sm->times.arm += phase_end(sm);
+	sm_phase_begin(sm, after_port_tables);
+	program_port_tables(sm);
+	sm_phase_check(sm);
+}
+
+static void after_keys(struct sm *sm)
+{
+	sm->times.arm = phase_end(sm);
+	sm_phase_begin(sm, after_arm);
+	program_arm(sm);
 	sm_phase_check(sm);
 }
 
 static void after_tables(struct sm *sm)
 {
 	sm->times.tables = phase_end(sm);
-	sm_phase_begin(sm, after_arm);
-	program_arm(sm);
+	sm_phase_begin(sm, after_keys);
+	program_keys(sm);
 	sm_phase_check(sm);
 }
 
@@ -221,6 +372,10 @@ static void after_discovery(struct sm *sm)
 static void after_election(struct sm *sm)
 {
 	sm->times.discover = ev_time() - sm->sweep_start;
+	if (election_hold(sm)) {
+		sm->busy = false;
+		return;
+	}
 	if (!election_decide(sm)) {
 		/* standing by: nothing of the subnet is ours to program */
 		sm->busy = false;
@@ -298,9 +453,12 @@ static void start_sweep(struct sm *sm)
 
 static void sweep_done(struct sm *sm)
 {
+	mkeys_save(sm);
 	sm->busy = false;
 	sm->topo.stable = true;
 	sm->topo.generation++;
+	if (sm->structural || !sm->up)
+		sm->mk.hop_changes++;
 	sm->times.total = ev_time() - sm->sweep_start;
 	uint32_t inactive = ports_not_active(sm);
 	const struct sm_counts *c = &sm->counts;
@@ -564,6 +722,11 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	if (lids_load(sm) < 0)
 		log_warn(log, "lids", "cannot read %s/guid2lid: %s; LIDs start afresh",
 		         cfg->state_dir, strerror(errno));
+	if (mkeys_load(sm) < 0)
+		log_warn(log, "mkeys",
+		         "cannot read %s/mkeys: %s; ports are tried with the keys the "
+		         "configuration gives",
+		         cfg->state_dir, strerror(errno));
 	ev_init(&sm->kick_timer, kick_cb);
 	ev_init(&sm->light_timer, light_cb);
 	return sm;
@@ -603,8 +766,10 @@ void sm_stop(struct sm *sm)
 		mad_dispatcher_log_counters(sm->d);
 		mad_dispatcher_cancel_all(sm->d);
 	}
-	if (sm->started)
+	if (sm->started) {
 		lids_save(sm);
+		mkeys_save(sm);
+	}
 	sm->started = false;
 }
 
@@ -621,6 +786,10 @@ void sm_free(struct sm *sm)
 	election_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);
+	u64map_free(&sm->mk.idx);
+	free(sm->mk.v);
+	u64map_free(&sm->mk.hop_idx);
+	vec_free(&sm->mk.hops);
 	free(sm->dirty);
 	free(sm);
 }

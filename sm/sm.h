@@ -101,6 +101,22 @@ void sm_guid2lid_each(const struct sm *sm, void (*fn)(void *ctx, uint64_t guid, 
                       void *ctx);
 void sm_guid2lid_set(struct sm *sm, uint64_t guid, uint16_t lid);
 int sm_guid2lid_save(struct sm *sm);
+/* The M_Keys the ports carry (the mkeys file), for the standby sync in the same way: a
+ * count that moves with every change, each in turn, set (key 0: forget) and save. */
+uint64_t sm_mkeys_changes(const struct sm *sm);
+void sm_mkeys_each(const struct sm *sm, void (*fn)(void *ctx, uint64_t guid, uint64_t key),
+                   void *ctx);
+void sm_mkeys_set(struct sm *sm, uint64_t guid, uint64_t key);
+bool sm_mkeys_get(const struct sm *sm, uint64_t guid, uint64_t *key);
+/* Under M_Key protection level 2, where each port leads (node GUID, port, the GUID naming
+ * the far end's key), so that a standby can find its way when it takes over. */
+uint64_t sm_hops_changes(const struct sm *sm);
+void sm_hops_each(const struct sm *sm,
+                  void (*fn)(void *ctx, uint64_t node_guid, uint8_t port, uint64_t far_guid),
+                  void *ctx);
+void sm_hops_set(struct sm *sm, uint64_t node_guid, uint8_t port, uint64_t far_guid);
+uint64_t sm_hops_get(const struct sm *sm, uint64_t node_guid, uint8_t port);
+int sm_mkeys_save(struct sm *sm);
 bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
 
 /* The outcome of the sweeps so far, for main and benchmarks. */

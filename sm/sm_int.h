@@ -45,6 +45,8 @@ struct sm_mcast {
 struct sm_remote {
 	uint64_t guid;           /* its port GUID */
 	uint32_t port;           /* where it sits in the model (TOPO_NONE: not seen this sweep) */
+	uint16_t lid;            /* the LID it last spoke from (for an SM not in the model) */
+	uint8_t discovering;     /* answers in a row that said DISCOVERING */
 	struct mad_sm_info si;   /* its last answer (SM_Key as it answered it) */
 	bool answered;           /* it answered since it was found */
 	bool rogue;              /* it answered with an SM_Key that is not ours */
@@ -64,8 +66,30 @@ struct sm_election {
 	bool trust_fabric;     /* ... and keeps the LIDs the ports hold before its own file's */
 	bool deciding;         /* the sweep waits for SMInfo answers before it goes on */
 	ev_timer poll_timer;
-	struct log_rl rl_rogue, rl_set;
+	struct log_rl rl_rogue, rl_set, rl_blind;
 	uint64_t handovers_sent, takeovers;
+	unsigned held; /* discoveries in a row that saw too little of the subnet to take it */
+};
+
+/* The M_Keys ports carry (sm/mkeys.c): GUID -> key, nonzero keys only. */
+struct sm_mkey {
+	uint64_t guid, key;
+};
+struct sm_hop {
+	uint64_t node_guid, far_guid;
+	uint8_t port;
+};
+struct sm_mkeys {
+	struct sm_mkey *v;
+	uint32_t n, cap;
+	struct u64map idx; /* GUID -> index into v */
+	bool dirty;        /* not saved yet */
+	uint64_t changes;  /* moves with every change, for the standby sync */
+	/* a standby's copy of where its master's ports lead (node GUID and port -> the GUID
+	 * naming the far end's key), and the master's count of link changes */
+	VEC(struct sm_hop) hops;
+	struct u64map hop_idx;
+	uint64_t hop_changes;
 };
 
 struct sm {
@@ -117,6 +141,7 @@ struct sm {
 	struct u64map guid2lid; /* LIDs kept across restarts */
 	bool guid2lid_dirty;
 	uint64_t guid2lid_changes;
+	struct sm_mkeys mk;
 	const struct routing_engine *engine; /* the engine that routed last */
 	void *engine_state;                  /* ... its state, kept for its hooks */
 	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
@@ -144,6 +169,16 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
  * the switch's route. */
 int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
                     const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen);
+/* The same along a path, to a node not known yet: key_guid names the port most likely
+ * there (its M_Key is presented), or is 0. */
+int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,
+                     uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb, const void *ctx,
+                     size_t ctxlen);
+/* A LID-routed SMP, to a port known by its LID only (an SM this one cannot see past its own
+ * port, but that spoke to it); key_guid names its M_Key. */
+int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, uint16_t attr,
+                uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb, const void *ctx,
+                size_t ctxlen);
 /* Start a phase: next runs when the phase's last MAD is answered (at once if none). */
 void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);
@@ -156,11 +191,25 @@ int lids_assign(struct sm *sm);
 int lids_load(struct sm *sm);
 int lids_save(struct sm *sm);
 int route_all(struct sm *sm);
+/* M_Keys (mkeys.c): the key a port should carry (per port from the secret, or the static
+ * one); the GUID that names the key protecting a port (switch: port 0's); the key it carries
+ * if known; the key to present (known, else wanted); a key seen or set on a port. */
+uint64_t mkey_wanted(const struct sm *sm, uint64_t guid);
+uint64_t mkey_guid(const struct topo *t, uint32_t port);
+bool mkey_known(const struct sm *sm, uint64_t guid, uint64_t *key);
+uint64_t mkey_in_use(const struct sm *sm, uint64_t guid);
+void mkey_learned(struct sm *sm, uint64_t guid, uint64_t key);
+/* The GUID naming the key behind a node's port, from the master's hop items (0: none). */
+uint64_t mkey_hop_hint(const struct sm *sm, uint64_t node_guid, uint8_t port);
+int mkeys_load(struct sm *sm);
+int mkeys_save(struct sm *sm);
 /* Tear down the last engine's state and graph (sm_free, and before routing again). */
 void route_release(struct sm *sm);
 void program_read_tables(struct sm *sm);
 void program_tables(struct sm *sm);
+void program_keys(struct sm *sm); /* PortInfo of the ports whose M_Key changes */
 void program_arm(struct sm *sm);
+void program_port_tables(struct sm *sm); /* SL-to-VL, VL arbitration, alias GUIDs */
 void program_activate(struct sm *sm);
 
 /* Election (sm/election.c): who is master among the SMs of the subnet. */
@@ -174,6 +223,10 @@ void election_query(struct sm *sm);
 /* Once those answers are in, a DISCOVERING SM decides: true, it is MASTER now and the sweep
  * goes on; false, it stands by (the sweep ends there). */
 bool election_decide(struct sm *sm);
+/* Before an SM that is not master yet takes the subnet: does its discovery see nothing past
+ * its own port, whose link is up? Then true, with a new discovery scheduled, rather than a
+ * master of itself alone. */
+bool election_hold(struct sm *sm);
 /* A master's sweep ended, or its light sweep: ask the SMs it knows how they are. */
 void election_poll_known(struct sm *sm);
 /* Trap 144 from a port: did an SM appear or leave there? */

@@ -62,14 +62,15 @@ struct sync {
 	VEC(struct sync_peer) peers; /* the standbys that asked, or that a handover waits for */
 	struct u64map peer_by_guid;
 	bool journal_on;
-	uint64_t seen_lids, seen_sa; /* change counts the journal reflects */
+	uint64_t seen_lids, seen_sa, seen_mkeys, seen_hops; /* change counts in the journal */
 
 	/* standby */
 	struct sync_mirror m;
-	bool have_copy;  /* the mirror holds a master's items (the SA's pending lines follow) */
-	bool asking;     /* a request is out */
-	bool sa_dirty;   /* the SA's copy of the mirror is behind */
-	bool lids_dirty; /* guid2lid changed: save it */
+	bool have_copy;   /* the mirror holds a master's items (the SA's pending lines follow) */
+	bool asking;      /* a request is out */
+	bool sa_dirty;    /* the SA's copy of the mirror is behind */
+	bool lids_dirty;  /* guid2lid changed: save it */
+	bool mkeys_dirty; /* the M_Keys in use changed: save them */
 	bool stopped;
 	uint64_t digest_reported[SYNC_NDIGESTS];
 	ev_timer poll, save;
@@ -108,11 +109,53 @@ static bool is_lid(const char *line)
 	return !strncmp(line, "lid ", 4);
 }
 
+/* The M_Keys ports carry: secrets, as the rest of this channel, that only SMs that show the
+ * SM_Key get. */
+static void put_mkey(void *ctx, uint64_t guid, uint64_t key)
+{
+	fprintf(ctx, "mkey 0x%016" PRIx64 " 0x%016" PRIx64 "\n", guid, key);
+}
+
+static bool parse_mkey(const char *line, uint64_t *guid, uint64_t *key)
+{
+	return sscanf(line, "mkey %" SCNx64 " %" SCNx64, guid, key) == 2 && *guid && *key;
+}
+
+static bool is_mkey(const char *line)
+{
+	return !strncmp(line, "mkey ", 5);
+}
+
+/* Where the master's ports lead, under M_Key protection level 2 (sm_hops_each). */
+static void put_hop(void *ctx, uint64_t node_guid, uint8_t port, uint64_t far_guid)
+{
+	fprintf(ctx, "hop 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", node_guid, port, far_guid);
+}
+
+static bool parse_hop(const char *line, uint64_t *node_guid, unsigned *port, uint64_t *far_guid)
+{
+	return sscanf(line, "hop %" SCNx64 " %u %" SCNx64, node_guid, port, far_guid) == 3 &&
+	       *node_guid && *port && *port < 255 && *far_guid;
+}
+
+static bool is_hop(const char *line)
+{
+	return !strncmp(line, "hop ", 4);
+}
+
+/* Lines that are the SM's (LIDs, M_Keys, hops), not the SA's. */
+static bool is_sm_item(const char *line)
+{
+	return is_lid(line) || is_mkey(line) || is_hop(line);
+}
+
 /* Bring the journal up to what the SM and the SA hold now, if either changed. */
 static void refresh(struct sync *s)
 {
 	uint64_t lids = sm_guid2lid_changes(s->sm), sa = sa_state_changes(s->sa);
-	if (s->journal_on && lids == s->seen_lids && sa == s->seen_sa)
+	uint64_t mkeys = sm_mkeys_changes(s->sm), hops = sm_hops_changes(s->sm);
+	if (s->journal_on && lids == s->seen_lids && sa == s->seen_sa && mkeys == s->seen_mkeys &&
+	    hops == s->seen_hops)
 		return;
 	char *text = NULL;
 	size_t len = 0;
@@ -122,6 +165,8 @@ static void refresh(struct sync *s)
 		return;
 	}
 	sm_guid2lid_each(s->sm, put_lid, f);
+	sm_mkeys_each(s->sm, put_mkey, f);
+	sm_hops_each(s->sm, put_hop, f);
 	sa_state_write(s->sa, f);
 	if (fclose(f) != 0) {
 		free(text);
@@ -136,6 +181,8 @@ static void refresh(struct sync *s)
 	}
 	s->journal_on = true;
 	s->seen_lids = lids;
+	s->seen_mkeys = mkeys;
+	s->seen_hops = hops;
 	s->seen_sa = sa;
 	s->st.items = lineset_count(&s->j.cur);
 	s->st.gen = s->j.gen;
@@ -365,7 +412,7 @@ static void flush_copy(struct sync *s)
 		}
 		uint32_t n = 0;
 		for (uint32_t i = 0; i < s->m.set.lines.n; i++)
-			if (!is_lid(s->m.set.lines.v[i]))
+			if (!is_sm_item(s->m.set.lines.v[i]))
 				lines[n++] = s->m.set.lines.v[i];
 		if (sa_state_replace(s->sa, lines, n) == 0)
 			s->sa_dirty = false;
@@ -374,6 +421,10 @@ static void flush_copy(struct sync *s)
 	if (s->lids_dirty) {
 		sm_guid2lid_save(s->sm);
 		s->lids_dirty = false;
+	}
+	if (s->mkeys_dirty) {
+		sm_mkeys_save(s->sm);
+		s->mkeys_dirty = false;
 	}
 }
 
@@ -384,14 +435,43 @@ static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	flush_copy(w->data);
 }
 
+/* A key the master no longer lists is forgotten only if it is still the one we hold: a
+ * change comes as the old line out and the new one in, in either order. Keys the standby
+ * learned itself stay (they are knowledge of the ports, not assignments). */
+static void apply_mkey(struct sync *s, char op, uint64_t guid, uint64_t key)
+{
+	uint64_t held;
+	if (op == '+')
+		sm_mkeys_set(s->sm, guid, key);
+	else if (sm_mkeys_get(s->sm, guid, &held) && held == key)
+		sm_mkeys_set(s->sm, guid, 0);
+	s->mkeys_dirty = true;
+}
+
 static void on_line(void *ctx, char op, const char *line)
 {
 	struct sync *s = ctx;
+	uint64_t guid, key;
+	unsigned port;
+	if (is_hop(line)) {
+		if (!parse_hop(line, &guid, &port, &key))
+			return;
+		if (op == '+')
+			sm_hops_set(s->sm, guid, (uint8_t)port, key);
+		else if (sm_hops_get(s->sm, guid, (uint8_t)port) == key)
+			sm_hops_set(s->sm, guid, (uint8_t)port, 0); /* not a newer line's */
+		return;
+	}
+	if (is_mkey(line)) {
+		if (!parse_mkey(line, &guid, &key))
+			return;
+		apply_mkey(s, op, guid, key);
+		return;
+	}
 	if (!is_lid(line)) {
 		s->sa_dirty = true;
 		return;
 	}
-	uint64_t guid;
 	unsigned lid;
 	if (!parse_lid(line, &guid, &lid))
 		return;
@@ -429,7 +509,15 @@ static void reconcile_lids(struct sync *s)
 		unsigned lid;
 		if (is_lid(s->m.set.lines.v[i]) && parse_lid(s->m.set.lines.v[i], &guid, &lid))
 			sm_guid2lid_set(s->sm, guid, (uint16_t)lid);
+		uint64_t key;
+		unsigned port;
+		if (is_mkey(s->m.set.lines.v[i]) && parse_mkey(s->m.set.lines.v[i], &guid, &key))
+			sm_mkeys_set(s->sm, guid, key);
+		if (is_hop(s->m.set.lines.v[i]) &&
+		    parse_hop(s->m.set.lines.v[i], &guid, &port, &key))
+			sm_hops_set(s->sm, guid, (uint8_t)port, key);
 	}
+	s->mkeys_dirty = true;
 	s->lids_dirty = true;
 	s->sa_dirty = true;
 }

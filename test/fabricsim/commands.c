@@ -25,6 +25,8 @@ static const char help[] =
     "port NODE PORT              a port's state, LID and peer\n"
     "lft NODE                    a switch's LFT: LID port, for every set entry\n"
     "lids                        every endpoint's GUID, LID, LMC and node\n"
+    "mkeys                       every endpoint's GUID, M_Key, protection, lease, M_Key\n"
+    "                            violations and node\n"
     "lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
     "verify [--json] [--sl N] [--all]  check the programmed fabric (see fabricsim(1))\n"
     "dump                        the current topology as a net file\n";
@@ -175,6 +177,18 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 				continue;
 			fprintf(o, "0x%016llx %u %u %s\n", (unsigned long long)pt->guid, pt->pi.lid,
 			        pt->pi.lmc, n->name);
+		}
+	} else if (!strcmp(argv[0], "mkeys")) {
+		for (uint32_t i = 0; i < f->nports; i++) {
+			const struct fs_port *pt = &f->ports[i];
+			const struct fs_node *n = fs_node_of(f, i);
+			if (!n->present || (fs_is_switch(f, pt->node) && pt->num != 0) ||
+			    (!fs_is_switch(f, pt->node) && pt->peer == FS_NONE))
+				continue;
+			fprintf(o, "0x%016llx 0x%016llx %u %u %u %s\n",
+			        (unsigned long long)pt->guid, (unsigned long long)pt->pi.mkey,
+			        pt->pi.mkey_protect_bits, pt->pi.mkey_lease_period,
+			        pt->pi.mkey_violations, n->name);
 		}
 	} else if (!strcmp(argv[0], "verify")) {
 		struct verify_opts vo = {0};

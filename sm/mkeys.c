@@ -1,0 +1,286 @@
+/* M_Keys (IBA 14.2.4): which key each port should carry, which key it carries now, and the
+ * file that keeps the second across restarts.
+ *
+ * Without a secret every port gets the configured m_key. With m_key_secret, each port gets
+ * its own key, a keyed BLAKE2b of its GUID (libsodium): a host that reads its own port's key
+ * learns nothing about any other port's. The key that protects a switch is port 0's, a CA's
+ * that of the port an SMP enters by, so the GUID of that port names the key.
+ *
+ * A port may still carry a key other than the one it should: set by a previous master, by
+ * a master with the static m_key, or before the secret changed. The keys in use are kept
+ * here (GUID -> key, only ports whose key is not 0), learned from Sets that succeeded and
+ * from PortInfo answers that show the key, saved in the state directory (mode 0600: they
+ * open every port) and mirrored to standbys by the sync, so that a new master presents the
+ * right key at once. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "sm/sm_int.h"
+
+uint64_t mkey_wanted(const struct sm *sm, uint64_t guid)
+{
+	const struct ibsmd_config *c = sm->cfg;
+	if (!c->has_m_key_secret || !guid)
+		return c->m_key;
+	uint8_t in[8], out[16];
+	for (int i = 0; i < 8; i++)
+		in[i] = (uint8_t)(guid >> (56 - 8 * i));
+	crypto_generichash(out, sizeof(out), in, sizeof(in), c->m_key_secret_key,
+	                   sizeof(c->m_key_secret_key));
+	uint64_t k = 0;
+	for (int i = 0; i < 8; i++)
+		k = k << 8 | out[i];
+	return k ? k : 1; /* 0 would mean no key at all */
+}
+
+uint64_t mkey_guid(const struct topo *t, uint32_t port)
+{
+	if (port == TOPO_NONE)
+		return 0;
+	const struct topo_node *n = &t->nodes[t->ports[port].node];
+	return n->type == NODE_TYPE_SWITCH ? n->ni.port_guid : t->ports[port].guid;
+}
+
+bool mkey_known(const struct sm *sm, uint64_t guid, uint64_t *key)
+{
+	uint32_t i = guid ? u64map_get(&sm->mk.idx, guid) : U64MAP_NONE;
+	if (i == U64MAP_NONE)
+		return false;
+	*key = sm->mk.v[i].key;
+	return true;
+}
+
+uint64_t mkey_in_use(const struct sm *sm, uint64_t guid)
+{
+	uint64_t k;
+	return mkey_known(sm, guid, &k) ? k : mkey_wanted(sm, guid);
+}
+
+void mkey_learned(struct sm *sm, uint64_t guid, uint64_t key)
+{
+	struct sm_mkeys *m = &sm->mk;
+	if (!guid)
+		return;
+	uint32_t i = u64map_get(&m->idx, guid);
+	if (i != U64MAP_NONE) {
+		if (m->v[i].key == key)
+			return;
+		if (key) {
+			m->v[i].key = key;
+		} else {
+			u64map_del(&m->idx, guid);
+			vec_swap_remove(m, i);
+			if (i < m->n)
+				u64map_put(&m->idx, m->v[i].guid, i);
+		}
+	} else {
+		if (!key)
+			return;
+		struct sm_mkey *e = vec_push(m);
+		if (!e || u64map_put(&m->idx, guid, m->n - 1) < 0) {
+			if (e)
+				m->n--;
+			log_err(sm->log, "mkeys",
+			        "out of memory: the M_Key of " GUID_FMT " is not kept", guid);
+			return;
+		}
+		e->guid = guid;
+		e->key = key;
+	}
+	m->dirty = true;
+	m->changes++;
+}
+
+static void state_path(const struct sm *sm, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/mkeys", sm->cfg->state_dir);
+}
+
+int mkeys_load(struct sm *sm)
+{
+	char path[512];
+	state_path(sm, path, sizeof(path));
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return errno == ENOENT ? 0 : -1;
+	struct stat st;
+	if (fstat(fileno(fp), &st) == 0 && (st.st_mode & 077))
+		log_warn(sm->log, "mkeys",
+		         "%s can be read by others (mode %04o): it opens every port; chmod 600 it",
+		         path, (unsigned)(st.st_mode & 07777));
+	char line[256];
+	unsigned lineno = 0, kept = 0;
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		uint64_t guid, key;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%" SCNx64 " %" SCNx64, &guid, &key) != 2 || !guid) {
+			log_warn(sm->log, "mkeys", "%s:%u: not \"PORT-GUID M_KEY\": skipped", path,
+			         lineno);
+			continue;
+		}
+		mkey_learned(sm, guid, key);
+		kept++;
+	}
+	fclose(fp);
+	sm->mk.dirty = false;
+	log_info(sm->log, "mkeys", "%s: the M_Keys of %u ports kept from the last run", path, kept);
+	return 0;
+}
+
+int mkeys_save(struct sm *sm)
+{
+	struct sm_mkeys *m = &sm->mk;
+	if (!m->dirty)
+		return 0;
+	char path[512], tmp[540];
+	state_path(sm, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (mkdir(sm->cfg->state_dir, 0755) < 0 && errno != EEXIST) {
+		log_err(sm->log, "mkeys", "cannot create the state directory %s: %s",
+		        sm->cfg->state_dir, strerror(errno));
+		return -1;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!fp) {
+		log_err(sm->log, "mkeys",
+		        "cannot write %s: %s; a restart will not know the M_Keys in use", tmp,
+		        strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	fprintf(fp, "# port GUID -> the M_Key it carries, kept by ibsmd (secret: mode 0600)\n");
+	for (uint32_t i = 0; i < m->n; i++)
+		fprintf(fp, "0x%016" PRIx64 " 0x%016" PRIx64 "\n", m->v[i].guid, m->v[i].key);
+	int rc = 0;
+	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
+		rc = -1;
+	if (fclose(fp) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc == 0) {
+		m->dirty = false;
+	} else {
+		log_err(sm->log, "mkeys", "writing %s failed: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+	return rc;
+}
+
+uint64_t sm_mkeys_changes(const struct sm *sm)
+{
+	return sm->mk.changes;
+}
+
+void sm_mkeys_each(const struct sm *sm, void (*fn)(void *ctx, uint64_t guid, uint64_t key),
+                   void *ctx)
+{
+	for (uint32_t i = 0; i < sm->mk.n; i++)
+		fn(ctx, sm->mk.v[i].guid, sm->mk.v[i].key);
+}
+
+void sm_mkeys_set(struct sm *sm, uint64_t guid, uint64_t key)
+{
+	mkey_learned(sm, guid, key);
+}
+
+bool sm_mkeys_get(const struct sm *sm, uint64_t guid, uint64_t *key)
+{
+	return mkey_known(sm, guid, key);
+}
+
+int sm_mkeys_save(struct sm *sm)
+{
+	return mkeys_save(sm);
+}
+
+/* ---- where each port leads, for a standby under protection level 2 ----
+ *
+ * A Get needs the right M_Key there too, NodeInfo included, so a new master that never saw
+ * the fabric cannot learn what is behind a port without knowing whose key to present. The
+ * master tells its standbys, per port with a link, the GUID that names the key at the far
+ * end ("hop" items of the sync); a discovery probe looks it up by the node and port it
+ * leaves from. Kept in memory only: the fabric's own answers replace them at each sweep. */
+
+static uint64_t hop_key(uint64_t node_guid, uint8_t port)
+{
+	uint64_t k = node_guid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)port << 56 | port);
+	return k ? k : 1;
+}
+
+uint64_t mkey_hop_hint(const struct sm *sm, uint64_t node_guid, uint8_t port)
+{
+	uint32_t i = u64map_get(&sm->mk.hop_idx, hop_key(node_guid, port));
+	if (i == U64MAP_NONE)
+		return 0;
+	const struct sm_hop *h = &sm->mk.hops.v[i];
+	return h->node_guid == node_guid && h->port == port ? h->far_guid : 0;
+}
+
+void sm_hops_set(struct sm *sm, uint64_t node_guid, uint8_t port, uint64_t far_guid)
+{
+	struct sm_mkeys *m = &sm->mk;
+	uint64_t k = hop_key(node_guid, port);
+	uint32_t i = u64map_get(&m->hop_idx, k);
+	if (i != U64MAP_NONE) {
+		if (far_guid) {
+			m->hops.v[i] = (struct sm_hop){node_guid, far_guid, port};
+		} else {
+			u64map_del(&m->hop_idx, k);
+			vec_swap_remove(&m->hops, i);
+			if (i < m->hops.n)
+				u64map_put(&m->hop_idx,
+				           hop_key(m->hops.v[i].node_guid, m->hops.v[i].port), i);
+		}
+		return;
+	}
+	if (!far_guid)
+		return;
+	struct sm_hop *h = vec_push(&m->hops);
+	if (!h)
+		return;
+	*h = (struct sm_hop){node_guid, far_guid, port};
+	if (u64map_put(&m->hop_idx, k, m->hops.n - 1) < 0)
+		m->hops.n--;
+}
+
+uint64_t sm_hops_get(const struct sm *sm, uint64_t node_guid, uint8_t port)
+{
+	return mkey_hop_hint(sm, node_guid, port);
+}
+
+uint64_t sm_hops_changes(const struct sm *sm)
+{
+	return sm->cfg->m_key_protect >= 2 ? sm->mk.hop_changes : 0;
+}
+
+void sm_hops_each(const struct sm *sm,
+                  void (*fn)(void *ctx, uint64_t node_guid, uint8_t port, uint64_t far_guid),
+                  void *ctx)
+{
+	if (sm->cfg->m_key_protect < 2)
+		return; /* Gets need no key: discovery finds its way alone */
+	const struct topo *t = &sm->topo;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct topo_node *n = &t->nodes[i];
+		if (!n->present)
+			continue;
+		for (unsigned p = 1; p <= n->nports; p++) {
+			uint32_t peer = t->ports[n->first_port + p].peer;
+			uint64_t g = peer != TOPO_NONE ? mkey_guid(t, peer) : 0;
+			if (g)
+				fn(ctx, n->guid, (uint8_t)p, g);
+		}
+	}
+}
