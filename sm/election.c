@@ -222,7 +222,8 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 			}
 		}
 		handover(sm, r);
-	} else if (r->si.state == SM_STATE_DISCOVERING && !above_me(sm, r) && r->discovering >= 3) {
+	} else if (r->si.state == SM_STATE_DISCOVERING && !above_me(sm, r) && r->discovering >= 3 &&
+	           ev_now(sm->loop) - r->discovering_since >= 2.0) {
 		/* an SM that stays DISCOVERING has not found this master: one that cannot see
 		 * past its own port (M_Keys) holds back rather than take the subnet; told to
 		 * stand by, it polls this master by LID and gets the sync */
@@ -253,9 +254,12 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 	r->answered = true;
 	r->answered_sweep = sm->topo.sweep;
 	r->misses = 0;
-	r->discovering = si->state == SM_STATE_DISCOVERING
-	                     ? (uint8_t)(r->discovering < 255 ? r->discovering + 1 : 255)
-	                     : 0;
+	if (si->state != SM_STATE_DISCOVERING)
+		r->discovering = 0;
+	else if (r->discovering++ == 0)
+		r->discovering_since = ev_now(sm->loop);
+	if (r->discovering == 255)
+		r->discovering = 254;
 	r->rogue = sm->cfg->sm_key && si->sm_key && si->sm_key != sm->cfg->sm_key;
 	if (r->rogue) {
 		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",

@@ -120,8 +120,15 @@ int mkeys_load(struct sm *sm)
 	while (fgets(line, sizeof(line), fp)) {
 		lineno++;
 		uint64_t guid, key;
+		unsigned port;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
+		if (!strncmp(line, "hop ", 4)) {
+			if (sscanf(line, "hop %" SCNx64 " %u %" SCNx64, &guid, &port, &key) == 3 &&
+			    guid && port && port < 255 && key)
+				sm_hops_set(sm, guid, (uint8_t)port, key);
+			continue;
+		}
 		if (sscanf(line, "%" SCNx64 " %" SCNx64, &guid, &key) != 2 || !guid) {
 			log_warn(sm->log, "mkeys", "%s:%u: not \"PORT-GUID M_KEY\": skipped", path,
 			         lineno);
@@ -162,6 +169,10 @@ int mkeys_save(struct sm *sm)
 	fprintf(fp, "# port GUID -> the M_Key it carries, kept by ibsmd (secret: mode 0600)\n");
 	for (uint32_t i = 0; i < m->n; i++)
 		fprintf(fp, "0x%016" PRIx64 " 0x%016" PRIx64 "\n", m->v[i].guid, m->v[i].key);
+	/* where the ports lead (protection level 2): a restart finds its way with them */
+	for (uint32_t i = 0; i < m->hops.n; i++)
+		fprintf(fp, "hop 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", m->hops.v[i].node_guid,
+		        m->hops.v[i].port, m->hops.v[i].far_guid);
 	int rc = 0;
 	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
 		rc = -1;
@@ -205,13 +216,13 @@ int sm_mkeys_save(struct sm *sm)
 	return mkeys_save(sm);
 }
 
-/* ---- where each port leads, for a standby under protection level 2 ----
+/* ---- where each port leads, under protection level 2 ----
  *
- * A Get needs the right M_Key there too, NodeInfo included, so a new master that never saw
- * the fabric cannot learn what is behind a port without knowing whose key to present. The
- * master tells its standbys, per port with a link, the GUID that names the key at the far
- * end ("hop" items of the sync); a discovery probe looks it up by the node and port it
- * leaves from. Kept in memory only: the fabric's own answers replace them at each sweep. */
+ * A Get needs the right M_Key there too, NodeInfo included, so an SM that never saw the
+ * fabric (a restart, a standby that takes over) cannot learn what is behind a port without
+ * knowing whose key to present. A master keeps, per port with a link, the GUID that names
+ * the key at the far end: in the mkeys file and in the sync ("hop" items); a discovery probe
+ * looks it up by the node and port it leaves from. */
 
 static uint64_t hop_key(uint64_t node_guid, uint8_t port)
 {
@@ -271,7 +282,23 @@ void sm_hops_each(const struct sm *sm,
 {
 	if (sm->cfg->m_key_protect < 2)
 		return; /* Gets need no key: discovery finds its way alone */
+	const struct sm_mkeys *m = &sm->mk;
+	for (uint32_t i = 0; i < m->hops.n; i++)
+		fn(ctx, m->hops.v[i].node_guid, m->hops.v[i].port, m->hops.v[i].far_guid);
+}
+
+void mkey_hops_from_topo(struct sm *sm)
+{
+	struct sm_mkeys *m = &sm->mk;
 	const struct topo *t = &sm->topo;
+	bool had = m->hops.n != 0;
+	u64map_clear(&m->hop_idx);
+	m->hops.n = 0;
+	m->hop_changes++;
+	if (sm->cfg->m_key_protect < 2) {
+		m->dirty |= had;
+		return; /* Gets need no key: discovery finds its way alone */
+	}
 	for (uint32_t i = 0; i < t->nnodes; i++) {
 		const struct topo_node *n = &t->nodes[i];
 		if (!n->present)
@@ -280,7 +307,8 @@ void sm_hops_each(const struct sm *sm,
 			uint32_t peer = t->ports[n->first_port + p].peer;
 			uint64_t g = peer != TOPO_NONE ? mkey_guid(t, peer) : 0;
 			if (g)
-				fn(ctx, n->guid, (uint8_t)p, g);
+				sm_hops_set(sm, n->guid, (uint8_t)p, g);
 		}
 	}
+	m->dirty = true;
 }

@@ -453,12 +453,12 @@ static void start_sweep(struct sm *sm)
 
 static void sweep_done(struct sm *sm)
 {
+	if (sm->state == SM_STATE_MASTER && (sm->structural || !sm->up))
+		mkey_hops_from_topo(sm);
 	mkeys_save(sm);
 	sm->busy = false;
 	sm->topo.stable = true;
 	sm->topo.generation++;
-	if (sm->structural || !sm->up)
-		sm->mk.hop_changes++;
 	sm->times.total = ev_time() - sm->sweep_start;
 	uint32_t inactive = ports_not_active(sm);
 	const struct sm_counts *c = &sm->counts;

@@ -43,17 +43,18 @@ struct sm_mcast {
 
 /* Another SM on the subnet, as its SMInfo answers say. */
 struct sm_remote {
-	uint64_t guid;           /* its port GUID */
-	uint32_t port;           /* where it sits in the model (TOPO_NONE: not seen this sweep) */
-	uint16_t lid;            /* the LID it last spoke from (for an SM not in the model) */
-	uint8_t discovering;     /* answers in a row that said DISCOVERING */
-	struct mad_sm_info si;   /* its last answer (SM_Key as it answered it) */
-	bool answered;           /* it answered since it was found */
-	bool rogue;              /* it answered with an SM_Key that is not ours */
-	bool polling;            /* a Get is on its way */
-	double asked;            /* ... since then (a lost callback must not silence it) */
-	unsigned misses;         /* polls in a row it did not answer */
-	uint32_t answered_sweep; /* the topo sweep in which it last answered */
+	uint64_t guid;            /* its port GUID */
+	uint32_t port;            /* where it sits in the model (TOPO_NONE: not seen this sweep) */
+	uint16_t lid;             /* the LID it last spoke from (for an SM not in the model) */
+	uint8_t discovering;      /* answers in a row that said DISCOVERING */
+	double discovering_since; /* ... since the first of them */
+	struct mad_sm_info si;    /* its last answer (SM_Key as it answered it) */
+	bool answered;            /* it answered since it was found */
+	bool rogue;               /* it answered with an SM_Key that is not ours */
+	bool polling;             /* a Get is on its way */
+	double asked;             /* ... since then (a lost callback must not silence it) */
+	unsigned misses;          /* polls in a row it did not answer */
+	uint32_t answered_sweep;  /* the topo sweep in which it last answered */
 };
 
 /* Election, polling and handover (sm/election.c). */
@@ -201,6 +202,8 @@ uint64_t mkey_in_use(const struct sm *sm, uint64_t guid);
 void mkey_learned(struct sm *sm, uint64_t guid, uint64_t key);
 /* The GUID naming the key behind a node's port, from the master's hop items (0: none). */
 uint64_t mkey_hop_hint(const struct sm *sm, uint64_t node_guid, uint8_t port);
+/* A master's hops are its own topology's, after each sweep that changed it. */
+void mkey_hops_from_topo(struct sm *sm);
 int mkeys_load(struct sm *sm);
 int mkeys_save(struct sm *sm);
 /* Tear down the last engine's state and graph (sm_free, and before routing again). */

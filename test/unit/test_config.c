@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -153,6 +154,65 @@ START_TEST(checks_across_keys)
 }
 END_TEST
 
+/* A secret file with these contents and mode; its path in secret_path. */
+static char secret_path[64];
+static void write_secret(const char *text, mode_t mode)
+{
+	snprintf(secret_path, sizeof(secret_path), "/tmp/test_secret.XXXXXX");
+	int fd = mkstemp(secret_path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static int load_secret(struct ibsmd_config *c, char *err, size_t len)
+{
+	char text[160];
+	snprintf(text, sizeof(text), "m_key_protect: 2\nm_key_secret: %s\n", secret_path);
+	int rc = load(c, text, err, len);
+	unlink(secret_path);
+	return rc;
+}
+
+START_TEST(m_key_secret)
+{
+	struct ibsmd_config a, b, c;
+	char err[512];
+	/* one secret, with or without its newline, is one key; another secret is another */
+	write_secret("0123456789abcdef0123456789abcdef\n", 0600);
+	ck_assert_int_eq(load_secret(&a, err, sizeof(err)), 0);
+	ck_assert(a.has_m_key_secret);
+	write_secret("0123456789abcdef0123456789abcdef", 0400);
+	ck_assert_int_eq(load_secret(&b, err, sizeof(err)), 0);
+	ck_assert_mem_eq(a.m_key_secret_key, b.m_key_secret_key, sizeof(a.m_key_secret_key));
+	ck_assert_uint_eq(config_digest(&a, CONFIG_DIGEST_KEYS),
+	                  config_digest(&b, CONFIG_DIGEST_KEYS));
+	write_secret("0123456789abcdef0123456789abcdeF", 0600);
+	ck_assert_int_eq(load_secret(&c, err, sizeof(err)), 0);
+	ck_assert_uint_ne(config_digest(&a, CONFIG_DIGEST_KEYS),
+	                  config_digest(&c, CONFIG_DIGEST_KEYS));
+	/* the contents never stay in the configuration */
+	ck_assert_ptr_null(memmem(&a, sizeof(a), "0123456789abcdef", 16));
+	config_free(&a);
+	config_free(&b);
+	config_free(&c);
+
+	/* what an administrator gets wrong: named with the file and line, and what to do */
+	write_secret("0123456789abcdef0123456789abcdef", 0644);
+	ck_assert_int_eq(load_secret(&a, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":2:") && strstr(err, "chmod 600"), "%s", err);
+	config_free(&a);
+	write_secret("too short\n", 0600);
+	ck_assert_int_eq(load_secret(&a, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":2:") && strstr(err, "at least 16"), "%s", err);
+	config_free(&a);
+	ck_assert_int_eq(load(&a, "m_key_secret: /nonexistent/secret\n", err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":1:") && strstr(err, "/nonexistent/secret"), "%s", err);
+	config_free(&a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -161,6 +221,7 @@ int main(void)
 	tcase_add_test(tc, full_file);
 	tcase_add_loop_test(tc, bad_file_named, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, checks_across_keys);
+	tcase_add_test(tc, m_key_secret);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
