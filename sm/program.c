@@ -80,6 +80,57 @@ static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
 		sm->topo.ports[ref[3]].refused |= TOPO_REFUSED_PKEYS;
 }
 
+static void on_ca_pkeys_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                            void *ctx)
+{
+	const uint32_t *ref = ctx; /* node, attr, modifier, port index, signature */
+	on_set_done(sm, res, smp, ctx);
+	if (smp && !smp->dr_status)
+		sm->topo.ports[ref[3]].pkey_sig = ref[4];
+}
+
+static void on_pkeys_read(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                          void *ctx)
+{
+	(void)res;
+	const uint32_t *ref = ctx; /* port index */
+	if (!smp || smp->dr_status)
+		return; /* stays unknown: it is written */
+	struct mad_pkey_table tbl;
+	mad_pkey_table_decode(smp->data, sizeof(smp->data), &tbl, NULL);
+	sm->topo.ports[ref[0]].pkey_sig = pkeys_sig(tbl.pkey, 32);
+}
+
+/* Ports up and running whose P_Key block 0 we do not know (a takeover, a restart) may hold
+ * the right keys already: read them, so that only the wrong ones are written. */
+static void read_pkeys(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		struct topo_port *port = &t->ports[p];
+		const struct topo_node *n = &t->nodes[port->node];
+		if (!n->present || port->pkey_sig || port->pi.port_state != PORT_STATE_ACTIVE ||
+		    port->num == 0)
+			continue;
+		uint32_t ref[1] = {p};
+		if (n->type != NODE_TYPE_SWITCH) {
+			if (!port->lid)
+				continue;
+			sm_send_dr_port(sm, p, MAD_METHOD_GET, MAD_ATTR_PKEY_TABLE, 0, NULL, 0,
+			                on_pkeys_read, ref, sizeof(ref));
+		} else {
+			uint16_t pk[32];
+			if ((port->refused & TOPO_REFUSED_PKEYS) ||
+			    !topo_switch_port_pkeys(t, p, pk, 32))
+				continue;
+			sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_PKEY_TABLE,
+			           (uint32_t)port->num << 16, NULL, 0, on_pkeys_read, ref,
+			           sizeof(ref));
+		}
+		sm->counts.pkey_reads++;
+	}
+}
+
 /* Partition enforcement at the edge: each switch port that faces a CA gets that CA port's
  * P_Keys (block 0; the rest of the switch's PartitionEnforcementCap stays empty), so the
  * switch drops what the CA sends or would receive in partitions it is not in, and a
@@ -98,9 +149,10 @@ static void program_switch_pkeys(struct sm *sm)
 			unsigned k = topo_switch_port_pkeys(t, p, tbl.pkey, 32);
 			if (!k || (t->ports[p].refused & TOPO_REFUSED_PKEYS))
 				continue;
-			uint32_t sig = pkeys_sig(tbl.pkey, k);
+			uint32_t sig = pkeys_sig(tbl.pkey, 32);
 			if (t->ports[p].pkey_sig == sig)
 				continue;
+			sm->counts.pkey_sets++;
 			uint8_t data[64] = {0};
 			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
 			uint32_t ref[5] = {t->sws[s].node, MAD_ATTR_PKEY_TABLE, (uint32_t)num << 16,
@@ -151,6 +203,7 @@ static void on_lft_read(struct sm *sm, const struct mad_result *res, const struc
 void program_read_tables(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
+	read_pkeys(sm);
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
 		uint32_t node = sw->node;
@@ -212,21 +265,28 @@ void program_tables(struct sm *sm)
 	if (sm->structural)
 		mcast_topology_changed(sm);
 	mcast_program(sm);
-	/* P_Keys on CA ports (block 0 holds the default partition and up to 31 more) */
+	/* P_Keys on CA ports (block 0 holds the default partition and up to 31 more): only
+	 * where the port holds others (what it holds is known from our Sets, or read) */
 	for (uint32_t p = 0; p < t->nports; p++) {
 		struct topo_port *port = &t->ports[p];
 		const struct topo_node *n = &t->nodes[port->node];
 		if (!n->present || n->type == NODE_TYPE_SWITCH || !port->lid)
 			continue;
+		if (port->pi.port_state == PORT_STATE_INIT)
+			port->pkey_sig = 0; /* it may have been reset with its device */
 		struct mad_pkey_table tbl = {0};
 		unsigned nk;
 		const uint16_t *keys = topo_port_pkeys(t, p, &nk);
 		memcpy(tbl.pkey, keys, nk * sizeof(uint16_t));
+		uint32_t sig = pkeys_sig(tbl.pkey, 32);
+		if (port->pkey_sig == sig)
+			continue;
 		uint8_t data[64] = {0};
 		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
-		uint32_t ref[3] = {port->node, MAD_ATTR_PKEY_TABLE, 0};
+		uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, 0, p, sig};
 		sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, 0, data, sizeof(data),
-		                on_set_done, ref, sizeof(ref));
+		                on_ca_pkeys_set, ref, sizeof(ref));
+		sm->counts.pkey_sets++;
 	}
 	program_switch_pkeys(sm);
 }

@@ -468,17 +468,18 @@ static void sweep_done(struct sm *sm)
 		sm->up = true;
 		sm->el.rereg = sm->el.trust_fabric = false; /* the ports have been told */
 		if (first || sm->structural || c->lft_blocks_sent || c->port_sets || c->vl_sets)
-			log_notice(sm->log, "sm",
-			           "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
-			           "%u LIDs; routed by %s; %u LFT blocks read, %u LFT blocks, %u "
-			           "PortInfo and %u VL table sets sent; "
-			           "discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
-			           "arm %.3f s, activate %.3f s, total %.3f s",
-			           c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
-			           sm->engine ? sm->engine->name : "-", c->lft_blocks_read,
-			           c->lft_blocks_sent, c->port_sets, c->vl_sets, tm->discover,
-			           tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
-			           tm->total);
+			log_notice(
+			    sm->log, "sm",
+			    "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
+			    "%u LIDs; routed by %s; %u LFT blocks read, %u LFT blocks, %u "
+			    "PortInfo and %u VL table sets sent; %u P_Key blocks read, %u "
+			    "set; discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
+			    "arm %.3f s, activate %.3f s, total %.3f s",
+			    c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
+			    sm->engine ? sm->engine->name : "-", c->lft_blocks_read,
+			    c->lft_blocks_sent, c->port_sets, c->vl_sets, c->pkey_reads,
+			    c->pkey_sets, tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
+			    tm->activate, tm->total);
 		for (unsigned i = 0; i < sm->nlisteners; i++)
 			if (sm->listeners[i].sweep_done)
 				sm->listeners[i].sweep_done(sm->listeners[i].ctx,

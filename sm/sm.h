@@ -30,7 +30,8 @@ struct sm_phase_times {
 struct sm_counts {
 	uint32_t nodes, switches, cas, ports, links, lids;
 	uint32_t lft_blocks_sent, port_sets, vl_sets;
-	uint32_t lft_blocks_read; /* read from switches whose tables were unknown */
+	uint32_t lft_blocks_read;       /* read from switches whose tables were unknown */
+	uint32_t pkey_reads, pkey_sets; /* P_Key blocks read (unknown) and set (wrong) */
 };
 
 /* What the SM tells its listener. Each hook is optional; ctx is the listener's own. */

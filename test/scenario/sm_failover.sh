@@ -159,6 +159,10 @@ diff "$WORK/lft.0" "$WORK/lft.1" >/dev/null ||
 mlids >"$WORK/mlids.1"
 diff "$WORK/mlids.0" "$WORK/mlids.1" >/dev/null || fail "MLIDs changed: $(diff "$WORK/mlids.0" "$WORK/mlids.1")"
 grep -h "subnet up" "$WORK/B.log" | tail -1 | grep -o "[0-9]* LFT blocks read, [0-9]* LFT blocks"
+# the P_Keys the ports hold are A's, and right: read, none written
+pk=$(grep -h "subnet up" "$WORK/B.log" | tail -1 | grep -o "[0-9]* P_Key blocks read, [0-9]* set")
+echo "  $pk"
+case "$pk" in *" 0 set") ;; *) fail "B rewrote P_Key tables that were right: $pk" ;; esac
 [ "$(deactivated)" = "$DEACT0" ] || fail "the takeover took $(($(deactivated) - DEACT0)) ACTIVE ports down"
 echo "  no port left ACTIVE"
 [ "$(state_of "$LID_C")" = 2 ] || fail "C is not standing by after the takeover"
