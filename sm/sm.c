@@ -145,6 +145,37 @@ static void choose_keys(const struct sm *sm, struct sm_req *rq, uint64_t guid, u
 	}
 }
 
+/* The part of a request that does not depend on the route: keys, payload, callback. */
+static void req_fill(struct sm *sm, struct sm_req *rq, uint64_t key_guid, uint8_t method,
+                     const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
+{
+	choose_keys(sm, rq, key_guid, method);
+	rq->smp.mkey = rq->keys[0];
+	if (data)
+		memcpy(rq->smp.data, data,
+		       datalen > sizeof(rq->smp.data) ? sizeof(rq->smp.data) : datalen);
+	rq->sm = sm;
+	rq->cb = cb;
+	rq->counted = !sm->detached;
+	rq->ctxlen = (uint32_t)ctxlen;
+	if (ctxlen)
+		memcpy(rq->ctx, ctx, ctxlen);
+}
+
+/* Hand a filled request to the dispatcher; the phase counts it. */
+static int req_send(struct sm *sm, struct sm_req *rq)
+{
+	int rc = submit(sm, rq);
+	if (rc < 0) {
+		free(rq);
+		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
+		return rc;
+	}
+	if (rq->counted)
+		sm->pending++;
+	return 0;
+}
+
 static int send_dr(struct sm *sm, uint32_t node, uint32_t key_port, uint64_t key_guid,
                    const uint8_t *path, unsigned hops, uint8_t method, uint16_t attr, uint32_t mod,
                    const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
@@ -168,17 +199,7 @@ static int send_dr(struct sm *sm, uint32_t node, uint32_t key_port, uint64_t key
 	              : key_guid            ? key_guid
 	              : !hops               ? sm->local.port_guid
 	                                    : 0;
-	choose_keys(sm, rq, kg, method);
-	rq->smp.mkey = rq->keys[0];
-	if (data)
-		memcpy(rq->smp.data, data,
-		       datalen > sizeof(rq->smp.data) ? sizeof(rq->smp.data) : datalen);
-	rq->sm = sm;
-	rq->cb = cb;
-	rq->counted = !sm->detached;
-	rq->ctxlen = (uint32_t)ctxlen;
-	if (ctxlen)
-		memcpy(rq->ctx, ctx, ctxlen);
+	req_fill(sm, rq, kg, method, data, datalen, cb, ctx, ctxlen);
 	/* the window per destination: the node itself, or the last node before a probe */
 	if (n) {
 		rq->dest_key = (uint64_t)node + 1;
@@ -186,15 +207,7 @@ static int send_dr(struct sm *sm, uint32_t node, uint32_t key_port, uint64_t key
 		rq->dest_key = 0x100000000ull | (uint64_t)(hops > 1 ? path[hops - 1] : 0);
 		rq->dest_key ^= (uint64_t)hops << 40;
 	}
-	int rc = submit(sm, rq);
-	if (rc < 0) {
-		free(rq);
-		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
-		return rc;
-	}
-	if (rq->counted)
-		sm->pending++;
-	return 0;
+	return req_send(sm, rq);
 }
 
 int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops, uint8_t method,
@@ -214,28 +227,10 @@ int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, 
 	if (!rq)
 		return -1;
 	mad_smp_init_lid(&rq->smp, method, attr, mod);
-	choose_keys(sm, rq, key_guid, method);
-	rq->smp.mkey = rq->keys[0];
-	if (data)
-		memcpy(rq->smp.data, data,
-		       datalen > sizeof(rq->smp.data) ? sizeof(rq->smp.data) : datalen);
-	rq->sm = sm;
-	rq->cb = cb;
-	rq->counted = !sm->detached;
-	rq->ctxlen = (uint32_t)ctxlen;
-	if (ctxlen)
-		memcpy(rq->ctx, ctx, ctxlen);
+	req_fill(sm, rq, key_guid, method, data, datalen, cb, ctx, ctxlen);
 	rq->dlid = lid;
 	rq->dest_key = 0x200000000ull | lid;
-	int rc = submit(sm, rq);
-	if (rc < 0) {
-		free(rq);
-		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
-		return rc;
-	}
-	if (rq->counted)
-		sm->pending++;
-	return 0;
+	return req_send(sm, rq);
 }
 
 int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,
