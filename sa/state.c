@@ -22,6 +22,7 @@
 #include <ev.h>
 
 #include "sa/sa_int.h"
+#include "util/statefile.h"
 #include "util/vec.h"
 
 #define STATE_FILE  "sa-state"
@@ -55,23 +56,17 @@ static void path_of(const struct sa *sa, char *buf, size_t len, const char *suff
 
 int sa_state_save(struct sa *sa)
 {
-	char path[512], tmp[520];
-	path_of(sa, path, sizeof(path), "");
-	path_of(sa, tmp, sizeof(tmp), ".tmp");
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", tmp,
+	struct statefile sf;
+	if (statefile_begin(&sf, sa->cfg->state_dir, STATE_FILE, 0644) < 0) {
+		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", sf.tmp,
 		        strerror(errno));
 		return -1;
 	}
-	fprintf(f, "# ibsmd SA state: services, multicast groups, subscriptions\n");
-	sa_state_write(sa, f);
-	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
-	ok = fclose(f) == 0 && ok;
-	if (!ok || rename(tmp, path) < 0) {
-		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", path,
+	fprintf(sf.f, "# ibsmd SA state: services, multicast groups, subscriptions\n");
+	sa_state_write(sa, sf.f);
+	if (statefile_commit(&sf) < 0) {
+		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", sf.path,
 		        strerror(errno));
-		unlink(tmp);
 		return -1;
 	}
 	sa->state_dirty = false;

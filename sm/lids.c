@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sm/sm_int.h"
+#include "util/statefile.h"
 
 struct assign {
 	struct sm *sm;
@@ -235,22 +236,13 @@ int lids_save(struct sm *sm)
 {
 	if (!sm->guid2lid_dirty)
 		return 0;
-	char path[512], tmp[540];
-	state_path(sm, "guid2lid", path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (mkdir(sm->cfg->state_dir, 0755) < 0 && errno != EEXIST) {
-		log_err(sm->log, "lids",
-		        "cannot create the state directory %s: %s; LIDs will not "
-		        "survive a restart",
-		        sm->cfg->state_dir, strerror(errno));
-		return -1;
-	}
-	FILE *fp = fopen(tmp, "w");
-	if (!fp) {
+	struct statefile sf;
+	if (statefile_begin(&sf, sm->cfg->state_dir, "guid2lid", 0644) < 0) {
 		log_err(sm->log, "lids", "cannot write %s: %s; LIDs will not survive a restart",
-		        tmp, strerror(errno));
+		        sf.tmp, strerror(errno));
 		return -1;
 	}
+	FILE *fp = sf.f;
 	fprintf(fp, "# port GUID -> LID, kept by ibsmd across restarts\n");
 	const struct topo *t = &sm->topo;
 	for (uint32_t i = 0; i < sm->guid2lid.cap; i++) {
@@ -263,25 +255,12 @@ int lids_save(struct sm *sm)
 			lmc = t->ports[p].lmc;
 		fprintf(fp, "0x%016" PRIx64 " 0x%04x 0x%04x\n", g, lid, lid + (1u << lmc) - 1);
 	}
-	int rc = 0;
-	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
-		rc = -1;
-	if (fclose(fp) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -1;
-	if (rc == 0) {
-		int dfd = open(sm->cfg->state_dir, O_RDONLY | O_DIRECTORY);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		sm->guid2lid_dirty = false;
-	} else {
-		log_err(sm->log, "lids", "writing %s failed: %s", path, strerror(errno));
-		unlink(tmp);
+	if (statefile_commit(&sf) < 0) {
+		log_err(sm->log, "lids", "writing %s failed: %s", sf.path, strerror(errno));
+		return -1;
 	}
-	return rc;
+	sm->guid2lid_dirty = false;
+	return 0;
 }
 
 uint64_t sm_guid2lid_changes(const struct sm *sm)

@@ -23,6 +23,7 @@
 #include <sodium.h>
 
 #include "sm/sm_int.h"
+#include "util/statefile.h"
 
 uint64_t mkey_wanted(const struct sm *sm, uint64_t guid)
 {
@@ -148,24 +149,14 @@ int mkeys_save(struct sm *sm)
 	struct sm_mkeys *m = &sm->mk;
 	if (!m->dirty)
 		return 0;
-	char path[512], tmp[540];
-	state_path(sm, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (mkdir(sm->cfg->state_dir, 0755) < 0 && errno != EEXIST) {
-		log_err(sm->log, "mkeys", "cannot create the state directory %s: %s",
-		        sm->cfg->state_dir, strerror(errno));
-		return -1;
-	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!fp) {
+	struct statefile sf;
+	if (statefile_begin(&sf, sm->cfg->state_dir, "mkeys", 0600) < 0) {
 		log_err(sm->log, "mkeys",
-		        "cannot write %s: %s; a restart will not know the M_Keys in use", tmp,
+		        "cannot write %s: %s; a restart will not know the M_Keys in use", sf.tmp,
 		        strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return -1;
 	}
+	FILE *fp = sf.f;
 	fprintf(fp, "# port GUID -> the M_Key it carries, kept by ibsmd (secret: mode 0600)\n");
 	for (uint32_t i = 0; i < m->n; i++)
 		fprintf(fp, "0x%016" PRIx64 " 0x%016" PRIx64 "\n", m->v[i].guid, m->v[i].key);
@@ -173,20 +164,12 @@ int mkeys_save(struct sm *sm)
 	for (uint32_t i = 0; i < m->hops.n; i++)
 		fprintf(fp, "hop 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", m->hops.v[i].node_guid,
 		        m->hops.v[i].port, m->hops.v[i].far_guid);
-	int rc = 0;
-	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
-		rc = -1;
-	if (fclose(fp) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -1;
-	if (rc == 0) {
-		m->dirty = false;
-	} else {
-		log_err(sm->log, "mkeys", "writing %s failed: %s", path, strerror(errno));
-		unlink(tmp);
+	if (statefile_commit(&sf) < 0) {
+		log_err(sm->log, "mkeys", "writing %s failed: %s", sf.path, strerror(errno));
+		return -1;
 	}
-	return rc;
+	m->dirty = false;
+	return 0;
 }
 
 uint64_t sm_mkeys_changes(const struct sm *sm)

@@ -1,12 +1,16 @@
 /* The containers of util/: the growable array, the GUID map, the index map, and the
  * rate-limit bucket of log_rl. Each is checked against a plain reference on random work. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/idxmap.h"
 #include "util/lineset.h"
 #include "util/log.h"
+#include "util/statefile.h"
 #include "util/u64map.h"
 #include "util/vec.h"
 #include "check_run.h"
@@ -253,6 +257,44 @@ START_TEST(lineset_matches_reference)
 }
 END_TEST
 
+/* A state file appears whole, with the mode asked for (a stale temporary file's does not
+ * stay), in a directory made for it; a failed begin says why and leaves nothing. */
+START_TEST(statefile_whole_or_not)
+{
+	char dir[] = "/tmp/test_statefile.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char sub[64], stale[128];
+	snprintf(sub, sizeof(sub), "%s/state", dir);
+	struct statefile sf;
+	ck_assert_int_eq(statefile_begin(&sf, sub, "keys", 0600), 0);
+	fputs("one\n", sf.f);
+	ck_assert_int_eq(statefile_commit(&sf), 0);
+	/* again over a stale world-readable temporary file */
+	snprintf(stale, sizeof(stale), "%s/keys.tmp", sub);
+	FILE *f = fopen(stale, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	chmod(stale, 0644);
+	ck_assert_int_eq(statefile_begin(&sf, sub, "keys", 0600), 0);
+	fputs("two\n", sf.f);
+	ck_assert_int_eq(statefile_commit(&sf), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(sf.path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_ne(access(stale, F_OK), 0);
+	char line[16] = {0};
+	f = fopen(sf.path, "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	ck_assert_str_eq(line, "two\n");
+	unlink(sf.path);
+	rmdir(sub);
+	rmdir(dir);
+	ck_assert_int_eq(statefile_begin(&sf, "/nonexistent/dir/below", "keys", 0600), -1);
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("containers");
@@ -263,6 +305,7 @@ int main(void)
 	tcase_add_test(tc, idxmap_follows_swap_remove);
 	tcase_add_test(tc, log_rl_bucket);
 	tcase_add_test(tc, lineset_matches_reference);
+	tcase_add_test(tc, statefile_whole_or_not);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
