@@ -11,6 +11,15 @@
 #include "topology.h"
 #include "verify.h"
 
+/* The endpoints "lids" and "mkeys" list: present CA ports with a cable, switch port 0. */
+static bool listed_endpoint(const struct fabric *f, uint32_t i)
+{
+	const struct fs_port *pt = &f->ports[i];
+	if (!fs_node_of(f, i)->present)
+		return false;
+	return fs_is_switch(f, pt->node) ? pt->num == 0 : pt->peer != FS_NONE;
+}
+
 static const char help[] =
     "link down|up NODE PORT      pull or reconnect the cable at a port\n"
     "node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
@@ -170,21 +179,19 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 		}
 	} else if (!strcmp(argv[0], "lids")) {
 		for (uint32_t i = 0; i < f->nports; i++) {
+			if (!listed_endpoint(f, i))
+				continue;
 			const struct fs_port *pt = &f->ports[i];
 			const struct fs_node *n = fs_node_of(f, i);
-			if (!n->present || (fs_is_switch(f, pt->node) && pt->num != 0) ||
-			    (!fs_is_switch(f, pt->node) && pt->peer == FS_NONE))
-				continue;
 			fprintf(o, "0x%016llx %u %u %s\n", (unsigned long long)pt->guid, pt->pi.lid,
 			        pt->pi.lmc, n->name);
 		}
 	} else if (!strcmp(argv[0], "mkeys")) {
 		for (uint32_t i = 0; i < f->nports; i++) {
+			if (!listed_endpoint(f, i))
+				continue;
 			const struct fs_port *pt = &f->ports[i];
 			const struct fs_node *n = fs_node_of(f, i);
-			if (!n->present || (fs_is_switch(f, pt->node) && pt->num != 0) ||
-			    (!fs_is_switch(f, pt->node) && pt->peer == FS_NONE))
-				continue;
 			fprintf(o, "0x%016llx 0x%016llx %u %u %u %s\n",
 			        (unsigned long long)pt->guid, (unsigned long long)pt->pi.mkey,
 			        pt->pi.mkey_protect_bits, pt->pi.mkey_lease_period,
