@@ -3,8 +3,10 @@
 #include "config/config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,7 @@ struct cfgp {
 	yaml_document_t *doc;
 	char *err;
 	size_t errlen;
+	bool seen[CONFIG_NKEYS]; /* given in this file (a key twice is a mistake) */
 };
 
 static int cerr(struct cfgp *p, const yaml_node_t *n, const char *fmt, ...)
@@ -63,7 +66,11 @@ static int cerr(struct cfgp *p, const yaml_node_t *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(p->err, p->errlen, "%s:%zu: %s", p->path, n ? n->start_mark.line + 1 : 0, msg);
+	if (n)
+		snprintf(p->err, p->errlen, "%s:%zu:%zu: %s", p->path, n->start_mark.line + 1,
+		         n->start_mark.column + 1, msg);
+	else
+		snprintf(p->err, p->errlen, "%s: %s", p->path, msg);
 	return -1;
 }
 
@@ -85,9 +92,12 @@ static int get_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64
 	char *e;
 	errno = 0;
 	unsigned long long v = strtoull(s, &e, 0);
-	if (!*s || *e || errno || v > max || s[0] == '-')
-		return cerr(p, n, "%s: \"%s\" is not a number from 0 to %llu", key, s,
-		            (unsigned long long)max);
+	if (!*s || *e || s[0] == '-' || s[0] == '+' || (errno && errno != ERANGE))
+		return cerr(p, n, "%s: \"%s\" is not a number (decimal, or hexadecimal with 0x)",
+		            key, s);
+	if (errno == ERANGE || v > max)
+		return cerr(p, n, "%s: %s is above the most allowed, %llu (0x%llx)", key, s,
+		            (unsigned long long)max, (unsigned long long)max);
 	*out = v;
 	return 0;
 }
@@ -287,11 +297,11 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 		}
 	}
 	if (!have_pkey)
-		return cerr(p, n, "partition \"%s\": no pkey", pt->name);
+		return cerr(p, n, "partition \"%s\" has no pkey", pt->name);
 	if (pt->pkey == 0x7fff && !ipoib_given)
 		pt->ipoib = true; /* the default partition has its broadcast group unless told */
 	if (!members)
-		return cerr(p, n, "partition \"%s\": no members (a list of port GUIDs, or all)",
+		return cerr(p, n, "partition \"%s\" has no members (a list of port GUIDs, or all)",
 		            pt->name);
 	if (members->type == YAML_SCALAR_NODE &&
 	    !strcmp((char *)members->data.scalar.value, "all")) {
@@ -314,6 +324,158 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 	return 0;
 }
 
+/* The options, one row each: parsing, --dump-config, reload and the line a later check names
+ * all read this table, so an option cannot be added to one and forgotten in another. */
+enum opt_type {
+	OPT_UINT, /* an unsigned integer of `size` bytes, min..max */
+	OPT_BOOL,
+	OPT_STR,   /* a char array of `size` bytes */
+	OPT_GUIDS, /* root_guids */
+	OPT_MTU,   /* bytes in the file, the IBA code in memory */
+	OPT_RATE,  /* Gb/s in the file, the IBA code in memory */
+	OPT_LOGLEVEL,
+	OPT_SECRET, /* a path, and the hash of what the file holds */
+	OPT_PARTITIONS,
+};
+
+#define OPT_HEX  1u /* dumped in hexadecimal (GUIDs, keys) */
+#define OPT_LIVE 2u /* a reload applies it without a restart */
+
+struct opt {
+	const char *key;
+	enum opt_type type;
+	size_t off, size;
+	uint64_t min, max;
+	unsigned flags;
+};
+
+#define F(field) offsetof(struct ibsmd_config, field), sizeof(((struct ibsmd_config *)0)->field)
+static const struct opt opts[CONFIG_NKEYS] = {
+    [CK_ROUTING_ENGINE] = {"routing_engine", OPT_STR, F(routing_engines), 0, 0, OPT_LIVE},
+    [CK_ROOT_GUIDS] = {"root_guids", OPT_GUIDS, F(root_guids), 0, 0, OPT_HEX | OPT_LIVE},
+    [CK_LMC] = {"lmc", OPT_UINT, F(lmc), 0, 7, 0},
+    [CK_LMC_ESP0] = {"lmc_esp0", OPT_BOOL, F(lmc_esp0), 0, 0, 0},
+    [CK_LID_MIN] = {"lid_min", OPT_UINT, F(lid_min), 1, 0xbfff, OPT_HEX},
+    [CK_LID_MAX] = {"lid_max", OPT_UINT, F(lid_max), 1, 0xbfff, OPT_HEX},
+    [CK_SWEEP_INTERVAL] = {"sweep_interval", OPT_UINT, F(sweep_interval_s), 0, 86400, OPT_LIVE},
+    [CK_MAD_WINDOW] = {"mad_window", OPT_UINT, F(mad_window), 1, 65536, 0},
+    [CK_MAD_WINDOW_PER_NODE] = {"mad_window_per_node", OPT_UINT, F(mad_window_per_node), 1, 1024,
+                                0},
+    [CK_MAD_TIMEOUT_MS] = {"mad_timeout_ms", OPT_UINT, F(mad_timeout_ms), 1, 60000, 0},
+    [CK_MAD_RETRIES] = {"mad_retries", OPT_UINT, F(mad_retries), 0, 100, 0},
+    [CK_SUBNET_PREFIX] = {"subnet_prefix", OPT_UINT, F(subnet_prefix), 0, UINT64_MAX, OPT_HEX},
+    [CK_SUBNET_TIMEOUT] = {"subnet_timeout", OPT_UINT, F(subnet_timeout), 0, 31, OPT_LIVE},
+    [CK_SM_KEY] = {"sm_key", OPT_UINT, F(sm_key), 0, UINT64_MAX, OPT_HEX},
+    [CK_M_KEY] = {"m_key", OPT_UINT, F(m_key), 0, UINT64_MAX, OPT_HEX},
+    [CK_M_KEY_SECRET] = {"m_key_secret", OPT_SECRET, F(m_key_secret), 0, 0, 0},
+    [CK_M_KEY_LEASE] = {"m_key_lease", OPT_UINT, F(m_key_lease), 0, 0xffff, 0},
+    [CK_M_KEY_PROTECT] = {"m_key_protect", OPT_UINT, F(m_key_protect), 0, 3, 0},
+    [CK_SM_PRIORITY] = {"sm_priority", OPT_UINT, F(sm_priority), 0, 15, OPT_LIVE},
+    [CK_SM_POLL_INTERVAL_MS] = {"sm_poll_interval_ms", OPT_UINT, F(sm_poll_interval_ms), 50, 600000,
+                                OPT_LIVE},
+    [CK_SM_POLL_RETRIES] = {"sm_poll_retries", OPT_UINT, F(sm_poll_retries), 1, 100, OPT_LIVE},
+    [CK_SM_STICKY] = {"sm_sticky", OPT_BOOL, F(sm_sticky), 0, 0, OPT_LIVE},
+    [CK_IGNORE_OTHER_SM] = {"ignore_other_sm", OPT_BOOL, F(ignore_other_sm), 0, 0, 0},
+    [CK_STATE_DIR] = {"state_dir", OPT_STR, F(state_dir), 0, 0, 0},
+    [CK_LOG_LEVEL] = {"log_level", OPT_LOGLEVEL, F(log_level), 0, 0, OPT_LIVE},
+    [CK_DEFAULT_IPOIB] = {"default_ipoib", OPT_BOOL, F(default_ipoib), 0, 0, OPT_LIVE},
+    [CK_DEFAULT_IPOIB_MTU] = {"default_ipoib_mtu", OPT_MTU, F(default_ipoib_mtu), 0, 0, OPT_LIVE},
+    [CK_DEFAULT_IPOIB_RATE] = {"default_ipoib_rate", OPT_RATE, F(default_ipoib_rate), 0, 0,
+                               OPT_LIVE},
+    [CK_PARTITIONS] = {"partitions", OPT_PARTITIONS, F(partitions), 0, 0, OPT_LIVE},
+};
+#undef F
+
+const char *config_key_name(enum config_key k)
+{
+	return k < CONFIG_NKEYS ? opts[k].key : "?";
+}
+
+bool config_key_live(enum config_key k)
+{
+	return k < CONFIG_NKEYS && (opts[k].flags & OPT_LIVE);
+}
+
+static void put_uint(void *dst, size_t size, uint64_t v)
+{
+	switch (size) {
+	case 1: *(uint8_t *)dst = (uint8_t)v; break;
+	case 2: *(uint16_t *)dst = (uint16_t)v; break;
+	case 4: *(uint32_t *)dst = (uint32_t)v; break;
+	default: *(uint64_t *)dst = v; break;
+	}
+}
+
+static uint64_t get_uint(const void *src, size_t size)
+{
+	switch (size) {
+	case 1: return *(const uint8_t *)src;
+	case 2: return *(const uint16_t *)src;
+	case 4: return *(const uint32_t *)src;
+	default: return *(const uint64_t *)src;
+	}
+}
+
+static int parse_partitions(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t *v)
+{
+	if (v->type != YAML_SEQUENCE_NODE)
+		return cerr(p, v, "partitions: expected a list");
+	config_free(c); /* a second "partitions:" replaces the first, as any other key */
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		if (c->npartitions == CONFIG_MAX_PARTITIONS)
+			return cerr(p, v, "partitions: more than %d", CONFIG_MAX_PARTITIONS);
+		struct config_partition *pt = &c->partitions[c->npartitions++];
+		memset(pt, 0, sizeof(*pt));
+		yaml_node_t *n = yaml_document_get_node(p->doc, *it);
+		pt->line = (uint32_t)n->start_mark.line + 1;
+		pt->col = (uint32_t)n->start_mark.column + 1;
+		if (parse_partition(p, n, pt) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_option(struct cfgp *p, struct ibsmd_config *c, const struct opt *o,
+                        const yaml_node_t *v)
+{
+	void *dst = (char *)c + o->off;
+	switch (o->type) {
+	case OPT_UINT: {
+		uint64_t x;
+		if (get_u64(p, v, o->key, o->max, &x) < 0)
+			return -1;
+		if (x < o->min)
+			return cerr(p, v, "%s: %llu is below the least allowed, %llu", o->key,
+			            (unsigned long long)x, (unsigned long long)o->min);
+		put_uint(dst, o->size, x);
+		return 0;
+	}
+	case OPT_BOOL: return get_bool(p, v, o->key, dst);
+	case OPT_STR: return get_str(p, v, o->key, dst, o->size);
+	case OPT_GUIDS: return get_guids(p, v, o->key, dst, CONFIG_MAX_ROOTS, &c->nroots);
+	case OPT_MTU: return get_mtu(p, v, o->key, dst);
+	case OPT_RATE: return get_rate(p, v, o->key, dst);
+	case OPT_LOGLEVEL: {
+		const char *s = scalar(p, v, o->key);
+		if (!s)
+			return -1;
+		int l = log_level_parse(s);
+		if (l < 0)
+			return cerr(p, v, "log_level: err, warn, notice, info or debug, not \"%s\"",
+			            s);
+		c->log_level = l;
+		return 0;
+	}
+	case OPT_SECRET:
+		if (get_str(p, v, o->key, dst, o->size) < 0)
+			return -1;
+		return read_secret(p, v, c);
+	case OPT_PARTITIONS: return parse_partitions(p, c, v);
+	}
+	return -1;
+}
+
 static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t *root)
 {
 	if (root->type != YAML_MAPPING_NODE)
@@ -325,98 +487,20 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 		const char *key = scalar(p, k, "key");
 		if (!key)
 			return -1;
-		if (!strcmp(key, "routing_engine")) {
-			if (get_str(p, v, key, c->routing_engines, sizeof(c->routing_engines)) < 0)
-				return -1;
-		} else if (!strcmp(key, "root_guids")) {
-			if (get_guids(p, v, key, c->root_guids, CONFIG_MAX_ROOTS, &c->nroots) < 0)
-				return -1;
-		} else if (!strcmp(key, "lmc")) {
-			GET_UINT(p, v, key, 7, c->lmc);
-		} else if (!strcmp(key, "lmc_esp0")) {
-			if (get_bool(p, v, key, &c->lmc_esp0) < 0)
-				return -1;
-		} else if (!strcmp(key, "lid_min")) {
-			GET_UINT(p, v, key, 0xbfff, c->lid_min);
-		} else if (!strcmp(key, "lid_max")) {
-			GET_UINT(p, v, key, 0xbfff, c->lid_max);
-		} else if (!strcmp(key, "sweep_interval")) {
-			GET_UINT(p, v, key, 86400, c->sweep_interval_s);
-		} else if (!strcmp(key, "mad_window")) {
-			GET_UINT(p, v, key, 65536, c->mad_window);
-		} else if (!strcmp(key, "mad_window_per_node")) {
-			GET_UINT(p, v, key, 1024, c->mad_window_per_node);
-		} else if (!strcmp(key, "mad_timeout_ms")) {
-			GET_UINT(p, v, key, 60000, c->mad_timeout_ms);
-		} else if (!strcmp(key, "mad_retries")) {
-			GET_UINT(p, v, key, 100, c->mad_retries);
-		} else if (!strcmp(key, "subnet_prefix")) {
-			GET_UINT(p, v, key, UINT64_MAX, c->subnet_prefix);
-		} else if (!strcmp(key, "default_ipoib")) {
-			if (get_bool(p, v, key, &c->default_ipoib) < 0)
-				return -1;
-		} else if (!strcmp(key, "default_ipoib_mtu")) {
-			if (get_mtu(p, v, key, &c->default_ipoib_mtu) < 0)
-				return -1;
-		} else if (!strcmp(key, "default_ipoib_rate")) {
-			if (get_rate(p, v, key, &c->default_ipoib_rate) < 0)
-				return -1;
-		} else if (!strcmp(key, "sm_key")) {
-			GET_UINT(p, v, key, UINT64_MAX, c->sm_key);
-		} else if (!strcmp(key, "m_key")) {
-			GET_UINT(p, v, key, UINT64_MAX, c->m_key);
-		} else if (!strcmp(key, "m_key_secret")) {
-			if (get_str(p, v, key, c->m_key_secret, sizeof(c->m_key_secret)) < 0 ||
-			    read_secret(p, v, c) < 0)
-				return -1;
-		} else if (!strcmp(key, "m_key_lease")) {
-			GET_UINT(p, v, key, 0xffff, c->m_key_lease);
-		} else if (!strcmp(key, "m_key_protect")) {
-			GET_UINT(p, v, key, 3, c->m_key_protect);
-		} else if (!strcmp(key, "sm_priority")) {
-			GET_UINT(p, v, key, 15, c->sm_priority);
-		} else if (!strcmp(key, "sm_poll_interval_ms")) {
-			GET_UINT(p, v, key, 600000, c->sm_poll_interval_ms);
-		} else if (!strcmp(key, "sm_poll_retries")) {
-			GET_UINT(p, v, key, 100, c->sm_poll_retries);
-		} else if (!strcmp(key, "sm_sticky")) {
-			if (get_bool(p, v, key, &c->sm_sticky) < 0)
-				return -1;
-		} else if (!strcmp(key, "ignore_other_sm")) {
-			if (get_bool(p, v, key, &c->ignore_other_sm) < 0)
-				return -1;
-		} else if (!strcmp(key, "subnet_timeout")) {
-			GET_UINT(p, v, key, 31, c->subnet_timeout);
-		} else if (!strcmp(key, "state_dir")) {
-			if (get_str(p, v, key, c->state_dir, sizeof(c->state_dir)) < 0)
-				return -1;
-		} else if (!strcmp(key, "log_level")) {
-			const char *s = scalar(p, v, key);
-			if (!s)
-				return -1;
-			int l = log_level_parse(s);
-			if (l < 0)
-				return cerr(p, v,
-				            "log_level: err, warn, notice, info or debug, not "
-				            "\"%s\"",
-				            s);
-			c->log_level = l;
-		} else if (!strcmp(key, "partitions")) {
-			if (v->type != YAML_SEQUENCE_NODE)
-				return cerr(p, v, "partitions: expected a list");
-			for (yaml_node_item_t *it = v->data.sequence.items.start;
-			     it < v->data.sequence.items.top; it++) {
-				if (c->npartitions == CONFIG_MAX_PARTITIONS)
-					return cerr(p, v, "partitions: more than %d",
-					            CONFIG_MAX_PARTITIONS);
-				struct config_partition *pt = &c->partitions[c->npartitions++];
-				memset(pt, 0, sizeof(*pt));
-				if (parse_partition(p, yaml_document_get_node(p->doc, *it), pt) < 0)
-					return -1;
-			}
-		} else {
+		enum config_key ck = CONFIG_NKEYS;
+		for (unsigned i = 0; i < CONFIG_NKEYS; i++)
+			if (!strcmp(opts[i].key, key))
+				ck = (enum config_key)i;
+		if (ck == CONFIG_NKEYS)
 			return cerr(p, k, "unknown option \"%s\"", key);
-		}
+		if (c->where[ck].line && p->seen[ck])
+			return cerr(p, k, "%s is given twice (first on line %u)", key,
+			            c->where[ck].line);
+		p->seen[ck] = true;
+		if (parse_option(p, c, &opts[ck], v) < 0)
+			return -1;
+		c->where[ck].line = (uint32_t)v->start_mark.line + 1;
+		c->where[ck].col = (uint32_t)v->start_mark.column + 1;
 	}
 	return 0;
 }
@@ -434,12 +518,23 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 	yaml_parser_set_input_file(&parser, fp);
 	int rc = 0;
 	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
-		         parser.problem ? parser.problem : "not valid YAML");
+		/* libyaml says where it gave up and, for an unclosed bracket or quote, where
+		 * that started: the start is where the mistake usually is */
+		char ctx[160] = "";
+		if (parser.context && (parser.context_mark.line != parser.problem_mark.line ||
+		                       parser.context_mark.column != parser.problem_mark.column))
+			snprintf(ctx, sizeof(ctx), " %s started at %zu:%zu", parser.context,
+			         parser.context_mark.line + 1, parser.context_mark.column + 1);
+		else if (parser.problem && strstr(parser.problem, "cannot start any token"))
+			snprintf(ctx, sizeof(ctx), " (a tab? YAML indents with spaces)");
+		snprintf(err, errlen, "%s:%zu:%zu: not valid YAML: %s%s", path,
+		         parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+		         parser.problem ? parser.problem : "a syntax error", ctx);
 		rc = -1;
 	} else {
 		yaml_node_t *root = yaml_document_get_root_node(&doc);
 		struct cfgp p = {.path = path, .doc = &doc, .err = err, .errlen = errlen};
+		snprintf(c->source, sizeof(c->source), "%s", path);
 		if (root) /* an empty file keeps the defaults */
 			rc = parse_root(&p, c, root);
 		yaml_document_delete(&doc);
@@ -449,37 +544,56 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 	return rc;
 }
 
+/* A check's message, after the file, line and column where the first key it names was set. */
+static int check_err(const struct ibsmd_config *c, enum config_key k, char *err, size_t errlen,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int check_err(const struct ibsmd_config *c, enum config_key k, char *err, size_t errlen,
+                     const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->where[k].line)
+		snprintf(err, errlen, "%s:%u:%u: %s", c->source, c->where[k].line, c->where[k].col,
+		         msg);
+	else
+		snprintf(err, errlen, "%s", msg);
+	return -1;
+}
+
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 {
-	if (c->sm_poll_interval_ms < 50 || !c->sm_poll_retries) {
-		snprintf(err, errlen,
-		         "sm_poll_interval_ms %u / sm_poll_retries %u: at least 50 ms and 1 poll",
-		         c->sm_poll_interval_ms, c->sm_poll_retries);
-		return -1;
-	}
-	if (c->lid_min < 1 || c->lid_min > c->lid_max) {
-		snprintf(err, errlen, "LID range %u-%u is empty or starts at 0", c->lid_min,
-		         c->lid_max);
-		return -1;
-	}
-	if ((unsigned)(c->lid_max - c->lid_min + 1) < (1u << c->lmc)) {
-		snprintf(err, errlen, "LID range %u-%u holds no block of 2^LMC=%u LIDs", c->lid_min,
-		         c->lid_max, 1u << c->lmc);
-		return -1;
-	}
-	if (!c->mad_window || !c->mad_window_per_node || !c->mad_timeout_ms) {
-		snprintf(err, errlen,
-		         "mad_window, mad_window_per_node and mad_timeout_ms must not "
-		         "be 0");
-		return -1;
-	}
+	enum config_key lid_key = c->where[CK_LID_MAX].line ? CK_LID_MAX : CK_LID_MIN;
+	if (c->lid_min < 1 || c->lid_min > c->lid_max)
+		return check_err(c, lid_key, err, errlen, "LID range %u-%u is empty or starts at 0",
+		                 c->lid_min, c->lid_max);
+	if ((unsigned)(c->lid_max - c->lid_min + 1) < (1u << c->lmc))
+		return check_err(c, c->where[CK_LMC].line ? CK_LMC : lid_key, err, errlen,
+		                 "LID range %u-%u holds no block of 2^LMC=%u LIDs", c->lid_min,
+		                 c->lid_max, 1u << c->lmc);
+	if (c->m_key_protect && !c->m_key && !c->has_m_key_secret)
+		return check_err(c, CK_M_KEY_PROTECT, err, errlen,
+		                 "m_key_protect %u without m_key or m_key_secret protects ports "
+		                 "with the key 0, which every host knows: set one of them",
+		                 c->m_key_protect);
 	for (unsigned i = 0; i < c->npartitions; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c->partitions[i].pkey == c->partitions[j].pkey) {
-				snprintf(err, errlen,
-				         "partitions \"%s\" and \"%s\" share P_Key 0x%04x",
-				         c->partitions[i].name, c->partitions[j].name,
-				         c->partitions[i].pkey);
+				if (c->where[CK_PARTITIONS].line)
+					snprintf(err, errlen,
+					         "%s:%u:%u: partitions \"%s\" and \"%s\" (line %u) "
+					         "share P_Key 0x%04x",
+					         c->source, c->partitions[i].line,
+					         c->partitions[i].col, c->partitions[i].name,
+					         c->partitions[j].name, c->partitions[j].line,
+					         c->partitions[i].pkey);
+				else
+					snprintf(err, errlen,
+					         "partitions \"%s\" and \"%s\" share P_Key 0x%04x",
+					         c->partitions[i].name, c->partitions[j].name,
+					         c->partitions[i].pkey);
 				return -1;
 			}
 	return 0;
@@ -547,4 +661,160 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		break;
 	}
 	return h;
+}
+
+/* --dump-config */
+
+static void dump_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static const char *rate_name(uint8_t code)
+{
+	static const char *const names[] = {
+	    [2] = "2.5", [3] = "10", [4] = "30", [5] = "5",   [6] = "20",
+	    [7] = "40",  [8] = "60", [9] = "80", [10] = "120"};
+	return code < sizeof(names) / sizeof(names[0]) && names[code] ? names[code] : "10";
+}
+
+static void dump_partition(FILE *out, const struct config_partition *pt)
+{
+	fprintf(out, "  - name: ");
+	dump_str(out, pt->name);
+	fprintf(out, "\n    pkey: 0x%04x\n", pt->pkey);
+	bool full = pt->all ? pt->all_full : (pt->nguids ? pt->full[0] : true);
+	fprintf(out, "    membership: %s\n", full ? "full" : "limited");
+	if (pt->all) {
+		fprintf(out, "    members: all\n");
+	} else {
+		fprintf(out, "    members: [");
+		for (unsigned i = 0; i < pt->nguids; i++)
+			fprintf(out, "%s0x%016" PRIx64, i ? ", " : "", pt->guids[i]);
+		fprintf(out, "]\n");
+	}
+	fprintf(out, "    ipoib: %s\n    mtu: %u\n    rate: %s\n", pt->ipoib ? "true" : "false",
+	        128u << pt->ipoib_mtu, rate_name(pt->ipoib_rate));
+}
+
+void config_dump(const struct ibsmd_config *c, FILE *out)
+{
+	fprintf(out,
+	        "# ibsmd's effective configuration: defaults, the file%s%s, the command "
+	        "line\n",
+	        c->source[0] ? " " : "", c->source);
+	for (unsigned k = 0; k < CONFIG_NKEYS; k++) {
+		const struct opt *o = &opts[k];
+		const void *src = (const char *)c + o->off;
+		fprintf(out, "%s:", o->key);
+		switch (o->type) {
+		case OPT_UINT: {
+			uint64_t v = get_uint(src, o->size);
+			if (o->flags & OPT_HEX)
+				fprintf(out, " 0x%0*" PRIx64 "\n", (int)o->size * 2, v);
+			else
+				fprintf(out, " %" PRIu64 "\n", v);
+			break;
+		}
+		case OPT_BOOL: fprintf(out, " %s\n", *(const bool *)src ? "true" : "false"); break;
+		case OPT_STR:
+		case OPT_SECRET:
+			fputc(' ', out);
+			dump_str(out, src);
+			fputc('\n', out);
+			break;
+		case OPT_GUIDS:
+			fprintf(out, " [");
+			for (unsigned i = 0; i < c->nroots; i++)
+				fprintf(out, "%s0x%016" PRIx64, i ? ", " : "", c->root_guids[i]);
+			fprintf(out, "]\n");
+			break;
+		case OPT_MTU: fprintf(out, " %u\n", 128u << *(const uint8_t *)src); break;
+		case OPT_RATE: fprintf(out, " %s\n", rate_name(*(const uint8_t *)src)); break;
+		case OPT_LOGLEVEL:
+			fprintf(out, " %s\n",
+			        log_level_name(c->log_level < 0 ? LOGL_NOTICE
+			                                        : (enum log_level)c->log_level));
+			break;
+		case OPT_PARTITIONS:
+			if (!c->npartitions)
+				fprintf(out, " []\n");
+			else
+				fputc('\n', out);
+			for (unsigned i = 0; i < c->npartitions; i++)
+				dump_partition(out, &c->partitions[i]);
+			break;
+		}
+	}
+}
+
+/* Reload: which options changed, and moving the new values in. */
+
+static bool partition_equal(const struct config_partition *a, const struct config_partition *b)
+{
+	if (strcmp(a->name, b->name) || a->pkey != b->pkey || a->all != b->all ||
+	    a->all_full != b->all_full || a->ipoib != b->ipoib || a->ipoib_mtu != b->ipoib_mtu ||
+	    a->ipoib_rate != b->ipoib_rate || a->nguids != b->nguids)
+		return false;
+	for (unsigned i = 0; i < a->nguids; i++)
+		if (a->guids[i] != b->guids[i] || a->full[i] != b->full[i])
+			return false;
+	return true;
+}
+
+bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b, enum config_key k)
+{
+	const struct opt *o = &opts[k];
+	const void *pa = (const char *)a + o->off, *pb = (const char *)b + o->off;
+	switch (o->type) {
+	case OPT_UINT: return get_uint(pa, o->size) == get_uint(pb, o->size);
+	case OPT_BOOL: return *(const bool *)pa == *(const bool *)pb;
+	case OPT_STR: return !strcmp(pa, pb);
+	case OPT_MTU:
+	case OPT_RATE: return *(const uint8_t *)pa == *(const uint8_t *)pb;
+	case OPT_LOGLEVEL: return a->log_level == b->log_level;
+	case OPT_GUIDS:
+		return a->nroots == b->nroots &&
+		       !memcmp(a->root_guids, b->root_guids, a->nroots * sizeof(a->root_guids[0]));
+	case OPT_SECRET:
+		return !strcmp(a->m_key_secret, b->m_key_secret) &&
+		       a->has_m_key_secret == b->has_m_key_secret &&
+		       !memcmp(a->m_key_secret_key, b->m_key_secret_key,
+		               sizeof(a->m_key_secret_key));
+	case OPT_PARTITIONS:
+		if (a->npartitions != b->npartitions)
+			return false;
+		for (unsigned i = 0; i < a->npartitions; i++)
+			if (!partition_equal(&a->partitions[i], &b->partitions[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum config_key k)
+{
+	const struct opt *o = &opts[k];
+	dst->where[k] = src->where[k];
+	switch (o->type) {
+	case OPT_PARTITIONS:
+		config_free(dst);
+		memcpy(dst->partitions, src->partitions, sizeof(dst->partitions));
+		dst->npartitions = src->npartitions;
+		src->npartitions = 0; /* the GUID lists now belong to dst */
+		return;
+	case OPT_GUIDS: dst->nroots = src->nroots; break;
+	case OPT_SECRET:
+		dst->has_m_key_secret = src->has_m_key_secret;
+		memcpy(dst->m_key_secret_key, src->m_key_secret_key, sizeof(dst->m_key_secret_key));
+		break;
+	default: break;
+	}
+	memcpy((char *)dst + o->off, (const char *)src + o->off, o->size);
 }

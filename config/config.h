@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/log.h"
 
@@ -21,6 +22,47 @@ struct config_partition {
 	bool ipoib;         /* the SA keeps this partition's IPoIB broadcast group */
 	uint8_t ipoib_mtu;  /* its MTU (IBA code: 4 = 2048) */
 	uint8_t ipoib_rate; /* its rate (IBA code: 3 = 10 Gb/s) */
+	uint32_t line, col; /* where the file defines it, for messages */
+};
+
+/* The options, in the order --dump-config writes them. */
+enum config_key {
+	CK_ROUTING_ENGINE,
+	CK_ROOT_GUIDS,
+	CK_LMC,
+	CK_LMC_ESP0,
+	CK_LID_MIN,
+	CK_LID_MAX,
+	CK_SWEEP_INTERVAL,
+	CK_MAD_WINDOW,
+	CK_MAD_WINDOW_PER_NODE,
+	CK_MAD_TIMEOUT_MS,
+	CK_MAD_RETRIES,
+	CK_SUBNET_PREFIX,
+	CK_SUBNET_TIMEOUT,
+	CK_SM_KEY,
+	CK_M_KEY,
+	CK_M_KEY_SECRET,
+	CK_M_KEY_LEASE,
+	CK_M_KEY_PROTECT,
+	CK_SM_PRIORITY,
+	CK_SM_POLL_INTERVAL_MS,
+	CK_SM_POLL_RETRIES,
+	CK_SM_STICKY,
+	CK_IGNORE_OTHER_SM,
+	CK_STATE_DIR,
+	CK_LOG_LEVEL,
+	CK_DEFAULT_IPOIB,
+	CK_DEFAULT_IPOIB_MTU,
+	CK_DEFAULT_IPOIB_RATE,
+	CK_PARTITIONS,
+	CONFIG_NKEYS
+};
+
+/* Where an option's value was read: line and column in `source`, 0 for a default or the
+ * command line. */
+struct config_where {
+	uint32_t line, col;
 };
 
 struct ibsmd_config {
@@ -54,15 +96,30 @@ struct ibsmd_config {
 	/* the default partition's IPoIB broadcast group, when it is not configured above */
 	bool default_ipoib;
 	uint8_t default_ipoib_mtu, default_ipoib_rate;
-	int log_level; /* enum log_level, or -1: unchanged */
+	int log_level;    /* enum log_level, or -1: unchanged */
+	char source[256]; /* the file last loaded, for messages */
+	struct config_where where[CONFIG_NKEYS];
 };
 
 void config_defaults(struct ibsmd_config *c);
 /* Read a YAML file over what c holds. 0, or -1 with "FILE:LINE: what" in err. */
 int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errlen);
-/* Check values that depend on each other. 0, or -1 with the reason. */
+/* Check values that depend on each other. 0, or -1 with "FILE:LINE:COL: reason" (the place
+ * of the option at fault, when it came from a file). */
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen);
 void config_free(struct ibsmd_config *c);
+
+const char *config_key_name(enum config_key k);
+/* Does a reload apply this option to a running daemon (else it takes a restart)? */
+bool config_key_live(enum config_key k);
+/* Write the whole configuration, defaults included, as YAML that config_load reads back to
+ * the same values. */
+void config_dump(const struct ibsmd_config *c, FILE *out);
+/* Do a and b hold the same value for option k? */
+bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b,
+                      enum config_key k);
+/* Move option k's value from src to dst (partitions are moved, not copied: src loses them). */
+void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum config_key k);
 
 /* Digests of what a master and its standbys must agree on, so that a takeover does not change
  * the subnet: the partitions (with their members and IPoIB groups), the routing (engines,

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <systemd/sd-daemon.h>
-
 #include "config/config.h"
+#include "daemon/notify.h"
+#include "daemon/reload.h"
+#include "daemon/settings.h"
 #include "routing/engine.h"
 #include "sa/sa.h"
 #include "sync/sync.h"
@@ -23,8 +24,12 @@ static void usage(FILE *out)
 	        "  --transport umad|sim    how to reach the fabric (default umad)\n"
 	        "  --ca NAME --port N      the local port by device and number (umad)\n"
 	        "  --guid GUID             the local port by GUID (umad)\n"
+	        "  --local-port GUID|CA:N  either of those in one argument (ibsmd@.service)\n"
 	        "  --sim-node NAME         the simulated node to attach to (sim; or SIM_HOST)\n"
-	        "  --config FILE           YAML configuration (see ibsmd(8))\n"
+	        "  --config FILE           YAML configuration (see ibsmd.yaml(5))\n"
+	        "  --check-config [FILE]   check FILE (else --config's, else %s):\n"
+	        "                          exit 0 when it is sound, 2 with FILE:LINE:COLUMN\n"
+	        "  --dump-config           print the effective configuration as YAML and exit\n"
 	        "  --once                  sweep, program, print a summary and exit: 0 when the\n"
 	        "                          subnet is up, 1 with the reason otherwise\n"
 	        "  --state-dir DIR         where LIDs are kept across restarts (/var/lib/ibsmd)\n"
@@ -36,7 +41,32 @@ static void usage(FILE *out)
 	        "  -v                      one log level more\n"
 	        "  --journal               log to the systemd journal\n"
 	        "  -h, --help              this help\n",
-	        routing_names());
+	        SETTINGS_DEFAULT_FILE, routing_names());
+}
+
+/* "0xGUID" or "DEVICE:PORT": one argument, so that a systemd instance name can name the
+ * port (ibsmd@mlx5_0:1.service). */
+static int parse_local_port(const char *s, struct mad_transport_opts *to, char *ca, size_t calen)
+{
+	char *e;
+	const char *colon = strrchr(s, ':');
+	if (!colon) {
+		errno = 0;
+		unsigned long long g = strtoull(s, &e, 0);
+		if (!*s || *e || errno || !g)
+			return -1;
+		to->port_guid = g;
+		return 0;
+	}
+	size_t n = (size_t)(colon - s);
+	unsigned long port = strtoul(colon + 1, &e, 10);
+	if (!n || n >= calen || *e || !colon[1] || !port || port > 254)
+		return -1;
+	memcpy(ca, s, n);
+	ca[n] = 0;
+	to->ca_name = ca;
+	to->port_num = (unsigned)port;
+	return 0;
 }
 
 static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -50,9 +80,10 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	struct sm *sm = w->data;
-	log_notice(sm_log(sm), "sm", "SIGHUP: rediscovering the fabric");
-	sm_request_sweep(sm, NULL, 0);
+	struct reload *r = w->data;
+	log_notice(r->log, "config", "SIGHUP: reading the configuration again");
+	if (reload_apply(r) < 0)
+		sm_request_sweep(r->sm, NULL, 0); /* a SIGHUP still rediscovers the fabric */
 }
 
 int main(int argc, char **argv)
@@ -62,8 +93,11 @@ int main(int argc, char **argv)
 	    {"ca", required_argument, NULL, 'C'},
 	    {"port", required_argument, NULL, 'P'},
 	    {"guid", required_argument, NULL, 'G'},
+	    {"local-port", required_argument, NULL, 'W'},
 	    {"sim-node", required_argument, NULL, 'N'},
 	    {"config", required_argument, NULL, 'c'},
+	    {"check-config", no_argument, NULL, 'K'},
+	    {"dump-config", no_argument, NULL, 'D'},
 	    {"once", no_argument, NULL, 'o'},
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"routing-engine", required_argument, NULL, 'R'},
@@ -81,11 +115,13 @@ int main(int argc, char **argv)
 	struct ibsmd_config cfg;
 	config_defaults(&cfg);
 	struct mad_transport_opts to = {.roles = MAD_ROLE_SM | MAD_ROLE_SA, .log = &lg};
-	const char *transport = "umad", *config_file = NULL;
-	/* command-line values override the file: keep them aside until it is read */
-	const char *o_state = NULL, *o_engine = NULL;
-	int o_lmc = -1, o_interval = -1, o_level = -1, o_prio = -1, verbose = 0;
-	bool once = false;
+	const char *transport = "umad";
+	/* command-line values override the file: they are kept aside and applied after it, at
+	 * start and at every reload */
+	struct settings set = {.lmc = -1, .sweep_interval = -1, .priority = -1, .log_level = -1};
+	int verbose = 0;
+	char local_ca[64];
+	bool once = false, check_only = false, dump = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (o) {
@@ -93,11 +129,23 @@ int main(int argc, char **argv)
 		case 'C': to.ca_name = optarg; break;
 		case 'P': to.port_num = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'G': to.port_guid = strtoull(optarg, NULL, 0); break;
+		case 'W':
+			if (parse_local_port(optarg, &to, local_ca, sizeof(local_ca)) < 0) {
+				fprintf(
+				    stderr,
+				    "ibsmd: --local-port takes a port GUID (0x0002c90300001234) "
+				    "or DEVICE:PORT (mlx5_0:1), not \"%s\"\n",
+				    optarg);
+				return 2;
+			}
+			break;
 		case 'N': to.sim_node = optarg; break;
-		case 'c': config_file = optarg; break;
+		case 'c': set.config_file = optarg; break;
+		case 'K': check_only = true; break;
+		case 'D': dump = true; break;
 		case 'o': once = true; break;
-		case 's': o_state = optarg; break;
-		case 'R': o_engine = optarg; break;
+		case 's': set.state_dir = optarg; break;
+		case 'R': set.engines = optarg; break;
 		case 'l': {
 			char *e;
 			long v = strtol(optarg, &e, 10);
@@ -105,10 +153,21 @@ int main(int argc, char **argv)
 				fprintf(stderr, "ibsmd: --lmc takes 0 to 7, not \"%s\"\n", optarg);
 				return 2;
 			}
-			o_lmc = (int)v;
+			set.lmc = (int)v;
 			break;
 		}
-		case 'i': o_interval = atoi(optarg); break;
+		case 'i': {
+			char *e;
+			long v = strtol(optarg, &e, 10);
+			if (*e || v < 0 || v > 86400) {
+				fprintf(stderr,
+				        "ibsmd: --sweep-interval takes 0 to 86400 s, not \"%s\"\n",
+				        optarg);
+				return 2;
+			}
+			set.sweep_interval = (int)v;
+			break;
+		}
 		case 'p': {
 			char *e;
 			long v = strtol(optarg, &e, 10);
@@ -117,12 +176,12 @@ int main(int argc, char **argv)
 				        optarg);
 				return 2;
 			}
-			o_prio = (int)v;
+			set.priority = (int)v;
 			break;
 		}
 		case 'L':
-			o_level = log_level_parse(optarg);
-			if (o_level < 0) {
+			set.log_level = log_level_parse(optarg);
+			if (set.log_level < 0) {
 				fprintf(stderr, "ibsmd: unknown log level \"%s\"\n", optarg);
 				return 2;
 			}
@@ -133,49 +192,30 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
+	/* --check-config takes the file as its operand; nothing else has operands */
+	if (check_only && optind + 1 == argc)
+		set.config_file = argv[optind++];
+	else if (check_only && !set.config_file)
+		set.config_file = SETTINGS_DEFAULT_FILE;
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
 	char err[512];
-	if (config_file && config_load(&cfg, config_file, err, sizeof(err)) < 0) {
+	if (settings_load(&set, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
 		config_free(&cfg);
 		return 2;
 	}
-	if (o_state)
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", o_state);
-	if (o_engine)
-		snprintf(cfg.routing_engines, sizeof(cfg.routing_engines), "%s", o_engine);
-	if (o_lmc >= 0)
-		cfg.lmc = (uint8_t)o_lmc;
-	if (o_interval >= 0)
-		cfg.sweep_interval_s = (unsigned)o_interval;
-	if (o_prio >= 0)
-		cfg.sm_priority = (uint8_t)o_prio;
-	if (cfg.log_level >= 0)
-		lg.level = cfg.log_level;
-	if (o_level >= 0)
-		lg.level = o_level;
-	for (; verbose > 0 && lg.level < LOGL_DEBUG; verbose--)
-		lg.level++;
-	if (config_check(&cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsmd: configuration: %s\n", err);
+	if (check_only || dump) {
+		if (dump)
+			config_dump(&cfg, stdout);
+		else
+			printf("%s: configuration OK\n", set.config_file);
 		config_free(&cfg);
-		return 2;
+		return fflush(stdout) == 0 ? 0 : 1;
 	}
-	/* an unknown engine is a mistake to stop at, before touching the fabric */
-	char chain[sizeof(cfg.routing_engines)];
-	snprintf(chain, sizeof(chain), "%s", cfg.routing_engines);
-	for (char *save = NULL, *n = strtok_r(chain, ", ", &save); n;
-	     n = strtok_r(NULL, ", ", &save)) {
-		if (!routing_find(n)) {
-			fprintf(stderr, "ibsmd: unknown routing engine \"%s\" (known: %s)\n", n,
-			        routing_names());
-			config_free(&cfg);
-			return 2;
-		}
-	}
+	lg.level = reload_log_level(&cfg, verbose);
 
 	if (strcmp(transport, "umad") != 0 && strcmp(transport, "sim") != 0) {
 		fprintf(stderr,
@@ -195,13 +235,18 @@ int main(int argc, char **argv)
 	struct sm *sm = sm_new(&cfg, &lg, loop, t, once);
 	struct sa *sa = sm ? sa_new(sm) : NULL;
 	struct sync *sync = sa ? sync_new(sm, sa) : NULL;
+	struct notify nt = {0};
 	if (sync) {
-		struct sm_listener hooks = sa_listener(sa), sync_hooks = sync_listener(sync);
+		notify_start(&nt, sm, loop);
+		struct sm_listener hooks = sa_listener(sa), sync_hooks = sync_listener(sync),
+		                   nt_hooks = notify_listener(&nt);
 		sm_add_listener(sm, &hooks);
 		sm_add_listener(sm, &sync_hooks);
+		sm_add_listener(sm, &nt_hooks);
 	}
 	if (!sync || sm_start(sm) < 0) {
 		fprintf(stderr, "ibsmd: cannot start the SM\n");
+		notify_stop(&nt);
 		sync_stop(sync);
 		sm_stop(sm);
 		sync_free(sync);
@@ -215,12 +260,18 @@ int main(int argc, char **argv)
 	ev_signal_init(&sigint, stop_cb, SIGINT);
 	ev_signal_init(&sigterm, stop_cb, SIGTERM);
 	ev_signal_init(&sighup, hup_cb, SIGHUP);
-	sighup.data = sm;
+	struct reload rl = {.settings = &set,
+	                    .cfg = &cfg,
+	                    .log = &lg,
+	                    .verbose = verbose,
+	                    .sm = sm,
+	                    .sync = sync,
+	                    .notify = &nt};
+	sighup.data = &rl;
 	ev_signal_start(loop, &sigint);
 	ev_signal_start(loop, &sigterm);
 	ev_signal_start(loop, &sighup);
 	signal(SIGPIPE, SIG_IGN);
-	sd_notify(0, "READY=1\nSTATUS=sweeping");
 
 	ev_run(loop, 0);
 
@@ -239,7 +290,7 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
-	sd_notify(0, "STOPPING=1");
+	notify_stop(&nt);
 	/* in this order: transactions end while the SA and the sync their callbacks use are
 	 * there */
 	sync_stop(sync);

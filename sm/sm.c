@@ -746,6 +746,17 @@ int sm_start(struct sm *sm)
 	return 0;
 }
 
+void sm_config_changed(struct sm *sm)
+{
+	const struct ibsmd_config *cfg = sm->cfg;
+	ev_timer_stop(sm->loop, &sm->light_timer);
+	if (cfg->sweep_interval_s && !sm->once && !sm->stopped) {
+		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
+		ev_timer_start(sm->loop, &sm->light_timer);
+	}
+	sm_request_sweep(sm, NULL, 0);
+}
+
 void sm_stop(struct sm *sm)
 {
 	if (!sm || sm->stopped)

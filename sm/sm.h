@@ -68,6 +68,10 @@ void sm_clear_listeners(struct sm *sm);
 /* Ask for a sweep: of these switches (NULL: a full rediscovery). */
 void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n);
 
+/* The configuration changed under the SM (a reload): take the new light sweep period and
+ * rediscover the whole fabric, so that partitions, routing and the rest apply. */
+void sm_config_changed(struct sm *sm);
+
 /* ---- what the layers above read ---- */
 struct topo *sm_fabric(struct sm *sm);
 struct mad_dispatcher *sm_dispatcher(struct sm *sm);

@@ -795,6 +795,14 @@ struct sync *sync_new(struct sm *sm, struct sa *sa)
 	return s;
 }
 
+void sync_config_changed(struct sync *s)
+{
+	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+		s->digest[i] = config_digest(s->cfg, (enum config_digest_part)i);
+	/* a master and a standby that now differ (or agree again) say so at once */
+	memset(s->digest_reported, 0, sizeof(s->digest_reported));
+}
+
 struct sm_listener sync_listener(struct sync *s)
 {
 	return (struct sm_listener){

@@ -22,6 +22,8 @@ struct sync;
 
 struct sync *sync_new(struct sm *sm, struct sa *sa);
 struct sm_listener sync_listener(struct sync *s);
+/* The configuration was reloaded: what it tells peers about partitions, routing and keys. */
+void sync_config_changed(struct sync *s);
 /* Stop timers and requests (before the SM's dispatcher is cancelled). */
 void sync_stop(struct sync *s);
 void sync_free(struct sync *s);

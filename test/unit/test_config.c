@@ -213,6 +213,52 @@ START_TEST(m_key_secret)
 }
 END_TEST
 
+/* A reload compares option by option and moves the changed ones in: partitions change hands
+ * (no copy left behind to free twice), the rest is copied, equal options stay equal. */
+START_TEST(reload_compare_and_take)
+{
+	struct ibsmd_config run, fresh;
+	char err[256];
+	ck_assert_int_eq(load(&run,
+	                      "sweep_interval: 10\nlmc: 0\npartitions:\n"
+	                      "  - {name: a, pkey: 0x8001, members: [0x1, 0x2]}\n",
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(load(&fresh,
+	                      "sweep_interval: 3\nlmc: 2\npartitions:\n"
+	                      "  - {name: a, pkey: 0x8001, members: [0x1, 0x2, 0x3]}\n",
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert(config_key_equal(&run, &fresh, CK_ROUTING_ENGINE));
+	ck_assert(!config_key_equal(&run, &fresh, CK_SWEEP_INTERVAL));
+	ck_assert(!config_key_equal(&run, &fresh, CK_LMC));
+	ck_assert(!config_key_equal(&run, &fresh, CK_PARTITIONS));
+	ck_assert(config_key_live(CK_PARTITIONS) && config_key_live(CK_SWEEP_INTERVAL));
+	ck_assert(!config_key_live(CK_LMC) && !config_key_live(CK_STATE_DIR));
+	config_key_take(&run, &fresh, CK_PARTITIONS);
+	config_key_take(&run, &fresh, CK_SWEEP_INTERVAL);
+	ck_assert_uint_eq(run.sweep_interval_s, 3);
+	ck_assert_uint_eq(run.partitions[0].nguids, 3);
+	ck_assert_uint_eq(run.partitions[0].guids[2], 3);
+	ck_assert_uint_eq(fresh.npartitions, 0);
+	ck_assert_uint_eq(run.lmc, 0);
+	ck_assert_uint_eq(run.where[CK_SWEEP_INTERVAL].line, 1);
+	config_free(&fresh);
+	config_free(&run);
+}
+END_TEST
+
+/* An option twice in one file is a mistake: which one would win is not obvious. */
+START_TEST(key_twice)
+{
+	struct ibsmd_config c;
+	char err[256];
+	ck_assert_int_eq(load(&c, "lmc: 1\nsweep_interval: 3\nlmc: 2\n", err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":3:1: lmc is given twice (first on line 1)"));
+	config_free(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -222,6 +268,8 @@ int main(void)
 	tcase_add_loop_test(tc, bad_file_named, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, checks_across_keys);
 	tcase_add_test(tc, m_key_secret);
+	tcase_add_test(tc, reload_compare_and_take);
+	tcase_add_test(tc, key_twice);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

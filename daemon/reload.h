@@ -1,0 +1,26 @@
+/* SIGHUP: read the configuration again and apply to the running daemon what it can take
+ * without a restart; the rest is logged as waiting for one. */
+#ifndef IBSMD_DAEMON_RELOAD_H
+#define IBSMD_DAEMON_RELOAD_H
+
+#include "daemon/notify.h"
+#include "daemon/settings.h"
+#include "sm/sm.h"
+#include "sync/sync.h"
+
+struct reload {
+	const struct settings *settings;
+	struct ibsmd_config *cfg; /* the configuration the SM, SA and sync read */
+	struct log *log;
+	int verbose; /* -v given this many times, on top of log_level */
+	struct sm *sm;
+	struct sync *sync;
+	struct notify *notify;
+};
+
+/* The log level the configuration and -v ask for. */
+enum log_level reload_log_level(const struct ibsmd_config *cfg, int verbose);
+/* Reread and apply. 0; -1 when the file is refused (logged; nothing changes). */
+int reload_apply(struct reload *r);
+
+#endif

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The configuration as an administrator meets it, from outside: the installed example file
+# passes --check-config as shipped and with every option uncommented; --dump-config prints
+# YAML that --check-config accepts and that dumps back to itself; every option is in the
+# example and in ibsmd.yaml(5); each broken file in config/ gets exactly one line on
+# standard error, the one its first line expects (file:line:column and what is wrong), and
+# exit status 2.
+# Usage: ibsmd_config.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+IBSMD="$BUILD/daemon/ibsmd"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+EXAMPLE="$SRC/packaging/ibsmd.yaml"
+
+"$IBSMD" --check-config "$EXAMPLE" >"$WORK/ok.out" || fail "the example file is refused"
+grep -qx "$EXAMPLE: configuration OK" "$WORK/ok.out" || fail "check says: $(cat "$WORK/ok.out")"
+# every option uncommented (but the secret, a file this test does not have)
+sed 's/^#\([a-z_]*:\)/\1/; s/^#  /  /; /^m_key_secret:/d' "$EXAMPLE" >"$WORK/all.yaml"
+"$IBSMD" --check-config "$WORK/all.yaml" >/dev/null || fail "the example, uncommented, is refused"
+echo "example file passes, as shipped and uncommented: ok"
+
+# --dump-config round trip: defaults, and a file with partitions
+for src in "" "$WORK/all.yaml"; do
+	"$IBSMD" --dump-config ${src:+--config "$src"} --lmc 1 >"$WORK/d1.yaml" || fail "dump $src"
+	"$IBSMD" --check-config "$WORK/d1.yaml" >/dev/null || fail "a dump is refused"
+	"$IBSMD" --dump-config --config "$WORK/d1.yaml" >"$WORK/d2.yaml"
+	# the first line names the file read; the rest must be equal
+	diff <(tail -n +2 "$WORK/d1.yaml") <(tail -n +2 "$WORK/d2.yaml") ||
+		fail "a dump does not read back to itself"
+	grep -qx "lmc: 1" "$WORK/d1.yaml" || fail "the command line's --lmc is not in the dump"
+done
+echo "--dump-config reads back to itself, command line included: ok"
+
+# every option documented and shown in the example
+grep -v '^#' "$WORK/d1.yaml" | sed -n 's/^\([a-z_0-9]*\):.*/\1/p' >"$WORK/keys"
+[ "$(wc -l <"$WORK/keys")" -ge 25 ] || fail "only $(wc -l <"$WORK/keys") options dumped"
+while read -r k; do
+	grep -q "^#\?$k:" "$EXAMPLE" || fail "option $k is not in the example file"
+	grep -q "^\.BR $k \|^\.BR $k\" \|^\.BR $k \"\|, \" $k " "$SRC/man/ibsmd.yaml.5" ||
+		grep -q "^\.BR [a-z_]* \", \" $k" "$SRC/man/ibsmd.yaml.5" ||
+		fail "option $k is not described in ibsmd.yaml(5)"
+done <"$WORK/keys"
+echo "$(wc -l <"$WORK/keys") options, each in the example and in ibsmd.yaml(5): ok"
+
+n=0
+for f in "$SRC"/test/scenario/config/bad-*.yaml; do
+	expect=$(sed -n '1s/^# expect: //p' "$f")
+	[ -n "$expect" ] || fail "$f has no '# expect:' line"
+	rc=0
+	"$IBSMD" --check-config "$f" >"$WORK/bad.out" 2>"$WORK/bad.err" || rc=$?
+	[ "$rc" = 2 ] || fail "$(basename "$f"): exit status $rc, not 2"
+	[ ! -s "$WORK/bad.out" ] || fail "$(basename "$f"): something on standard output"
+	[ "$(wc -l <"$WORK/bad.err")" = 1 ] ||
+		fail "$(basename "$f"): not one line: $(cat "$WORK/bad.err")"
+	got=$(cat "$WORK/bad.err")
+	[ "$got" = "ibsmd: $f$expect" ] || fail "$(basename "$f"): got '$got', expected '$expect'"
+	# the daemon itself refuses to start with it, with the same line
+	rc=0
+	"$IBSMD" --transport sim --config "$f" --state-dir "$WORK/st" >/dev/null 2>"$WORK/run.err" || rc=$?
+	[ "$rc" = 2 ] && [ "$(cat "$WORK/run.err")" = "$got" ] ||
+		fail "$(basename "$f"): the daemon says '$(cat "$WORK/run.err")' (rc $rc)"
+	n=$((n + 1))
+done
+[ "$n" -ge 10 ] || fail "only $n broken files"
+echo "$n broken files, each refused with one precise line and status 2: ok"
+# a missing file
+rc=0
+"$IBSMD" --check-config "$WORK/none.yaml" 2>"$WORK/bad.err" || rc=$?
+[ "$rc" = 2 ] && grep -qx "ibsmd: $WORK/none.yaml: No such file or directory" "$WORK/bad.err" ||
+	fail "missing file: $(cat "$WORK/bad.err")"
+echo "a missing file: ok"
