@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "daemon/notify.h"
@@ -30,6 +31,7 @@ static void usage(FILE *out)
 	        "  --check-config [FILE]   check FILE (else --config's, else %s):\n"
 	        "                          exit 0 when it is sound, 2 with FILE:LINE:COLUMN\n"
 	        "  --dump-config           print the effective configuration as YAML and exit\n"
+	        "  --wait-for-port         wait until the port can be opened (at boot)\n"
 	        "  --once                  sweep, program, print a summary and exit: 0 when the\n"
 	        "                          subnet is up, 1 with the reason otherwise\n"
 	        "  --state-dir DIR         where LIDs are kept across restarts (/var/lib/ibsmd)\n"
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
 	    {"check-config", no_argument, NULL, 'K'},
 	    {"dump-config", no_argument, NULL, 'D'},
 	    {"once", no_argument, NULL, 'o'},
+	    {"wait-for-port", no_argument, NULL, 'w'},
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"routing-engine", required_argument, NULL, 'R'},
 	    {"lmc", required_argument, NULL, 'l'},
@@ -121,7 +124,7 @@ int main(int argc, char **argv)
 	struct settings set = {.lmc = -1, .sweep_interval = -1, .priority = -1, .log_level = -1};
 	int verbose = 0;
 	char local_ca[64];
-	bool once = false, check_only = false, dump = false;
+	bool once = false, wait_port = false, check_only = false, dump = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (o) {
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
 		case 'K': check_only = true; break;
 		case 'D': dump = true; break;
 		case 'o': once = true; break;
+		case 'w': wait_port = true; break;
 		case 's': set.state_dir = optarg; break;
 		case 'R': set.engines = optarg; break;
 		case 'l': {
@@ -226,10 +230,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct mad_transport *t;
-	if (mad_transport_open(transport, &to, &t, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsmd: %s\n", err);
-		config_free(&cfg);
-		return 3;
+	for (unsigned tries = 0;; tries++) {
+		if (mad_transport_open(transport, &to, &t, err, sizeof(err)) == 0)
+			break;
+		if (!wait_port) {
+			fprintf(stderr, "ibsmd: %s\n", err);
+			config_free(&cfg);
+			return 3;
+		}
+		/* at boot the port may come after the service (drivers load asynchronously);
+		 * wait for it, saying why, rather than fail and rely on restarts */
+		if (tries % 30 == 0)
+			log_notice(&lg, "sm", "waiting for the port: %s", err);
+		notify_waiting(err);
+		sleep(1);
 	}
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	struct sm *sm = sm_new(&cfg, &lg, loop, t, once);

@@ -27,8 +27,8 @@ static void send_status(struct notify *n, const char *extra)
 	char line[256];
 	if (si.state == SM_STATE_MASTER && st.up)
 		snprintf(line, sizeof(line),
-		         "MASTER: %u nodes (%u switches, %u CAs), %u LIDs, %" PRIu64
-		         " sweeps, last %.2f s%s",
+		         "MASTER: %u nodes (%u switches, %u CAs), %u LIDs; sweeps: %" PRIu64
+		         ", the last took %.3f s%s",
 		         c->nodes, c->switches, c->cas, c->lids, st.sweeps, st.times.total, extra);
 	else if (si.state == SM_STATE_STANDBY) {
 		uint64_t guid = 0;
@@ -104,4 +104,9 @@ void notify_stop(struct notify *n)
 	if (n->loop)
 		ev_timer_stop(n->loop, &n->watchdog);
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: saving state");
+}
+
+void notify_waiting(const char *why)
+{
+	sd_notifyf(0, "STATUS=waiting for the InfiniBand port: %s\nWATCHDOG=1", why);
 }

@@ -24,5 +24,8 @@ struct sm_listener notify_listener(struct notify *n);
 /* Say that the configuration is being reloaded (RELOADING=1), and that it is done. */
 void notify_reloading(struct notify *n, bool done);
 void notify_stop(struct notify *n);
+/* Before the event loop runs: the port cannot be opened yet, and why (STATUS=, and the
+ * watchdog fed, since waiting is not being stuck). */
+void notify_waiting(const char *why);
 
 #endif

@@ -8,7 +8,10 @@
 
 #include "config/config.h"
 
-#define SETTINGS_DEFAULT_FILE "/etc/ibsmd/ibsmd.yaml"
+#ifndef IBSMD_CONFDIR
+#define IBSMD_CONFDIR "/etc/ibsmd"
+#endif
+#define SETTINGS_DEFAULT_FILE IBSMD_CONFDIR "/ibsmd.yaml"
 
 struct settings {
 	const char *config_file; /* NULL: defaults and the command line only */

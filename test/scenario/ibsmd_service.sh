@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# ibsmd as systemd runs it, checked from outside: started before its port exists it waits
+# (--wait-for-port, STATUS says why); a fake NOTIFY_SOCKET (what systemd hands a Type=notify
+# service) receives READY=1 only once the subnet is up, STATUS= lines that say
+# MASTER and the counts, and WATCHDOG=1 at half WATCHDOG_USEC. SIGHUP with a partition added
+# puts its P_Key into the host's port and the switch port facing it (smpquery), without a
+# restart (same pid, RELOADING=1 then READY=1); a changed LMC is logged as waiting for a
+# restart; a broken file is refused with file:line and changes nothing; SIGTERM saves the
+# state and says STOPPING=1.
+# Usage: ibsmd_service.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+need smpquery
+
+FS="$BUILD/test/fabricsim/fabricsim"
+# systemd's side of sd_notify: a datagram socket; each message on one line ("|" for newlines)
+python3 - "$WORK/notify.sock" "$WORK/notify.txt" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as out:
+    while True:
+        out.write(s.recv(4096).decode().strip().replace("\n", "|") + "\n")
+PY
+PIDS+=($!)
+wait_until 10 test -S "$WORK/notify.sock" || fail "no notify socket"
+
+cat >"$WORK/ibsmd.yaml" <<'YAML'
+sweep_interval: 2
+partitions:
+  - name: tenant-a
+    pkey: 0x8001
+    members: [0x100001]
+YAML
+# started before its port exists, as at boot: it waits, saying so, and comes up with it
+(cd "$WORK" && SIM_HOST=host-32 NOTIFY_SOCKET="$WORK/notify.sock" WATCHDOG_USEC=400000 \
+	exec "$BUILD/daemon/ibsmd" --transport sim --wait-for-port --state-dir "$WORK/state" \
+	--config "$WORK/ibsmd.yaml" >"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
+PIDS+=($!)
+pid=$!
+wait_until 10 grep -q "^STATUS=waiting for the InfiniBand port" "$WORK/notify.txt" ||
+	fail "no STATUS while waiting for the port: $(cat "$WORK/notify.txt")"
+sleep 1
+kill -0 "$pid" || fail "ibsmd gave up waiting for its port"
+start_fabricsim "fattree:radix=8,levels=2"
+wait_until 60 grep -q "^READY=1" "$WORK/notify.txt" || fail "no READY=1: $(cat "$WORK/notify.txt")"
+grep -q "subnet up" "$WORK/ibsmd.log" || fail "READY=1 came before the subnet was up"
+ready=$(grep -m1 "^READY=1" "$WORK/notify.txt")
+grep -q "STATUS=MASTER: 44 nodes (12 switches, 32 CAs)" <<<"$ready" || fail "READY says: $ready"
+grep -q "^STATUS=starting" "$WORK/notify.txt" || fail "no STATUS while starting"
+sleep 1.5
+w=$(grep -c "^WATCHDOG=1" "$WORK/notify.txt" || true)
+[ "$w" -ge 4 ] || fail "$w WATCHDOG=1 in 1.5 s at WATCHDOG_USEC=400000 (half: 0.2 s)"
+echo "READY=1 with '${ready#READY=1|STATUS=}', $w watchdog pings: ok"
+
+# the partition reaches the switch without a restart
+read -r leaf lport < <("$FS" ctl port host-3 1 | sed -n 's/.* peer "\([^"]*\)" \([0-9]*\).*/\1 \2/p')
+llid=$(lid_of "$leaf")
+hlid=$(lid_of host-3)
+keys() { on_sim host-1 smpquery pkeys "$@" | grep '^ *0:'; }
+before=$(keys "$llid" "$lport")
+grep -q "0x8002" <<<"$before" && fail "0x8002 before the reload: $before"
+cat >>"$WORK/ibsmd.yaml" <<'YAML'
+  - name: tenant-b
+    pkey: 0x8002
+    members: [0x100003, 0x100005]
+YAML
+: >"$WORK/notify.txt"
+kill -HUP "$pid"
+ok=0
+for _ in $(seq 1 100); do
+	if keys "$llid" "$lport" | grep -q "0x8002" && keys "$hlid" 1 | grep -q "0x8002"; then
+		ok=1
+		break
+	fi
+	sleep 0.2
+done
+[ "$ok" = 1 ] || fail "after SIGHUP $leaf port $lport holds $(keys "$llid" "$lport"), host-3 $(keys "$hlid" 1)"
+kill -0 "$pid" || fail "ibsmd is gone after SIGHUP"
+grep -q "reload of $WORK/ibsmd.yaml: partitions changed" "$WORK/ibsmd.log" || fail "reload not logged"
+grep -q "^RELOADING=1" "$WORK/notify.txt" && grep -q "^READY=1" "$WORK/notify.txt" ||
+	fail "no RELOADING=1 then READY=1: $(cat "$WORK/notify.txt")"
+echo "SIGHUP: $leaf port $lport now $(keys "$llid" "$lport" | tr -s ' '), same pid: ok"
+check_verify 'r["ok"]' >/dev/null || fail "fabricsim verify after the reload"
+
+# what a reload cannot take waits for a restart; a broken file changes nothing
+sed -i 's/^sweep_interval: 2/sweep_interval: 2\nlmc: 1/' "$WORK/ibsmd.yaml"
+kill -HUP "$pid"
+wait_until 10 grep -q "lmc changed in .*takes a restart" "$WORK/ibsmd.log" ||
+	fail "a changed lmc is not reported as waiting for a restart"
+[ "$("$FS" ctl lids | awk '$4 == "host-3" { print $3 }')" = 0 ] || fail "LMC changed live"
+cp "$WORK/ibsmd.yaml" "$WORK/good.yaml"
+printf 'partitions:\n  - name: x\n    pkey: 0x8003\n    members: whoever\n' >"$WORK/ibsmd.yaml"
+kill -HUP "$pid"
+wait_until 10 grep -q "reload refused" "$WORK/ibsmd.log" || fail "a broken file is not refused"
+grep "reload refused" "$WORK/ibsmd.log" | grep -q "$WORK/ibsmd.yaml:4:14: members" ||
+	fail "the refusal does not name file:line:column: $(grep 'reload refused' "$WORK/ibsmd.log")"
+sleep 1
+kill -0 "$pid" || fail "ibsmd died on a broken file"
+keys "$llid" "$lport" | grep -q "0x8002" || fail "a refused reload lost partition 0x8002"
+echo "lmc waits for a restart; a broken file is refused with file:line:column, nothing lost: ok"
+
+kill -TERM "$pid"
+wait_until 10 bash -c "! kill -0 $pid" || fail "ibsmd did not stop on SIGTERM"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc on SIGTERM"
+grep -q "^STOPPING=1" "$WORK/notify.txt" || fail "no STOPPING=1"
+[ -s "$WORK/state/guid2lid" ] || fail "no guid2lid after SIGTERM"
+echo "SIGTERM: STOPPING=1, state saved, exit 0: ok"
