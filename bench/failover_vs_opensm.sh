@@ -32,7 +32,7 @@ start() {
 	mkdir -p "$dir"
 	if [ "$kind" = ibsmd ]; then
 		printf 'sm_priority: %s\n' "$prio" >"$dir/ibsmd.yaml"
-		(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim \
+		(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim --control-socket "" \
 			--state-dir "$dir" --config "$dir/ibsmd.yaml" >"$dir/out" 2>"$dir/log") &
 	else
 		: >"$dir/opensm.conf"

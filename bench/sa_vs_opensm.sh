@@ -80,7 +80,7 @@ read -r O1 O64 OCPU OREST <<<"$(measure "${PIDS[1]}")"
 stop_all
 
 start_sim
-(cd "$WORK" && SIM_HOST=$SMHOST exec "$BUILD/daemon/ibsmd" --transport sim --state-dir "$WORK/state" \
+(cd "$WORK" && SIM_HOST=$SMHOST exec "$BUILD/daemon/ibsmd" --transport sim --state-dir "$WORK/state" --control-socket "" \
 	--sweep-interval 0 >"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
 PIDS+=($!)
 wait_for 300 "$WORK/ibsmd.log" "subnet up" || { echo "ibsmd did not come up" >&2; exit 1; }

@@ -41,6 +41,12 @@ struct cli_answer {
 	size_t len;
 };
 
+/* Commands for the running daemon (its control socket), not the fabric. */
+bool cli_is_control_command(const char *name);
+/* Send the command line to the daemon at path (NULL: IBSMD_CONTROL, else
+ * /run/ibsmd/control) and print its answer. An exit code. */
+int cli_control(const char *path, bool json, int argc, char **argv);
+
 /* Send one request and run the loop until it ends. */
 void cli_call(struct cli *c, const struct mad_request *req, struct cli_answer *ans);
 void cli_answer_free(struct cli_answer *ans);

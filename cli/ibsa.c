@@ -69,11 +69,24 @@ static void usage(FILE *out)
 	        "  --retries N           retries after the first attempt (default 3)\n"
 	        "  --json                machine-readable output\n"
 	        "  --sm-key KEY          SM_Key for SA queries (trusted requesters; OpenSM: 1)\n"
+	        "  --control PATH        the daemon's control socket (IBSMD_CONTROL, else\n"
+	        "                        /run/ibsmd/control)\n"
 	        "  -v, --verbose         more log output (repeat for debug)\n"
 	        "  -h, --help            this help\n"
 	        "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %s\n", commands[i].usage);
+	fprintf(out,
+	        "commands to the running ibsmd (its control socket):\n"
+	        "  status                   state, other SMs, sweeps and phase times, MAD and SA\n"
+	        "                           counters\n"
+	        "  sweep [light|heavy]      sweep now (default heavy: rediscover everything)\n"
+	        "  reroute                  compute every route afresh and send what changed\n"
+	        "  loglevel [LEVEL]         show or set the log level\n"
+	        "  dump topology|routes|files\n"
+	        "                           the fabric (ibnetdiscover format), the LFTs (OpenSM's\n"
+	        "                           lfts dump, or JSON), or OpenSM's dump files written\n"
+	        "                           into dump_dir\n");
 	fprintf(out, "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
 	             "4 no answer, 5 malformed answer\n");
 }
@@ -153,13 +166,14 @@ int main(int argc, char **argv)
 	    {"retries", required_argument, NULL, 'R'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"sm-key", required_argument, NULL, 'K'},
+	    {"control", required_argument, NULL, 'X'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli c = {.timeout_ms = 1000, .retries = 3};
 	struct mad_transport_opts to = {.roles = MAD_ROLE_CLIENT};
-	const char *transport = "umad";
+	const char *transport = "umad", *control = NULL;
 	int o;
 
 	log_init(&c.log);
@@ -175,6 +189,7 @@ int main(int argc, char **argv)
 		case 'R': c.retries = atoi(optarg); break;
 		case 'j': c.json = true; break;
 		case 'K': c.sm_key = strtoull(optarg, NULL, 0); break;
+		case 'X': control = optarg; break;
 		case 'v':
 			c.log.level = c.log.level < LOGL_DEBUG ? c.log.level + 1 : LOGL_DEBUG;
 			break;
@@ -186,6 +201,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (cli_is_control_command(argv[optind]))
+		return cli_control(control, c.json, argc - optind, argv + optind);
 	const struct command *cmd = NULL;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[optind], commands[i].name) == 0)

@@ -37,6 +37,8 @@ void config_defaults(struct ibsmd_config *c)
 	c->default_ipoib_mtu = 4;
 	c->default_ipoib_rate = 3;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
+	snprintf(c->control_socket, sizeof(c->control_socket), "/run/ibsmd/control");
+	c->metrics_interval_s = 15;
 	c->log_level = -1;
 }
 
@@ -383,6 +385,14 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_DEFAULT_IPOIB_RATE] = {"default_ipoib_rate", OPT_RATE, F(default_ipoib_rate), 0, 0,
                                OPT_LIVE},
     [CK_PARTITIONS] = {"partitions", OPT_PARTITIONS, F(partitions), 0, 0, OPT_LIVE},
+    [CK_CONTROL_SOCKET] = {"control_socket", OPT_STR, F(control_socket), 0, 0, 0},
+    [CK_CONTROL_GROUP] = {"control_group", OPT_STR, F(control_group), 0, 0, 0},
+    [CK_DUMP_DIR] = {"dump_dir", OPT_STR, F(dump_dir), 0, 0, OPT_LIVE},
+    [CK_DUMP_AFTER_SWEEP] = {"dump_after_sweep", OPT_BOOL, F(dump_after_sweep), 0, 0, OPT_LIVE},
+    [CK_METRICS_FILE] = {"metrics_file", OPT_STR, F(metrics_file), 0, 0, OPT_LIVE},
+    [CK_METRICS_INTERVAL] = {"metrics_interval", OPT_UINT, F(metrics_interval_s), 0, 3600,
+                             OPT_LIVE},
+    [CK_METRICS_LISTEN] = {"metrics_listen", OPT_STR, F(metrics_listen), 0, 0, 0},
 };
 #undef F
 

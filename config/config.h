@@ -56,6 +56,13 @@ enum config_key {
 	CK_DEFAULT_IPOIB_MTU,
 	CK_DEFAULT_IPOIB_RATE,
 	CK_PARTITIONS,
+	CK_CONTROL_SOCKET,
+	CK_CONTROL_GROUP,
+	CK_DUMP_DIR,
+	CK_DUMP_AFTER_SWEEP,
+	CK_METRICS_FILE,
+	CK_METRICS_INTERVAL,
+	CK_METRICS_LISTEN,
 	CONFIG_NKEYS
 };
 
@@ -96,7 +103,20 @@ struct ibsmd_config {
 	/* the default partition's IPoIB broadcast group, when it is not configured above */
 	bool default_ipoib;
 	uint8_t default_ipoib_mtu, default_ipoib_rate;
-	int log_level;    /* enum log_level, or -1: unchanged */
+	int log_level; /* enum log_level, or -1: unchanged */
+	/* runtime control: the local socket ibsa talks to, and the group allowed on it besides
+	 * root ("" for root only) */
+	char control_socket[108];
+	char control_group[64];
+	/* where the OpenSM-format dumps go, and whether each heavy sweep writes them */
+	char dump_dir[256];
+	bool dump_after_sweep;
+	/* Prometheus metrics: the file node_exporter's textfile collector reads ("": in the
+	 * state directory), how often it is written (0: never), and an HTTP address to serve
+	 * them on ("": none, the default: no open port) */
+	char metrics_file[256];
+	unsigned metrics_interval_s;
+	char metrics_listen[128];
 	char source[256]; /* the file last loaded, for messages */
 	struct config_where where[CONFIG_NKEYS];
 };

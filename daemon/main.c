@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "daemon/control.h"
+#include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/reload.h"
 #include "daemon/settings.h"
@@ -34,6 +36,8 @@ static void usage(FILE *out)
 	        "  --wait-for-port         wait until the port can be opened (at boot)\n"
 	        "  --once                  sweep, program, print a summary and exit: 0 when the\n"
 	        "                          subnet is up, 1 with the reason otherwise\n"
+	        "  --control-socket PATH   where ibsa reaches the daemon (/run/ibsmd/control;\n"
+	        "                          \"\" for none)\n"
 	        "  --state-dir DIR         where LIDs are kept across restarts (/var/lib/ibsmd)\n"
 	        "  --routing-engine LIST   engines in order of preference: %s\n"
 	        "  --lmc N                 LIDs per port: 2^N (0-7)\n"
@@ -103,6 +107,7 @@ int main(int argc, char **argv)
 	    {"once", no_argument, NULL, 'o'},
 	    {"wait-for-port", no_argument, NULL, 'w'},
 	    {"state-dir", required_argument, NULL, 's'},
+	    {"control-socket", required_argument, NULL, 'S'},
 	    {"routing-engine", required_argument, NULL, 'R'},
 	    {"lmc", required_argument, NULL, 'l'},
 	    {"sweep-interval", required_argument, NULL, 'i'},
@@ -149,6 +154,7 @@ int main(int argc, char **argv)
 		case 'o': once = true; break;
 		case 'w': wait_port = true; break;
 		case 's': set.state_dir = optarg; break;
+		case 'S': set.control_socket = optarg; break;
 		case 'R': set.engines = optarg; break;
 		case 'l': {
 			char *e;
@@ -250,16 +256,36 @@ int main(int argc, char **argv)
 	struct sa *sa = sm ? sa_new(sm) : NULL;
 	struct sync *sync = sa ? sync_new(sm, sa) : NULL;
 	struct notify nt = {0};
+	struct metrics mx = {0};
+	struct reload rl = {.settings = &set,
+	                    .cfg = &cfg,
+	                    .log = &lg,
+	                    .verbose = verbose,
+	                    .sm = sm,
+	                    .sync = sync,
+	                    .notify = &nt,
+	                    .metrics = &mx};
+	struct control ctl = {0};
 	if (sync) {
 		notify_start(&nt, sm, loop);
+		if (!once) {
+			/* without either the daemon still runs */
+			control_start(&ctl, &rl, sa, loop);
+			metrics_start(&mx, &ctl, loop);
+		}
 		struct sm_listener hooks = sa_listener(sa), sync_hooks = sync_listener(sync),
-		                   nt_hooks = notify_listener(&nt);
+		                   nt_hooks = notify_listener(&nt),
+		                   ctl_hooks = control_listener(&ctl);
 		sm_add_listener(sm, &hooks);
 		sm_add_listener(sm, &sync_hooks);
 		sm_add_listener(sm, &nt_hooks);
+		if (!once)
+			sm_add_listener(sm, &ctl_hooks);
 	}
 	if (!sync || sm_start(sm) < 0) {
 		fprintf(stderr, "ibsmd: cannot start the SM\n");
+		metrics_stop(&mx);
+		control_stop(&ctl);
 		notify_stop(&nt);
 		sync_stop(sync);
 		sm_stop(sm);
@@ -274,13 +300,6 @@ int main(int argc, char **argv)
 	ev_signal_init(&sigint, stop_cb, SIGINT);
 	ev_signal_init(&sigterm, stop_cb, SIGTERM);
 	ev_signal_init(&sighup, hup_cb, SIGHUP);
-	struct reload rl = {.settings = &set,
-	                    .cfg = &cfg,
-	                    .log = &lg,
-	                    .verbose = verbose,
-	                    .sm = sm,
-	                    .sync = sync,
-	                    .notify = &nt};
 	sighup.data = &rl;
 	ev_signal_start(loop, &sigint);
 	ev_signal_start(loop, &sigterm);
@@ -304,6 +323,8 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
+	metrics_stop(&mx);
+	control_stop(&ctl);
 	notify_stop(&nt);
 	/* in this order: transactions end while the SA and the sync their callbacks use are
 	 * there */

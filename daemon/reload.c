@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "daemon/metrics.h"
+
 enum log_level reload_log_level(const struct ibsmd_config *cfg, int verbose)
 {
 	int l = cfg->log_level >= 0 ? cfg->log_level : LOGL_NOTICE;
@@ -67,6 +69,8 @@ int reload_apply(struct reload *r)
 		           "reload of %s: %s changed; applied by a full sweep now%s", file, changed,
 		           waiting ? " (others wait for a restart)" : "");
 		sync_config_changed(r->sync);
+		if (r->metrics)
+			metrics_reconfigure(r->metrics);
 		sm_config_changed(r->sm);
 	} else {
 		log_notice(r->log, "config", "reload of %s: nothing to apply%s", file,

@@ -4,6 +4,8 @@
 #define IBSMD_DAEMON_RELOAD_H
 
 #include "daemon/notify.h"
+
+struct metrics;
 #include "daemon/settings.h"
 #include "sm/sm.h"
 #include "sync/sync.h"
@@ -16,6 +18,7 @@ struct reload {
 	struct sm *sm;
 	struct sync *sync;
 	struct notify *notify;
+	struct metrics *metrics;
 };
 
 /* The log level the configuration and -v ask for. */

@@ -43,6 +43,10 @@ int settings_load(const struct settings *s, struct ibsmd_config *cfg, char *err,
 		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", s->state_dir);
 		cfg->where[CK_STATE_DIR] = (struct config_where){0, 0};
 	}
+	if (s->control_socket) {
+		snprintf(cfg->control_socket, sizeof(cfg->control_socket), "%s", s->control_socket);
+		cfg->where[CK_CONTROL_SOCKET] = (struct config_where){0, 0};
+	}
 	if (s->engines) {
 		snprintf(cfg->routing_engines, sizeof(cfg->routing_engines), "%s", s->engines);
 		cfg->where[CK_ROUTING_ENGINE] = (struct config_where){0, 0};

@@ -16,7 +16,7 @@
 struct settings {
 	const char *config_file; /* NULL: defaults and the command line only */
 	/* command-line values, which win over the file (NULL or -1: not given) */
-	const char *state_dir, *engines;
+	const char *state_dir, *engines, *control_socket;
 	int lmc, sweep_interval, priority, log_level;
 };
 

@@ -115,9 +115,56 @@ static const struct sa_components path_components = {
 #undef PC
 
 /* A table refused (BUSY, NO_RESOURCES): the status alone, as a GetResp like other errors. */
+static const char *attr_name(uint16_t id)
+{
+	switch (id) {
+	case MAD_ATTR_CLASS_PORT_INFO: return "ClassPortInfo";
+	case MAD_ATTR_NODE_RECORD: return "NodeRecord";
+	case MAD_ATTR_PORT_INFO_RECORD: return "PortInfoRecord";
+	case MAD_ATTR_SWITCH_INFO_RECORD: return "SwitchInfoRecord";
+	case MAD_ATTR_LINK_RECORD: return "LinkRecord";
+	case MAD_ATTR_GUID_INFO_RECORD: return "GUIDInfoRecord";
+	case MAD_ATTR_SERVICE_RECORD: return "ServiceRecord";
+	case MAD_ATTR_PKEY_TABLE_RECORD: return "P_KeyTableRecord";
+	case MAD_ATTR_PATH_RECORD: return "PathRecord";
+	case MAD_ATTR_MULTIPATH_RECORD: return "MultiPathRecord";
+	case MAD_ATTR_MCMEMBER_RECORD: return "MCMemberRecord";
+	case MAD_ATTR_LFT_RECORD: return "LinearForwardingTableRecord";
+	case MAD_ATTR_MFT_RECORD: return "MulticastForwardingTableRecord";
+	case MAD_ATTR_SM_INFO_RECORD: return "SMInfoRecord";
+	case MAD_ATTR_INFORM_INFO: return "InformInfo";
+	case MAD_ATTR_INFORM_INFO_RECORD: return "InformInfoRecord";
+	case MAD_ATTR_VLARB_RECORD: return "VLArbitrationTableRecord";
+	default: return NULL;
+	}
+}
+
+/* One answer, by attribute and outcome. The attributes are a fixed handful (the table
+ * above), so a scan of it is bounded. */
+static void count_answer(struct sa *sa, uint16_t id, uint16_t status)
+{
+	struct sa_stats *st = &sa->st;
+	struct sa_attr_stats *a = NULL;
+	for (unsigned i = 0; i < st->nattrs && !a; i++)
+		if (st->attr[i].id == id)
+			a = &st->attr[i];
+	if (!a)
+		a = &st->attr[st->nattrs - 1]; /* "other" */
+	status &= 0x7fff;
+	if (!status)
+		a->ok++;
+	else if (status == MAD_STATUS_SA_NO_RECORDS)
+		a->no_records++;
+	else if (status == MAD_STATUS_BUSY)
+		a->busy++;
+	else
+		a->error++;
+}
+
 static void send_refusal(struct sa *sa, const struct mad_addr *addr, struct mad_sa_hdr h,
                          uint16_t status)
 {
+	count_answer(sa, h.hdr.attr_id, status);
 	uint8_t hdr[MAD_SIZE] = {0};
 	h.hdr.status = status;
 	h.hdr.method = MAD_METHOD_GET_RESP;
@@ -136,6 +183,9 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 	h.sm_key = 0;
 	h.attr_offset = recs ? (uint16_t)(recs->stride / 8) : 0;
 	uint8_t hdr[MAD_SIZE] = {0};
+	/* counted here, or (tables) once sent or refused */
+	if (!table || status)
+		count_answer(sa, h.hdr.attr_id, status);
 	mad_sa_hdr_encode(&h, hdr, sizeof(hdr), NULL);
 	struct mad_addr addr = *to;
 	addr.qkey = QP1_QKEY;
@@ -178,6 +228,8 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 			log_rl(sa->log, &sa->rl_refused, LOGL_WARN, "sa",
 			       "a table for LID %u could not be sent: %s", to->lid, strerror(-r));
 			send_refusal(sa, &addr, h, MAD_STATUS_SA_NO_RESOURCES);
+		} else {
+			count_answer(sa, h.hdr.attr_id, 0);
 		}
 		return;
 	}
@@ -451,6 +503,18 @@ struct sa *sa_new(struct sm *sm)
 	sa->loop = sm_loop(sm);
 	sa->rl_malformed = sa->rl_bad_key = sa->rl_refused = LOG_RL_DEFAULT;
 	sa->rl_client = LOG_RL_INIT(50, 1000);
+	for (size_t i = 0; i < NATTRS; i++) {
+		const char *n = attr_name(attrs[i].id);
+		if (!n || sa->st.nattrs == SA_STATS_MAX_ATTRS - 1)
+			continue;
+		bool dup = false;
+		for (unsigned k = 0; k < sa->st.nattrs; k++)
+			dup |= sa->st.attr[k].id == attrs[i].id;
+		if (!dup)
+			sa->st.attr[sa->st.nattrs++] =
+			    (struct sa_attr_stats){.id = attrs[i].id, .name = n};
+	}
+	sa->st.attr[sa->st.nattrs++] = (struct sa_attr_stats){.id = 0xffff, .name = "other"};
 	/* each record's components, once: deriving them probes every field of the layout */
 	for (size_t i = 0; i < NATTRS; i++) {
 		struct sa_components *c = &sa->comps[i];
@@ -522,6 +586,12 @@ struct sm_listener sa_listener(struct sa *sa)
 	                            .sweep_done = on_sweep_done,
 	                            .trap = on_trap,
 	                            .state_changed = on_state_changed};
+}
+
+struct sa_counts sa_counts(const struct sa *sa)
+{
+	return (struct sa_counts){
+	    .groups = sa->ngroups, .services = sa->nsvcs, .subscriptions = sa->nsubs};
 }
 
 const struct sa_stats *sa_stats(const struct sa *sa)

@@ -58,8 +58,18 @@ void sa_sweep_done(struct sa *sa);
 struct mad_notice;
 void sa_forward_trap(struct sa *sa, const struct mad_notice *trap);
 
+/* Answers by attribute and outcome (the metrics' "SA requests by attribute and status") */
+#define SA_STATS_MAX_ATTRS 24
+struct sa_attr_stats {
+	uint16_t id;
+	const char *name; /* "PathRecord"...; "other" for attributes the SA does not serve */
+	uint64_t ok, no_records, busy, error;
+};
+
 /* Statistics for logs and tests */
 struct sa_stats {
+	struct sa_attr_stats attr[SA_STATS_MAX_ATTRS];
+	unsigned nattrs;
 	uint64_t requests, answered, no_records, errors, malformed;
 	uint64_t reports_sent, reports_lost;
 	uint64_t bad_key; /* requests discarded for a wrong SM_Key */
@@ -67,6 +77,11 @@ struct sa_stats {
 	uint64_t path_cache_hits;
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
+/* What the SA holds now: multicast groups, services, event subscriptions. */
+struct sa_counts {
+	uint32_t groups, services, subscriptions;
+};
+struct sa_counts sa_counts(const struct sa *sa);
 
 /* What clients created (services, groups and members, subscriptions, alias GUIDs), as the
  * state file's lines, for the standby sync (sync/): is it the SA's own yet (a master's, after

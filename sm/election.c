@@ -111,8 +111,9 @@ static void remote_forget(struct sm *sm, uint64_t guid)
 
 static uint16_t remote_lid(const struct sm *sm, const struct sm_remote *r)
 {
-	return r->port != TOPO_NONE ? sm->topo.ports[topo_lid_port(&sm->topo, r->port)].pi.lid
-	                            : r->lid;
+	uint16_t l =
+	    r->port != TOPO_NONE ? sm->topo.ports[topo_lid_port(&sm->topo, r->port)].pi.lid : 0;
+	return l ? l : r->lid;
 }
 
 /* Our SMInfo as a payload: the key only for an SM that has shown it knows it. */
@@ -314,8 +315,16 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 		if (si.state == SM_STATE_MASTER ||
 		    (!was_master &&
 		     (si.state == SM_STATE_DISCOVERING || si.state == SM_STATE_STANDBY) &&
-		     above_me(sm, r)))
-			return; /* alive, or about to be master */
+		     above_me(sm, r))) {
+			/* alive, or about to be master. A standby that looked at the fabric
+			 * before the master gave out LIDs knows no LID for it: its own port's
+			 * MasterSMLID, which the master set, says it */
+			struct mad_local_port lp;
+			if (si.state == SM_STATE_MASTER && !remote_lid(sm, r) &&
+			    sm->t->ops->query_port(sm->t, &lp) == 0 && lp.sm_lid)
+				r->lid = lp.sm_lid;
+			return;
+		}
 		/* a master that stood down handed the subnet to someone: find out whom */
 		char why[160];
 		snprintf(why, sizeof(why), "SM GUID " GUID_FMT " is %s now, no longer master",

@@ -31,7 +31,7 @@ int route_all(struct sm *sm)
 	}
 	/* Losses move only the routes they break; added capacity is balanced over. Tables
 	 * just read from the switches (a takeover, a fresh start) are kept where valid. */
-	ctx->sticky = !sm->grew || sm->counts.lft_blocks_read;
+	ctx->sticky = !sm->reroute && (!sm->grew || sm->counts.lft_blocks_read);
 	char chain[sizeof(sm->cfg->routing_engines)];
 	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
 	int rc = -1;
@@ -54,7 +54,7 @@ int route_all(struct sm *sm)
 			routing_ctx_free(ctx);
 			if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
 				break;
-			ctx->sticky = !sm->grew || sm->counts.lft_blocks_read;
+			ctx->sticky = !sm->reroute && (!sm->grew || sm->counts.lft_blocks_read);
 			continue;
 		}
 		if (last != e)
@@ -67,6 +67,8 @@ int route_all(struct sm *sm)
 	if (rc < 0)
 		log_err(sm->log, "routing", "no routing engine of \"%s\" could route the subnet",
 		        sm->cfg->routing_engines);
+	else
+		sm->reroute = false;
 	/* LinearFDBTop: the highest LID routed */
 	for (uint32_t s = 0; s < sm->topo.nsws; s++)
 		sm->topo.sws[s].lft_top = ctx->max_lid;

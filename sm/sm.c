@@ -435,7 +435,8 @@ static void start_sweep(struct sm *sm)
 	sm->rounds = 0;
 	sm->retry = false;
 	sm_phase_begin(sm, after_discovery);
-	if (sm->full || sm->topo.sm_node == TOPO_NONE) {
+	sm->heavy = sm->full || sm->topo.sm_node == TOPO_NONE;
+	if (sm->heavy) {
 		sm->full = false;
 		if (sm->state != SM_STATE_MASTER)
 			sm_set_state(sm, SM_STATE_DISCOVERING);
@@ -551,11 +552,8 @@ static void light_done(struct sm *sm)
 		start_sweep(sm);
 }
 
-static void light_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static void light_sweep(struct sm *sm)
 {
-	(void)loop;
-	(void)revents;
-	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, light_timer));
 	if (sm->state != SM_STATE_MASTER || sm->busy || !sm->up || dirty_grow(sm) < 0)
 		return;
 	election_poll_known(sm);
@@ -568,6 +566,24 @@ static void light_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			           0, on_light_switch_info, &node, sizeof(node));
 	}
 	sm_phase_check(sm);
+}
+
+static void light_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	light_sweep((struct sm *)((char *)w - offsetof(struct sm, light_timer)));
+}
+
+void sm_request_light_sweep(struct sm *sm)
+{
+	light_sweep(sm); /* a sweep under way already looks at everything a light one would */
+}
+
+void sm_request_reroute(struct sm *sm)
+{
+	sm->reroute = true;
+	sm_request_sweep(sm, NULL, 0);
 }
 
 static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -754,6 +770,7 @@ void sm_config_changed(struct sm *sm)
 		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
 		ev_timer_start(sm->loop, &sm->light_timer);
 	}
+	sm->reroute = true; /* another engine or roots: routes computed afresh */
 	sm_request_sweep(sm, NULL, 0);
 }
 
@@ -860,6 +877,7 @@ struct sm_status sm_status(const struct sm *sm)
 	    .counts = sm->counts,
 	    .times = sm->times,
 	    .sweeps = sm->sweeps,
+	    .heavy = sm->heavy,
 	    .sweeping = sm->busy,
 	};
 }

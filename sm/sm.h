@@ -67,6 +67,12 @@ void sm_clear_listeners(struct sm *sm);
 
 /* Ask for a sweep: of these switches (NULL: a full rediscovery). */
 void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n);
+/* A light sweep now (every switch's SwitchInfo), as the timer does; nothing when not
+ * master or a sweep is under way. */
+void sm_request_light_sweep(struct sm *sm);
+/* A full sweep whose routing starts afresh (balanced over the whole fabric), instead of
+ * keeping every route that still works. */
+void sm_request_reroute(struct sm *sm);
 
 /* The configuration changed under the SM (a reload): take the new light sweep period and
  * rediscover the whole fabric, so that partitions, routing and the rest apply. */
@@ -134,6 +140,7 @@ struct sm_status {
 	struct sm_phase_times times;
 	uint64_t sweeps;
 	bool sweeping; /* a sweep is under way */
+	bool heavy;    /* ... or the last one: a full rediscovery (not a switch's re-look) */
 };
 struct sm_status sm_status(const struct sm *sm);
 

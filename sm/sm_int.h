@@ -126,6 +126,8 @@ struct sm {
 	struct sm_counts counts;
 	bool structural; /* the last discovery found changes (links, nodes) */
 	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
+	bool heavy;      /* the sweep under way (or the last) rediscovers the whole fabric */
+	bool reroute;    /* the next routing starts afresh (ibsa reroute, a reload) */
 	bool retry;      /* a partial sweep could not read some switch: its route may be stale */
 	unsigned rounds; /* discovery rounds in this sweep */
 

@@ -17,10 +17,10 @@ expect() { # EXIT-CODE PATTERN -- COMMAND...
 }
 
 cfg() { printf '%b' "$1" >"$WORK/c.yaml"; echo "$WORK/c.yaml"; }
-expect 2 "c.yaml:2: unknown option \"routing_engin\"" -- "$IBSMD" --config "$(cfg 'lmc: 1\nrouting_engin: updn\n')"
-expect 2 "c.yaml:1: lmc: \"9\" is not a number from 0 to 7" -- "$IBSMD" --config "$(cfg 'lmc: 9\n')"
+expect 2 "c.yaml:2:1: unknown option \"routing_engin\"" -- "$IBSMD" --config "$(cfg 'lmc: 1\nrouting_engin: updn\n')"
+expect 2 "c.yaml:1:6: lmc: 9 is above the most allowed, 7" -- "$IBSMD" --config "$(cfg 'lmc: 9\n')"
 expect 2 "c.yaml:2:" -- "$IBSMD" --config "$(cfg 'lmc: 1\n  bad: [\n')"
-expect 2 "c.yaml:1: partitions: expected a list" -- "$IBSMD" --config "$(cfg 'partitions: 5\n')"
+expect 2 "c.yaml:1:13: partitions: expected a list" -- "$IBSMD" --config "$(cfg 'partitions: 5\n')"
 expect 2 "no pkey" -- "$IBSMD" --config "$(cfg 'partitions:\n  - name: a\n    members: all\n')"
 expect 2 "share P_Key 0x0001" -- "$IBSMD" --config "$(cfg 'partitions:\n  - {name: a, pkey: 1, members: all}\n  - {name: b, pkey: 0x8001, members: all}\n')"
 expect 2 "LID range 100-50" -- "$IBSMD" --config "$(cfg 'lid_min: 100\nlid_max: 50\n')"

@@ -33,7 +33,7 @@ partitions:
 YAML
 # started before its port exists, as at boot: it waits, saying so, and comes up with it
 (cd "$WORK" && SIM_HOST=host-32 NOTIFY_SOCKET="$WORK/notify.sock" WATCHDOG_USEC=400000 \
-	exec "$BUILD/daemon/ibsmd" --transport sim --wait-for-port --state-dir "$WORK/state" \
+	exec "$BUILD/daemon/ibsmd" --transport sim --wait-for-port --state-dir "$WORK/state" --control-socket "$WORK/control" \
 	--config "$WORK/ibsmd.yaml" >"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
 PIDS+=($!)
 pid=$!

@@ -144,7 +144,8 @@ ibsmd_once() {
 
 # start_ibsmd [options]: our SM as a daemon; waits for its first "subnet up"
 start_ibsmd() {
-	(cd "$WORK" && exec "$BUILD/daemon/ibsmd" --transport sim --state-dir "$WORK/state" "$@" \
+	(cd "$WORK" && exec "$BUILD/daemon/ibsmd" --transport sim --state-dir "$WORK/state" \
+		--control-socket "$WORK/control" "$@" \
 		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
 	PIDS+=($!)
 	IBSMD_PID=$!
@@ -187,13 +188,17 @@ verify_passes() {
 start_named_ibsmd() {
 	local name=$1 host=$2 prio=$3 l
 	shift 3
+	# a later "key: value" line replaces an earlier one (ibsmd refuses a key given twice),
+	# so callers can override defaults they pass first
 	{
 		echo "sm_priority: $prio"
 		for l in "$@"; do echo "$l"; done
-	} >"$WORK/$name.yaml"
+	} | awk '/^[a-z_]+:/ { k = $1; if (k in at) { line[at[k]] = $0; next } at[k] = n }
+		{ line[n++] = $0 } END { for (i = 0; i < n; i++) print line[i] }' >"$WORK/$name.yaml"
 	mkdir -p "$WORK/state-$name"
 	(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim \
 		--state-dir "$WORK/state-$name" --config "$WORK/$name.yaml" \
+		--control-socket "$WORK/control-$name" \
 		>"$WORK/$name.out" 2>>"$WORK/$name.log") &
 	PIDS+=($!)
 	eval "PID_$name=$!"

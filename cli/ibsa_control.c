@@ -1,0 +1,92 @@
+/* ibsa's commands to the running daemon, over its control socket (not the fabric): status,
+ * sweep, reroute, loglevel, dump. The request is the command line; the answer is printed
+ * as it comes; an answer that starts with "error: " is the daemon's refusal. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static const char *const control_commands[] = {"status", "sweep", "reroute", "loglevel", "dump"};
+
+bool cli_is_control_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(control_commands) / sizeof(control_commands[0]); i++)
+		if (!strcmp(name, control_commands[i]))
+			return true;
+	return false;
+}
+
+int cli_control(const char *path, bool json, int argc, char **argv)
+{
+	if (!path)
+		path = getenv("IBSMD_CONTROL");
+	if (!path || !path[0])
+		path = "/run/ibsmd/control";
+	char line[512];
+	size_t at = 0;
+	for (int i = 0; i < argc; i++) {
+		int n = snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(line) - at) {
+			fprintf(stderr, "ibsa: the command is too long\n");
+			return EXIT_USAGE;
+		}
+		at += (size_t)n;
+	}
+	if (json)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, " --json");
+	if (at + 1 >= sizeof(line)) {
+		fprintf(stderr, "ibsa: the command is too long\n");
+		return EXIT_USAGE;
+	}
+	line[at++] = '\n';
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "ibsa: control socket path too long: %s\n", path);
+		return EXIT_USAGE;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr,
+		        "ibsa: cannot reach ibsmd at %s: %s (is it running? --control or "
+		        "IBSMD_CONTROL name another socket)\n",
+		        path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_TRANSPORT;
+	}
+	for (size_t sent = 0; sent < at;) {
+		ssize_t n = write(fd, line + sent, at - sent);
+		if (n <= 0) {
+			fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
+			close(fd);
+			return EXIT_TRANSPORT;
+		}
+		sent += (size_t)n;
+	}
+	/* the answer: watch its first bytes for "error: ", print everything */
+	char buf[65536], head[8] = "";
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n && got < 7; i++)
+			head[got++] = buf[i];
+		FILE *to = strncmp(head, "error: ", got < 7 ? got : 7) == 0 ? stderr : stdout;
+		fwrite(buf, 1, (size_t)n, to);
+	}
+	close(fd);
+	if (n < 0) {
+		fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
+		return EXIT_TRANSPORT;
+	}
+	if (got == 0) {
+		fprintf(stderr, "ibsa: ibsmd closed the connection without an answer\n");
+		return EXIT_BAD_ANSWER;
+	}
+	return !strncmp(head, "error: ", 7) ? EXIT_MAD_STATUS : EXIT_OK;
+}

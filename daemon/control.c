@@ -1,0 +1,423 @@
+/* The control socket. A line protocol over a local socket, as BIRD's birdc and lldpd's
+ * lldpcli talk to their daemons: nothing in the libraries we use offers a local RPC, and a
+ * command line in, text or JSON out, is all ibsa needs. Every connection is bounded (a line
+ * of 512 bytes, 5 s, 16 at once) and handled in the event loop, never blocking it: answers
+ * are written as the socket takes them. */
+#include "daemon/control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/status.h"
+#include "fabric/dump.h"
+#include "util/statefile.h"
+
+#define LINE_MAX_BYTES 512
+
+struct control_conn {
+	struct control *c;
+	int fd;
+	ev_io io;
+	ev_timer timeout;
+	char line[LINE_MAX_BYTES];
+	size_t have;
+	char *out; /* the answer, from open_memstream */
+	size_t out_len, out_at;
+	unsigned slot;
+};
+
+static void conn_close(struct control_conn *k)
+{
+	ev_io_stop(k->c->loop, &k->io);
+	ev_timer_stop(k->c->loop, &k->timeout);
+	close(k->fd);
+	k->c->conns[k->slot] = NULL;
+	free(k->out);
+	free(k);
+}
+
+/* May this peer use the socket? The file's mode already says so; SO_PEERCRED checks again,
+ * in case the socket's directory or mode were changed behind our back. */
+static bool peer_allowed(const struct control *c, int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return false;
+	if (cr.uid == 0 || cr.uid == geteuid())
+		return true;
+	if (c->gid == (gid_t)-1)
+		return false;
+	if (cr.gid == c->gid)
+		return true;
+	struct passwd *pw = getpwuid(cr.uid);
+	if (!pw)
+		return false;
+	gid_t groups[256];
+	int n = 256;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == c->gid)
+			return true;
+	return false;
+}
+
+static const char *dump_dir(const struct control *c, char *buf, size_t len)
+{
+	const struct ibsmd_config *cfg = c->rl->cfg;
+	if (cfg->dump_dir[0])
+		snprintf(buf, len, "%s", cfg->dump_dir);
+	else
+		snprintf(buf, len, "%s/dump", cfg->state_dir);
+	return buf;
+}
+
+static int write_one(const char *dir, const char *name, void (*fn)(const struct topo *, FILE *),
+                     const struct topo *t, char *why, size_t len)
+{
+	struct statefile sf;
+	if (statefile_begin(&sf, dir, name, 0644) < 0) {
+		snprintf(why, len, "%s/%s: %s", dir, name, strerror(errno));
+		return -1;
+	}
+	fn(t, sf.f);
+	if (statefile_commit(&sf) < 0) {
+		snprintf(why, len, "%s/%s: %s", dir, name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int control_write_dumps(struct control *c, char *why, size_t len)
+{
+	char dir[300];
+	dump_dir(c, dir, sizeof(dir));
+	const struct topo *t = sm_fabric(c->rl->sm);
+	if (write_one(dir, "opensm-subnet.lst", topo_dump_subnet_lst, t, why, len) < 0 ||
+	    write_one(dir, "opensm.fdbs", topo_dump_fdbs, t, why, len) < 0 ||
+	    write_one(dir, "opensm.mcfdbs", topo_dump_mcfdbs, t, why, len) < 0 ||
+	    write_one(dir, "opensm-lfts.dump", topo_dump_lfts, t, why, len) < 0 ||
+	    write_one(dir, "ibnetdiscover.topo", topo_dump_ibnetdiscover, t, why, len) < 0)
+		return -1;
+	snprintf(why, len, "%s", dir);
+	return 0;
+}
+
+/* Run one command line; the answer goes to out. "error: ..." lines tell ibsa it failed. */
+static void run_command(struct control *c, char *line, FILE *out)
+{
+	char *argv[8];
+	int argc = 0;
+	bool json = false;
+	for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && argc < 8;
+	     w = strtok_r(NULL, " \t", &save)) {
+		if (!strcmp(w, "--json"))
+			json = true;
+		else
+			argv[argc++] = w;
+	}
+	struct sm *sm = c->rl->sm;
+	if (!argc) {
+		fprintf(out, "error: no command\n");
+	} else if (!strcmp(argv[0], "status") && argc == 1) {
+		status_write(c, out, json);
+	} else if (!strcmp(argv[0], "sweep") && argc <= 2) {
+		bool light = argc == 2 && !strcmp(argv[1], "light");
+		if (argc == 2 && !light && strcmp(argv[1], "heavy")) {
+			fprintf(out, "error: sweep light or sweep heavy, not \"%s\"\n", argv[1]);
+			return;
+		}
+		if (sm_info(sm).state != SM_STATE_MASTER) {
+			fprintf(out, "error: this SM is not master: it does not sweep\n");
+			return;
+		}
+		if (light)
+			sm_request_light_sweep(sm);
+		else
+			sm_request_sweep(sm, NULL, 0);
+		log_notice(c->rl->log, "control", "%s sweep requested", light ? "light" : "heavy");
+		fprintf(out, json ? "{\"sweep\":\"%s\"}\n" : "%s sweep started\n",
+		        light ? "light" : "heavy");
+	} else if (!strcmp(argv[0], "reroute") && argc == 1) {
+		if (sm_info(sm).state != SM_STATE_MASTER) {
+			fprintf(out, "error: this SM is not master: it does not route\n");
+			return;
+		}
+		sm_request_reroute(sm);
+		log_notice(c->rl->log, "control", "reroute requested");
+		fprintf(out, json
+		                 ? "{\"reroute\":true}\n"
+		                 : "rerouting: every route computed afresh, changed blocks sent\n");
+	} else if (!strcmp(argv[0], "loglevel") && argc <= 2) {
+		if (argc == 2) {
+			int l = log_level_parse(argv[1]);
+			if (l < 0) {
+				fprintf(out,
+				        "error: err, warn, notice, info or debug, not \"%s\"\n",
+				        argv[1]);
+				return;
+			}
+			c->rl->log->level = (enum log_level)l;
+			log_notice(c->rl->log, "control", "log level now %s", log_level_name(l));
+		}
+		fprintf(out, json ? "{\"loglevel\":\"%s\"}\n" : "%s\n",
+		        log_level_name(c->rl->log->level));
+	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "topology")) {
+		topo_dump_ibnetdiscover(sm_fabric(sm), out);
+	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
+		if (json)
+			topo_dump_routes_json(sm_fabric(sm), out);
+		else
+			topo_dump_lfts(sm_fabric(sm), out);
+	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "files")) {
+		char why[512];
+		if (control_write_dumps(c, why, sizeof(why)) < 0)
+			fprintf(out, "error: %s\n", why);
+		else
+			fprintf(out, json ? "{\"dir\":\"%s\"}\n" : "written to %s\n", why);
+	} else {
+		fprintf(out,
+		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
+		        "loglevel [LEVEL], dump topology|routes|files)\n",
+		        argv[0]);
+	}
+}
+
+static void conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct control_conn *k = w->data;
+	while (k->out_at < k->out_len) {
+		ssize_t n = write(k->fd, k->out + k->out_at, k->out_len - k->out_at);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			conn_close(k);
+			return;
+		}
+		k->out_at += (size_t)n;
+	}
+	conn_close(k);
+}
+
+static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	struct control_conn *k = w->data;
+	ssize_t n = read(k->fd, k->line + k->have, sizeof(k->line) - 1 - k->have);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(k);
+		return;
+	}
+	k->have += (size_t)n;
+	k->line[k->have] = 0;
+	char *nl = strchr(k->line, '\n');
+	if (!nl) {
+		if (k->have == sizeof(k->line) - 1) {
+			log_rl(k->c->rl->log, &k->c->rl_refused, LOGL_WARN, "control",
+			       "dropped a control connection: no command within %d bytes",
+			       LINE_MAX_BYTES);
+			conn_close(k);
+		}
+		return;
+	}
+	*nl = 0;
+	FILE *out = open_memstream(&k->out, &k->out_len);
+	if (!out) {
+		conn_close(k);
+		return;
+	}
+	run_command(k->c, k->line, out);
+	if (fclose(out) != 0) {
+		conn_close(k);
+		return;
+	}
+	ev_io_stop(loop, &k->io);
+	ev_io_set(&k->io, k->fd, EV_WRITE);
+	ev_set_cb(&k->io, conn_write_cb);
+	ev_io_start(loop, &k->io);
+}
+
+static void conn_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	conn_close(w->data);
+}
+
+static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	struct control *c = w->data;
+	int fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	unsigned slot = 0;
+	while (slot < CONTROL_MAX_CONNS && c->conns[slot])
+		slot++;
+	if (slot == CONTROL_MAX_CONNS || !peer_allowed(c, fd)) {
+		log_rl(c->rl->log, &c->rl_refused, LOGL_WARN, "control", "%s",
+		       slot == CONTROL_MAX_CONNS ? "refused a control connection: 16 under way"
+		                                 : "refused a control connection from a user "
+		                                   "neither root nor in control_group");
+		close(fd);
+		return;
+	}
+	struct control_conn *k = calloc(1, sizeof(*k));
+	if (!k) {
+		close(fd);
+		return;
+	}
+	k->c = c;
+	k->fd = fd;
+	k->slot = slot;
+	c->conns[slot] = k;
+	ev_io_init(&k->io, conn_read_cb, fd, EV_READ);
+	k->io.data = k;
+	ev_timer_init(&k->timeout, conn_timeout_cb, 5., 0.);
+	k->timeout.data = k;
+	ev_io_start(loop, &k->io);
+	ev_timer_start(loop, &k->timeout);
+}
+
+static void sample_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	struct control *c = w->data;
+	c->sa_req[c->next] = sa_stats(c->sa)->requests;
+	c->sa_at[c->next] = ev_now(loop);
+	c->next = (c->next + 1) % CONTROL_RATE_SAMPLES;
+	if (c->nsamples < CONTROL_RATE_SAMPLES)
+		c->nsamples++;
+}
+
+int control_start(struct control *c, struct reload *rl, struct sa *sa, struct ev_loop *loop)
+{
+	memset(c, 0, sizeof(*c));
+	c->rl = rl;
+	c->sa = sa;
+	c->loop = loop;
+	c->fd = -1;
+	c->gid = (gid_t)-1;
+	c->rl_refused = LOG_RL_DEFAULT;
+	c->started = ev_now(loop);
+	ev_timer_init(&c->sample, sample_cb, 0., 5.);
+	c->sample.data = c;
+	ev_timer_start(loop, &c->sample);
+	const struct ibsmd_config *cfg = rl->cfg;
+	const struct log *lg = rl->log;
+	if (!cfg->control_socket[0])
+		return 0; /* turned off */
+	snprintf(c->path, sizeof(c->path), "%s", cfg->control_socket);
+	if (cfg->control_group[0]) {
+		struct group *g = getgrnam(cfg->control_group);
+		if (!g) {
+			log_err(
+			    lg, "control",
+			    "control_group \"%s\" does not exist: the control socket is for root "
+			    "only",
+			    cfg->control_group);
+		} else {
+			c->gid = g->gr_gid;
+		}
+	}
+	/* the socket's directory: systemd makes /run/ibsmd (RuntimeDirectory); by hand, we */
+	char dir[108];
+	snprintf(dir, sizeof(dir), "%s", c->path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+			log_warn(lg, "control", "cannot make %s: %s", dir, strerror(errno));
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa_un = {.sun_family = AF_UNIX};
+	snprintf(sa_un.sun_path, sizeof(sa_un.sun_path), "%s", c->path);
+	if (fd < 0)
+		goto fail;
+	/* a socket file left by a daemon that died is stale when nobody answers on it; one
+	 * that answers belongs to a running ibsmd, which keeps it */
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0) {
+		if (connect(probe, (struct sockaddr *)&sa_un, sizeof(sa_un)) == 0) {
+			close(probe);
+			close(fd);
+			log_err(lg, "control",
+			        "%s is in use by another running ibsmd: this one has no control "
+			        "socket (set control_socket to another path)",
+			        c->path);
+			return -1;
+		}
+		close(probe);
+	}
+	unlink(c->path);
+	mode_t old = umask(c->gid == (gid_t)-1 ? 0177 : 0117);
+	int rc = bind(fd, (struct sockaddr *)&sa_un, sizeof(sa_un));
+	umask(old);
+	if (rc < 0)
+		goto fail;
+	if (c->gid != (gid_t)-1 && chown(c->path, (uid_t)-1, c->gid) < 0)
+		log_warn(lg, "control", "chown %s to group %s: %s", c->path, cfg->control_group,
+		         strerror(errno));
+	if (listen(fd, 16) < 0)
+		goto fail;
+	c->fd = fd;
+	ev_io_init(&c->accept_w, accept_cb, fd, EV_READ);
+	c->accept_w.data = c;
+	ev_io_start(loop, &c->accept_w);
+	log_info(lg, "control", "control socket %s (mode %s)", c->path,
+	         c->gid == (gid_t)-1 ? "0600, root only" : "0660, root and control_group");
+	return 0;
+fail:
+	log_err(lg, "control", "cannot listen on %s: %s; the daemon runs without it", c->path,
+	        strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+void control_stop(struct control *c)
+{
+	if (!c->loop)
+		return;
+	ev_timer_stop(c->loop, &c->sample);
+	for (unsigned i = 0; i < CONTROL_MAX_CONNS; i++)
+		if (c->conns[i])
+			conn_close(c->conns[i]);
+	if (c->fd >= 0) {
+		ev_io_stop(c->loop, &c->accept_w);
+		close(c->fd);
+		unlink(c->path);
+		c->fd = -1;
+	}
+	c->loop = NULL;
+}
+
+static void on_sweep_done(void *ctx, bool structural)
+{
+	struct control *c = ctx;
+	if (!c->rl->cfg->dump_after_sweep || (!structural && !sm_status(c->rl->sm).heavy))
+		return;
+	char why[512];
+	if (control_write_dumps(c, why, sizeof(why)) < 0)
+		log_rl(c->rl->log, &c->rl_refused, LOGL_WARN, "control",
+		       "dump_after_sweep: %s (the subnet is not affected)", why);
+}
+
+struct sm_listener control_listener(struct control *c)
+{
+	return (struct sm_listener){.ctx = c, .sweep_done = on_sweep_done};
+}

@@ -1,0 +1,48 @@
+/* The runtime control socket: a local stream socket (root and control_group only) on which
+ * ibsa asks the running daemon for its status, a sweep, a reroute, a log level or a dump.
+ * One command line per connection, the answer, then the daemon closes it. */
+#ifndef IBSMD_DAEMON_CONTROL_H
+#define IBSMD_DAEMON_CONTROL_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "daemon/reload.h"
+#include "sa/sa.h"
+
+#define CONTROL_MAX_CONNS    16
+#define CONTROL_RATE_SAMPLES 13 /* every 5 s: the SA request rate over the last minute */
+
+struct control_conn;
+
+struct control {
+	struct reload *rl; /* the daemon's parts: SM, sync, configuration, log */
+	struct sa *sa;
+	struct ev_loop *loop;
+	int fd;
+	char path[108];
+	gid_t gid; /* control_group's, or (gid_t)-1 */
+	ev_io accept_w;
+	ev_timer sample;
+	double started;
+	/* SA requests counted every 5 s, for rates */
+	uint64_t sa_req[CONTROL_RATE_SAMPLES];
+	double sa_at[CONTROL_RATE_SAMPLES];
+	unsigned nsamples, next;
+	struct control_conn *conns[CONTROL_MAX_CONNS];
+	struct log_rl rl_refused;
+};
+
+/* Listen on cfg->control_socket. 0; -1 (logged) when it cannot: the daemon runs on without
+ * it. */
+int control_start(struct control *c, struct reload *rl, struct sa *sa, struct ev_loop *loop);
+void control_stop(struct control *c);
+/* The listener that writes the dumps after each structural sweep (dump_after_sweep). */
+struct sm_listener control_listener(struct control *c);
+
+/* The heavy sweep's dumps (dump_after_sweep), and on request: write the OpenSM-format files
+ * into dir (cfg dump_dir, else STATE_DIR/dump). 0, or -1 with the reason. */
+int control_write_dumps(struct control *c, char *why, size_t len);
+
+#endif

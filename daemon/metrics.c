@@ -1,0 +1,357 @@
+/* Metrics. The HTTP side is libmicrohttpd run from our event loop (its epoll descriptor is
+ * one more ev_io, MHD_run does the work), so it never touches the SM from another thread. */
+#include "daemon/metrics.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "util/statefile.h"
+
+#define P "ibsmd_"
+
+static void help(FILE *out, const char *name, const char *type, const char *text)
+{
+	fprintf(out, "# HELP " P "%s %s\n# TYPE " P "%s %s\n", name, text, name, type);
+}
+
+static void gauge(FILE *out, const char *name, const char *text, double v)
+{
+	help(out, name, "gauge", text);
+	fprintf(out, P "%s %.17g\n", name, v);
+}
+
+static void counter(FILE *out, const char *name, const char *text, uint64_t v)
+{
+	help(out, name, "counter", text);
+	fprintf(out, P "%s %" PRIu64 "\n", name, v);
+}
+
+static const char *state_label(uint8_t s)
+{
+	switch (s) {
+	case SM_STATE_MASTER: return "master";
+	case SM_STATE_STANDBY: return "standby";
+	case SM_STATE_DISCOVERING: return "discovering";
+	default: return "not_active";
+	}
+}
+
+void metrics_render(const struct metrics *m, FILE *out)
+{
+	const struct control *c = m->ctl;
+	struct sm *sm = c->rl->sm;
+	struct sm_status st = sm_status(sm);
+	struct mad_sm_info si = sm_info(sm);
+	const struct sm_counts *k = &st.counts;
+	const struct sm_phase_times *tm = &st.times;
+	const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
+	const struct sa_stats *sa = sa_stats(c->sa);
+	struct sa_counts sc = sa_counts(c->sa);
+	const struct sync_stats *sy = sync_stats(c->rl->sync);
+
+	help(out, "info", "gauge", "this SM: its port GUID");
+	fprintf(out, P "info{guid=\"0x%016" PRIx64 "\"} 1\n", si.guid);
+	help(out, "sm_state", "gauge", "1 for the SM's state (IBA SMInfo:SMState)");
+	static const uint8_t states[] = {SM_STATE_MASTER, SM_STATE_STANDBY, SM_STATE_DISCOVERING,
+	                                 SM_STATE_NOT_ACTIVE};
+	for (size_t i = 0; i < sizeof(states); i++)
+		fprintf(out, P "sm_state{state=\"%s\"} %d\n", state_label(states[i]),
+		        si.state == states[i]);
+	gauge(out, "sm_priority", "the SM's priority in the election", si.priority);
+	gauge(out, "subnet_up", "1 once every linked port is ACTIVE", st.up);
+	help(out, "nodes", "gauge", "nodes in the subnet, by type");
+	fprintf(out, P "nodes{type=\"switch\"} %u\n" P "nodes{type=\"ca\"} %u\n", k->switches,
+	        k->cas);
+	gauge(out, "ports", "ports in the subnet", k->ports);
+	gauge(out, "links", "links in the subnet", k->links);
+	gauge(out, "lids", "unicast LIDs assigned", k->lids);
+	help(out, "other_sms", "gauge", "other SMs this one knows, by state");
+	uint32_t nrem = sm_remote_count(sm), by_state[4] = {0}, foreign = 0;
+	for (uint32_t i = 0; i < nrem; i++) {
+		struct sm_remote_info r;
+		if (sm_remote_get(sm, i, &r)) {
+			by_state[r.info.state & 3]++;
+			foreign += r.rogue;
+		}
+	}
+	for (size_t i = 0; i < sizeof(states); i++)
+		fprintf(out, P "other_sms{state=\"%s\"} %u\n", state_label(states[i]),
+		        by_state[states[i] & 3]);
+	gauge(out, "foreign_sms", "SMs that showed another subnet's SM_Key", foreign);
+
+	counter(out, "sweeps_total", "sweeps started (full and partial; light ones not counted)",
+	        st.sweeps);
+	gauge(out, "sweeping", "1 while a sweep is under way", st.sweeping);
+	help(out, "sweep_phase_seconds", "gauge", "the last sweep's phases, in seconds");
+	const struct {
+		const char *name;
+		double v;
+	} phases[] = {{"discover", tm->discover}, {"lids", tm->lids}, {"route", tm->route},
+	              {"tables", tm->tables},     {"arm", tm->arm},   {"activate", tm->activate},
+	              {"total", tm->total}};
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		fprintf(out, P "sweep_phase_seconds{phase=\"%s\"} %.6f\n", phases[i].name,
+		        phases[i].v);
+	help(out, "sweep_sets", "gauge", "what the last sweep sent, by kind");
+	fprintf(out,
+	        P "sweep_sets{kind=\"lft_block\"} %u\n" P "sweep_sets{kind=\"port_info\"} %u\n" P
+	          "sweep_sets{kind=\"vl_table\"} %u\n" P "sweep_sets{kind=\"pkey_block\"} %u\n",
+	        k->lft_blocks_sent, k->port_sets, k->vl_sets, k->pkey_sets);
+
+	counter(out, "mads_sent_total", "MADs sent, retries and RMPP segments included", mc->sent);
+	counter(out, "mads_received_total", "MADs received", mc->received);
+	counter(out, "mad_transactions_total", "requests sent", mc->requests);
+	counter(out, "mad_retries_total", "attempts after the first", mc->retried);
+	counter(out, "mad_timeouts_total", "requests unanswered after every retry", mc->timed_out);
+	counter(out, "mads_unmatched_total", "answers to no request in flight (late, duplicate)",
+	        mc->unmatched);
+	counter(out, "mads_malformed_total", "MADs dropped as malformed", mc->malformed);
+	gauge(out, "mads_in_flight", "requests waiting for an answer", mc->inflight);
+
+	counter(out, "sa_requests_total", "SA requests received", sa->requests);
+	help(out, "sa_answers_total", "counter", "SA answers by attribute and status");
+	for (unsigned i = 0; i < sa->nattrs; i++) {
+		const struct sa_attr_stats *a = &sa->attr[i];
+		fprintf(out,
+		        P "sa_answers_total{attribute=\"%s\",status=\"ok\"} %" PRIu64 "\n" P
+		          "sa_answers_total{attribute=\"%s\",status=\"no_records\"} %" PRIu64 "\n" P
+		          "sa_answers_total{attribute=\"%s\",status=\"busy\"} %" PRIu64 "\n" P
+		          "sa_answers_total{attribute=\"%s\",status=\"error\"} %" PRIu64 "\n",
+		        a->name, a->ok, a->name, a->no_records, a->name, a->busy, a->name,
+		        a->error);
+	}
+	counter(out, "sa_malformed_total", "SA requests dropped as malformed", sa->malformed);
+	counter(out, "sa_bad_sm_key_total", "SA requests discarded for a wrong SM_Key",
+	        sa->bad_key);
+	counter(out, "sa_reports_sent_total", "event Reports sent to subscribers",
+	        sa->reports_sent);
+	gauge(out, "sa_multicast_groups", "multicast groups", sc.groups);
+	gauge(out, "sa_services", "registered services", sc.services);
+	gauge(out, "sa_subscriptions", "event subscriptions (InformInfo)", sc.subscriptions);
+
+	gauge(out, "sync_items", "items of state mirrored to standbys (held, or copied)",
+	      sy->items);
+	gauge(out, "sync_in_step", "standby: 1 when its copy equals the master's", sy->in_step);
+	gauge(out, "sync_config_differs", "1 when a peer SM is configured differently",
+	      sy->config_differs);
+}
+
+/* ---- the file ---- */
+
+static void file_path(struct metrics *m)
+{
+	const struct ibsmd_config *cfg = m->ctl->rl->cfg;
+	if (cfg->metrics_file[0])
+		snprintf(m->file, sizeof(m->file), "%s", cfg->metrics_file);
+	else
+		snprintf(m->file, sizeof(m->file), "%s/ibsmd.prom", cfg->state_dir);
+}
+
+static void write_file(struct metrics *m)
+{
+	char dir[300], *slash;
+	snprintf(dir, sizeof(dir), "%s", m->file);
+	slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	if (slash)
+		*slash = 0;
+	struct statefile sf;
+	/* node_exporter reads the file whole or not at all only if it is renamed into place */
+	if (statefile_begin(&sf, slash ? dir : ".", name, 0644) < 0) {
+		log_rl(m->ctl->rl->log, &m->rl, LOGL_WARN, "metrics", "cannot write %s: %s",
+		       m->file, strerror(errno));
+		return;
+	}
+	metrics_render(m, sf.f);
+	if (statefile_commit(&sf) < 0) {
+		log_rl(m->ctl->rl->log, &m->rl, LOGL_WARN, "metrics", "cannot write %s: %s",
+		       m->file, strerror(errno));
+		return;
+	}
+	m->written++;
+}
+
+static void file_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	write_file(w->data);
+}
+
+void metrics_reconfigure(struct metrics *m)
+{
+	if (!m->loop)
+		return;
+	file_path(m);
+	ev_timer_stop(m->loop, &m->file_timer);
+	unsigned s = m->ctl->rl->cfg->metrics_interval_s;
+	if (s) {
+		ev_timer_set(&m->file_timer, 0., (double)s);
+		ev_timer_start(m->loop, &m->file_timer);
+	}
+}
+
+/* ---- HTTP ---- */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **state)
+{
+	(void)version;
+	(void)upload_data;
+	(void)upload_size;
+	(void)state;
+	struct metrics *m = cls;
+	char *buf = NULL;
+	size_t len = 0;
+	unsigned code = MHD_HTTP_OK;
+	FILE *out = open_memstream(&buf, &len);
+	if (!out)
+		return MHD_NO;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		code = MHD_HTTP_METHOD_NOT_ALLOWED;
+		fprintf(out, "only GET\n");
+	} else if (!strcmp(url, "/metrics")) {
+		metrics_render(m, out);
+		m->served++;
+	} else {
+		code = MHD_HTTP_NOT_FOUND;
+		fprintf(out, "ibsmd: the metrics are at /metrics\n");
+	}
+	if (fclose(out) != 0) {
+		free(buf);
+		return MHD_NO;
+	}
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	enum MHD_Result ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static void mhd_schedule(struct metrics *m)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	ev_timer_stop(m->loop, &m->mhd_timer);
+	if (MHD_get_timeout(m->mhd, &ms) == MHD_YES) {
+		ev_timer_set(&m->mhd_timer, (double)ms / 1000., 0.);
+		ev_timer_start(m->loop, &m->mhd_timer);
+	}
+}
+
+static void mhd_io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct metrics *m = w->data;
+	MHD_run(m->mhd);
+	mhd_schedule(m);
+}
+
+static void mhd_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct metrics *m = w->data;
+	MHD_run(m->mhd);
+	mhd_schedule(m);
+}
+
+/* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address) */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, char *why, size_t len)
+{
+	char host[128];
+	const char *port;
+	if (spec[0] == '[') {
+		const char *end = strchr(spec, ']');
+		if (!end || end[1] != ':') {
+			snprintf(why, len, "\"%s\": [ADDRESS]:PORT", spec);
+			return -1;
+		}
+		snprintf(host, sizeof(host), "%.*s", (int)(end - spec - 1), spec + 1);
+		port = end + 2;
+	} else {
+		const char *colon = strrchr(spec, ':');
+		if (!colon) {
+			snprintf(why, len, "\"%s\": ADDRESS:PORT (or :PORT for every address)",
+			         spec);
+			return -1;
+		}
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+		port = colon + 1;
+	}
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	                         .ai_socktype = SOCK_STREAM},
+	                *res = NULL;
+	int rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+	if (rc) {
+		snprintf(why, len, "\"%s\": %s", spec, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop)
+{
+	memset(m, 0, sizeof(*m));
+	m->ctl = ctl;
+	m->loop = loop;
+	m->rl = LOG_RL_INIT(1, 60000);
+	ev_init(&m->file_timer, file_cb);
+	m->file_timer.data = m;
+	metrics_reconfigure(m);
+	const struct ibsmd_config *cfg = ctl->rl->cfg;
+	const struct log *lg = ctl->rl->log;
+	if (!cfg->metrics_listen[0])
+		return 0;
+	struct sockaddr_storage ss;
+	char why[256];
+	if (parse_listen(cfg->metrics_listen, &ss, why, sizeof(why)) < 0) {
+		log_err(lg, "metrics", "metrics_listen %s: no HTTP endpoint", why);
+		return -1;
+	}
+	m->mhd = MHD_start_daemon(MHD_USE_EPOLL | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
+	                          NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR, &ss,
+	                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+	                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+	if (!m->mhd) {
+		log_err(lg, "metrics", "cannot serve metrics on %s: %s; no HTTP endpoint",
+		        cfg->metrics_listen, strerror(errno));
+		return -1;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	ev_io_init(&m->mhd_io, mhd_io_cb, di->epoll_fd, EV_READ);
+	m->mhd_io.data = m;
+	ev_io_start(loop, &m->mhd_io);
+	ev_init(&m->mhd_timer, mhd_timer_cb);
+	m->mhd_timer.data = m;
+	mhd_schedule(m);
+	log_notice(lg, "metrics", "serving Prometheus metrics on http://%s/metrics",
+	           cfg->metrics_listen);
+	return 0;
+}
+
+void metrics_stop(struct metrics *m)
+{
+	if (!m->loop)
+		return;
+	ev_timer_stop(m->loop, &m->file_timer);
+	if (m->mhd) {
+		ev_io_stop(m->loop, &m->mhd_io);
+		ev_timer_stop(m->loop, &m->mhd_timer);
+		MHD_stop_daemon(m->mhd);
+		m->mhd = NULL;
+	}
+	m->loop = NULL;
+}

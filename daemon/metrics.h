@@ -1,0 +1,36 @@
+/* Prometheus metrics: the text exposition format, written every metrics_interval seconds to
+ * a file for node_exporter's textfile collector, and served over HTTP (libmicrohttpd) when
+ * metrics_listen names an address. Both render the same text from the same numbers. */
+#ifndef IBSMD_DAEMON_METRICS_H
+#define IBSMD_DAEMON_METRICS_H
+
+#include <ev.h>
+#include <stdio.h>
+
+#include "daemon/control.h"
+
+struct MHD_Daemon;
+
+struct metrics {
+	struct control *ctl; /* the daemon's parts, and the SA's request rate samples */
+	struct ev_loop *loop;
+	ev_timer file_timer;
+	struct MHD_Daemon *mhd;
+	ev_io mhd_io;       /* libmicrohttpd's epoll descriptor, in our loop */
+	ev_timer mhd_timer; /* its connection timeouts */
+	ev_prepare mhd_prep;
+	char file[300];
+	uint64_t written, served;
+	struct log_rl rl;
+};
+
+/* Start writing the file and, if configured, serving HTTP. 0, or -1 (logged) when the
+ * listen address is wrong or taken: the daemon runs on without the endpoint. */
+int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop);
+/* The interval or file changed (a reload). */
+void metrics_reconfigure(struct metrics *m);
+void metrics_stop(struct metrics *m);
+/* Everything, in the Prometheus text format. */
+void metrics_render(const struct metrics *m, FILE *out);
+
+#endif
