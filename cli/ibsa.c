@@ -83,6 +83,8 @@ static void usage(FILE *out)
 	        "  sweep [light|heavy]      sweep now (default heavy: rediscover everything)\n"
 	        "  reroute                  compute every route afresh and send what changed\n"
 	        "  loglevel [LEVEL]         show or set the log level\n"
+	        "  counters [LID[:PORT]|NODE]  port counters from the performance manager:\n"
+	        "                           error totals, bytes, rates\n"
 	        "  dump topology|routes|files\n"
 	        "                           the fabric (ibnetdiscover format), the LFTs (OpenSM's\n"
 	        "                           lfts dump, or JSON), or OpenSM's dump files written\n"

@@ -11,7 +11,8 @@
 
 #include "cli/cli.h"
 
-static const char *const control_commands[] = {"status", "sweep", "reroute", "loglevel", "dump"};
+static const char *const control_commands[] = {"status",   "sweep", "reroute",
+                                               "loglevel", "dump",  "counters"};
 
 bool cli_is_control_command(const char *name)
 {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
 #include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,16 +40,62 @@ void config_defaults(struct ibsmd_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
 	snprintf(c->control_socket, sizeof(c->control_socket), "/run/ibsmd/control");
 	c->metrics_interval_s = 15;
+	c->pm_interval_s = 60;
+	c->pm_window = 8;
+	c->pm_threshold_symbol_errors = 10;
+	c->pm_threshold_link_downed = 1;
+	c->pm_threshold_rcv_errors = 10;
+	c->pm_threshold_excessive_buffer_overruns = 1;
+	c->pm_threshold_xmit_discards = 100;
 	c->log_level = -1;
 }
 
 void config_free(struct ibsmd_config *c)
 {
 	for (unsigned i = 0; i < c->npartitions; i++) {
-		free(c->partitions[i].guids);
-		free(c->partitions[i].full);
+		free(c->partitions[i].members);
+		free(c->partitions[i].groups);
 	}
-	c->npartitions = 0;
+	free(c->partitions);
+	c->partitions = NULL;
+	c->npartitions = c->partitions_cap = 0;
+}
+
+struct config_partition *config_partition_add(struct ibsmd_config *c)
+{
+	if (c->npartitions == CONFIG_MAX_PARTITIONS)
+		return NULL;
+	if (c->npartitions == c->partitions_cap) {
+		unsigned cap = c->partitions_cap ? c->partitions_cap * 2 : 8;
+		struct config_partition *n = realloc(c->partitions, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		c->partitions = n;
+		c->partitions_cap = cap;
+	}
+	struct config_partition *pt = &c->partitions[c->npartitions++];
+	memset(pt, 0, sizeof(*pt));
+	pt->defmember = CM_FULL;
+	pt->ipoib_mtu = 4;  /* 2048 */
+	pt->ipoib_rate = 3; /* 10 Gb/s */
+	pt->ipoib_qkey = 0x0b1b;
+	pt->ipoib_scope = 2; /* link local */
+	return pt;
+}
+
+int config_partition_member(struct config_partition *p, uint8_t kind, uint64_t guid,
+                            uint8_t membership)
+{
+	if (!(p->nmembers & (p->nmembers + 1)) || !p->members) { /* 0, 1, 3, 7...: grow */
+		unsigned cap = p->nmembers ? (p->nmembers + 1) * 2 : 4;
+		struct config_member *n = realloc(p->members, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->members = n;
+	}
+	p->members[p->nmembers++] =
+	    (struct config_member){.guid = guid, .kind = kind, .membership = membership};
+	return 0;
 }
 
 struct cfgp {
@@ -247,14 +294,151 @@ static int get_rate(struct cfgp *p, const yaml_node_t *n, const char *key, uint8
 	            key, s);
 }
 
+static int get_membership(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
+{
+	const char *s = scalar(p, n, key);
+	if (!s)
+		return -1;
+	if (!strcmp(s, "full"))
+		*out = CM_FULL;
+	else if (!strcmp(s, "limited"))
+		*out = CM_LIMITED;
+	else if (!strcmp(s, "both"))
+		*out = CM_BOTH;
+	else
+		return cerr(p, n, "%s: full, limited or both, not \"%s\"", key, s);
+	return 0;
+}
+
+/* A member: "all", "all_cas", "all_switches", "self" or a port GUID */
+static int member_of(struct cfgp *p, const yaml_node_t *n, uint8_t *kind, uint64_t *guid)
+{
+	const char *s = scalar(p, n, "members");
+	if (!s)
+		return -1;
+	static const struct {
+		const char *name;
+		uint8_t kind;
+	} kinds[] = {{"all", CM_ALL},
+	             {"all_cas", CM_ALL_CAS},
+	             {"all_switches", CM_ALL_SWITCHES},
+	             {"self", CM_SELF}};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(s, kinds[i].name)) {
+			*kind = kinds[i].kind;
+			return 0;
+		}
+	*kind = CM_GUID;
+	char *e;
+	errno = 0;
+	*guid = strtoull(s, &e, 0);
+	if (!*s || *e || errno || s[0] == '-' || !*guid)
+		return cerr(p, n,
+		            "members: \"%s\" is neither a port GUID nor all, all_cas, all_switches "
+		            "or self",
+		            s);
+	return 0;
+}
+
+static int get_mgid(struct cfgp *p, const yaml_node_t *n, uint8_t mgid[16])
+{
+	const char *s = scalar(p, n, "mgid");
+	if (!s)
+		return -1;
+	if (inet_pton(AF_INET6, s, mgid) != 1 || mgid[0] != 0xff)
+		return cerr(p, n, "mgid: \"%s\" is not a multicast GID (ff..:...)", s);
+	return 0;
+}
+
+static int parse_group(struct cfgp *p, const yaml_node_t *n, struct config_mgroup *g)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return cerr(p, n, "groups: each entry is a mapping (mgid, mtu, rate, ...)");
+	*g = (struct config_mgroup){.mtu = 4, .rate = 3, .scope = 2, .qkey = 0x0b1b};
+	bool have_mgid = false;
+	for (yaml_node_pair_t *kv = n->data.mapping.pairs.start; kv < n->data.mapping.pairs.top;
+	     kv++) {
+		yaml_node_t *k = yaml_document_get_node(p->doc, kv->key);
+		yaml_node_t *v = yaml_document_get_node(p->doc, kv->value);
+		const char *key = scalar(p, k, "key");
+		if (!key)
+			return -1;
+		if (!strcmp(key, "mgid")) {
+			if (get_mgid(p, v, g->mgid) < 0)
+				return -1;
+			have_mgid = true;
+		} else if (!strcmp(key, "mtu")) {
+			if (get_mtu(p, v, key, &g->mtu) < 0)
+				return -1;
+		} else if (!strcmp(key, "rate")) {
+			if (get_rate(p, v, key, &g->rate) < 0)
+				return -1;
+		} else if (!strcmp(key, "sl")) {
+			GET_UINT(p, v, key, 15, g->sl);
+		} else if (!strcmp(key, "scope")) {
+			GET_UINT(p, v, key, 15, g->scope);
+		} else if (!strcmp(key, "q_key")) {
+			GET_UINT(p, v, key, UINT32_MAX, g->qkey);
+		} else if (!strcmp(key, "tclass")) {
+			GET_UINT(p, v, key, 255, g->tclass);
+		} else if (!strcmp(key, "flow_label")) {
+			GET_UINT(p, v, key, 0xfffff, g->flow_label);
+		} else {
+			return cerr(p, k,
+			            "groups: unknown key \"%s\" (mgid, mtu, rate, sl, scope, "
+			            "q_key, tclass, flow_label)",
+			            key);
+		}
+	}
+	if (!have_mgid)
+		return cerr(p, n, "groups: an entry without mgid");
+	return 0;
+}
+
+static int parse_members(struct cfgp *p, const yaml_node_t *n, struct config_partition *pt)
+{
+	if (n->type == YAML_SCALAR_NODE) {
+		uint8_t kind;
+		uint64_t guid = 0;
+		return member_of(p, n, &kind, &guid) < 0 ||
+		               config_partition_member(pt, kind, guid, 0) < 0
+		           ? -1
+		           : 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return cerr(p, n,
+		            "members: all, all_cas, all_switches, self, a port GUID, or a "
+		            "list of them (each may be \"MEMBER: full|limited|both\")");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		const yaml_node_t *m = yaml_document_get_node(p->doc, *it);
+		uint8_t kind, ms = 0;
+		uint64_t guid = 0;
+		if (m->type == YAML_MAPPING_NODE) {
+			/* "- 0x0002c9...: limited": one member with its own membership */
+			if (m->data.mapping.pairs.top - m->data.mapping.pairs.start != 1)
+				return cerr(p, m, "members: one \"MEMBER: membership\" per entry");
+			yaml_node_pair_t *kv = m->data.mapping.pairs.start;
+			if (member_of(p, yaml_document_get_node(p->doc, kv->key), &kind, &guid) <
+			        0 ||
+			    get_membership(p, yaml_document_get_node(p->doc, kv->value),
+			                   "membership", &ms) < 0)
+				return -1;
+		} else if (member_of(p, m, &kind, &guid) < 0) {
+			return -1;
+		}
+		if (config_partition_member(pt, kind, guid, ms) < 0)
+			return cerr(p, m, "out of memory");
+	}
+	return 0;
+}
+
 static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_partition *pt)
 {
-	pt->ipoib_mtu = 4;
-	pt->ipoib_rate = 3;
 	bool ipoib_given = false;
 	if (n->type != YAML_MAPPING_NODE)
 		return cerr(p, n, "partitions: each entry is a mapping (name, pkey, members)");
-	bool have_pkey = false, full = true;
+	bool have_pkey = false;
 	const yaml_node_t *members = NULL;
 	for (yaml_node_pair_t *kv = n->data.mapping.pairs.start; kv < n->data.mapping.pairs.top;
 	     kv++) {
@@ -273,17 +457,17 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 				return cerr(p, v, "pkey: 0 is not a partition");
 			have_pkey = true;
 		} else if (!strcmp(key, "membership")) {
-			const char *s = scalar(p, v, key);
-			if (!s)
+			if (get_membership(p, v, key, &pt->defmember) < 0)
 				return -1;
-			if (!strcmp(s, "full"))
-				full = true;
-			else if (!strcmp(s, "limited"))
-				full = false;
-			else
-				return cerr(p, v, "membership: full or limited, not \"%s\"", s);
 		} else if (!strcmp(key, "members")) {
 			members = v;
+		} else if (!strcmp(key, "indx0")) {
+			if (get_bool(p, v, key, &pt->indx0) < 0)
+				return -1;
+		} else if (!strcmp(key, "sl")) {
+			GET_UINT(p, v, key, 15, pt->sl);
+			pt->has_sl = true;
+			pt->ipoib_sl = pt->sl;
 		} else if (!strcmp(key, "ipoib")) {
 			if (get_bool(p, v, key, &pt->ipoib) < 0)
 				return -1;
@@ -294,8 +478,31 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 		} else if (!strcmp(key, "rate")) {
 			if (get_rate(p, v, key, &pt->ipoib_rate) < 0)
 				return -1;
+		} else if (!strcmp(key, "scope")) {
+			GET_UINT(p, v, key, 15, pt->ipoib_scope);
+		} else if (!strcmp(key, "q_key")) {
+			GET_UINT(p, v, key, UINT32_MAX, pt->ipoib_qkey);
+		} else if (!strcmp(key, "groups")) {
+			if (v->type != YAML_SEQUENCE_NODE)
+				return cerr(p, v, "groups: expected a list");
+			for (yaml_node_item_t *it = v->data.sequence.items.start;
+			     it < v->data.sequence.items.top; it++) {
+				struct config_mgroup *g =
+				    realloc(pt->groups, (pt->ngroups + 1) * sizeof(*g));
+				if (!g)
+					return cerr(p, v, "out of memory");
+				pt->groups = g;
+				if (parse_group(p, yaml_document_get_node(p->doc, *it),
+				                &pt->groups[pt->ngroups]) < 0)
+					return -1;
+				pt->ngroups++;
+			}
 		} else {
-			return cerr(p, k, "partitions: unknown key \"%s\"", key);
+			return cerr(
+			    p, k,
+			    "partitions: unknown key \"%s\" (name, pkey, membership, members, "
+			    "indx0, sl, ipoib, mtu, rate, scope, q_key, groups)",
+			    key);
 		}
 	}
 	if (!have_pkey)
@@ -305,25 +512,7 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 	if (!members)
 		return cerr(p, n, "partition \"%s\" has no members (a list of port GUIDs, or all)",
 		            pt->name);
-	if (members->type == YAML_SCALAR_NODE &&
-	    !strcmp((char *)members->data.scalar.value, "all")) {
-		pt->all = true;
-		pt->all_full = full;
-		return 0;
-	}
-	uint64_t tmp[4096];
-	unsigned n_;
-	if (get_guids(p, members, "members", tmp, 4096, &n_) < 0)
-		return -1;
-	pt->guids = malloc(sizeof(uint64_t) * (n_ ? n_ : 1));
-	pt->full = malloc(sizeof(bool) * (n_ ? n_ : 1));
-	if (!pt->guids || !pt->full)
-		return cerr(p, n, "out of memory");
-	memcpy(pt->guids, tmp, sizeof(uint64_t) * n_);
-	for (unsigned i = 0; i < n_; i++)
-		pt->full[i] = full;
-	pt->nguids = n_;
-	return 0;
+	return parse_members(p, members, pt);
 }
 
 /* The options, one row each: parsing, --dump-config, reload and the line a later check names
@@ -393,6 +582,20 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_METRICS_INTERVAL] = {"metrics_interval", OPT_UINT, F(metrics_interval_s), 0, 3600,
                              OPT_LIVE},
     [CK_METRICS_LISTEN] = {"metrics_listen", OPT_STR, F(metrics_listen), 0, 0, 0},
+    [CK_PM_INTERVAL] = {"pm_interval", OPT_UINT, F(pm_interval_s), 0, 86400, OPT_LIVE},
+    [CK_PM_WINDOW] = {"pm_window", OPT_UINT, F(pm_window), 1, 64, OPT_LIVE},
+    [CK_PM_THRESHOLD_SYMBOL_ERRORS] = {"pm_threshold_symbol_errors", OPT_UINT,
+                                       F(pm_threshold_symbol_errors), 0, UINT32_MAX, OPT_LIVE},
+    [CK_PM_THRESHOLD_LINK_DOWNED] = {"pm_threshold_link_downed", OPT_UINT,
+                                     F(pm_threshold_link_downed), 0, UINT32_MAX, OPT_LIVE},
+    [CK_PM_THRESHOLD_RCV_ERRORS] = {"pm_threshold_rcv_errors", OPT_UINT, F(pm_threshold_rcv_errors),
+                                    0, UINT32_MAX, OPT_LIVE},
+    [CK_PM_THRESHOLD_EXCESSIVE_BUFFER_OVERRUNS] = {"pm_threshold_excessive_buffer_overruns",
+                                                   OPT_UINT,
+                                                   F(pm_threshold_excessive_buffer_overruns), 0,
+                                                   UINT32_MAX, OPT_LIVE},
+    [CK_PM_THRESHOLD_XMIT_DISCARDS] = {"pm_threshold_xmit_discards", OPT_UINT,
+                                       F(pm_threshold_xmit_discards), 0, UINT32_MAX, OPT_LIVE},
 };
 #undef F
 
@@ -433,10 +636,10 @@ static int parse_partitions(struct cfgp *p, struct ibsmd_config *c, const yaml_n
 	config_free(c); /* a second "partitions:" replaces the first, as any other key */
 	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 	     it++) {
-		if (c->npartitions == CONFIG_MAX_PARTITIONS)
-			return cerr(p, v, "partitions: more than %d", CONFIG_MAX_PARTITIONS);
-		struct config_partition *pt = &c->partitions[c->npartitions++];
-		memset(pt, 0, sizeof(*pt));
+		struct config_partition *pt = config_partition_add(c);
+		if (!pt)
+			return cerr(p, v, "partitions: more than %d, or out of memory",
+			            CONFIG_MAX_PARTITIONS);
 		yaml_node_t *n = yaml_document_get_node(p->doc, *it);
 		pt->line = (uint32_t)n->start_mark.line + 1;
 		pt->col = (uint32_t)n->start_mark.column + 1;
@@ -588,24 +791,32 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 		                 "m_key_protect %u without m_key or m_key_secret protects ports "
 		                 "with the key 0, which every host knows: set one of them",
 		                 c->m_key_protect);
-	for (unsigned i = 0; i < c->npartitions; i++)
-		for (unsigned j = 0; j < i; j++)
-			if (c->partitions[i].pkey == c->partitions[j].pkey) {
-				if (c->where[CK_PARTITIONS].line)
-					snprintf(err, errlen,
-					         "%s:%u:%u: partitions \"%s\" and \"%s\" (line %u) "
-					         "share P_Key 0x%04x",
-					         c->source, c->partitions[i].line,
-					         c->partitions[i].col, c->partitions[i].name,
-					         c->partitions[j].name, c->partitions[j].line,
-					         c->partitions[i].pkey);
-				else
-					snprintf(err, errlen,
-					         "partitions \"%s\" and \"%s\" share P_Key 0x%04x",
-					         c->partitions[i].name, c->partitions[j].name,
-					         c->partitions[i].pkey);
-				return -1;
-			}
+	/* which partition holds each P_Key: one look per partition, however many there are */
+	uint32_t *owner = calloc(0x8000, sizeof(uint32_t));
+	if (!owner) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < c->npartitions; i++) {
+		uint16_t pk = c->partitions[i].pkey & 0x7fff;
+		if (!owner[pk]) {
+			owner[pk] = i + 1;
+			continue;
+		}
+		const struct config_partition *a = &c->partitions[i],
+		                              *b = &c->partitions[owner[pk] - 1];
+		if (c->where[CK_PARTITIONS].line)
+			snprintf(
+			    err, errlen,
+			    "%s:%u:%u: partitions \"%s\" and \"%s\" (line %u) share P_Key 0x%04x",
+			    c->source, a->line, a->col, a->name, b->name, b->line, pk);
+		else
+			snprintf(err, errlen, "partitions \"%s\" and \"%s\" share P_Key 0x%04x",
+			         a->name, b->name, pk);
+		free(owner);
+		return -1;
+	}
+	free(owner);
 	return 0;
 }
 
@@ -628,15 +839,32 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		for (unsigned i = 0; i < c->npartitions; i++) {
 			const struct config_partition *p = &c->partitions[i];
 			FNV_VAL(h, p->pkey);
-			FNV_VAL(h, p->all);
-			FNV_VAL(h, p->all_full);
+			FNV_VAL(h, p->defmember);
+			FNV_VAL(h, p->indx0);
+			FNV_VAL(h, p->has_sl);
+			FNV_VAL(h, p->sl);
 			FNV_VAL(h, p->ipoib);
 			FNV_VAL(h, p->ipoib_mtu);
 			FNV_VAL(h, p->ipoib_rate);
-			FNV_VAL(h, p->nguids);
-			for (unsigned k = 0; k < p->nguids; k++) {
-				FNV_VAL(h, p->guids[k]);
-				FNV_VAL(h, p->full[k]);
+			FNV_VAL(h, p->ipoib_scope);
+			FNV_VAL(h, p->ipoib_qkey);
+			FNV_VAL(h, p->nmembers);
+			for (unsigned k = 0; k < p->nmembers; k++) {
+				FNV_VAL(h, p->members[k].guid);
+				FNV_VAL(h, p->members[k].kind);
+				FNV_VAL(h, p->members[k].membership);
+			}
+			FNV_VAL(h, p->ngroups);
+			for (unsigned k = 0; k < p->ngroups; k++) {
+				const struct config_mgroup *g = &p->groups[k];
+				h = fnv(h, g->mgid, sizeof(g->mgid));
+				FNV_VAL(h, g->mtu);
+				FNV_VAL(h, g->rate);
+				FNV_VAL(h, g->sl);
+				FNV_VAL(h, g->scope);
+				FNV_VAL(h, g->tclass);
+				FNV_VAL(h, g->qkey);
+				FNV_VAL(h, g->flow_label);
 			}
 		}
 		FNV_VAL(h, c->default_ipoib);
@@ -694,23 +922,53 @@ static const char *rate_name(uint8_t code)
 	return code < sizeof(names) / sizeof(names[0]) && names[code] ? names[code] : "10";
 }
 
+static const char *membership_name(uint8_t m)
+{
+	return m == CM_BOTH ? "both" : m == CM_LIMITED ? "limited" : "full";
+}
+
 static void dump_partition(FILE *out, const struct config_partition *pt)
 {
 	fprintf(out, "  - name: ");
 	dump_str(out, pt->name);
-	fprintf(out, "\n    pkey: 0x%04x\n", pt->pkey);
-	bool full = pt->all ? pt->all_full : (pt->nguids ? pt->full[0] : true);
-	fprintf(out, "    membership: %s\n", full ? "full" : "limited");
-	if (pt->all) {
-		fprintf(out, "    members: all\n");
-	} else {
-		fprintf(out, "    members: [");
-		for (unsigned i = 0; i < pt->nguids; i++)
-			fprintf(out, "%s0x%016" PRIx64, i ? ", " : "", pt->guids[i]);
-		fprintf(out, "]\n");
+	fprintf(out, "\n    pkey: 0x%04x\n    membership: %s\n", pt->pkey,
+	        membership_name(pt->defmember));
+	if (pt->indx0)
+		fprintf(out, "    indx0: true\n");
+	if (pt->has_sl)
+		fprintf(out, "    sl: %u\n", pt->sl);
+	fprintf(out, "    members:%s\n", pt->nmembers ? "" : " []");
+	static const char *const kinds[] = {[CM_ALL] = "all",
+	                                    [CM_ALL_CAS] = "all_cas",
+	                                    [CM_ALL_SWITCHES] = "all_switches",
+	                                    [CM_SELF] = "self"};
+	for (unsigned i = 0; i < pt->nmembers; i++) {
+		const struct config_member *m = &pt->members[i];
+		fprintf(out, "      - ");
+		if (m->kind == CM_GUID)
+			fprintf(out, "0x%016" PRIx64, m->guid);
+		else
+			fprintf(out, "%s", kinds[m->kind]);
+		if (m->membership)
+			fprintf(out, ": %s", membership_name(m->membership));
+		fputc('\n', out);
 	}
-	fprintf(out, "    ipoib: %s\n    mtu: %u\n    rate: %s\n", pt->ipoib ? "true" : "false",
-	        128u << pt->ipoib_mtu, rate_name(pt->ipoib_rate));
+	fprintf(out, "    ipoib: %s\n    mtu: %u\n    rate: %s\n    scope: %u\n    q_key: 0x%08x\n",
+	        pt->ipoib ? "true" : "false", 128u << pt->ipoib_mtu, rate_name(pt->ipoib_rate),
+	        pt->ipoib_scope, pt->ipoib_qkey);
+	if (pt->ngroups)
+		fprintf(out, "    groups:\n");
+	for (unsigned i = 0; i < pt->ngroups; i++) {
+		const struct config_mgroup *g = &pt->groups[i];
+		char mgid[INET6_ADDRSTRLEN];
+		inet_ntop(AF_INET6, g->mgid, mgid, sizeof(mgid));
+		fprintf(out,
+		        "      - mgid: \"%s\"\n        mtu: %u\n        rate: %s\n        sl: %u\n"
+		        "        scope: %u\n        q_key: 0x%08x\n        tclass: %u\n"
+		        "        flow_label: 0x%05x\n",
+		        mgid, 128u << g->mtu, rate_name(g->rate), g->sl, g->scope, g->qkey,
+		        g->tclass, g->flow_label);
+	}
 }
 
 void config_dump(const struct ibsmd_config *c, FILE *out)
@@ -768,13 +1026,25 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 
 static bool partition_equal(const struct config_partition *a, const struct config_partition *b)
 {
-	if (strcmp(a->name, b->name) || a->pkey != b->pkey || a->all != b->all ||
-	    a->all_full != b->all_full || a->ipoib != b->ipoib || a->ipoib_mtu != b->ipoib_mtu ||
-	    a->ipoib_rate != b->ipoib_rate || a->nguids != b->nguids)
+	if (strcmp(a->name, b->name) || a->pkey != b->pkey || a->defmember != b->defmember ||
+	    a->indx0 != b->indx0 || a->has_sl != b->has_sl || a->sl != b->sl ||
+	    a->ipoib != b->ipoib || a->ipoib_mtu != b->ipoib_mtu ||
+	    a->ipoib_rate != b->ipoib_rate || a->ipoib_scope != b->ipoib_scope ||
+	    a->ipoib_qkey != b->ipoib_qkey || a->nmembers != b->nmembers ||
+	    a->ngroups != b->ngroups)
 		return false;
-	for (unsigned i = 0; i < a->nguids; i++)
-		if (a->guids[i] != b->guids[i] || a->full[i] != b->full[i])
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (a->members[i].guid != b->members[i].guid ||
+		    a->members[i].kind != b->members[i].kind ||
+		    a->members[i].membership != b->members[i].membership)
 			return false;
+	for (unsigned i = 0; i < a->ngroups; i++) {
+		const struct config_mgroup *x = &a->groups[i], *y = &b->groups[i];
+		if (memcmp(x->mgid, y->mgid, 16) || x->mtu != y->mtu || x->rate != y->rate ||
+		    x->sl != y->sl || x->scope != y->scope || x->tclass != y->tclass ||
+		    x->qkey != y->qkey || x->flow_label != y->flow_label)
+			return false;
+	}
 	return true;
 }
 
@@ -815,9 +1085,11 @@ void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum co
 	switch (o->type) {
 	case OPT_PARTITIONS:
 		config_free(dst);
-		memcpy(dst->partitions, src->partitions, sizeof(dst->partitions));
+		dst->partitions = src->partitions;
 		dst->npartitions = src->npartitions;
-		src->npartitions = 0; /* the GUID lists now belong to dst */
+		dst->partitions_cap = src->partitions_cap;
+		src->partitions = NULL; /* they belong to dst now */
+		src->npartitions = src->partitions_cap = 0;
 		return;
 	case OPT_GUIDS: dst->nroots = src->nroots; break;
 	case OPT_SECRET:

@@ -9,19 +9,50 @@
 #include "util/log.h"
 
 #define CONFIG_MAX_ROOTS      256
-#define CONFIG_MAX_PARTITIONS 64
+#define CONFIG_MAX_PARTITIONS 32768 /* every P_Key but 0 */
+
+/* Who a partition member is: a port by GUID, or a whole class of ports */
+enum config_member_kind {
+	CM_GUID,         /* a CA port's GUID, or a switch's (its management port 0) */
+	CM_ALL,          /* every CA port and switch port 0 */
+	CM_ALL_CAS,      /* every CA port */
+	CM_ALL_SWITCHES, /* every switch's port 0 */
+	CM_SELF,         /* the SM's own port */
+};
+/* Membership: bits, so that "both" gives a port the full and the limited key */
+#define CM_FULL    1u
+#define CM_LIMITED 2u
+#define CM_BOTH    (CM_FULL | CM_LIMITED)
+
+struct config_member {
+	uint64_t guid; /* CM_GUID */
+	uint8_t kind;
+	uint8_t membership; /* CM_FULL, CM_LIMITED or CM_BOTH; 0: the partition's default */
+};
+
+/* A multicast group the SA creates with the partition (partitions.conf's "mgid=" lines) */
+struct config_mgroup {
+	uint8_t mgid[16];
+	uint8_t mtu, rate, sl, scope, tclass; /* IBA codes */
+	uint32_t qkey, flow_label;
+};
 
 struct config_partition {
 	char name[64];
-	uint16_t pkey;   /* 15 bits; the membership bit is per member */
-	bool all;        /* every port is a member */
-	bool all_full;   /* ... as a full member (else limited) */
-	uint64_t *guids; /* otherwise these port GUIDs */
-	bool *full;      /* full (true) or limited member, per GUID */
-	unsigned nguids;
+	uint16_t pkey;     /* 15 bits; the membership bit is per member */
+	uint8_t defmember; /* members without their own membership: CM_FULL, _LIMITED, _BOTH */
+	bool indx0;        /* its key goes at index 0 of the P_Key table (OpenSM's indx0) */
+	bool has_sl;       /* paths on it carry sl */
+	uint8_t sl;
+	struct config_member *members;
+	unsigned nmembers;
 	bool ipoib;         /* the SA keeps this partition's IPoIB broadcast group */
 	uint8_t ipoib_mtu;  /* its MTU (IBA code: 4 = 2048) */
 	uint8_t ipoib_rate; /* its rate (IBA code: 3 = 10 Gb/s) */
+	uint8_t ipoib_sl, ipoib_scope;
+	uint32_t ipoib_qkey;
+	struct config_mgroup *groups;
+	unsigned ngroups;
 	uint32_t line, col; /* where the file defines it, for messages */
 };
 
@@ -63,6 +94,13 @@ enum config_key {
 	CK_METRICS_FILE,
 	CK_METRICS_INTERVAL,
 	CK_METRICS_LISTEN,
+	CK_PM_INTERVAL,
+	CK_PM_WINDOW,
+	CK_PM_THRESHOLD_SYMBOL_ERRORS,
+	CK_PM_THRESHOLD_LINK_DOWNED,
+	CK_PM_THRESHOLD_RCV_ERRORS,
+	CK_PM_THRESHOLD_EXCESSIVE_BUFFER_OVERRUNS,
+	CK_PM_THRESHOLD_XMIT_DISCARDS,
 	CONFIG_NKEYS
 };
 
@@ -98,8 +136,8 @@ struct ibsmd_config {
 	bool ignore_other_sm; /* no election: master whatever other SMs say (labs) */
 	uint8_t subnet_timeout;
 	char state_dir[256];
-	struct config_partition partitions[CONFIG_MAX_PARTITIONS];
-	unsigned npartitions;
+	struct config_partition *partitions;
+	unsigned npartitions, partitions_cap;
 	/* the default partition's IPoIB broadcast group, when it is not configured above */
 	bool default_ipoib;
 	uint8_t default_ipoib_mtu, default_ipoib_rate;
@@ -117,6 +155,12 @@ struct ibsmd_config {
 	char metrics_file[256];
 	unsigned metrics_interval_s;
 	char metrics_listen[128];
+	/* the performance manager: every pm_interval seconds (0: off) it reads every port's
+	 * counters, pm_window requests at most in flight; an error counter that grows by at
+	 * least its threshold (0: never) between two readings raises an event */
+	unsigned pm_interval_s, pm_window;
+	uint32_t pm_threshold_symbol_errors, pm_threshold_link_downed, pm_threshold_rcv_errors,
+	    pm_threshold_excessive_buffer_overruns, pm_threshold_xmit_discards;
 	char source[256]; /* the file last loaded, for messages */
 	struct config_where where[CONFIG_NKEYS];
 };
@@ -128,6 +172,11 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
  * of the option at fault, when it came from a file). */
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen);
 void config_free(struct ibsmd_config *c);
+/* A new partition (zeroed: full default membership, IPoIB group defaults) at the end of the
+ * list, or NULL out of memory; and a member added to it. */
+struct config_partition *config_partition_add(struct ibsmd_config *c);
+int config_partition_member(struct config_partition *p, uint8_t kind, uint64_t guid,
+                            uint8_t membership);
 
 const char *config_key_name(enum config_key k);
 /* Does a reload apply this option to a running daemon (else it takes a restart)? */

@@ -6,6 +6,7 @@
 #include "daemon/control.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -19,6 +20,7 @@
 
 #include "daemon/status.h"
 #include "fabric/dump.h"
+#include "pm/pm.h"
 #include "util/statefile.h"
 
 #define LINE_MAX_BYTES 512
@@ -113,6 +115,71 @@ int control_write_dumps(struct control *c, char *why, size_t len)
 	return 0;
 }
 
+/* "counters [LID[:PORT] | NODE]": the performance manager's figures, port by port. */
+static void counters(struct control *c, const char *spec, FILE *out, bool json)
+{
+	if (!c->pm) {
+		fprintf(out, "error: the performance manager is off (pm_interval: 0)\n");
+		return;
+	}
+	const struct topo *t = sm_fabric(c->rl->sm);
+	long want_lid = -1, want_port = -1;
+	if (spec) {
+		char *e;
+		long l = strtol(spec, &e, 0);
+		if (e != spec && (!*e || *e == ':')) {
+			want_lid = l;
+			if (*e == ':')
+				want_port = strtol(e + 1, NULL, 10);
+		}
+	}
+	unsigned shown = 0;
+	if (json)
+		fputc('[', out);
+	else
+		fprintf(out, "%-24s %-18s %4s %5s %8s %6s %6s %8s %8s %6s %14s %14s %10s %10s\n",
+		        "node", "guid", "port", "lid", "symbol", "recov", "downed", "rcv_err",
+		        "xmt_disc", "ovrrun", "xmit_bytes", "rcv_bytes", "xmit_B/s", "rcv_B/s");
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct pm_port_stats *ps = pm_port(c->pm, p);
+		if (!ps)
+			continue;
+		const struct topo_node *nd = &t->nodes[t->ports[p].node];
+		uint16_t lid = t->ports[topo_lid_port(t, p)].lid;
+		if (want_lid >= 0 &&
+		    (lid != want_lid || (want_port >= 0 && t->ports[p].num != want_port)))
+			continue;
+		if (spec && want_lid < 0 && strcmp(nd->desc, spec))
+			continue;
+		const uint64_t *k = ps->total;
+		if (json) {
+			fprintf(out,
+			        "%s{\"node\":\"%s\",\"guid\":\"0x%016" PRIx64
+			        "\",\"port\":%u,\"lid\":%u",
+			        shown ? "," : "", nd->desc, nd->guid, t->ports[p].num, lid);
+			for (unsigned i = 0; i < PM_NCOUNTERS; i++)
+				fprintf(out, ",\"%s\":%" PRIu64,
+				        pm_counter_name((enum pm_counter)i), k[i]);
+			fprintf(out, ",\"xmit_bytes_per_s\":%.0f,\"rcv_bytes_per_s\":%.0f}",
+			        ps->xmit_rate, ps->rcv_rate);
+		} else {
+			fprintf(out,
+			        "%-24.24s 0x%016" PRIx64 " %4u %5u %8" PRIu64 " %6" PRIu64
+			        " %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %14" PRIu64
+			        " %14" PRIu64 " %10.0f %10.0f\n",
+			        nd->desc, nd->guid, t->ports[p].num, lid, k[PM_SYMBOL_ERRORS],
+			        k[PM_LINK_ERROR_RECOVERY], k[PM_LINK_DOWNED], k[PM_RCV_ERRORS],
+			        k[PM_XMIT_DISCARDS], k[PM_EXCESSIVE_BUFFER_OVERRUNS],
+			        k[PM_XMIT_DATA], k[PM_RCV_DATA], ps->xmit_rate, ps->rcv_rate);
+		}
+		shown++;
+	}
+	if (json)
+		fprintf(out, "]\n");
+	else if (!shown && spec)
+		fprintf(out, "error: no port read matches \"%s\"\n", spec);
+}
+
 /* Run one command line; the answer goes to out. "error: ..." lines tell ibsa it failed. */
 static void run_command(struct control *c, char *line, FILE *out)
 {
@@ -172,6 +239,8 @@ static void run_command(struct control *c, char *line, FILE *out)
 		}
 		fprintf(out, json ? "{\"loglevel\":\"%s\"}\n" : "%s\n",
 		        log_level_name(c->rl->log->level));
+	} else if (!strcmp(argv[0], "counters") && argc <= 2) {
+		counters(c, argc == 2 ? argv[1] : NULL, out, json);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "topology")) {
 		topo_dump_ibnetdiscover(sm_fabric(sm), out);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
@@ -186,10 +255,11 @@ static void run_command(struct control *c, char *line, FILE *out)
 		else
 			fprintf(out, json ? "{\"dir\":\"%s\"}\n" : "written to %s\n", why);
 	} else {
-		fprintf(out,
-		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
-		        "loglevel [LEVEL], dump topology|routes|files)\n",
-		        argv[0]);
+		fprintf(
+		    out,
+		    "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
+		    "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files)\n",
+		    argv[0]);
 	}
 }
 

@@ -15,10 +15,12 @@
 #define CONTROL_RATE_SAMPLES 13 /* every 5 s: the SA request rate over the last minute */
 
 struct control_conn;
+struct pm;
 
 struct control {
 	struct reload *rl; /* the daemon's parts: SM, sync, configuration, log */
 	struct sa *sa;
+	struct pm *pm; /* NULL: none */
 	struct ev_loop *loop;
 	int fd;
 	char path[108];

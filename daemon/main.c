@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "daemon/control.h"
+#include "daemon/events.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/reload.h"
@@ -257,6 +258,9 @@ int main(int argc, char **argv)
 	struct sync *sync = sa ? sync_new(sm, sa) : NULL;
 	struct notify nt = {0};
 	struct metrics mx = {0};
+	struct events ev = {.log = &lg};
+	struct pm_listener pm_hooks = events_pm_listener(&ev);
+	struct pm *pm = sync && !once ? pm_new(sm, &pm_hooks) : NULL;
 	struct reload rl = {.settings = &set,
 	                    .cfg = &cfg,
 	                    .log = &lg,
@@ -264,14 +268,17 @@ int main(int argc, char **argv)
 	                    .sm = sm,
 	                    .sync = sync,
 	                    .notify = &nt,
-	                    .metrics = &mx};
+	                    .metrics = &mx,
+	                    .pm = pm};
 	struct control ctl = {0};
 	if (sync) {
 		notify_start(&nt, sm, loop);
 		if (!once) {
 			/* without either the daemon still runs */
 			control_start(&ctl, &rl, sa, loop);
+			ctl.pm = pm;
 			metrics_start(&mx, &ctl, loop);
+			pm_reconfigure(pm);
 		}
 		struct sm_listener hooks = sa_listener(sa), sync_hooks = sync_listener(sync),
 		                   nt_hooks = notify_listener(&nt),
@@ -284,11 +291,13 @@ int main(int argc, char **argv)
 	}
 	if (!sync || sm_start(sm) < 0) {
 		fprintf(stderr, "ibsmd: cannot start the SM\n");
+		pm_stop(pm);
 		metrics_stop(&mx);
 		control_stop(&ctl);
 		notify_stop(&nt);
 		sync_stop(sync);
 		sm_stop(sm);
+		pm_free(pm);
 		sync_free(sync);
 		sa_free(sa);
 		sm_free(sm);
@@ -323,6 +332,7 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
+	pm_stop(pm);
 	metrics_stop(&mx);
 	control_stop(&ctl);
 	notify_stop(&nt);
@@ -331,6 +341,7 @@ int main(int argc, char **argv)
 	sync_stop(sync);
 	sm_stop(sm);
 	sm_clear_listeners(sm);
+	pm_free(pm);
 	sync_free(sync);
 	sa_free(sa);
 	sm_free(sm);

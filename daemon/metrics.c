@@ -10,6 +10,7 @@
 
 #include <microhttpd.h>
 
+#include "pm/pm.h"
 #include "util/statefile.h"
 
 #define P "ibsmd_"
@@ -134,6 +135,49 @@ void metrics_render(const struct metrics *m, FILE *out)
 	gauge(out, "sa_services", "registered services", sc.services);
 	gauge(out, "sa_subscriptions", "event subscriptions (InformInfo)", sc.subscriptions);
 
+	if (c->pm) {
+		const struct pm_stats *ps = pm_stats(c->pm);
+		counter(out, "pm_sweeps_total",
+		        "performance manager sweeps of every port's counters", ps->sweeps);
+		gauge(out, "pm_sweep_seconds", "the last performance manager sweep's duration",
+		      ps->last_sweep_s);
+		gauge(out, "pm_ports", "ports read in the last performance manager sweep",
+		      ps->ports);
+		counter(out, "pm_unanswered_total", "PortCounters requests without an answer",
+		        ps->unanswered);
+		help(out, "port_errors_total", "counter",
+		     "error counters summed over every port, since ibsmd started reading them");
+		for (unsigned i = 0; i < PM_NERRORS; i++)
+			fprintf(out, P "port_errors_total{counter=\"%s\"} %" PRIu64 "\n",
+			        pm_counter_name((enum pm_counter)i), ps->errors[i]);
+		/* per port, only those with errors: every port of a large fabric would be
+		 * hundreds of thousands of series, nearly all zero */
+		help(out, "port_counter_total", "counter",
+		     "a port's error counter, for ports that have counted errors");
+		const struct topo *t = sm_fabric(sm);
+		for (uint32_t p = 0; p < t->nports; p++) {
+			const struct pm_port_stats *s = pm_port(c->pm, p);
+			if (!s)
+				continue;
+			const struct topo_node *nd = &t->nodes[t->ports[p].node];
+			for (unsigned i = 0; i < PM_NERRORS; i++) {
+				if (!s->total[i])
+					continue;
+				fprintf(out,
+				        P "port_counter_total{guid=\"0x%016" PRIx64
+				          "\",port=\"%u\",node=\"",
+				        nd->guid, t->ports[p].num);
+				for (const char *ch = nd->desc; *ch; ch++) {
+					if (*ch == '"' || *ch == '\\')
+						fputc('\\', out);
+					if (*ch != '\n')
+						fputc(*ch, out);
+				}
+				fprintf(out, "\",counter=\"%s\"} %" PRIu64 "\n",
+				        pm_counter_name((enum pm_counter)i), s->total[i]);
+			}
+		}
+	}
 	gauge(out, "sync_items", "items of state mirrored to standbys (held, or copied)",
 	      sy->items);
 	gauge(out, "sync_in_step", "standby: 1 when its copy equals the master's", sy->in_step);

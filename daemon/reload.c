@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon/metrics.h"
+#include "pm/pm.h"
 
 enum log_level reload_log_level(const struct ibsmd_config *cfg, int verbose)
 {
@@ -71,6 +72,7 @@ int reload_apply(struct reload *r)
 		sync_config_changed(r->sync);
 		if (r->metrics)
 			metrics_reconfigure(r->metrics);
+		pm_reconfigure(r->pm);
 		sm_config_changed(r->sm);
 	} else {
 		log_notice(r->log, "config", "reload of %s: nothing to apply%s", file,

@@ -6,6 +6,7 @@
 #include "daemon/notify.h"
 
 struct metrics;
+struct pm;
 #include "daemon/settings.h"
 #include "sm/sm.h"
 #include "sync/sync.h"
@@ -19,6 +20,7 @@ struct reload {
 	struct sync *sync;
 	struct notify *notify;
 	struct metrics *metrics;
+	struct pm *pm;
 };
 
 /* The log level the configuration and -v ask for. */

@@ -114,6 +114,7 @@ struct topo {
 	/* the ports' P_Keys, materialised once per sweep from the partition policy */
 	uint16_t *pkeys;
 	uint32_t npkeys, pkeys_cap;
+	uint32_t pkeys_truncated; /* ports given fewer keys than the policy asks (PartitionCap) */
 	/* readers' view of change: generation counts the times the model was completed (a
 	 * sweep ended); while stable is false the SM is changing it (tables, links, LIDs), so
 	 * nothing derived from it should be kept */
@@ -126,7 +127,7 @@ struct topo {
 	uint64_t alias_changes;      /* counts adds and removals (for whoever saves them) */
 };
 
-#define TOPO_MAX_PKEYS 32 /* P_Keys per port the model keeps */
+#define TOPO_MAX_PKEYS 128 /* P_Keys per port the model keeps (PartitionCap of today's HCAs) */
 
 int topo_init(struct topo *t);
 void topo_free(struct topo *t);

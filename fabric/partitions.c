@@ -1,74 +1,202 @@
 /* Each port's P_Keys, materialised from the partition policy once per sweep, so that the
  * SA's visibility checks (two per record) and the SM's P_Key programming read a short array
  * instead of scanning the configured GUID lists. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabric/fabric.h"
 #include "util/vec.h"
 
-_Static_assert(CONFIG_MAX_PARTITIONS <= 64, "membership is a 64-bit mask per port");
+/* May this port hold P_Keys of the policy: a CA port, or a switch's management port 0. */
+static bool keyed(const struct topo *t, uint32_t p)
+{
+	bool sw = topo_is_switch(t, t->ports[p].node);
+	return sw ? t->ports[p].num == 0 : t->ports[p].num != 0;
+}
+
+struct pkey_pair {
+	uint32_t port;
+	uint16_t key;
+	bool indx0;
+};
+
+/* A member's ports, with their membership bits or'ed into flags[] (touched once each). */
+static void mark(const struct topo *t, const struct config_member *m, uint8_t ms, uint8_t *flags,
+                 uint32_t *touched, uint32_t *ntouched)
+{
+	uint32_t only = TOPO_NONE;
+	switch (m->kind) {
+	case CM_GUID: {
+		only = u64map_get(&t->by_port_guid, m->guid);
+		if (only == U64MAP_NONE) { /* a switch, by its GUID: its port 0 */
+			uint32_t n = u64map_get(&t->by_guid, m->guid);
+			only = n != U64MAP_NONE && topo_is_switch(t, n) ? t->nodes[n].first_port
+			                                                : TOPO_NONE;
+		}
+		if (only == TOPO_NONE || only >= t->nports)
+			return;
+		break;
+	}
+	case CM_SELF:
+		only = t->sm_port;
+		if (only == TOPO_NONE)
+			return;
+		break;
+	default: break;
+	}
+	uint32_t from = only != TOPO_NONE ? only : 0, to = only != TOPO_NONE ? only + 1 : t->nports;
+	for (uint32_t p = from; p < to; p++) {
+		if (!keyed(t, p))
+			continue;
+		bool sw = topo_is_switch(t, t->ports[p].node);
+		if ((m->kind == CM_ALL_CAS && sw) || (m->kind == CM_ALL_SWITCHES && !sw))
+			continue;
+		if (!flags[p])
+			touched[(*ntouched)++] = p;
+		flags[p] |= ms;
+	}
+}
+
+/* The membership a port ends with when listed several times, as OpenSM decides it: "both"
+ * anywhere gives both keys; else full anywhere wins over limited. */
+#define MS_BOTH_SEEN 4
 
 int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 {
-	/* membership by listed GUID: one pass over the lists, not one per port */
-	uint64_t *member = calloc(t->nports + 1u, sizeof(uint64_t));
-	uint64_t *full = calloc(t->nports + 1u, sizeof(uint64_t));
-	if (!member || !full) {
-		free(member);
-		free(full);
-		return -1;
+	uint8_t *flags = calloc(t->nports + 1u, 1);
+	uint32_t *touched = malloc((t->nports + 1u) * sizeof(uint32_t));
+	uint32_t *count = calloc(t->nports + 2u, sizeof(uint32_t));
+	struct pkey_pair *pairs = NULL;
+	uint32_t npairs = 0, pairs_cap = 0;
+	int rc = 0;
+	t->pkeys_truncated = 0;
+	if (!flags || !touched || !count) {
+		rc = -1;
+		goto out;
 	}
-	for (unsigned i = 0; i < cfg->npartitions; i++) {
+	/* every partition's members, as (port, key) pairs; the default partition decides each
+	 * port's first key instead */
+	const struct config_partition *dflt = NULL;
+	for (unsigned i = 0; i < cfg->npartitions && !rc; i++) {
 		const struct config_partition *pt = &cfg->partitions[i];
-		for (unsigned j = 0; !pt->all && j < pt->nguids; j++) {
-			uint32_t p = u64map_get(&t->by_port_guid, pt->guids[j]);
-			if (p == U64MAP_NONE || p >= t->nports)
+		uint32_t ntouched = 0;
+		for (unsigned m = 0; m < pt->nmembers; m++) {
+			uint8_t ms =
+			    pt->members[m].membership ? pt->members[m].membership : pt->defmember;
+			if (ms == CM_BOTH)
+				ms |= MS_BOTH_SEEN;
+			mark(t, &pt->members[m], ms, flags, touched, &ntouched);
+		}
+		if (pt->pkey == 0x7fff)
+			dflt = pt;
+		for (uint32_t k = 0; k < ntouched; k++) {
+			uint32_t p = touched[k];
+			uint8_t f = flags[p];
+			flags[p] = 0;
+			if (pt->pkey == 0x7fff) {
+				/* remembered in count[] for the moment: 1 limited, 2 full, 3 both
+				 */
+				count[p] = (f & MS_BOTH_SEEN) ? 3 : (f & CM_FULL) ? 2 : 1;
 				continue;
-			member[p] |= 1ull << i;
-			if (pt->full[j])
-				full[p] |= 1ull << i;
+			}
+			if (array_reserve(&pairs, &pairs_cap, npairs + 2ull) < 0) {
+				rc = -1;
+				break;
+			}
+			bool full = f & (CM_FULL | MS_BOTH_SEEN),
+			     limited = (f & MS_BOTH_SEEN) || !full;
+			if (full)
+				pairs[npairs++] =
+				    (struct pkey_pair){p, (uint16_t)(pt->pkey | 0x8000), pt->indx0};
+			if (limited)
+				pairs[npairs++] =
+				    (struct pkey_pair){p, pt->pkey, pt->indx0 && !full};
 		}
 	}
-	t->npkeys = 0;
-	int rc = 0;
+	if (rc)
+		goto out;
+	/* the default partition: full for every port unless configured; then as configured,
+	 * limited for the ports it does not list, the SM's own port always full (it must
+	 * manage everyone); switches' management ports keep the full key */
+	uint16_t *first = malloc((t->nports + 1u) * sizeof(uint16_t) * 2);
+	if (!first) {
+		rc = -1;
+		goto out;
+	}
 	for (uint32_t p = 0; p < t->nports; p++) {
+		uint32_t d = !dflt ? 2 : count[p] ? count[p] : 1; /* not listed: limited */
+		if (p == t->sm_port ||
+		    (topo_is_switch(t, t->ports[p].node) && t->ports[p].num == 0))
+			d = d == 3 ? 3 : 2;
+		first[2 * p] = d == 1 ? 0x7fff : 0xffff;
+		first[2 * p + 1] = d == 3 ? 0x7fff : 0; /* "both": the limited key too */
+	}
+	/* group the pairs by port (counting sort: linear in ports and pairs) */
+	memset(count, 0, (t->nports + 2u) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < npairs; i++)
+		count[pairs[i].port + 1]++;
+	for (uint32_t p = 0; p < t->nports; p++)
+		count[p + 1] += count[p];
+	struct pkey_pair *sorted = malloc((npairs + 1u) * sizeof(*sorted));
+	if (!sorted) {
+		free(first);
+		rc = -1;
+		goto out;
+	}
+	for (uint32_t i = 0; i < npairs; i++)
+		sorted[count[pairs[i].port]++] = pairs[i];
+	/* count[p] is now the end of port p's pairs; its start is count[p - 1] (0 for p = 0) */
+	t->npkeys = 0;
+	uint32_t at = 0;
+	for (uint32_t p = 0; p < t->nports && !rc; p++) {
 		struct topo_port *port = &t->ports[p];
-		const struct topo_node *n = &t->nodes[port->node];
+		uint32_t end = count[p];
 		port->npkeys = 0;
 		port->pkey_at = t->npkeys;
-		bool sw = n->type == NODE_TYPE_SWITCH;
-		if ((sw && port->num != 0) || (!sw && port->num == 0))
+		if (!keyed(t, p)) {
+			at = end;
 			continue;
-		if (array_reserve(&t->pkeys, &t->pkeys_cap, t->npkeys + (uint64_t)TOPO_MAX_PKEYS) <
-		    0) {
+		}
+		/* as many keys as the port's table holds (PartitionCap), and the model keeps */
+		unsigned cap = t->nodes[port->node].ni.partition_cap;
+		if (!cap || cap > TOPO_MAX_PKEYS)
+			cap = TOPO_MAX_PKEYS;
+		if (array_reserve(&t->pkeys, &t->pkeys_cap, t->npkeys + (uint64_t)cap) < 0) {
 			rc = -1;
 			break;
 		}
 		uint16_t *pk = t->pkeys + t->npkeys;
 		unsigned k = 0;
-		pk[k++] = 0xffff;
-		if (!sw) {
-			for (unsigned i = 0; i < cfg->npartitions; i++) {
-				const struct config_partition *pt = &cfg->partitions[i];
-				bool in = pt->all || (member[p] >> i & 1);
-				bool f = pt->all ? pt->all_full : (full[p] >> i & 1);
-				/* the default partition, limited unless the policy lists the port
-				 * as a full member, so tenants cannot reach each other through it;
-				 * the SM's own port stays full, or it could not manage anyone */
-				if (pt->pkey == 0x7fff) {
-					if (!(in && f) && p != t->sm_port)
-						pk[0] = 0x7fff;
-					continue;
-				}
-				if (in && k < TOPO_MAX_PKEYS)
-					pk[k++] = (uint16_t)(pt->pkey | (f ? 0x8000 : 0));
+		/* indx0: that partition's key first, the default after it */
+		for (uint32_t i = at; i < end && !k; i++)
+			if (sorted[i].indx0)
+				pk[k++] = sorted[i].key;
+		pk[k++] = first[2 * p];
+		if (first[2 * p + 1] && k < cap)
+			pk[k++] = first[2 * p + 1];
+		bool over = false;
+		for (uint32_t i = at; i < end; i++) {
+			if (sorted[i].indx0 && pk[0] == sorted[i].key)
+				continue;
+			if (k == cap) {
+				over = true;
+				break;
 			}
+			pk[k++] = sorted[i].key;
 		}
+		if (over)
+			t->pkeys_truncated++;
 		port->npkeys = (uint8_t)k;
 		t->npkeys += k;
+		at = end;
 	}
-	free(member);
-	free(full);
+	free(sorted);
+	free(first);
+out:
+	free(flags);
+	free(touched);
+	free(count);
+	free(pairs);
 	return rc;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layer check: a file may include headers of its own layer and the layers below it,
 # never above. Layers, lowest first:
-#   util <- mad <- config <- fabric <- routing <- sm <- sa <- sync <- cli, daemon (the binaries)
+#   util <- mad <- config <- fabric <- routing <- sm <- sa <- sync <- pm <- cli, daemon
+#   (the binaries)
 # test/ and bench/ sit above everything. Fails naming each file and include that breaks
 # the order. Usage: test/layers.sh [SOURCE_DIR]
 set -euo pipefail
@@ -10,13 +11,13 @@ cd "${1:-$(dirname "$0")/..}"
 rank() {
 	case "$1" in
 	util) echo 0 ;; mad) echo 1 ;; config) echo 2 ;; fabric) echo 3 ;; routing) echo 4 ;;
-	sm) echo 5 ;; sa) echo 6 ;; sync) echo 7 ;; cli | daemon) echo 8 ;; *) echo "" ;;
+	sm) echo 5 ;; sa) echo 6 ;; sync) echo 7 ;; pm) echo 8 ;; cli | daemon) echo 9 ;; *) echo "" ;;
 	esac
 }
 
 bad=0
 checked=0
-for dir in util mad config fabric routing sm sa sync cli daemon; do
+for dir in util mad config fabric routing sm sa sync pm cli daemon; do
 	[ -d "$dir" ] || continue
 	own=$(rank "$dir")
 	while IFS= read -r f; do
@@ -34,7 +35,7 @@ for dir in util mad config fabric routing sm sa sync cli daemon; do
 done
 
 # each layer's library links only what its includes reach (CMake names follow the folders)
-for dir in util mad config fabric routing sm sa sync; do
+for dir in util mad config fabric routing sm sa sync pm; do
 	own=$(rank "$dir")
 	[ -f "$dir/CMakeLists.txt" ] || continue
 	for lib in $(sed -n 's/.*target_link_libraries(ibsmd_[a-z]* PUBLIC \(.*\))/\1/p' "$dir/CMakeLists.txt"); do

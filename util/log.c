@@ -1,7 +1,9 @@
 #include "util/log.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include <systemd/sd-journal.h>
@@ -115,4 +117,55 @@ void log_rl(const struct log *lg, struct log_rl *rl, enum log_level level, const
 		log_msg(lg, level, subsys, "%s (%" PRIu64 " similar lines held back)", msg, held);
 	else
 		log_msg(lg, level, subsys, "%s", msg);
+}
+
+void log_event(const struct log *lg, enum log_level level, const char *event,
+               const struct log_field *fields, unsigned nfields, const char *fmt, ...)
+{
+	if (!log_enabled(lg, level))
+		return;
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (nfields > 16)
+		nfields = 16;
+	if (lg && lg->sink == LOG_SINK_JOURNAL) {
+		/* one journal entry with every field, so "journalctl IBSMD_EVENT=..." finds it */
+		char bufs[20][160];
+		struct iovec iov[20];
+		unsigned n = 0;
+		n++; /* MESSAGE, below: it gets a buffer of its own */
+		snprintf(bufs[n++], sizeof(bufs[0]), "PRIORITY=%d", (int)level);
+		snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_SUBSYSTEM=event");
+		snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_EVENT=%s", event);
+		for (unsigned i = 0; i < nfields; i++) {
+			char key[48];
+			size_t k = 0;
+			for (const char *c = fields[i].key; *c && k < sizeof(key) - 1; c++)
+				key[k++] = (char)toupper((unsigned char)*c);
+			key[k] = 0;
+			snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_%s=%s", key, fields[i].value);
+		}
+		for (unsigned i = 0; i < n; i++) {
+			iov[i].iov_base = bufs[i];
+			iov[i].iov_len = strlen(bufs[i]);
+		}
+		/* MESSAGE may be longer than a field buffer: give it its own */
+		char mbuf[800];
+		snprintf(mbuf, sizeof(mbuf), "MESSAGE=event: %s", msg);
+		iov[0].iov_base = mbuf;
+		iov[0].iov_len = strlen(mbuf);
+		sd_journal_sendv(iov, (int)n);
+		return;
+	}
+	char tail[1024];
+	size_t at = (size_t)snprintf(tail, sizeof(tail), " [event=%s", event);
+	for (unsigned i = 0; i < nfields && at < sizeof(tail); i++)
+		at += (size_t)snprintf(tail + at, sizeof(tail) - at, " %s=%s", fields[i].key,
+		                       fields[i].value);
+	if (at < sizeof(tail))
+		snprintf(tail + at, sizeof(tail) - at, "]");
+	log_msg(lg, level, "event", "%s%s", msg, tail);
 }

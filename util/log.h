@@ -59,6 +59,18 @@ static inline bool log_enabled(const struct log *lg, enum log_level level)
 			log_msg((lg), LOGL_DEBUG, (sub), __VA_ARGS__);                             \
 	} while (0)
 
+/* Events an administrator acts on (a port going down, an SM appearing, a counter threshold
+ * crossed): one line of prose, plus fields a machine reads. In the journal each field is
+ * IBSMD_<KEY> (upper case) beside IBSMD_EVENT=<event>; on a stream they follow the prose as
+ * [event=<event> key=value ...]. */
+struct log_field {
+	const char *key; /* lower case, [a-z_] */
+	char value[80];
+};
+void log_event(const struct log *lg, enum log_level level, const char *event,
+               const struct log_field *fields, unsigned nfields, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 /* Rate-limited lines, for anything the wire can trigger (a wrong SM_Key, a malformed MAD, a
  * trap storm): a token bucket per kind of message, as BIRD's log_rl. `burst` lines pass at
  * once, then one per `interval_ms`; the first line let through after a quiet spell says how

@@ -26,6 +26,12 @@ static const char help[] =
     "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
     "refuse NODE ATTR            its SMA answers Sets of attribute ATTR (e.g. 0x18) with\n"
     "                            \"unsupported\" (0: none); prints how many it refused\n"
+    "errors NODE PORT COUNTER N  raise a port's error counter by N, as a bad cable would\n"
+    "                            (symbol_errors, link_error_recovery, link_downed,\n"
+    "                            rcv_errors, rcv_remote_phys_errors, rcv_switch_relay_errors,\n"
+    "                            xmit_discards, xmit_constraint_errors,\n"
+    "                            rcv_constraint_errors, local_link_integrity_errors,\n"
+    "                            excessive_buffer_overruns, vl15_dropped, xmit_wait)\n"
     "delay MS                    add a delay to every answer\n"
     "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
@@ -114,6 +120,44 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 		} else {
 			f->nodes[n].refuse_attr = (uint16_t)a;
 			fprintf(o, "refused so far %u\n", f->nodes[n].refused);
+		}
+	} else if (!strcmp(argv[0], "errors") && argc == 5) {
+		char *e;
+		unsigned long long n = strtoull(argv[4], &e, 0);
+		uint64_t *c = NULL;
+		if (!(rc = node_port(f, argv[1], argv[2], &p, o))) {
+			struct fs_counters *k = &f->ports[p].cnt;
+			const struct {
+				const char *name;
+				uint64_t *v;
+			} names[] = {
+			    {"symbol_errors", &k->symbol_errors},
+			    {"link_error_recovery", &k->link_error_recovery},
+			    {"link_downed", &k->link_downed},
+			    {"rcv_errors", &k->rcv_errors},
+			    {"rcv_remote_phys_errors", &k->rcv_remote_phys_errors},
+			    {"rcv_switch_relay_errors", &k->rcv_switch_relay_errors},
+			    {"xmit_discards", &k->xmit_discards},
+			    {"xmit_constraint_errors", &k->xmit_constraint_errors},
+			    {"rcv_constraint_errors", &k->rcv_constraint_errors},
+			    {"local_link_integrity_errors", &k->local_link_integrity_errors},
+			    {"excessive_buffer_overruns", &k->excessive_buffer_overruns},
+			    {"vl15_dropped", &k->vl15_dropped},
+			    {"xmit_wait", &k->xmit_wait}};
+			for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+				if (!strcmp(argv[3], names[i].name))
+					c = names[i].v;
+			if (!c || *e || !*argv[4]) {
+				fprintf(
+				    o,
+				    "errors NODE PORT COUNTER N: no counter \"%s\" or N \"%s\"\n",
+				    argv[3], argv[4]);
+				rc = -1;
+			} else {
+				*c += n;
+				fprintf(o, "%s %s port %s: %" PRIu64 "\n", argv[3], argv[1],
+				        argv[2], *c);
+			}
 		}
 	} else if (!strcmp(argv[0], "delay") && argc == 2) {
 		so->reply_delay_ns = (uint32_t)(atof(argv[1]) * 1e6);

@@ -19,9 +19,15 @@
 #define FS_MFT_CAP    1024 /* multicast LIDs per switch, as ibsim */
 #define FS_LFT_CAP    49152
 
+/* A port's counters, wide: the PMA saturates them at each field's width when it answers, as
+ * hardware does, and a Set clears the ones selected. */
 struct fs_counters {
 	uint64_t xmit_pkts, rcv_pkts, xmit_data, rcv_data; /* data in 4-byte words */
-	uint16_t link_downed;
+	uint64_t link_downed;
+	/* error counters, raised only by "ctl errors" (the simulated wire is clean) */
+	uint64_t symbol_errors, link_error_recovery, rcv_errors, rcv_remote_phys_errors,
+	    rcv_switch_relay_errors, xmit_discards, xmit_constraint_errors, rcv_constraint_errors,
+	    local_link_integrity_errors, excessive_buffer_overruns, vl15_dropped, xmit_wait;
 };
 
 struct fs_port {

@@ -78,13 +78,16 @@ START_TEST(full_file)
 	ck_assert_int_eq(c.log_level, LOGL_INFO);
 	ck_assert_uint_eq(c.npartitions, 2);
 	const struct config_partition *d = &c.partitions[0], *s = &c.partitions[1];
-	ck_assert(d->all && !d->all_full);
+	ck_assert_uint_eq(d->nmembers, 1);
+	ck_assert_uint_eq(d->members[0].kind, CM_ALL);
+	ck_assert_uint_eq(d->defmember, CM_LIMITED);
 	ck_assert(d->ipoib); /* the default partition keeps its broadcast group unless told */
 	ck_assert_str_eq(s->name, "storage");
 	ck_assert_uint_eq(s->pkey, 0x0010); /* the membership bit is per member, not the key's */
-	ck_assert_uint_eq(s->nguids, 2);
-	ck_assert(s->full[0] && s->full[1]);
-	ck_assert_uint_eq(s->guids[1], 0x11);
+	ck_assert_uint_eq(s->nmembers, 2);
+	ck_assert_uint_eq(s->defmember, CM_FULL);
+	ck_assert_uint_eq(s->members[1].kind, CM_GUID);
+	ck_assert_uint_eq(s->members[1].guid, 0x11);
 	ck_assert_uint_eq(s->ipoib_mtu, 5); /* IBA code for 4096 */
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
 	config_free(&c);
@@ -102,7 +105,7 @@ static const struct {
     {"partitions:\n  - name: a\n    members: all\n", ":2:", "no pkey"},
     {"partitions:\n  - name: a\n    pkey: 0\n    members: all\n", ":3:", "pkey: 0"},
     {"partitions:\n  - name: a\n    pkey: 1\n    membership: half\n    members: all\n",
-     ":4:", "full or limited"},
+     ":4:", "full, limited or both"},
     {"partitions: 3\n", ":1:", "expected a list"},
     {"lmc: [1\n", ":", "expected"},
     {"- a list\n", ":1:", "mapping"},
@@ -238,8 +241,8 @@ START_TEST(reload_compare_and_take)
 	config_key_take(&run, &fresh, CK_PARTITIONS);
 	config_key_take(&run, &fresh, CK_SWEEP_INTERVAL);
 	ck_assert_uint_eq(run.sweep_interval_s, 3);
-	ck_assert_uint_eq(run.partitions[0].nguids, 3);
-	ck_assert_uint_eq(run.partitions[0].guids[2], 3);
+	ck_assert_uint_eq(run.partitions[0].nmembers, 3);
+	ck_assert_uint_eq(run.partitions[0].members[2].guid, 3);
 	ck_assert_uint_eq(fresh.npartitions, 0);
 	ck_assert_uint_eq(run.lmc, 0);
 	ck_assert_uint_eq(run.where[CK_SWEEP_INTERVAL].line, 1);

@@ -112,19 +112,14 @@ END_TEST
 static void add_partition(struct ibsmd_config *c, const char *name, uint16_t pkey, bool all,
                           bool all_full, const uint64_t *guids, const bool *full, unsigned n)
 {
-	struct config_partition *p = &c->partitions[c->npartitions++];
-	memset(p, 0, sizeof(*p));
+	struct config_partition *p = config_partition_add(c);
+	ck_assert_ptr_nonnull(p);
 	strcpy(p->name, name);
 	p->pkey = pkey;
-	p->all = all;
-	p->all_full = all_full;
-	if (n) {
-		p->guids = malloc(sizeof(*p->guids) * n);
-		p->full = malloc(sizeof(*p->full) * n);
-		memcpy(p->guids, guids, sizeof(*guids) * n);
-		memcpy(p->full, full, sizeof(*full) * n);
-		p->nguids = n;
-	}
+	if (all)
+		config_partition_member(p, CM_ALL, 0, all_full ? CM_FULL : CM_LIMITED);
+	for (unsigned i = 0; i < n; i++)
+		config_partition_member(p, CM_GUID, guids[i], full[i] ? CM_FULL : CM_LIMITED);
 }
 
 START_TEST(pkeys_from_policy)
@@ -184,7 +179,7 @@ START_TEST(pkeys_from_policy)
 	ck_assert_uint_eq(topo_switch_port_pkeys(t, topo_port(t, s.sw1, 2), sk, 32), 0);
 
 	/* the policy changes: rematerialised, no stale key left */
-	cfg.partitions[1].nguids = 1; /* C leaves the tenant */
+	cfg.partitions[1].nmembers = 1; /* C leaves the tenant */
 	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
 	ck_assert(!topo_port_has_pkey(t, cp, 0x10, &full));
 	ck_assert(topo_port_has_pkey(t, bp, 0x10, &full) && full);

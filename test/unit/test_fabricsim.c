@@ -543,8 +543,13 @@ START_TEST(pma_counts_what_crossed)
 	ck_assert_uint_eq(mad_get_field(m, 0, IB_MAD_STATUS_F), 0);
 	ck_assert_uint_eq(mad_get_field(m + 64, 0, IB_PC_XMT_PKTS_F), 5);
 	ck_assert_uint_eq(mad_get_field(m + 64, 0, IB_PC_RCV_PKTS_F), 5);
-	/* Set clears */
+	/* Set clears what CounterSelect selects: the symbol errors alone leave the packets */
 	m[3] = MAD_METHOD_SET;
+	mad_set_field(m + 64, 0, IB_PC_COUNTER_SELECT_F, 1);
+	ck_assert_int_eq(pma_process(&F, S1p0, m), AGENT_REPLY);
+	ck_assert_uint_eq(mad_get_field(m + 64, 0, IB_PC_XMT_PKTS_F), 5);
+	m[3] = MAD_METHOD_SET;
+	mad_set_field(m + 64, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
 	ck_assert_int_eq(pma_process(&F, S1p0, m), AGENT_REPLY);
 	m[3] = MAD_METHOD_GET;
 	ck_assert_int_eq(pma_process(&F, S1p0, m), AGENT_REPLY);

@@ -29,6 +29,26 @@ START_TEST(levels_and_format)
 }
 END_TEST
 
+/* An event: the prose, then its fields as [event=... key=value], filtered by level. */
+START_TEST(event_fields)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct log lg;
+	log_init(&lg);
+	lg.stream = f;
+	struct log_field fl[2] = {{.key = "port", .value = "3"}, {.key = "counter", .value = "x"}};
+	log_event(&lg, LOGL_WARN, "counter_threshold", fl, 2, "port %u crossed", 3u);
+	log_event(&lg, LOGL_INFO, "hidden_event", fl, 2, "below the level");
+	fclose(f);
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "warn event: port 3 crossed [event=counter_threshold port=3 counter=x]\n"));
+	ck_assert_ptr_null(strstr(buf, "hidden_event"));
+	free(buf);
+}
+END_TEST
+
 START_TEST(level_names)
 {
 	ck_assert_int_eq(log_level_parse("debug"), LOGL_DEBUG);
@@ -48,6 +68,7 @@ int main(void)
 	TCase *tc = tcase_create("log");
 	tcase_add_test(tc, levels_and_format);
 	tcase_add_test(tc, level_names);
+	tcase_add_test(tc, event_fields);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

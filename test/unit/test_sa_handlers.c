@@ -50,18 +50,14 @@ static struct env E;
 static void add_partition(const char *name, uint16_t pkey, bool all, const uint32_t *nodes,
                           unsigned n)
 {
-	struct config_partition *p = &E.cfg.partitions[E.cfg.npartitions++];
-	memset(p, 0, sizeof(*p));
+	struct config_partition *p = config_partition_add(&E.cfg);
+	ck_assert_ptr_nonnull(p);
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->pkey = pkey;
-	p->all = all;
-	p->guids = calloc(n + 1, sizeof(*p->guids));
-	p->full = calloc(n + 1, sizeof(*p->full));
-	for (unsigned i = 0; i < n; i++) {
-		p->guids[i] = port_guid_of(nodes[i]);
-		p->full[i] = true;
-	}
-	p->nguids = n;
+	if (all)
+		config_partition_member(p, CM_ALL, 0, CM_LIMITED); /* as the tests meant it */
+	for (unsigned i = 0; i < n; i++)
+		config_partition_member(p, CM_GUID, port_guid_of(nodes[i]), CM_FULL);
 }
 
 static void setup(void)
