@@ -350,6 +350,26 @@ static int get_mgid(struct cfgp *p, const yaml_node_t *n, uint8_t mgid[16])
 	return 0;
 }
 
+/* The attributes a multicast group has wherever it is configured (an IPoIB group, a
+ * predefined one): 1 when key is none of them. */
+static int group_attr(struct cfgp *p, const yaml_node_t *v, const char *key, uint8_t *mtu,
+                      uint8_t *rate, uint8_t *scope, uint32_t *qkey)
+{
+	if (!strcmp(key, "mtu"))
+		return get_mtu(p, v, key, mtu);
+	if (!strcmp(key, "rate"))
+		return get_rate(p, v, key, rate);
+	if (!strcmp(key, "scope")) {
+		GET_UINT(p, v, key, 15, *scope);
+		return 0;
+	}
+	if (!strcmp(key, "q_key")) {
+		GET_UINT(p, v, key, UINT32_MAX, *qkey);
+		return 0;
+	}
+	return 1;
+}
+
 static int parse_group(struct cfgp *p, const yaml_node_t *n, struct config_mgroup *g)
 {
 	if (n->type != YAML_MAPPING_NODE)
@@ -363,22 +383,17 @@ static int parse_group(struct cfgp *p, const yaml_node_t *n, struct config_mgrou
 		const char *key = scalar(p, k, "key");
 		if (!key)
 			return -1;
+		int a = group_attr(p, v, key, &g->mtu, &g->rate, &g->scope, &g->qkey);
+		if (a < 0)
+			return -1;
+		if (a == 0)
+			continue;
 		if (!strcmp(key, "mgid")) {
 			if (get_mgid(p, v, g->mgid) < 0)
 				return -1;
 			have_mgid = true;
-		} else if (!strcmp(key, "mtu")) {
-			if (get_mtu(p, v, key, &g->mtu) < 0)
-				return -1;
-		} else if (!strcmp(key, "rate")) {
-			if (get_rate(p, v, key, &g->rate) < 0)
-				return -1;
 		} else if (!strcmp(key, "sl")) {
 			GET_UINT(p, v, key, 15, g->sl);
-		} else if (!strcmp(key, "scope")) {
-			GET_UINT(p, v, key, 15, g->scope);
-		} else if (!strcmp(key, "q_key")) {
-			GET_UINT(p, v, key, UINT32_MAX, g->qkey);
 		} else if (!strcmp(key, "tclass")) {
 			GET_UINT(p, v, key, 255, g->tclass);
 		} else if (!strcmp(key, "flow_label")) {
@@ -439,6 +454,7 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 	if (n->type != YAML_MAPPING_NODE)
 		return cerr(p, n, "partitions: each entry is a mapping (name, pkey, members)");
 	bool have_pkey = false;
+	int a;
 	const yaml_node_t *members = NULL;
 	for (yaml_node_pair_t *kv = n->data.mapping.pairs.start; kv < n->data.mapping.pairs.top;
 	     kv++) {
@@ -472,16 +488,10 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 			if (get_bool(p, v, key, &pt->ipoib) < 0)
 				return -1;
 			ipoib_given = true;
-		} else if (!strcmp(key, "mtu")) {
-			if (get_mtu(p, v, key, &pt->ipoib_mtu) < 0)
+		} else if ((a = group_attr(p, v, key, &pt->ipoib_mtu, &pt->ipoib_rate,
+		                           &pt->ipoib_scope, &pt->ipoib_qkey)) <= 0) {
+			if (a < 0)
 				return -1;
-		} else if (!strcmp(key, "rate")) {
-			if (get_rate(p, v, key, &pt->ipoib_rate) < 0)
-				return -1;
-		} else if (!strcmp(key, "scope")) {
-			GET_UINT(p, v, key, 15, pt->ipoib_scope);
-		} else if (!strcmp(key, "q_key")) {
-			GET_UINT(p, v, key, UINT32_MAX, pt->ipoib_qkey);
 		} else if (!strcmp(key, "groups")) {
 			if (v->type != YAML_SEQUENCE_NODE)
 				return cerr(p, v, "groups: expected a list");

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "daemon/control.h"
 #include "daemon/events.h"
+#include "daemon/import_opensm.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/reload.h"
@@ -34,6 +35,8 @@ static void usage(FILE *out)
 	        "  --check-config [FILE]   check FILE (else --config's, else %s):\n"
 	        "                          exit 0 when it is sound, 2 with FILE:LINE:COLUMN\n"
 	        "  --dump-config           print the effective configuration as YAML and exit\n"
+	        "  --import-opensm [OPENSM_CONF] [--partitions FILE] [--qos-policy FILE]\n"
+	        "                          print OpenSM's configuration as ibsmd YAML\n"
 	        "  --wait-for-port         wait until the port can be opened (at boot)\n"
 	        "  --once                  sweep, program, print a summary and exit: 0 when the\n"
 	        "                          subnet is up, 1 with the reason otherwise\n"
@@ -105,6 +108,9 @@ int main(int argc, char **argv)
 	    {"config", required_argument, NULL, 'c'},
 	    {"check-config", no_argument, NULL, 'K'},
 	    {"dump-config", no_argument, NULL, 'D'},
+	    {"import-opensm", no_argument, NULL, 'I'},
+	    {"partitions", required_argument, NULL, 'A'},
+	    {"qos-policy", required_argument, NULL, 'Q'},
 	    {"once", no_argument, NULL, 'o'},
 	    {"wait-for-port", no_argument, NULL, 'w'},
 	    {"state-dir", required_argument, NULL, 's'},
@@ -130,6 +136,8 @@ int main(int argc, char **argv)
 	struct settings set = {.lmc = -1, .sweep_interval = -1, .priority = -1, .log_level = -1};
 	int verbose = 0;
 	char local_ca[64];
+	const char *import_parts = NULL, *import_qos = NULL;
+	bool import = false;
 	bool once = false, wait_port = false, check_only = false, dump = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -152,6 +160,9 @@ int main(int argc, char **argv)
 		case 'c': set.config_file = optarg; break;
 		case 'K': check_only = true; break;
 		case 'D': dump = true; break;
+		case 'I': import = true; break;
+		case 'A': import_parts = optarg; break;
+		case 'Q': import_qos = optarg; break;
 		case 'o': once = true; break;
 		case 'w': wait_port = true; break;
 		case 's': set.state_dir = optarg; break;
@@ -202,6 +213,21 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	if (import) {
+		/* OpenSM's files as ibsmd YAML on standard output */
+		const char *conf = optind < argc ? argv[optind++] : NULL;
+		char ierr[512];
+		if (optind != argc || (!conf && !import_parts && !import_qos)) {
+			usage(stderr);
+			return 2;
+		}
+		if (import_opensm(conf, import_parts, import_qos, stdout, ierr, sizeof(ierr)) < 0) {
+			fflush(stdout);
+			fprintf(stderr, "ibsmd: %s\n", ierr);
+			return 2;
+		}
+		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	/* --check-config takes the file as its operand; nothing else has operands */
 	if (check_only && optind + 1 == argc)

@@ -45,6 +45,7 @@ struct topo_port {
 	uint8_t num;
 	uint8_t refused;
 	uint8_t npkeys;
+	uint8_t pkey_blocks; /* P_Key blocks the SM last wrote (a shorter table empties the rest) */
 	bool known; /* PortInfo read at least once */
 };
 

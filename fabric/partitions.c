@@ -53,12 +53,12 @@ static void mark(const struct topo *t, const struct config_member *m, uint8_t ms
 			continue;
 		if (!flags[p])
 			touched[(*ntouched)++] = p;
-		flags[p] |= ms;
+		flags[p] = ms; /* the last entry naming a port decides, as in OpenSM */
 	}
 }
 
-/* The membership a port ends with when listed several times, as OpenSM decides it: "both"
- * anywhere gives both keys; else full anywhere wins over limited. */
+/* A port listed several times (ALL, then its GUID...) gets the membership of the last entry
+ * naming it, as OpenSM decides; "both" gives it the full and the limited key. */
 #define MS_BOTH_SEEN 4
 
 int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
@@ -116,8 +116,8 @@ int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 	if (rc)
 		goto out;
 	/* the default partition: full for every port unless configured; then as configured,
-	 * limited for the ports it does not list, the SM's own port always full (it must
-	 * manage everyone); switches' management ports keep the full key */
+	 * limited for the ports it does not list (switches' management ports included, as
+	 * OpenSM does), the SM's own port always full (it must manage everyone) */
 	uint16_t *first = malloc((t->nports + 1u) * sizeof(uint16_t) * 2);
 	if (!first) {
 		rc = -1;
@@ -125,8 +125,7 @@ int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 	}
 	for (uint32_t p = 0; p < t->nports; p++) {
 		uint32_t d = !dflt ? 2 : count[p] ? count[p] : 1; /* not listed: limited */
-		if (p == t->sm_port ||
-		    (topo_is_switch(t, t->ports[p].node) && t->ports[p].num == 0))
+		if (p == t->sm_port)
 			d = d == 3 ? 3 : 2;
 		first[2 * p] = d == 1 ? 0x7fff : 0xffff;
 		first[2 * p + 1] = d == 3 ? 0x7fff : 0; /* "both": the limited key too */

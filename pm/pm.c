@@ -150,6 +150,26 @@ static void finish_one(struct pm *pm)
 	pump(pm);
 }
 
+/* The end of a request: its port, the request freed; false when the dispatcher cancelled
+ * it (at shutdown: nothing more to do). */
+static bool req_end(void *ctx, const struct mad_result *res, struct pm **pm, uint32_t *port)
+{
+	struct pm_req *rq = ctx;
+	*pm = rq->pm;
+	*port = rq->port;
+	free(rq);
+	return res->error != -ECANCELED;
+}
+
+/* The attribute of a good answer, or NULL (no answer, an error status, cut short). */
+static const uint8_t *answer_data(const struct mad_result *res, size_t *len)
+{
+	if (res->error || (res->status & 0x7fff) || res->len < MAD_SIZE)
+		return NULL;
+	*len = res->len - MAD_PERF_DATA_OFFSET;
+	return res->mad + MAD_PERF_DATA_OFFSET;
+}
+
 static void on_clear(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
 {
 	(void)d;
@@ -171,17 +191,15 @@ static void on_clear(struct mad_dispatcher *d, const struct mad_result *res, voi
 static void on_ext(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
 {
 	(void)d;
-	struct pm_req *rq = ctx;
-	struct pm *pm = rq->pm;
-	uint32_t port = rq->port;
-	free(rq);
-	if (res->error == -ECANCELED)
+	struct pm *pm;
+	uint32_t port;
+	if (!req_end(ctx, res, &pm, &port))
 		return;
 	uint32_t node = pm->t->ports[port].node;
 	struct mad_port_counters_ext x;
-	if (res->error || (res->status & 0x7fff) || res->len < MAD_SIZE ||
-	    mad_port_counters_ext_decode(res->mad + MAD_PERF_DATA_OFFSET,
-	                                 res->len - MAD_PERF_DATA_OFFSET, &x, NULL) < 0) {
+	size_t len = 0;
+	const uint8_t *data = answer_data(res, &len);
+	if (!data || mad_port_counters_ext_decode(data, len, &x, NULL) < 0) {
 		/* a node that does not answer it gets the 32-bit counters from now on */
 		if (!res->error && node < pm->node_ext_cap)
 			pm->node_ext[node] = EXT_NO;
@@ -220,16 +238,14 @@ static void on_ext(struct mad_dispatcher *d, const struct mad_result *res, void 
 static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
 {
 	(void)d;
-	struct pm_req *rq = ctx;
-	struct pm *pm = rq->pm;
-	uint32_t port = rq->port;
-	free(rq);
-	if (res->error == -ECANCELED)
+	struct pm *pm;
+	uint32_t port;
+	if (!req_end(ctx, res, &pm, &port))
 		return;
 	struct mad_port_counters pc;
-	if (res->error || (res->status & 0x7fff) || res->len < MAD_SIZE ||
-	    mad_port_counters_decode(res->mad + MAD_PERF_DATA_OFFSET,
-	                             res->len - MAD_PERF_DATA_OFFSET, &pc, NULL) < 0) {
+	size_t len = 0;
+	const uint8_t *data = answer_data(res, &len);
+	if (!data || mad_port_counters_decode(data, len, &pc, NULL) < 0) {
 		pm->st.unanswered++;
 		log_rl(pm->log, &pm->rl, LOGL_INFO, "pm", "no PortCounters from LID %u port %u: %s",
 		       pm->t->ports[topo_lid_port(pm->t, port)].lid, pm->t->ports[port].num,
@@ -272,8 +288,8 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 	uint16_t clear = 0;
 	uint64_t dx = 0, dr = 0;
 	for (unsigned c = 0; c < PM_NCOUNTERS; c++) {
-		bool data = c >= PM_XMIT_DATA && c <= PM_RCV_PKTS;
-		if (data && ext)
+		bool traffic = c >= PM_XMIT_DATA && c <= PM_RCV_PKTS;
+		if (traffic && ext)
 			continue; /* PortCountersExtended counts these, without saturating */
 		uint64_t g = grown(cur[c], ps->last[c]);
 		ps->s.total[c] += (c == PM_XMIT_DATA || c == PM_RCV_DATA) ? g * 4 : g;

@@ -744,30 +744,34 @@ uint16_t sa_mcast_request(struct sa_req *rq, const struct mad_sa_hdr *h, const u
 }
 
 /* The IPoIB broadcast group of a partition, if it is not there yet. */
-static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate)
+/* A group the configuration asks for (a partition's IPoIB broadcast group, or one of its
+ * predefined groups), made once and kept when empty. */
+static void ensure_group(struct sa *sa, struct mad_mcmember_record *r, const char *what)
 {
-	struct mad_mcmember_record r = {
-	    .qkey = IPOIB_QKEY,
-	    .mtu = mtu,
-	    .pkey = (uint16_t)(pkey | 0x8000),
-	    .rate = rate,
-	    .pkt_life = sa->cfg->subnet_timeout,
-	    .scope = SCOPE_LINK_LOCAL,
-	    .join_state = JOIN_FULL,
-	};
-	bcast_mgid(r.mgid, SCOPE_LINK_LOCAL, r.pkey);
-	if (find_group(sa, r.mgid))
+	r->pkt_life = sa->cfg->subnet_timeout;
+	r->join_state = JOIN_FULL;
+	r->pkey |= 0x8000;
+	if (find_group(sa, r->mgid))
 		return;
-	r.mlid = new_mlid(sa, 0);
-	if (!r.mlid || !new_group(sa, &r, true)) {
-		log_err(sa->log, "sa",
-		        "no MLID or memory for the IPoIB broadcast group of P_Key 0x%04x", r.pkey);
+	char mgid[48];
+	r->mlid = new_mlid(sa, 0);
+	if (!r->mlid || !new_group(sa, r, true)) {
+		log_err(sa->log, "sa", "no MLID or memory for the %s %s of P_Key 0x%04x", what,
+		        gid_str(r->mgid, mgid, sizeof(mgid)), r->pkey);
 		return;
 	}
 	sa_state_changed(sa);
-	char mgid[48];
-	log_info(sa->log, "sa", "IPoIB broadcast group %s, MLID 0x%04x",
-	         gid_str(r.mgid, mgid, sizeof(mgid)), r.mlid);
+	log_info(sa->log, "sa", "%s %s, MLID 0x%04x", what, gid_str(r->mgid, mgid, sizeof(mgid)),
+	         r->mlid);
+}
+
+static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate, uint8_t sl,
+                         uint8_t scope, uint32_t qkey)
+{
+	struct mad_mcmember_record r = {
+	    .qkey = qkey, .mtu = mtu, .pkey = pkey, .rate = rate, .sl = sl, .scope = scope};
+	bcast_mgid(r.mgid, scope, (uint16_t)(pkey | 0x8000));
+	ensure_group(sa, &r, "IPoIB broadcast group");
 }
 
 void sa_mcast_sweep_done(struct sa *sa)
@@ -779,10 +783,25 @@ void sa_mcast_sweep_done(struct sa *sa)
 		if (pt->pkey == 0x7fff)
 			default_done = true;
 		if (pt->ipoib)
-			ensure_bcast(sa, pt->pkey, pt->ipoib_mtu, pt->ipoib_rate);
+			ensure_bcast(sa, pt->pkey, pt->ipoib_mtu, pt->ipoib_rate, pt->ipoib_sl,
+			             pt->ipoib_scope, pt->ipoib_qkey);
+		for (unsigned g = 0; g < pt->ngroups; g++) {
+			const struct config_mgroup *cg = &pt->groups[g];
+			struct mad_mcmember_record r = {.qkey = cg->qkey,
+			                                .mtu = cg->mtu,
+			                                .pkey = pt->pkey,
+			                                .rate = cg->rate,
+			                                .sl = cg->sl,
+			                                .scope = cg->scope,
+			                                .tclass = cg->tclass,
+			                                .flow_label = cg->flow_label};
+			memcpy(r.mgid, cg->mgid, 16);
+			ensure_group(sa, &r, "configured multicast group");
+		}
 	}
 	if (!default_done && c->default_ipoib)
-		ensure_bcast(sa, 0x7fff, c->default_ipoib_mtu, c->default_ipoib_rate);
+		ensure_bcast(sa, 0x7fff, c->default_ipoib_mtu, c->default_ipoib_rate, 0,
+		             SCOPE_LINK_LOCAL, IPOIB_QKEY);
 	/* members whose port left the fabric leave their groups */
 	for (uint32_t i = 0; i < sa->ngroups;) {
 		struct sa_group *g = &sa->groups[i];

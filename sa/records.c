@@ -150,10 +150,10 @@ void sa_build_mft_records(const struct sa_req *rq, struct sa_records *out)
 	}
 }
 
-/* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed:
- * the SM fills block 0 (32 partitions), the blocks after it are empty. */
-/* CA ports' tables, and those of the switch ports that face them (the SM set both; other
- * switch ports keep tables it neither sets nor reads). */
+/* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed
+ * (the keys the policy gives it, 32 a block, then empty blocks); the tables of the switch
+ * ports that face CAs, and of switch management ports the policy gives keys. Other switch
+ * ports keep tables the SM neither sets nor reads. */
 void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 {
 	struct sa *sa = rq->sa;
@@ -163,6 +163,25 @@ void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 		const struct topo_node *node = &t->nodes[port->node];
 		if (!node->present)
 			continue;
+		if (node->type == NODE_TYPE_SWITCH && port->num == 0 && port->pkey_sig) {
+			/* a management port the policy gave keys (all_switches): as set */
+			struct mad_pkey_table_record r = {.lid = port->lid};
+			if ((rq->only_lid && rq->only_lid != r.lid) || !sa_visible(rq, p))
+				continue;
+			unsigned nk;
+			const uint16_t *keys = topo_port_pkeys(t, p, &nk);
+			for (unsigned b = 0; b < (nk + 31u) / 32u; b++) {
+				r.block_num = (uint16_t)b;
+				memset(&r.table, 0, sizeof(r.table));
+				memcpy(r.table.pkey, keys + b * 32u,
+				       (nk - b * 32u > 32u ? 32u : nk - b * 32u) *
+				           sizeof(uint16_t));
+				uint8_t *rec = sa_records_add(out);
+				if (rec)
+					mad_pkey_table_record_encode(&r, rec, out->size, NULL);
+			}
+			continue;
+		}
 		if (node->type == NODE_TYPE_SWITCH) {
 			struct mad_pkey_table_record r = {.lid = t->ports[node->first_port].lid,
 			                                  .port_num = port->num};
@@ -187,11 +206,12 @@ void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 		for (unsigned b = 0; b < blocks; b++) {
 			struct mad_pkey_table_record r = {
 			    .lid = port->lid, .port_num = port->num, .block_num = (uint16_t)b};
-			if (b == 0) {
-				unsigned nk;
-				const uint16_t *keys = topo_port_pkeys(t, p, &nk);
-				memcpy(r.table.pkey, keys, nk * sizeof(uint16_t));
-			}
+			unsigned nk;
+			const uint16_t *keys = topo_port_pkeys(t, p, &nk);
+			if (nk > b * 32u)
+				memcpy(r.table.pkey, keys + b * 32u,
+				       (nk - b * 32u > 32u ? 32u : nk - b * 32u) *
+				           sizeof(uint16_t));
 			uint8_t *rec = sa_records_add(out);
 			if (rec)
 				mad_pkey_table_record_encode(&r, rec, out->size, NULL);

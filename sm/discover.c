@@ -163,6 +163,17 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		if (!pr->full && t->ports[pr->from_port].peer != arrival) {
 			sm->structural = true;
 			sm->grew = true; /* a link that was not there before */
+			char name[160], g[20], pn[4], fg[20], fpn[4];
+			const struct topo_port *near = &t->ports[pr->from_port];
+			snprintf(g, sizeof(g), "0x%016" PRIx64, t->nodes[near->node].guid);
+			snprintf(pn, sizeof(pn), "%u", near->num);
+			snprintf(fg, sizeof(fg), "0x%016" PRIx64, ni.node_guid);
+			snprintf(fpn, sizeof(fpn), "%u", ni.local_port_num);
+			const char *kv[] = {"node_guid", g,   "node_desc", t->nodes[near->node].desc,
+			                    "port",      pn,  "peer_guid", fg,
+			                    "peer_port", fpn, NULL};
+			sm_event(sm, LOGL_NOTICE, "link_up", kv, "link up at %s port %u",
+			         sm_node_name(sm, near->node, name, sizeof(name)), near->num);
 		}
 		topo_link(t, pr->from_port, arrival);
 	} else {
@@ -257,9 +268,17 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 		return;
 	if (!topo_port_up(port)) {
 		if (port->peer != TOPO_NONE) {
-			char name[160];
-			log_notice(sm->log, "discover", "link down at %s port %u",
-			           sm_node_name(sm, port->node, name, sizeof(name)), port->num);
+			char name[160], g[20], pn[4], fg[20], fpn[4];
+			const struct topo_port *far = &t->ports[port->peer];
+			snprintf(g, sizeof(g), "0x%016" PRIx64, t->nodes[port->node].guid);
+			snprintf(pn, sizeof(pn), "%u", port->num);
+			snprintf(fg, sizeof(fg), "0x%016" PRIx64, t->nodes[far->node].guid);
+			snprintf(fpn, sizeof(fpn), "%u", far->num);
+			const char *kv[] = {"node_guid", g,    "node_desc", t->nodes[port->node].desc,
+			                    "port",      pn,   "peer_guid", fg,
+			                    "peer_port", fpn,  NULL};
+			sm_event(sm, LOGL_NOTICE, "link_down", kv, "link down at %s port %u",
+			         sm_node_name(sm, port->node, name, sizeof(name)), port->num);
 			topo_unlink(t, pr->port);
 			sm->structural = true;
 		}

@@ -274,6 +274,17 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 	if (!was || before != si->state)
 		log_notice(sm->log, "election", "SM GUID " GUID_FMT " (LID %u): %s, priority %u",
 		           r->guid, remote_lid(sm, r), state_str(si->state), si->priority);
+	if (!was) {
+		char g[20], lid[8], prio[4];
+		snprintf(g, sizeof(g), "0x%016" PRIx64, r->guid);
+		snprintf(lid, sizeof(lid), "%u", remote_lid(sm, r));
+		snprintf(prio, sizeof(prio), "%u", si->priority);
+		const char *kv[] = {"sm_guid", g,    "sm_lid", lid, "sm_state", state_str(si->state),
+		                    "priority", prio, NULL};
+		sm_event(sm, LOGL_NOTICE, "sm_appeared", kv,
+		         "another SM answers: GUID " GUID_FMT " (LID %u), %s, priority %u", r->guid,
+		         remote_lid(sm, r), state_str(si->state), si->priority);
+	}
 	return true;
 }
 

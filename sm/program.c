@@ -83,10 +83,13 @@ static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
 static void on_ca_pkeys_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                             void *ctx)
 {
-	const uint32_t *ref = ctx; /* node, attr, modifier, port index, signature */
+	const uint32_t *ref = ctx; /* node, attr, modifier, port index, signature (0: a block
+	                            * before the last) */
 	on_set_done(sm, res, smp, ctx);
-	if (smp && !smp->dr_status)
+	if (smp && !smp->dr_status && ref[4])
 		sm->topo.ports[ref[3]].pkey_sig = ref[4];
+	else if (!smp || smp->dr_status)
+		sm->topo.ports[ref[3]].pkey_sig = 0; /* a block failed: all of them again */
 }
 
 static void on_pkeys_read(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -265,28 +268,53 @@ void program_tables(struct sm *sm)
 	if (sm->structural)
 		mcast_topology_changed(sm);
 	mcast_program(sm);
-	/* P_Keys on CA ports (block 0 holds the default partition and up to 31 more): only
-	 * where the port holds others (what it holds is known from our Sets, or read) */
+	/* P_Keys of CA ports, and of switches' management ports when the policy gives them
+	 * keys (all_switches): every block the keys need, 32 keys each, and the blocks a
+	 * longer table had before, emptied; only where the port holds others (known from our
+	 * Sets, or read) */
 	for (uint32_t p = 0; p < t->nports; p++) {
 		struct topo_port *port = &t->ports[p];
 		const struct topo_node *n = &t->nodes[port->node];
-		if (!n->present || n->type == NODE_TYPE_SWITCH || !port->lid)
+		bool sw0 = n->type == NODE_TYPE_SWITCH && port->num == 0;
+		if (!n->present || (n->type == NODE_TYPE_SWITCH && !sw0) ||
+		    !t->ports[topo_lid_port(t, p)].lid)
 			continue;
-		if (port->pi.port_state == PORT_STATE_INIT)
-			port->pkey_sig = 0; /* it may have been reset with its device */
-		struct mad_pkey_table tbl = {0};
 		unsigned nk;
 		const uint16_t *keys = topo_port_pkeys(t, p, &nk);
-		memcpy(tbl.pkey, keys, nk * sizeof(uint16_t));
-		uint32_t sig = pkeys_sig(tbl.pkey, 32);
+		/* a switch's port 0 keeps its own table unless the policy gives it more than the
+		 * full default key */
+		if (sw0 && nk <= 1 && (!nk || keys[0] == 0xffff) && !port->pkey_sig)
+			continue;
+		if (!sw0 && port->pi.port_state == PORT_STATE_INIT)
+			port->pkey_sig = 0; /* it may have been reset with its device */
+		unsigned blocks = (nk + 31u) / 32u;
+		if (!blocks)
+			blocks = 1;
+		uint16_t all[TOPO_MAX_PKEYS + 32] = {0};
+		memcpy(all, keys, nk * sizeof(uint16_t));
+		uint32_t sig = pkeys_sig(all, blocks * 32u);
 		if (port->pkey_sig == sig)
 			continue;
-		uint8_t data[64] = {0};
-		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
-		uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, 0, p, sig};
-		sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, 0, data, sizeof(data),
-		                on_ca_pkeys_set, ref, sizeof(ref));
-		sm->counts.pkey_sets++;
+		unsigned upto = blocks > port->pkey_blocks ? blocks : port->pkey_blocks;
+		for (unsigned b = 0; b < upto; b++) {
+			struct mad_pkey_table tbl = {0};
+			if (b < blocks)
+				memcpy(tbl.pkey, all + b * 32u, sizeof(tbl.pkey));
+			uint8_t data[64] = {0};
+			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
+			/* the signature is the port's once its last block is set */
+			uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, b, p,
+			                   b + 1 == upto ? sig : 0};
+			if (sw0)
+				sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET,
+				           MAD_ATTR_PKEY_TABLE, b, data, sizeof(data),
+				           on_ca_pkeys_set, ref, sizeof(ref));
+			else
+				sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, b, data,
+				                sizeof(data), on_ca_pkeys_set, ref, sizeof(ref));
+			sm->counts.pkey_sets++;
+		}
+		port->pkey_blocks = (uint8_t)blocks;
 	}
 	program_switch_pkeys(sm);
 }

@@ -46,8 +46,11 @@ int route_all(struct sm *sm)
 		void *state = NULL;
 		ctx->why[0] = 0;
 		if ((e->setup && e->setup(ctx, &state) < 0) || e->unicast(ctx, state) < 0) {
-			log_warn(sm->log, "routing", "engine %s failed: %s; trying the next",
-			         e->name, ctx->why[0] ? ctx->why : "no reason given");
+			const char *kv[] = {"engine", e->name, "reason",
+			                    ctx->why[0] ? ctx->why : "no reason given", NULL};
+			sm_event(sm, LOGL_WARN, "routing_fallback", kv,
+			         "routing engine %s failed: %s; trying the next", e->name,
+			         ctx->why[0] ? ctx->why : "no reason given");
 			if (e->teardown)
 				e->teardown(state);
 			/* the next engine starts from clean tables and loads */

@@ -1,4 +1,5 @@
 /* The SM's state machine and sweep pipeline (see sm.h), traps and SMInfo. */
+#include <stdarg.h>
 #include "sm/sm_int.h"
 
 #include <errno.h>
@@ -705,6 +706,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	mcast_init(sm);
 	election_init(sm);
 	sm->rl_trap = sm->rl_garbage = sm->rl_no_answer = sm->rl_refused = LOG_RL_INIT(20, 1000);
+	sm->rl_events = LOG_RL_INIT(50, 1000);
 	if (topo_init(&sm->topo) < 0) {
 		free(sm);
 		return NULL;
@@ -760,6 +762,31 @@ int sm_start(struct sm *sm)
 	sm->el.rereg = true; /* a fresh start: the hosts re-register with this SM */
 	start_sweep(sm);
 	return 0;
+}
+
+void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
+              const char *fmt, ...)
+{
+	uint64_t held = 0;
+	if (!log_enabled(sm->log, level) ||
+	    !log_rl_allow(&sm->rl_events, (uint64_t)(ev_time() * 1e9), &held))
+		return;
+	struct log_field f[8];
+	unsigned n = 0;
+	for (; kv && kv[0] && kv[1] && n < 8; kv += 2, n++) {
+		f[n].key = kv[0];
+		snprintf(f[n].value, sizeof(f[n].value), "%s", kv[1]);
+	}
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (held)
+		log_event(sm->log, level, event, f, n, "%s (%" PRIu64 " events held back before it)",
+		          msg, held);
+	else
+		log_event(sm->log, level, event, f, n, "%s", msg);
 }
 
 void sm_config_changed(struct sm *sm)

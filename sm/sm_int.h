@@ -136,6 +136,7 @@ struct sm {
 	/* what the wire can make the SM log, rate limited: traps, garbage answers, nodes
 	 * that do not answer, Sets refused */
 	struct log_rl rl_trap, rl_garbage, rl_no_answer, rl_refused;
+	struct log_rl rl_events; /* structured events the wire can trigger (links flapping) */
 	bool started;
 	bool stopped; /* sm_stop ran: once only (sm_free calls it too) */
 	int exit_code;
@@ -254,5 +255,10 @@ void mcast_stop(struct sm *sm);
 void mcast_free(struct sm *sm);
 void mcast_topology_changed(struct sm *sm); /* every tree is recomputed next time */
 void mcast_program(struct sm *sm);          /* send the MFT blocks that changed */
+
+/* A structured event (log_event), rate limited: a flapping link must not flood the journal.
+ * fields: "key", value pairs given as a NULL-terminated list of strings. */
+void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
+              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -69,3 +69,37 @@ rc=0
 [ "$rc" = 2 ] && grep -qx "ibsmd: $WORK/none.yaml: No such file or directory" "$WORK/bad.err" ||
 	fail "missing file: $(cat "$WORK/bad.err")"
 echo "a missing file: ok"
+
+# the importer: OpenSM's files as YAML that --check-config takes, and what it cannot
+# translate refused with file:line
+printf 'lmc 1\nsm_priority 7\nrouting_engine ftree\nlog_file /var/log/opensm.log\nqos TRUE\n' \
+	>"$WORK/opensm.conf"
+printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_CAS ;\n' \
+	>"$WORK/partitions.conf"
+"$IBSMD" --import-opensm "$WORK/opensm.conf" --partitions "$WORK/partitions.conf" \
+	>"$WORK/imported.yaml" || fail "import"
+"$IBSMD" --check-config "$WORK/imported.yaml" >/dev/null || fail "the imported YAML is refused"
+grep -q '^# opensm log_file /var/log/opensm.log: ' "$WORK/imported.yaml" &&
+	grep -q '^# opensm routing_engine ftree: ' "$WORK/imported.yaml" &&
+	grep -q '^# opensm qos TRUE: ' "$WORK/imported.yaml" &&
+	grep -q '^routing_engine: "updn,minhop"' "$WORK/imported.yaml" ||
+	fail "the import does not say what it did with OpenSM's options: $(cat "$WORK/imported.yaml")"
+imp_bad() { # EXPECTED-SUFFIX FILE-CONTENT...
+	local want=$1 rc=0
+	shift
+	printf '%b' "$@" >"$WORK/bad.conf"
+	"$IBSMD" --import-opensm --partitions "$WORK/bad.conf" >/dev/null 2>"$WORK/imp.err" || rc=$?
+	[ "$rc" = 2 ] && [ "$(cat "$WORK/imp.err")" = "ibsmd: $WORK/bad.conf$want" ] ||
+		fail "import of $(head -c 60 "$WORK/bad.conf"): rc $rc, '$(cat "$WORK/imp.err")', want '$want'"
+}
+imp_bad ':2: partition "noid" has no P_Key: OpenSM makes one up, ibsmd needs it written (Name=0xPKEY)' \
+	'Default=0x7fff : ALL ;\nnoid : ALL ;\n'
+imp_bad ':1: "0xnothex" is not a port GUID' 'a=0x10 : 0xnothex ;\n'
+imp_bad ':2: a partition definition without its closing '"';'"'' '# x\na=0x10 : ALL\n'
+imp_bad ':1: rate=11: ibsmd takes the IBA rate codes 2-10 (2.5 to 120 Gb/s) so far' \
+	'a=0x10, ipoib, rate=11 : ALL ;\n'
+rc=0
+"$IBSMD" --import-opensm --qos-policy "$WORK/partitions.conf" >/dev/null 2>"$WORK/imp.err" || rc=$?
+[ "$rc" = 2 ] && grep -q ":1: QoS policy files cannot be translated yet" "$WORK/imp.err" ||
+	fail "a QoS policy: rc $rc $(cat "$WORK/imp.err")"
+echo "--import-opensm: YAML --check-config takes, comments for what has no counterpart, 5 refusals with file:line: ok"

@@ -5,7 +5,8 @@
 # counters" show the errors. Counters are kept past their hardware width: twice 40,000
 # symbol errors (the field saturates at 65,535) total 80,000, because the PM clears a
 # counter past half its range. Under the threshold, no event. perfquery (infiniband-diags)
-# reads the same counters from the simulator.
+# reads the same counters from the simulator. A link going down and up and another SM
+# appearing raise link_down, link_up and sm_appeared events with their fields.
 # Usage: ibsmd_pm.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 need perfquery
@@ -59,3 +60,16 @@ wait_until 10 total_is core-1 4 symbol_errors 80000 || fail "80000: $(total core
 "$IBSA" --control "$WORK/control" counters core-1 | grep -q "^core-1 .* 4 .* 80000 " ||
 	fail "ibsa counters: $("$IBSA" --control "$WORK/control" counters core-1)"
 echo "80000 symbol errors through a 16-bit counter (cleared past half), link_downed 2, xmit_discards 7: ok"
+
+# the other structured events: a link going down and coming back, another SM appearing
+"$FS" ctl link down core-1 5 >/dev/null
+wait_until 20 grep -q 'event=link_down .*port=5 ' "$WORK/ibsmd.log" || fail "no link_down event"
+grep 'event=link_down' "$WORK/ibsmd.log" | grep -q 'node_desc=core-1 port=5 peer_guid=0x' ||
+	grep 'event=link_down' "$WORK/ibsmd.log" | grep -q 'port=[0-9]* peer_guid=0x[0-9a-f]* peer_port=' ||
+	fail "link_down: $(grep event=link_down "$WORK/ibsmd.log")"
+"$FS" ctl link up core-1 5 >/dev/null
+wait_until 20 grep -q 'event=link_up' "$WORK/ibsmd.log" || fail "no link_up event"
+start_named_ibsmd B host-2 0 "sweep_interval: 0" "pm_interval: 0"
+wait_until 30 grep -q 'event=sm_appeared sm_guid=0x0000000000100003' "$WORK/ibsmd.log" ||
+	fail "no sm_appeared event: $(grep event= "$WORK/ibsmd.log" | tail -3)"
+echo "events link_down, link_up and sm_appeared, with their fields: ok"

@@ -14,7 +14,7 @@ partitions:
   - name: default
     pkey: 0x7fff
     membership: limited
-    members: all
+    members: [all, all_switches: full]
   - name: tenant-a
     pkey: 0x8001
     members: [0x100001, 0x100003]

@@ -71,6 +71,8 @@ static void setup(void)
 	E.cfg.state_dir[0] = 0;
 	E.cfg.sm_key = SM_KEY;
 	add_partition("Default", 0x7fff, true, NULL, 0);
+	/* switches stay full members, as OpenSM's usual "ALL, ALL_SWITCHES=full" has it */
+	config_partition_member(&E.cfg.partitions[0], CM_ALL_SWITCHES, 0, CM_FULL);
 	const uint32_t a[] = {A1, A2}, b[] = {B1, B2};
 	add_partition("A", 0x0a, false, a, 2);
 	add_partition("B", 0x0b, false, b, 2);

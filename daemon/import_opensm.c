@@ -1,0 +1,702 @@
+/* The importer. OpenSM's files are line formats of their own (no library reads them): the
+ * parsers here follow OpenSM's documented grammar (doc/partition-config.txt, opensm(8)) and
+ * the behaviour OpenSM 3.3 shows on the wire, which the suite checks port by port. */
+#include "daemon/import_opensm.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct imp {
+	char *err;
+	size_t errlen;
+	FILE *out;
+	bool allow_both;        /* opensm.conf allow_both_pkeys */
+	bool qos;               /* opensm.conf qos */
+	const char *partitions; /* partition_config_file, unless given on the command line */
+	char partitions_buf[256];
+};
+
+static int fail(struct imp *im, const char *file, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(struct imp *im, const char *file, unsigned line, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(im->err, im->errlen, "%s:%u: %s", file, line, msg);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* ---- opensm.conf ---- */
+
+enum how { COPY, HEXCOPY, BOOL, ENGINES, ROOTS, PM, PARTFILE, QOS, QOSFILE, BOTHKEYS };
+static const struct {
+	const char *osm, *ours;
+	enum how how;
+} options[] = {
+    {"lmc", "lmc", COPY},
+    {"lmc_esp0", "lmc_esp0", BOOL},
+    {"sm_priority", "sm_priority", COPY},
+    {"sweep_interval", "sweep_interval", COPY},
+    {"subnet_prefix", "subnet_prefix", HEXCOPY},
+    {"sm_key", "sm_key", HEXCOPY},
+    {"m_key", "m_key", HEXCOPY},
+    {"m_key_lease_period", "m_key_lease", COPY},
+    {"m_key_protection_level", "m_key_protect", COPY},
+    {"sminfo_polling_timeout", "sm_poll_interval_ms", COPY},
+    {"polling_retry_number", "sm_poll_retries", COPY},
+    {"max_wire_smps", "mad_window", COPY},
+    {"transaction_timeout", "mad_timeout_ms", COPY},
+    {"transaction_retries", "mad_retries", COPY},
+    {"subnet_timeout", "subnet_timeout", COPY},
+    {"ignore_other_sm", "ignore_other_sm", BOOL},
+    {"routing_engine", "routing_engine", ENGINES},
+    {"root_guid_file", "root_guids", ROOTS},
+    {"perfmgr", "pm_interval", PM},
+    {"perfmgr_sweep_time_s", "pm_interval", PM},
+    {"partition_config_file", "partitions", PARTFILE},
+    {"qos", NULL, QOS},
+    {"qos_policy_file", NULL, QOSFILE},
+    {"allow_both_pkeys", NULL, BOTHKEYS},
+};
+
+/* OpenSM options without a counterpart that deserve more than "left out": what ibsmd does */
+static const struct {
+	const char *osm, *why;
+} no_counterpart[] = {
+    {"guid", "the port is chosen with --ca/--port, --guid or --local-port"},
+    {"max_wire_smps2", "ibsmd keeps mad_window in flight, and mad_window_per_node per node"},
+    {"max_smps_timeout", "ibsmd keeps mad_window in flight, and mad_window_per_node per node"},
+    {"log_file", "ibsmd logs to standard error or, with --journal, to the journal"},
+    {"log_flags", "see log_level"},
+    {"force_log_flush", "lines are written whole as they happen"},
+    {"log_max_size", "the journal rotates its own files"},
+    {"reassign_lids",
+     "ibsmd keeps every port's LID (guid2lid in state_dir); delete it to start afresh"},
+    {"guid_routing_order_file", "minhop and updn balance routes themselves"},
+    {"hop_weights_file", "not supported: every link weighs the same"},
+    {"port_prof_ignore_file", "not supported"},
+    {"lid_matrix_dump_file", "ibsa dump routes; dump_dir and dump_after_sweep"},
+    {"lfts_file", "the file routing engine is not supported"},
+    {"dump_files_dir", "see dump_dir"},
+    {"daemon", "systemd runs ibsmd (ibsmd.service)"},
+    {"sm_inactive", "ibsmd takes part in the election (ignore_other_sm to override)"},
+    {"babbling_port_policy", "ibsmd rate-limits what it logs of a port's traps"},
+    {"event_plugin_name", "events go to the journal (IBSMD_EVENT)"},
+    {"console", "ibsa status|sweep|reroute|loglevel|dump|counters on the control socket"},
+    {"console_port", "ibsa on the control socket (control_socket, control_group)"},
+    {"single_thread", "ibsmd runs one event loop"},
+    {"use_ucast_cache", "ibsmd re-examines only the switches that reported a change"},
+    {"no_partition_enforcement", "ibsmd enforces partitions at the switch ports facing hosts"},
+    {"part_enforce", "ibsmd enforces partitions both ways at the switch ports facing hosts"},
+    {"connect_roots", "not needed: updn reaches every switch"},
+    {"ids_guid_file", "not needed: updn and minhop need no switch IDs"},
+    {"exit_on_fatal", "ibsmd keeps running and logs what went wrong"},
+    {"honor_guid2lid_file", "ibsmd always honors its guid2lid file"},
+    {"cache_options", "ibsmd writes no options cache"},
+    {"randomize_sminfo_polls", "not needed"},
+};
+
+static int put_value(struct imp *im, const char *file, unsigned line, const char *key,
+                     const char *ours, enum how how, const char *val)
+{
+	FILE *out = im->out;
+	char *e;
+	switch (how) {
+	case COPY:
+		errno = 0;
+		strtoull(val, &e, 0);
+		if (*e || errno)
+			return fail(im, file, line, "%s: \"%s\" is not a number", key, val);
+		fprintf(out, "%s: %s\n", ours, val);
+		return 0;
+	case HEXCOPY:
+		errno = 0;
+		unsigned long long v = strtoull(val, &e, 0);
+		if (*e || errno)
+			return fail(im, file, line, "%s: \"%s\" is not a number", key, val);
+		fprintf(out, "%s: 0x%016llx\n", ours, v);
+		return 0;
+	case BOOL:
+		if (!strcasecmp(val, "TRUE") || !strcasecmp(val, "FALSE")) {
+			fprintf(out, "%s: %s\n", ours, !strcasecmp(val, "TRUE") ? "true" : "false");
+			return 0;
+		}
+		return fail(im, file, line, "%s: \"%s\" is neither TRUE nor FALSE", key, val);
+	case ENGINES: {
+		char buf[256], chain[256] = "";
+		snprintf(buf, sizeof(buf), "%s", val);
+		for (char *save = NULL, *n = strtok_r(buf, ",", &save); n;
+		     n = strtok_r(NULL, ",", &save)) {
+			n = trim(n);
+			const char *ours_e = !strcmp(n, "minhop") || !strcmp(n, "updn") ? n : NULL;
+			if (!ours_e) {
+				fprintf(
+				    out,
+				    "# opensm routing_engine %s: not in ibsmd yet; updn routes any "
+				    "topology free of credit loops, so it takes its place\n",
+				    n);
+				ours_e = "updn";
+			}
+			if (!strstr(chain, ours_e))
+				snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain),
+				         "%s%s", chain[0] ? "," : "", ours_e);
+		}
+		/* OpenSM falls back to minhop when the engines fail */
+		if (!strstr(chain, "minhop"))
+			snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain), ",minhop");
+		fprintf(out, "routing_engine: \"%s\"\n", chain);
+		return 0;
+	}
+	case ROOTS: {
+		FILE *fp = fopen(val, "r");
+		if (!fp)
+			return fail(im, file, line, "root_guid_file %s: %s", val, strerror(errno));
+		char l[256];
+		unsigned n = 0, ln = 0;
+		fprintf(out, "root_guids: [");
+		while (fgets(l, sizeof(l), fp)) {
+			ln++;
+			char *t = trim(l);
+			if (!*t || *t == '#')
+				continue;
+			errno = 0;
+			unsigned long long g = strtoull(t, &e, 0);
+			if (*trim(e) || errno || !g) {
+				fclose(fp);
+				return fail(im, val, ln, "\"%s\" is not a GUID", t);
+			}
+			fprintf(out, "%s0x%016llx", n++ ? ", " : "", g);
+		}
+		fclose(fp);
+		fprintf(out, "]\n");
+		return 0;
+	}
+	default: return 0;
+	}
+}
+
+static int import_conf(struct imp *im, const char *file)
+{
+	FILE *fp = fopen(file, "r");
+	if (!fp) {
+		snprintf(im->err, im->errlen, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	char line[4096];
+	unsigned ln = 0;
+	bool pm = false, pm_seen = false;
+	unsigned pm_sweep = 180; /* OpenSM's default perfmgr_sweep_time_s */
+	int rc = 0;
+	fprintf(im->out, "# from %s\n", file);
+	while (rc == 0 && fgets(line, sizeof(line), fp)) {
+		ln++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *t = trim(line);
+		if (!*t)
+			continue;
+		char *sp = t;
+		while (*sp && !isspace((unsigned char)*sp))
+			sp++;
+		char *val = *sp ? trim(sp + 1) : sp;
+		*sp = 0;
+		if (!*val || !strcmp(val, "(null)"))
+			continue; /* OpenSM's "no value" */
+		bool done = false;
+		for (size_t i = 0; i < sizeof(options) / sizeof(options[0]) && !done; i++) {
+			if (strcmp(t, options[i].osm))
+				continue;
+			done = true;
+			switch (options[i].how) {
+			case PM:
+				pm_seen = true;
+				if (!strcmp(t, "perfmgr"))
+					pm = !strcasecmp(val, "TRUE");
+				else
+					pm_sweep = (unsigned)strtoul(val, NULL, 0);
+				break;
+			case PARTFILE:
+				snprintf(im->partitions_buf, sizeof(im->partitions_buf), "%s", val);
+				break;
+			case QOS: im->qos = !strcasecmp(val, "TRUE"); break;
+			case QOSFILE: break; /* read only with qos TRUE, below */
+			case BOTHKEYS: im->allow_both = !strcasecmp(val, "TRUE"); break;
+			default:
+				rc = put_value(im, file, ln, t, options[i].ours, options[i].how,
+				               val);
+			}
+		}
+		if (done)
+			continue;
+		const char *why = "no counterpart in ibsmd; left out";
+		for (size_t i = 0; i < sizeof(no_counterpart) / sizeof(no_counterpart[0]); i++)
+			if (!strcmp(t, no_counterpart[i].osm))
+				why = no_counterpart[i].why;
+		fprintf(im->out, "# opensm %s %s: %s\n", t, val, why);
+	}
+	fclose(fp);
+	if (rc)
+		return rc;
+	if (pm_seen)
+		fprintf(im->out, "pm_interval: %u\n", pm ? (pm_sweep ? pm_sweep : 180) : 0);
+	if (im->qos)
+		fprintf(im->out,
+		        "# opensm qos TRUE: ibsmd has no QoS policy yet; every path has SL 0 "
+		        "and SL-to-VL maps spread the SLs over the VLs a link runs\n");
+	return 0;
+}
+
+/* ---- partitions.conf ---- */
+
+struct ipart {
+	char name[64];
+	uint16_t pkey;
+	unsigned line;
+	uint8_t defmember; /* 1 full, 2 limited, 3 both */
+	bool ipoib;
+	unsigned mtu, rate, sl, scope_mask;
+	uint32_t qkey;
+	char *members; /* YAML lines */
+	size_t members_len;
+	char *groups; /* YAML lines */
+	size_t groups_len;
+};
+
+static bool prefix_of(const char *s, const char *word)
+{
+	return *s && !strncmp(word, s, strlen(s)); /* OpenSM accepts abbreviations */
+}
+
+static int rate_gbps(unsigned code, const char **out)
+{
+	static const char *const r[] = {
+	    [2] = "2.5", [3] = "10", [4] = "30", [5] = "5",   [6] = "20",
+	    [7] = "40",  [8] = "60", [9] = "80", [10] = "120"};
+	if (code < sizeof(r) / sizeof(r[0]) && r[code]) {
+		*out = r[code];
+		return 0;
+	}
+	return -1;
+}
+
+static void append(char **buf, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char **buf, size_t *len, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	char *nb = realloc(*buf, *len + (size_t)n + 1);
+	if (!nb)
+		return;
+	memcpy(nb + *len, tmp, (size_t)n + 1);
+	*buf = nb;
+	*len += (size_t)n;
+}
+
+/* "flag[=value]" of a header or a group */
+static int group_flag(struct imp *im, const char *file, unsigned line, const char *flag,
+                      const char *val, unsigned *mtu, unsigned *rate, unsigned *sl,
+                      unsigned *scope_mask, uint32_t *qkey, unsigned *tclass, unsigned *flow)
+{
+	unsigned long v = val ? strtoul(val, NULL, 0) : 0;
+	if (prefix_of(flag, "mtu")) {
+		if (!v || v > 5)
+			return fail(im, file, line, "mtu=%s: an IBA MTU code 1-5 (4 is 2048)",
+			            val ? val : "");
+		*mtu = (unsigned)v;
+	} else if (prefix_of(flag, "rate")) {
+		const char *g;
+		if (rate_gbps((unsigned)v, &g) < 0)
+			return fail(
+			    im, file, line,
+			    "rate=%s: ibsmd takes the IBA rate codes 2-10 (2.5 to 120 Gb/s) so "
+			    "far",
+			    val ? val : "");
+		*rate = (unsigned)v;
+	} else if (prefix_of(flag, "sl")) {
+		if (v > 15)
+			return fail(im, file, line, "sl=%s: 0-15", val ? val : "");
+		*sl = (unsigned)v;
+	} else if (prefix_of(flag, "scope")) {
+		if (!v || v > 15)
+			return fail(im, file, line, "scope=%s: 1-15", val ? val : "");
+		*scope_mask |= 1u << v;
+	} else if (!strcmp(flag, "Q_Key")) {
+		*qkey = (uint32_t)v;
+	} else if (!strcmp(flag, "TClass")) {
+		if (tclass)
+			*tclass = (unsigned)v;
+	} else if (prefix_of(flag, "FlowLabel")) {
+		if (flow)
+			*flow = (unsigned)v;
+	} else {
+		return 1; /* not a group flag */
+	}
+	return 0;
+}
+
+static unsigned one_scope(unsigned mask)
+{
+	for (unsigned s = 0; s < 16; s++)
+		if (mask >> s & 1)
+			return s;
+	return 2;
+}
+
+static int import_partitions(struct imp *im, const char *file)
+{
+	FILE *fp = fopen(file, "r");
+	if (!fp) {
+		snprintf(im->err, im->errlen, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	/* the statements (up to ';'), with the line each starts on */
+	char *text = NULL;
+	size_t tlen = 0;
+	unsigned *lines_at = NULL; /* the line of each byte's start of statement */
+	char l[4096];
+	unsigned ln = 0;
+	while (fgets(l, sizeof(l), fp)) {
+		ln++;
+		char *h = strchr(l, '#');
+		if (h)
+			*h = 0;
+		size_t n = strlen(l);
+		char *nt = realloc(text, tlen + n + 1);
+		unsigned *nl = realloc(lines_at, (tlen + n + 1) * sizeof(unsigned));
+		if (!nt || !nl) {
+			free(nt ? nt : text);
+			free(nl ? nl : lines_at);
+			fclose(fp);
+			snprintf(im->err, im->errlen, "out of memory");
+			return -1;
+		}
+		text = nt;
+		lines_at = nl;
+		memcpy(text + tlen, l, n);
+		for (size_t i = 0; i < n; i++)
+			lines_at[tlen + i] = ln;
+		tlen += n;
+		text[tlen] = 0;
+	}
+	fclose(fp);
+	struct ipart *parts = NULL;
+	unsigned nparts = 0;
+	int rc = 0;
+	size_t at = 0;
+	while (rc == 0 && text && at < tlen) {
+		char *semi = strchr(text + at, ';');
+		size_t end = semi ? (size_t)(semi - text) : tlen;
+		while (at < end && isspace((unsigned char)text[at]))
+			at++;
+		if (at >= end) {
+			at = end + 1;
+			continue;
+		}
+		unsigned sline = lines_at[at];
+		if (!semi) {
+			rc =
+			    fail(im, file, sline, "a partition definition without its closing ';'");
+			break;
+		}
+		text[end] = 0;
+		char *stmt = text + at;
+		at = end + 1;
+		char *colon = strchr(stmt, ':');
+		if (!colon) {
+			rc = fail(im, file, sline, "no ':' between the partition and its members");
+			break;
+		}
+		*colon = 0;
+		char *hdr = stmt, *mem = colon + 1;
+		/* header: Name[=PKey][,flag[=value]]... */
+		struct ipart np = {.defmember = 2, .mtu = 4, .rate = 3, .line = sline};
+		bool has_pkey = false;
+		char *save = NULL;
+		char *tok = strtok_r(hdr, ",", &save);
+		char *name = tok ? trim(tok) : NULL;
+		char *eq = name ? strchr(name, '=') : NULL;
+		if (eq) {
+			*eq = 0;
+			char *id = trim(eq + 1), *e;
+			unsigned long pk = strtoul(id, &e, 0);
+			if (*e || !*id || !(pk & 0x7fff) || pk > 0xffff) {
+				rc = fail(im, file, sline, "P_Key \"%s\" is not a 15-bit number",
+				          id);
+				break;
+			}
+			np.pkey = (uint16_t)(pk & 0x7fff);
+			has_pkey = true;
+			name = trim(name);
+		} else if (name && isdigit((unsigned char)*name)) {
+			np.pkey = (uint16_t)(strtoul(name, NULL, 0) & 0x7fff);
+			has_pkey = np.pkey != 0;
+			name = (char *)"";
+		}
+		if (!has_pkey) {
+			rc = fail(
+			    im, file, sline,
+			    "partition \"%s\" has no P_Key: OpenSM makes one up, ibsmd needs it "
+			    "written (Name=0xPKEY)",
+			    name ? name : "");
+			break;
+		}
+		snprintf(np.name, sizeof(np.name), "%s", name && *name ? name : "");
+		while (rc == 0 && (tok = strtok_r(NULL, ",", &save))) {
+			char *f = trim(tok), *v = strchr(f, '=');
+			if (v) {
+				*v++ = 0;
+				f = trim(f);
+				v = trim(v);
+			}
+			int g = group_flag(im, file, sline, f, v, &np.mtu, &np.rate, &np.sl,
+			                   &np.scope_mask, &np.qkey, NULL, NULL);
+			if (g < 0) {
+				rc = -1;
+			} else if (g == 0) {
+				continue;
+			} else if (prefix_of(f, "ipoib")) {
+				np.ipoib = true;
+			} else if (prefix_of(f, "defmember")) {
+				if (v && prefix_of(v, "full"))
+					np.defmember = 1;
+				else if (v && prefix_of(v, "both"))
+					np.defmember = 3;
+				else if (v && prefix_of(v, "limited"))
+					np.defmember = 2;
+				else
+					rc =
+					    fail(im, file, sline,
+					         "defmember=%s: full, limited or both", v ? v : "");
+			} else if (!strcmp(f, "indx0")) {
+				/* recent OpenSMs: the key at index 0 */
+				fprintf(im->out, "# partition 0x%04x: indx0 kept\n", np.pkey);
+			} else {
+				rc = fail(im, file, sline, "unknown partition flag \"%s\"", f);
+			}
+		}
+		if (rc)
+			break;
+		if (np.scope_mask & (np.scope_mask - 1)) {
+			rc = fail(
+			    im, file, sline,
+			    "several scope= flags (one IPoIB group per scope): ibsmd makes one "
+			    "group per partition");
+			break;
+		}
+		/* merge with an earlier definition of the same P_Key (OpenSM merges them) */
+		struct ipart *pt = NULL;
+		for (unsigned i = 0; i < nparts; i++)
+			if (parts[i].pkey == np.pkey)
+				pt = &parts[i];
+		if (!pt) {
+			struct ipart *n2 = realloc(parts, (nparts + 1) * sizeof(*parts));
+			if (!n2) {
+				rc = fail(im, file, sline, "out of memory");
+				break;
+			}
+			parts = n2;
+			pt = &parts[nparts++];
+			*pt = np;
+		} else {
+			pt->ipoib |= np.ipoib;
+			/* a later header's flags apply to its own members: defmember is per line */
+			pt->defmember = np.defmember;
+		}
+		/* members: NAME[=full|limited|both], ..., or mgid=MGID[,flags] to the end */
+		char *m = mem;
+		while (rc == 0 && m && *m) {
+			char *comma = strchr(m, ',');
+			char *item = m;
+			if (comma)
+				*comma = 0;
+			item = trim(item);
+			char *v = strchr(item, '=');
+			if (v) {
+				*v++ = 0;
+				item = trim(item);
+				v = trim(v);
+			}
+			if (!strcmp(item, "mgid")) {
+				/* the group, and its flags: the rest of the statement */
+				uint8_t gid[16];
+				if (!v || inet_pton(AF_INET6, v, gid) != 1 || gid[0] != 0xff) {
+					rc = fail(im, file, sline, "mgid=%s: not a multicast GID",
+					          v ? v : "");
+					break;
+				}
+				unsigned mtu = np.mtu, rate = np.rate, sl = np.sl,
+				         smask = np.scope_mask, tclass = 0, flow = 0;
+				uint32_t qkey = np.qkey;
+				char *rest = comma ? comma + 1 : NULL;
+				for (char *fs = NULL, *f = rest ? strtok_r(rest, ",", &fs) : NULL;
+				     f && !rc; f = strtok_r(NULL, ",", &fs)) {
+					char *fv = strchr(f, '=');
+					if (fv)
+						*fv++ = 0;
+					int g = group_flag(im, file, sline, trim(f),
+					                   fv ? trim(fv) : NULL, &mtu, &rate, &sl,
+					                   &smask, &qkey, &tclass, &flow);
+					if (g > 0)
+						rc = fail(im, file, sline,
+						          "unknown group flag \"%s\"", trim(f));
+					else if (g < 0)
+						rc = -1;
+				}
+				if (rc)
+					break;
+				if (gid[2] == 0xa0 && gid[3] == 0x1b && (gid[1] & 0xf) == 2) {
+					/* OpenSM refuses it (an SA-assigned signature with
+					 * link-local scope): so does the import */
+					fprintf(im->out,
+					        "# %s line %u: mgid=%s left out: OpenSM refuses "
+					        "the SA's "
+					        "0xA01B signature with link-local scope\n",
+					        file, sline, v);
+					break;
+				}
+				/* an IP group (ff1x:401b or ff1x:601b) carries the partition's
+				 * P_Key and, without one, IPoIB's Q_Key */
+				if ((gid[2] == 0x40 || gid[2] == 0x60) && gid[3] == 0x1b) {
+					uint16_t full = (uint16_t)(np.pkey | 0x8000);
+					gid[4] = (uint8_t)(full >> 8);
+					gid[5] = (uint8_t)full;
+					if (!qkey)
+						qkey = 0x0b1b;
+				}
+				char text6[INET6_ADDRSTRLEN];
+				inet_ntop(AF_INET6, gid, text6, sizeof(text6));
+				const char *g = "10";
+				rate_gbps(rate, &g);
+				append(&pt->groups, &pt->groups_len,
+				       "      - {mgid: \"%s\", mtu: %u, rate: %s, sl: %u, scope: "
+				       "%u, q_key: "
+				       "0x%08x, tclass: %u, flow_label: 0x%05x}\n",
+				       text6, 128u << mtu, g, im->qos ? sl : 0, one_scope(smask),
+				       qkey, tclass, flow);
+				break;
+			}
+			uint8_t ms = np.defmember;
+			if (v) {
+				ms = prefix_of(v, "full") ? 1 : prefix_of(v, "both") ? 3 : 2;
+			}
+			if (ms == 3 && !im->allow_both) {
+				ms = 1; /* OpenSM gives "both" only with allow_both_pkeys */
+			}
+			const char *msn = ms == 1 ? "full" : ms == 3 ? "both" : "limited";
+			const char *kind = NULL;
+			if (!strcmp(item, "ALL"))
+				kind = "all";
+			else if (!strcmp(item, "ALL_CAS"))
+				kind = "all_cas";
+			else if (!strcmp(item, "ALL_SWITCHES"))
+				kind = "all_switches";
+			else if (!strcmp(item, "SELF"))
+				kind = "self";
+			else if (!strcmp(item, "ALL_ROUTERS"))
+				kind = NULL; /* no routers on an ibsmd subnet yet: nobody */
+			else if (!strcmp(item, "NONE") || !*item)
+				kind = NULL;
+			else {
+				char *e;
+				unsigned long long gu = strtoull(item, &e, 0);
+				if (*e || !gu) {
+					rc = fail(im, file, sline, "\"%s\" is not a port GUID",
+					          item);
+					break;
+				}
+				append(&pt->members, &pt->members_len, "      - 0x%016llx: %s\n",
+				       gu, msn);
+			}
+			if (kind)
+				append(&pt->members, &pt->members_len, "      - %s: %s\n", kind,
+				       msn);
+			m = comma ? comma + 1 : NULL;
+		}
+	}
+	bool have_default = false;
+	for (unsigned i = 0; i < nparts; i++)
+		have_default |= parts[i].pkey == 0x7fff;
+	if (!rc) {
+		fprintf(im->out, "# partitions from %s\npartitions:\n", file);
+		if (!have_default)
+			/* OpenSM's rule when the file says nothing of the default partition */
+			fprintf(im->out,
+			        "  - name: \"Default\"\n    pkey: 0x7fff\n    members:\n"
+			        "      - all: limited\n      - self: full\n    ipoib: true\n");
+		for (unsigned i = 0; i < nparts; i++) {
+			const struct ipart *p = &parts[i];
+			const char *g = "10";
+			rate_gbps(p->rate, &g);
+			fprintf(im->out, "  - name: \"%s\"    # %s line %u\n    pkey: 0x%04x\n",
+			        p->name, file, p->line, p->pkey);
+			if (p->sl && im->qos)
+				fprintf(im->out, "    sl: %u\n", p->sl);
+			else if (p->sl)
+				fprintf(im->out, "    # sl=%u: OpenSM uses it only with qos TRUE\n",
+				        p->sl);
+			fprintf(im->out, "    members:%s\n%s", p->members_len ? "" : " []",
+			        p->members ? p->members : "");
+			fprintf(
+			    im->out,
+			    "    ipoib: %s\n    mtu: %u\n    rate: %s\n    scope: %u\n    q_key: "
+			    "0x%08x\n",
+			    p->ipoib ? "true" : "false", 128u << p->mtu, g,
+			    one_scope(p->scope_mask), p->qkey ? p->qkey : 0x0b1b);
+			if (p->groups_len)
+				fprintf(im->out, "    groups:\n%s", p->groups);
+		}
+	}
+	for (unsigned i = 0; i < nparts; i++) {
+		free(parts[i].members);
+		free(parts[i].groups);
+	}
+	free(parts);
+	free(text);
+	free(lines_at);
+	return rc;
+}
+
+int import_opensm(const char *conf, const char *partitions, const char *qos, FILE *out, char *err,
+                  size_t errlen)
+{
+	struct imp im = {.err = err, .errlen = errlen, .out = out};
+	fprintf(out, "# ibsmd configuration imported from OpenSM's by ibsmd --import-opensm\n");
+	if (conf && import_conf(&im, conf) < 0)
+		return -1;
+	if (qos) {
+		snprintf(err, errlen,
+		         "%s:1: QoS policy files cannot be translated yet: ibsmd has no QoS policy "
+		         "(every path has SL 0); import without --qos-policy",
+		         qos);
+		return -1;
+	}
+	const char *pf = partitions ? partitions : im.partitions_buf[0] ? im.partitions_buf : NULL;
+	if (pf && import_partitions(&im, pf) < 0)
+		return -1;
+	return 0;
+}
