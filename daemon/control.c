@@ -242,7 +242,10 @@ static void run_command(struct control *c, char *line, FILE *out)
 	} else if (!strcmp(argv[0], "counters") && argc <= 2) {
 		counters(c, argc == 2 ? argv[1] : NULL, out, json);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "topology")) {
-		topo_dump_ibnetdiscover(sm_fabric(sm), out);
+		if (json)
+			topo_dump_topology_json(sm_fabric(sm), out);
+		else
+			topo_dump_ibnetdiscover(sm_fabric(sm), out);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
 		if (json)
 			topo_dump_routes_json(sm_fabric(sm), out);

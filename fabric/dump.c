@@ -300,3 +300,39 @@ void topo_dump_routes_json(const struct topo *t, FILE *out)
 	}
 	fprintf(out, "]\n");
 }
+
+void topo_dump_topology_json(const struct topo *t, FILE *out)
+{
+	fputc('[', out);
+	bool first = true;
+	for (uint32_t n = 0; n < t->nnodes; n++) {
+		const struct topo_node *nd = &t->nodes[n];
+		if (!nd->present)
+			continue;
+		bool sw = topo_is_switch(t, n);
+		fprintf(out, "%s{\"guid\":\"0x%016" PRIx64 "\",\"type\":\"%s\",\"desc\":",
+		        first ? "" : ",", nd->guid, sw ? "switch" : "ca");
+		json_str(out, nd->desc);
+		fprintf(out, ",\"nports\":%u,\"lid\":%u,\"links\":[", nd->nports,
+		        sw ? t->ports[nd->first_port].lid : 0);
+		bool firstp = true;
+		for (unsigned num = 1; num <= nd->nports; num++) {
+			uint32_t p = topo_port(t, n, num);
+			if (!topo_port_linked(t, p))
+				continue;
+			const struct topo_port *pp = &t->ports[p], *q = &t->ports[pp->peer];
+			fprintf(out,
+			        "%s{\"port\":%u,\"port_guid\":\"0x%016" PRIx64 "\",\"lid\":%u,"
+			        "\"peer_guid\":\"0x%016" PRIx64
+			        "\",\"peer_port\":%u,\"width\":\"%s\","
+			        "\"speed\":\"%s\",\"state\":%u}",
+			        firstp ? "" : ",", num, topo_port_guid(t, p), port_lid(t, p),
+			        t->nodes[q->node].guid, q->num, width_str(pp->pi.link_width_active),
+			        speed_str(&pp->pi), pp->pi.port_state);
+			firstp = false;
+		}
+		fprintf(out, "]}");
+		first = false;
+	}
+	fprintf(out, "]\n");
+}

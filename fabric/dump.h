@@ -22,6 +22,9 @@ void topo_dump_mcfdbs(const struct topo *t, FILE *out);
 /* opensm-lfts.dump: each switch's LFT with the destination named (dump_lfts.sh's form,
  * which OpenSM's "file" routing engine loads). */
 void topo_dump_lfts(const struct topo *t, FILE *out);
+/* The fabric as JSON: [{"guid","type","desc","nports","lid","links":[{"port","port_guid",
+ * "lid","peer_guid","peer_port","width","speed","state"}]}] */
+void topo_dump_topology_json(const struct topo *t, FILE *out);
 /* The same routes as JSON: [{"guid","lid","desc","lft":[[lid,port],...]},...] */
 void topo_dump_routes_json(const struct topo *t, FILE *out);
 

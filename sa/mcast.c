@@ -778,6 +778,16 @@ void sa_mcast_sweep_done(struct sa *sa)
 {
 	const struct ibsmd_config *c = sa->cfg;
 	bool default_done = false;
+	/* each partition's SL, for the PathRecords on it (the policy may have been reloaded) */
+	if (!sa->pkey_sl)
+		sa->pkey_sl = calloc(0x8000, 1);
+	if (sa->pkey_sl) {
+		memset(sa->pkey_sl, 0, 0x8000);
+		for (unsigned i = 0; i < c->npartitions; i++)
+			if (c->partitions[i].has_sl)
+				sa->pkey_sl[c->partitions[i].pkey & 0x7fff] =
+				    (uint8_t)(c->partitions[i].sl + 1);
+	}
 	for (unsigned i = 0; i < c->npartitions; i++) {
 		const struct config_partition *pt = &c->partitions[i];
 		if (pt->pkey == 0x7fff)

@@ -315,8 +315,11 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 					struct path pa;
 					if (!cached_trace(sa, s, dlid, &pa))
 						continue;
-					/* the SL the routing engine gives the path */
+					/* the SL the routing engine gives the path (deadlock
+					 * avoidance), else the partition's */
 					uint8_t sl = sm_path_sl(sa->sm, slid, dlid);
+					if (!sl && sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
+						sl = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
 					struct mad_path_record r = {
 					    .service_id = q.service_id,
 					    .dlid = dlid,

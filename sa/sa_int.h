@@ -58,6 +58,7 @@ struct sa {
 	uint32_t mlid_hint;           /* no free MLID below SM_MLID_BASE + this */
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
 	struct sa_path_cache *pcache; /* sa/path.c */
+	uint8_t *pkey_sl; /* per 15-bit P_Key: its partition's SL + 1, 0 none (from the policy) */
 	/* alias GUIDs (sa/guidinfo.c; the aliases themselves are in the model) */
 	uint64_t alias_seq;
 	uint64_t alias_changes_saved; /* topo.alias_changes when the state file was written */

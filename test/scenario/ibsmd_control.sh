@@ -89,7 +89,15 @@ links "$WORK/theirs.topo" >"$WORK/theirs.links"
 [ "$(wc -l <"$WORK/ours.links")" -gt 100 ] || fail "dump topology has $(wc -l <"$WORK/ours.links") links"
 diff "$WORK/ours.links" "$WORK/theirs.links" >/dev/null ||
 	fail "dump topology and ibnetdiscover differ: $(diff "$WORK/ours.links" "$WORK/theirs.links" | head -5)"
-echo "dump topology: the same $(wc -l <"$WORK/ours.links") links as ibnetdiscover: ok"
+ctl --json dump topology >"$WORK/topo.json"
+python3 - "$WORK/topo.json" "$(wc -l <"$WORK/ours.links")" <<'PY' || fail "dump topology --json"
+import json, sys
+nodes = json.load(open(sys.argv[1]))
+assert len(nodes) == 192, len(nodes)
+ends = sum(len(n["links"]) for n in nodes)
+assert ends == 2 * int(sys.argv[2]), (ends, sys.argv[2])
+PY
+echo "dump topology: the same $(wc -l <"$WORK/ours.links") links as ibnetdiscover, and as JSON: ok"
 
 # dump routes: what the switches hold
 ctl --json dump routes >"$WORK/routes.json"

@@ -17,6 +17,7 @@ partitions:
     members: [all, all_switches: full]
   - name: tenant-a
     pkey: 0x8001
+    sl: 3
     members: [0x100001, 0x100003]
   - name: tenant-b
     pkey: 0x8002
@@ -45,9 +46,10 @@ PY
 echo "host-1 sees host-2, the SM and the switches, not host-3; the SM_Key sees all: ok"
 as host-1 --json paths "host-1 HCA-1" "host-2 HCA-1" >"$WORK/p12.json" || fail "no path host-1 -> host-2"
 grep -q '"pkey":"0x8001"' "$WORK/p12.json" || fail "path host-1 -> host-2 not on 0x8001: $(cat "$WORK/p12.json")"
+grep -q '"sl":3' "$WORK/p12.json" || fail "path host-1 -> host-2 without tenant-a's SL 3: $(cat "$WORK/p12.json")"
 lid3=$("$BUILD/test/fabricsim/fabricsim" ctl lids | awk '$4 == "host-3" { print $2 }')
 out=$(as host-1 --json paths "host-1 HCA-1" "$lid3" 2>&1) && fail "host-1 got a path to host-3: $out"
-echo "paths within a tenant (P_Key 0x8001), none across: ok"
+echo "paths within a tenant (P_Key 0x8001, its SL 3), none across: ok"
 check_verify 'r["ok"]' >/dev/null || fail "fabricsim verify"
 
 # partition enforcement at the edge, read from the switches with smpquery: the leaf port
