@@ -274,7 +274,7 @@ struct ipart {
 	uint16_t pkey;
 	unsigned line;
 	uint8_t defmember; /* 1 full, 2 limited, 3 both */
-	bool ipoib;
+	bool ipoib, indx0;
 	unsigned mtu, rate, sl, scope_mask;
 	uint32_t qkey;
 	char *members; /* YAML lines */
@@ -493,8 +493,7 @@ static int import_partitions(struct imp *im, const char *file)
 					    fail(im, file, sline,
 					         "defmember=%s: full, limited or both", v ? v : "");
 			} else if (!strcmp(f, "indx0")) {
-				/* recent OpenSMs: the key at index 0 */
-				fprintf(im->out, "# partition 0x%04x: indx0 kept\n", np.pkey);
+				np.indx0 = true; /* newer OpenSMs: the key at index 0 */
 			} else {
 				rc = fail(im, file, sline, "unknown partition flag \"%s\"", f);
 			}
@@ -524,6 +523,7 @@ static int import_partitions(struct imp *im, const char *file)
 			*pt = np;
 		} else {
 			pt->ipoib |= np.ipoib;
+			pt->indx0 |= np.indx0;
 			/* a later header's flags apply to its own members: defmember is per line */
 			pt->defmember = np.defmember;
 		}
@@ -654,6 +654,8 @@ static int import_partitions(struct imp *im, const char *file)
 			rate_gbps(p->rate, &g);
 			fprintf(im->out, "  - name: \"%s\"    # %s line %u\n    pkey: 0x%04x\n",
 			        p->name, file, p->line, p->pkey);
+			if (p->indx0)
+				fprintf(im->out, "    indx0: true\n");
 			if (p->sl && im->qos)
 				fprintf(im->out, "    sl: %u\n", p->sl);
 			else if (p->sl)

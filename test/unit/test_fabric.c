@@ -183,6 +183,29 @@ START_TEST(pkeys_from_policy)
 	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
 	ck_assert(!topo_port_has_pkey(t, cp, 0x10, &full));
 	ck_assert(topo_port_has_pkey(t, bp, 0x10, &full) && full);
+
+	/* indx0 puts a partition's key first; "both" gives both keys; the last entry naming a
+	 * port decides (C: listed limited by all_cas, then full by its GUID) */
+	cfg.partitions[2].indx0 = true;
+	struct config_partition *pb = config_partition_add(&cfg);
+	pb->pkey = 0x30;
+	config_partition_member(pb, CM_GUID, gb, CM_BOTH);
+	config_partition_member(pb, CM_ALL_CAS, 0, CM_LIMITED);
+	config_partition_member(pb, CM_GUID, gc, CM_FULL);
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	pk = topo_port_pkeys(t, bp, &n);
+	ck_assert_uint_eq(pk[0], 0x0020); /* indx0: "all" (limited) first, the default after */
+	ck_assert_uint_eq(pk[1], 0xffff);
+	ck_assert(topo_port_has_pkey(t, bp, 0x30, &full) && !full); /* all_cas came after */
+	ck_assert(topo_port_has_pkey(t, cp, 0x30, &full) && full);
+	/* "both": both keys, when it is the last word */
+	pb->members[1].kind = CM_SELF;
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	pk = topo_port_pkeys(t, bp, &n);
+	unsigned both = 0;
+	for (unsigned i = 0; i < n; i++)
+		both += (pk[i] & 0x7fff) == 0x30;
+	ck_assert_uint_eq(both, 2);
 	config_free(&cfg);
 	topo_free(t);
 }
