@@ -3,14 +3,16 @@
  * the fabric is free of credit loops on any topology. Among such routes the shortest are
  * taken, balanced like min-hop.
  *
- * Per destination switch t: D_down[s] is the shortest all-downward route from s to t,
- * D_any[s] the shortest up-then-down route. A switch routes downward when that is shortest
- * (D_down == D_any), else upward. A packet only ever arrives at s by a downward move from a
- * switch that routed downward, and then D_down[s] == D_any[s] too, so it keeps descending. */
+ * A switch's table cannot tell how a packet arrived, so the route every switch takes towards
+ * a destination must be valid however the packet got there: per destination, each switch
+ * either descends all the way (DOWN) or climbs first (UP), and descends only into DOWN
+ * switches. Then a packet that has moved down once only ever moves down. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "routing/engine.h"
+
+enum { ST_DOWN = 1, ST_UP = 2 };
 
 struct updn {
 	uint16_t *rank;
@@ -109,17 +111,16 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 	struct updn u = {0};
 	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1)), nroots = 0;
 	uint16_t *down = malloc(sizeof(uint16_t) * (ns + 1));
-	uint16_t *any = malloc(sizeof(uint16_t) * (ns + 1));
+	uint8_t *st = malloc(ns + 1);
 	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
-	uint32_t *bucket_next = malloc(sizeof(uint32_t) * (ns + 1));
 	uint32_t *cand = malloc(sizeof(uint32_t) * 256);
 	uint16_t *plain = malloc(sizeof(uint16_t) * (ns + 1));
 	uint32_t *plain_queue = malloc(sizeof(uint32_t) * (ns + 1));
 	u.rank = malloc(sizeof(uint16_t) * (ns + 1));
 	u.guid = malloc(sizeof(uint64_t) * (ns + 1));
 	int rc = -1;
-	if (!roots || !down || !any || !queue || !bucket_next || !cand || !plain || !plain_queue ||
-	    !u.rank || !u.guid) {
+	if (!roots || !down || !st || !queue || !cand || !plain || !plain_queue || !u.rank ||
+	    !u.guid) {
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 		goto out;
 	}
@@ -150,40 +151,36 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 	for (uint32_t dst = 0; dst < ns; dst++) {
 		if (ctx->dst_start[dst] == ctx->dst_start[dst + 1] || u.rank[dst] == RT_INF)
 			continue;
-		/* D_down: backwards from dst over downward moves */
-		for (uint32_t s = 0; s < ns; s++)
-			down[s] = any[s] = RT_INF;
+		/* One BFS backwards from dst labels every switch with its distance and how its
+		 * route starts: DOWN (all the way down) or UP (up first, then down). A switch
+		 * may move down only to a DOWN switch, so a packet that has once moved down
+		 * keeps moving down, whichever switch it came from: every route is up* down*.
+		 * (Labelling each switch by its shortest up/down distance alone is not enough:
+		 * a switch reached downward could then prefer a shorter route that climbs.)
+		 * At equal distance DOWN wins, leaving more switches above a way down. */
+		for (uint32_t s = 0; s < ns; s++) {
+			down[s] = RT_INF;
+			st[s] = 0;
+		}
 		head = tail = 0;
 		down[dst] = 0;
+		st[dst] = ST_DOWN;
 		queue[tail++] = dst;
 		while (head < tail) {
 			uint32_t x = queue[head++];
 			for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1]; e++) {
 				uint32_t s = ctx->adj[e].to; /* candidate predecessor s -> x */
-				if (down[s] == RT_INF && !up_move(&u, s, x)) {
+				bool downward = !up_move(&u, s, x);
+				if (downward && st[x] != ST_DOWN)
+					continue; /* down onto a switch that climbs: never */
+				uint8_t how = downward ? ST_DOWN : ST_UP;
+				if (down[s] == RT_INF) {
 					down[s] = (uint16_t)(down[x] + 1);
+					st[s] = how;
 					queue[tail++] = s;
-				}
-			}
-		}
-		/* D_any: from the D_down values, backwards over upward moves, in order of
-		 * distance (the queue holds switches in non-decreasing D_down order) */
-		for (uint32_t s = 0; s < ns; s++)
-			any[s] = down[s];
-		uint32_t ordered = tail;
-		uint32_t *q2 = bucket_next;
-		uint32_t h2 = 0, t2 = 0, i1 = 0;
-		while (i1 < ordered || h2 < t2) {
-			uint32_t x;
-			if (h2 < t2 && (i1 >= ordered || any[q2[h2]] < any[queue[i1]]))
-				x = q2[h2++];
-			else
-				x = queue[i1++];
-			for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1]; e++) {
-				uint32_t s = ctx->adj[e].to;
-				if (up_move(&u, s, x) && any[s] > any[x] + 1) {
-					any[s] = (uint16_t)(any[x] + 1);
-					q2[t2++] = s;
+				} else if (down[s] == down[x] + 1 && how == ST_DOWN) {
+					st[s] =
+					    ST_DOWN; /* not popped yet: its level comes after x's */
 				}
 			}
 		}
@@ -192,7 +189,7 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 		for (uint32_t s = 0; s < ns; s++) {
 			if (s == dst)
 				continue;
-			if (any[s] == RT_INF) {
+			if (down[s] == RT_INF) {
 				/* No up/down route from s to dst (roots to one another, say). Only
 				 * s's own management traffic can need one: a switch forwards to s
 				 * only when s has an up/down route onwards, so no CA traffic ever
@@ -211,13 +208,15 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 				routing_assign(ctx, s, dst, cand, n);
 				continue;
 			}
-			bool go_down = down[s] == any[s];
+			bool go_down = st[s] == ST_DOWN;
 			uint32_t n = 0;
 			for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256;
 			     e++) {
 				uint32_t x = ctx->adj[e].to;
-				if (go_down ? (!up_move(&u, s, x) && down[x] + 1 == down[s])
-				            : (up_move(&u, s, x) && any[x] + 1 == any[s]))
+				if (down[x] + 1 != down[s])
+					continue;
+				if (go_down ? (!up_move(&u, s, x) && st[x] == ST_DOWN)
+				            : up_move(&u, s, x))
 					cand[n++] = e;
 			}
 			routing_assign(ctx, s, dst, cand, n);
@@ -227,9 +226,8 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 out:
 	free(roots);
 	free(down);
-	free(any);
+	free(st);
 	free(queue);
-	free(bucket_next);
 	free(cand);
 	free(plain);
 	free(plain_queue);

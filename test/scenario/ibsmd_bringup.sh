@@ -33,6 +33,10 @@ up "torus:dims=6x6,hosts=2" updn "$NOLOOP"
 up "mesh:dims=5x5x2,hosts=1" updn "$NOLOOP"
 up "random:switches=40,radix=16,hosts=200,seed=3" updn "$NOLOOP"
 up "random:switches=60,radix=12,hosts=300,seed=11" updn "$NOLOOP"
+# a dense irregular graph on which updn once made a five-link credit loop (a switch reached
+# by a downward move climbed again): found by trying ibsmd from outside
+up "$(dirname "$0")/fabrics/random30-updn-loop.net" updn "$NOLOOP"
+up "random:switches=30,radix=16,hosts=120,links=120,seed=7" updn "$NOLOOP"
 up "dragonfly:groups=9,routers=4,hosts=4,global=2" updn "$NOLOOP"
 up "fattree:radix=16,levels=2,hosts=64" updn "$NOLOOP"
 

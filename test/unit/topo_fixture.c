@@ -320,3 +320,29 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out)
 	free(dist);
 	free(q);
 }
+
+uint32_t fix_random(struct topo *t, unsigned switches, unsigned radix, unsigned hosts,
+                    unsigned extra_links, uint32_t seed)
+{
+	uint32_t base = t->nnodes, first = TOPO_NONE;
+	uint64_t x = seed * 2654435761u + 1;
+#define RND() (x = x * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(x >> 33))
+	for (unsigned i = 0; i < switches; i++)
+		fix_switch(t, radix);
+	/* a random spanning tree keeps it connected; then random links while ports last */
+	for (unsigned i = 1; i < switches; i++)
+		fix_connect(t, base + i, base + RND() % i);
+	for (unsigned k = 0, tries = 0; k < extra_links && tries < extra_links * 20; tries++) {
+		uint32_t a = base + RND() % switches, b = base + RND() % switches;
+		if (a == b || fix_free_port(t, a) + hosts > radix ||
+		    fix_free_port(t, b) + hosts > radix || !fix_free_port(t, a) ||
+		    !fix_free_port(t, b))
+			continue;
+		fix_connect(t, a, b);
+		k++;
+	}
+#undef RND
+	for (unsigned i = 0; i < switches; i++)
+		hosts_on(t, base + i, hosts, &first);
+	return first;
+}

@@ -27,6 +27,11 @@ void fix_finish(struct topo *t, uint32_t sm, const struct ibsmd_config *cfg);
 uint32_t fix_ring(struct topo *t, unsigned switches, unsigned hosts);
 uint32_t fix_fattree(struct topo *t, unsigned leaves, unsigned spines, unsigned hosts);
 uint32_t fix_torus(struct topo *t, unsigned x, unsigned y, unsigned hosts);
+/* switches of radix ports joined by a random spanning tree and up to extra_links more random
+ * links (parallel links included, as real fabrics have them), hosts on each; the same seed
+ * gives the same graph */
+uint32_t fix_random(struct topo *t, unsigned switches, unsigned radix, unsigned hosts,
+                    unsigned extra_links, uint32_t seed);
 
 /* What the switches' wanted LFTs (topo_switch.lft) do, from every switch to every endpoint
  * LID. */
