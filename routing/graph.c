@@ -139,9 +139,15 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 			if (ctx->adj[cand[i]].port == held)
 				best = i;
 		if (best == ncand) {
-			/* the least loaded port; equal loads go round-robin by LID so an LMC
-			 * block spreads over different ports */
-			uint32_t start = lid % ncand;
+			/* the least loaded port; equal loads go round-robin by the destination's
+			 * rank among its switch's destinations (so an LMC block spreads over
+			 * different ports, and every switch maps the n-th host of a leaf to the
+			 * same of its equal ports: on a fat tree each shift permutation is then
+			 * free of congestion, which a round robin by LID is not, since switch
+			 * LIDs interleave with the hosts') */
+			uint32_t start = ctx->dst[d].port
+			                     ? (d - ctx->dst_start[t]) % ncand
+			                     : lid % ncand; /* a switch: spread by LID */
 			best = start;
 			for (uint32_t k = 1; k < ncand; k++) {
 				uint32_t i = (start + k) % ncand;
@@ -151,7 +157,10 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 		}
 		uint8_t port = ctx->adj[cand[best]].port;
 		lft[lid] = port;
-		load[port]++;
+		/* a switch's own LID carries only management traffic: it does not weigh on the
+		 * balance (nor shift it by one at every switch) */
+		if (ctx->dst[d].port != 0)
+			load[port]++;
 	}
 }
 

@@ -78,6 +78,59 @@ START_TEST(updn_random_graphs)
 }
 END_TEST
 
+/* The worst link load of the shift permutations (host i to host i + k, for every k) along
+ * the programmed tables: 1 means every one of them is free of congestion. */
+static unsigned worst_shift_load(const struct topo *t)
+{
+	uint32_t hosts[4096], nh = 0;
+	for (uint32_t p = 0; p < t->nports && nh < 4096; p++)
+		if (!topo_is_switch(t, t->ports[p].node) && t->ports[p].num && t->ports[p].lid &&
+		    t->ports[p].peer != TOPO_NONE)
+			hosts[nh++] = p;
+	uint32_t *use = calloc(t->nports, sizeof(uint32_t));
+	ck_assert_ptr_nonnull(use);
+	unsigned worst = 0;
+	for (uint32_t k = 1; k < nh; k++) {
+		memset(use, 0, t->nports * sizeof(uint32_t));
+		for (uint32_t i = 0; i < nh; i++) {
+			uint16_t dlid = t->ports[hosts[(i + k) % nh]].lid;
+			uint32_t at = t->ports[hosts[i]].peer; /* the leaf port the host is on */
+			for (unsigned hop = 0; hop < 16; hop++) {
+				uint32_t n = t->ports[at].node;
+				if (!topo_is_switch(t, n))
+					break;
+				const struct topo_switch *sw = &t->sws[t->nodes[n].sw];
+				uint32_t out = topo_port(t, n, sw->lft[dlid]);
+				if (t->ports[t->ports[out].peer].node != n &&
+				    topo_is_switch(t, t->ports[t->ports[out].peer].node) &&
+				    ++use[out] > worst)
+					worst = use[out];
+				at = t->ports[out].peer;
+			}
+		}
+	}
+	free(use);
+	return worst;
+}
+
+/* minhop on a complete two-level fat tree: every shift permutation congestion-free, as
+ * OpenSM's minhop and ftree give (it used to put up to 3 flows of one on a link at 648
+ * hosts: hosts' LIDs are interleaved with their leaf's, which shifted each leaf's
+ * round robin) */
+START_TEST(minhop_shift_permutations)
+{
+	struct topo t;
+	topo_init(&t);
+	/* a small tree, and the 648-host one of 36-port switches */
+	static const unsigned shape[2][3] = {{12, 6, 6}, {36, 18, 18}};
+	uint32_t h = fix_fattree(&t, shape[_i][0], shape[_i][1], shape[_i][2]);
+	fix_finish(&t, h, NULL);
+	ck_assert_int_eq(run_engine(&t, "minhop"), 0);
+	ck_assert_uint_eq(worst_shift_load(&t), 1);
+	topo_free(&t);
+}
+END_TEST
+
 START_TEST(ring)
 {
 	struct topo t;
@@ -367,6 +420,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("engines");
 	tcase_add_test(tc, ring);
 	tcase_add_test(tc, updn_random_graphs);
+	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, fat_tree, 0, 2);
 	tcase_add_loop_test(tc, torus, 0, 2);
 	tcase_add_loop_test(tc, fat_tree_dead_link, 0, 2);
