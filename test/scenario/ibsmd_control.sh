@@ -102,7 +102,10 @@ echo "dump topology: the same $(wc -l <"$WORK/ours.links") links as ibnetdiscove
 # dump routes: what the switches hold
 ctl --json dump routes >"$WORK/routes.json"
 sw=$(python3 -c "import json; print(json.load(open('$WORK/routes.json'))[0]['guid'])")
-python3 - "$WORK/routes.json" "$sw" <(on_sim host-3 ibroute -G "$sw" 2>/dev/null) <<'PY' || fail "dump routes differs from ibroute"
+# ibroute finds the switch through the SA: under load a query may time out, so try again
+ibroute_read() { on_sim host-3 ibroute -G "$sw" >"$WORK/ibroute.out" 2>/dev/null && grep -q '^0x' "$WORK/ibroute.out"; }
+wait_until 30 ibroute_read || fail "ibroute could not read switch $sw"
+python3 - "$WORK/routes.json" "$sw" "$WORK/ibroute.out" <<'PY' || fail "dump routes differs from ibroute"
 import json, re, sys
 sw = [s for s in json.load(open(sys.argv[1])) if s["guid"] == sys.argv[2]][0]
 ours = {lid: port for lid, port in sw["lft"]}

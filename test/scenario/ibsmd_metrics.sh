@@ -13,6 +13,7 @@ need curl
 FABRIC=${2:-fattree:radix=36,levels=3,hosts=2592}
 IBSA="$BUILD/cli/ibsa"
 PORT=$((20000 + $$ % 20000))
+export IBSMD_UP_TIMEOUT=240 # 2,592 hosts under ASan beside other tests
 
 start_fabricsim "$FABRIC"
 SIM_HOST=host-9 start_ibsmd --config <(printf 'metrics_interval: 1\nmetrics_listen: "127.0.0.1:%s"\nsweep_interval: 0\n' "$PORT")

@@ -149,7 +149,9 @@ start_ibsmd() {
 		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
 	PIDS+=($!)
 	IBSMD_PID=$!
-	wait_until 60 grep -q "subnet up" "$WORK/ibsmd.log" || fail "ibsmd did not bring the subnet up"
+	# IBSMD_UP_TIMEOUT: large fabrics under ASan on a loaded 2-core machine take longer
+	wait_until "${IBSMD_UP_TIMEOUT:-60}" grep -q "subnet up" "$WORK/ibsmd.log" ||
+		fail "ibsmd did not bring the subnet up"
 }
 
 wait_until() { # SECONDS COMMAND...
