@@ -8,16 +8,6 @@
 
 #include <systemd/sd-daemon.h>
 
-static const char *state_name(uint8_t s)
-{
-	switch (s) {
-	case SM_STATE_MASTER: return "MASTER";
-	case SM_STATE_STANDBY: return "STANDBY";
-	case SM_STATE_DISCOVERING: return "DISCOVERING";
-	default: return "NOT_ACTIVE";
-	}
-}
-
 /* STATUS= as systemctl status shows it: the state and the subnet in one line. */
 static void send_status(struct notify *n, const char *extra)
 {
@@ -36,7 +26,7 @@ static void send_status(struct notify *n, const char *extra)
 		snprintf(line, sizeof(line), "STANDBY: master LID %u, GUID 0x%016" PRIx64 "%s", lid,
 		         guid, extra);
 	} else
-		snprintf(line, sizeof(line), "%s: sweeping%s", state_name(si.state), extra);
+		snprintf(line, sizeof(line), "%s: sweeping%s", sm_state_name(si.state), extra);
 	if (!n->ready) {
 		sd_notifyf(0, "READY=1\nSTATUS=%s", line);
 		n->ready = true;

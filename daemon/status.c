@@ -7,16 +7,6 @@
 
 #include "daemon/control.h"
 
-static const char *state_name(uint8_t s)
-{
-	switch (s) {
-	case SM_STATE_MASTER: return "MASTER";
-	case SM_STATE_STANDBY: return "STANDBY";
-	case SM_STATE_DISCOVERING: return "DISCOVERING";
-	default: return "NOT_ACTIVE";
-	}
-}
-
 /* SA requests per second over the samples (up to a minute), or since the start. */
 static double sa_rate(const struct control *c, uint64_t now_requests, double now)
 {
@@ -48,7 +38,7 @@ void status_write(const struct control *c, FILE *out, bool json)
 		fprintf(out,
 		        "{\"state\":\"%s\",\"priority\":%u,\"guid\":\"0x%016" PRIx64
 		        "\",\"lid\":%u,\"uptime_s\":%.0f,",
-		        state_name(si.state), si.priority, si.guid, lid, now - c->started);
+		        sm_state_name(si.state), si.priority, si.guid, lid, now - c->started);
 		if (si.state == SM_STATE_STANDBY)
 			fprintf(out, "\"master\":{\"lid\":%u,\"guid\":\"0x%016" PRIx64 "\"},", mlid,
 			        mguid);
@@ -75,7 +65,7 @@ void status_write(const struct control *c, FILE *out, bool json)
 			        "%s{\"guid\":\"0x%016" PRIx64
 			        "\",\"lid\":%u,\"state\":\"%s\",\"priority\":%u,"
 			        "\"answered\":%s,\"foreign\":%s}",
-			        i ? "," : "", r.info.guid, r.lid, state_name(r.info.state),
+			        i ? "," : "", r.info.guid, r.lid, sm_state_name(r.info.state),
 			        r.info.priority, r.answered ? "true" : "false",
 			        r.rogue ? "true" : "false");
 		}
@@ -104,7 +94,7 @@ void status_write(const struct control *c, FILE *out, bool json)
 		return;
 	}
 	fprintf(out, "state:      %s, priority %u, port GUID 0x%016" PRIx64 ", LID %u, up %.0f s\n",
-	        state_name(si.state), si.priority, si.guid, lid, now - c->started);
+	        sm_state_name(si.state), si.priority, si.guid, lid, now - c->started);
 	if (si.state == SM_STATE_STANDBY)
 		fprintf(out, "master:     LID %u, GUID 0x%016" PRIx64 "\n", mlid, mguid);
 	fprintf(out,
@@ -122,7 +112,7 @@ void status_write(const struct control *c, FILE *out, bool json)
 		if (sm_remote_get(sm, i, &r))
 			fprintf(out,
 			        "other SM:   GUID 0x%016" PRIx64 " LID %u %s priority %u%s%s\n",
-			        r.info.guid, r.lid, state_name(r.info.state), r.info.priority,
+			        r.info.guid, r.lid, sm_state_name(r.info.state), r.info.priority,
 			        r.answered ? "" : " (not answering)", r.rogue ? " FOREIGN" : "");
 	}
 	fprintf(out,

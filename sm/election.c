@@ -23,10 +23,15 @@
 
 enum { SMINFO_HANDOVER = 1, SMINFO_ACKNOWLEDGE, SMINFO_DISABLE, SMINFO_STANDBY, SMINFO_DISCOVER };
 
-static const char *state_str(uint8_t s)
+const char *sm_state_name(uint8_t s)
 {
 	static const char *const n[] = {"NOT-ACTIVE", "DISCOVERING", "STANDBY", "MASTER"};
 	return s < 4 ? n[s] : "(invalid state)";
+}
+
+static const char *state_str(uint8_t s)
+{
+	return sm_state_name(s);
 }
 
 static const char *mod_str(uint32_t mod)
@@ -279,8 +284,9 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 		snprintf(g, sizeof(g), "0x%016" PRIx64, r->guid);
 		snprintf(lid, sizeof(lid), "%u", remote_lid(sm, r));
 		snprintf(prio, sizeof(prio), "%u", si->priority);
-		const char *kv[] = {"sm_guid", g,    "sm_lid", lid, "sm_state", state_str(si->state),
-		                    "priority", prio, NULL};
+		const char *kv[] = {"sm_guid",  g,          "sm_lid",
+		                    lid,        "sm_state", state_str(si->state),
+		                    "priority", prio,       NULL};
 		sm_event(sm, LOGL_NOTICE, "sm_appeared", kv,
 		         "another SM answers: GUID " GUID_FMT " (LID %u), %s, priority %u", r->guid,
 		         remote_lid(sm, r), state_str(si->state), si->priority);

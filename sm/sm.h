@@ -85,6 +85,9 @@ const struct log *sm_log(const struct sm *sm);
 const struct ibsmd_config *sm_config(const struct sm *sm);
 struct ev_loop *sm_loop(const struct sm *sm);
 
+/* "MASTER", "STANDBY", "DISCOVERING", "NOT-ACTIVE" (SMInfo:SMState) */
+const char *sm_state_name(uint8_t state);
+
 /* SMInfo as the SM answers it (SM_Key zeroed). */
 struct mad_sm_info sm_info(const struct sm *sm);
 
