@@ -418,6 +418,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("routing");
 	TCase *tc = tcase_create("engines");
+	tcase_set_timeout(tc, 120); /* 150 random graphs under the sanitizers take seconds */
 	tcase_add_test(tc, ring);
 	tcase_add_test(tc, updn_random_graphs);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
