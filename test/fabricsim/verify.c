@@ -462,6 +462,64 @@ static bool deliver_once(struct verify_report *r, const struct verify_opts *o, u
 	return false;
 }
 
+/* ---- shift permutations: host i to host i + k, for every k ---- */
+
+/* The worst number of flows of one shift permutation on a directed switch-to-switch link,
+ * over all shifts, hosts in port order: 1 means every shift is free of congestion (what
+ * fat-tree engines aim at). Linear in hosts squared times hops: done up to 8192 hosts. */
+static void shift_permutations(struct ctx *c)
+{
+	const struct fabric *f = c->f;
+	struct verify_report *r = c->r;
+	uint32_t *host = malloc(sizeof(uint32_t) * (c->nep + 1)), nh = 0;
+	for (uint32_t i = 0; i < c->nep; i++) {
+		const struct endpoint *e = &c->ep[i];
+		if (!fs_is_switch(f, f->ports[e->port].node) && e->sw != FS_NONE && e->lid)
+			host[nh++] = i;
+	}
+	uint32_t *use = calloc(f->nports + 1u, sizeof(uint32_t));
+	uint32_t *touched = malloc(sizeof(uint32_t) * ((size_t)nh * 16 + 1));
+	if (!host || !use || !touched || nh < 2 || nh > 8192) {
+		free(host);
+		free(use);
+		free(touched);
+		return;
+	}
+	r->shift_checked = true;
+	for (uint32_t k = 1; k < nh; k++) {
+		uint32_t nt = 0;
+		for (uint32_t i = 0; i < nh; i++) {
+			const struct endpoint *src = &c->ep[host[i]],
+			                      *dst = &c->ep[host[(i + k) % nh]];
+			uint32_t s = src->sw;
+			for (unsigned hop = 0; hop < 16; hop++) {
+				const struct fs_switch *sw = &f->sws[s];
+				if (dst->lid >= sw->lft_size || sw->lft[dst->lid] == 0xff)
+					break;
+				uint32_t out = fabric_port(f, sw->node, sw->lft[dst->lid]);
+				if (out == FS_NONE || f->ports[out].peer == FS_NONE)
+					break;
+				uint32_t pn = f->ports[f->ports[out].peer].node;
+				if (!fs_is_switch(f, pn))
+					break; /* delivered: the host link is the flow's own */
+				if (!use[out]++)
+					touched[nt++] = out;
+				if (use[out] > r->shift_worst) {
+					r->shift_worst = use[out];
+					r->shift_worst_k = k;
+				}
+				s = switch_of(f, pn);
+			}
+		}
+		for (uint32_t i = 0; i < nt; i++)
+			use[touched[i]] = 0;
+	}
+	r->shift_hosts = nh;
+	free(host);
+	free(use);
+	free(touched);
+}
+
 void verify_run(const struct fabric *f, const struct verify_opts *opts, struct verify_report *r)
 {
 	struct verify_opts o = opts ? *opts : (struct verify_opts){0};
@@ -551,6 +609,8 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	if (r->pairs_reached)
 		r->hops_mean = (double)hop_sum / (double)r->pairs_reached;
 	cdg_cycles(&c);
+
+	shift_permutations(&c);
 
 	/* balance over switch-to-switch links */
 	uint64_t sum = 0, nlinks = 0;
@@ -712,6 +772,11 @@ void verify_print(const struct verify_report *r, FILE *out)
 	        " mean %.1f, worst %s\n",
 	        r->link_routes_min, r->link_routes_max, r->link_routes_mean,
 	        r->worst_link[0] ? r->worst_link : "-");
+	if (r->shift_checked)
+		fprintf(out,
+		        "shift:     worst link load %u over %u shift permutations of %u hosts%s\n",
+		        r->shift_worst, r->shift_hosts - 1, r->shift_hosts,
+		        r->shift_worst <= 1 ? " (every one free of congestion)" : "");
 	for (unsigned i = 0; i < r->nissues; i++)
 		fprintf(out, "problem:   %s\n", r->issues[i]);
 	if (r->issues_dropped)
@@ -749,6 +814,9 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	        r->pairs_unreached, r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun,
 	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
 	json_str(out, r->cycle);
+	fprintf(out, "},\"shift\":{\"checked\":%s,\"hosts\":%u,\"worst\":%u,\"worst_k\":%u",
+	        r->shift_checked ? "true" : "false", r->shift_hosts, r->shift_worst,
+	        r->shift_worst_k);
 	fprintf(out,
 	        "},\"multicast\":{\"mlids\":%u,\"bad\":%u},"
 	        "\"balance\":{\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"mean\":%.2f,\"worst\":",

@@ -39,6 +39,9 @@ struct verify_report {
 	uint64_t link_routes_min, link_routes_max;
 	double link_routes_mean;
 	char worst_link[160];
+	/* shift permutations (host i to host i + k): the worst flows of one on a switch link */
+	bool shift_checked;
+	unsigned shift_hosts, shift_worst, shift_worst_k;
 	/* examples of what is wrong */
 	char **issues;
 	unsigned nissues, issues_dropped;
