@@ -21,6 +21,7 @@ void config_defaults(struct ibsmd_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->routing_engines, sizeof(c->routing_engines), "minhop");
+	c->routing_fallback_minhop = true;
 	c->lid_min = 1;
 	c->lid_max = 0xbfff;
 	c->sweep_interval_s = 10;
@@ -553,6 +554,8 @@ struct opt {
 #define F(field) offsetof(struct ibsmd_config, field), sizeof(((struct ibsmd_config *)0)->field)
 static const struct opt opts[CONFIG_NKEYS] = {
     [CK_ROUTING_ENGINE] = {"routing_engine", OPT_STR, F(routing_engines), 0, 0, OPT_LIVE},
+    [CK_ROUTING_FALLBACK_MINHOP] = {"routing_fallback_minhop", OPT_BOOL, F(routing_fallback_minhop),
+                                    0, 0, OPT_LIVE},
     [CK_ROOT_GUIDS] = {"root_guids", OPT_GUIDS, F(root_guids), 0, 0, OPT_HEX | OPT_LIVE},
     [CK_LMC] = {"lmc", OPT_UINT, F(lmc), 0, 7, 0},
     [CK_LMC_ESP0] = {"lmc_esp0", OPT_BOOL, F(lmc_esp0), 0, 0, 0},

@@ -60,6 +60,7 @@ struct config_partition {
 enum config_key {
 	CK_ROUTING_ENGINE,
 	CK_ROOT_GUIDS,
+	CK_ROUTING_FALLBACK_MINHOP,
 	CK_LMC,
 	CK_LMC_ESP0,
 	CK_LID_MIN,
@@ -111,7 +112,8 @@ struct config_where {
 };
 
 struct ibsmd_config {
-	char routing_engines[128]; /* "minhop", or a fallback chain "updn,minhop" */
+	char routing_engines[128];    /* "minhop", or a fallback chain "updn,minhop" */
+	bool routing_fallback_minhop; /* minhop when every engine of the chain failed */
 	uint64_t root_guids[CONFIG_MAX_ROOTS];
 	unsigned nroots;
 	uint8_t lmc;

@@ -18,6 +18,36 @@ void route_release(struct sm *sm)
 	/* the hops between switches stay: they change with the links (mcast_topology_changed) */
 }
 
+/* Route with one engine: 0, or -1 (logged, an event) with the context rebuilt clean for the
+ * next one. */
+static int try_engine(struct sm *sm, const struct routing_engine *e,
+                      const struct routing_engine *last)
+{
+	struct routing_ctx *ctx = &sm->rctx;
+	void *state = NULL;
+	ctx->why[0] = 0;
+	if ((e->setup && e->setup(ctx, &state) < 0) || e->unicast(ctx, state) < 0) {
+		const char *kv[] = {"engine", e->name, "reason",
+		                    ctx->why[0] ? ctx->why : "no reason given", NULL};
+		sm_event(sm, LOGL_WARN, "routing_fallback", kv,
+		         "routing engine %s failed: %s; trying the next", e->name,
+		         ctx->why[0] ? ctx->why : "no reason given");
+		if (e->teardown)
+			e->teardown(state);
+		/* the next engine starts from clean tables and loads */
+		routing_ctx_free(ctx);
+		if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
+			return -1;
+		ctx->sticky = !sm->reroute && (!sm->grew || sm->counts.lft_blocks_read);
+		return -1;
+	}
+	if (last != e)
+		log_notice(sm->log, "routing", "routed by %s: %s", e->name, e->summary);
+	sm->engine = e;
+	sm->engine_state = state;
+	return 0;
+}
+
 int route_all(struct sm *sm)
 {
 	struct routing_ctx *ctx = &sm->rctx;
@@ -35,7 +65,8 @@ int route_all(struct sm *sm)
 	char chain[sizeof(sm->cfg->routing_engines)];
 	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
 	int rc = -1;
-	for (char *save = NULL, *name = strtok_r(chain, ", ", &save); name;
+	bool tried_minhop = false;
+	for (char *save = NULL, *name = strtok_r(chain, ", ", &save); name && rc < 0;
 	     name = strtok_r(NULL, ", ", &save)) {
 		const struct routing_engine *e = routing_find(name);
 		if (!e) {
@@ -43,29 +74,19 @@ int route_all(struct sm *sm)
 			        name, routing_names());
 			continue;
 		}
-		void *state = NULL;
-		ctx->why[0] = 0;
-		if ((e->setup && e->setup(ctx, &state) < 0) || e->unicast(ctx, state) < 0) {
-			const char *kv[] = {"engine", e->name, "reason",
-			                    ctx->why[0] ? ctx->why : "no reason given", NULL};
-			sm_event(sm, LOGL_WARN, "routing_fallback", kv,
-			         "routing engine %s failed: %s; trying the next", e->name,
-			         ctx->why[0] ? ctx->why : "no reason given");
-			if (e->teardown)
-				e->teardown(state);
-			/* the next engine starts from clean tables and loads */
-			routing_ctx_free(ctx);
-			if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
-				break;
-			ctx->sticky = !sm->reroute && (!sm->grew || sm->counts.lft_blocks_read);
-			continue;
-		}
-		if (last != e)
-			log_notice(sm->log, "routing", "routed by %s: %s", e->name, e->summary);
-		sm->engine = e;
-		sm->engine_state = state;
-		rc = 0;
-		break;
+		tried_minhop |= e == &routing_minhop;
+		rc = try_engine(sm, e, last);
+	}
+	if (rc < 0 && !tried_minhop && sm->cfg->routing_fallback_minhop) {
+		/* the last resort: every connected fabric has shortest paths, though not always
+		 * free of credit loops; better routes with a risk than no routes */
+		const char *kv[] = {"engine", "minhop", "reason",
+		                    "every engine of the chain failed", NULL};
+		sm_event(sm, LOGL_WARN, "routing_fallback", kv,
+		         "no engine of \"%s\" routed the subnet: minhop takes over, as the last "
+		         "resort (routing_fallback_minhop)",
+		         sm->cfg->routing_engines);
+		rc = try_engine(sm, &routing_minhop, last);
 	}
 	if (rc < 0)
 		log_err(sm->log, "routing", "no routing engine of \"%s\" could route the subnet",
