@@ -60,6 +60,9 @@ struct config_partition {
 enum config_key {
 	CK_ROUTING_ENGINE,
 	CK_ROOT_GUIDS,
+	CK_ROOT_GUID_FILE,
+	CK_CN_GUID_FILE,
+	CK_LFTS_FILE,
 	CK_ROUTING_FALLBACK_MINHOP,
 	CK_LMC,
 	CK_LMC_ESP0,
@@ -116,6 +119,9 @@ struct ibsmd_config {
 	bool routing_fallback_minhop; /* minhop when every engine of the chain failed */
 	uint64_t root_guids[CONFIG_MAX_ROOTS];
 	unsigned nroots;
+	char root_guid_file[256]; /* more roots, one GUID a line (OpenSM's format) */
+	char cn_guid_file[256];   /* ftree: the compute nodes, whose switches are leaves */
+	char lfts_file[256];      /* the file engine's forwarding tables (ibroute's format) */
 	uint8_t lmc;
 	bool lmc_esp0; /* switch port 0 gets the LMC too (default: LMC 0) */
 	uint16_t lid_min, lid_max;

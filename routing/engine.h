@@ -45,7 +45,7 @@ struct routing_ctx {
 	uint32_t *port_base;
 	uint32_t *load;
 	bool sticky;   /* keep routes switches hold while they stay valid (see routing_assign) */
-	char why[256]; /* an engine's reason for failing */
+	char why[512]; /* an engine's reason for failing */
 };
 
 struct routing_engine {
@@ -72,6 +72,9 @@ struct routing_engine {
 
 extern const struct routing_engine routing_minhop;
 extern const struct routing_engine routing_updn;
+extern const struct routing_engine routing_dnup;
+extern const struct routing_engine routing_ftree;
+extern const struct routing_engine routing_file;
 
 const struct routing_engine *routing_find(const char *name);
 /* Names of all engines, for help texts: "minhop, updn" */

@@ -192,7 +192,8 @@ bool routing_sl2vl(const struct routing_engine *e, void *state, const struct rou
 	return true;
 }
 
-static const struct routing_engine *const engines[] = {&routing_minhop, &routing_updn};
+static const struct routing_engine *const engines[] = {
+    &routing_minhop, &routing_updn, &routing_dnup, &routing_ftree, &routing_file};
 
 const struct routing_engine *routing_find(const char *name)
 {
@@ -204,5 +205,5 @@ const struct routing_engine *routing_find(const char *name)
 
 const char *routing_names(void)
 {
-	return "minhop, updn";
+	return "minhop, updn, dnup, ftree, file";
 }

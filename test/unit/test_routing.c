@@ -5,17 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+#include <unistd.h>
+
+#include "fabric/dump.h"
 #include "routing/engine.h"
+#include "routing/files.h"
 #include "topo_fixture.h"
 #include "check_run.h"
 
-/* As the SM's routing phase runs an engine. 0, or -1 with the engine's reason printed. */
-static int run_engine(struct topo *t, const char *name)
+/* As the SM's routing phase runs an engine, with a configuration (NULL: the defaults). 0,
+ * or -1 with the engine's reason in why. */
+static int run_engine_cfg(struct topo *t, const char *name, const struct ibsmd_config *given,
+                          char *why, size_t whylen)
 {
 	const struct routing_engine *e = routing_find(name);
 	ck_assert_ptr_nonnull(e);
 	struct ibsmd_config cfg;
 	config_defaults(&cfg);
+	if (given)
+		cfg = *given;
 	struct log lg;
 	log_init(&lg);
 	lg.level = LOGL_ERR;
@@ -24,12 +33,22 @@ static int run_engine(struct topo *t, const char *name)
 	void *state = NULL;
 	int rc = 0;
 	if ((e->setup && e->setup(&ctx, &state) < 0) || e->unicast(&ctx, state) < 0) {
-		fprintf(stderr, "%s: %s\n", name, ctx.why);
+		snprintf(why, whylen, "%s", ctx.why);
 		rc = -1;
 	}
 	if (e->teardown)
 		e->teardown(state);
 	routing_ctx_free(&ctx);
+	return rc;
+}
+
+/* 0, or -1 with the engine's reason printed. */
+static int run_engine(struct topo *t, const char *name)
+{
+	char why[512];
+	int rc = run_engine_cfg(t, name, NULL, why, sizeof(why));
+	if (rc < 0)
+		fprintf(stderr, "%s: %s\n", name, why);
 	return rc;
 }
 
@@ -50,14 +69,19 @@ static void check(struct topo *t, const char *engine, bool shortest, bool loop_f
 		ck_assert_msg(!r.credit_loop, "%s: credit loop", engine);
 }
 
-static const char *const engines[] = {"minhop", "updn"};
+static const char *const engines[] = {"minhop", "updn", "dnup", "ftree"};
+#define NENGINES 4
 
 /* up/down on irregular graphs, dense ones above all (the shape of ../shared/fabrics'
  * random30-updn-loop.net, where a switch reached by a downward move used to climb again):
  * every pair reached, no credit loop, on 150 graphs of 10 to 40 switches */
 START_TEST(updn_random_graphs)
 {
-	unsigned bad = 0;
+	/* updn, dnup and ftree share the up/down core: updn and ftree route any graph; dnup's
+	 * order (ranked from the hosts, here on every switch) leaves pairs without a route on
+	 * most: it must then fail and say so, never route them another way */
+	const char *engine = engines[1 + _i];
+	unsigned bad = 0, failed = 0;
 	char first[256] = "";
 	for (uint32_t seed = 1; seed <= 150; seed++) {
 		struct topo t;
@@ -65,7 +89,14 @@ START_TEST(updn_random_graphs)
 		unsigned sw = 10 + seed % 31;
 		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
 		fix_finish(&t, h, NULL);
-		ck_assert_int_eq(run_engine(&t, "updn"), 0);
+		char why[512];
+		if (run_engine_cfg(&t, engine, NULL, why, sizeof(why)) < 0) {
+			ck_assert_msg(!strcmp(engine, "dnup"), "%s: %s", engine, why);
+			ck_assert_msg(strstr(why, "no down/up route from switch"), "%s", why);
+			failed++;
+			topo_free(&t);
+			continue;
+		}
 		struct fix_routes r;
 		fix_check_routes(&t, &r);
 		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "seed %u: %llu unreachable (%s)",
@@ -74,9 +105,28 @@ START_TEST(updn_random_graphs)
 			snprintf(first, sizeof(first), "seed %u, %u switches", seed, sw);
 		topo_free(&t);
 	}
-	ck_assert_msg(!bad, "updn: credit loops on %u of 150 random graphs, first %s", bad, first);
+	ck_assert_msg(!bad, "%s: credit loops on %u of 150 random graphs, first %s", engine, bad,
+	              first);
+	if (!strcmp(engine, "dnup"))
+		ck_assert_uint_lt(failed, 150); /* some graphs suit it */
 }
 END_TEST
+
+static uint64_t lfts_seen;
+static int lfts_sw(void *arg, uint64_t guid, unsigned line)
+{
+	(void)arg;
+	(void)line;
+	lfts_seen += guid;
+	return 0;
+}
+static int lfts_entry(void *arg, uint16_t lid, uint8_t port, unsigned line)
+{
+	(void)arg;
+	(void)line;
+	lfts_seen += lid + port;
+	return 0;
+}
 
 /* The worst link load of the shift permutations (host i to host i + k, for every k) along
  * the programmed tables: 1 means every one of them is free of congestion. */
@@ -131,6 +181,187 @@ START_TEST(minhop_shift_permutations)
 }
 END_TEST
 
+/* ftree on complete trees of two and three levels: every shift permutation congestion-free
+ * (minhop and updn put up to 4 and 6 flows on a link of the 3-level ones) */
+START_TEST(ftree_shift_permutations)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h;
+	if (_i == 0)
+		h = fix_fattree(&t, 36, 18, 18); /* 648 hosts */
+	else
+		h = fix_fattree3(&t, _i == 1 ? 8 : 12); /* 128 and 432 hosts */
+	fix_finish(&t, h, NULL);
+	check(&t, "ftree", true, true);
+	ck_assert_uint_eq(worst_shift_load(&t), 1);
+	topo_free(&t);
+}
+END_TEST
+
+/* A quasi fat tree: links gone between leaves and aggregation switches and between those and
+ * the cores; ftree still routes every pair, shortest, free of credit loops, without falling
+ * back to another engine */
+START_TEST(ftree_missing_links)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree3(&t, 8);
+	unsigned cut = 0;
+	for (uint32_t n = 0; n < t.nnodes && cut < 6; n += 7) {
+		if (!topo_is_switch(&t, n))
+			continue;
+		for (unsigned p = t.nodes[n].nports; p >= 1; p--) {
+			uint32_t pi = topo_port(&t, n, p), peer = t.ports[pi].peer;
+			if (peer != TOPO_NONE && topo_is_switch(&t, t.ports[peer].node)) {
+				topo_unlink(&t, pi);
+				t.ports[pi].pi.port_state = PORT_STATE_DOWN;
+				t.ports[peer].pi.port_state = PORT_STATE_DOWN;
+				cut++;
+				break;
+			}
+		}
+	}
+	ck_assert_uint_eq(cut, 6);
+	fix_finish(&t, h, NULL);
+	check(&t, "ftree", false, true);
+	topo_free(&t);
+}
+END_TEST
+
+/* The file engine reads back what topo_dump_lfts wrote (opensm-lfts.dump's format), and
+ * refuses, naming the file, switch and LID, tables that miss a LID, point at a port without
+ * a link or loop. */
+static char *dump_to_file(const struct topo *t)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/test_routing_lfts.XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	topo_dump_lfts(t, f);
+	fclose(f);
+	return path;
+}
+
+static void rewrite_entry(const char *path, const char *from, const char *to)
+{
+	char *text;
+	size_t len;
+	char why[256];
+	ck_assert_int_eq(routing_slurp(path, 1u << 24, &text, &len, why, sizeof(why)), 0);
+	char *at = strstr(text, from);
+	ck_assert_ptr_nonnull(at);
+	FILE *f = fopen(path, "w");
+	fwrite(text, 1, (size_t)(at - text), f);
+	fputs(to, f);
+	fputs(at + strlen(from), f);
+	fclose(f);
+	free(text);
+}
+
+START_TEST(file_engine)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 4, 2, 2);
+	fix_finish(&t, h, NULL);
+	ck_assert_int_eq(run_engine(&t, "updn"), 0);
+	const char *path = dump_to_file(&t);
+	uint8_t saved[4][64];
+	for (unsigned s = 0; s < 4; s++)
+		memcpy(saved[s], t.sws[s].lft, 64);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	snprintf(cfg.lfts_file, sizeof(cfg.lfts_file), "%s", path);
+	char why[512];
+	ck_assert_int_eq(run_engine_cfg(&t, "file", &cfg, why, sizeof(why)), 0);
+	for (unsigned s = 0; s < 4; s++)
+		ck_assert_mem_eq(saved[s], t.sws[s].lft, 64);
+
+	/* leaf 0 (switch 0) sends a host of leaf 1 to its other spine: taken as written */
+	uint16_t far = t.ports[topo_port(&t, h + 2, 1)].lid;
+	uint8_t was = t.sws[0].lft[far], other = was == 1 ? 2 : 1;
+	char from[32], to[32];
+	snprintf(from, sizeof(from), "0x%04x %03u", far, was);
+	snprintf(to, sizeof(to), "0x%04x %03u", far, other);
+	rewrite_entry(path, from, to);
+	ck_assert_int_eq(run_engine_cfg(&t, "file", &cfg, why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.sws[0].lft[far], other);
+	struct fix_routes r;
+	fix_check_routes(&t, &r);
+	ck_assert_msg(r.unreachable == 0, "%s", r.first_problem);
+
+	/* a port the switch does not have (leaf ports 1-2 lead to spines, 3-4 to hosts) */
+	snprintf(from, sizeof(from), "0x%04x %03u", far, other);
+	snprintf(to, sizeof(to), "0x%04x %03u", far, 5);
+	rewrite_entry(path, from, to);
+	ck_assert_int_eq(run_engine_cfg(&t, "file", &cfg, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, path) && strstr(why, "port 5; it has 4 ports"), "%s", why);
+
+	/* a missing entry */
+	snprintf(from, sizeof(from), "0x%04x %03u", far, 5);
+	rewrite_entry(path, from, "# removed");
+	ck_assert_int_eq(run_engine_cfg(&t, "file", &cfg, why, sizeof(why)), -1);
+	snprintf(to, sizeof(to), "no entry for LID 0x%04x", far);
+	ck_assert_msg(strstr(why, to), "%s", why);
+
+	/* a loop: leaf 0 sends it to spine 1 and spine 1 back to leaf 0 */
+	rewrite_entry(path, "# removed", from);
+	ck_assert_int_eq(run_engine_cfg(&t, "file", &cfg, why, sizeof(why)), -1);
+	unlink(path);
+
+	/* no file */
+	snprintf(cfg.lfts_file, sizeof(cfg.lfts_file), "/nonexistent/lfts");
+	ck_assert_int_eq(run_engine_cfg(&t, "file", &cfg, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "/nonexistent/lfts: No such file"), "%s", why);
+	topo_free(&t);
+}
+END_TEST
+
+static void expect_lfts_error(const char *text, const char *want)
+{
+	struct lfts_parse_cb cb = {.sw = lfts_sw, .entry = lfts_entry};
+	char why[256] = "";
+	ck_assert_int_eq(routing_parse_lfts(text, strlen(text), "f", &cb, NULL, why, sizeof(why)),
+	                 -1);
+	ck_assert_msg(strstr(why, want), "\"%s\" does not say \"%s\"", why, want);
+}
+
+START_TEST(files_parse)
+{
+	const char *ok = "# roots\n0x0002c90300000001\n\n  0002c90300000002 # spine 2\n";
+	uint64_t *g;
+	uint32_t n;
+	char why[256];
+	ck_assert_int_eq(routing_parse_guids(ok, strlen(ok), "r", &g, &n, why, sizeof(why)), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(g[1], 0x0002c90300000002ull);
+	free(g);
+	const char *bad = "0x1\nspine-2\n";
+	ck_assert_int_eq(routing_parse_guids(bad, strlen(bad), "r", &g, &n, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "r:2: \"spine-2\" is not a GUID (one per line, hexadecimal)");
+	const char *two = "0x1 0x2\n";
+	ck_assert_int_eq(routing_parse_guids(two, strlen(two), "r", &g, &n, why, sizeof(why)), -1);
+
+	const char *lfts = "Unicast lids [0x0-0x3] of switch Lid 1 guid 0x0000000000000011 (s):\n"
+	                   "  Lid  Out   Destination\n"
+	                   "0x0001 000 : (Switch portguid 0x11: 's')\n"
+	                   "0x0002 003 : (Channel Adapter portguid 0x2: 'h')\n"
+	                   "2 valid lids dumped\n";
+	struct lfts_parse_cb cb = {.sw = lfts_sw, .entry = lfts_entry};
+	lfts_seen = 0;
+	ck_assert_int_eq(routing_parse_lfts(lfts, strlen(lfts), "f", &cb, NULL, why, sizeof(why)),
+	                 0);
+	ck_assert_uint_eq(lfts_seen, 0x11 + 1 + 0 + 2 + 3);
+	expect_lfts_error("0x0001 001\n", "f:1: an entry before any");
+	expect_lfts_error("Unicast lids [0-1] of switch Lid 1\n", "f:1: a switch header without");
+	expect_lfts_error("Unicast lids guid 0x11\n0x0001 300\n", "f:2: LID 0x0001: the port");
+	expect_lfts_error("Unicast lids guid 0x11\n0xc001 1\n", "f:2: LID 0xc001 is not a unicast");
+	expect_lfts_error("Unicast lids guid 0x11\n0xzz 1\n", "f:2: \"0xzz 1\" is not");
+}
+END_TEST
+
 START_TEST(ring)
 {
 	struct topo t;
@@ -144,6 +375,8 @@ START_TEST(ring)
 	fix_check_routes(&t, &r);
 	ck_assert(r.credit_loop);
 	check(&t, "updn", false, true);
+	check(&t, "dnup", false, true);
+	check(&t, "ftree", false, true);
 	topo_free(&t);
 }
 END_TEST
@@ -165,10 +398,8 @@ START_TEST(torus)
 	topo_init(&t);
 	uint32_t h = fix_torus(&t, 4, 4, 1);
 	fix_finish(&t, h, NULL);
-	if (_i == 0)
-		check(&t, "minhop", true, false);
-	else
-		check(&t, "updn", false, true);
+	/* minhop: shortest, with the torus's credit loops; the up/down engines without */
+	check(&t, engines[_i], _i == 0, _i != 0);
 	topo_free(&t);
 }
 END_TEST
@@ -410,6 +641,9 @@ START_TEST(chain_names)
 {
 	ck_assert_ptr_nonnull(routing_find("minhop"));
 	ck_assert_ptr_nonnull(routing_find("updn"));
+	ck_assert_ptr_nonnull(routing_find("dnup"));
+	ck_assert_ptr_nonnull(routing_find("ftree"));
+	ck_assert_ptr_nonnull(routing_find("file"));
 	ck_assert_ptr_null(routing_find("nonsense"));
 }
 END_TEST
@@ -420,13 +654,17 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("engines");
 	tcase_set_timeout(tc, 120); /* 150 random graphs under the sanitizers take seconds */
 	tcase_add_test(tc, ring);
-	tcase_add_test(tc, updn_random_graphs);
+	tcase_add_loop_test(tc, updn_random_graphs, 0, 3);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
-	tcase_add_loop_test(tc, fat_tree, 0, 2);
-	tcase_add_loop_test(tc, torus, 0, 2);
-	tcase_add_loop_test(tc, fat_tree_dead_link, 0, 2);
-	tcase_add_loop_test(tc, fat_tree_lost_spine, 0, 2);
-	tcase_add_loop_test(tc, lmc_blocks_spread, 0, 2);
+	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
+	tcase_add_test(tc, ftree_missing_links);
+	tcase_add_test(tc, file_engine);
+	tcase_add_test(tc, files_parse);
+	tcase_add_loop_test(tc, fat_tree, 0, NENGINES);
+	tcase_add_loop_test(tc, torus, 0, NENGINES);
+	tcase_add_loop_test(tc, fat_tree_dead_link, 0, NENGINES);
+	tcase_add_loop_test(tc, fat_tree_lost_spine, 0, NENGINES);
+	tcase_add_loop_test(tc, lmc_blocks_spread, 0, NENGINES);
 	tcase_add_test(tc, mcast_default_tree);
 	tcase_add_test(tc, mcast_tree_split_graph);
 	tcase_add_test(tc, hooks_are_called);

@@ -125,6 +125,34 @@ uint32_t fix_fattree(struct topo *t, unsigned leaves, unsigned spines, unsigned 
 	return first;
 }
 
+uint32_t fix_fattree3(struct topo *t, unsigned k)
+{
+	/* as fabricsim's generator: k pods of k/2 leaves and k/2 aggregation switches,
+	 * (k/2)^2 cores; aggregation switch a of every pod reaches cores a*k/2 .. */
+	unsigned half = k / 2;
+	uint32_t first = TOPO_NONE, cbase = t->nnodes;
+	for (unsigned c = 0; c < half * half; c++)
+		fix_switch(t, k);
+	uint32_t *leaves = calloc(k * half, sizeof(uint32_t));
+	for (unsigned p = 0; p < k; p++) {
+		uint32_t abase = t->nnodes;
+		for (unsigned a = 0; a < half; a++)
+			fix_switch(t, k);
+		for (unsigned l = 0; l < half; l++) {
+			leaves[p * half + l] = fix_switch(t, k);
+			for (unsigned a = 0; a < half; a++)
+				fix_connect(t, leaves[p * half + l], abase + a);
+		}
+		for (unsigned a = 0; a < half; a++)
+			for (unsigned c = 0; c < half; c++)
+				fix_connect(t, abase + a, cbase + a * half + c);
+	}
+	for (unsigned i = 0; i < k * half; i++)
+		hosts_on(t, leaves[i], half, &first);
+	free(leaves);
+	return first;
+}
+
 uint32_t fix_torus(struct topo *t, unsigned x, unsigned y, unsigned hosts)
 {
 	uint32_t first = TOPO_NONE, base = t->nnodes;

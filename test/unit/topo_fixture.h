@@ -26,6 +26,8 @@ void fix_finish(struct topo *t, uint32_t sm, const struct ibsmd_config *cfg);
 /* Generators. hosts: CAs per switch (leaf). Return the node index of the first CA. */
 uint32_t fix_ring(struct topo *t, unsigned switches, unsigned hosts);
 uint32_t fix_fattree(struct topo *t, unsigned leaves, unsigned spines, unsigned hosts);
+/* A complete 3-level fat tree of k-port switches (k^3/4 hosts). */
+uint32_t fix_fattree3(struct topo *t, unsigned k);
 uint32_t fix_torus(struct topo *t, unsigned x, unsigned y, unsigned hosts);
 /* switches of radix ports joined by a random spanning tree and up to extra_links more random
  * links (parallel links included, as real fabrics have them), hosts on each; the same seed

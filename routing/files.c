@@ -1,0 +1,216 @@
+/* GUID lists and LFT dumps (see files.h). Hand-written: two line formats of a few fields
+ * each, for which no library is a better fit than a loop over lines. */
+#include "routing/files.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int routing_slurp(const char *path, size_t max, char **text, size_t *len, char *why, size_t whylen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		if (n == cap) {
+			if (cap >= max) {
+				snprintf(why, whylen, "%s: larger than %zu bytes", path, max);
+				free(buf);
+				fclose(f);
+				return -1;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	bool err = ferror(f);
+	fclose(f);
+	if (!buf || err) {
+		snprintf(why, whylen, "%s: %s", path, buf ? "read error" : "out of memory");
+		free(buf);
+		return -1;
+	}
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* The next line of text[*pos..len) into a bounded copy (longer lines are cut: no format here
+ * has a meaningful field past 1 KB). false at the end. */
+static bool next_line(const char *text, size_t len, size_t *pos, char *line, size_t size)
+{
+	if (*pos >= len)
+		return false;
+	size_t s = *pos, e = s;
+	while (e < len && text[e] != '\n')
+		e++;
+	size_t n = e - s < size - 1 ? e - s : size - 1;
+	memcpy(line, text + s, n);
+	line[n] = 0;
+	*pos = e < len ? e + 1 : e;
+	return true;
+}
+
+static char *skip_space(char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* A hexadecimal number of at most 16 digits, 0x optional; the end in *end. */
+static bool parse_hex(char *p, uint64_t *v, char **end)
+{
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	uint64_t x = 0;
+	unsigned digits = 0;
+	while (isxdigit((unsigned char)*p)) {
+		if (++digits > 16)
+			return false;
+		unsigned d = isdigit((unsigned char)*p)
+		                 ? (unsigned)(*p - '0')
+		                 : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+		x = x << 4 | d;
+		p++;
+	}
+	*v = x;
+	*end = p;
+	return digits > 0;
+}
+
+int routing_parse_guids(const char *text, size_t len, const char *name, uint64_t **guids,
+                        uint32_t *n, char *why, size_t whylen)
+{
+	char line[1024];
+	size_t pos = 0;
+	unsigned lineno = 0;
+	uint32_t count = 0, cap = 0;
+	uint64_t *g = NULL;
+	while (next_line(text, len, &pos, line, sizeof(line))) {
+		lineno++;
+		char *p = skip_space(line), *end;
+		if (!*p || *p == '#')
+			continue;
+		uint64_t v;
+		if (!parse_hex(p, &v, &end) || (*(end = skip_space(end)) && *end != '#') || !v) {
+			snprintf(why, whylen,
+			         "%s:%u: \"%.40s\" is not a GUID (one per line, hexadecimal)", name,
+			         lineno, p);
+			free(g);
+			return -1;
+		}
+		if (count == cap) {
+			if (cap >= 1u << 24) {
+				snprintf(why, whylen, "%s:%u: more than %u GUIDs", name, lineno,
+				         cap);
+				free(g);
+				return -1;
+			}
+			cap = cap ? cap * 2 : 64;
+			uint64_t *ng = realloc(g, sizeof(*g) * cap);
+			if (!ng) {
+				snprintf(why, whylen, "%s: out of memory", name);
+				free(g);
+				return -1;
+			}
+			g = ng;
+		}
+		g[count++] = v;
+	}
+	*guids = g;
+	*n = count;
+	return 0;
+}
+
+int routing_read_guid_file(const char *path, uint64_t **guids, uint32_t *n, char *why,
+                           size_t whylen)
+{
+	char *text;
+	size_t len;
+	if (routing_slurp(path, 64u << 20, &text, &len, why, whylen) < 0)
+		return -1;
+	int rc = routing_parse_guids(text, len, path, guids, n, why, whylen);
+	free(text);
+	return rc;
+}
+
+int routing_parse_lfts(const char *text, size_t len, const char *name,
+                       const struct lfts_parse_cb *cb, void *arg, char *why, size_t whylen)
+{
+	char line[1024];
+	size_t pos = 0;
+	unsigned lineno = 0;
+	bool in_switch = false;
+	while (next_line(text, len, &pos, line, sizeof(line))) {
+		lineno++;
+		char *p = skip_space(line), *end;
+		if (!strncmp(p, "Unicast lids", 12)) {
+			char *g = strstr(p, "guid ");
+			uint64_t guid;
+			if (!g || !parse_hex(skip_space(g + 5), &guid, &end) || !guid) {
+				snprintf(why, whylen,
+				         "%s:%u: a switch header without \"guid 0x...\"", name,
+				         lineno);
+				return -1;
+			}
+			if (cb->sw(arg, guid, lineno) < 0)
+				return -1;
+			in_switch = true;
+			continue;
+		}
+		if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+			continue; /* column headings, "N lids dumped", blank lines */
+		uint64_t lid;
+		if (!parse_hex(p, &lid, &end) || (*end != ' ' && *end != '\t')) {
+			snprintf(why, whylen, "%s:%u: \"%.40s\" is not \"0x<LID> <port>\"", name,
+			         lineno, p);
+			return -1;
+		}
+		if (!in_switch) {
+			snprintf(why, whylen,
+			         "%s:%u: an entry before any \"Unicast lids ... guid\" line", name,
+			         lineno);
+			return -1;
+		}
+		if (lid == 0 || lid >= 0xc000) {
+			snprintf(why, whylen, "%s:%u: LID 0x%llx is not a unicast LID", name,
+			         lineno, (unsigned long long)lid);
+			return -1;
+		}
+		p = skip_space(end);
+		unsigned long port = 0;
+		unsigned digits = 0;
+		while (isdigit((unsigned char)*p) && digits < 4) {
+			port = port * 10 + (unsigned)(*p++ - '0');
+			digits++;
+		}
+		if (!digits || port > 254 || isdigit((unsigned char)*p)) {
+			snprintf(why, whylen,
+			         "%s:%u: LID 0x%04llx: the port is not a number 0 to 254", name,
+			         lineno, (unsigned long long)lid);
+			return -1;
+		}
+		if (cb->entry(arg, (uint16_t)lid, (uint8_t)port, lineno) < 0)
+			return -1;
+	}
+	return 0;
+}

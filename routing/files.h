@@ -1,0 +1,31 @@
+/* Files that engines read: GUID lists (root_guid_file, cn_guid_file, as OpenSM takes them)
+ * and forwarding tables in the format ibroute and OpenSM's dump_lfts print (lfts_file).
+ * Parsers of outside input: each error names the file and line; fuzzed by
+ * test/fuzz/fuzz_routing_files.c. */
+#ifndef IBSMD_ROUTING_FILES_H
+#define IBSMD_ROUTING_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One GUID per line (hexadecimal, 0x optional); blank lines and # comments are skipped.
+ * 0 with a malloc'ed array (free it), or -1 with why ("FILE:LINE: ..."). */
+int routing_parse_guids(const char *text, size_t len, const char *name, uint64_t **guids,
+                        uint32_t *n, char *why, size_t whylen);
+int routing_read_guid_file(const char *path, uint64_t **guids, uint32_t *n, char *why,
+                           size_t whylen);
+
+/* An LFT dump: a header line "Unicast lids [...] of switch ... guid 0x<GUID> ..." starts a
+ * switch's entries; entry lines are "0x<LID> <port> ..."; other lines are ignored. */
+struct lfts_parse_cb {
+	/* a switch's header: 0, or -1 to stop (with why) */
+	int (*sw)(void *arg, uint64_t guid, unsigned line);
+	int (*entry)(void *arg, uint16_t lid, uint8_t port, unsigned line);
+};
+int routing_parse_lfts(const char *text, size_t len, const char *name,
+                       const struct lfts_parse_cb *cb, void *arg, char *why, size_t whylen);
+
+/* The whole of a file (NUL-terminated), at most max bytes: 0, or -1 with why. */
+int routing_slurp(const char *path, size_t max, char **text, size_t *len, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,76 @@
+/* The up/down core that updn, dnup and ftree share: switches ranked by hop distance from a
+ * set of roots, one total order (rank, then GUID), and per destination switch the labels
+ * that make every route climb first and then only descend.
+ *
+ * A switch's table cannot tell how a packet arrived, so the route every switch takes towards
+ * a destination must be valid however the packet got there: per destination, each switch
+ * either descends all the way (DOWN) or climbs first (UP), and descends only into DOWN
+ * switches. Then a packet that has moved down once only ever moves down, every route is
+ * up* down* in one total order, and no cycle of channel dependencies can form on any graph. */
+#ifndef IBSMD_ROUTING_UPDOWN_H
+#define IBSMD_ROUTING_UPDOWN_H
+
+#include "routing/engine.h"
+
+enum { UD_DOWN = 1, UD_UP = 2 };
+
+struct updown {
+	uint16_t *rank;  /* hops from the nearest root, RT_INF: not reached */
+	uint64_t *guid;  /* node GUIDs: the tie break of the order */
+	bool reverse;    /* dnup: the first phase moves away from the roots */
+	uint32_t ranked; /* switches reached from the roots */
+	/* per destination (updown_label) */
+	uint16_t *dist;
+	uint8_t *st;
+	uint32_t *queue;
+	uint16_t *plain; /* shortest paths, for switches without an up/down route */
+	uint32_t *plain_queue;
+	bool plain_done;
+	uint32_t dst;
+};
+
+/* Rank the switches from the roots. 0, or -1 (out of memory). */
+int updown_init(struct updown *u, const struct routing_ctx *ctx, const uint32_t *roots,
+                uint32_t nroots, bool reverse);
+void updown_free(struct updown *u);
+
+/* Is a -> b a move of the first phase (up: towards the roots, or away from them reversed)? */
+bool updown_first_phase(const struct updown *u, uint32_t a, uint32_t b);
+
+/* Label every switch for destination switch dst. */
+void updown_label(struct updown *u, const struct routing_ctx *ctx, uint32_t dst);
+
+/* The edges (indexes into ctx->adj) switch s may take towards the labelled destination, in
+ * port order; *climb says whether they are first-phase moves. 0 when s cannot reach it. */
+uint32_t updown_candidates(struct updown *u, const struct routing_ctx *ctx, uint32_t s,
+                           uint32_t *cand, uint32_t max, bool *climb);
+
+/* Hosts on switch s (leaf[s]) reachable from the labelled destination's switch, which has
+ * hosts too, but with no up/down route to it: the order does not suit the graph (roots that do not
+ * reach all of it, dnup's order on a graph that is not a tree of tiers). Routing them by other
+ * paths would risk credit loops, so the engine fails instead. */
+bool updown_unroutable(struct updown *u, const struct routing_ctx *ctx, const bool *leaf,
+                       uint32_t s);
+void updown_why_unroutable(const struct updown *u, struct routing_ctx *ctx, uint32_t s,
+                           uint32_t dst);
+
+/* Route every destination by up/down from the given roots (updn; dnup reversed), balanced
+ * over the candidates by load. 0, or -1 with ctx->why. */
+int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
+                 uint32_t nroots, bool reverse);
+
+/* The roots from the configuration (root_guids, root_guid_file): 0 with *nroots (0 when
+ * none are configured), or -1 with ctx->why. */
+int routing_configured_roots(struct routing_ctx *ctx, const char *engine, uint32_t *roots,
+                             uint32_t *nroots);
+
+/* Roots found from the topology: the switches farthest from the leaves (leaf[s]: switch s
+ * has endpoints that count), the spines or cores of a fat tree; failing that the graph's
+ * centre. 0, or -1. */
+int routing_detect_roots(const struct routing_ctx *ctx, const bool *leaf, uint32_t *roots,
+                         uint32_t *nroots);
+
+/* Leaves: switches with CA or router ports that have LIDs. */
+void routing_host_switches(const struct routing_ctx *ctx, bool *leaf);
+
+#endif
