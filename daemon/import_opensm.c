@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "routing/engine.h"
+
 struct imp {
 	char *err;
 	size_t errlen;
@@ -48,7 +50,7 @@ static char *trim(char *s)
 
 /* ---- opensm.conf ---- */
 
-enum how { COPY, HEXCOPY, BOOL, ENGINES, ROOTS, PM, PARTFILE, QOS, QOSFILE, BOTHKEYS };
+enum how { COPY, HEXCOPY, BOOL, STRING, ENGINES, ROOTS, PM, PARTFILE, QOS, QOSFILE, BOTHKEYS };
 static const struct {
 	const char *osm, *ours;
 	enum how how;
@@ -71,6 +73,8 @@ static const struct {
     {"ignore_other_sm", "ignore_other_sm", BOOL},
     {"routing_engine", "routing_engine", ENGINES},
     {"root_guid_file", "root_guids", ROOTS},
+    {"cn_guid_file", "cn_guid_file", STRING},
+    {"lfts_file", "lfts_file", STRING},
     {"perfmgr", "pm_interval", PM},
     {"perfmgr_sweep_time_s", "pm_interval", PM},
     {"partition_config_file", "partitions", PARTFILE},
@@ -96,7 +100,6 @@ static const struct {
     {"hop_weights_file", "not supported: every link weighs the same"},
     {"port_prof_ignore_file", "not supported"},
     {"lid_matrix_dump_file", "ibsa dump routes; dump_dir and dump_after_sweep"},
-    {"lfts_file", "the file routing engine is not supported"},
     {"dump_files_dir", "see dump_dir"},
     {"daemon", "systemd runs ibsmd (ibsmd.service)"},
     {"sm_inactive", "ibsmd takes part in the election (ignore_other_sm to override)"},
@@ -142,13 +145,19 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 			return 0;
 		}
 		return fail(im, file, line, "%s: \"%s\" is neither TRUE nor FALSE", key, val);
+	case STRING:
+		if (strchr(val, '"') || strchr(val, '\\'))
+			return fail(im, file, line, "%s: \"%s\" has quotes or backslashes", key,
+			            val);
+		fprintf(out, "%s: \"%s\"\n", ours, val);
+		return 0;
 	case ENGINES: {
 		char buf[256], chain[256] = "";
 		snprintf(buf, sizeof(buf), "%s", val);
 		for (char *save = NULL, *n = strtok_r(buf, ",", &save); n;
 		     n = strtok_r(NULL, ",", &save)) {
 			n = trim(n);
-			const char *ours_e = !strcmp(n, "minhop") || !strcmp(n, "updn") ? n : NULL;
+			const char *ours_e = routing_find(n) ? n : NULL;
 			if (!ours_e) {
 				fprintf(
 				    out,

@@ -352,6 +352,11 @@ int main(int argc, char **argv)
 			       "LIDs, routed by %s in %.3f s (total %.3f s)\n",
 			       c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
 			       st.engine, st.times.route, st.times.total);
+			/* the files OpenSM's --once leaves too, for ibdmchk and the like */
+			char why[512];
+			ctl.rl = &rl;
+			if (cfg.dump_after_sweep && control_write_dumps(&ctl, why, sizeof(why)) < 0)
+				log_warn(&lg, "control", "dump_after_sweep: %s", why);
 		} else {
 			printf("subnet not up: %s\n",
 			       st.exit_reason[0] ? st.exit_reason : "unknown");
