@@ -1,6 +1,7 @@
 /* The YAML configuration file, read with libyaml's document loader. Unknown keys and wrong
  * types are errors naming the file and line: a typo must not silently leave a default. */
 #include "config/config.h"
+#include "config/config_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -51,7 +52,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->log_level = -1;
 }
 
-void config_free(struct ibsmd_config *c)
+static void free_partitions(struct ibsmd_config *c)
 {
 	for (unsigned i = 0; i < c->npartitions; i++) {
 		free(c->partitions[i].members);
@@ -60,6 +61,13 @@ void config_free(struct ibsmd_config *c)
 	free(c->partitions);
 	c->partitions = NULL;
 	c->npartitions = c->partitions_cap = 0;
+}
+
+void config_free(struct ibsmd_config *c)
+{
+	free_partitions(c);
+	config_qos_free(c->qos);
+	c->qos = NULL;
 }
 
 struct config_partition *config_partition_add(struct ibsmd_config *c)
@@ -99,17 +107,7 @@ int config_partition_member(struct config_partition *p, uint8_t kind, uint64_t g
 	return 0;
 }
 
-struct cfgp {
-	const char *path;
-	yaml_document_t *doc;
-	char *err;
-	size_t errlen;
-	bool seen[CONFIG_NKEYS]; /* given in this file (a key twice is a mistake) */
-};
-
-static int cerr(struct cfgp *p, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int cerr(struct cfgp *p, const yaml_node_t *n, const char *fmt, ...)
+int cfg_err(struct cfgp *p, const yaml_node_t *n, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -124,30 +122,29 @@ static int cerr(struct cfgp *p, const yaml_node_t *n, const char *fmt, ...)
 	return -1;
 }
 
-static const char *scalar(struct cfgp *p, const yaml_node_t *n, const char *key)
+const char *cfg_scalar(struct cfgp *p, const yaml_node_t *n, const char *key)
 {
 	if (n->type != YAML_SCALAR_NODE) {
-		cerr(p, n, "%s: expected a single value", key);
+		cfg_err(p, n, "%s: expected a single value", key);
 		return NULL;
 	}
 	return (const char *)n->data.scalar.value;
 }
 
-static int get_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64_t max,
-                   uint64_t *out)
+int cfg_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64_t max, uint64_t *out)
 {
-	const char *s = scalar(p, n, key);
+	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
 	char *e;
 	errno = 0;
 	unsigned long long v = strtoull(s, &e, 0);
 	if (!*s || *e || s[0] == '-' || s[0] == '+' || (errno && errno != ERANGE))
-		return cerr(p, n, "%s: \"%s\" is not a number (decimal, or hexadecimal with 0x)",
-		            key, s);
+		return cfg_err(p, n, "%s: \"%s\" is not a number (decimal, or hexadecimal with 0x)",
+		               key, s);
 	if (errno == ERANGE || v > max)
-		return cerr(p, n, "%s: %s is above the most allowed, %llu (0x%llx)", key, s,
-		            (unsigned long long)max, (unsigned long long)max);
+		return cfg_err(p, n, "%s: %s is above the most allowed, %llu (0x%llx)", key, s,
+		               (unsigned long long)max, (unsigned long long)max);
 	*out = v;
 	return 0;
 }
@@ -155,14 +152,14 @@ static int get_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64
 #define GET_UINT(p, n, key, max, dst)                                                              \
 	do {                                                                                       \
 		uint64_t v_;                                                                       \
-		if (get_u64(p, n, key, max, &v_) < 0)                                              \
+		if (cfg_u64(p, n, key, max, &v_) < 0)                                              \
 			return -1;                                                                 \
 		(dst) = v_;                                                                        \
 	} while (0)
 
-static int get_bool(struct cfgp *p, const yaml_node_t *n, const char *key, bool *out)
+int cfg_bool(struct cfgp *p, const yaml_node_t *n, const char *key, bool *out)
 {
-	const char *s = scalar(p, n, key);
+	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
 	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"))
@@ -170,17 +167,17 @@ static int get_bool(struct cfgp *p, const yaml_node_t *n, const char *key, bool 
 	else if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off"))
 		*out = false;
 	else
-		return cerr(p, n, "%s: expected true or false, not \"%s\"", key, s);
+		return cfg_err(p, n, "%s: expected true or false, not \"%s\"", key, s);
 	return 0;
 }
 
-static int get_str(struct cfgp *p, const yaml_node_t *n, const char *key, char *dst, size_t len)
+int cfg_str(struct cfgp *p, const yaml_node_t *n, const char *key, char *dst, size_t len)
 {
-	const char *s = scalar(p, n, key);
+	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
 	if (strlen(s) >= len)
-		return cerr(p, n, "%s: longer than %zu characters", key, len - 1);
+		return cfg_err(p, n, "%s: longer than %zu characters", key, len - 1);
 	snprintf(dst, len, "%s", s);
 	return 0;
 }
@@ -197,38 +194,38 @@ static int read_secret(struct cfgp *p, const yaml_node_t *n, struct ibsmd_config
 		return 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return cerr(p, n, "m_key_secret: cannot open %s: %s", path, strerror(errno));
+		return cfg_err(p, n, "m_key_secret: cannot open %s: %s", path, strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return cerr(p, n, "m_key_secret: %s is not a regular file", path);
+		return cfg_err(p, n, "m_key_secret: %s is not a regular file", path);
 	}
 	if (st.st_mode & 077) {
 		close(fd);
-		return cerr(p, n,
-		            "m_key_secret: %s can be read by others (mode %04o): chmod 600 it, "
-		            "anyone who reads it can take over every port",
-		            path, (unsigned)(st.st_mode & 07777));
+		return cfg_err(p, n,
+		               "m_key_secret: %s can be read by others (mode %04o): chmod 600 it, "
+		               "anyone who reads it can take over every port",
+		               path, (unsigned)(st.st_mode & 07777));
 	}
 	uint8_t buf[4097];
 	ssize_t len = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (len < 0)
-		return cerr(p, n, "m_key_secret: reading %s: %s", path, strerror(errno));
+		return cfg_err(p, n, "m_key_secret: reading %s: %s", path, strerror(errno));
 	if (len == (ssize_t)sizeof(buf))
-		return cerr(p, n, "m_key_secret: %s is longer than 4096 bytes", path);
+		return cfg_err(p, n, "m_key_secret: %s is longer than 4096 bytes", path);
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
 	                   buf[len - 1] == '\t'))
 		len--;
 	if (len < 16) {
 		sodium_memzero(buf, sizeof(buf));
-		return cerr(p, n,
-		            "m_key_secret: %s holds %zd bytes: at least 16 are needed (for one, "
-		            "\"openssl rand -hex 32 > %s\")",
-		            path, len, path);
+		return cfg_err(p, n,
+		               "m_key_secret: %s holds %zd bytes: at least 16 are needed (for one, "
+		               "\"openssl rand -hex 32 > %s\")",
+		               path, len, path);
 	}
 	if (sodium_init() < 0)
-		return cerr(p, n, "m_key_secret: libsodium does not initialize");
+		return cfg_err(p, n, "m_key_secret: libsodium does not initialize");
 	static const char label[] = "ibsmd m_key_secret v1";
 	crypto_generichash_state h;
 	crypto_generichash_init(&h, NULL, 0, sizeof(c->m_key_secret_key));
@@ -246,14 +243,14 @@ static int get_guids(struct cfgp *p, const yaml_node_t *n, const char *key, uint
 {
 	*count = 0;
 	if (n->type == YAML_SCALAR_NODE)
-		return get_u64(p, n, key, UINT64_MAX, &out[(*count)++]);
+		return cfg_u64(p, n, key, UINT64_MAX, &out[(*count)++]);
 	if (n->type != YAML_SEQUENCE_NODE)
-		return cerr(p, n, "%s: expected a GUID or a list of GUIDs", key);
+		return cfg_err(p, n, "%s: expected a GUID or a list of GUIDs", key);
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		if (*count == max)
-			return cerr(p, n, "%s: more than %u GUIDs", key, max);
-		if (get_u64(p, yaml_document_get_node(p->doc, *it), key, UINT64_MAX,
+			return cfg_err(p, n, "%s: more than %u GUIDs", key, max);
+		if (cfg_u64(p, yaml_document_get_node(p->doc, *it), key, UINT64_MAX,
 		            &out[(*count)++]) < 0)
 			return -1;
 	}
@@ -261,10 +258,10 @@ static int get_guids(struct cfgp *p, const yaml_node_t *n, const char *key, uint
 }
 
 /* An MTU in bytes, as the IBA code. */
-static int get_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
+int cfg_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 {
 	uint64_t v = 0;
-	if (get_u64(p, n, key, 4096, &v) < 0)
+	if (cfg_u64(p, n, key, 4096, &v) < 0)
 		return -1;
 	static const unsigned bytes[] = {256, 512, 1024, 2048, 4096};
 	for (uint8_t i = 0; i < 5; i++)
@@ -272,13 +269,14 @@ static int get_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_
 			*out = (uint8_t)(i + 1);
 			return 0;
 		}
-	return cerr(p, n, "%s: 256, 512, 1024, 2048 or 4096, not %llu", key, (unsigned long long)v);
+	return cfg_err(p, n, "%s: 256, 512, 1024, 2048 or 4096, not %llu", key,
+	               (unsigned long long)v);
 }
 
 /* A rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), as the IBA code. */
-static int get_rate(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
+int cfg_rate(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 {
-	const char *s = scalar(p, n, key);
+	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
 	static const struct {
@@ -291,13 +289,13 @@ static int get_rate(struct cfgp *p, const yaml_node_t *n, const char *key, uint8
 			*out = rates[i].code;
 			return 0;
 		}
-	return cerr(p, n, "%s: a rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), not \"%s\"",
-	            key, s);
+	return cfg_err(p, n, "%s: a rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), not \"%s\"",
+	               key, s);
 }
 
 static int get_membership(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 {
-	const char *s = scalar(p, n, key);
+	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
 	if (!strcmp(s, "full"))
@@ -307,14 +305,14 @@ static int get_membership(struct cfgp *p, const yaml_node_t *n, const char *key,
 	else if (!strcmp(s, "both"))
 		*out = CM_BOTH;
 	else
-		return cerr(p, n, "%s: full, limited or both, not \"%s\"", key, s);
+		return cfg_err(p, n, "%s: full, limited or both, not \"%s\"", key, s);
 	return 0;
 }
 
 /* A member: "all", "all_cas", "all_switches", "self" or a port GUID */
 static int member_of(struct cfgp *p, const yaml_node_t *n, uint8_t *kind, uint64_t *guid)
 {
-	const char *s = scalar(p, n, "members");
+	const char *s = cfg_scalar(p, n, "members");
 	if (!s)
 		return -1;
 	static const struct {
@@ -334,20 +332,21 @@ static int member_of(struct cfgp *p, const yaml_node_t *n, uint8_t *kind, uint64
 	errno = 0;
 	*guid = strtoull(s, &e, 0);
 	if (!*s || *e || errno || s[0] == '-' || !*guid)
-		return cerr(p, n,
-		            "members: \"%s\" is neither a port GUID nor all, all_cas, all_switches "
-		            "or self",
-		            s);
+		return cfg_err(
+		    p, n,
+		    "members: \"%s\" is neither a port GUID nor all, all_cas, all_switches "
+		    "or self",
+		    s);
 	return 0;
 }
 
 static int get_mgid(struct cfgp *p, const yaml_node_t *n, uint8_t mgid[16])
 {
-	const char *s = scalar(p, n, "mgid");
+	const char *s = cfg_scalar(p, n, "mgid");
 	if (!s)
 		return -1;
 	if (inet_pton(AF_INET6, s, mgid) != 1 || mgid[0] != 0xff)
-		return cerr(p, n, "mgid: \"%s\" is not a multicast GID (ff..:...)", s);
+		return cfg_err(p, n, "mgid: \"%s\" is not a multicast GID (ff..:...)", s);
 	return 0;
 }
 
@@ -357,9 +356,9 @@ static int group_attr(struct cfgp *p, const yaml_node_t *v, const char *key, uin
                       uint8_t *rate, uint8_t *scope, uint32_t *qkey)
 {
 	if (!strcmp(key, "mtu"))
-		return get_mtu(p, v, key, mtu);
+		return cfg_mtu(p, v, key, mtu);
 	if (!strcmp(key, "rate"))
-		return get_rate(p, v, key, rate);
+		return cfg_rate(p, v, key, rate);
 	if (!strcmp(key, "scope")) {
 		GET_UINT(p, v, key, 15, *scope);
 		return 0;
@@ -374,14 +373,14 @@ static int group_attr(struct cfgp *p, const yaml_node_t *v, const char *key, uin
 static int parse_group(struct cfgp *p, const yaml_node_t *n, struct config_mgroup *g)
 {
 	if (n->type != YAML_MAPPING_NODE)
-		return cerr(p, n, "groups: each entry is a mapping (mgid, mtu, rate, ...)");
+		return cfg_err(p, n, "groups: each entry is a mapping (mgid, mtu, rate, ...)");
 	*g = (struct config_mgroup){.mtu = 4, .rate = 3, .scope = 2, .qkey = 0x0b1b};
 	bool have_mgid = false;
 	for (yaml_node_pair_t *kv = n->data.mapping.pairs.start; kv < n->data.mapping.pairs.top;
 	     kv++) {
 		yaml_node_t *k = yaml_document_get_node(p->doc, kv->key);
 		yaml_node_t *v = yaml_document_get_node(p->doc, kv->value);
-		const char *key = scalar(p, k, "key");
+		const char *key = cfg_scalar(p, k, "key");
 		if (!key)
 			return -1;
 		int a = group_attr(p, v, key, &g->mtu, &g->rate, &g->scope, &g->qkey);
@@ -400,14 +399,14 @@ static int parse_group(struct cfgp *p, const yaml_node_t *n, struct config_mgrou
 		} else if (!strcmp(key, "flow_label")) {
 			GET_UINT(p, v, key, 0xfffff, g->flow_label);
 		} else {
-			return cerr(p, k,
-			            "groups: unknown key \"%s\" (mgid, mtu, rate, sl, scope, "
-			            "q_key, tclass, flow_label)",
-			            key);
+			return cfg_err(p, k,
+			               "groups: unknown key \"%s\" (mgid, mtu, rate, sl, scope, "
+			               "q_key, tclass, flow_label)",
+			               key);
 		}
 	}
 	if (!have_mgid)
-		return cerr(p, n, "groups: an entry without mgid");
+		return cfg_err(p, n, "groups: an entry without mgid");
 	return 0;
 }
 
@@ -422,9 +421,9 @@ static int parse_members(struct cfgp *p, const yaml_node_t *n, struct config_par
 		           : 0;
 	}
 	if (n->type != YAML_SEQUENCE_NODE)
-		return cerr(p, n,
-		            "members: all, all_cas, all_switches, self, a port GUID, or a "
-		            "list of them (each may be \"MEMBER: full|limited|both\")");
+		return cfg_err(p, n,
+		               "members: all, all_cas, all_switches, self, a port GUID, or a "
+		               "list of them (each may be \"MEMBER: full|limited|both\")");
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		const yaml_node_t *m = yaml_document_get_node(p->doc, *it);
@@ -433,7 +432,8 @@ static int parse_members(struct cfgp *p, const yaml_node_t *n, struct config_par
 		if (m->type == YAML_MAPPING_NODE) {
 			/* "- 0x0002c9...: limited": one member with its own membership */
 			if (m->data.mapping.pairs.top - m->data.mapping.pairs.start != 1)
-				return cerr(p, m, "members: one \"MEMBER: membership\" per entry");
+				return cfg_err(p, m,
+				               "members: one \"MEMBER: membership\" per entry");
 			yaml_node_pair_t *kv = m->data.mapping.pairs.start;
 			if (member_of(p, yaml_document_get_node(p->doc, kv->key), &kind, &guid) <
 			        0 ||
@@ -444,7 +444,7 @@ static int parse_members(struct cfgp *p, const yaml_node_t *n, struct config_par
 			return -1;
 		}
 		if (config_partition_member(pt, kind, guid, ms) < 0)
-			return cerr(p, m, "out of memory");
+			return cfg_err(p, m, "out of memory");
 	}
 	return 0;
 }
@@ -453,7 +453,7 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 {
 	bool ipoib_given = false;
 	if (n->type != YAML_MAPPING_NODE)
-		return cerr(p, n, "partitions: each entry is a mapping (name, pkey, members)");
+		return cfg_err(p, n, "partitions: each entry is a mapping (name, pkey, members)");
 	bool have_pkey = false;
 	int a;
 	const yaml_node_t *members = NULL;
@@ -461,17 +461,17 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 	     kv++) {
 		yaml_node_t *k = yaml_document_get_node(p->doc, kv->key);
 		yaml_node_t *v = yaml_document_get_node(p->doc, kv->value);
-		const char *key = scalar(p, k, "key");
+		const char *key = cfg_scalar(p, k, "key");
 		if (!key)
 			return -1;
 		if (!strcmp(key, "name")) {
-			if (get_str(p, v, key, pt->name, sizeof(pt->name)) < 0)
+			if (cfg_str(p, v, key, pt->name, sizeof(pt->name)) < 0)
 				return -1;
 		} else if (!strcmp(key, "pkey")) {
 			GET_UINT(p, v, key, 0xffff, pt->pkey);
 			pt->pkey &= 0x7fff;
 			if (!pt->pkey)
-				return cerr(p, v, "pkey: 0 is not a partition");
+				return cfg_err(p, v, "pkey: 0 is not a partition");
 			have_pkey = true;
 		} else if (!strcmp(key, "membership")) {
 			if (get_membership(p, v, key, &pt->defmember) < 0)
@@ -479,14 +479,14 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 		} else if (!strcmp(key, "members")) {
 			members = v;
 		} else if (!strcmp(key, "indx0")) {
-			if (get_bool(p, v, key, &pt->indx0) < 0)
+			if (cfg_bool(p, v, key, &pt->indx0) < 0)
 				return -1;
 		} else if (!strcmp(key, "sl")) {
 			GET_UINT(p, v, key, 15, pt->sl);
 			pt->has_sl = true;
 			pt->ipoib_sl = pt->sl;
 		} else if (!strcmp(key, "ipoib")) {
-			if (get_bool(p, v, key, &pt->ipoib) < 0)
+			if (cfg_bool(p, v, key, &pt->ipoib) < 0)
 				return -1;
 			ipoib_given = true;
 		} else if ((a = group_attr(p, v, key, &pt->ipoib_mtu, &pt->ipoib_rate,
@@ -495,13 +495,13 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 				return -1;
 		} else if (!strcmp(key, "groups")) {
 			if (v->type != YAML_SEQUENCE_NODE)
-				return cerr(p, v, "groups: expected a list");
+				return cfg_err(p, v, "groups: expected a list");
 			for (yaml_node_item_t *it = v->data.sequence.items.start;
 			     it < v->data.sequence.items.top; it++) {
 				struct config_mgroup *g =
 				    realloc(pt->groups, (pt->ngroups + 1) * sizeof(*g));
 				if (!g)
-					return cerr(p, v, "out of memory");
+					return cfg_err(p, v, "out of memory");
 				pt->groups = g;
 				if (parse_group(p, yaml_document_get_node(p->doc, *it),
 				                &pt->groups[pt->ngroups]) < 0)
@@ -509,7 +509,7 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 				pt->ngroups++;
 			}
 		} else {
-			return cerr(
+			return cfg_err(
 			    p, k,
 			    "partitions: unknown key \"%s\" (name, pkey, membership, members, "
 			    "indx0, sl, ipoib, mtu, rate, scope, q_key, groups)",
@@ -517,12 +517,13 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 		}
 	}
 	if (!have_pkey)
-		return cerr(p, n, "partition \"%s\" has no pkey", pt->name);
+		return cfg_err(p, n, "partition \"%s\" has no pkey", pt->name);
 	if (pt->pkey == 0x7fff && !ipoib_given)
 		pt->ipoib = true; /* the default partition has its broadcast group unless told */
 	if (!members)
-		return cerr(p, n, "partition \"%s\" has no members (a list of port GUIDs, or all)",
-		            pt->name);
+		return cfg_err(p, n,
+		               "partition \"%s\" has no members (a list of port GUIDs, or all)",
+		               pt->name);
 	return parse_members(p, members, pt);
 }
 
@@ -538,6 +539,7 @@ enum opt_type {
 	OPT_LOGLEVEL,
 	OPT_SECRET, /* a path, and the hash of what the file holds */
 	OPT_PARTITIONS,
+	OPT_QOS,
 };
 
 #define OPT_HEX  1u /* dumped in hexadecimal (GUIDs, keys) */
@@ -590,6 +592,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_DEFAULT_IPOIB_RATE] = {"default_ipoib_rate", OPT_RATE, F(default_ipoib_rate), 0, 0,
                                OPT_LIVE},
     [CK_PARTITIONS] = {"partitions", OPT_PARTITIONS, F(partitions), 0, 0, OPT_LIVE},
+    [CK_QOS] = {"qos", OPT_QOS, F(qos), 0, 0, OPT_LIVE},
     [CK_CONTROL_SOCKET] = {"control_socket", OPT_STR, F(control_socket), 0, 0, 0},
     [CK_CONTROL_GROUP] = {"control_group", OPT_STR, F(control_group), 0, 0, 0},
     [CK_DUMP_DIR] = {"dump_dir", OPT_STR, F(dump_dir), 0, 0, OPT_LIVE},
@@ -648,14 +651,14 @@ static uint64_t get_uint(const void *src, size_t size)
 static int parse_partitions(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t *v)
 {
 	if (v->type != YAML_SEQUENCE_NODE)
-		return cerr(p, v, "partitions: expected a list");
-	config_free(c); /* a second "partitions:" replaces the first, as any other key */
+		return cfg_err(p, v, "partitions: expected a list");
+	free_partitions(c);
 	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 	     it++) {
 		struct config_partition *pt = config_partition_add(c);
 		if (!pt)
-			return cerr(p, v, "partitions: more than %d, or out of memory",
-			            CONFIG_MAX_PARTITIONS);
+			return cfg_err(p, v, "partitions: more than %d, or out of memory",
+			               CONFIG_MAX_PARTITIONS);
 		yaml_node_t *n = yaml_document_get_node(p->doc, *it);
 		pt->line = (uint32_t)n->start_mark.line + 1;
 		pt->col = (uint32_t)n->start_mark.column + 1;
@@ -672,35 +675,36 @@ static int parse_option(struct cfgp *p, struct ibsmd_config *c, const struct opt
 	switch (o->type) {
 	case OPT_UINT: {
 		uint64_t x;
-		if (get_u64(p, v, o->key, o->max, &x) < 0)
+		if (cfg_u64(p, v, o->key, o->max, &x) < 0)
 			return -1;
 		if (x < o->min)
-			return cerr(p, v, "%s: %llu is below the least allowed, %llu", o->key,
-			            (unsigned long long)x, (unsigned long long)o->min);
+			return cfg_err(p, v, "%s: %llu is below the least allowed, %llu", o->key,
+			               (unsigned long long)x, (unsigned long long)o->min);
 		put_uint(dst, o->size, x);
 		return 0;
 	}
-	case OPT_BOOL: return get_bool(p, v, o->key, dst);
-	case OPT_STR: return get_str(p, v, o->key, dst, o->size);
+	case OPT_BOOL: return cfg_bool(p, v, o->key, dst);
+	case OPT_STR: return cfg_str(p, v, o->key, dst, o->size);
 	case OPT_GUIDS: return get_guids(p, v, o->key, dst, CONFIG_MAX_ROOTS, &c->nroots);
-	case OPT_MTU: return get_mtu(p, v, o->key, dst);
-	case OPT_RATE: return get_rate(p, v, o->key, dst);
+	case OPT_MTU: return cfg_mtu(p, v, o->key, dst);
+	case OPT_RATE: return cfg_rate(p, v, o->key, dst);
 	case OPT_LOGLEVEL: {
-		const char *s = scalar(p, v, o->key);
+		const char *s = cfg_scalar(p, v, o->key);
 		if (!s)
 			return -1;
 		int l = log_level_parse(s);
 		if (l < 0)
-			return cerr(p, v, "log_level: err, warn, notice, info or debug, not \"%s\"",
-			            s);
+			return cfg_err(
+			    p, v, "log_level: err, warn, notice, info or debug, not \"%s\"", s);
 		c->log_level = l;
 		return 0;
 	}
 	case OPT_SECRET:
-		if (get_str(p, v, o->key, dst, o->size) < 0)
+		if (cfg_str(p, v, o->key, dst, o->size) < 0)
 			return -1;
 		return read_secret(p, v, c);
 	case OPT_PARTITIONS: return parse_partitions(p, c, v);
+	case OPT_QOS: return cfg_parse_qos(p, c, v);
 	}
 	return -1;
 }
@@ -708,12 +712,12 @@ static int parse_option(struct cfgp *p, struct ibsmd_config *c, const struct opt
 static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t *root)
 {
 	if (root->type != YAML_MAPPING_NODE)
-		return cerr(p, root, "the configuration is a mapping of option: value");
+		return cfg_err(p, root, "the configuration is a mapping of option: value");
 	for (yaml_node_pair_t *kv = root->data.mapping.pairs.start;
 	     kv < root->data.mapping.pairs.top; kv++) {
 		yaml_node_t *k = yaml_document_get_node(p->doc, kv->key);
 		yaml_node_t *v = yaml_document_get_node(p->doc, kv->value);
-		const char *key = scalar(p, k, "key");
+		const char *key = cfg_scalar(p, k, "key");
 		if (!key)
 			return -1;
 		enum config_key ck = CONFIG_NKEYS;
@@ -721,10 +725,10 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 			if (!strcmp(opts[i].key, key))
 				ck = (enum config_key)i;
 		if (ck == CONFIG_NKEYS)
-			return cerr(p, k, "unknown option \"%s\"", key);
+			return cfg_err(p, k, "unknown option \"%s\"", key);
 		if (c->where[ck].line && p->seen[ck])
-			return cerr(p, k, "%s is given twice (first on line %u)", key,
-			            c->where[ck].line);
+			return cfg_err(p, k, "%s is given twice (first on line %u)", key,
+			               c->where[ck].line);
 		p->seen[ck] = true;
 		if (parse_option(p, c, &opts[ck], v) < 0)
 			return -1;
@@ -833,6 +837,22 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 		return -1;
 	}
 	free(owner);
+	/* a port group drawn from a partition names one that exists */
+	for (unsigned i = 0; c->qos && i < c->qos->ngroups; i++) {
+		const struct config_qos_group *g = &c->qos->groups[i];
+		bool found = !g->partition[0];
+		for (unsigned k = 0; k < c->npartitions && !found; k++)
+			found = !strcmp(c->partitions[k].name, g->partition);
+		if (found)
+			continue;
+		if (c->where[CK_QOS].line)
+			snprintf(err, errlen, "%s:%u:%u: port group \"%s\": no partition \"%s\"",
+			         c->source, g->line, g->col, g->name, g->partition);
+		else
+			snprintf(err, errlen, "port group \"%s\": no partition \"%s\"", g->name,
+			         g->partition);
+		return -1;
+	}
 	return 0;
 }
 
@@ -922,7 +942,7 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 
 /* --dump-config */
 
-static void dump_str(FILE *out, const char *s)
+void cfg_dump_str(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -933,7 +953,7 @@ static void dump_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static const char *rate_name(uint8_t code)
+const char *cfg_rate_name(uint8_t code)
 {
 	static const char *const names[] = {
 	    [2] = "2.5", [3] = "10", [4] = "30", [5] = "5",   [6] = "20",
@@ -949,7 +969,7 @@ static const char *membership_name(uint8_t m)
 static void dump_partition(FILE *out, const struct config_partition *pt)
 {
 	fprintf(out, "  - name: ");
-	dump_str(out, pt->name);
+	cfg_dump_str(out, pt->name);
 	fprintf(out, "\n    pkey: 0x%04x\n    membership: %s\n", pt->pkey,
 	        membership_name(pt->defmember));
 	if (pt->indx0)
@@ -973,7 +993,7 @@ static void dump_partition(FILE *out, const struct config_partition *pt)
 		fputc('\n', out);
 	}
 	fprintf(out, "    ipoib: %s\n    mtu: %u\n    rate: %s\n    scope: %u\n    q_key: 0x%08x\n",
-	        pt->ipoib ? "true" : "false", 128u << pt->ipoib_mtu, rate_name(pt->ipoib_rate),
+	        pt->ipoib ? "true" : "false", 128u << pt->ipoib_mtu, cfg_rate_name(pt->ipoib_rate),
 	        pt->ipoib_scope, pt->ipoib_qkey);
 	if (pt->ngroups)
 		fprintf(out, "    groups:\n");
@@ -985,7 +1005,7 @@ static void dump_partition(FILE *out, const struct config_partition *pt)
 		        "      - mgid: \"%s\"\n        mtu: %u\n        rate: %s\n        sl: %u\n"
 		        "        scope: %u\n        q_key: 0x%08x\n        tclass: %u\n"
 		        "        flow_label: 0x%05x\n",
-		        mgid, 128u << g->mtu, rate_name(g->rate), g->sl, g->scope, g->qkey,
+		        mgid, 128u << g->mtu, cfg_rate_name(g->rate), g->sl, g->scope, g->qkey,
 		        g->tclass, g->flow_label);
 	}
 }
@@ -1013,7 +1033,7 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 		case OPT_STR:
 		case OPT_SECRET:
 			fputc(' ', out);
-			dump_str(out, src);
+			cfg_dump_str(out, src);
 			fputc('\n', out);
 			break;
 		case OPT_GUIDS:
@@ -1023,7 +1043,7 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 			fprintf(out, "]\n");
 			break;
 		case OPT_MTU: fprintf(out, " %u\n", 128u << *(const uint8_t *)src); break;
-		case OPT_RATE: fprintf(out, " %s\n", rate_name(*(const uint8_t *)src)); break;
+		case OPT_RATE: fprintf(out, " %s\n", cfg_rate_name(*(const uint8_t *)src)); break;
 		case OPT_LOGLEVEL:
 			fprintf(out, " %s\n",
 			        log_level_name(c->log_level < 0 ? LOGL_NOTICE
@@ -1037,6 +1057,7 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 			for (unsigned i = 0; i < c->npartitions; i++)
 				dump_partition(out, &c->partitions[i]);
 			break;
+		case OPT_QOS: cfg_dump_qos(out, c->qos); break;
 		}
 	}
 }
@@ -1093,6 +1114,7 @@ bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b
 			if (!partition_equal(&a->partitions[i], &b->partitions[i]))
 				return false;
 		return true;
+	case OPT_QOS: return cfg_qos_equal(a->qos, b->qos);
 	}
 	return false;
 }
@@ -1103,12 +1125,17 @@ void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum co
 	dst->where[k] = src->where[k];
 	switch (o->type) {
 	case OPT_PARTITIONS:
-		config_free(dst);
+		free_partitions(dst);
 		dst->partitions = src->partitions;
 		dst->npartitions = src->npartitions;
 		dst->partitions_cap = src->partitions_cap;
 		src->partitions = NULL; /* they belong to dst now */
 		src->npartitions = src->partitions_cap = 0;
+		return;
+	case OPT_QOS:
+		config_qos_free(dst->qos);
+		dst->qos = src->qos;
+		src->qos = NULL; /* it belongs to dst now */
 		return;
 	case OPT_GUIDS: dst->nroots = src->nroots; break;
 	case OPT_SECRET:

@@ -56,6 +56,63 @@ struct config_partition {
 	uint32_t line, col; /* where the file defines it, for messages */
 };
 
+/* A QoS policy (config/qos.c): what OpenSM's qos-policy.conf and its qos_* options say.
+ * Port groups and QoS levels, rules that pick a level for a path by service ID, P_Key and
+ * source and destination groups (the first that matches), and per port class the SL-to-VL
+ * table and VL arbitration. */
+#define CONFIG_QOS_MAX 64
+enum { QOS_CLASS_CA, QOS_CLASS_SWITCH_EXT, QOS_CLASS_SWITCH_PORT0, QOS_CLASS_ROUTER, QOS_NCLASSES };
+
+struct config_vl_table {
+	bool set;
+	uint8_t sl2vl[16]; /* VL of each SL; 15 drops */
+	uint8_t high_limit;
+	uint8_t nhigh, nlow;
+	uint8_t high_vl[64], high_weight[64], low_vl[64], low_weight[64];
+};
+
+struct config_qos_group {
+	char name[64];
+	uint64_t *guids; /* port or node GUIDs */
+	unsigned nguids;
+	char node_desc[128]; /* a glob (fnmatch) on node descriptions, "" for none */
+	char partition[64];  /* the members of this partition, "" for none */
+	uint32_t line, col;
+};
+
+struct config_qos_level {
+	char name[64];
+	uint8_t sl;
+	uint8_t mtu_limit;   /* IBA code, 0: none */
+	uint8_t rate_limit;  /* IBA code, 0: none */
+	uint8_t packet_life; /* 0-31, 0xff: the SA's own */
+	uint32_t line, col;
+};
+
+struct config_qos_rule {
+	bool has_sid, has_pkey;
+	uint64_t sid_lo, sid_hi;
+	uint16_t pkey;    /* 15 bits */
+	int16_t src, dst; /* group index, -1: any */
+	uint16_t level;
+	uint32_t line, col;
+};
+
+struct config_qos {
+	struct config_vl_table cls[QOS_NCLASSES];
+	struct config_qos_group groups[CONFIG_QOS_MAX];
+	unsigned ngroups;
+	struct config_qos_level levels[16];
+	unsigned nlevels;
+	struct config_qos_rule rules[CONFIG_QOS_MAX];
+	unsigned nrules;
+	int16_t default_level; /* for paths no rule matches, -1: none */
+};
+
+void config_qos_free(struct config_qos *q);
+/* The class names as the YAML writes them: "ca", "switch_external", ... */
+const char *config_qos_class_name(unsigned cls);
+
 /* The options, in the order --dump-config writes them. */
 enum config_key {
 	CK_ROUTING_ENGINE,
@@ -91,6 +148,7 @@ enum config_key {
 	CK_DEFAULT_IPOIB_MTU,
 	CK_DEFAULT_IPOIB_RATE,
 	CK_PARTITIONS,
+	CK_QOS,
 	CK_CONTROL_SOCKET,
 	CK_CONTROL_GROUP,
 	CK_DUMP_DIR,
@@ -146,6 +204,7 @@ struct ibsmd_config {
 	char state_dir[256];
 	struct config_partition *partitions;
 	unsigned npartitions, partitions_cap;
+	struct config_qos *qos; /* NULL: no policy (SL s on VL s mod VLs, round robin) */
 	/* the default partition's IPoIB broadcast group, when it is not configured above */
 	bool default_ipoib;
 	uint8_t default_ipoib_mtu, default_ipoib_rate;
