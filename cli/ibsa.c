@@ -21,8 +21,9 @@ static const struct command commands[] = {
     {"links", cmd_links, "links [LID]              LinkRecords (from that LID)"},
     {"switches", cmd_switches, "switches [LID]           SwitchInfoRecords"},
     {"paths", cmd_paths,
-     "paths SRC DST            PathRecords; SRC/DST: LID, port GUID, GID or\n"
-     "                           node description"},
+     "paths SRC DST [--sid ID] [--pkey P_KEY]\n"
+     "                         PathRecords; SRC/DST: LID, port GUID, GID or\n"
+     "                           node description; for a service, a partition"},
     {"mpaths", cmd_mpaths,
      "mpaths SRC[,SRC..] DST[,DST..]  PathRecords for every pair (MultiPathRecord)"},
     {"mcast", cmd_mcast, "mcast [MGID]             multicast groups (members with --sm-key)"},

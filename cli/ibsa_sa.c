@@ -352,13 +352,35 @@ int cmd_mpaths(struct cli *c, int argc, char **argv)
 
 int cmd_paths(struct cli *c, int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "ibsa paths: give SRC and DST (LID, port GUID, GID or node "
-		                "description)\n");
-		return EXIT_USAGE;
-	}
 	struct mad_path_record pr = {.num_path = 0};
 	uint64_t mask = 0;
+	/* the service and partition the path is for: the QoS policy may give them their own
+	 * SL, MTU and rate */
+	for (int i = 3; i + 1 < argc; i += 2) {
+		char *e;
+		unsigned long long v = strtoull(argv[i + 1], &e, 0);
+		if (*e || e == argv[i + 1]) {
+			fprintf(stderr, "ibsa paths: %s \"%s\" is not a number\n", argv[i],
+			        argv[i + 1]);
+			return EXIT_USAGE;
+		}
+		if (!strcmp(argv[i], "--sid")) {
+			pr.service_id = v;
+			mask |= PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1;
+		} else if (!strcmp(argv[i], "--pkey") && v <= 0xffff) {
+			pr.pkey = (uint16_t)v;
+			mask |= PR_COMP_PKEY;
+		} else {
+			fprintf(stderr, "ibsa paths: unknown option %s (--sid ID, --pkey P_KEY)\n",
+			        argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc < 3 || argc % 2 == 0) {
+		fprintf(stderr, "ibsa paths: give SRC and DST (LID, port GUID, GID or node "
+		                "description), and maybe --sid ID, --pkey P_KEY\n");
+		return EXIT_USAGE;
+	}
 	int k = endpoint(c, argv[1], pr.sgid, &pr.slid);
 	if (k < 0)
 		return EXIT_USAGE;

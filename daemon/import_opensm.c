@@ -270,9 +270,11 @@ static int import_conf(struct imp *im, const char *file)
 	if (pm_seen)
 		fprintf(im->out, "pm_interval: %u\n", pm ? (pm_sweep ? pm_sweep : 180) : 0);
 	if (im->qos)
-		fprintf(im->out,
-		        "# opensm qos TRUE: ibsmd has no QoS policy yet; every path has SL 0 "
-		        "and SL-to-VL maps spread the SLs over the VLs a link runs\n");
+		fprintf(
+		    im->out,
+		    "# opensm qos TRUE: ibsmd's QoS policy is the qos: section (ibsmd.yaml(5)); "
+		    "OpenSM's qos_* options and qos-policy.conf are not translated yet: write "
+		    "it from them\n");
 	return 0;
 }
 
@@ -701,8 +703,8 @@ int import_opensm(const char *conf, const char *partitions, const char *qos, FIL
 		return -1;
 	if (qos) {
 		snprintf(err, errlen,
-		         "%s:1: QoS policy files cannot be translated yet: ibsmd has no QoS policy "
-		         "(every path has SL 0); import without --qos-policy",
+		         "%s:1: QoS policy files cannot be translated yet: write the qos: section "
+		         "of ibsmd.yaml (ibsmd.yaml(5)) from it, and import without --qos-policy",
 		         qos);
 		return -1;
 	}

@@ -283,6 +283,7 @@ void sa_sweep_done(struct sa *sa)
 	}
 	sa->served_once = true;
 	sa_mcast_sweep_done(sa);
+	sa_qos_sweep_done(sa);
 }
 
 void sa_inform_save(struct sa *sa, FILE *f)

@@ -316,10 +316,25 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 					if (!cached_trace(sa, s, dlid, &pa))
 						continue;
 					/* the SL the routing engine gives the path (deadlock
-					 * avoidance), else the partition's */
+					 * avoidance), else the QoS level's, else the
+					 * partition's; the level also caps MTU and rate */
 					uint8_t sl = sm_path_sl(sa->sm, slid, dlid);
-					if (!sl && sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
+					const struct config_qos_level *lv = sa_qos_level(
+					    sa, s, d,
+					    mask & (PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1),
+					    q.service_id, pkey);
+					if (!sl && lv)
+						sl = lv->sl;
+					else if (!sl && sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
 						sl = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
+					uint8_t pkt_life = PKT_LIFE_DEFAULT;
+					if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
+						pa.mtu = lv->mtu_limit;
+					if (lv && lv->rate_limit &&
+					    sa_rate_gbps4(pa.rate) > sa_rate_gbps4(lv->rate_limit))
+						pa.rate = lv->rate_limit;
+					if (lv && lv->packet_life != 0xff)
+						pkt_life = lv->packet_life;
 					struct mad_path_record r = {
 					    .service_id = q.service_id,
 					    .dlid = dlid,
@@ -336,7 +351,7 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 					    .rate_selector = 2,
 					    .rate = pa.rate,
 					    .pkt_life_selector = 2,
-					    .pkt_life = PKT_LIFE_DEFAULT,
+					    .pkt_life = pkt_life,
 					};
 					if ((mask & PR_COMP_SL) && q.sl != sl)
 						continue;
@@ -366,11 +381,11 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 						                   ? q.pkt_life_selector
 						                   : 2;
 						/* shorter is better: compare inverted */
-						unsigned v = apply_selector(sel == 0   ? 1
-						                            : sel == 1 ? 0
-						                                       : sel,
-						                            64 - q.pkt_life,
-						                            64 - PKT_LIFE_DEFAULT);
+						unsigned v =
+						    apply_selector(sel == 0   ? 1
+						                   : sel == 1 ? 0
+						                              : sel,
+						                   64 - q.pkt_life, 64 - pkt_life);
 						if (!v)
 							continue;
 						r.pkt_life = (uint8_t)(64 - v);

@@ -552,6 +552,7 @@ void sa_free(struct sa *sa)
 	         (unsigned long long)sa->st.malformed, (unsigned long long)sa->st.busy,
 	         (unsigned long long)sa->st.bad_key);
 	free(sa->pkey_sl);
+	free(sa->qos_groups);
 	if (sa->d)
 		mad_dispatcher_set_handler(sa->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	sa_state_free(sa);

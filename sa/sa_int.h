@@ -59,6 +59,8 @@ struct sa {
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
 	struct sa_path_cache *pcache; /* sa/path.c */
 	uint8_t *pkey_sl; /* per 15-bit P_Key: its partition's SL + 1, 0 none (from the policy) */
+	uint64_t *qos_groups; /* per port: the QoS port groups it is in (sa/qos.c) */
+	uint32_t qos_groups_cap;
 	/* alias GUIDs (sa/guidinfo.c; the aliases themselves are in the model) */
 	uint64_t alias_seq;
 	uint64_t alias_changes_saved; /* topo.alias_changes when the state file was written */
@@ -142,6 +144,12 @@ uint16_t sa_mcast_path(struct sa_req *rq, const struct mad_path_record *q, uint6
                        uint32_t src, struct sa_records *out);
 /* The IPoIB broadcast groups of the configured partitions, created once the subnet is up. */
 void sa_mcast_sweep_done(struct sa *sa);
+
+/* QoS (sa/qos.c): the port groups each port is in, from the policy, after every sweep; and
+ * the level of a path (the first rule that matches, else the default level; NULL: none). */
+void sa_qos_sweep_done(struct sa *sa);
+const struct config_qos_level *sa_qos_level(const struct sa *sa, uint32_t src, uint32_t dst,
+                                            bool has_sid, uint64_t sid, uint16_t pkey);
 void sa_mcast_free(struct sa *sa);
 /* Drop every group and its MLID's tree (a master that handed over). */
 void sa_mcast_forget(struct sa *sa);

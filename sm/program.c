@@ -401,6 +401,10 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 		pi.neighbor_mtu = 0;
 		pi.oper_vls = 0;
 	}
+	/* how much high-priority traffic may pass before low gets a turn: the QoS policy's */
+	const struct config_vl_table *tb = vl_class_table(sm, p);
+	if (tb)
+		pi.vl_high_limit = tb->high_limit;
 	uint8_t data[64] = {0};
 	mad_port_info_encode(&pi, data, sizeof(data), NULL);
 	uint32_t ref[3] = {port->node, MAD_ATTR_PORT_INFO, port->num};
@@ -423,6 +427,9 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 	if (mgmt && (pi->mkey != mkey_wanted(sm, mkey_guid(t, p)) ||
 	             pi->mkey_protect_bits != sm->cfg->m_key_protect ||
 	             pi->mkey_lease_period != sm->cfg->m_key_lease))
+		return false;
+	const struct config_vl_table *tb = vl_class_table(sm, p);
+	if (tb && pi->vl_high_limit != tb->high_limit)
 		return false;
 	if (port->peer != TOPO_NONE) {
 		const struct topo_port *peer = &t->ports[port->peer];

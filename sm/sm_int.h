@@ -137,6 +137,7 @@ struct sm {
 	 * that do not answer, Sets refused */
 	struct log_rl rl_trap, rl_garbage, rl_no_answer, rl_refused;
 	struct log_rl rl_events; /* structured events the wire can trigger (links flapping) */
+	struct log_rl rl_qos;    /* a QoS table that does not fit the VLs a port runs */
 	bool started;
 	bool stopped; /* sm_stop ran: once only (sm_free calls it too) */
 	int exit_code;
@@ -250,6 +251,9 @@ void guids_program(struct sm *sm);
 /* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
  * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
 void vl_program(struct sm *sm);
+/* The QoS policy's VL table for the port's class (CA, switch external, switch port 0,
+ * router), NULL without one. */
+const struct config_vl_table *vl_class_table(const struct sm *sm, uint32_t p);
 void mcast_init(struct sm *sm);
 void mcast_stop(struct sm *sm);
 void mcast_free(struct sm *sm);

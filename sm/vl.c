@@ -46,6 +46,54 @@ static uint64_t default_sl2vl(unsigned nvl)
 	return v;
 }
 
+/* ---- the QoS policy's tables, by port class ---- */
+
+static unsigned port_class(const struct topo *t, const struct topo_port *port)
+{
+	const struct topo_node *n = &t->nodes[port->node];
+	if (n->type == NODE_TYPE_SWITCH)
+		return port->num ? QOS_CLASS_SWITCH_EXT : QOS_CLASS_SWITCH_PORT0;
+	return n->type == NODE_TYPE_ROUTER ? QOS_CLASS_ROUTER : QOS_CLASS_CA;
+}
+
+const struct config_vl_table *vl_class_table(const struct sm *sm, uint32_t p)
+{
+	const struct config_qos *q = sm->cfg->qos;
+	if (!q)
+		return NULL;
+	const struct config_vl_table *tb = &q->cls[port_class(&sm->topo, &sm->topo.ports[p])];
+	return tb->set ? tb : NULL;
+}
+
+/* The policy's SL-to-VL table for a port of that class running nvl data VLs, packed; the
+ * default when the class has none, or when it sends an SL to a VL the link does not run
+ * (that port's packets would be dropped: said, rate limited, and the port keeps SL mod
+ * VLs). */
+static uint64_t qos_sl2vl(struct sm *sm, const struct config_vl_table *tb, unsigned nvl,
+                          uint32_t port)
+{
+	if (!tb)
+		return default_sl2vl(nvl);
+	uint64_t v = 0;
+	for (unsigned sl = 0; sl < 16; sl++) {
+		uint8_t vl = tb->sl2vl[sl];
+		if (vl != 15 && vl >= nvl) {
+			char name[160];
+			sm_node_name(sm, sm->topo.ports[port].node, name, sizeof(name));
+			log_rl(
+			    sm->log, &sm->rl_qos, LOGL_ERR, "vl",
+			    "qos: the %s SL-to-VL table sends SL %u to VL %u, but %s port %u runs "
+			    "%u data VL(s) (VLCap of the link): the policy does not fit, that port "
+			    "keeps SL mod %u; give a table within VL0-%u",
+			    config_qos_class_name(port_class(&sm->topo, &sm->topo.ports[port])), sl,
+			    vl, name, sm->topo.ports[port].num, nvl, nvl, nvl - 1);
+			return default_sl2vl(nvl);
+		}
+		v = (v << 4) | vl;
+	}
+	return v;
+}
+
 static void sl2vl_pack(uint64_t v, uint8_t data[64])
 {
 	memset(data, 0, 64);
@@ -136,8 +184,10 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 		if (!port_is_up_link(t, p) || data_vls(port_oper_vls(t, p)) == ref->follow_nvl)
 			continue;
 		struct vl_ref r = {.port = ref->port, .mod = 0x20000 | o};
-		send_sl2vl(sm, ref->port, r.mod, default_sl2vl(data_vls(port_oper_vls(t, p))), &r,
-		           on_switch_sl2vl);
+		send_sl2vl(sm, ref->port, r.mod,
+		           qos_sl2vl(sm, vl_class_table(sm, n->first_port + o),
+		                     data_vls(port_oper_vls(t, p)), n->first_port + o),
+		           &r, on_switch_sl2vl);
 	}
 }
 
@@ -231,12 +281,22 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	if (!count[most])
 		return; /* no links: nothing passes through it */
 	bool all = !sw->sl2vl, some = false;
+	const struct config_vl_table *tb = NULL;
+	uint32_t most_port = n->first_port;
+	for (unsigned o = 1; o <= n->nports; o++) {
+		const struct topo_port *p = &t->ports[n->first_port + o];
+		if (port_is_up_link(t, p) && data_vls(port_oper_vls(t, p)) == most) {
+			tb = vl_class_table(sm, n->first_port + o);
+			most_port = n->first_port + o;
+			break;
+		}
+	}
 	for (unsigned o = 1; o <= n->nports && !all; o++) {
 		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (!port_is_up_link(t, p))
 			continue;
 		unsigned nvl = data_vls(port_oper_vls(t, p));
-		uint64_t want = default_sl2vl(nvl);
+		uint64_t want = qos_sl2vl(sm, tb, nvl, n->first_port + o);
 		for (unsigned i = 0; i < np; i++) {
 			if (topo_switch_sl2vl(t, sw, np, i, o) == want)
 				continue;
@@ -250,7 +310,8 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	struct vl_ref ref = {.port = n->first_port, .follow_nvl = (uint8_t)most};
 	if (all) {
 		ref.mod = 0x30000;
-		send_sl2vl(sm, ref.port, ref.mod, default_sl2vl(most), &ref, on_switch_sl2vl);
+		send_sl2vl(sm, ref.port, ref.mod, qos_sl2vl(sm, tb, most, most_port), &ref,
+		           on_switch_sl2vl);
 		return;
 	}
 	if (!some)
@@ -259,7 +320,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (!port_is_up_link(t, p))
 			continue;
-		uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, p)));
+		uint64_t want = qos_sl2vl(sm, tb, data_vls(port_oper_vls(t, p)), n->first_port + o);
 		for (unsigned i = 0; i < np; i++) {
 			if (topo_switch_sl2vl(t, sw, np, i, o) != want) {
 				ref.mod = 0x20000 | o;
@@ -279,6 +340,28 @@ static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
 	if (port->refused & TOPO_REFUSED_VLARB)
 		return;
 	unsigned nvl = data_vls(port_oper_vls(t, port));
+	const struct config_vl_table *tb = vl_class_table(sm, pi_port);
+	/* the entries of each table: the policy's (those on VLs the link runs), else every
+	 * data VL once in the low-priority table */
+	uint8_t hv[64], hw[64], lv[64], lw[64];
+	unsigned nh = 0, nl = 0;
+	if (tb) {
+		for (unsigned i = 0; i < tb->nhigh; i++)
+			if (tb->high_vl[i] < nvl) {
+				hv[nh] = tb->high_vl[i];
+				hw[nh++] = tb->high_weight[i];
+			}
+		for (unsigned i = 0; i < tb->nlow; i++)
+			if (tb->low_vl[i] < nvl) {
+				lv[nl] = tb->low_vl[i];
+				lw[nl++] = tb->low_weight[i];
+			}
+	} else {
+		for (unsigned v = 0; v < nvl; v++) {
+			lv[nl] = (uint8_t)v;
+			lw[nl++] = VLARB_WEIGHT;
+		}
+	}
 	for (unsigned block = 1; block <= 4; block++) {
 		/* blocks: 1 low priority entries 0-31, 2 low 32-63, 3 high 0-31, 4 high 32-63 */
 		bool high = block >= 3;
@@ -288,10 +371,12 @@ static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
 			continue;
 		struct mad_vlarb_table tbl = {0};
 		unsigned used = cap - first < 32 ? cap - first : 32;
+		const uint8_t *ev = high ? hv : lv, *ew = high ? hw : lw;
+		unsigned ne = high ? nh : nl;
 		for (unsigned i = 0; i < used; i++) {
-			if (!high && first + i < nvl) {
-				tbl.vl[i] = (uint8_t)(first + i);
-				tbl.weight[i] = VLARB_WEIGHT;
+			if (first + i < ne) {
+				tbl.vl[i] = ev[first + i];
+				tbl.weight[i] = ew[first + i];
 			}
 		}
 		uint16_t want = topo_vlarb_intern(t, &tbl);
@@ -333,7 +418,8 @@ void vl_program(struct sm *sm)
 			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
 			    (port->refused & TOPO_REFUSED_SL2VL))
 				continue;
-			uint64_t want = default_sl2vl(data_vls(port_oper_vls(t, port)));
+			uint64_t want = qos_sl2vl(sm, vl_class_table(sm, p),
+			                          data_vls(port_oper_vls(t, port)), p);
 			if (port->sl2vl != want) {
 				struct vl_ref ref = {.port = p, .mod = 0};
 				send_sl2vl(sm, p, 0, want, &ref, on_ca_sl2vl);
