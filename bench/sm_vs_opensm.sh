@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ibsmd against OpenSM 3.3.23 on the same fabricsim fabrics, side by side: bring-up wall time
 # (one sweep: discovery, LIDs, routing, programming, all ports ACTIVE) and peak memory, with
-# min-hop and with up/down; ibsmd's routing time from its own phase timing.
+# each engine both have (min-hop, up/down, down/up, fat tree), the shift permutations' worst
+# link load on each result; ibsmd's routing time from its own phase timing.
 # Usage: bench/sm_vs_opensm.sh [BUILD_DIR] [SPEC...]   (a release build: see bench/README.md)
 # Default: 2- and 3-level fat trees of 648, 5,184 and 11,664 hosts. Figures, not a test.
 set -euo pipefail
@@ -27,7 +28,9 @@ start() {
 	return 1
 }
 stop() { kill $SIM 2>/dev/null || true; wait $SIM 2>/dev/null || true; SIM=; }
-verdict() { "$FS" verify --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("ok" if r["unicast"]["unreachable"] == 0 and r["ports"]["active"] == r["ports"]["linked"] else "FAIL")'; }
+# "ok|FAIL WORST": all pairs reached and every port ACTIVE, and the worst link load of the
+# shift permutations (checked up to 8,192 hosts, "-" above)
+verdict() { "$FS" verify --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("ok" if r["unicast"]["unreachable"] == 0 and r["ports"]["active"] == r["ports"]["linked"] and not r["credit_loops"]["loop"] else "FAIL", r["shift"]["worst"] if r["shift"]["checked"] else "-")'; }
 
 opensm_run() { # ENGINE -> "seconds MB verdict"
 	local d="$WORK/osm"
@@ -41,7 +44,7 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
 		echo " $(verdict)"
 	else
-		echo "fail - -"
+		echo "fail - - -"
 	fi
 }
 
@@ -55,22 +58,25 @@ ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
 		echo " $(verdict) $(sed -n 's/.*routing \([0-9.]*\) s.*/\1/p' "$d/log" | head -1)"
 	else
-		echo "fail - - -"
+		echo "fail - - - -"
 	fi
 }
 
-printf "%-38s %6s %-6s | %10s %8s | %10s %8s %9s\n" fabric hosts engine "OpenSM s" "MB" \
-	"ibsmd s" "MB" "route s"
+# the engines both have (ENGINES="minhop updn dnup ftree" by default); "worst" is the shift
+# permutations' worst link load (1: every one free of congestion); both use VL0 only
+printf "%-38s %6s %-6s | %10s %8s %5s | %10s %8s %5s %9s\n" fabric hosts engine "OpenSM s" "MB" \
+	worst "ibsmd s" "MB" worst "route s"
 for spec in "${SPECS[@]}"; do
 	hosts=$("$FS" dump "$spec" | grep -c '^Ca')
-	for engine in minhop updn; do
+	for engine in ${ENGINES:-minhop updn dnup ftree}; do
 		start "$spec"
-		read -r os_s os_mb os_ok < <(opensm_run $engine)
+		read -r os_s os_mb os_ok os_worst < <(opensm_run $engine)
 		stop
 		start "$spec"
-		read -r ib_s ib_mb ib_ok ib_route < <(ibsmd_run $engine)
+		read -r ib_s ib_mb ib_ok ib_worst ib_route < <(ibsmd_run $engine)
 		stop
-		printf "%-38s %6s %-6s | %10s %8s | %10s %8s %9s   %s/%s\n" "$spec" "$hosts" "$engine" \
-			"$os_s" "$os_mb" "$ib_s" "$ib_mb" "$ib_route" "$os_ok" "$ib_ok"
+		printf "%-38s %6s %-6s | %10s %8s %5s | %10s %8s %5s %9s   %s/%s\n" "$spec" "$hosts" \
+			"$engine" "$os_s" "$os_mb" "$os_worst" "$ib_s" "$ib_mb" "$ib_worst" "$ib_route" \
+			"$os_ok" "$ib_ok"
 	done
 done

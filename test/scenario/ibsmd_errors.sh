@@ -25,7 +25,7 @@ expect 2 "no pkey" -- "$IBSMD" --config "$(cfg 'partitions:\n  - name: a\n    me
 expect 2 "share P_Key 0x0001" -- "$IBSMD" --config "$(cfg 'partitions:\n  - {name: a, pkey: 1, members: all}\n  - {name: b, pkey: 0x8001, members: all}\n')"
 expect 2 "LID range 100-50" -- "$IBSMD" --config "$(cfg 'lid_min: 100\nlid_max: 50\n')"
 expect 2 "No such file" -- "$IBSMD" --config "$WORK/none.yaml"
-expect 2 "unknown routing engine \"ftree\"" -- "$IBSMD" --routing-engine updn,ftree
+expect 2 "unknown routing engine \"fattree\"" -- "$IBSMD" --routing-engine updn,fattree
 expect 2 "takes 0 to 7" -- "$IBSMD" --lmc 9
 expect 2 "unknown log level" -- "$IBSMD" --log-level loud
 expect 2 "unknown transport" -- "$IBSMD" --transport carrier-pigeon
