@@ -30,7 +30,7 @@ start() {
 stop() { kill $SIM 2>/dev/null || true; wait $SIM 2>/dev/null || true; SIM=; }
 # "ok|FAIL WORST": all pairs reached and every port ACTIVE, and the worst link load of the
 # shift permutations (checked up to 8,192 hosts, "-" above)
-verdict() { "$FS" verify --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("ok" if r["unicast"]["unreachable"] == 0 and r["ports"]["active"] == r["ports"]["linked"] and not r["credit_loops"]["loop"] else "FAIL", r["shift"]["worst"] if r["shift"]["checked"] else "-")'; }
+verdict() { "$FS" verify --json | python3 -c 'import json,sys; r=json.load(sys.stdin); u = r["unicast"]["unreachable"]; print("ok" if u == 0 and r["ports"]["active"] == r["ports"]["linked"] and not r["credit_loops"]["loop"] else ("%d-unreached" % u) if u else "FAIL", r["shift"]["worst"] if r["shift"]["checked"] else "-")'; }
 
 opensm_run() { # ENGINE -> "seconds MB verdict"
 	local d="$WORK/osm"
