@@ -33,7 +33,7 @@ done
 for p in "${CLIENTS[@]}"; do
 	wait "$p" || fail "a client failed: $(cat "$WORK"/client-*.out | grep -v '^[a-z#]' | head -3)"
 done
-grep -l "node_type *2" "$WORK"/client-*.out | wc -l | grep -qx 70 || fail "not every client got its leaf"
+grep -l "node_type *2" "$WORK"/client-*.out | wc -l | has -x 70 || fail "not every client got its leaf"
 echo "70 simultaneous clients: ok"
 
 # 2. a running OpenSM (not --once) brings the subnet up; it sits on a host (the default first
@@ -55,7 +55,7 @@ wait_for 30 grep -q "Received Generic Notice type:1 num:128" "$OSM/opensm.log" |
 	fail "OpenSM never saw trap 128"
 after=$(fabricsim_ctl stats | sed -n 's/.* traps \([0-9]*\).*/\1/p')
 [ "$after" -gt "$before" ] || fail "no trap counted"
-fabricsim_ctl port leaf-1 1 | grep -q "state DOWN" || fail "port not down"
+fabricsim_ctl port leaf-1 1 | has "state DOWN" || fail "port not down"
 # the subnet without host-1 is consistent again after OpenSM's sweep
 wait_for 30 verify_ok || fail "verify after a link loss: $(head -c 600 "$WORK/v.json")"
 # put it back: OpenSM brings the port to ACTIVE again

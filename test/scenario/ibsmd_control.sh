@@ -36,7 +36,7 @@ assert r["state"] == "STANDBY" and r["master"]["lid"] == int(sys.argv[2]), r
 PY
 }
 wait_until 20 bstat || fail "B's status: $(cat "$WORK/b.json")"
-ctl status | grep -q "^state: *MASTER, priority 10" || fail "text status: $(ctl status)"
+ctl status | has "^state: *MASTER, priority 10" || fail "text status: $(ctl status)"
 echo "status: MASTER with 192 nodes, $n LIDs, the standby listed; B says STANDBY under A: ok"
 
 # sweeps on request
@@ -46,9 +46,9 @@ c0=$(count)
 ctl sweep heavy >/dev/null || fail "sweep heavy"
 wait_until 20 swept_past "$c0" || fail "sweep heavy did not sweep"
 c1=$(count)
-ctl reroute | grep -q "rerouting" || fail "reroute"
+ctl reroute | has "rerouting" || fail "reroute"
 wait_until 20 swept_past "$c1" || fail "reroute did not sweep"
-ctl sweep light | grep -q "light sweep" || fail "sweep light"
+ctl sweep light | has "light sweep" || fail "sweep light"
 rc=0
 ctl sweep sideways 2>"$WORK/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "^error: sweep light or sweep heavy" "$WORK/err" || fail "a bad sweep: rc $rc, $(cat "$WORK/err")"
@@ -145,7 +145,7 @@ rm -rf "$WORK/dump"
 kill -HUP "$PID_A"
 wait_until 30 test -s "$WORK/dump/opensm.fdbs" || fail "no dump after the reload's sweep"
 wait_until 10 json "r['subnet']['engine']=='updn'" || fail "not rerouted by updn"
-ctl dump files | grep -q "written to $WORK/dump" || fail "dump files"
+ctl dump files | has "written to $WORK/dump" || fail "dump files"
 verdict none
 echo "dump files: ibdmchk reads them and agrees with fabricsim verify (minhop: loop, updn: none): ok"
 

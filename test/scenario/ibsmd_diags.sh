@@ -18,8 +18,8 @@ diag() { umad2sim "$@" 2>>"$WORK/diags.log"; }
 
 # sminfo: our SM, MASTER, at its LID
 out=$(diag sminfo) || fail "sminfo failed: $(tail -3 "$WORK/diags.log")"
-echo "$out" | grep -q "sm lid $sm_lid " || fail "sminfo: $out"
-echo "$out" | grep -q "SMINFO_MASTER" || fail "sminfo state: $out"
+echo "$out" | has "sm lid $sm_lid " || fail "sminfo: $out"
+echo "$out" | has "SMINFO_MASTER" || fail "sminfo state: $out"
 echo "sminfo: $out"
 
 # ibnetdiscover: the same cables, and every CA port's LID as ibsmd assigned it
@@ -71,8 +71,8 @@ echo "ibtracert: host paths of 4 hops"
 
 # smpquery: a CA port is Active with its LID and the SM's LID
 out=$(diag smpquery portinfo "$(lid_of host-7)" 1) || fail "smpquery failed"
-echo "$out" | grep -q "^LinkState:\.*Active" || fail "smpquery state: $out"
-echo "$out" | grep -q "^Lid:\.*$(lid_of host-7)$" || fail "smpquery lid: $out"
-echo "$out" | grep -q "^SMLid:\.*$sm_lid$" || fail "smpquery SM LID: $out"
+echo "$out" | has "^LinkState:\.*Active" || fail "smpquery state: $out"
+echo "$out" | has "^Lid:\.*$(lid_of host-7)$" || fail "smpquery lid: $out"
+echo "$out" | has "^SMLid:\.*$sm_lid$" || fail "smpquery SM LID: $out"
 echo "smpquery: Active, LID and SM LID right"
 echo "diags agree with ibsmd: ok"

@@ -69,7 +69,7 @@ grep -q "routed by updn" "$WORK/ibsmd.log" || fail "the configured engine was no
 check_verify 'r["ok"]'
 # the configured partitions are in the CA's P_Key table
 out=$("$BUILD/cli/ibsa" --transport sim --sim-node host-1 smp pkeys --dr 0)
-echo "$out" | grep -q "0xffff,0x8001,0x0002" || fail "P_Keys of host-1: $out"
+echo "$out" | has "0xffff,0x8001,0x0002" || fail "P_Keys of host-1: $out"
 out=$("$BUILD/cli/ibsa" --transport sim --sim-node host-3 smp pkeys --dr 0)
-echo "$out" | grep -q "0xffff,0x8001,0x0000" || fail "P_Keys of host-3 (not in compute): $out"
+echo "$out" | has "0xffff,0x8001,0x0000" || fail "P_Keys of host-3 (not in compute): $out"
 echo "full configuration: ok"

@@ -36,7 +36,7 @@ sleep 2.5
 wait_until 10 has_event || fail "no event for 500 symbol errors"
 sleep 2.5 # more sweeps: still one event
 [ "$(events)" = 1 ] || fail "$(events) events for one burst: $(grep counter_threshold "$WORK/ibsmd.log")"
-grep "event=counter_threshold" "$WORK/ibsmd.log" | grep -q 'node_desc=core-1 port=3 counter=symbol_errors delta=500 threshold=10' ||
+grep "event=counter_threshold" "$WORK/ibsmd.log" | has 'node_desc=core-1 port=3 counter=symbol_errors delta=500 threshold=10' ||
 	fail "the event: $(grep counter_threshold "$WORK/ibsmd.log")"
 echo "5 errors: no event; 500 more: one event naming core-1 port 3: ok"
 wait_until 5 grep -q 'port_counter_total{guid="0x[0-9a-f]*",port="3",node="core-1",counter="symbol_errors"} 505' "$WORK/state/ibsmd.prom" ||
@@ -57,7 +57,7 @@ wait_until 10 sh -c "LD_PRELOAD='$PRELOAD' SIM_HOST=host-5 perfquery $lid 4 | gr
 wait_until 10 total_is core-1 4 symbol_errors 80000 || fail "80000: $(total core-1 4 symbol_errors)"
 [ "$(total core-1 4 link_downed)" = 2 ] && [ "$(total core-1 4 xmit_discards)" = 7 ] ||
 	fail "link_downed $(total core-1 4 link_downed), xmit_discards $(total core-1 4 xmit_discards)"
-"$IBSA" --control "$WORK/control" counters core-1 | grep -q "^core-1 .* 4 .* 80000 " ||
+"$IBSA" --control "$WORK/control" counters core-1 | has "^core-1 .* 4 .* 80000 " ||
 	fail "ibsa counters: $("$IBSA" --control "$WORK/control" counters core-1)"
 echo "80000 symbol errors through a 16-bit counter (cleared past half), link_downed 2, xmit_discards 7: ok"
 

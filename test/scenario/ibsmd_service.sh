@@ -68,7 +68,7 @@ YAML
 kill -HUP "$pid"
 ok=0
 for _ in $(seq 1 100); do
-	if keys "$llid" "$lport" | grep -q "0x8002" && keys "$hlid" 1 | grep -q "0x8002"; then
+	if keys "$llid" "$lport" | has "0x8002" && keys "$hlid" 1 | has "0x8002"; then
 		ok=1
 		break
 	fi
@@ -99,11 +99,11 @@ cp "$WORK/ibsmd.yaml" "$WORK/good.yaml"
 printf 'partitions:\n  - name: x\n    pkey: 0x8003\n    members: whoever\n' >"$WORK/ibsmd.yaml"
 kill -HUP "$pid"
 wait_until 10 grep -q "reload refused" "$WORK/ibsmd.log" || fail "a broken file is not refused"
-grep "reload refused" "$WORK/ibsmd.log" | grep -q "$WORK/ibsmd.yaml:4:14: members" ||
+grep "reload refused" "$WORK/ibsmd.log" | has "$WORK/ibsmd.yaml:4:14: members" ||
 	fail "the refusal does not name file:line:column: $(grep 'reload refused' "$WORK/ibsmd.log")"
 sleep 1
 kill -0 "$pid" || fail "ibsmd died on a broken file"
-keys "$llid" "$lport" | grep -q "0x8002" || fail "a refused reload lost partition 0x8002"
+keys "$llid" "$lport" | has "0x8002" || fail "a refused reload lost partition 0x8002"
 echo "lmc waits for a restart; a broken file is refused with file:line:column, nothing lost: ok"
 
 kill -TERM "$pid"

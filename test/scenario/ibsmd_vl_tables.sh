@@ -191,11 +191,11 @@ LEAF2=$(awk '$4 == "leaf-2" { print $2 }' "$WORK/lids")
 sleep 2
 "$FS" ctl node add leaf-2 >/dev/null
 wait_until 30 verify_passes || fail "the subnet did not recover after leaf-2 came back"
-leaf2_set() { q smpquery sl2vl "$LEAF2" 3 | grep -q 'in  4, out  3: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
+leaf2_set() { q smpquery sl2vl "$LEAF2" 3 | has 'in  4, out  3: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
 wait_until 20 leaf2_set ||
 	fail "leaf-2's SL-to-VL tables were not set again: $(q smpquery sl2vl "$LEAF2" 3 | sed -n 3,5p)"
-q smpquery vlarb "$LEAF2" 1 | grep -q '^WEIGHT: |0x40|0x0 ' || fail "leaf-2 port 1 (VL0 only) VLArb: $(q smpquery vlarb "$LEAF2" 1)"
-q smpquery vlarb "$LEAF2" 2 | grep -q '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' || fail "leaf-2 port 2 (VL0-3) VLArb: $(q smpquery vlarb "$LEAF2" 2)"
+q smpquery vlarb "$LEAF2" 1 | has '^WEIGHT: |0x40|0x0 ' || fail "leaf-2 port 1 (VL0 only) VLArb: $(q smpquery vlarb "$LEAF2" 1)"
+q smpquery vlarb "$LEAF2" 2 | has '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' || fail "leaf-2 port 2 (VL0-3) VLArb: $(q smpquery vlarb "$LEAF2" 2)"
 echo "leaf-2 reset: its SL-to-VL and VLArb tables set again"
 
 # so does a host that comes back reset (its link runs VL0-3: SL s on VL s mod 4)
@@ -204,9 +204,9 @@ HLID=$(awk -v n="$HOST" '$4 == n { print $2 }' "$WORK/lids")
 "$FS" ctl node remove "$HOST" >/dev/null
 sleep 2
 "$FS" ctl node add "$HOST" >/dev/null
-host_set() { q smpquery sl2vl "$HLID" | grep -q 'in  0, out  0: | 0| 1| 2| 3| 0| 1| 2| 3| 0'; }
+host_set() { q smpquery sl2vl "$HLID" | has 'in  0, out  0: | 0| 1| 2| 3| 0| 1| 2| 3| 0'; }
 wait_until 20 host_set || fail "$HOST's SL-to-VL table was not set again: $(q smpquery sl2vl "$HLID" | tail -1)"
-q smpquery vlarb "$HLID" | grep -q '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' ||
+q smpquery vlarb "$HLID" | has '^WEIGHT: |0x40|0x40|0x40|0x40|0x0 ' ||
 	fail "$HOST VLArb after its reset: $(q smpquery vlarb "$HLID")"
 echo "$HOST reset: its SL-to-VL and VLArb tables set again"
 
@@ -215,7 +215,7 @@ out=$(q saquery VLAR "$LEAF2/1/9" 2>&1) || fail "saquery VLAR $LEAF2/1/9: $out"
 grep -q 'VLArbTableRecord' <<<"$out" && fail "VLArb block 9 answered: $out"
 out=$(q saquery SL2VL "$LEAF2/200/1" 2>&1) || fail "saquery SL2VL $LEAF2/200/1: $out"
 grep -q 'SL2VLTableRecord' <<<"$out" && fail "SL2VL from port 200 answered: $out"
-q saquery SL2VL "$LEAF2/4/3" | grep -q 'OutPort\.*3' || fail "the SA stopped answering"
+q saquery SL2VL "$LEAF2/4/3" | has 'OutPort\.*3' || fail "the SA stopped answering"
 echo "VLArb block 9 and SL2VL from port 200: no records; the SA keeps serving"
 
 # ibsa lists the same records
@@ -245,7 +245,7 @@ sleep 2
 "$FS" ctl node add "$R" >/dev/null
 refused() { grep -q "$R HCA-1.* refused its VL arbitration table" "$WORK/ibsmd.log"; }
 wait_until 20 refused || fail "no refusal logged for $R: $(tail -3 "$WORK/ibsmd.log")"
-r_set() { q smpquery sl2vl "$RLID" | grep -q 'in  0, out  0: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
+r_set() { q smpquery sl2vl "$RLID" | has 'in  0, out  0: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
 wait_until 20 r_set || fail "$R's SL-to-VL table was not set after its reset"
 before=$("$FS" ctl refuse "$R" 0x18)
 "$FS" ctl link down "$R" 1 >/dev/null

@@ -34,6 +34,15 @@ fail() {
 	exit 1
 }
 
+# `producer | has PATTERN` instead of `producer | grep -q PATTERN`: grep -q leaves at the first
+# match, the producer then dies of SIGPIPE and pipefail fails the test now and then (it did in
+# CI on a 5,000-line osmtest table). has reads all of its input first.
+has() {
+	local s
+	s=$(cat)
+	grep -q "$@" <<<"$s"
+}
+
 need() {
 	command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed (the README's test command installs it)"
 }

@@ -43,7 +43,7 @@ for d in ./ibsmd_*.deb ./ibsa_*.deb ./fabricsim_*.deb; do dpkg-deb -x "$d" "$R";
 [ -x "$R/usr/sbin/ibsmd" ] && [ -x "$R/usr/bin/ibsa" ] && [ -x "$R/usr/bin/fabricsim" ] ||
 	fail "binaries missing"
 [ -d "$R/var/lib/ibsmd" ] || fail "no state directory"
-dpkg-deb -I ./ibsmd_*.deb conffiles | grep -qx /etc/ibsmd/ibsmd.yaml ||
+dpkg-deb -I ./ibsmd_*.deb conffiles | has -x /etc/ibsmd/ibsmd.yaml ||
 	fail "/etc/ibsmd/ibsmd.yaml is not a conffile"
 "$R/usr/sbin/ibsmd" --check-config "$R/etc/ibsmd/ibsmd.yaml" >/dev/null ||
 	fail "the installed example configuration is refused"

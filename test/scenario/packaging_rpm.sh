@@ -31,8 +31,8 @@ for f in /usr/sbin/ibsmd /etc/ibsmd/ibsmd.yaml /usr/lib/systemd/system/ibsmd.ser
 	/usr/share/man/man5/ibsmd.yaml.5; do
 	grep -qx "$f\(.gz\)\?" "$WORK/files" || fail "$f is not in the ibsmd package"
 done
-rpm -qp --configfiles "$R" | grep -qx /etc/ibsmd/ibsmd.yaml || fail "the configuration is not a config file"
-rpm -qp --dump "$R" | awk '$1 == "/var/lib/ibsmd" { print $5 }' | grep -q '0700$' ||
+rpm -qp --configfiles "$R" | has -x /etc/ibsmd/ibsmd.yaml || fail "the configuration is not a config file"
+rpm -qp --dump "$R" | awk '$1 == "/var/lib/ibsmd" { print $5 }' | has '0700$' ||
 	fail "/var/lib/ibsmd is not 0700: $(rpm -qp --dump "$R" | grep /var/lib/ibsmd)"
-if rpm -qp --scripts "$R" | grep -q '%systemd'; then fail "unexpanded systemd macros in the scriptlets"; fi
+if rpm -qp --scripts "$R" | has '%systemd'; then fail "unexpanded systemd macros in the scriptlets"; fi
 echo "rpmbuild: ibsmd, ibsa and fabricsim; unit tests in %check; ibsmd's files and modes: ok"

@@ -61,6 +61,6 @@ n=$(grep -c '_TABLE$' "$OSM/qos.txt")
 [ "$n" -ge 700 ] || fail "the q flow got only $n records"
 diff <(shape "$OSM") <(shape "$WORK/ibsmd") >"$WORK/qos.diff" ||
 	fail "SL-to-VL/VLArb records differ (OpenSM <, ibsmd >): $(head -20 "$WORK/qos.diff")"
-grep -A5 '^SLtoVL_MAP_TABLE' "$WORK/ibsmd/qos.txt" | grep -qF 'VL:| 0x0 | 0x1 | 0x2 | 0x3 | 0x4 | 0x5 | 0x6 | 0x7 | 0x0' ||
+grep -A5 '^SLtoVL_MAP_TABLE' "$WORK/ibsmd/qos.txt" | has -F 'VL:| 0x0 | 0x1 | 0x2 | 0x3 | 0x4 | 0x5 | 0x6 | 0x7 | 0x0' ||
 	fail "ibsmd reported no SL-to-VL table spreading SLs over the 8 VLs"
 echo "q flow: $n SL-to-VL and VLArb records, the same ones from both: ok"

@@ -82,7 +82,7 @@ echo "$leaf port $lport (host-1) holds 0x7fff 0x8001 and enforces them, uplinks 
 # warned about once, and a later sweep (a host's link flaps) does not ask again
 for p in 1 2 3 4; do
 	l2=$("$FS" ctl lids | awk '$4 == "leaf-2" { print $2 }')
-	smp portinfo "$l2" "$p" | grep -q 'PartEnforceInb:\.*0' || fail "leaf-2 port $p enforces without its P_Keys"
+	smp portinfo "$l2" "$p" | has 'PartEnforceInb:\.*0' || fail "leaf-2 port $p enforces without its P_Keys"
 done
 before=$("$FS" ctl refuse leaf-2 0x16)
 [ "$before" = "refused so far 4" ] || fail "leaf-2 was asked: $before"

@@ -25,7 +25,7 @@ SIM_HOST=host-3 "$IBSA" --transport sim services add 0x300 --name "goes with hos
 # a subscriber that goes away without unsubscribing: its subscriptions stay
 (SIM_HOST=host-4 exec "$IBSA" --transport sim events --count 100 --timeout 600 >/dev/null 2>&1) &
 EV=$!
-subscribed() { SIM_HOST=host-2 "$IBSA" --transport sim --json informinfo | grep -q qpn; }
+subscribed() { SIM_HOST=host-2 "$IBSA" --transport sim --json informinfo | has qpn; }
 wait_until 10 subscribed || fail "ibsa events did not subscribe"
 kill -9 "$EV" 2>/dev/null || true
 ask "$WORK/before"

@@ -105,7 +105,7 @@ SIM_HOST=host-5 "$IBSA" --transport sim services add 0x100 --name kept --lease 3
 	--timeout 600 >"$WORK/events.json" 2>"$WORK/events.err") &
 EV=$!
 CLIENTS+=($EV)
-subscribed() { SIM_HOST=host-9 "$IBSA" --transport sim --json informinfo | grep -q qpn; }
+subscribed() { SIM_HOST=host-9 "$IBSA" --transport sim --json informinfo | has qpn; }
 wait_until 20 subscribed || fail "ibsa events did not subscribe"
 sa_state "$WORK/sa.0"
 mlids >"$WORK/mlids.0" # with the clients' groups now
@@ -121,7 +121,7 @@ echo "B and C hold A's $(items A | wc -l) items (LIDs, groups, members, service,
 	fail "A sent full copies again and again: $(grep -c "full copy to standby" "$WORK/A.log")"
 
 # 2. kill -9 the master; verify runs all along
-(while :; do "$FS" verify 2>&1 | grep -q "verdict: *PASS" && echo PASS || echo FAIL; done) \
+(while :; do "$FS" verify 2>&1 | has "verdict: *PASS" && echo PASS || echo FAIL; done) \
 	>"$WORK/verify.samples" &
 VERIFIER=$!
 CLIENTS+=($VERIFIER)

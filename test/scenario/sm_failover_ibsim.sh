@@ -89,7 +89,7 @@ lids >"$WORK/lids.1"
 diff "$WORK/lids.0" "$WORK/lids.1" >/dev/null || fail "LIDs changed: $(diff "$WORK/lids.0" "$WORK/lids.1" | head -4)"
 blocks=$(grep -h "subnet up" "$WORK/B.log" | tail -1 | grep -o "[0-9]* LFT blocks read, [0-9]* LFT blocks")
 case "$blocks" in *", 0 LFT blocks") ;; *) fail "B rewrote A's routes: $blocks" ;; esac
-SIM_HOST=host-9 "$BUILD/cli/ibsa" --transport sim --json services | grep -q '"kept"' ||
+SIM_HOST=host-9 "$BUILD/cli/ibsa" --transport sim --json services | has '"kept"' ||
 	fail "B's SA lost A's service"
 echo "B took over from A: LIDs kept, $blocks, A's service kept"
 
