@@ -562,6 +562,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_ROOT_GUID_FILE] = {"root_guid_file", OPT_STR, F(root_guid_file), 0, 0, OPT_LIVE},
     [CK_CN_GUID_FILE] = {"cn_guid_file", OPT_STR, F(cn_guid_file), 0, 0, OPT_LIVE},
     [CK_LFTS_FILE] = {"lfts_file", OPT_STR, F(lfts_file), 0, 0, OPT_LIVE},
+    [CK_ROUTING_MAX_VLS] = {"routing_max_vls", OPT_UINT, F(routing_max_vls), 0, 15, OPT_LIVE},
     [CK_LMC] = {"lmc", OPT_UINT, F(lmc), 0, 7, 0},
     [CK_LMC_ESP0] = {"lmc_esp0", OPT_BOOL, F(lmc_esp0), 0, 0, 0},
     [CK_LID_MIN] = {"lid_min", OPT_UINT, F(lid_min), 1, 0xbfff, OPT_HEX},
@@ -914,6 +915,7 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		h = fnv(h, c->root_guid_file, strlen(c->root_guid_file) + 1);
 		h = fnv(h, c->cn_guid_file, strlen(c->cn_guid_file) + 1);
 		h = fnv(h, c->lfts_file, strlen(c->lfts_file) + 1);
+		FNV_VAL(h, c->routing_max_vls);
 		FNV_VAL(h, c->lmc);
 		FNV_VAL(h, c->lmc_esp0);
 		FNV_VAL(h, c->lid_min);

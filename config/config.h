@@ -120,6 +120,7 @@ enum config_key {
 	CK_ROOT_GUID_FILE,
 	CK_CN_GUID_FILE,
 	CK_LFTS_FILE,
+	CK_ROUTING_MAX_VLS,
 	CK_ROUTING_FALLBACK_MINHOP,
 	CK_LMC,
 	CK_LMC_ESP0,
@@ -180,6 +181,9 @@ struct ibsmd_config {
 	char root_guid_file[256]; /* more roots, one GUID a line (OpenSM's format) */
 	char cn_guid_file[256];   /* ftree: the compute nodes, whose switches are leaves */
 	char lfts_file[256];      /* the file engine's forwarding tables (ibroute's format) */
+	/* the most VLs engines that break credit loops with VLs (dfsssp) may use, 0: all the
+	 * switch links run */
+	uint8_t routing_max_vls;
 	uint8_t lmc;
 	bool lmc_esp0; /* switch port 0 gets the LMC too (default: LMC 0) */
 	uint16_t lid_min, lid_max;

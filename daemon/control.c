@@ -111,6 +111,17 @@ int control_write_dumps(struct control *c, char *why, size_t len)
 	    write_one(dir, "opensm-lfts.dump", topo_dump_lfts, t, why, len) < 0 ||
 	    write_one(dir, "ibnetdiscover.topo", topo_dump_ibnetdiscover, t, why, len) < 0)
 		return -1;
+	struct statefile sf;
+	if (statefile_begin(&sf, dir, "ibsmd-path-sl.dump", 0644) < 0) {
+		snprintf(why, len, "%s/ibsmd-path-sl.dump: %s", dir, strerror(errno));
+		return -1;
+	}
+	int drc = sm_dump_path_sl(c->rl->sm, sf.f);
+	if (statefile_commit(&sf) < 0 || drc < 0) {
+		snprintf(why, len, "%s/ibsmd-path-sl.dump: %s", dir,
+		         drc < 0 ? "out of memory" : strerror(errno));
+		return -1;
+	}
 	snprintf(why, len, "%s", dir);
 	return 0;
 }

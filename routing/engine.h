@@ -67,6 +67,9 @@ struct routing_engine {
 	 * to the default. */
 	int (*mcast_tree)(const struct routing_ctx *ctx, void *state, const uint32_t *member_sw,
 	                  uint32_t nmembers, uint8_t *up_port);
+	/* How many SL/VL layers the routes need to be free of credit loops (optional: 1).
+	 * Layer l is SL l; the SM stacks QoS SLs on top (sm/route.c). */
+	unsigned (*layers)(const void *state);
 	void (*teardown)(void *state);
 };
 
@@ -75,6 +78,8 @@ extern const struct routing_engine routing_updn;
 extern const struct routing_engine routing_dnup;
 extern const struct routing_engine routing_ftree;
 extern const struct routing_engine routing_file;
+extern const struct routing_engine routing_sssp;
+extern const struct routing_engine routing_dfsssp;
 
 const struct routing_engine *routing_find(const char *name);
 /* Names of all engines, for help texts: "minhop, updn" */
@@ -112,6 +117,14 @@ uint8_t routing_path_sl(const struct routing_engine *e, void *state, const struc
  * (SL0 in the top nibble); false without one. */
 bool routing_sl2vl(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
                    uint32_t sw, uint8_t in, uint8_t out, uint64_t *packed);
+
+/* The layers the engine's routes need (its layers hook, else 1). */
+unsigned routing_layers(const struct routing_engine *e, const void *state);
+/* Data VLs the link at a port runs (VLCap of both ends): 1, 2, 4, 8 or 15. */
+unsigned routing_port_vls(const struct topo *t, uint32_t port);
+/* The fewest data VLs any switch-to-switch link runs (what layers may use); 15 without any
+ * such link. */
+unsigned routing_link_vls(const struct routing_ctx *ctx);
 
 /* BFS hop counts from switch `from` over the switch graph into dist[] (RT_INF: unreached). */
 void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, uint32_t *queue);

@@ -192,8 +192,41 @@ bool routing_sl2vl(const struct routing_engine *e, void *state, const struct rou
 	return true;
 }
 
+unsigned routing_layers(const struct routing_engine *e, const void *state)
+{
+	unsigned n = e && e->layers ? e->layers(state) : 1;
+	return n ? n : 1;
+}
+
+unsigned routing_port_vls(const struct topo *t, uint32_t port)
+{
+	/* VLCap codes 1-5: VL0, VL0-1, VL0-3, VL0-7, VL0-14 */
+	static const unsigned n[] = {1, 1, 2, 4, 8, 15};
+	const struct topo_port *p = &t->ports[port];
+	uint8_t cap = p->pi.vl_cap;
+	if (p->peer != TOPO_NONE && t->ports[p->peer].pi.vl_cap < cap)
+		cap = t->ports[p->peer].pi.vl_cap;
+	return cap < sizeof(n) / sizeof(n[0]) ? n[cap] : 1;
+}
+
+unsigned routing_link_vls(const struct routing_ctx *ctx)
+{
+	const struct topo *t = ctx->t;
+	unsigned least = 15;
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		const struct topo_node *n = &t->nodes[t->sws[s].node];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			unsigned v = routing_port_vls(t, n->first_port + ctx->adj[e].port);
+			if (v < least)
+				least = v;
+		}
+	}
+	return least;
+}
+
 static const struct routing_engine *const engines[] = {
-    &routing_minhop, &routing_updn, &routing_dnup, &routing_ftree, &routing_file};
+    &routing_minhop, &routing_updn,   &routing_dnup, &routing_ftree,
+    &routing_sssp,   &routing_dfsssp, &routing_file};
 
 const struct routing_engine *routing_find(const char *name)
 {
@@ -205,5 +238,5 @@ const struct routing_engine *routing_find(const char *name)
 
 const char *routing_names(void)
 {
-	return "minhop, updn, dnup, ftree, file";
+	return "minhop, updn, dnup, ftree, sssp, dfsssp, file";
 }

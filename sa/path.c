@@ -315,18 +315,20 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 					struct path pa;
 					if (!cached_trace(sa, s, dlid, &pa))
 						continue;
-					/* the SL the routing engine gives the path (deadlock
-					 * avoidance), else the QoS level's, else the
-					 * partition's; the level also caps MTU and rate */
-					uint8_t sl = sm_path_sl(sa->sm, slid, dlid);
+					/* the QoS class (the level's SL, else the
+					 * partition's) with the routing engine's layer
+					 * (deadlock avoidance; sm_path_sl_class); the level
+					 * also caps MTU and rate */
 					const struct config_qos_level *lv = sa_qos_level(
 					    sa, s, d,
 					    mask & (PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1),
 					    q.service_id, pkey);
-					if (!sl && lv)
-						sl = lv->sl;
-					else if (!sl && sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
-						sl = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
+					uint8_t cls = 0;
+					if (lv)
+						cls = lv->sl;
+					else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
+						cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
+					uint8_t sl = sm_path_sl_class(sa->sm, slid, dlid, cls);
 					uint8_t pkt_life = PKT_LIFE_DEFAULT;
 					if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
 						pa.mtu = lv->mtu_limit;

@@ -4,16 +4,19 @@
  * hooks give multicast trees (sm/mcast.c), switches' SL-to-VL tables (sm/vl.c) and the
  * SL of the SA's PathRecords (sm_path_sl). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "routing/engine.h"
 #include "sm/sm_int.h"
+#include "util/u64map.h"
 
 void route_release(struct sm *sm)
 {
 	if (sm->engine && sm->engine->teardown)
 		sm->engine->teardown(sm->engine_state);
 	sm->engine_state = NULL;
+	sm->path_layers = 1;
 	routing_ctx_free(&sm->rctx);
 	/* the hops between switches stay: they change with the links (mcast_topology_changed) */
 }
@@ -46,6 +49,34 @@ static int try_engine(struct sm *sm, const struct routing_engine *e,
 	sm->engine = e;
 	sm->engine_state = state;
 	return 0;
+}
+
+/* After routing: the engine's layers, and whether the QoS classes the policy names fit on
+ * top of them (said once per routing; the SA checks each path's class again). */
+static void layers_check(struct sm *sm)
+{
+	sm->path_layers = routing_layers(sm->engine, sm->engine_state);
+	sm->layer_vls = routing_link_vls(&sm->rctx);
+	if (sm->path_layers <= 1)
+		return;
+	const struct ibsmd_config *c = sm->cfg;
+	unsigned top = 0;
+	for (unsigned i = 0; c->qos && i < c->qos->nlevels; i++)
+		if (c->qos->levels[i].sl > top)
+			top = c->qos->levels[i].sl;
+	for (unsigned i = 0; i < c->npartitions; i++)
+		if (c->partitions[i].has_sl && c->partitions[i].sl > top)
+			top = c->partitions[i].sl;
+	unsigned need = (top + 1) * sm->path_layers;
+	if (need > sm->layer_vls)
+		log_err(sm->log, "routing",
+		        "qos: the policy's SLs 0-%u on top of %s's %u layers need %u VLs, and the "
+		        "switch links run %u: paths of SL %u and above keep their layer's SL",
+		        top, sm->engine->name, sm->path_layers, need, sm->layer_vls,
+		        sm->layer_vls / sm->path_layers);
+	else
+		log_info(sm->log, "routing", "%s: %u layers%s", sm->engine->name, sm->path_layers,
+		         top ? ", QoS SLs stacked on them" : "");
 }
 
 int route_all(struct sm *sm)
@@ -93,6 +124,7 @@ int route_all(struct sm *sm)
 		        sm->cfg->routing_engines);
 	else
 		sm->reroute = false;
+	layers_check(sm);
 	/* LinearFDBTop: the highest LID routed */
 	for (uint32_t s = 0; s < sm->topo.nsws; s++)
 		sm->topo.sws[s].lft_top = ctx->max_lid;
@@ -102,4 +134,88 @@ int route_all(struct sm *sm)
 uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid)
 {
 	return routing_path_sl(sm->engine, sm->engine_state, &sm->rctx, slid, dlid);
+}
+
+uint8_t sm_path_sl_class(struct sm *sm, uint16_t slid, uint16_t dlid, uint8_t cls)
+{
+	uint8_t sl = sm_path_sl(sm, slid, dlid);
+	unsigned L = sm->path_layers;
+	if (L <= 1)
+		return sl ? sl : cls;
+	if (!cls)
+		return sl;
+	if ((cls + 1u) * L > sm->layer_vls) {
+		log_rl(sm->log, &sm->rl_layers, LOGL_ERR, "routing",
+		       "qos: SL %u on top of %s's %u layers needs %u VLs, and the switch links run "
+		       "%u: paths of that SL keep their layer's (use QoS SLs below %u)",
+		       cls, sm->engine ? sm->engine->name : "the engine", L, (cls + 1u) * L,
+		       sm->layer_vls, sm->layer_vls / L);
+		return sl;
+	}
+	return (uint8_t)(cls * L + sl);
+}
+
+int sm_dump_path_sl(const struct sm *sm, FILE *out)
+{
+	const struct topo *t = &sm->topo;
+	uint32_t max = 0;
+	for (uint32_t l = 1; l < TOPO_LID_COUNT; l++)
+		if (t->lid_port[l] != TOPO_NONE)
+			max = l;
+	fprintf(out,
+	        "# ibsmd path SLs: the SL of each path as the routing engine (%s) gives it\n"
+	        "# rows: one hex digit per destination LID from 1 ('-': no such LID);\n"
+	        "# then the row of every source LID\n",
+	        sm->engine ? sm->engine->name : "none");
+	fprintf(out, "max_lid 0x%04x\n", max);
+	if (!max)
+		return 0;
+	/* rows repeat (every host of a switch has its switch's), so each is written once */
+	char *rows = NULL, *row = malloc(max + 1);
+	uint32_t *row_of = malloc(sizeof(uint32_t) * (max + 1));
+	uint32_t nrows = 0, cap = 0;
+	struct u64map seen = {0};
+	int rc = -1;
+	if (!row || !row_of)
+		goto out;
+	for (uint32_t s = 1; s <= max; s++) {
+		row_of[s] = TOPO_NONE;
+		if (t->lid_port[s] == TOPO_NONE)
+			continue;
+		for (uint32_t d = 1; d <= max; d++)
+			row[d - 1] =
+			    t->lid_port[d] == TOPO_NONE
+			        ? '-'
+			        : "0123456789abcdef"[sm_path_sl(sm, (uint16_t)s, (uint16_t)d)];
+		row[max] = 0;
+		uint64_t key = u64map_str_key(row);
+		uint32_t r = u64map_get(&seen, key);
+		if (r != U64MAP_NONE && memcmp(rows + (size_t)r * max, row, max) != 0)
+			r = U64MAP_NONE; /* a hash collision: keep it apart */
+		if (r == U64MAP_NONE) {
+			if (nrows == cap) {
+				cap = cap ? cap * 2 : 16;
+				char *n = realloc(rows, (size_t)cap * max);
+				if (!n)
+					goto out;
+				rows = n;
+			}
+			memcpy(rows + (size_t)nrows * max, row, max);
+			r = nrows++;
+			if (u64map_get(&seen, key) == U64MAP_NONE && u64map_put(&seen, key, r) < 0)
+				goto out;
+			fprintf(out, "row %u %s\n", r, row);
+		}
+		row_of[s] = r;
+	}
+	for (uint32_t s = 1; s <= max; s++)
+		if (row_of[s] != TOPO_NONE)
+			fprintf(out, "lid 0x%04x row %u\n", s, row_of[s]);
+	rc = 0;
+out:
+	free(rows);
+	free(row);
+	free(row_of);
+	u64map_free(&seen);
+	return rc;
 }

@@ -707,6 +707,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	election_init(sm);
 	sm->rl_trap = sm->rl_garbage = sm->rl_no_answer = sm->rl_refused = LOG_RL_INIT(20, 1000);
 	sm->rl_events = LOG_RL_INIT(50, 1000);
+	sm->rl_qos = sm->rl_layers = LOG_RL_INIT(5, 10000);
 	if (topo_init(&sm->topo) < 0) {
 		free(sm);
 		return NULL;
@@ -783,8 +784,8 @@ void sm_event(struct sm *sm, enum log_level level, const char *event, const char
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (held)
-		log_event(sm->log, level, event, f, n, "%s (%" PRIu64 " events held back before it)",
-		          msg, held);
+		log_event(sm->log, level, event, f, n,
+		          "%s (%" PRIu64 " events held back before it)", msg, held);
 	else
 		log_event(sm->log, level, event, f, n, "%s", msg);
 }

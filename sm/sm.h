@@ -163,6 +163,17 @@ void sm_aliases_changed(struct sm *sm, uint32_t port, unsigned block);
 /* The SL for traffic slid -> dlid, as the engine that routed the subnet wants it (its
  * path_sl hook; 0 without one): what PathRecords carry. */
 uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid);
+/* The SL of a path of QoS class cls (the SL its QoS level or partition asks for) from slid
+ * to dlid. With an engine that keeps paths apart by SL layers (dfsssp), the class is
+ * stacked on the layer: SL = cls x layers + layer, each on its own VL, as long as the
+ * switch links run that many VLs (else the path keeps its layer's SL, and an error says
+ * so). Otherwise the engine's SL when it gives one, else cls. */
+uint8_t sm_path_sl_class(struct sm *sm, uint16_t slid, uint16_t dlid, uint8_t cls);
+/* ibsmd-path-sl.dump: the engine's SL of every path, for fabricsim verify --path-sl and
+ * for people: "max_lid 0x..", distinct rows of one hex digit per destination LID ("row N
+ * 0120-.."; '-': no such LID), then "lid 0x.. row N" per source LID. 0, or -1 when out of
+ * memory. */
+int sm_dump_path_sl(const struct sm *sm, FILE *out);
 
 /* "GUID 0x... (desc)" for logs */
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len);

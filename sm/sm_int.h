@@ -138,6 +138,7 @@ struct sm {
 	struct log_rl rl_trap, rl_garbage, rl_no_answer, rl_refused;
 	struct log_rl rl_events; /* structured events the wire can trigger (links flapping) */
 	struct log_rl rl_qos;    /* a QoS table that does not fit the VLs a port runs */
+	struct log_rl rl_layers; /* a QoS class that does not fit on top of the engine's layers */
 	bool started;
 	bool stopped; /* sm_stop ran: once only (sm_free calls it too) */
 	int exit_code;
@@ -150,6 +151,7 @@ struct sm {
 	const struct routing_engine *engine; /* the engine that routed last */
 	void *engine_state;                  /* ... its state, kept for its hooks */
 	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
+	unsigned path_layers, layer_vls;     /* its layers, and the VLs the switch links ran */
 	uint64_t sweeps;
 	/* the layers above (the SA, the standby sync), in the order main added them */
 	struct sm_listener listeners[SM_MAX_LISTENERS];

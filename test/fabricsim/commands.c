@@ -43,7 +43,8 @@ static const char help[] =
     "mkeys                       every endpoint's GUID, M_Key, protection, lease, M_Key\n"
     "                            violations and node\n"
     "lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
-    "verify [--json] [--sl N] [--all]  check the programmed fabric (see fabricsim(1))\n"
+    "verify [--json] [--sl N] [--path-sl FILE] [--all]  check the programmed fabric (see "
+    "fabricsim(1))\n"
     "dump                        the current topology as a net file\n";
 
 static int node_port(struct fabric *f, const char *node, const char *port, uint32_t *out, FILE *o)
@@ -251,6 +252,8 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 				vo.all = true;
 			else if (!strcmp(argv[i], "--sl") && i + 1 < argc)
 				vo.sl = (uint8_t)atoi(argv[++i]);
+			else if (!strcmp(argv[i], "--path-sl") && i + 1 < argc)
+				vo.path_sl = argv[++i];
 		}
 		struct verify_report rep;
 		verify_run(f, &vo, &rep);

@@ -1,6 +1,7 @@
 /* fabricsim: serve a simulated fabric as ibsim does, or talk to one that runs. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: fabricsim [options] NETFILE|SPEC   serve a fabric (as ibsim does)\n"
 	        "       fabricsim ctl COMMAND [ARGS]         control a running fabricsim\n"
-	        "       fabricsim verify [--json] [--sl N]   check what the SM programmed\n"
+	        "       fabricsim verify [--json] [--sl N] [--path-sl FILE] [--all]\n"
+	        "                                            check what the SM programmed\n"
 	        "       fabricsim dump NETFILE|SPEC          print a fabric as a net file\n"
 	        "SPEC: fattree:radix=36,levels=2[,hosts=N]   torus:dims=4x4x4,hosts=2\n"
 	        "      mesh:dims=8x8,hosts=4   dragonfly:groups=9,routers=4,hosts=4,global=2\n"
@@ -227,8 +229,15 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return argc > 2 ? join_and_send(sockname(NULL), argv[2], argc - 3, argv + 3)
 		                : (usage(stderr), 2);
-	if (argc > 1 && !strcmp(argv[1], "verify"))
+	if (argc > 1 && !strcmp(argv[1], "verify")) {
+		/* the simulator reads --path-sl's file: give it a path that does not depend on
+		 * where we stand */
+		static char abs[PATH_MAX];
+		for (int i = 2; i + 1 < argc; i++)
+			if (!strcmp(argv[i], "--path-sl") && realpath(argv[i + 1], abs))
+				argv[i + 1] = abs;
 		return join_and_send(sockname(NULL), "verify", argc - 2, argv + 2);
+	}
 	if (argc > 1 && !strcmp(argv[1], "dump")) {
 		if (argc != 3) {
 			usage(stderr);

@@ -3,6 +3,8 @@
  * fabric costs O(switches x LIDs), not O(endpoints^2 x hops). */
 #include "verify.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -67,8 +69,12 @@ struct ctx {
 	/* channel dependency graph edges (from, to) as channel*16+vl */
 	uint64_t *edges;
 	size_t nedges, edges_cap;
-	uint32_t *stamp; /* per channel*16+vl: the LID being walked when last visited */
-	bool *vl_seen;   /* per channel*16+vl: reported as a VL its link does not run */
+	uint32_t *stamp; /* per channel*16+sl: the LID being walked when last visited */
+	/* the path SL dump: distinct rows of SLs by destination LID, and each source LID's */
+	uint8_t *sl_rows;
+	uint32_t nrows, row_len;
+	uint32_t *lid_row; /* FS_MAX_UCAST entries, FS_NONE: the file has no row */
+	bool *vl_seen;     /* per channel*16+vl: reported as a VL its link does not run */
 };
 
 static uint32_t switch_of(const struct fabric *f, uint32_t node)
@@ -238,7 +244,7 @@ static bool vl_runs(const struct fabric *f, uint32_t port, uint8_t vl)
 }
 
 /* A path's channel on a VL its link does not run: its packets are dropped there. */
-static void check_vl(struct ctx *c, uint32_t out, uint8_t vl)
+static void check_vl(struct ctx *c, uint32_t out, uint8_t vl, uint8_t sl)
 {
 	if (vl_runs(c->f, out, vl))
 		return;
@@ -249,7 +255,7 @@ static void check_vl(struct ctx *c, uint32_t out, uint8_t vl)
 	c->vl_seen[(size_t)out * 16 + vl] = true;
 	c->r->vl_unrun++;
 	issue(c->r, c->o->max_issues,
-	      "SL %u leaves \"%s\" port %u on VL %u, which its link does not run", c->o->sl,
+	      "SL %u leaves \"%s\" port %u on VL %u, which its link does not run", sl,
 	      fs_node_of(c->f, out)->name, c->f->ports[out].num, vl);
 }
 
@@ -269,16 +275,27 @@ static void add_edge(struct ctx *c, uint64_t from, uint64_t to)
 /* Walk the paths to `lid` from every source, adding the dependencies they create: a packet
  * holding channel (link into s, VL) waits for (link out of s, VL'). Each (channel, VL) is
  * walked once per LID. */
+static uint8_t path_sl(const struct ctx *c, uint16_t slid, uint16_t dlid)
+{
+	uint8_t sl = c->o->sl;
+	if (c->lid_row && c->lid_row[slid] != FS_NONE && dlid >= 1 && dlid <= c->row_len)
+		sl = (uint8_t)(sl + c->sl_rows[(size_t)c->lid_row[slid] * c->row_len + dlid - 1]);
+	return sl & 0xf;
+}
+
 static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
 {
 	const struct fabric *f = c->f;
-	uint8_t sl = c->o->sl;
 	for (uint32_t i = 0; i < c->nep; i++) {
 		const struct endpoint *src = &c->ep[i];
 		if (src->sw == FS_NONE || src->lid == lid)
 			continue;
 		if (!c->o->all && fs_is_switch(f, f->ports[src->port].node))
 			continue;
+		/* each path on its own SL; a channel is walked once per LID and SL (paths of
+		 * one SL that meet go on alike) */
+		uint8_t sl = path_sl(c, src->lid, lid);
+		c->r->sls_used |= (uint16_t)(1u << sl);
 		/* the first channel: from a CA, its link into the switch; a switch's own port 0
 		 * injects without holding a link */
 		uint32_t in = src->sw_in;
@@ -287,10 +304,12 @@ static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
 		if (!fs_is_switch(f, f->ports[src->port].node)) {
 			uint8_t vl = vl_of(f, src->port, src->port, sl);
 			held = (uint64_t)src->port * 16 + vl;
-			if (c->stamp[held] == lid_index)
+			uint64_t key = (uint64_t)src->port * 16 + sl;
+			if (c->stamp[key] == lid_index)
 				continue;
-			c->stamp[held] = lid_index;
-			check_vl(c, src->port, vl);
+			c->stamp[key] = lid_index;
+			c->r->vls_used |= (uint16_t)(1u << vl);
+			check_vl(c, src->port, vl, sl);
 		}
 		for (unsigned hop = 0; hop < 64; hop++) {
 			const struct fs_switch *sw = &f->sws[s];
@@ -299,13 +318,16 @@ static void cdg_lid(struct ctx *c, uint16_t lid, uint32_t lid_index)
 			uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
 			if (out == FS_NONE || !active_link(f, out))
 				break;
-			uint64_t next = (uint64_t)out * 16 + vl_of(f, in, out, sl);
+			uint8_t vl = vl_of(f, in, out, sl);
+			uint64_t next = (uint64_t)out * 16 + vl;
 			if (held != UINT64_MAX)
 				add_edge(c, held, next);
-			if (c->stamp[next] == lid_index)
+			uint64_t key = (uint64_t)out * 16 + sl;
+			if (c->stamp[key] == lid_index)
 				break; /* the rest of this path is walked already */
-			c->stamp[next] = lid_index;
-			check_vl(c, out, (uint8_t)(next % 16));
+			c->stamp[key] = lid_index;
+			c->r->vls_used |= (uint16_t)(1u << vl);
+			check_vl(c, out, vl, sl);
 			held = next;
 			uint32_t peer = f->ports[out].peer;
 			if (!fs_is_switch(f, f->ports[peer].node))
@@ -520,6 +542,81 @@ static void shift_permutations(struct ctx *c)
 	free(touched);
 }
 
+/* The SM's path SL dump (ibsmd writes it as ibsmd-path-sl.dump):
+ *   max_lid 0x0096
+ *   row 0 0120-...        one SL digit (hex) per destination LID 1..max_lid, '-': none
+ *   lid 0x0001 row 0      the row of each source LID
+ * 0, or -1 with why (file and line). */
+static int load_path_sl(struct ctx *c, const char *path, char *why, size_t len)
+{
+	FILE *in = fopen(path, "r");
+	if (!in) {
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned ln = 0;
+	int rc = -1;
+	c->lid_row = malloc(sizeof(uint32_t) * FS_MAX_UCAST);
+	if (!c->lid_row)
+		abort();
+	for (uint32_t i = 0; i < FS_MAX_UCAST; i++)
+		c->lid_row[i] = FS_NONE;
+	while (getline(&line, &cap, in) > 0) {
+		ln++;
+		line[strcspn(line, "\r\n")] = 0;
+		unsigned long a, b;
+		char digits_at;
+		int n = 0;
+		if (line[0] == '#' || !line[0])
+			continue;
+		if (sscanf(line, "max_lid %li%n", (long *)&a, &n) == 1 && !line[n]) {
+			if (c->row_len || !a || a >= FS_MAX_UCAST)
+				goto bad;
+			c->row_len = (uint32_t)a;
+		} else if (sscanf(line, "row %lu %c%n", &a, &digits_at, &n) == 2) {
+			const char *d = line + n - 1;
+			if (!c->row_len || a != c->nrows || strlen(d) != c->row_len)
+				goto bad;
+			c->sl_rows = realloc(c->sl_rows, (size_t)(c->nrows + 1) * c->row_len);
+			if (!c->sl_rows)
+				abort();
+			uint8_t *row = c->sl_rows + (size_t)c->nrows * c->row_len;
+			for (uint32_t i = 0; i < c->row_len; i++) {
+				if (d[i] == '-')
+					row[i] = 0;
+				else if (isxdigit((unsigned char)d[i]))
+					row[i] = (uint8_t)(isdigit((unsigned char)d[i])
+					                       ? d[i] - '0'
+					                       : tolower((unsigned char)d[i]) -
+					                             'a' + 10);
+				else
+					goto bad;
+			}
+			c->nrows++;
+		} else if (sscanf(line, "lid %li row %lu%n", (long *)&a, &b, &n) == 2 && !line[n]) {
+			if (!a || a >= FS_MAX_UCAST || b >= c->nrows)
+				goto bad;
+			c->lid_row[a] = (uint32_t)b;
+		} else {
+			goto bad;
+		}
+	}
+	if (!c->row_len) {
+		snprintf(why, len, "%s: no max_lid line", path);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+bad:
+	snprintf(why, len, "%s:%u: not a path SL line: \"%.60s\"", path, ln, line);
+out:
+	free(line);
+	fclose(in);
+	return rc;
+}
+
 void verify_run(const struct fabric *f, const struct verify_opts *opts, struct verify_report *r)
 {
 	struct verify_opts o = opts ? *opts : (struct verify_opts){0};
@@ -542,6 +639,14 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 		}
 	}
 	collect_endpoints(&c);
+	if (o.path_sl) {
+		char why[512];
+		if (load_path_sl(&c, o.path_sl, why, sizeof(why)) < 0) {
+			issue(r, UINT32_MAX, "path SLs: %s", why);
+			free(c.lid_row);
+			c.lid_row = NULL;
+		}
+	}
 
 	c.dist = malloc(sizeof(uint16_t) * (f->nsws + 1));
 	c.bfs = malloc(sizeof(uint16_t) * (f->nsws + 1));
@@ -748,6 +853,27 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	free(c.stamp);
 	free(c.vl_seen);
 	free(c.edges);
+	free(c.sl_rows);
+	free(c.lid_row);
+}
+
+/* "0-2,5" */
+static void mask_str(uint16_t m, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < 16 && off < len; i++) {
+		if (!(m & (1u << i)))
+			continue;
+		unsigned j = i;
+		while (j + 1 < 16 && (m & (1u << (j + 1))))
+			j++;
+		off += (size_t)snprintf(buf + off, len - off, j > i ? "%s%u-%u" : "%s%u",
+		                        off ? "," : "", i, j);
+		i = j;
+	}
+	if (!off)
+		snprintf(buf, len, "none");
 }
 
 void verify_print(const struct verify_report *r, FILE *out)
@@ -762,8 +888,13 @@ void verify_print(const struct verify_report *r, FILE *out)
 	        r->hops_mean);
 	fprintf(out, "credit:    %" PRIu64 " channels, %" PRIu64 " dependencies, %s\n",
 	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "CREDIT LOOP" : "no credit loop");
-	fprintf(out, "VLs:       %" PRIu64 " channels on a VL their link does not run\n",
-	        r->vl_unrun);
+	char sls[64], vls[64];
+	mask_str(r->sls_used, sls, sizeof(sls));
+	mask_str(r->vls_used, vls, sizeof(vls));
+	fprintf(out,
+	        "VLs:       SLs %s on VLs %s; %" PRIu64
+	        " channels on a VL their link does not run\n",
+	        sls, vls, r->vl_unrun);
 	if (r->credit_loop)
 		fprintf(out, "           cycle: %s\n", r->cycle);
 	fprintf(out, "multicast: %u MLIDs, %u bad\n", r->mlids, r->mlids_bad);
@@ -800,19 +931,19 @@ static void json_str(FILE *out, const char *s)
 
 void verify_print_json(const struct verify_report *r, FILE *out)
 {
-	fprintf(out,
-	        "{\"ok\":%s,\"ports\":{\"linked\":%u,\"active\":%u},"
-	        "\"lids\":{\"endpoints\":%u,\"zero\":%u,\"duplicate\":%u,\"misaligned\":%u},"
-	        "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64
-	        ",\"unreachable\":%" PRIu64 ",\"nonminimal\":%" PRIu64
-	        ",\"hops_max\":%u,\"hops_mean\":%.3f},"
-	        "\"vl_unrun\":%" PRIu64 ","
-	        "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
-	        ",\"loop\":%s,\"cycle\":",
-	        r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->endpoints,
-	        r->lids_zero, r->lids_duplicate, r->lids_misaligned, r->pairs, r->pairs_reached,
-	        r->pairs_unreached, r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun,
-	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
+	fprintf(
+	    out,
+	    "{\"ok\":%s,\"ports\":{\"linked\":%u,\"active\":%u},"
+	    "\"lids\":{\"endpoints\":%u,\"zero\":%u,\"duplicate\":%u,\"misaligned\":%u},"
+	    "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64 ",\"unreachable\":%" PRIu64
+	    ",\"nonminimal\":%" PRIu64 ",\"hops_max\":%u,\"hops_mean\":%.3f},"
+	    "\"vl_unrun\":%" PRIu64 ",\"sls_used\":%u,\"vls_used\":%u,"
+	    "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
+	    ",\"loop\":%s,\"cycle\":",
+	    r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->endpoints, r->lids_zero,
+	    r->lids_duplicate, r->lids_misaligned, r->pairs, r->pairs_reached, r->pairs_unreached,
+	    r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun, r->sls_used, r->vls_used,
+	    r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
 	json_str(out, r->cycle);
 	fprintf(out, "},\"shift\":{\"checked\":%s,\"hosts\":%u,\"worst\":%u,\"worst_k\":%u",
 	        r->shift_checked ? "true" : "false", r->shift_hosts, r->shift_worst,

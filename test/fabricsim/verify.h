@@ -9,7 +9,9 @@
 #include "fabric.h"
 
 struct verify_opts {
-	uint8_t sl;          /* the SL whose VLs the credit-loop check follows */
+	uint8_t sl;          /* the SL whose VLs the credit-loop check follows; with path_sl,
+	                        added to each path's own */
+	const char *path_sl; /* the SM's path SL dump (ibsmd-path-sl.dump): each path's SL */
 	bool all;            /* credit loops and balance over switch endpoints too (ibdmchk -a);
 	                        by default CA-to-CA data traffic, as ibdmchk: switch-to-switch
 	                        traffic is management on VL15, which has no credits */
@@ -32,6 +34,7 @@ struct verify_report {
 	 * VLs, or VL15): the SL-to-VL tables send the SL where its packets are dropped */
 	uint64_t vl_unrun;
 	bool credit_loop;
+	uint16_t sls_used, vls_used; /* bit masks over the paths the credit check followed */
 	char cycle[1024];
 	/* multicast */
 	unsigned mlids, mlids_bad;

@@ -72,7 +72,7 @@ echo "a missing file: ok"
 
 # the importer: OpenSM's files as YAML that --check-config takes, and what it cannot
 # translate refused with file:line
-printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,dfsssp\nlog_file /var/log/opensm.log\nqos TRUE\n' \
+printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\n' \
 	>"$WORK/opensm.conf"
 printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_CAS ;\n' \
 	>"$WORK/partitions.conf"
@@ -80,7 +80,7 @@ printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_
 	>"$WORK/imported.yaml" || fail "import"
 "$IBSMD" --check-config "$WORK/imported.yaml" >/dev/null || fail "the imported YAML is refused"
 grep -q '^# opensm log_file /var/log/opensm.log: ' "$WORK/imported.yaml" &&
-	grep -q '^# opensm routing_engine dfsssp: ' "$WORK/imported.yaml" &&
+	grep -q '^# opensm routing_engine lash: ' "$WORK/imported.yaml" &&
 	grep -q '^# opensm qos TRUE: ' "$WORK/imported.yaml" &&
 	grep -q '^routing_engine: "ftree,updn,minhop"' "$WORK/imported.yaml" ||
 	fail "the import does not say what it did with OpenSM's options: $(cat "$WORK/imported.yaml")"

@@ -14,10 +14,23 @@
 #include "topo_fixture.h"
 #include "check_run.h"
 
+struct sl_probe {
+	const struct routing_engine *e;
+	void *state;
+	const struct routing_ctx *ctx;
+};
+
+static uint8_t probe_sl(void *arg, uint16_t slid, uint16_t dlid)
+{
+	const struct sl_probe *p = arg;
+	return routing_path_sl(p->e, p->state, p->ctx, slid, dlid);
+}
+
 /* As the SM's routing phase runs an engine, with a configuration (NULL: the defaults). 0,
- * or -1 with the engine's reason in why. */
-static int run_engine_cfg(struct topo *t, const char *name, const struct ibsmd_config *given,
-                          char *why, size_t whylen)
+ * or -1 with the engine's reason in why. With routes, what the tables do is checked with
+ * the engine's SLs (its path_sl hook) and layers the number of layers it used. */
+static int run_engine_full(struct topo *t, const char *name, const struct ibsmd_config *given,
+                           char *why, size_t whylen, struct fix_routes *routes, unsigned *layers)
 {
 	const struct routing_engine *e = routing_find(name);
 	ck_assert_ptr_nonnull(e);
@@ -36,10 +49,22 @@ static int run_engine_cfg(struct topo *t, const char *name, const struct ibsmd_c
 		snprintf(why, whylen, "%s", ctx.why);
 		rc = -1;
 	}
+	if (rc == 0 && routes) {
+		struct sl_probe pr = {e, state, &ctx};
+		fix_check_routes_sl(t, probe_sl, &pr, routes);
+	}
+	if (layers)
+		*layers = routing_layers(e, state);
 	if (e->teardown)
 		e->teardown(state);
 	routing_ctx_free(&ctx);
 	return rc;
+}
+
+static int run_engine_cfg(struct topo *t, const char *name, const struct ibsmd_config *given,
+                          char *why, size_t whylen)
+{
+	return run_engine_full(t, name, given, why, whylen, NULL, NULL);
 }
 
 /* 0, or -1 with the engine's reason printed. */
@@ -52,11 +77,14 @@ static int run_engine(struct topo *t, const char *name)
 	return rc;
 }
 
+/* Routes reach every endpoint; shortest: by the fewest hops; loop_free: no credit loop with
+ * the SLs the engine gives the paths (each its own VL). */
 static void check(struct topo *t, const char *engine, bool shortest, bool loop_free)
 {
-	ck_assert_int_eq(run_engine(t, engine), 0);
+	char why[512];
 	struct fix_routes r;
-	fix_check_routes(t, &r);
+	int rc = run_engine_full(t, engine, NULL, why, sizeof(why), &r, NULL);
+	ck_assert_msg(rc == 0, "%s: %s", engine, why);
 	ck_assert_msg(r.pairs > 0, "%s: nothing to route", engine);
 	ck_assert_msg(r.unreachable == 0 && r.loops == 0,
 	              "%s: %llu of %llu pairs unreachable, %llu loops (%s)", engine,
@@ -69,8 +97,11 @@ static void check(struct topo *t, const char *engine, bool shortest, bool loop_f
 		ck_assert_msg(!r.credit_loop, "%s: credit loop", engine);
 }
 
-static const char *const engines[] = {"minhop", "updn", "dnup", "ftree"};
-#define NENGINES 4
+static const char *const engines[] = {"minhop", "updn", "dnup", "ftree", "sssp", "dfsssp"};
+#define NENGINES 6
+/* shortest paths on any graph (the others climb to roots); free of credit loops on any */
+static const bool shortest_any[NENGINES] = {true, false, false, false, true, true};
+static const bool loop_free_any[NENGINES] = {false, true, true, true, false, true};
 
 /* up/down on irregular graphs, dense ones above all (the shape of ../shared/fabrics'
  * random30-updn-loop.net, where a switch reached by a downward move used to climb again):
@@ -377,7 +408,56 @@ START_TEST(ring)
 	check(&t, "updn", false, true);
 	check(&t, "dnup", false, true);
 	check(&t, "ftree", false, true);
+	check(&t, "sssp", true, false);
+	check(&t, "dfsssp", true, true);
 	topo_free(&t);
+}
+END_TEST
+
+/* dfsssp on the irregular graphs up/down is tested on: every pair by a shortest path, no
+ * credit loop once each path runs on its layer's VL; on some graphs the shortest paths have
+ * loops on one VL (the layers are needed), on none are more than 8 needed. With one VL
+ * allowed, a graph with loops fails with the reason. */
+START_TEST(dfsssp_random_graphs)
+{
+	unsigned layered = 0, refused = 0;
+	for (uint32_t seed = 1; seed <= 150; seed++) {
+		struct topo t;
+		topo_init(&t);
+		unsigned sw = 10 + seed % 31;
+		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
+		fix_finish(&t, h, NULL);
+		char why[512];
+		struct fix_routes r;
+		unsigned layers = 0;
+		int rc = run_engine_full(&t, "dfsssp", NULL, why, sizeof(why), &r, &layers);
+		ck_assert_msg(rc == 0, "seed %u: %s", seed, why);
+		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "seed %u: %s", seed,
+		              r.first_problem);
+		ck_assert_msg(r.longer_than_shortest == 0, "seed %u: %llu routes not shortest",
+		              seed, (unsigned long long)r.longer_than_shortest);
+		ck_assert_msg(!r.credit_loop, "seed %u: credit loop with %u layers", seed, layers);
+		ck_assert_uint_le(layers, 8);
+		if (layers > 1) {
+			layered++;
+			/* the same tables on one VL have a loop: the layers are not for show */
+			struct fix_routes flat;
+			fix_check_routes(&t, &flat);
+			ck_assert_msg(flat.credit_loop,
+			              "seed %u: %u layers for a loop-free routing", seed, layers);
+			struct ibsmd_config cfg;
+			config_defaults(&cfg);
+			cfg.routing_max_vls = 1;
+			ck_assert_int_eq(run_engine_cfg(&t, "dfsssp", &cfg, why, sizeof(why)), -1);
+			ck_assert_msg(strstr(why, "needs more than 1 virtual layers, and "
+			                          "routing_max_vls allows 1 VL"),
+			              "%s", why);
+			refused++;
+		}
+		topo_free(&t);
+	}
+	ck_assert_uint_gt(layered, 10);
+	ck_assert_uint_eq(refused, layered);
 }
 END_TEST
 
@@ -398,8 +478,9 @@ START_TEST(torus)
 	topo_init(&t);
 	uint32_t h = fix_torus(&t, 4, 4, 1);
 	fix_finish(&t, h, NULL);
-	/* minhop: shortest, with the torus's credit loops; the up/down engines without */
-	check(&t, engines[_i], _i == 0, _i != 0);
+	/* minhop and sssp: shortest, with the torus's credit loops; the up/down engines
+	 * without loops, and longer; dfsssp both, with its layers */
+	check(&t, engines[_i], shortest_any[_i], loop_free_any[_i]);
 	topo_free(&t);
 }
 END_TEST
@@ -643,6 +724,8 @@ START_TEST(chain_names)
 	ck_assert_ptr_nonnull(routing_find("updn"));
 	ck_assert_ptr_nonnull(routing_find("dnup"));
 	ck_assert_ptr_nonnull(routing_find("ftree"));
+	ck_assert_ptr_nonnull(routing_find("sssp"));
+	ck_assert_ptr_nonnull(routing_find("dfsssp"));
 	ck_assert_ptr_nonnull(routing_find("file"));
 	ck_assert_ptr_null(routing_find("nonsense"));
 }
@@ -655,6 +738,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120); /* 150 random graphs under the sanitizers take seconds */
 	tcase_add_test(tc, ring);
 	tcase_add_loop_test(tc, updn_random_graphs, 0, 3);
+	tcase_add_test(tc, dfsssp_random_graphs);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
 	tcase_add_test(tc, ftree_missing_links);

@@ -52,6 +52,8 @@ void fix_link(struct topo *t, uint32_t a, unsigned pa, uint32_t b, unsigned pb)
 	uint32_t x = topo_port(t, a, pa), y = topo_port(t, b, pb);
 	topo_link(t, x, y);
 	t->ports[x].pi.port_state = t->ports[y].pi.port_state = PORT_STATE_ACTIVE;
+	/* VL0-7, as today's switches and HCAs */
+	t->ports[x].pi.vl_cap = t->ports[y].pi.vl_cap = 4;
 }
 
 unsigned fix_free_port(const struct topo *t, uint32_t node)
@@ -218,6 +220,11 @@ static int cmp_u64(const void *a, const void *b)
 
 void fix_check_routes(const struct topo *t, struct fix_routes *out)
 {
+	fix_check_routes_sl(t, NULL, NULL, out);
+}
+
+void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struct fix_routes *out)
+{
 	memset(out, 0, sizeof(*out));
 	uint32_t ns = t->nsws;
 	/* switch-to-switch hop counts, for "shortest" */
@@ -300,7 +307,9 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out)
 	/* The channel dependency graph of the traffic that can hold credits: from every CA
 	 * port (its link into its switch is the first channel held) to every LID, as fabricsim
 	 * verify and ibdmchk judge it; switches' own traffic is management on VL15, outside
-	 * credit flow control. A packet holding channel a and waiting for b adds a -> b. */
+	 * credit flow control. A packet holding channel a and waiting for b adds a -> b.
+	 * Channels are (port, SL): each SL is a VL of its own on every link (the engines that
+	 * give SLs map them so on switch links). */
 	for (uint32_t src = 0; src < t->nports; src++) {
 		const struct topo_port *sp = &t->ports[src];
 		if (topo_is_switch(t, sp->node) || !topo_port_linked(t, src) || !sp->lid ||
@@ -309,7 +318,8 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out)
 		for (uint32_t lid = 1; lid < TOPO_LID_COUNT; lid++) {
 			if (t->lid_port[lid] == TOPO_NONE || t->lid_port[lid] == src)
 				continue;
-			uint32_t held = src, s = t->nodes[t->ports[sp->peer].node].sw;
+			uint32_t sl = sl_of ? sl_of(arg, sp->lid, (uint16_t)lid) & 0xf : 0;
+			uint32_t held = src * 16 + sl, s = t->nodes[t->ports[sp->peer].node].sw;
 			for (uint32_t hops = 0; hops <= ns; hops++) {
 				const struct topo_switch *sw = &t->sws[s];
 				const struct topo_node *n = &t->nodes[sw->node];
@@ -320,17 +330,18 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out)
 				if (peer == TOPO_NONE)
 					break;
 				uint64_t *e = vec_push(&deps);
-				*e = (uint64_t)held << 32 | ch;
+				*e = (uint64_t)held << 32 | (ch * 16 + sl);
 				if (!topo_is_switch(t, t->ports[peer].node))
 					break;
-				held = ch;
+				held = ch * 16 + sl;
 				s = t->nodes[t->ports[peer].node].sw;
 			}
 		}
 	}
 	/* as CSR over port indexes */
 	qsort(deps.v, deps.n, sizeof(uint64_t), cmp_u64);
-	uint32_t *start = calloc(t->nports + 2, sizeof(uint32_t));
+	uint32_t nch = t->nports * 16;
+	uint32_t *start = calloc(nch + 2, sizeof(uint32_t));
 	uint32_t *to = malloc(sizeof(uint32_t) * (deps.n + 1));
 	uint32_t m = 0;
 	for (uint32_t i = 0; i < deps.n; i++) {
@@ -339,9 +350,9 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out)
 		start[(deps.v[i] >> 32) + 1]++;
 		to[m++] = (uint32_t)deps.v[i];
 	}
-	for (uint32_t c = 0; c <= t->nports; c++)
+	for (uint32_t c = 0; c <= nch; c++)
 		start[c + 1] += start[c];
-	out->credit_loop = cdg_has_cycle(t->nports, start, to);
+	out->credit_loop = cdg_has_cycle(nch, start, to);
 	free(start);
 	free(to);
 	vec_free(&deps);

@@ -43,5 +43,9 @@ struct fix_routes {
 	char first_problem[160];
 };
 void fix_check_routes(const struct topo *t, struct fix_routes *out);
+/* The same with each path's SL (slid -> dlid) from sl_of: the credit check then follows
+ * every SL as a VL of its own. */
+typedef uint8_t (*fix_sl_fn)(void *arg, uint16_t slid, uint16_t dlid);
+void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struct fix_routes *out);
 
 #endif

@@ -1,0 +1,648 @@
+/* sssp and dfsssp: single-source shortest paths under global link weights (Hoefler et al.,
+ * 2008), and their deadlock-free variant that spreads the paths over virtual layers (Domke
+ * et al., 2011), as OpenSM's engines of the same names do.
+ *
+ * sssp routes one destination LID at a time with Dijkstra over directed switch links whose
+ * weight is the number of host paths already laid on them, plus a hop cost larger than any
+ * such count: the routes are shortest, and among the shortest the least loaded along the
+ * whole path (where minhop balances port by port).
+ *
+ * dfsssp then makes them free of credit loops: a path is the route from a source switch
+ * (where hosts inject) to a destination LID; every path starts in layer 0 (SL 0, VL 0). While
+ * the channel dependency graph of a layer has a cycle, the dependency of the cycle that the
+ * fewest paths create is broken by moving those paths to the next layer. A layer is one SL,
+ * mapped to its own VL on every switch link; the engine fails when the layers outnumber the
+ * VLs the switch links run (or routing_max_vls). The SA's PathRecords carry each path's
+ * layer as its SL.
+ *
+ * Memory: the layers take one byte per (switch with hosts, destination LID), the dependency
+ * counts (ports + 1)^2 per switch for two layers at a time; nothing is LID x LID. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engine.h"
+
+#define NONE UINT32_MAX
+
+struct sssp {
+	bool layered; /* dfsssp */
+	uint8_t nlayers;
+	uint8_t budget; /* the VLs the layers may take */
+	uint32_t nsrc, ndst;
+	uint32_t *src_of_sw; /* switch -> source index, NONE: no host hangs off it */
+	uint8_t *layer;      /* [source * ndst + destination index] */
+	/* for path_sl after the routing context has moved on: LID -> source index of the
+	 * switch it sends through, and LID -> destination index */
+	uint32_t nlids;
+	uint32_t *lid_src, *lid_dst;
+};
+
+/* the peer of every switch port that leads to another switch, by channel (port_base + port) */
+struct chans {
+	uint32_t *to_sw; /* NONE: no switch there */
+	uint8_t *in;     /* the port it arrives by */
+	uint32_t *rev;   /* edge index (adj) -> the edge back */
+};
+
+static void why_oom(struct routing_ctx *ctx, const char *engine)
+{
+	snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+}
+
+static int chans_build(const struct routing_ctx *ctx, struct chans *c)
+{
+	uint32_t nch = ctx->port_base[ctx->nsw], ne = ctx->adj_start[ctx->nsw];
+	c->to_sw = malloc(sizeof(uint32_t) * (nch + 1));
+	c->in = calloc(nch + 1, 1);
+	c->rev = malloc(sizeof(uint32_t) * (ne + 1));
+	if (!c->to_sw || !c->in || !c->rev)
+		return -1;
+	for (uint32_t i = 0; i < nch; i++)
+		c->to_sw[i] = NONE;
+	const struct topo *t = ctx->t;
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		const struct topo_node *n = &t->nodes[t->sws[s].node];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint8_t p = ctx->adj[e].port;
+			uint32_t peer = t->ports[n->first_port + p].peer;
+			c->to_sw[ctx->port_base[s] + p] = ctx->adj[e].to;
+			c->in[ctx->port_base[s] + p] = t->ports[peer].num;
+		}
+	}
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint32_t m = ctx->adj[e].to;
+			uint8_t q = c->in[ctx->port_base[s] + ctx->adj[e].port];
+			c->rev[e] = NONE;
+			for (uint32_t f = ctx->adj_start[m]; f < ctx->adj_start[m + 1]; f++)
+				if (ctx->adj[f].port == q)
+					c->rev[e] = f;
+		}
+	return 0;
+}
+
+static void chans_free(struct chans *c)
+{
+	free(c->to_sw);
+	free(c->in);
+	free(c->rev);
+}
+
+/* ---- a binary heap of switches keyed by cost, with decrease-key ---- */
+
+struct heap {
+	uint32_t *h, *pos, n;
+	const uint64_t *key;
+};
+
+static void heap_swap(struct heap *hp, uint32_t a, uint32_t b)
+{
+	uint32_t x = hp->h[a];
+	hp->h[a] = hp->h[b];
+	hp->h[b] = x;
+	hp->pos[hp->h[a]] = a;
+	hp->pos[hp->h[b]] = b;
+}
+
+static void heap_up(struct heap *hp, uint32_t i)
+{
+	while (i && hp->key[hp->h[(i - 1) / 2]] > hp->key[hp->h[i]]) {
+		heap_swap(hp, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static uint32_t heap_pop(struct heap *hp)
+{
+	uint32_t top = hp->h[0];
+	hp->pos[top] = NONE;
+	if (--hp->n) {
+		hp->h[0] = hp->h[hp->n];
+		hp->pos[hp->h[0]] = 0;
+		for (uint32_t i = 0;;) {
+			uint32_t l = 2 * i + 1, r = l + 1, m = i;
+			if (l < hp->n && hp->key[hp->h[l]] < hp->key[hp->h[m]])
+				m = l;
+			if (r < hp->n && hp->key[hp->h[r]] < hp->key[hp->h[m]])
+				m = r;
+			if (m == i)
+				break;
+			heap_swap(hp, i, m);
+			i = m;
+		}
+	}
+	return top;
+}
+
+static void heap_push_or_lower(struct heap *hp, uint32_t s)
+{
+	if (hp->pos[s] == NONE) {
+		hp->h[hp->n] = s;
+		hp->pos[s] = hp->n++;
+	}
+	heap_up(hp, hp->pos[s]);
+}
+
+/* ---- sssp ---- */
+
+struct dijkstra {
+	uint64_t *cost;
+	uint32_t *next; /* edge (adj index) each switch leaves by towards the root */
+	uint32_t *order, nsettled;
+	struct heap hp;
+};
+
+/* Cheapest routes of every switch to switch t over the weights w (per edge, as it is left). */
+static void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uint64_t *w,
+                        uint32_t t, struct dijkstra *d)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		d->cost[s] = UINT64_MAX;
+		d->next[s] = NONE;
+	}
+	d->nsettled = 0;
+	d->hp.n = 0;
+	d->cost[t] = 0;
+	heap_push_or_lower(&d->hp, t);
+	while (d->hp.n) {
+		uint32_t n = heap_pop(&d->hp);
+		d->order[d->nsettled++] = n;
+		for (uint32_t e = ctx->adj_start[n]; e < ctx->adj_start[n + 1]; e++) {
+			uint32_t m = ctx->adj[e].to, back = c->rev[e];
+			if (back == NONE)
+				continue;
+			uint64_t nc = d->cost[n] + w[back];
+			if (nc < d->cost[m]) {
+				d->cost[m] = nc;
+				d->next[m] = back;
+				heap_push_or_lower(&d->hp, m);
+			}
+		}
+	}
+}
+
+/* Host ports hanging off each switch: the sources a destination's routes carry. */
+static void count_hosts(const struct routing_ctx *ctx, uint32_t *hosts)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		hosts[s] = 0;
+		uint8_t last = 0;
+		for (uint32_t d = ctx->dst_start[s]; d < ctx->dst_start[s + 1]; d++)
+			if (ctx->dst[d].port && ctx->dst[d].port != last) {
+				hosts[s]++;
+				last = ctx->dst[d].port;
+			}
+	}
+}
+
+static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char *engine)
+{
+	uint32_t ns = ctx->nsw, ne = ctx->adj_start[ns];
+	struct dijkstra d = {0};
+	uint64_t *w = malloc(sizeof(uint64_t) * (ne + 1));
+	uint32_t *hosts = malloc(sizeof(uint32_t) * (ns + 1));
+	uint64_t *carried = malloc(sizeof(uint64_t) * (ns + 1));
+	d.cost = malloc(sizeof(uint64_t) * (ns + 1));
+	d.next = malloc(sizeof(uint32_t) * (ns + 1));
+	d.order = malloc(sizeof(uint32_t) * (ns + 1));
+	d.hp.h = malloc(sizeof(uint32_t) * (ns + 1));
+	d.hp.pos = malloc(sizeof(uint32_t) * (ns + 1));
+	int rc = -1;
+	if (!w || !hosts || !carried || !d.cost || !d.next || !d.order || !d.hp.h || !d.hp.pos) {
+		why_oom(ctx, engine);
+		goto out;
+	}
+	d.hp.key = d.cost;
+	for (uint32_t s = 0; s < ns; s++)
+		d.hp.pos[s] = NONE;
+	count_hosts(ctx, hosts);
+	/* a hop weighs more than all the paths any link can carry (hosts^2): the cheapest
+	 * routes are the shortest, and among those the least loaded across the fabric */
+	uint64_t nhosts = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		nhosts += hosts[s];
+	for (uint32_t e = 0; e < ne; e++)
+		w[e] = nhosts * nhosts + 1;
+	for (uint32_t t = 0; t < ns; t++) {
+		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
+			continue;
+		routing_assign_local(ctx, t);
+		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
+			uint16_t lid = ctx->dst[i].lid;
+			dijkstra_to(ctx, c, w, t, &d);
+			for (uint32_t k = 1; k < d.nsettled; k++) {
+				uint32_t s = d.order[k];
+				ctx->t->sws[s].lft[lid] = ctx->adj[d.next[s]].port;
+			}
+			/* a switch's own LID carries management only: it weighs nothing */
+			if (!ctx->dst[i].port)
+				continue;
+			/* the host paths each link now carries: from the farthest switches in,
+			 * every switch passes on its own hosts and all it received */
+			for (uint32_t k = 0; k < d.nsettled; k++)
+				carried[d.order[k]] = hosts[d.order[k]];
+			for (uint32_t k = d.nsettled; k-- > 1;) {
+				uint32_t s = d.order[k], e = d.next[s];
+				w[e] += carried[s];
+				carried[ctx->adj[e].to] += carried[s];
+				ctx->load[ctx->port_base[s] + ctx->adj[e].port]++;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(w);
+	free(hosts);
+	free(carried);
+	free(d.cost);
+	free(d.next);
+	free(d.order);
+	free(d.hp.h);
+	free(d.hp.pos);
+	return rc;
+}
+
+/* ---- dfsssp: layers ---- */
+
+struct layering {
+	const struct routing_ctx *ctx;
+	const struct chans *c;
+	struct sssp *st;
+	uint32_t *dep_base;   /* per switch: where its (ports + 1)^2 dependency counts start */
+	uint32_t *cur, *next; /* paths creating each dependency, this layer and the next */
+	uint32_t ndeps;
+	uint32_t *stamp, epoch; /* visited marks for subtree walks */
+	uint32_t *todo;         /* a stack of switches */
+	uint64_t moved;
+};
+
+static inline uint32_t dep_index(const struct layering *ly, uint32_t sw, unsigned in, unsigned out)
+{
+	unsigned np = ly->ctx->t->nodes[ly->ctx->t->sws[sw].node].nports + 1u;
+	return ly->dep_base[sw] + in * np + out;
+}
+
+/* Add delta to the dependencies the path from switch s to lid creates in counts: at every
+ * switch after the first, the link it came in by waits for the link it leaves by. The
+ * links into the source switch and out to the destination's port hold no switch-to-switch
+ * dependency (a host neither forwards nor waits for another link). */
+static void walk(const struct layering *ly, uint32_t s, uint16_t lid, uint32_t t, uint32_t *counts,
+                 int delta)
+{
+	const struct routing_ctx *ctx = ly->ctx;
+	unsigned in = 0;
+	bool came = false;
+	for (unsigned hop = 0; s != t && hop < 64; hop++) {
+		uint8_t p = ctx->t->sws[s].lft[lid];
+		if (p == 0xff || p == 0)
+			return;
+		uint32_t ch = ctx->port_base[s] + p;
+		if (ly->c->to_sw[ch] == NONE)
+			return;
+		if (came)
+			counts[dep_index(ly, s, in, p)] += (uint32_t)delta;
+		came = true;
+		in = ly->c->in[ch];
+		s = ly->c->to_sw[ch];
+	}
+}
+
+/* Move the paths of layer L that create the dependency (into switch m by port in, out by
+ * port out) to layer L + 1: for every destination routed that way, the sources whose
+ * routes pass the switch k at the other end of `in` (k's subtree in the destination's
+ * tree). */
+static void move_paths(struct layering *ly, unsigned L, uint32_t m, uint8_t in, uint8_t out)
+{
+	const struct routing_ctx *ctx = ly->ctx;
+	struct sssp *st = ly->st;
+	uint32_t back = ctx->port_base[m] + in;
+	uint32_t k = ly->c->to_sw[back];
+	uint8_t kp = ly->c->in[back];
+	const uint8_t *lft_m = ctx->t->sws[m].lft, *lft_k = ctx->t->sws[k].lft;
+	for (uint32_t t = 0; t < ctx->nsw; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+			uint16_t lid = ctx->dst[d].lid;
+			if (lft_m[lid] != out || lft_k[lid] != kp)
+				continue;
+			uint32_t top = 0;
+			ly->todo[top++] = k;
+			ly->epoch++;
+			ly->stamp[k] = ly->epoch;
+			while (top) {
+				uint32_t x = ly->todo[--top];
+				uint32_t src = st->src_of_sw[x];
+				if (src != NONE && st->layer[(size_t)src * st->ndst + d] == L) {
+					st->layer[(size_t)src * st->ndst + d] = (uint8_t)(L + 1);
+					walk(ly, x, lid, t, ly->cur, -1);
+					walk(ly, x, lid, t, ly->next, +1);
+					ly->moved++;
+				}
+				for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1];
+				     e++) {
+					uint32_t j = ctx->adj[e].to, r = ly->c->rev[e];
+					if (r == NONE || ly->stamp[j] == ly->epoch ||
+					    ctx->t->sws[j].lft[lid] != ctx->adj[r].port)
+						continue;
+					ly->stamp[j] = ly->epoch;
+					ly->todo[top++] = j;
+				}
+			}
+		}
+}
+
+/* Break every cycle of layer L's dependency graph (nodes: channels; an edge where a path
+ * holding one waits for the next). A depth-first search; at a cycle, the dependency fewest
+ * paths create goes, and the search resumes: channels it finished stay finished, since
+ * removing dependencies cannot put them on a cycle. Returns the cycles broken. */
+static uint64_t break_cycles(struct layering *ly, unsigned L, uint8_t *color, uint32_t *stk,
+                             uint8_t *stk_out)
+{
+	const struct routing_ctx *ctx = ly->ctx;
+	const struct chans *c = ly->c;
+	uint32_t nch = ctx->port_base[ctx->nsw];
+	uint64_t broken = 0;
+	memset(color, 0, nch);
+	for (uint32_t start = 0; start < nch; start++) {
+		if (color[start] || c->to_sw[start] == NONE)
+			continue;
+		uint32_t sp = 0;
+		stk[0] = start;
+		stk_out[0] = 0;
+		color[start] = 1;
+		while (sp != NONE) {
+			uint32_t ch = stk[sp], m = c->to_sw[ch];
+			unsigned np = ctx->t->nodes[ctx->t->sws[m].node].nports;
+			unsigned q = c->in[ch];
+			uint32_t w = NONE;
+			while (stk_out[sp] < np) {
+				unsigned o = ++stk_out[sp];
+				if (ly->cur[dep_index(ly, m, q, o)]) {
+					w = ctx->port_base[m] + o;
+					break;
+				}
+			}
+			if (w == NONE) {
+				color[ch] = 2;
+				sp = sp ? sp - 1 : NONE;
+				continue;
+			}
+			if (color[w] == 2)
+				continue;
+			if (!color[w]) {
+				color[w] = 1;
+				sp++;
+				stk[sp] = w;
+				stk_out[sp] = 0;
+				continue;
+			}
+			/* a cycle: stk[i..sp] then back to w */
+			uint32_t i = sp;
+			while (stk[i] != w)
+				i--;
+			uint32_t best = NONE, best_m = 0;
+			uint8_t best_in = 0, best_out = 0;
+			for (uint32_t j = i; j <= sp; j++) {
+				uint32_t a = stk[j], b = j < sp ? stk[j + 1] : w;
+				uint32_t mm = c->to_sw[a];
+				uint8_t o = (uint8_t)(b - ctx->port_base[mm]);
+				uint32_t n = ly->cur[dep_index(ly, mm, c->in[a], o)];
+				if (n < best) {
+					best = n;
+					best_m = mm;
+					best_in = c->in[a];
+					best_out = o;
+				}
+			}
+			move_paths(ly, L, best_m, best_in, best_out);
+			broken++;
+			/* resume from the start: what is on the stack is open again */
+			for (uint32_t j = 0; j <= sp; j++)
+				color[stk[j]] = 0;
+			color[start] = 1;
+			sp = 0;
+			stk_out[0] = 0;
+		}
+	}
+	return broken;
+}
+
+static int dfsssp_layers(struct routing_ctx *ctx, const struct chans *c, struct sssp *st)
+{
+	uint32_t ns = ctx->nsw, nch = ctx->port_base[ns];
+	struct layering ly = {.ctx = ctx, .c = c, .st = st};
+	int rc = -1;
+	ly.dep_base = malloc(sizeof(uint32_t) * (ns + 1));
+	ly.stamp = calloc(ns + 1, sizeof(uint32_t));
+	ly.todo = malloc(sizeof(uint32_t) * (ns + 1));
+	uint8_t *color = malloc(nch + 1);
+	uint32_t *stk = malloc(sizeof(uint32_t) * (nch + 1));
+	uint8_t *stk_out = malloc(nch + 1);
+	if (!ly.dep_base || !ly.stamp || !ly.todo || !color || !stk || !stk_out)
+		goto oom;
+	for (uint32_t s = 0; s < ns; s++) {
+		unsigned np = ctx->t->nodes[ctx->t->sws[s].node].nports + 1u;
+		ly.dep_base[s] = ly.ndeps;
+		ly.ndeps += np * np;
+	}
+	ly.cur = calloc(ly.ndeps + 1, sizeof(uint32_t));
+	ly.next = calloc(ly.ndeps + 1, sizeof(uint32_t));
+	if (!ly.cur || !ly.next)
+		goto oom;
+	/* every path in layer 0 */
+	for (uint32_t s = 0; s < ns; s++) {
+		if (st->src_of_sw[s] == NONE)
+			continue;
+		for (uint32_t t = 0; t < ns; t++)
+			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+				walk(&ly, s, ctx->dst[d].lid, t, ly.cur, +1);
+	}
+	unsigned L = 0;
+	uint64_t broken = 0;
+	for (;;) {
+		uint64_t before = ly.moved;
+		broken += break_cycles(&ly, L, color, stk, stk_out);
+		if (ly.moved == before)
+			break; /* nothing moved on: this layer was the last */
+		if (L + 2u > st->budget) {
+			bool capped = ctx->cfg && ctx->cfg->routing_max_vls == st->budget;
+			snprintf(
+			    ctx->why, sizeof(ctx->why),
+			    "dfsssp: breaking the credit loops of the shortest paths needs more "
+			    "than %u virtual layers, and %s %u VL%s (%llu cycles broken so far)",
+			    st->budget, capped ? "routing_max_vls allows" : "the switch links run",
+			    st->budget, st->budget == 1 ? "" : "s", (unsigned long long)broken);
+			goto out;
+		}
+		L++;
+		uint32_t *x = ly.cur;
+		ly.cur = ly.next;
+		ly.next = x;
+		memset(ly.next, 0, sizeof(uint32_t) * ly.ndeps);
+	}
+	st->nlayers = (uint8_t)(L + 1);
+	log_info(ctx->log, "routing",
+	         "dfsssp: %llu cycles broken, %llu paths moved; %u virtual layer(s) of %u",
+	         (unsigned long long)broken, (unsigned long long)ly.moved, st->nlayers, st->budget);
+	rc = 0;
+	goto out;
+oom:
+	why_oom(ctx, "dfsssp");
+out:
+	free(ly.dep_base);
+	free(ly.stamp);
+	free(ly.todo);
+	free(ly.cur);
+	free(ly.next);
+	free(color);
+	free(stk);
+	free(stk_out);
+	return rc;
+}
+
+/* ---- the engines ---- */
+
+static void sssp_free(void *state)
+{
+	struct sssp *st = state;
+	if (!st)
+		return;
+	free(st->src_of_sw);
+	free(st->layer);
+	free(st->lid_src);
+	free(st->lid_dst);
+	free(st);
+}
+
+static int setup(struct routing_ctx *ctx, void **state, bool layered)
+{
+	const char *engine = layered ? "dfsssp" : "sssp";
+	struct sssp *st = calloc(1, sizeof(*st));
+	if (!st) {
+		why_oom(ctx, engine);
+		return -1;
+	}
+	*state = st;
+	st->layered = layered;
+	st->nlayers = 1;
+	st->budget = (uint8_t)routing_link_vls(ctx);
+	if (ctx->cfg && ctx->cfg->routing_max_vls && ctx->cfg->routing_max_vls < st->budget)
+		st->budget = ctx->cfg->routing_max_vls;
+	if (!st->budget)
+		st->budget = 1;
+	return 0;
+}
+
+static int sssp_setup(struct routing_ctx *ctx, void **state)
+{
+	return setup(ctx, state, false);
+}
+
+static int dfsssp_setup(struct routing_ctx *ctx, void **state)
+{
+	return setup(ctx, state, true);
+}
+
+/* Sources and destinations by LID, for path_sl. */
+static int index_lids(const struct routing_ctx *ctx, struct sssp *st)
+{
+	uint32_t ns = ctx->nsw;
+	st->ndst = ctx->dst_start[ns];
+	st->nlids = (uint32_t)ctx->max_lid + 1;
+	st->src_of_sw = malloc(sizeof(uint32_t) * (ns + 1));
+	st->lid_src = malloc(sizeof(uint32_t) * st->nlids);
+	st->lid_dst = malloc(sizeof(uint32_t) * st->nlids);
+	if (!st->src_of_sw || !st->lid_src || !st->lid_dst)
+		return -1;
+	for (uint32_t l = 0; l < st->nlids; l++)
+		st->lid_src[l] = st->lid_dst[l] = NONE;
+	for (uint32_t s = 0; s < ns; s++) {
+		st->src_of_sw[s] = NONE;
+		for (uint32_t d = ctx->dst_start[s]; d < ctx->dst_start[s + 1]; d++)
+			if (ctx->dst[d].port && st->src_of_sw[s] == NONE)
+				st->src_of_sw[s] = st->nsrc++;
+		for (uint32_t d = ctx->dst_start[s]; d < ctx->dst_start[s + 1]; d++) {
+			st->lid_dst[ctx->dst[d].lid] = d;
+			st->lid_src[ctx->dst[d].lid] = st->src_of_sw[s];
+		}
+	}
+	st->layer = calloc((size_t)st->nsrc * st->ndst + 1, 1);
+	return st->layer ? 0 : -1;
+}
+
+static int sssp_unicast(struct routing_ctx *ctx, void *state)
+{
+	struct sssp *st = state;
+	const char *engine = st->layered ? "dfsssp" : "sssp";
+	struct chans c = {0};
+	int rc = -1;
+	if (chans_build(ctx, &c) < 0 || (st->layered && index_lids(ctx, st) < 0)) {
+		why_oom(ctx, engine);
+		goto out;
+	}
+	if (sssp_route(ctx, &c, engine) < 0)
+		goto out;
+	rc = st->layered ? dfsssp_layers(ctx, &c, st) : 0;
+out:
+	chans_free(&c);
+	return rc;
+}
+
+static uint8_t dfsssp_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
+                              uint16_t dlid)
+{
+	(void)ctx;
+	const struct sssp *st = state;
+	if (!st || !st->layered || slid >= st->nlids || dlid >= st->nlids)
+		return 0;
+	uint32_t s = st->lid_src[slid], d = st->lid_dst[dlid];
+	return s == NONE || d == NONE ? 0 : st->layer[(size_t)s * st->ndst + d];
+}
+
+/* Layer l on VL l on every switch link (they run at least the budget). Where an output
+ * runs fewer VLs (a host's link, past the last switch-to-switch hop, where no dependency
+ * follows), SLs fold onto the VLs it runs. SLs above the layers (QoS classes stacked on the
+ * layers, sm/route.c) keep their layer's VL when the link runs too few for them. */
+static void dfsssp_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
+                         uint8_t out, uint8_t vl_of_sl[16])
+{
+	(void)in;
+	const struct sssp *st = state;
+	unsigned layers = st && st->nlayers ? st->nlayers : 1;
+	const struct topo *t = ctx->t;
+	uint32_t port = t->nodes[t->sws[sw].node].first_port + out;
+	unsigned nvl = routing_port_vls(t, port);
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = sl;
+		if (vl >= nvl)
+			vl = sl % layers;
+		if (vl >= nvl)
+			vl %= nvl;
+		vl_of_sl[sl] = (uint8_t)vl;
+	}
+}
+
+static unsigned dfsssp_layers_used(const void *state)
+{
+	const struct sssp *st = state;
+	return st && st->nlayers ? st->nlayers : 1;
+}
+
+const struct routing_engine routing_sssp = {
+    .name = "sssp",
+    .summary = "shortest paths under global link weights (not deadlock free in general)",
+    .setup = sssp_setup,
+    .unicast = sssp_unicast,
+    .teardown = sssp_free,
+};
+
+const struct routing_engine routing_dfsssp = {
+    .name = "dfsssp",
+    .summary = "sssp's paths spread over virtual layers (SL = VL) until each layer is free of "
+               "credit loops",
+    .setup = dfsssp_setup,
+    .unicast = sssp_unicast,
+    .path_sl = dfsssp_path_sl,
+    .sl2vl = dfsssp_sl2vl,
+    .layers = dfsssp_layers_used,
+    .teardown = sssp_free,
+};
