@@ -61,6 +61,9 @@ struct routing_engine {
 	/* The SL-to-VL table of switch sw for in_port -> out_port (optional). */
 	void (*sl2vl)(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in_port,
 	              uint8_t out_port, uint8_t vl_of_sl[16]);
+	/* sl2vl's table depends only on the number of VLs the output's link runs: the SM then
+	 * sets it for all inputs at once (a Set per switch, not per port pair) */
+	bool sl2vl_by_vls;
 	/* Multicast tree connecting the member switches (optional: routing_mcast_default
 	 * otherwise). up_port has ctx->nsw entries, all RT_NO_PORT on entry: set the root's to
 	 * 0 and every other tree switch's to its port towards its parent. 0, or -1 to leave it

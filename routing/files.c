@@ -153,6 +153,13 @@ int routing_read_guid_file(const char *path, uint64_t **guids, uint32_t *n, char
 	return rc;
 }
 
+/* (a function, not strncmp in place: GCC -O3 mistakes the line buffer for an empty string) */
+static bool starts_with(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strlen(s) >= n && memcmp(s, prefix, n) == 0;
+}
+
 int routing_parse_lfts(const char *text, size_t len, const char *name,
                        const struct lfts_parse_cb *cb, void *arg, char *why, size_t whylen)
 {
@@ -163,7 +170,7 @@ int routing_parse_lfts(const char *text, size_t len, const char *name,
 	while (next_line(text, len, &pos, line, sizeof(line))) {
 		lineno++;
 		char *p = skip_space(line), *end;
-		if (!strncmp(p, "Unicast lids", 12)) {
+		if (starts_with(p, "Unicast lids")) {
 			char *g = strstr(p, "guid ");
 			uint64_t guid;
 			if (!g || !parse_hex(skip_space(g + 5), &guid, &end) || !guid) {

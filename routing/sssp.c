@@ -643,6 +643,7 @@ const struct routing_engine routing_dfsssp = {
     .unicast = sssp_unicast,
     .path_sl = dfsssp_path_sl,
     .sl2vl = dfsssp_sl2vl,
+    .sl2vl_by_vls = true,
     .layers = dfsssp_layers_used,
     .teardown = sssp_free,
 };

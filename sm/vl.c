@@ -155,6 +155,26 @@ static bool vl_answer_ok(struct sm *sm, const struct mad_smp *smp, const struct 
 static void send_sl2vl(struct sm *sm, uint32_t port, uint32_t mod, uint64_t table,
                        const struct vl_ref *ref, sm_smp_fn cb);
 
+/* Does the engine want its own SL-to-VL tables? One that counts its layers only when it
+ * uses more than one (a dfsssp routing free of loops on VL0 leaves the QoS tables be). */
+static bool engine_tables(const struct sm *sm)
+{
+	return sm->engine && sm->engine->sl2vl && (!sm->engine->layers || sm->path_layers > 1);
+}
+
+/* The table a switch output wants, for all inputs: the layered engine's, else the QoS
+ * policy's (or SL mod VLs). */
+static uint64_t output_sl2vl(struct sm *sm, const struct config_vl_table *tb, unsigned nvl,
+                             uint32_t port)
+{
+	uint64_t v;
+	const struct topo_port *p = &sm->topo.ports[port];
+	if (engine_tables(sm) && routing_sl2vl(sm->engine, sm->engine_state, &sm->rctx,
+	                                       sm->topo.nodes[p->node].sw, 0, p->num, &v))
+		return v;
+	return qos_sl2vl(sm, tb, nvl, port);
+}
+
 static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                             void *ctx)
 {
@@ -185,8 +205,8 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 			continue;
 		struct vl_ref r = {.port = ref->port, .mod = 0x20000 | o};
 		send_sl2vl(sm, ref->port, r.mod,
-		           qos_sl2vl(sm, vl_class_table(sm, n->first_port + o),
-		                     data_vls(port_oper_vls(t, p)), n->first_port + o),
+		           output_sl2vl(sm, vl_class_table(sm, n->first_port + o),
+		                        data_vls(port_oper_vls(t, p)), n->first_port + o),
 		           &r, on_switch_sl2vl);
 	}
 }
@@ -262,7 +282,8 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	const struct topo_port *p0 = &t->ports[n->first_port];
 	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) || (p0->refused & TOPO_REFUSED_SL2VL))
 		return;
-	if (sm->engine && sm->engine->sl2vl) {
+	if (engine_tables(sm) &&
+	    (!sm->engine->sl2vl_by_vls || !sw->si.optimized_sl2vl_programming)) {
 		engine_sl2vl(sm, node);
 		return;
 	}
@@ -296,7 +317,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 		if (!port_is_up_link(t, p))
 			continue;
 		unsigned nvl = data_vls(port_oper_vls(t, p));
-		uint64_t want = qos_sl2vl(sm, tb, nvl, n->first_port + o);
+		uint64_t want = output_sl2vl(sm, tb, nvl, n->first_port + o);
 		for (unsigned i = 0; i < np; i++) {
 			if (topo_switch_sl2vl(t, sw, np, i, o) == want)
 				continue;
@@ -310,7 +331,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	struct vl_ref ref = {.port = n->first_port, .follow_nvl = (uint8_t)most};
 	if (all) {
 		ref.mod = 0x30000;
-		send_sl2vl(sm, ref.port, ref.mod, qos_sl2vl(sm, tb, most, most_port), &ref,
+		send_sl2vl(sm, ref.port, ref.mod, output_sl2vl(sm, tb, most, most_port), &ref,
 		           on_switch_sl2vl);
 		return;
 	}
@@ -320,7 +341,8 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 		const struct topo_port *p = &t->ports[n->first_port + o];
 		if (!port_is_up_link(t, p))
 			continue;
-		uint64_t want = qos_sl2vl(sm, tb, data_vls(port_oper_vls(t, p)), n->first_port + o);
+		uint64_t want =
+		    output_sl2vl(sm, tb, data_vls(port_oper_vls(t, p)), n->first_port + o);
 		for (unsigned i = 0; i < np; i++) {
 			if (topo_switch_sl2vl(t, sw, np, i, o) != want) {
 				ref.mod = 0x20000 | o;
