@@ -28,55 +28,75 @@ start() {
 	return 1
 }
 stop() { kill $SIM 2>/dev/null || true; wait $SIM 2>/dev/null || true; SIM=; }
-# "ok|FAIL WORST": all pairs reached and every port ACTIVE, and the worst link load of the
-# shift permutations (checked up to 8,192 hosts, "-" above)
-verdict() { "$FS" verify --json | python3 -c 'import json,sys; r=json.load(sys.stdin); u = r["unicast"]["unreachable"]; print("ok" if u == 0 and r["ports"]["active"] == r["ports"]["linked"] and not r["credit_loops"]["loop"] else ("%d-unreached" % u) if u else "FAIL", r["shift"]["worst"] if r["shift"]["checked"] else "-")'; }
+# "ok|FAIL WORST": all pairs reached, every port ACTIVE and no credit loop, and the worst
+# link load of the shift permutations (checked up to 8,192 hosts, "-" above). [PATH_SL]:
+# ibsmd's path SL dump, for verify to follow each path on its SL; without it (OpenSM's
+# dfsssp, whose SLs only its SA knows) a loop on SL0 reads "loop@SL0", not a failure.
+verdict() {
+	"$FS" verify --json ${1:+--path-sl "$1"} | python3 -c 'import json,sys
+r = json.load(sys.stdin); u = r["unicast"]["unreachable"]
+ok = u == 0 and r["ports"]["active"] == r["ports"]["linked"]
+v = ("ok" if not r["credit_loops"]["loop"] else "loop@SL0" if len(sys.argv) < 2 else "FAIL") if ok else ("%d-unreached" % u) if u else "FAIL"
+print(v, r["shift"]["worst"] if r["shift"]["checked"] else "-")' ${1:+sl}
+}
 
 opensm_run() { # ENGINE -> "seconds MB verdict"
 	local d="$WORK/osm"
 	rm -rf "$d" && mkdir -p "$d"
 	local engine=$1
 	[ "$engine" = updn ] && echo 0x0000000000200000 >"$d/roots"
+	# dfsssp sees the VLs only with QoS on (-Q) and once OperVLs are up: a first sweep
+	# (not timed) raises them, as a running OpenSM's earlier sweeps would have
+	[ "$engine" = dfsssp ] && (cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM \
+		timeout 1800 opensm --once -Q -f "$d/warmup.log" -R minhop >/dev/null 2>&1)
 	(cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM /usr/bin/time -f "%e %M" -o "$d/time" \
 		timeout 1800 opensm --once -f "$d/osm.log" -R "$engine" \
-		$([ "$engine" = updn ] && echo "-a $d/roots") >/dev/null 2>&1) || true
-	if grep -q "SUBNET UP" "$d/osm.log"; then
+		$([ "$engine" = updn ] && echo "-a $d/roots") \
+		$([ "$engine" = dfsssp ] && echo "-Q") >/dev/null 2>&1) || true
+	# when dfsssp needs more VLs than there are, OpenSM routes with its default engine
+	if grep -q "ERR AD25" "$d/osm.log"; then
 		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
-		echo " $(verdict)"
+		echo " engine-failed - >$(sed -n 's/.*Virtual Lanes available: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1)"
+	elif grep -q "SUBNET UP" "$d/osm.log"; then
+		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
+		echo " $(verdict) $(sed -n 's/.*Virtual Lanes needed: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1 | grep . || echo 1)"
 	else
-		echo "fail - - -"
+		echo "fail - - - -"
 	fi
 }
 
 ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 	local d="$WORK/ibsmd"
 	rm -rf "$d" && mkdir -p "$d"
+	printf 'dump_dir: %s/dump\ndump_after_sweep: true\n' "$d" >"$d/ibsmd.yaml"
 	(cd "$d" && /usr/bin/time -f "%e %M" -o "$d/time" timeout 1800 "$BUILD/daemon/ibsmd" \
-		--transport sim --once --state-dir "$d/state" --routing-engine "$1" \
-		>"$d/out" 2>"$d/log") || true
+		--transport sim --once --state-dir "$d/state" --config "$d/ibsmd.yaml" \
+		--routing-engine "$1" >"$d/out" 2>"$d/log") || true
 	if grep -q "^subnet up" "$d/out"; then
 		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
-		echo " $(verdict) $(sed -n 's/.*routing \([0-9.]*\) s.*/\1/p' "$d/log" | head -1)"
+		echo " $(verdict "$d/dump/ibsmd-path-sl.dump") $(sed -n 's/.*routing \([0-9.]*\) s.*/\1/p' "$d/log" | head -1)" \
+			"$(sed -n 's/.* \([0-9]*\) virtual layer(s) of .*/\1/p' "$d/log" | tail -1 | grep . || echo 1)"
 	else
-		echo "fail - - - -"
+		echo "fail - - - - -"
 	fi
 }
 
-# the engines both have (ENGINES="minhop updn dnup ftree" by default); "worst" is the shift
-# permutations' worst link load (1: every one free of congestion); both use VL0 only
-printf "%-38s %6s %-6s | %10s %8s %5s | %10s %8s %5s %9s\n" fabric hosts engine "OpenSM s" "MB" \
-	worst "ibsmd s" "MB" worst "route s"
+# the engines both have (ENGINES="minhop updn dnup ftree" by default; also sssp, dfsssp);
+# "worst" is the shift permutations' worst link load (1: every one free of congestion), "VLs"
+# the virtual lanes the routes need (dfsssp's layers; 1 for the others)
+printf "%-38s %6s %-6s | %10s %8s %5s %3s | %10s %8s %5s %3s %9s\n" fabric hosts engine "OpenSM s" \
+	"MB" worst VLs "ibsmd s" "MB" worst VLs "route s"
 for spec in "${SPECS[@]}"; do
 	hosts=$("$FS" dump "$spec" | grep -c '^Ca')
 	for engine in ${ENGINES:-minhop updn dnup ftree}; do
 		start "$spec"
-		read -r os_s os_mb os_ok os_worst < <(opensm_run $engine)
+		read -r os_s os_mb os_ok os_worst os_vls < <(opensm_run $engine)
 		stop
 		start "$spec"
-		read -r ib_s ib_mb ib_ok ib_worst ib_route < <(ibsmd_run $engine)
+		read -r ib_s ib_mb ib_ok ib_worst ib_route ib_vls < <(ibsmd_run $engine)
 		stop
-		printf "%-38s %6s %-6s | %10s %8s %5s | %10s %8s %5s %9s   %s/%s\n" "$spec" "$hosts" \
-			"$engine" "$os_s" "$os_mb" "$os_worst" "$ib_s" "$ib_mb" "$ib_worst" "$ib_route" \
-			"$os_ok" "$ib_ok"
+		printf "%-38s %6s %-6s | %10s %8s %5s %3s | %10s %8s %5s %3s %9s   %s/%s\n" "$spec" \
+			"$hosts" "$engine" "$os_s" "$os_mb" "$os_worst" "$os_vls" "$ib_s" "$ib_mb" \
+			"$ib_worst" "$ib_vls" "$ib_route" "$os_ok" "$ib_ok"
 	done
 done

@@ -227,8 +227,27 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
 			continue;
 		routing_assign_local(ctx, t);
-		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
+		/* hosts first; the switch's own LIDs then follow its first host's routes: they
+		 * carry management only, and a tree of their own would add channel
+		 * dependencies (and dfsssp layers) for nothing */
+		uint32_t first_host = NONE;
+		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++)
+			if (ctx->dst[i].port && first_host == NONE)
+				first_host = i;
+		/* the hosts' LIDs, then the switch's (they come first in dst) */
+		uint32_t nlocal = 0, span = ctx->dst_start[t + 1] - ctx->dst_start[t];
+		while (nlocal < span && !ctx->dst[ctx->dst_start[t] + nlocal].port)
+			nlocal++;
+		for (uint32_t j = 0; j < span; j++) {
+			uint32_t i = ctx->dst_start[t] + (j + nlocal) % span;
 			uint16_t lid = ctx->dst[i].lid;
+			if (!ctx->dst[i].port && first_host != NONE) {
+				uint16_t like = ctx->dst[first_host].lid;
+				for (uint32_t s = 0; s < ns; s++)
+					if (s != t)
+						ctx->t->sws[s].lft[lid] = ctx->t->sws[s].lft[like];
+				continue;
+			}
 			dijkstra_to(ctx, c, w, t, &d);
 			for (uint32_t k = 1; k < d.nsettled; k++) {
 				uint32_t s = d.order[k];
@@ -480,9 +499,10 @@ static int dfsssp_layers(struct routing_ctx *ctx, const struct chans *c, struct 
 		memset(ly.next, 0, sizeof(uint32_t) * ly.ndeps);
 	}
 	st->nlayers = (uint8_t)(L + 1);
-	log_info(ctx->log, "routing",
-	         "dfsssp: %llu cycles broken, %llu paths moved; %u virtual layer(s) of %u",
-	         (unsigned long long)broken, (unsigned long long)ly.moved, st->nlayers, st->budget);
+	log_notice(ctx->log, "routing",
+	           "dfsssp: %llu cycles broken, %llu paths moved; %u virtual layer(s) of %u",
+	           (unsigned long long)broken, (unsigned long long)ly.moved, st->nlayers,
+	           st->budget);
 	rc = 0;
 	goto out;
 oom:
