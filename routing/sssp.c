@@ -8,19 +8,20 @@
  * whole path (where minhop balances port by port).
  *
  * dfsssp then makes them free of credit loops: a path is the route from a source switch
- * (where hosts inject) to a destination LID; every path starts in layer 0 (SL 0, VL 0). While
- * the channel dependency graph of a layer has a cycle, the dependency of the cycle that the
- * fewest paths create is broken by moving those paths to the next layer. A layer is one SL,
- * mapped to its own VL on every switch link; the engine fails when the layers outnumber the
- * VLs the switch links run (or routing_max_vls). The SA's PathRecords carry each path's
- * layer as its SL.
+ * (where hosts inject) to a destination LID; each in turn goes to the lowest layer whose
+ * channel dependency graph it leaves acyclic (routing/cdg.c keeps each layer's graph in
+ * topological order, so the test is local). Domke et al. move the paths of a cycle's weakest
+ * dependency up a layer instead; first fit needs fewer layers (a 4x4x4 torus: 4 or 5 against
+ * 6 or 8, a 6x6x6 mesh: 7 against more than 8). A layer is one SL, mapped to its own VL on
+ * every switch link; the engine fails when the layers outnumber the VLs the switch links run
+ * (or routing_max_vls). The SA's PathRecords carry each path's layer as its SL.
  *
  * Memory: the layers take one byte per (switch with hosts, destination LID), the dependency
- * counts (ports + 1)^2 per switch for two layers at a time; nothing is LID x LID. */
+ * graph 2 bytes per (switch, input, output) for all layers; nothing is LID x LID. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "routing/engine.h"
+#include "routing/cdg.h"
 
 #define NONE UINT32_MAX
 
@@ -283,239 +284,91 @@ out:
 
 /* ---- dfsssp: layers ---- */
 
-struct layering {
-	const struct routing_ctx *ctx;
-	const struct chans *c;
-	struct sssp *st;
-	uint32_t *dep_base;   /* per switch: where its (ports + 1)^2 dependency counts start */
-	uint32_t *cur, *next; /* paths creating each dependency, this layer and the next */
-	uint32_t ndeps;
-	uint32_t *stamp, epoch; /* visited marks for subtree walks */
-	uint32_t *todo;         /* a stack of switches */
-	uint64_t moved;
-};
-
-static inline uint32_t dep_index(const struct layering *ly, uint32_t sw, unsigned in, unsigned out)
+/* First fit: every path in turn goes to the lowest layer its dependencies leave acyclic. */
+static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st)
 {
-	unsigned np = ly->ctx->t->nodes[ly->ctx->t->sws[sw].node].nports + 1u;
-	return ly->dep_base[sw] + in * np + out;
-}
-
-/* Add delta to the dependencies the path from switch s to lid creates in counts: at every
- * switch after the first, the link it came in by waits for the link it leaves by. The
- * links into the source switch and out to the destination's port hold no switch-to-switch
- * dependency (a host neither forwards nor waits for another link). */
-static void walk(const struct layering *ly, uint32_t s, uint16_t lid, uint32_t t, uint32_t *counts,
-                 int delta)
-{
-	const struct routing_ctx *ctx = ly->ctx;
-	unsigned in = 0;
-	bool came = false;
-	for (unsigned hop = 0; s != t && hop < 64; hop++) {
-		uint8_t p = ctx->t->sws[s].lft[lid];
-		if (p == 0xff || p == 0)
-			return;
-		uint32_t ch = ctx->port_base[s] + p;
-		if (ly->c->to_sw[ch] == NONE)
-			return;
-		if (came)
-			counts[dep_index(ly, s, in, p)] += (uint32_t)delta;
-		came = true;
-		in = ly->c->in[ch];
-		s = ly->c->to_sw[ch];
+	struct cdg g;
+	int rc = -1;
+	if (cdg_init(&g, ctx) < 0) {
+		why_oom(ctx, "dfsssp");
+		goto out;
 	}
-}
-
-/* Move the paths of layer L that create the dependency (into switch m by port in, out by
- * port out) to layer L + 1: for every destination routed that way, the sources whose
- * routes pass the switch k at the other end of `in` (k's subtree in the destination's
- * tree). */
-static void move_paths(struct layering *ly, unsigned L, uint32_t m, uint8_t in, uint8_t out)
-{
-	const struct routing_ctx *ctx = ly->ctx;
-	struct sssp *st = ly->st;
-	uint32_t back = ctx->port_base[m] + in;
-	uint32_t k = ly->c->to_sw[back];
-	uint8_t kp = ly->c->in[back];
-	const uint8_t *lft_m = ctx->t->sws[m].lft, *lft_k = ctx->t->sws[k].lft;
-	for (uint32_t t = 0; t < ctx->nsw; t++)
+	uint32_t ns = ctx->nsw;
+	unsigned used = 1;
+	uint64_t tried = 0;
+	for (uint32_t t = 0; t < ns; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
 			uint16_t lid = ctx->dst[d].lid;
-			if (lft_m[lid] != out || lft_k[lid] != kp)
-				continue;
-			uint32_t top = 0;
-			ly->todo[top++] = k;
-			ly->epoch++;
-			ly->stamp[k] = ly->epoch;
-			while (top) {
-				uint32_t x = ly->todo[--top];
-				uint32_t src = st->src_of_sw[x];
-				if (src != NONE && st->layer[(size_t)src * st->ndst + d] == L) {
-					st->layer[(size_t)src * st->ndst + d] = (uint8_t)(L + 1);
-					walk(ly, x, lid, t, ly->cur, -1);
-					walk(ly, x, lid, t, ly->next, +1);
-					ly->moved++;
+			for (uint32_t s0 = 0; s0 < ns; s0++) {
+				uint32_t src = st->src_of_sw[s0];
+				if (src == NONE || s0 == t)
+					continue;
+				/* the path's dependencies */
+				uint32_t dsw[64];
+				uint8_t din[64], dout[64];
+				unsigned nd = 0, in = 0;
+				bool came = false;
+				for (uint32_t s = s0, hop = 0; s != t && hop < 64; hop++) {
+					uint8_t p = ctx->t->sws[s].lft[lid];
+					uint32_t ch = p && p != 0xff ? cdg_channel(&g, s, p) : NONE;
+					if (ch == NONE)
+						break;
+					if (came && nd < 64) {
+						dsw[nd] = s;
+						din[nd] = (uint8_t)in;
+						dout[nd++] = p;
+					}
+					came = true;
+					in = g.in[ch];
+					s = g.to_sw[ch];
 				}
-				for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1];
-				     e++) {
-					uint32_t j = ctx->adj[e].to, r = ly->c->rev[e];
-					if (r == NONE || ly->stamp[j] == ly->epoch ||
-					    ctx->t->sws[j].lft[lid] != ctx->adj[r].port)
-						continue;
-					ly->stamp[j] = ly->epoch;
-					ly->todo[top++] = j;
+				unsigned l = 0;
+				for (; l < st->budget; l++) {
+					unsigned k = 0;
+					int r = 0;
+					bool fresh[64];
+					for (; k < nd; k++) {
+						r = cdg_add(&g, l, dsw[k], din[k], dout[k]);
+						if (r < 0)
+							break;
+						fresh[k] = r == 1;
+					}
+					if (k == nd)
+						break;
+					/* undo this try: the layer stays as it was */
+					while (k--)
+						if (fresh[k])
+							cdg_remove(&g, l, dsw[k], din[k], dout[k]);
+					if (r == -2) {
+						why_oom(ctx, "dfsssp");
+						goto out;
+					}
 				}
+				tried++;
+				if (l == st->budget) {
+					bool capped =
+					    ctx->cfg && ctx->cfg->routing_max_vls == st->budget;
+					snprintf(
+					    ctx->why, sizeof(ctx->why),
+					    "dfsssp: the shortest paths need more than %u virtual "
+					    "layers to be free of credit loops, and %s %u VL%s",
+					    st->budget,
+					    capped ? "routing_max_vls allows"
+					           : "the switch links run",
+					    st->budget, st->budget == 1 ? "" : "s");
+					goto out;
+				}
+				st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
+				if (l + 1 > used)
+					used = l + 1;
 			}
 		}
-}
-
-/* Break every cycle of layer L's dependency graph (nodes: channels; an edge where a path
- * holding one waits for the next). A depth-first search; at a cycle, the dependency fewest
- * paths create goes, and the search resumes: channels it finished stay finished, since
- * removing dependencies cannot put them on a cycle. Returns the cycles broken. */
-static uint64_t break_cycles(struct layering *ly, unsigned L, uint8_t *color, uint32_t *stk,
-                             uint8_t *stk_out)
-{
-	const struct routing_ctx *ctx = ly->ctx;
-	const struct chans *c = ly->c;
-	uint32_t nch = ctx->port_base[ctx->nsw];
-	uint64_t broken = 0;
-	memset(color, 0, nch);
-	for (uint32_t start = 0; start < nch; start++) {
-		if (color[start] || c->to_sw[start] == NONE)
-			continue;
-		uint32_t sp = 0;
-		stk[0] = start;
-		stk_out[0] = 0;
-		color[start] = 1;
-		while (sp != NONE) {
-			uint32_t ch = stk[sp], m = c->to_sw[ch];
-			unsigned np = ctx->t->nodes[ctx->t->sws[m].node].nports;
-			unsigned q = c->in[ch];
-			uint32_t w = NONE;
-			while (stk_out[sp] < np) {
-				unsigned o = ++stk_out[sp];
-				if (ly->cur[dep_index(ly, m, q, o)]) {
-					w = ctx->port_base[m] + o;
-					break;
-				}
-			}
-			if (w == NONE) {
-				color[ch] = 2;
-				sp = sp ? sp - 1 : NONE;
-				continue;
-			}
-			if (color[w] == 2)
-				continue;
-			if (!color[w]) {
-				color[w] = 1;
-				sp++;
-				stk[sp] = w;
-				stk_out[sp] = 0;
-				continue;
-			}
-			/* a cycle: stk[i..sp] then back to w */
-			uint32_t i = sp;
-			while (stk[i] != w)
-				i--;
-			uint32_t best = NONE, best_m = 0;
-			uint8_t best_in = 0, best_out = 0;
-			for (uint32_t j = i; j <= sp; j++) {
-				uint32_t a = stk[j], b = j < sp ? stk[j + 1] : w;
-				uint32_t mm = c->to_sw[a];
-				uint8_t o = (uint8_t)(b - ctx->port_base[mm]);
-				uint32_t n = ly->cur[dep_index(ly, mm, c->in[a], o)];
-				if (n < best) {
-					best = n;
-					best_m = mm;
-					best_in = c->in[a];
-					best_out = o;
-				}
-			}
-			move_paths(ly, L, best_m, best_in, best_out);
-			broken++;
-			/* resume from the start: what is on the stack is open again */
-			for (uint32_t j = 0; j <= sp; j++)
-				color[stk[j]] = 0;
-			color[start] = 1;
-			sp = 0;
-			stk_out[0] = 0;
-		}
-	}
-	return broken;
-}
-
-static int dfsssp_layers(struct routing_ctx *ctx, const struct chans *c, struct sssp *st)
-{
-	uint32_t ns = ctx->nsw, nch = ctx->port_base[ns];
-	struct layering ly = {.ctx = ctx, .c = c, .st = st};
-	int rc = -1;
-	ly.dep_base = malloc(sizeof(uint32_t) * (ns + 1));
-	ly.stamp = calloc(ns + 1, sizeof(uint32_t));
-	ly.todo = malloc(sizeof(uint32_t) * (ns + 1));
-	uint8_t *color = malloc(nch + 1);
-	uint32_t *stk = malloc(sizeof(uint32_t) * (nch + 1));
-	uint8_t *stk_out = malloc(nch + 1);
-	if (!ly.dep_base || !ly.stamp || !ly.todo || !color || !stk || !stk_out)
-		goto oom;
-	for (uint32_t s = 0; s < ns; s++) {
-		unsigned np = ctx->t->nodes[ctx->t->sws[s].node].nports + 1u;
-		ly.dep_base[s] = ly.ndeps;
-		ly.ndeps += np * np;
-	}
-	ly.cur = calloc(ly.ndeps + 1, sizeof(uint32_t));
-	ly.next = calloc(ly.ndeps + 1, sizeof(uint32_t));
-	if (!ly.cur || !ly.next)
-		goto oom;
-	/* every path in layer 0 */
-	for (uint32_t s = 0; s < ns; s++) {
-		if (st->src_of_sw[s] == NONE)
-			continue;
-		for (uint32_t t = 0; t < ns; t++)
-			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
-				walk(&ly, s, ctx->dst[d].lid, t, ly.cur, +1);
-	}
-	unsigned L = 0;
-	uint64_t broken = 0;
-	for (;;) {
-		uint64_t before = ly.moved;
-		broken += break_cycles(&ly, L, color, stk, stk_out);
-		if (ly.moved == before)
-			break; /* nothing moved on: this layer was the last */
-		if (L + 2u > st->budget) {
-			bool capped = ctx->cfg && ctx->cfg->routing_max_vls == st->budget;
-			snprintf(
-			    ctx->why, sizeof(ctx->why),
-			    "dfsssp: breaking the credit loops of the shortest paths needs more "
-			    "than %u virtual layers, and %s %u VL%s (%llu cycles broken so far)",
-			    st->budget, capped ? "routing_max_vls allows" : "the switch links run",
-			    st->budget, st->budget == 1 ? "" : "s", (unsigned long long)broken);
-			goto out;
-		}
-		L++;
-		uint32_t *x = ly.cur;
-		ly.cur = ly.next;
-		ly.next = x;
-		memset(ly.next, 0, sizeof(uint32_t) * ly.ndeps);
-	}
-	st->nlayers = (uint8_t)(L + 1);
-	log_notice(ctx->log, "routing",
-	           "dfsssp: %llu cycles broken, %llu paths moved; %u virtual layer(s) of %u",
-	           (unsigned long long)broken, (unsigned long long)ly.moved, st->nlayers,
-	           st->budget);
+	st->nlayers = (uint8_t)used;
+	log_notice(ctx->log, "routing", "dfsssp: %llu paths in %u virtual layer(s) of %u",
+	           (unsigned long long)tried, st->nlayers, st->budget);
 	rc = 0;
-	goto out;
-oom:
-	why_oom(ctx, "dfsssp");
 out:
-	free(ly.dep_base);
-	free(ly.stamp);
-	free(ly.todo);
-	free(ly.cur);
-	free(ly.next);
-	free(color);
-	free(stk);
-	free(stk_out);
+	cdg_free(&g);
 	return rc;
 }
 
@@ -601,7 +454,7 @@ static int sssp_unicast(struct routing_ctx *ctx, void *state)
 	}
 	if (sssp_route(ctx, &c, engine) < 0)
 		goto out;
-	rc = st->layered ? dfsssp_layers(ctx, &c, st) : 0;
+	rc = st->layered ? dfsssp_first_fit(ctx, st) : 0;
 out:
 	chans_free(&c);
 	return rc;

@@ -92,8 +92,8 @@ check_fabric() {
 	echo "  $n PathRecords: the dump's SLs ($nonzero above layer 0)"
 }
 
-qos() { # a storage level of SL 1 for a service ID range, then a reroute
-	config "qos:" "  levels:" "    - name: storage" "      sl: 1" \
+qos() { # SL: a storage level of that SL for a service ID range, then a reroute
+	config "qos:" "  levels:" "    - name: storage" "      sl: $1" \
 		"  rules:" "    - service_id: 0x1000000000000001-0x10000000000000ff" "      level: storage"
 	kill -HUP "$IBSMD_PID"
 	sleep 1
@@ -104,7 +104,7 @@ echo "== dfsssp on the irregular graph where updn once left a credit loop"
 check_fabric "$(dirname "$0")/fabrics/random30-updn-loop.net" h0001
 
 echo "== a QoS level stacked on the layers"
-qos
+qos 1
 wait_until 30 grep -q "dfsssp: $layers layers, QoS SLs stacked on them" "$WORK/ibsmd.log" ||
 	fail "no stacking: $(grep -E 'routing' "$WORK/ibsmd.log" | tail -3)"
 wait_until 20 test "$WORK/dump/ibsmd-path-sl.dump" -nt "$WORK/ibsmd.yaml" || fail "no new dump"
@@ -125,7 +125,7 @@ config "routing_max_vls: 1"
 sed -i 's/^routing_engine: dfsssp/routing_engine: "dfsssp,updn"/' "$WORK/ibsmd.yaml"
 kill -HUP "$IBSMD_PID"
 wait_until 30 grep -q "routed by updn" "$WORK/ibsmd.log" || fail "updn did not take over: $(grep -E 'routing' "$WORK/ibsmd.log" | tail -3)"
-grep -q "routing engine dfsssp failed: dfsssp: breaking the credit loops of the shortest paths needs more than 1 virtual layers, and routing_max_vls allows 1 VL" "$WORK/ibsmd.log" ||
+grep -q "routing engine dfsssp failed: dfsssp: the shortest paths need more than 1 virtual layers to be free of credit loops, and routing_max_vls allows 1 VL" "$WORK/ibsmd.log" ||
 	fail "the failure does not say why: $(grep 'dfsssp failed' "$WORK/ibsmd.log")"
 wait_until 30 sh -c "'$FS' verify >/dev/null" || fail "updn's routes do not verify"
 echo "  refused with the reason; updn routes, verify clean"
@@ -135,14 +135,16 @@ echo "== dfsssp on a 4x4x4 torus with a failed link"
 check_fabric "torus:dims=4x4x4,hosts=1,missing-links=1,seed=3" "host-1"
 
 echo "== a QoS level that does not fit on top of the layers"
-qos
-need=$((2 * layers))
-wait_until 30 grep -q "qos: the policy's SLs 0-1 on top of dfsssp's $layers layers need $need VLs, and the switch links run 8" "$WORK/ibsmd.log" ||
+# the smallest class SL whose stack needs more than the 8 VLs the links run
+cls=$((8 / layers))
+need=$(((cls + 1) * layers))
+qos "$cls"
+wait_until 30 grep -q "qos: the policy's SLs 0-$cls on top of dfsssp's $layers layers need $need VLs, and the switch links run 8" "$WORK/ibsmd.log" ||
 	fail "no refusal: $(grep -E 'routing' "$WORK/ibsmd.log" | tail -3)"
 read -r s d < <(awk 'NR == 3 { a = $1 } NR == 40 { print a, $1 }' "$WORK/hostlids")
 [ "$(pr_sl "$s" "$d" --sid 0x1000000000000005)" = "$(sl_of "$s" "$d")" ] ||
 	fail "a storage path that cannot be stacked does not keep its layer's SL"
-grep -q "qos: SL 1 on top of dfsssp's $layers layers needs $need VLs" "$WORK/ibsmd.log" ||
+grep -q "qos: SL $cls on top of dfsssp's $layers layers needs $need VLs" "$WORK/ibsmd.log" ||
 	fail "the SA did not say why the storage path keeps its layer's SL"
-echo "  refused with the reason ($layers layers x 2 SLs > 8 VLs): storage paths keep their layer's SL"
+echo "  refused with the reason ($layers layers x $((cls + 1)) SLs > 8 VLs): storage paths keep their layer's SL"
 echo "routing dfsssp: ok"

@@ -449,8 +449,8 @@ START_TEST(dfsssp_random_graphs)
 			config_defaults(&cfg);
 			cfg.routing_max_vls = 1;
 			ck_assert_int_eq(run_engine_cfg(&t, "dfsssp", &cfg, why, sizeof(why)), -1);
-			ck_assert_msg(strstr(why, "needs more than 1 virtual layers, and "
-			                          "routing_max_vls allows 1 VL"),
+			ck_assert_msg(strstr(why, "need more than 1 virtual layers to be free of "
+			                          "credit loops, and routing_max_vls allows 1 VL"),
 			              "%s", why);
 			refused++;
 		}
