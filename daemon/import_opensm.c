@@ -50,7 +50,20 @@ static char *trim(char *s)
 
 /* ---- opensm.conf ---- */
 
-enum how { COPY, HEXCOPY, BOOL, STRING, ENGINES, ROOTS, PM, PARTFILE, QOS, QOSFILE, BOTHKEYS };
+enum how {
+	COPY,
+	HEXCOPY,
+	BOOL,
+	STRING,
+	ENGINES,
+	ROOTS,
+	PM,
+	PARTFILE,
+	QOS,
+	QOSFILE,
+	BOTHKEYS,
+	VLCAP
+};
 static const struct {
 	const char *osm, *ours;
 	enum how how;
@@ -75,6 +88,7 @@ static const struct {
     {"root_guid_file", "root_guids", ROOTS},
     {"cn_guid_file", "cn_guid_file", STRING},
     {"lfts_file", "lfts_file", STRING},
+    {"nue_max_num_vls", "routing_max_vls", VLCAP},
     {"perfmgr", "pm_interval", PM},
     {"perfmgr_sweep_time_s", "pm_interval", PM},
     {"partition_config_file", "partitions", PARTFILE},
@@ -132,6 +146,23 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 			return fail(im, file, line, "%s: \"%s\" is not a number", key, val);
 		fprintf(out, "%s: %s\n", ours, val);
 		return 0;
+	case VLCAP: {
+		/* OpenSM's default (1) is in every opensm.conf it writes; as routing_max_vls it
+		 * would hold dfsssp to one VL too: only a real choice is carried over */
+		errno = 0;
+		unsigned long n = strtoul(val, &e, 0);
+		if (*e || errno || n > 15)
+			return fail(im, file, line, "%s: \"%s\" is not a number of VLs (0-15)", key,
+			            val);
+		if (n > 1)
+			fprintf(out, "%s: %lu\n", ours, n);
+		else
+			fprintf(out,
+			        "# opensm %s %s: ibsmd's nue uses the VLs the links run; set "
+			        "routing_max_vls to hold it (and dfsssp) to fewer\n",
+			        key, val);
+		return 0;
+	}
 	case HEXCOPY:
 		errno = 0;
 		unsigned long long v = strtoull(val, &e, 0);

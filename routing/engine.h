@@ -83,6 +83,7 @@ extern const struct routing_engine routing_ftree;
 extern const struct routing_engine routing_file;
 extern const struct routing_engine routing_sssp;
 extern const struct routing_engine routing_dfsssp;
+extern const struct routing_engine routing_nue;
 
 const struct routing_engine *routing_find(const char *name);
 /* Names of all engines, for help texts: "minhop, updn" */
@@ -128,6 +129,13 @@ unsigned routing_port_vls(const struct topo *t, uint32_t port);
 /* The fewest data VLs any switch-to-switch link runs (what layers may use); 15 without any
  * such link. */
 unsigned routing_link_vls(const struct routing_ctx *ctx);
+
+/* SL-to-VL for engines that keep `layers` layers apart on SLs 0..layers-1 (and QoS classes
+ * stacked on them): SL s on VL s on every switch link (they run at least the layers); where
+ * an output runs fewer VLs (a host's link, past the last switch-to-switch hop, where no
+ * dependency follows) SLs fold onto its layer, then onto the VLs it runs. */
+void routing_layer_sl2vl(const struct routing_ctx *ctx, uint32_t sw, uint8_t out, unsigned layers,
+                         uint8_t vl_of_sl[16]);
 
 /* BFS hop counts from switch `from` over the switch graph into dist[] (RT_INF: unreached). */
 void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, uint32_t *queue);

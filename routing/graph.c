@@ -224,9 +224,26 @@ unsigned routing_link_vls(const struct routing_ctx *ctx)
 	return least;
 }
 
+void routing_layer_sl2vl(const struct routing_ctx *ctx, uint32_t sw, uint8_t out, unsigned layers,
+                         uint8_t vl_of_sl[16])
+{
+	const struct topo *t = ctx->t;
+	unsigned nvl = routing_port_vls(t, t->nodes[t->sws[sw].node].first_port + out);
+	if (!layers)
+		layers = 1;
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = sl;
+		if (vl >= nvl)
+			vl = sl % layers;
+		if (vl >= nvl)
+			vl %= nvl;
+		vl_of_sl[sl] = (uint8_t)vl;
+	}
+}
+
 static const struct routing_engine *const engines[] = {
     &routing_minhop, &routing_updn,   &routing_dnup, &routing_ftree,
-    &routing_sssp,   &routing_dfsssp, &routing_file};
+    &routing_sssp,   &routing_dfsssp, &routing_nue,  &routing_file};
 
 const struct routing_engine *routing_find(const char *name)
 {
@@ -238,5 +255,5 @@ const struct routing_engine *routing_find(const char *name)
 
 const char *routing_names(void)
 {
-	return "minhop, updn, dnup, ftree, sssp, dfsssp, file";
+	return "minhop, updn, dnup, ftree, sssp, dfsssp, nue, file";
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "routing/cdg.h"
+#include "routing/weighted.h"
 
 #define NONE UINT32_MAX
 
@@ -38,192 +39,21 @@ struct sssp {
 	uint32_t *lid_src, *lid_dst;
 };
 
-/* the peer of every switch port that leads to another switch, by channel (port_base + port) */
-struct chans {
-	uint32_t *to_sw; /* NONE: no switch there */
-	uint8_t *in;     /* the port it arrives by */
-	uint32_t *rev;   /* edge index (adj) -> the edge back */
-};
-
 static void why_oom(struct routing_ctx *ctx, const char *engine)
 {
 	snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
 }
 
-static int chans_build(const struct routing_ctx *ctx, struct chans *c)
-{
-	uint32_t nch = ctx->port_base[ctx->nsw], ne = ctx->adj_start[ctx->nsw];
-	c->to_sw = malloc(sizeof(uint32_t) * (nch + 1));
-	c->in = calloc(nch + 1, 1);
-	c->rev = malloc(sizeof(uint32_t) * (ne + 1));
-	if (!c->to_sw || !c->in || !c->rev)
-		return -1;
-	for (uint32_t i = 0; i < nch; i++)
-		c->to_sw[i] = NONE;
-	const struct topo *t = ctx->t;
-	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		const struct topo_node *n = &t->nodes[t->sws[s].node];
-		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
-			uint8_t p = ctx->adj[e].port;
-			uint32_t peer = t->ports[n->first_port + p].peer;
-			c->to_sw[ctx->port_base[s] + p] = ctx->adj[e].to;
-			c->in[ctx->port_base[s] + p] = t->ports[peer].num;
-		}
-	}
-	for (uint32_t s = 0; s < ctx->nsw; s++)
-		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
-			uint32_t m = ctx->adj[e].to;
-			uint8_t q = c->in[ctx->port_base[s] + ctx->adj[e].port];
-			c->rev[e] = NONE;
-			for (uint32_t f = ctx->adj_start[m]; f < ctx->adj_start[m + 1]; f++)
-				if (ctx->adj[f].port == q)
-					c->rev[e] = f;
-		}
-	return 0;
-}
-
-static void chans_free(struct chans *c)
-{
-	free(c->to_sw);
-	free(c->in);
-	free(c->rev);
-}
-
-/* ---- a binary heap of switches keyed by cost, with decrease-key ---- */
-
-struct heap {
-	uint32_t *h, *pos, n;
-	const uint64_t *key;
-};
-
-static void heap_swap(struct heap *hp, uint32_t a, uint32_t b)
-{
-	uint32_t x = hp->h[a];
-	hp->h[a] = hp->h[b];
-	hp->h[b] = x;
-	hp->pos[hp->h[a]] = a;
-	hp->pos[hp->h[b]] = b;
-}
-
-static void heap_up(struct heap *hp, uint32_t i)
-{
-	while (i && hp->key[hp->h[(i - 1) / 2]] > hp->key[hp->h[i]]) {
-		heap_swap(hp, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static uint32_t heap_pop(struct heap *hp)
-{
-	uint32_t top = hp->h[0];
-	hp->pos[top] = NONE;
-	if (--hp->n) {
-		hp->h[0] = hp->h[hp->n];
-		hp->pos[hp->h[0]] = 0;
-		for (uint32_t i = 0;;) {
-			uint32_t l = 2 * i + 1, r = l + 1, m = i;
-			if (l < hp->n && hp->key[hp->h[l]] < hp->key[hp->h[m]])
-				m = l;
-			if (r < hp->n && hp->key[hp->h[r]] < hp->key[hp->h[m]])
-				m = r;
-			if (m == i)
-				break;
-			heap_swap(hp, i, m);
-			i = m;
-		}
-	}
-	return top;
-}
-
-static void heap_push_or_lower(struct heap *hp, uint32_t s)
-{
-	if (hp->pos[s] == NONE) {
-		hp->h[hp->n] = s;
-		hp->pos[s] = hp->n++;
-	}
-	heap_up(hp, hp->pos[s]);
-}
-
-/* ---- sssp ---- */
-
-struct dijkstra {
-	uint64_t *cost;
-	uint32_t *next; /* edge (adj index) each switch leaves by towards the root */
-	uint32_t *order, nsettled;
-	struct heap hp;
-};
-
-/* Cheapest routes of every switch to switch t over the weights w (per edge, as it is left). */
-static void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uint64_t *w,
-                        uint32_t t, struct dijkstra *d)
-{
-	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		d->cost[s] = UINT64_MAX;
-		d->next[s] = NONE;
-	}
-	d->nsettled = 0;
-	d->hp.n = 0;
-	d->cost[t] = 0;
-	heap_push_or_lower(&d->hp, t);
-	while (d->hp.n) {
-		uint32_t n = heap_pop(&d->hp);
-		d->order[d->nsettled++] = n;
-		for (uint32_t e = ctx->adj_start[n]; e < ctx->adj_start[n + 1]; e++) {
-			uint32_t m = ctx->adj[e].to, back = c->rev[e];
-			if (back == NONE)
-				continue;
-			uint64_t nc = d->cost[n] + w[back];
-			if (nc < d->cost[m]) {
-				d->cost[m] = nc;
-				d->next[m] = back;
-				heap_push_or_lower(&d->hp, m);
-			}
-		}
-	}
-}
-
-/* Host ports hanging off each switch: the sources a destination's routes carry. */
-static void count_hosts(const struct routing_ctx *ctx, uint32_t *hosts)
-{
-	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		hosts[s] = 0;
-		uint8_t last = 0;
-		for (uint32_t d = ctx->dst_start[s]; d < ctx->dst_start[s + 1]; d++)
-			if (ctx->dst[d].port && ctx->dst[d].port != last) {
-				hosts[s]++;
-				last = ctx->dst[d].port;
-			}
-	}
-}
-
 static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char *engine)
 {
-	uint32_t ns = ctx->nsw, ne = ctx->adj_start[ns];
-	struct dijkstra d = {0};
-	uint64_t *w = malloc(sizeof(uint64_t) * (ne + 1));
-	uint32_t *hosts = malloc(sizeof(uint32_t) * (ns + 1));
-	uint64_t *carried = malloc(sizeof(uint64_t) * (ns + 1));
-	d.cost = malloc(sizeof(uint64_t) * (ns + 1));
-	d.next = malloc(sizeof(uint32_t) * (ns + 1));
-	d.order = malloc(sizeof(uint32_t) * (ns + 1));
-	d.hp.h = malloc(sizeof(uint32_t) * (ns + 1));
-	d.hp.pos = malloc(sizeof(uint32_t) * (ns + 1));
+	uint32_t ns = ctx->nsw;
+	struct dijkstra d;
+	struct weights ww = {0};
 	int rc = -1;
-	if (!w || !hosts || !carried || !d.cost || !d.next || !d.order || !d.hp.h || !d.hp.pos) {
+	if (dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0) {
 		why_oom(ctx, engine);
 		goto out;
 	}
-	d.hp.key = d.cost;
-	for (uint32_t s = 0; s < ns; s++)
-		d.hp.pos[s] = NONE;
-	count_hosts(ctx, hosts);
-	/* a hop weighs more than all the paths any link can carry (hosts^2): the cheapest
-	 * routes are the shortest, and among those the least loaded across the fabric */
-	uint64_t nhosts = 0;
-	for (uint32_t s = 0; s < ns; s++)
-		nhosts += hosts[s];
-	for (uint32_t e = 0; e < ne; e++)
-		w[e] = nhosts * nhosts + 1;
 	for (uint32_t t = 0; t < ns; t++) {
 		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
 			continue;
@@ -231,54 +61,23 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 		/* hosts first; the switch's own LIDs then follow its first host's routes: they
 		 * carry management only, and a tree of their own would add channel
 		 * dependencies (and dfsssp layers) for nothing */
-		uint32_t first_host = NONE;
-		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++)
-			if (ctx->dst[i].port && first_host == NONE)
-				first_host = i;
-		/* the hosts' LIDs, then the switch's (they come first in dst) */
-		uint32_t nlocal = 0, span = ctx->dst_start[t + 1] - ctx->dst_start[t];
-		while (nlocal < span && !ctx->dst[ctx->dst_start[t] + nlocal].port)
-			nlocal++;
-		for (uint32_t j = 0; j < span; j++) {
-			uint32_t i = ctx->dst_start[t] + (j + nlocal) % span;
+		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
 			uint16_t lid = ctx->dst[i].lid;
-			if (!ctx->dst[i].port && first_host != NONE) {
-				uint16_t like = ctx->dst[first_host].lid;
-				for (uint32_t s = 0; s < ns; s++)
-					if (s != t)
-						ctx->t->sws[s].lft[lid] = ctx->t->sws[s].lft[like];
+			if (!ctx->dst[i].port)
 				continue;
-			}
-			dijkstra_to(ctx, c, w, t, &d);
+			dijkstra_to(ctx, c, ww.w, t, &d);
 			for (uint32_t k = 1; k < d.nsettled; k++) {
 				uint32_t s = d.order[k];
 				ctx->t->sws[s].lft[lid] = ctx->adj[d.next[s]].port;
 			}
-			/* a switch's own LID carries management only: it weighs nothing */
-			if (!ctx->dst[i].port)
-				continue;
-			/* the host paths each link now carries: from the farthest switches in,
-			 * every switch passes on its own hosts and all it received */
-			for (uint32_t k = 0; k < d.nsettled; k++)
-				carried[d.order[k]] = hosts[d.order[k]];
-			for (uint32_t k = d.nsettled; k-- > 1;) {
-				uint32_t s = d.order[k], e = d.next[s];
-				w[e] += carried[s];
-				carried[ctx->adj[e].to] += carried[s];
-				ctx->load[ctx->port_base[s] + ctx->adj[e].port]++;
-			}
+			weights_lay(&ww, ctx, &d);
 		}
+		weighted_switch_lids(ctx, c, ww.w, t, &d);
 	}
 	rc = 0;
 out:
-	free(w);
-	free(hosts);
-	free(carried);
-	free(d.cost);
-	free(d.next);
-	free(d.order);
-	free(d.hp.h);
-	free(d.hp.pos);
+	dijkstra_free(&d);
+	weights_free(&ww);
 	return rc;
 }
 
@@ -471,27 +270,12 @@ static uint8_t dfsssp_path_sl(const struct routing_ctx *ctx, void *state, uint16
 	return s == NONE || d == NONE ? 0 : st->layer[(size_t)s * st->ndst + d];
 }
 
-/* Layer l on VL l on every switch link (they run at least the budget). Where an output
- * runs fewer VLs (a host's link, past the last switch-to-switch hop, where no dependency
- * follows), SLs fold onto the VLs it runs. SLs above the layers (QoS classes stacked on the
- * layers, sm/route.c) keep their layer's VL when the link runs too few for them. */
 static void dfsssp_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
                          uint8_t out, uint8_t vl_of_sl[16])
 {
 	(void)in;
 	const struct sssp *st = state;
-	unsigned layers = st && st->nlayers ? st->nlayers : 1;
-	const struct topo *t = ctx->t;
-	uint32_t port = t->nodes[t->sws[sw].node].first_port + out;
-	unsigned nvl = routing_port_vls(t, port);
-	for (unsigned sl = 0; sl < 16; sl++) {
-		unsigned vl = sl;
-		if (vl >= nvl)
-			vl = sl % layers;
-		if (vl >= nvl)
-			vl %= nvl;
-		vl_of_sl[sl] = (uint8_t)vl;
-	}
+	routing_layer_sl2vl(ctx, sw, out, st ? st->nlayers : 1, vl_of_sl);
 }
 
 static unsigned dfsssp_layers_used(const void *state)

@@ -72,7 +72,7 @@ echo "a missing file: ok"
 
 # the importer: OpenSM's files as YAML that --check-config takes, and what it cannot
 # translate refused with file:line
-printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\n' \
+printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\nnue_max_num_vls 4\n' \
 	>"$WORK/opensm.conf"
 printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_CAS ;\n' \
 	>"$WORK/partitions.conf"
@@ -82,7 +82,8 @@ printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_
 grep -q '^# opensm log_file /var/log/opensm.log: ' "$WORK/imported.yaml" &&
 	grep -q '^# opensm routing_engine lash: ' "$WORK/imported.yaml" &&
 	grep -q '^# opensm qos TRUE: ' "$WORK/imported.yaml" &&
-	grep -q '^routing_engine: "ftree,updn,minhop"' "$WORK/imported.yaml" ||
+	grep -q '^routing_engine: "ftree,updn,minhop"' "$WORK/imported.yaml" &&
+	grep -q '^routing_max_vls: 4$' "$WORK/imported.yaml" ||
 	fail "the import does not say what it did with OpenSM's options: $(cat "$WORK/imported.yaml")"
 imp_bad() { # EXPECTED-SUFFIX FILE-CONTENT...
 	local want=$1 rc=0

@@ -97,11 +97,11 @@ static void check(struct topo *t, const char *engine, bool shortest, bool loop_f
 		ck_assert_msg(!r.credit_loop, "%s: credit loop", engine);
 }
 
-static const char *const engines[] = {"minhop", "updn", "dnup", "ftree", "sssp", "dfsssp"};
-#define NENGINES 6
+static const char *const engines[] = {"minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "nue"};
+#define NENGINES 7
 /* shortest paths on any graph (the others climb to roots); free of credit loops on any */
-static const bool shortest_any[NENGINES] = {true, false, false, false, true, true};
-static const bool loop_free_any[NENGINES] = {false, true, true, true, false, true};
+static const bool shortest_any[NENGINES] = {true, false, false, false, true, true, false};
+static const bool loop_free_any[NENGINES] = {false, true, true, true, false, true, true};
 
 /* up/down on irregular graphs, dense ones above all (the shape of ../shared/fabrics'
  * random30-updn-loop.net, where a switch reached by a downward move used to climb again):
@@ -410,6 +410,7 @@ START_TEST(ring)
 	check(&t, "ftree", false, true);
 	check(&t, "sssp", true, false);
 	check(&t, "dfsssp", true, true);
+	check(&t, "nue", true, true);
 	topo_free(&t);
 }
 END_TEST
@@ -458,6 +459,50 @@ START_TEST(dfsssp_random_graphs)
 	}
 	ck_assert_uint_gt(layered, 10);
 	ck_assert_uint_eq(refused, layered);
+}
+END_TEST
+
+/* nue on the same graphs with 1, 2 and 8 VLs: always routed, every pair reached, no credit
+ * loop with each path on its destination's layer, never more layers than allowed; with 8 the
+ * routes are shortest on most graphs, and more VLs never leave more routes longer. */
+START_TEST(nue_random_graphs)
+{
+	static const unsigned budgets[] = {1, 2, 8};
+	unsigned all_shortest = 0;
+	for (uint32_t seed = 1; seed <= 150; seed++) {
+		struct topo t;
+		topo_init(&t);
+		unsigned sw = 10 + seed % 31;
+		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
+		fix_finish(&t, h, NULL);
+		uint64_t longer_before = UINT64_MAX;
+		for (unsigned b = 0; b < 3; b++) {
+			struct ibsmd_config cfg;
+			config_defaults(&cfg);
+			cfg.routing_max_vls = (uint8_t)budgets[b];
+			char why[512];
+			struct fix_routes r;
+			unsigned layers = 0;
+			int rc = run_engine_full(&t, "nue", &cfg, why, sizeof(why), &r, &layers);
+			ck_assert_msg(rc == 0, "seed %u, %u VLs: %s", seed, budgets[b], why);
+			ck_assert_msg(r.unreachable == 0 && r.loops == 0, "seed %u: %s", seed,
+			              r.first_problem);
+			ck_assert_msg(!r.credit_loop, "seed %u, %u VLs: credit loop with %u layers",
+			              seed, budgets[b], layers);
+			ck_assert_uint_le(layers, budgets[b]);
+			if (b == 2) {
+				ck_assert_msg(r.longer_than_shortest <= longer_before,
+				              "seed %u: 8 VLs leave %llu routes longer, 1 VL %llu",
+				              seed, (unsigned long long)r.longer_than_shortest,
+				              (unsigned long long)longer_before);
+				all_shortest += r.longer_than_shortest == 0;
+			}
+			if (b == 0)
+				longer_before = r.longer_than_shortest;
+		}
+		topo_free(&t);
+	}
+	ck_assert_uint_gt(all_shortest, 100);
 }
 END_TEST
 
@@ -726,6 +771,7 @@ START_TEST(chain_names)
 	ck_assert_ptr_nonnull(routing_find("ftree"));
 	ck_assert_ptr_nonnull(routing_find("sssp"));
 	ck_assert_ptr_nonnull(routing_find("dfsssp"));
+	ck_assert_ptr_nonnull(routing_find("nue"));
 	ck_assert_ptr_nonnull(routing_find("file"));
 	ck_assert_ptr_null(routing_find("nonsense"));
 }
@@ -739,6 +785,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ring);
 	tcase_add_loop_test(tc, updn_random_graphs, 0, 3);
 	tcase_add_test(tc, dfsssp_random_graphs);
+	tcase_add_test(tc, nue_random_graphs);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
 	tcase_add_test(tc, ftree_missing_links);

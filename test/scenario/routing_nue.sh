@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# nue, the topology-agnostic engine that stays within a budget of VLs, checked from outside
+# with fabricsim verify following each path's SL (ibsmd-path-sl.dump):
+# - a 6x6x6 torus, where dfsssp's shortest paths need more than the 8 VLs the links run:
+#   "dfsssp,nue" says why dfsssp cannot, and nue routes every pair with no credit loop in
+#   at most 8 layers; then routing_max_vls: 1 (a reload): one VL, still no credit loop;
+# - a dragonfly and the irregular random30 fabric with 2 VLs: every pair, no credit loop,
+#   at most 2 layers; the SA's PathRecords carry the dump's SLs.
+# Usage: routing_nue.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+FS="$BUILD/test/fabricsim/fabricsim"
+IBSA="$BUILD/cli/ibsa"
+
+config() { # ENGINE [YAML LINE...]
+	local l
+	{
+		echo "routing_engine: \"$1\""
+		shift
+		echo "sweep_interval: 0"
+		echo "dump_dir: $WORK/dump"
+		echo "dump_after_sweep: true"
+		for l in "$@"; do echo "$l"; done
+	} >"$WORK/ibsmd.yaml"
+}
+
+layers() { sed -n 's/.*nue: .* \([0-9]*\) virtual layer(s) of \([0-9]*\).*/\1 \2/p' "$WORK/ibsmd.log" | tail -1; }
+
+verify_nue() { # MAX-LAYERS: verify following the dumped SLs
+	"$FS" verify --json --path-sl "$WORK/dump/ibsmd-path-sl.dump" >"$WORK/verify.json" || true
+	python3 - "$WORK/verify.json" "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); most = int(sys.argv[2])
+u = r["unicast"]
+sls = [i for i in range(16) if r["sls_used"] >> i & 1]
+vls = [i for i in range(16) if r["vls_used"] >> i & 1]
+bad = []
+if not r["ok"] or u["unreachable"]: bad.append(f"unreachable {u['unreachable']}, issues {r['issues'][:3]}")
+if r["credit_loops"]["loop"]: bad.append("credit loop " + r["credit_loops"]["cycle"][:300])
+if r["vl_unrun"]: bad.append(f"{r['vl_unrun']} channels on VLs their links do not run")
+if len(vls) > most: bad.append(f"VLs {vls}, more than {most}")
+if bad: sys.exit("verify: " + "; ".join(bad))
+print(f"  verify: {u['pairs']} pairs reached ({u['nonminimal']} not minimal), SLs {sls} on VLs {vls}, no credit loop")
+PY
+}
+
+sl_of() { # SLID DLID: the SL the dump gives
+	local row
+	row=$(awk -v l="$(printf '0x%04x' "$1")" '$1 == "lid" && $2 == l { print $4 }' "$WORK/dump/ibsmd-path-sl.dump")
+	awk -v r="$row" -v d="$(($2))" '$1 == "row" && $2 == r { print substr($3, d, 1) }' "$WORK/dump/ibsmd-path-sl.dump"
+}
+
+new_dump() { # wait for the dump of the routing the log's last line announced
+	wait_until 30 test "$WORK/dump/ibsmd-path-sl.dump" -nt "$WORK/ibsmd.yaml" || fail "no new path SL dump"
+}
+
+echo "== a 6x6x6 torus: dfsssp needs more VLs than the links run, nue routes"
+start_fabricsim "torus:dims=6x6x6,hosts=2"
+config "dfsssp,nue" "log_level: info"
+SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
+grep -q "routed by nue" "$WORK/ibsmd.log" || fail "not routed by nue: $(grep routing "$WORK/ibsmd.log" | tail -3)"
+grep -q "routing engine dfsssp failed: dfsssp: the shortest paths need more than 8 virtual layers" "$WORK/ibsmd.log" ||
+	fail "dfsssp's failure does not say why: $(grep 'dfsssp' "$WORK/ibsmd.log" | tail -2)"
+read -r used budget < <(layers)
+[ "$budget" = 8 ] && [ "$used" -le 8 ] || fail "nue: $used layers of $budget"
+new_dump
+verify_nue 8
+echo "  dfsssp refused with the reason; nue: $used layers of 8"
+
+echo "== routing_max_vls: 1 (a reload)"
+config "dfsssp,nue" "log_level: info" "routing_max_vls: 1"
+kill -HUP "$IBSMD_PID"
+wait_until 30 grep -q "nue: .* 1 virtual layer(s) of 1" "$WORK/ibsmd.log" || fail "no one-VL routing: $(grep 'nue:' "$WORK/ibsmd.log" | tail -1)"
+new_dump
+verify_nue 1
+grep 'nue:' "$WORK/ibsmd.log" | tail -1 | sed 's/.*nue: /  one VL: /'
+stop_sims
+
+for spec in "dragonfly:groups=9,routers=4,hosts=4,global=2" "$(dirname "$0")/fabrics/random30-updn-loop.net"; do
+	echo "== nue with 2 VLs on $(basename "$spec")"
+	start_fabricsim "$spec"
+	config nue "log_level: info" "routing_max_vls: 2"
+	sm=$("$FS" ctl lids | awk '$4 !~ /^(sw|df|r[0-9])/ && !sm { sm = $4 } END { print sm }')
+	SIM_HOST=$sm start_ibsmd --config "$WORK/ibsmd.yaml"
+	grep -q "routed by nue" "$WORK/ibsmd.log" || fail "not routed by nue: $(grep routing "$WORK/ibsmd.log" | tail -3)"
+	new_dump
+	verify_nue 2
+	# the SA gives the dump's SLs
+	"$FS" ctl lids | awk '$4 !~ /^(sw|df|r[0-9])/ { print $2 }' >"$WORK/hostlids"
+	n=0
+	while read -r s d; do
+		got=$(SIM_HOST=$sm "$IBSA" --transport sim --json paths "$s" "$d" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sl"])')
+		[ "$got" = "$(sl_of "$s" "$d")" ] || fail "PathRecord $s -> $d: SL $got, the dump $(sl_of "$s" "$d")"
+		n=$((n + 1))
+	done < <(awk 'NR % 11 == 1 { a[++n] = $1 } END { for (i = 1; i <= n; i++) for (j = 1; j <= n; j++) if (i != j) print a[i], a[j] }' "$WORK/hostlids" | head -40)
+	echo "  $n PathRecords carry the dump's SLs; $(grep 'nue:' "$WORK/ibsmd.log" | tail -1 | sed 's/.*nue: //')"
+	stop_sims
+done
+echo "routing nue: ok"
