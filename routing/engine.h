@@ -64,6 +64,8 @@ struct routing_engine {
 	/* sl2vl's table depends only on the number of VLs the output's link runs: the SM then
 	 * sets it for all inputs at once (a Set per switch, not per port pair) */
 	bool sl2vl_by_vls;
+	/* sl2vl's table depends only on the switch and the output: one Set per output */
+	bool sl2vl_by_output;
 	/* Multicast tree connecting the member switches (optional: routing_mcast_default
 	 * otherwise). up_port has ctx->nsw entries, all RT_NO_PORT on entry: set the root's to
 	 * 0 and every other tree switch's to its port towards its parent. 0, or -1 to leave it
@@ -73,6 +75,8 @@ struct routing_engine {
 	/* How many SL/VL layers the routes need to be free of credit loops (optional: 1).
 	 * Layer l is SL l; the SM stacks QoS SLs on top (sm/route.c). */
 	unsigned (*layers)(const void *state);
+	/* The VLs those layers take (optional: one each). QoS class c takes VLs c x this up. */
+	unsigned (*layer_vls)(const void *state);
 	void (*teardown)(void *state);
 };
 
@@ -84,6 +88,8 @@ extern const struct routing_engine routing_file;
 extern const struct routing_engine routing_sssp;
 extern const struct routing_engine routing_dfsssp;
 extern const struct routing_engine routing_nue;
+extern const struct routing_engine routing_dor;
+extern const struct routing_engine routing_torus;
 
 const struct routing_engine *routing_find(const char *name);
 /* Names of all engines, for help texts: "minhop, updn" */
@@ -122,8 +128,10 @@ uint8_t routing_path_sl(const struct routing_engine *e, void *state, const struc
 bool routing_sl2vl(const struct routing_engine *e, void *state, const struct routing_ctx *ctx,
                    uint32_t sw, uint8_t in, uint8_t out, uint64_t *packed);
 
-/* The layers the engine's routes need (its layers hook, else 1). */
+/* The layers the engine's routes need (its layers hook, else 1), and the VLs they take (its
+ * layer_vls hook, else one per layer). */
 unsigned routing_layers(const struct routing_engine *e, const void *state);
+unsigned routing_layer_vls(const struct routing_engine *e, const void *state);
 /* Data VLs the link at a port runs (VLCap of both ends): 1, 2, 4, 8 or 15. */
 unsigned routing_port_vls(const struct topo *t, uint32_t port);
 /* The fewest data VLs any switch-to-switch link runs (what layers may use); 15 without any

@@ -198,6 +198,12 @@ unsigned routing_layers(const struct routing_engine *e, const void *state)
 	return n ? n : 1;
 }
 
+unsigned routing_layer_vls(const struct routing_engine *e, const void *state)
+{
+	unsigned n = e && e->layer_vls ? e->layer_vls(state) : routing_layers(e, state);
+	return n ? n : 1;
+}
+
 unsigned routing_port_vls(const struct topo *t, uint32_t port)
 {
 	/* VLCap codes 1-5: VL0, VL0-1, VL0-3, VL0-7, VL0-14 */
@@ -242,8 +248,8 @@ void routing_layer_sl2vl(const struct routing_ctx *ctx, uint32_t sw, uint8_t out
 }
 
 static const struct routing_engine *const engines[] = {
-    &routing_minhop, &routing_updn,   &routing_dnup, &routing_ftree,
-    &routing_sssp,   &routing_dfsssp, &routing_nue,  &routing_file};
+    &routing_minhop, &routing_updn, &routing_dnup, &routing_ftree, &routing_sssp,
+    &routing_dfsssp, &routing_nue,  &routing_dor,  &routing_torus, &routing_file};
 
 const struct routing_engine *routing_find(const char *name)
 {
@@ -255,5 +261,5 @@ const struct routing_engine *routing_find(const char *name)
 
 const char *routing_names(void)
 {
-	return "minhop, updn, dnup, ftree, sssp, dfsssp, nue, file";
+	return "minhop, updn, dnup, ftree, sssp, dfsssp, nue, dor, torus, file";
 }

@@ -169,9 +169,10 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 			snprintf(pn, sizeof(pn), "%u", near->num);
 			snprintf(fg, sizeof(fg), "0x%016" PRIx64, ni.node_guid);
 			snprintf(fpn, sizeof(fpn), "%u", ni.local_port_num);
-			const char *kv[] = {"node_guid", g,   "node_desc", t->nodes[near->node].desc,
-			                    "port",      pn,  "peer_guid", fg,
-			                    "peer_port", fpn, NULL};
+			const char *kv[] = {
+			    "node_guid", g,   "node_desc", t->nodes[near->node].desc,
+			    "port",      pn,  "peer_guid", fg,
+			    "peer_port", fpn, NULL};
 			sm_event(sm, LOGL_NOTICE, "link_up", kv, "link up at %s port %u",
 			         sm_node_name(sm, near->node, name, sizeof(name)), near->num);
 		}
@@ -274,9 +275,10 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 			snprintf(pn, sizeof(pn), "%u", port->num);
 			snprintf(fg, sizeof(fg), "0x%016" PRIx64, t->nodes[far->node].guid);
 			snprintf(fpn, sizeof(fpn), "%u", far->num);
-			const char *kv[] = {"node_guid", g,    "node_desc", t->nodes[port->node].desc,
-			                    "port",      pn,   "peer_guid", fg,
-			                    "peer_port", fpn,  NULL};
+			const char *kv[] = {
+			    "node_guid", g,   "node_desc", t->nodes[port->node].desc,
+			    "port",      pn,  "peer_guid", fg,
+			    "peer_port", fpn, NULL};
 			sm_event(sm, LOGL_NOTICE, "link_down", kv, "link down at %s port %u",
 			         sm_node_name(sm, port->node, name, sizeof(name)), port->num);
 			topo_unlink(t, pr->port);

@@ -56,6 +56,7 @@ static int try_engine(struct sm *sm, const struct routing_engine *e,
 static void layers_check(struct sm *sm)
 {
 	sm->path_layers = routing_layers(sm->engine, sm->engine_state);
+	sm->class_vls = routing_layer_vls(sm->engine, sm->engine_state);
 	sm->layer_vls = routing_link_vls(&sm->rctx);
 	if (sm->path_layers <= 1)
 		return;
@@ -67,14 +68,17 @@ static void layers_check(struct sm *sm)
 	for (unsigned i = 0; i < c->npartitions; i++)
 		if (c->partitions[i].has_sl && c->partitions[i].sl > top)
 			top = c->partitions[i].sl;
-	unsigned need = (top + 1) * sm->path_layers;
-	if (need > sm->layer_vls)
+	unsigned need = (top + 1) * sm->class_vls, sls = (top + 1) * sm->path_layers;
+	if (need > sm->layer_vls || sls > 16) {
+		unsigned fit = sm->layer_vls / sm->class_vls;
+		if (16 / sm->path_layers < fit)
+			fit = 16 / sm->path_layers;
 		log_err(sm->log, "routing",
 		        "qos: the policy's SLs 0-%u on top of %s's %u layers need %u VLs, and the "
-		        "switch links run %u: paths of SL %u and above keep their layer's SL",
+		        "switch links run %u%s: paths of SL %u and above keep their layer's SL",
 		        top, sm->engine->name, sm->path_layers, need, sm->layer_vls,
-		        sm->layer_vls / sm->path_layers);
-	else
+		        sls > 16 ? " (and SLs are 16)" : "", fit);
+	} else
 		log_info(sm->log, "routing", "%s: %u layers%s", sm->engine->name, sm->path_layers,
 		         top ? ", QoS SLs stacked on them" : "");
 }
@@ -139,17 +143,18 @@ uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid)
 uint8_t sm_path_sl_class(struct sm *sm, uint16_t slid, uint16_t dlid, uint8_t cls)
 {
 	uint8_t sl = sm_path_sl(sm, slid, dlid);
-	unsigned L = sm->path_layers;
+	unsigned L = sm->path_layers, V = sm->class_vls ? sm->class_vls : L;
 	if (L <= 1)
 		return sl ? sl : cls;
 	if (!cls)
 		return sl;
-	if ((cls + 1u) * L > sm->layer_vls) {
-		log_rl(sm->log, &sm->rl_layers, LOGL_ERR, "routing",
-		       "qos: SL %u on top of %s's %u layers needs %u VLs, and the switch links run "
-		       "%u: paths of that SL keep their layer's (use QoS SLs below %u)",
-		       cls, sm->engine ? sm->engine->name : "the engine", L, (cls + 1u) * L,
-		       sm->layer_vls, sm->layer_vls / L);
+	if ((cls + 1u) * V > sm->layer_vls || (cls + 1u) * L > 16) {
+		log_rl(
+		    sm->log, &sm->rl_layers, LOGL_ERR, "routing",
+		    "qos: SL %u on top of %s's %u layers needs %u VLs and %u SLs, and the switch "
+		    "links run %u VLs (16 SLs): paths of that SL keep their layer's",
+		    cls, sm->engine ? sm->engine->name : "the engine", L, (cls + 1u) * V,
+		    (cls + 1u) * L, sm->layer_vls);
 		return sl;
 	}
 	return (uint8_t)(cls * L + sl);

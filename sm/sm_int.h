@@ -151,7 +151,8 @@ struct sm {
 	const struct routing_engine *engine; /* the engine that routed last */
 	void *engine_state;                  /* ... its state, kept for its hooks */
 	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
-	unsigned path_layers, layer_vls;     /* its layers, and the VLs the switch links ran */
+	unsigned path_layers, class_vls;     /* its layers, and the VLs they take */
+	unsigned layer_vls;                  /* the VLs the switch links ran */
 	uint64_t sweeps;
 	/* the layers above (the SA, the standby sync), in the order main added them */
 	struct sm_listener listeners[SM_MAX_LISTENERS];

@@ -272,6 +272,31 @@ static void engine_sl2vl(struct sm *sm, uint32_t node)
 	}
 }
 
+/* An engine whose table depends on the output only: one Set per output that differs, for
+ * all its inputs at once. */
+static void engine_sl2vl_by_output(struct sm *sm, uint32_t node)
+{
+	struct topo *t = &sm->topo;
+	const struct topo_node *n = &t->nodes[node];
+	const struct topo_switch *sw = &t->sws[n->sw];
+	unsigned np = n->nports + 1u;
+	for (unsigned o = 1; o <= n->nports; o++) {
+		if (!port_is_up_link(t, &t->ports[n->first_port + o]))
+			continue;
+		uint64_t want;
+		if (!routing_sl2vl(sm->engine, sm->engine_state, &sm->rctx, n->sw, 0, (uint8_t)o,
+		                   &want))
+			return;
+		for (unsigned i = 0; i < np; i++) {
+			if (i == o || topo_switch_sl2vl(t, sw, np, i, o) == want)
+				continue;
+			struct vl_ref ref = {.port = n->first_port, .mod = 0x20000 | o};
+			send_sl2vl(sm, ref.port, ref.mod, want, &ref, on_switch_sl2vl);
+			break;
+		}
+	}
+}
+
 /* A switch's SL-to-VL tables by optimized programming: one Set for every input/output pair
  * with the table most outputs want, then one per output that runs another number of VLs. */
 static void switch_sl2vl(struct sm *sm, uint32_t node)
@@ -282,6 +307,11 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 	const struct topo_port *p0 = &t->ports[n->first_port];
 	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) || (p0->refused & TOPO_REFUSED_SL2VL))
 		return;
+	if (engine_tables(sm) && sm->engine->sl2vl_by_output &&
+	    sw->si.optimized_sl2vl_programming) {
+		engine_sl2vl_by_output(sm, node);
+		return;
+	}
 	if (engine_tables(sm) &&
 	    (!sm->engine->sl2vl_by_vls || !sw->si.optimized_sl2vl_programming)) {
 		engine_sl2vl(sm, node);

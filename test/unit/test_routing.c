@@ -26,6 +26,16 @@ static uint8_t probe_sl(void *arg, uint16_t slid, uint16_t dlid)
 	return routing_path_sl(p->e, p->state, p->ctx, slid, dlid);
 }
 
+/* the VL a hop takes, by the engine's SL-to-VL table (all inputs alike for these engines) */
+static uint8_t probe_vl(void *arg, uint32_t sw, uint8_t out, uint8_t sl)
+{
+	const struct sl_probe *p = arg;
+	uint64_t packed;
+	if (!routing_sl2vl(p->e, p->state, p->ctx, sw, 0, out, &packed))
+		return sl;
+	return (uint8_t)((packed >> (4 * (15 - sl))) & 0xf);
+}
+
 /* As the SM's routing phase runs an engine, with a configuration (NULL: the defaults). 0,
  * or -1 with the engine's reason in why. With routes, what the tables do is checked with
  * the engine's SLs (its path_sl hook) and layers the number of layers it used. */
@@ -51,7 +61,7 @@ static int run_engine_full(struct topo *t, const char *name, const struct ibsmd_
 	}
 	if (rc == 0 && routes) {
 		struct sl_probe pr = {e, state, &ctx};
-		fix_check_routes_sl(t, probe_sl, &pr, routes);
+		fix_check_routes_vl(t, probe_sl, e->sl2vl ? probe_vl : NULL, &pr, routes);
 	}
 	if (layers)
 		*layers = routing_layers(e, state);
@@ -506,6 +516,92 @@ START_TEST(nue_random_graphs)
 }
 END_TEST
 
+/* dor and torus on meshes and tori cabled by port pairs: every pair by a shortest path, no
+ * credit loop with each hop on the VL the engine's tables give it (datelines: 2 VLs), the
+ * same tables on one VL loop on every torus with a ring of 4 or more; SLs: one dateline bit
+ * per dimension. */
+START_TEST(grid_engines)
+{
+	const char *engine = _i ? "torus" : "dor";
+	static const struct {
+		unsigned n[3], nd;
+		bool torus;
+	} cases[] = {{{4, 4}, 2, true},     {{3, 3, 3}, 3, true}, {{4, 4, 4}, 3, true},
+	             {{4, 3, 5}, 3, false}, {{5, 4}, 2, true},    {{6, 2, 3}, 3, true}};
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct topo t;
+		topo_init(&t);
+		uint32_t h = fix_grid(&t, cases[k].n, cases[k].nd, cases[k].torus, 1);
+		fix_finish(&t, h, NULL);
+		char why[512];
+		struct fix_routes r;
+		unsigned layers = 0;
+		ck_assert_msg(run_engine_full(&t, engine, NULL, why, sizeof(why), &r, &layers) == 0,
+		              "%s, case %u: %s", engine, k, why);
+		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%s, case %u: %s", engine, k,
+		              r.first_problem);
+		ck_assert_msg(r.longer_than_shortest == 0, "%s, case %u: %llu not shortest", engine,
+		              k, (unsigned long long)r.longer_than_shortest);
+		ck_assert_msg(!r.credit_loop, "%s, case %u: credit loop", engine, k);
+		ck_assert_uint_eq(layers, cases[k].torus ? 1u << cases[k].nd : 1u);
+		/* rings of 3 never chain two hops of one dimension: no loop to break there */
+		if (cases[k].torus &&
+		    (cases[k].n[0] > 3 || cases[k].n[1] > 3 || cases[k].n[2] > 3)) {
+			struct fix_routes flat;
+			fix_check_routes(&t, &flat);
+			ck_assert_msg(flat.credit_loop, "case %u: a torus without datelines", k);
+		}
+		topo_free(&t);
+	}
+}
+END_TEST
+
+/* A failed link: torus routes around it, free of credit loops; dor refuses, naming it. A
+ * failed switch: torus fails naming two switches it cannot join in order, nue routes. Not
+ * a grid: both refuse. */
+START_TEST(grid_failures)
+{
+	static const unsigned n[3] = {4, 4, 4};
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_grid(&t, n, 3, true, 1);
+	/* switch (1,2,3) loses its plus-y link (port 1 + 2 + 2 = 5) */
+	uint32_t sw = 1 + 4 * (2 + 4 * 3), p = topo_port(&t, sw, 5), peer = t.ports[p].peer;
+	topo_unlink(&t, p);
+	t.ports[p].pi.port_state = t.ports[peer].pi.port_state = PORT_STATE_DOWN;
+	fix_finish(&t, h, NULL);
+	char why[512];
+	struct fix_routes r;
+	ck_assert_int_eq(run_engine_full(&t, "dor", NULL, why, sizeof(why), NULL, NULL), -1);
+	ck_assert_msg(strstr(why, "has no link in dimension 1 (port 5)"), "%s", why);
+	ck_assert_int_eq(run_engine_full(&t, "torus", NULL, why, sizeof(why), &r, NULL), 0);
+	ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%s", r.first_problem);
+	ck_assert_msg(!r.credit_loop, "torus around a failed link: credit loop");
+	topo_free(&t);
+
+	/* switch (2,2,2) dies */
+	topo_init(&t);
+	h = fix_grid(&t, n, 3, true, 1);
+	uint32_t dead = 2 + 4 * (2 + 4 * 2);
+	for (unsigned q = 0; q <= t.nodes[dead].nports; q++)
+		topo_unlink(&t, t.nodes[dead].first_port + q);
+	fix_finish(&t, h, NULL);
+	ck_assert_int_eq(run_engine_full(&t, "torus", NULL, why, sizeof(why), NULL, NULL), -1);
+	ck_assert_msg(strstr(why, "in dimension order"), "%s", why);
+	ck_assert_int_eq(run_engine_full(&t, "nue", NULL, why, sizeof(why), &r, NULL), 0);
+	ck_assert_msg(r.unreachable == 0 && !r.credit_loop, "nue: %s", r.first_problem);
+	topo_free(&t);
+
+	/* a fat tree is no grid */
+	topo_init(&t);
+	h = fix_fattree(&t, 4, 2, 2);
+	fix_finish(&t, h, NULL);
+	ck_assert_int_eq(run_engine_full(&t, "dor", NULL, why, sizeof(why), NULL, NULL), -1);
+	ck_assert_msg(strstr(why, "dor: "), "%s", why);
+	topo_free(&t);
+}
+END_TEST
+
 START_TEST(fat_tree)
 {
 	struct topo t;
@@ -772,6 +868,8 @@ START_TEST(chain_names)
 	ck_assert_ptr_nonnull(routing_find("sssp"));
 	ck_assert_ptr_nonnull(routing_find("dfsssp"));
 	ck_assert_ptr_nonnull(routing_find("nue"));
+	ck_assert_ptr_nonnull(routing_find("dor"));
+	ck_assert_ptr_nonnull(routing_find("torus"));
 	ck_assert_ptr_nonnull(routing_find("file"));
 	ck_assert_ptr_null(routing_find("nonsense"));
 }
@@ -786,6 +884,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, updn_random_graphs, 0, 3);
 	tcase_add_test(tc, dfsssp_random_graphs);
 	tcase_add_test(tc, nue_random_graphs);
+	tcase_add_loop_test(tc, grid_engines, 0, 2);
+	tcase_add_test(tc, grid_failures);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
 	tcase_add_test(tc, ftree_missing_links);

@@ -173,6 +173,31 @@ uint32_t fix_torus(struct topo *t, unsigned x, unsigned y, unsigned hosts)
 	return first;
 }
 
+uint32_t fix_grid(struct topo *t, const unsigned *n, unsigned ndims, bool torus, unsigned hosts)
+{
+	uint32_t first = TOPO_NONE, base = t->nnodes, total = 1;
+	for (unsigned d = 0; d < ndims; d++)
+		total *= n[d];
+	for (uint32_t i = 0; i < total; i++)
+		fix_switch(t, hosts + 2 * ndims);
+	for (uint32_t i = 0; i < total; i++) {
+		unsigned c[3] = {0}, r = i;
+		for (unsigned d = 0; d < ndims; d++) {
+			c[d] = r % n[d];
+			r /= n[d];
+		}
+		for (unsigned d = 0, stride = 1; d < ndims; stride *= n[d], d++) {
+			if (c[d] + 1 == n[d] && (!torus || n[d] <= 2))
+				continue;
+			uint32_t j = c[d] + 1 == n[d] ? i - c[d] * stride : i + stride;
+			fix_link(t, base + i, hosts + 2 * d + 2, base + j, hosts + 2 * d + 1);
+		}
+	}
+	for (uint32_t i = 0; i < total; i++)
+		hosts_on(t, base + i, hosts, &first);
+	return first;
+}
+
 /* ---- the checker ---- */
 
 static bool cdg_has_cycle(uint32_t nch, const uint32_t *start, const uint32_t *to)
@@ -224,6 +249,12 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out)
 }
 
 void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struct fix_routes *out)
+{
+	fix_check_routes_vl(t, sl_of, NULL, arg, out);
+}
+
+void fix_check_routes_vl(const struct topo *t, fix_sl_fn sl_of, fix_vl_fn vl_of, void *arg,
+                         struct fix_routes *out)
 {
 	memset(out, 0, sizeof(*out));
 	uint32_t ns = t->nsws;
@@ -308,8 +339,7 @@ void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struc
 	 * port (its link into its switch is the first channel held) to every LID, as fabricsim
 	 * verify and ibdmchk judge it; switches' own traffic is management on VL15, outside
 	 * credit flow control. A packet holding channel a and waiting for b adds a -> b.
-	 * Channels are (port, SL): each SL is a VL of its own on every link (the engines that
-	 * give SLs map them so on switch links). */
+	 * Channels are (port, VL): by vl_of, else each SL a VL of its own. */
 	for (uint32_t src = 0; src < t->nports; src++) {
 		const struct topo_port *sp = &t->ports[src];
 		if (topo_is_switch(t, sp->node) || !topo_port_linked(t, src) || !sp->lid ||
@@ -329,11 +359,12 @@ void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struc
 				uint32_t ch = n->first_port + o, peer = t->ports[ch].peer;
 				if (peer == TOPO_NONE)
 					break;
+				uint32_t vl = vl_of ? vl_of(arg, s, o, (uint8_t)sl) & 0xf : sl;
 				uint64_t *e = vec_push(&deps);
-				*e = (uint64_t)held << 32 | (ch * 16 + sl);
+				*e = (uint64_t)held << 32 | (ch * 16 + vl);
 				if (!topo_is_switch(t, t->ports[peer].node))
 					break;
-				held = ch * 16 + sl;
+				held = ch * 16 + vl;
 				s = t->nodes[t->ports[peer].node].sw;
 			}
 		}

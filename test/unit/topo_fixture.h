@@ -29,6 +29,10 @@ uint32_t fix_fattree(struct topo *t, unsigned leaves, unsigned spines, unsigned 
 /* A complete 3-level fat tree of k-port switches (k^3/4 hosts). */
 uint32_t fix_fattree3(struct topo *t, unsigned k);
 uint32_t fix_torus(struct topo *t, unsigned x, unsigned y, unsigned hosts);
+/* A mesh or torus cabled by port pairs as fabricsim does: hosts on ports 1..hosts, dimension
+ * d's link from port hosts + 2d + 2 to the next switch's port hosts + 2d + 1 (the last
+ * position wraps to 0 on a torus). Switch at (x, y, z) is node base + x + n0 (y + n1 z). */
+uint32_t fix_grid(struct topo *t, const unsigned *n, unsigned ndims, bool torus, unsigned hosts);
 /* switches of radix ports joined by a random spanning tree and up to extra_links more random
  * links (parallel links included, as real fabrics have them), hosts on each; the same seed
  * gives the same graph */
@@ -47,5 +51,10 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out);
  * every SL as a VL of its own. */
 typedef uint8_t (*fix_sl_fn)(void *arg, uint16_t slid, uint16_t dlid);
 void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struct fix_routes *out);
+/* ... and with the VL each hop takes (vl_of: switch index, output port, SL; NULL: VL = SL),
+ * as the engine's SL-to-VL tables map it. */
+typedef uint8_t (*fix_vl_fn)(void *arg, uint32_t sw, uint8_t out, uint8_t sl);
+void fix_check_routes_vl(const struct topo *t, fix_sl_fn sl_of, fix_vl_fn vl_of, void *arg,
+                         struct fix_routes *out);
 
 #endif

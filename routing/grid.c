@@ -1,0 +1,396 @@
+/* Meshes and tori found in the cabling (see grid.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/grid.h"
+
+#define NONE    UINT32_MAX
+#define NOWHERE UINT16_MAX
+
+static const char *sw_name(const struct routing_ctx *ctx, uint32_t s)
+{
+	const struct topo_node *n = &ctx->t->nodes[ctx->t->sws[s].node];
+	return n->desc[0] ? n->desc : "?";
+}
+
+/* The peer switch of s by port p, NONE without a switch link there. */
+static uint32_t peer_by_port(const struct routing_ctx *ctx, uint32_t s, unsigned p)
+{
+	for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++)
+		if (ctx->adj[e].port == p)
+			return ctx->adj[e].to;
+	return NONE;
+}
+
+static unsigned peer_port(const struct routing_ctx *ctx, uint32_t s, unsigned p)
+{
+	const struct topo *t = ctx->t;
+	uint32_t peer = t->ports[t->nodes[t->sws[s].node].first_port + p].peer;
+	return peer == TOPO_NONE ? 0 : t->ports[peer].num;
+}
+
+/* The port pairs most links use: the dimensions, lowest ports first. */
+static int find_dims(struct grid *g, struct routing_ctx *ctx, const char *engine)
+{
+	uint32_t *count = calloc(256 * 256, sizeof(uint32_t));
+	if (!count) {
+		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+		return -1;
+	}
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			unsigned p = ctx->adj[e].port, q = peer_port(ctx, s, p);
+			if (p != q)
+				count[(p < q ? p : q) * 256 + (p < q ? q : p)]++;
+		}
+	uint32_t best = 0;
+	for (uint32_t i = 0; i < 256 * 256; i++)
+		if (count[i] > best)
+			best = count[i];
+	bool used[256] = {false};
+	g->ndims = 0;
+	while (best && g->ndims < GRID_MAX_DIMS) {
+		uint32_t pick = NONE;
+		for (uint32_t i = 0; i < 256 * 256; i++)
+			if (count[i] && count[i] * 4 >= best && !used[i / 256] && !used[i % 256] &&
+			    (pick == NONE || count[i] > count[pick]))
+				pick = i;
+		if (pick == NONE)
+			break;
+		used[pick / 256] = used[pick % 256] = true;
+		/* the higher port leads plus (fabricsim's cabling; any consistent choice works) */
+		g->minus[g->ndims] = (uint8_t)(pick / 256);
+		g->plus[g->ndims] = (uint8_t)(pick % 256);
+		g->ndims++;
+		count[pick] = 0;
+	}
+	free(count);
+	if (!g->ndims) {
+		snprintf(ctx->why, sizeof(ctx->why),
+		         "%s: no grid in the cabling (no pair of ports that links join)", engine);
+		return -1;
+	}
+	/* dimensions in port order: x first */
+	for (unsigned i = 0; i < g->ndims; i++)
+		for (unsigned j = i + 1; j < g->ndims; j++)
+			if (g->minus[j] < g->minus[i]) {
+				uint8_t m = g->minus[i], p = g->plus[i];
+				g->minus[i] = g->minus[j];
+				g->plus[i] = g->plus[j];
+				g->minus[j] = m;
+				g->plus[j] = p;
+			}
+	return 0;
+}
+
+/* Every switch link must join plus[d] to minus[d] of some dimension. */
+static int check_cabling(const struct grid *g, struct routing_ctx *ctx, const char *engine)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			unsigned p = ctx->adj[e].port, q = peer_port(ctx, s, p), d = 0;
+			for (; d < g->ndims; d++)
+				if ((p == g->plus[d] && q == g->minus[d]) ||
+				    (p == g->minus[d] && q == g->plus[d]))
+					break;
+			if (d == g->ndims) {
+				snprintf(ctx->why, sizeof(ctx->why),
+				         "%s: switch \"%s\" port %u leads to \"%s\" port %u, which "
+				         "is not "
+				         "a dimension of the grid (its links join ports %u-%u%s%s)",
+				         engine, sw_name(ctx, s), p, sw_name(ctx, ctx->adj[e].to),
+				         q, g->plus[0], g->minus[0], g->ndims > 1 ? ", ..." : "",
+				         "");
+				return -1;
+			}
+		}
+	return 0;
+}
+
+/* Ring length of dimension d: the steps plus-ward from some switch back to itself (0: no
+ * ring closes: a line). */
+static uint16_t ring_length(const struct grid *g, const struct routing_ctx *ctx, unsigned d)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		uint32_t x = s;
+		for (unsigned k = 1; k <= ctx->nsw && k < NOWHERE; k++) {
+			x = peer_by_port(ctx, x, g->plus[d]);
+			if (x == NONE)
+				break;
+			if (x == s)
+				return (uint16_t)k;
+		}
+	}
+	return 0;
+}
+
+static uint32_t pos_of(const struct grid *g, const uint16_t *c)
+{
+	uint32_t p = 0;
+	for (unsigned d = g->ndims; d-- > 0;)
+		p = p * g->n[d] + c[d];
+	return p;
+}
+
+int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
+{
+	memset(g, 0, sizeof(*g));
+	uint32_t ns = ctx->nsw;
+	if (find_dims(g, ctx, engine) < 0 || check_cabling(g, ctx, engine) < 0)
+		return -1;
+	/* coordinates as offsets from the seed (the lowest GUID), wrapped on rings */
+	uint32_t seed = NONE;
+	for (uint32_t s = 0; s < ns; s++)
+		if (ctx->adj_start[s] != ctx->adj_start[s + 1] &&
+		    (seed == NONE || ctx->t->nodes[ctx->t->sws[s].node].guid <
+		                         ctx->t->nodes[ctx->t->sws[seed].node].guid))
+			seed = s;
+	if (seed == NONE) {
+		snprintf(ctx->why, sizeof(ctx->why), "%s: no switch links", engine);
+		return -1;
+	}
+	for (unsigned d = 0; d < g->ndims; d++) {
+		g->n[d] = ring_length(g, ctx, d);
+		g->ring[d] = g->n[d] != 0;
+	}
+	int32_t *c = malloc(sizeof(int32_t) * GRID_MAX_DIMS * (ns + 1));
+	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
+	bool *seen = calloc(ns + 1, sizeof(bool));
+	int rc = -1;
+	if (!c || !queue || !seen)
+		goto oom;
+	uint32_t head = 0, tail = 0;
+	seen[seed] = true;
+	memset(c + seed * GRID_MAX_DIMS, 0, sizeof(int32_t) * GRID_MAX_DIMS);
+	queue[tail++] = seed;
+	while (head < tail) {
+		uint32_t s = queue[head++];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint32_t m = ctx->adj[e].to;
+			unsigned p = ctx->adj[e].port, d = 0;
+			while (p != g->plus[d] && p != g->minus[d])
+				d++;
+			int32_t want[GRID_MAX_DIMS];
+			memcpy(want, c + s * GRID_MAX_DIMS, sizeof(want));
+			want[d] += p == g->plus[d] ? 1 : -1;
+			if (g->ring[d])
+				want[d] = (want[d] + g->n[d]) % g->n[d];
+			if (!seen[m]) {
+				seen[m] = true;
+				memcpy(c + m * GRID_MAX_DIMS, want, sizeof(want));
+				queue[tail++] = m;
+			} else if (memcmp(c + m * GRID_MAX_DIMS, want,
+			                  sizeof(int32_t) * g->ndims)) {
+				snprintf(
+				    ctx->why, sizeof(ctx->why),
+				    "%s: switch \"%s\" is reached at two places of the grid (from "
+				    "\"%s\" by port %u): not a mesh or torus",
+				    engine, sw_name(ctx, m), sw_name(ctx, s), p);
+				goto out;
+			}
+		}
+	}
+	/* lines: from 0 to their extent */
+	for (unsigned d = 0; d < g->ndims; d++) {
+		if (g->ring[d])
+			continue;
+		int32_t lo = 0, hi = 0;
+		for (uint32_t s = 0; s < ns; s++)
+			if (seen[s]) {
+				int32_t v = c[s * GRID_MAX_DIMS + d];
+				lo = v < lo ? v : lo;
+				hi = v > hi ? v : hi;
+			}
+		for (uint32_t s = 0; s < ns; s++)
+			c[s * GRID_MAX_DIMS + d] -= lo;
+		if (hi - lo + 1 >= NOWHERE) {
+			snprintf(ctx->why, sizeof(ctx->why), "%s: dimension %u too long", engine,
+			         d);
+			goto out;
+		}
+		g->n[d] = (uint16_t)(hi - lo + 1);
+	}
+	g->npos = 1;
+	for (unsigned d = 0; d < g->ndims; d++)
+		g->npos *= g->n[d];
+	if (g->npos > 16u * ns + 64) {
+		snprintf(ctx->why, sizeof(ctx->why),
+		         "%s: the grid would have %u places for %u switches: not a mesh or torus",
+		         engine, g->npos, ns);
+		goto out;
+	}
+	g->coord = malloc(sizeof(uint16_t) * GRID_MAX_DIMS * (ns + 1));
+	g->at = malloc(sizeof(uint32_t) * (g->npos + 1));
+	g->gap = calloc((size_t)g->npos * GRID_MAX_DIMS + 1, 1);
+	g->broken = calloc((size_t)g->npos * GRID_MAX_DIMS + 1, sizeof(bool));
+	if (!g->coord || !g->at || !g->gap || !g->broken)
+		goto oom;
+	for (uint32_t p = 0; p < g->npos; p++)
+		g->at[p] = NONE;
+	for (uint32_t s = 0; s < ns; s++) {
+		uint16_t *cs = g->coord + s * GRID_MAX_DIMS;
+		for (unsigned d = 0; d < GRID_MAX_DIMS; d++)
+			cs[d] = seen[s] && d < g->ndims ? (uint16_t)c[s * GRID_MAX_DIMS + d] : 0;
+		if (!seen[s]) {
+			cs[0] = NOWHERE;
+			continue;
+		}
+		uint32_t p = pos_of(g, cs);
+		if (g->at[p] != NONE) {
+			snprintf(ctx->why, sizeof(ctx->why),
+			         "%s: switches \"%s\" and \"%s\" take the same place of the grid",
+			         engine, sw_name(ctx, g->at[p]), sw_name(ctx, s));
+			goto out;
+		}
+		g->at[p] = s;
+	}
+	/* gaps: a plus link missing where the grid has one (a ring's every position, a line's
+	 * all but the last); a ring with a gap is broken */
+	for (uint32_t p = 0; p < g->npos; p++) {
+		uint16_t cp[GRID_MAX_DIMS] = {0};
+		for (unsigned d = 0, r = p; d < g->ndims; d++) {
+			cp[d] = (uint16_t)(r % g->n[d]);
+			r /= g->n[d];
+		}
+		for (unsigned d = 0; d < g->ndims; d++) {
+			if (!g->ring[d] && cp[d] + 1u == g->n[d])
+				continue;
+			uint32_t s = g->at[p];
+			if (s != NONE && peer_by_port(ctx, s, g->plus[d]) != NONE)
+				continue;
+			g->gap[p * GRID_MAX_DIMS + d] = 1;
+			uint16_t base[GRID_MAX_DIMS];
+			memcpy(base, cp, sizeof(base));
+			base[d] = 0;
+			g->broken[pos_of(g, base) * GRID_MAX_DIMS + d] = true;
+		}
+	}
+	rc = 0;
+	goto out;
+oom:
+	snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+out:
+	free(c);
+	free(queue);
+	free(seen);
+	if (rc < 0)
+		grid_free(g);
+	return rc;
+}
+
+void grid_free(struct grid *g)
+{
+	free(g->coord);
+	free(g->at);
+	free(g->gap);
+	free(g->broken);
+	g->coord = NULL;
+	g->at = NULL;
+	g->gap = NULL;
+	g->broken = NULL;
+}
+
+static bool in_grid(const struct grid *g, uint32_t s)
+{
+	return g->coord && g->coord[s * GRID_MAX_DIMS] != NOWHERE;
+}
+
+static bool broken_at(const struct grid *g, const uint16_t *c, unsigned d)
+{
+	uint16_t base[GRID_MAX_DIMS];
+	memcpy(base, c, sizeof(base));
+	base[d] = 0;
+	return g->broken[pos_of(g, base) * GRID_MAX_DIMS + d];
+}
+
+bool grid_ring_broken(const struct grid *g, uint32_t s, unsigned d)
+{
+	return in_grid(g, s) && broken_at(g, g->coord + s * GRID_MAX_DIMS, d);
+}
+
+/* Is every plus link from position `from`, `len` steps along d (wrapping), present? */
+static bool clear(const struct grid *g, const uint16_t *c, unsigned d, unsigned from, unsigned len)
+{
+	uint16_t x[GRID_MAX_DIMS];
+	memcpy(x, c, sizeof(x));
+	for (unsigned k = 0; k < len; k++) {
+		x[d] = (uint16_t)((from + k) % g->n[d]);
+		if (g->gap[pos_of(g, x) * GRID_MAX_DIMS + d])
+			return false;
+	}
+	return true;
+}
+
+/* The way along dimension d from a to b at coordinates c: *plus, *crosses (the dateline);
+ * false when cut. */
+static bool way(const struct grid *g, const uint16_t *c, unsigned d, unsigned a, unsigned b,
+                bool *plus, bool *crosses)
+{
+	unsigned n = g->n[d];
+	if (!g->ring[d]) {
+		*plus = b > a;
+		*crosses = false;
+		return *plus ? clear(g, c, d, a, b - a) : clear(g, c, d, b, a - b);
+	}
+	unsigned fwd = (b + n - a) % n, bwd = n - fwd;
+	bool intact = !broken_at(g, c, d);
+	bool pf = intact || clear(g, c, d, a, fwd), pb = intact || clear(g, c, d, b, bwd);
+	if (!pf && !pb)
+		return false;
+	*plus = pf && (!pb || fwd <= bwd);
+	*crosses = intact && (*plus ? a > b : a < b);
+	return true;
+}
+
+bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool *plus)
+{
+	if (!in_grid(g, s) || !in_grid(g, t))
+		return false;
+	const uint16_t *cs = g->coord + s * GRID_MAX_DIMS, *ct = g->coord + t * GRID_MAX_DIMS;
+	for (unsigned d = 0; d < g->ndims; d++) {
+		if (cs[d] == ct[d])
+			continue;
+		bool crosses;
+		*dim = d;
+		return way(g, cs, d, cs[d], ct[d], plus, &crosses);
+	}
+	return false;
+}
+
+uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t)
+{
+	if (!in_grid(g, s) || !in_grid(g, t))
+		return 0;
+	uint16_t cur[GRID_MAX_DIMS];
+	memcpy(cur, g->coord + s * GRID_MAX_DIMS, sizeof(cur));
+	const uint16_t *ct = g->coord + t * GRID_MAX_DIMS;
+	uint8_t bits = 0;
+	for (unsigned d = 0; d < g->ndims; d++) {
+		if (cur[d] == ct[d])
+			continue;
+		bool plus, crosses;
+		if (way(g, cur, d, cur[d], ct[d], &plus, &crosses) && crosses)
+			bits |= (uint8_t)(1u << d);
+		cur[d] = ct[d];
+	}
+	return bits;
+}
+
+uint8_t grid_vl(const struct grid *g, uint32_t s, unsigned out, uint8_t bits)
+{
+	if (!in_grid(g, s))
+		return 0;
+	for (unsigned d = 0; d < g->ndims; d++) {
+		if (out != g->plus[d] && out != g->minus[d])
+			continue;
+		const uint16_t *cs = g->coord + s * GRID_MAX_DIMS;
+		if (!g->ring[d] || broken_at(g, cs, d) || !(bits & (1u << d)))
+			return 0;
+		bool plus = out == g->plus[d];
+		unsigned i = cs[d], n = g->n[d];
+		if (plus ? i + 1 == n : i == 0)
+			return 0; /* the dateline itself: from here on VL0 */
+		return plus ? 2 * i >= n : 2 * i < n;
+	}
+	return 0;
+}

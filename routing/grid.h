@@ -1,0 +1,56 @@
+/* Meshes and tori found in the cabling, for dimension-order routing (dor, torus).
+ *
+ * A grid is cabled by port pairs: in dimension d every link joins port plus[d] of one switch
+ * to port minus[d] of the next (fabricsim's grids, and the way tori are cabled by hand). The
+ * pairs are read off the links (the pairs most links use), then every switch gets a
+ * coordinate by walking from the switch with the lowest GUID; a dimension is a ring (torus)
+ * when its rings close somewhere, a line (mesh) otherwise. A link missing from a ring makes
+ * that ring a line: routes go round the other way, and cannot deadlock in it.
+ *
+ * Dimension-order routing corrects the coordinates in order, each by the shorter way round
+ * (ties: plus) on an intact ring, the way that avoids the gap on a broken one. On an intact
+ * ring a packet that crosses the dateline (the link from the last position back to 0) changes
+ * from VL1 to VL0 there: paths that cross it hold VL1 before it and VL0 from it on, all
+ * others VL0, so neither VL closes the ring. Switches cannot see whether a packet crossed, but
+ * on shortest routes its position tells: going plus, a crossing packet is still before the
+ * dateline exactly at positions i with 2i >= n; going minus, at 2i < n. The path's SL carries
+ * one bit per dimension: whether it crosses that dimension's dateline. */
+#ifndef IBSMD_ROUTING_GRID_H
+#define IBSMD_ROUTING_GRID_H
+
+#include "routing/engine.h"
+
+#define GRID_MAX_DIMS 3
+
+struct grid {
+	unsigned ndims;
+	uint8_t plus[GRID_MAX_DIMS], minus[GRID_MAX_DIMS]; /* the ports of each dimension */
+	uint16_t n[GRID_MAX_DIMS];                         /* positions */
+	bool ring[GRID_MAX_DIMS];                          /* a torus dimension */
+	uint16_t *coord; /* per switch: ndims coordinates; UINT16_MAX: not in the grid */
+	uint32_t *at;    /* per position (x + n0 (y + n1 z)): the switch, UINT32_MAX */
+	uint8_t *gap;    /* per position and dimension: the plus link from it is missing */
+	uint32_t npos;
+	bool *broken; /* per ring (position with that coordinate 0, and dimension) */
+};
+
+/* Find the grid in ctx's switch graph: 0, or -1 with ctx->why naming the engine, the switch
+ * and the port that does not fit. */
+int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine);
+void grid_free(struct grid *g);
+
+/* Is the ring of switch s in dimension d cut somewhere? */
+bool grid_ring_broken(const struct grid *g, uint32_t s, unsigned d);
+
+/* The dimension-order hop from switch s towards switch t: *dim and *plus (direction), false
+ * when s is t or the way is cut (a ring broken twice between them, a line's gap). */
+bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool *plus);
+
+/* The dateline bits (bit d: the route crosses dimension d's dateline) of the route s -> t;
+ * the SL of its paths. */
+uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t);
+
+/* The VL (0 or 1) of a packet with dateline bits `bits` leaving switch s by port out. */
+uint8_t grid_vl(const struct grid *g, uint32_t s, unsigned out, uint8_t bits);
+
+#endif

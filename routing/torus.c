@@ -1,0 +1,214 @@
+/* dor and torus: dimension-order routing on meshes and tori found in the cabling
+ * (routing/grid.c), free of credit loops: on a mesh by the order alone, on a torus with a
+ * dateline per ring over two VLs. The SL of a path carries one bit per dimension (whether it
+ * crosses that dateline); QoS classes stack on top (SL = class x 2^dims + bits, two VLs per
+ * class).
+ *
+ * torus also routes around a failed link or switch: a ring with a gap is a line, routed the
+ * way round that avoids it (a line cannot deadlock); a pair a dimension cannot join in order
+ * (a ring cut twice between them) fails the engine with the switches named. dor refuses a
+ * grid with gaps, naming the first, for sites that want the plain order or nothing. */
+#include <stdlib.h>
+
+#include "routing/grid.h"
+
+#define NONE UINT32_MAX
+
+struct torus {
+	bool tolerant; /* torus: route around gaps */
+	struct grid g;
+	bool rings; /* some dimension is a ring: two VLs */
+	uint32_t nlids;
+	uint32_t *lid_sw; /* LID -> the switch it hangs off (NONE) */
+};
+
+static int setup(struct routing_ctx *ctx, void **state, bool tolerant)
+{
+	struct torus *st = calloc(1, sizeof(*st));
+	if (!st) {
+		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory",
+		         tolerant ? "torus" : "dor");
+		return -1;
+	}
+	st->tolerant = tolerant;
+	*state = st;
+	return 0;
+}
+
+static int dor_setup(struct routing_ctx *ctx, void **state)
+{
+	return setup(ctx, state, false);
+}
+
+static int torus_setup(struct routing_ctx *ctx, void **state)
+{
+	return setup(ctx, state, true);
+}
+
+static void torus_free(void *state)
+{
+	struct torus *st = state;
+	if (!st)
+		return;
+	grid_free(&st->g);
+	free(st->lid_sw);
+	free(st);
+}
+
+static const char *sw_name(const struct routing_ctx *ctx, uint32_t s)
+{
+	return ctx->t->nodes[ctx->t->sws[s].node].desc;
+}
+
+static int torus_unicast(struct routing_ctx *ctx, void *state)
+{
+	struct torus *st = state;
+	const char *engine = st->tolerant ? "torus" : "dor";
+	struct grid *g = &st->g;
+	if (grid_find(g, ctx, engine) < 0)
+		return -1;
+	for (unsigned d = 0; d < g->ndims; d++)
+		st->rings |= g->ring[d];
+	if (!st->tolerant)
+		for (uint32_t p = 0; p < g->npos * GRID_MAX_DIMS; p++)
+			if (g->gap[p]) {
+				unsigned d = p % GRID_MAX_DIMS;
+				uint32_t s = g->at[p / GRID_MAX_DIMS];
+				snprintf(
+				    ctx->why, sizeof(ctx->why),
+				    "dor: %s%s%s has no link in dimension %u (port %u): the grid "
+				    "has a gap (torus routes around it)",
+				    s == NONE ? "a switch is missing" : "switch \"",
+				    s == NONE ? "" : sw_name(ctx, s), s == NONE ? "" : "\"", d,
+				    g->plus[d]);
+				return -1;
+			}
+	unsigned vls = routing_link_vls(ctx);
+	if (st->rings && vls < 2) {
+		snprintf(ctx->why, sizeof(ctx->why),
+		         "%s: a torus needs 2 VLs for its datelines, and the switch links run 1",
+		         engine);
+		return -1;
+	}
+	st->nlids = (uint32_t)ctx->max_lid + 1;
+	st->lid_sw = malloc(sizeof(uint32_t) * st->nlids);
+	bool *leaf = malloc(sizeof(bool) * (ctx->nsw + 1));
+	if (!st->lid_sw || !leaf) {
+		free(leaf);
+		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+		return -1;
+	}
+	for (uint32_t l = 0; l < st->nlids; l++)
+		st->lid_sw[l] = NONE;
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		leaf[s] = false;
+		for (uint32_t i = ctx->dst_start[s]; i < ctx->dst_start[s + 1]; i++) {
+			st->lid_sw[ctx->dst[i].lid] = s;
+			leaf[s] |= ctx->dst[i].port != 0;
+		}
+	}
+	int rc = 0;
+	for (uint32_t t = 0; t < ctx->nsw && !rc; t++) {
+		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
+			continue;
+		routing_assign_local(ctx, t);
+		for (uint32_t s = 0; s < ctx->nsw; s++) {
+			if (s == t || ctx->adj_start[s] == ctx->adj_start[s + 1])
+				continue;
+			unsigned d;
+			bool plus;
+			if (!grid_hop(g, s, t, &d, &plus)) {
+				if (!leaf[s] || !leaf[t])
+					continue; /* no host traffic between them */
+				snprintf(
+				    ctx->why, sizeof(ctx->why),
+				    "%s: \"%s\" cannot reach \"%s\" in dimension order (a ring or "
+				    "line cut twice between them); nue routes any topology",
+				    engine, sw_name(ctx, s), sw_name(ctx, t));
+				rc = -1;
+				break;
+			}
+			uint8_t port = plus ? g->plus[d] : g->minus[d];
+			for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++)
+				ctx->t->sws[s].lft[ctx->dst[i].lid] = port;
+			ctx->load[ctx->port_base[s] + port] +=
+			    ctx->dst_start[t + 1] - ctx->dst_start[t];
+		}
+	}
+	free(leaf);
+	if (!rc)
+		log_notice(ctx->log, "routing", "%s: %u-dimensional %s of %u x %u x %u positions%s",
+		           engine, g->ndims, st->rings ? "torus" : "mesh", g->n[0],
+		           g->ndims > 1 ? g->n[1] : 1, g->ndims > 2 ? g->n[2] : 1,
+		           st->rings ? "; datelines on VL1/VL0, SL bits per dimension" : "");
+	return rc;
+}
+
+static unsigned torus_layers(const void *state)
+{
+	const struct torus *st = state;
+	return st && st->rings ? 1u << st->g.ndims : 1;
+}
+
+static unsigned torus_layer_vls(const void *state)
+{
+	const struct torus *st = state;
+	return st && st->rings ? 2 : 1;
+}
+
+static uint8_t torus_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
+                             uint16_t dlid)
+{
+	(void)ctx;
+	const struct torus *st = state;
+	if (!st || !st->rings || !st->lid_sw || slid >= st->nlids || dlid >= st->nlids ||
+	    st->lid_sw[slid] == NONE || st->lid_sw[dlid] == NONE)
+		return 0;
+	return grid_dateline_bits(&st->g, st->lid_sw[slid], st->lid_sw[dlid]);
+}
+
+/* SL = class x 2^dims + dateline bits: VL = class x 2 + the dateline VL of this hop. */
+static void torus_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
+                        uint8_t out, uint8_t vl_of_sl[16])
+{
+	(void)in;
+	const struct torus *st = state;
+	const struct topo *t = ctx->t;
+	unsigned nvl = routing_port_vls(t, t->nodes[t->sws[sw].node].first_port + out);
+	unsigned L = torus_layers(st), per = torus_layer_vls(st);
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned v = st && st->rings ? grid_vl(&st->g, sw, out, (uint8_t)(sl % L)) : 0;
+		unsigned vl = (sl / L) * per + v;
+		if (vl >= nvl)
+			vl = v % nvl; /* the class does not fit here: its dateline VL of class 0 */
+		vl_of_sl[sl] = (uint8_t)vl;
+	}
+}
+
+const struct routing_engine routing_dor = {
+    .name = "dor",
+    .summary = "dimension-order routing on meshes and tori (datelines over two VLs); fails "
+               "on a gap",
+    .setup = dor_setup,
+    .unicast = torus_unicast,
+    .path_sl = torus_path_sl,
+    .sl2vl = torus_sl2vl,
+    .sl2vl_by_output = true,
+    .layers = torus_layers,
+    .layer_vls = torus_layer_vls,
+    .teardown = torus_free,
+};
+
+const struct routing_engine routing_torus = {
+    .name = "torus",
+    .summary = "dimension-order routing on meshes and tori (datelines over two VLs), around "
+               "failed links and switches",
+    .setup = torus_setup,
+    .unicast = torus_unicast,
+    .path_sl = torus_path_sl,
+    .sl2vl = torus_sl2vl,
+    .sl2vl_by_output = true,
+    .layers = torus_layers,
+    .layer_vls = torus_layer_vls,
+    .teardown = torus_free,
+};

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# dor and torus, dimension-order routing on meshes and tori found in the cabling, checked
+# from outside:
+# - a 6x6x6 torus: every pair by a shortest path; fabricsim verify following each path's SL
+#   (one dateline bit per dimension, ibsmd-path-sl.dump) through the switches' tables: no
+#   credit loop, while the same tables on SL 0 alone loop (the datelines are needed); the
+#   tables read back with smpquery switch VL1 to VL0 at the dateline and only there;
+# - a 4x4x4 mesh: one SL, no loop;
+# - a failed link: torus routes around it, free of credit loops; dor refuses naming it;
+# - a failed switch: torus says which switches it cannot join in dimension order, and the
+#   chain "torus,nue" routes with nue;
+# - a QoS level stacked on the dateline SLs of an 8x8 torus: its paths on SL 4 + bits, VLs
+#   2-3, verified.
+# Usage: routing_torus.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+need smpquery
+FS="$BUILD/test/fabricsim/fabricsim"
+IBSA="$BUILD/cli/ibsa"
+
+once() { # ENGINE [YAML LINE...]: one sweep, dump files in $WORK/dump
+	local l
+	{
+		echo "routing_engine: \"$1\""
+		shift
+		echo "dump_dir: $WORK/dump"
+		echo "dump_after_sweep: true"
+		for l in "$@"; do echo "$l"; done
+	} >"$WORK/once.yaml"
+	rm -rf "$WORK/dump"
+	ibsmd_once --config "$WORK/once.yaml" || fail "ibsmd --once: $(grep -E 'routing|failed' "$WORK/ibsmd.log" | tail -3)"
+}
+
+verify_sl() { # [--sl N] -- PYTHON-CHECKS: verify following the dumped SLs
+	local args=()
+	while [ "$1" != "--" ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	"$FS" verify --json --path-sl "$WORK/dump/ibsmd-path-sl.dump" "${args[@]}" >"$WORK/verify.json" || true
+	python3 - "$WORK/verify.json" "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for expr in sys.argv[2:]:
+    if not eval(expr):
+        sys.exit(f"verify: failed {expr}: unicast {r['unicast']} loop {r['credit_loops']} "
+                 f"vl_unrun {r['vl_unrun']} issues {r['issues'][:3]}")
+u = r["unicast"]
+sls = [i for i in range(16) if r["sls_used"] >> i & 1]
+print(f"  verify: {u['pairs']} pairs reached, {u['nonminimal']} not minimal, SLs {sls}, no credit loop")
+PY
+}
+clean='r["unicast"]["unreachable"] == 0'
+noloop='not r["credit_loops"]["loop"]'
+
+echo "== torus and dor on a 6x6x6 torus"
+start_fabricsim "torus:dims=6x6x6,hosts=2"
+for e in dor torus; do
+	once "$e"
+	grep -q "routed by $e" "$WORK/ibsmd.log" || fail "not routed by $e: $(grep routing "$WORK/ibsmd.log" | tail -2)"
+	verify_sl -- "$clean" "$noloop" 'r["unicast"]["nonminimal"] == 0' 'r["vl_unrun"] == 0' 'r["sls_used"] == 0xff'
+done
+"$FS" verify --json >"$WORK/flat.json" || true
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["credit_loops"]["loop"] else 1)' "$WORK/flat.json" ||
+	fail "on SL 0 alone the same tables have no loop: the datelines were not needed"
+echo "  on SL 0 alone the same tables loop: the datelines are needed"
+# x: ports 3 (minus) and 4 (plus); position 3 of 6 is before the dateline going plus, 5
+# sends plus across it, 1 is past it
+lid() { "$FS" ctl lids | awk -v n="$1" '$4 == n { print $2 }'; }
+row() { on_sim host-1 smpquery sl2vl "$(lid "$1")" "$2" | grep "in  1, out  $2:" | tr -d ' '; }
+[ "$(row sw-3-0-0 4)" = "ports:in1,out4:|0|1|0|1|0|1|0|1|2|3|2|3|2|3|2|3|" ] ||
+	fail "sw-3-0-0 plus x: $(row sw-3-0-0 4), want crossing SLs (odd) on VL1"
+[ "$(row sw-5-0-0 4)" = "ports:in1,out4:|0|0|0|0|0|0|0|0|2|2|2|2|2|2|2|2|" ] ||
+	fail "sw-5-0-0 over the dateline: $(row sw-5-0-0 4), want VL0"
+[ "$(row sw-1-0-0 4)" = "ports:in1,out4:|0|0|0|0|0|0|0|0|2|2|2|2|2|2|2|2|" ] ||
+	fail "sw-1-0-0 plus x, past the dateline: $(row sw-1-0-0 4), want VL0"
+[ "$(row sw-1-0-0 3)" = "ports:in1,out3:|0|1|0|1|0|1|0|1|2|3|2|3|2|3|2|3|" ] ||
+	fail "sw-1-0-0 minus x, before the dateline: $(row sw-1-0-0 3), want crossing SLs on VL1"
+echo "  smpquery: crossing SLs on VL1 before the dateline, VL0 over it and after"
+stop_sims
+
+echo "== dor on a 4x4x4 mesh"
+start_fabricsim "mesh:dims=4x4x4,hosts=2"
+once dor
+verify_sl -- "$clean" "$noloop" 'r["unicast"]["nonminimal"] == 0' 'r["sls_used"] == 1'
+stop_sims
+
+echo "== a failed link"
+start_fabricsim "torus:dims=5x4x3,hosts=1,missing-links=1,seed=3"
+once "dor,torus"
+grep -q "routed by torus" "$WORK/ibsmd.log" || fail "torus did not route: $(grep routing "$WORK/ibsmd.log" | tail -2)"
+grep -q 'routing engine dor failed: dor: switch "sw-0-1-2" has no link in dimension 1 (port 5): the grid has a gap' "$WORK/ibsmd.log" ||
+	fail "dor's refusal does not name the gap: $(grep 'dor failed' "$WORK/ibsmd.log")"
+verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0'
+echo "  dor refused naming the gap; torus routes around it"
+stop_sims
+
+echo "== a failed switch"
+start_fabricsim "torus:dims=6x6x6,hosts=2,missing-switches=1,seed=5"
+once "torus,nue"
+grep -q "routed by nue" "$WORK/ibsmd.log" || fail "nue did not take over: $(grep routing "$WORK/ibsmd.log" | tail -2)"
+grep -q 'routing engine torus failed: torus: ".*" cannot reach ".*" in dimension order' "$WORK/ibsmd.log" ||
+	fail "torus's failure does not say why: $(grep 'torus failed' "$WORK/ibsmd.log")"
+verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0'
+echo "  torus names the switches it cannot join; nue routes"
+stop_sims
+
+echo "== a QoS level stacked on the dateline SLs (8x8 torus)"
+start_fabricsim "torus:dims=8x8,hosts=2"
+cat >"$WORK/ibsmd.yaml" <<EOF
+routing_engine: torus
+sweep_interval: 0
+log_level: info
+dump_dir: $WORK/dump
+dump_after_sweep: true
+qos:
+  levels:
+    - name: storage
+      sl: 1
+  rules:
+    - service_id: 0x1000000000000001-0x10000000000000ff
+      level: storage
+EOF
+SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
+grep -q "torus: 4 layers, QoS SLs stacked on them" "$WORK/ibsmd.log" || fail "no stacking: $(grep routing "$WORK/ibsmd.log" | tail -3)"
+wait_until 20 test -s "$WORK/dump/ibsmd-path-sl.dump" || fail "no path SL dump"
+l1=$(lid host-3) l2=$(lid host-100)
+sl() { SIM_HOST=host-1 "$IBSA" --transport sim --json paths "$l1" "$l2" "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sl"])'; }
+plain=$(sl) storage=$(sl --sid 0x1000000000000005)
+[ "$storage" = $((plain + 4)) ] || fail "storage path SL $storage, want $((plain + 4)) (the path's $plain + 4)"
+verify_sl --sl 4 -- "$clean" "$noloop" 'r["vl_unrun"] == 0' 'r["sls_used"] == 0xf0'
+echo "  storage PathRecords on SL 4 + dateline bits ($storage for $plain), verified"
+echo "routing torus: ok"
