@@ -104,14 +104,30 @@ static void undo(struct cdg *g, unsigned layer, struct deps *dp)
 	dp->n = 0;
 }
 
+/* Add a dependency to layer l, recorded in dp when it is new. -1 refused, -2 out of memory. */
+static int keep(struct cdg *g, unsigned l, uint32_t n, uint8_t in, uint8_t out, struct deps *dp)
+{
+	int r = cdg_add(g, l, n, in, out);
+	if (r == 1) {
+		dp->sw[dp->n] = n;
+		dp->in[dp->n] = in;
+		dp->out[dp->n++] = out;
+	}
+	return r;
+}
+
 /* A shortest-path tree towards switch t built inside layer l's dependency graph: switches
  * from t outwards each take, among their neighbours one hop nearer, the least loaded whose
- * dependency (our link into it, followed by its own next hop) keeps the layer acyclic. The
- * tree in d (next, order, nsettled) and true; false (the layer as it was) when some switch
- * has no such neighbour, *oom when out of memory. */
+ * dependency (our link into it, followed by its own next hop) keeps the layer acyclic.
+ * Only dependencies on host traffic's way count: a switch with hosts keeps its at once; one
+ * without (a spine, whose own routes carry management only) only tests it, and keeps it at
+ * the end if host traffic passes it (active: hosts of its own or an active switch routes
+ * through it). The tree in d (next, order, nsettled) and true; false (the layer as it was)
+ * when some switch has no such neighbour, *oom when out of memory. */
 static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
-                       uint32_t t, const uint64_t *w, struct dijkstra *d, uint16_t *dist,
-                       uint32_t *cand, struct deps *dp, bool *oom)
+                       uint32_t t, const uint64_t *w, const bool *leaf, bool *active,
+                       struct dijkstra *d, uint16_t *dist, uint32_t *cand, struct deps *dp,
+                       bool *oom)
 {
 	routing_bfs(ctx, t, dist, d->order);
 	d->nsettled = 0;
@@ -142,7 +158,7 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 			}
 			uint8_t in = c->in[ctx->port_base[s] + ctx->adj[e].port];
 			uint8_t out = ctx->adj[d->next[n]].port;
-			int r = cdg_add(g, l, n, in, out);
+			int r = leaf[s] ? keep(g, l, n, in, out, dp) : cdg_add(g, l, n, in, out);
 			if (r == -2) {
 				*oom = true;
 				undo(g, l, dp);
@@ -150,11 +166,9 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 			}
 			if (r < 0)
 				continue;
-			if (r == 1) {
-				dp->sw[dp->n] = n;
-				dp->in[dp->n] = in;
-				dp->out[dp->n++] = out;
-			}
+			if (r == 1 && !leaf[s])
+				cdg_remove(g, l, n, in,
+				           out); /* a test: kept below if it carries hosts */
 			chosen = e;
 		}
 		if (chosen == NONE) {
@@ -162,6 +176,26 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 			return false;
 		}
 		d->next[s] = chosen;
+	}
+	/* the switches without hosts that host traffic passes: from the farthest in */
+	for (uint32_t k = 0; k < d->nsettled; k++)
+		active[d->order[k]] = leaf[d->order[k]];
+	for (uint32_t k = d->nsettled; k-- > 1;) {
+		uint32_t s = d->order[k];
+		if (active[s])
+			active[ctx->adj[d->next[s]].to] = true;
+	}
+	for (uint32_t k = 1; k < d->nsettled; k++) {
+		uint32_t s = d->order[k], e = d->next[s], n = ctx->adj[e].to;
+		if (leaf[s] || !active[s] || n == t)
+			continue;
+		int r = keep(g, l, n, c->in[ctx->port_base[s] + ctx->adj[e].port],
+		             ctx->adj[d->next[n]].port, dp);
+		if (r < 0) {
+			*oom = r == -2;
+			undo(g, l, dp);
+			return false;
+		}
 	}
 	return true;
 }
@@ -187,8 +221,9 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 	uint16_t *dist = malloc(sizeof(uint16_t) * (ns + 1));
 	uint32_t *cand = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
 	uint32_t *walked = calloc(ns + 1, sizeof(uint32_t));
+	bool *active = malloc(sizeof(bool) * (ns + 1));
 	if (!roots || !leaf || !st->lid_layer || !dp.sw || !dp.in || !dp.out || !dist || !cand ||
-	    !walked || chans_build(ctx, &c) < 0 || cdg_init(&g, ctx) < 0 ||
+	    !walked || !active || chans_build(ctx, &c) < 0 || cdg_init(&g, ctx) < 0 ||
 	    dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0)
 		goto oom;
 
@@ -230,8 +265,8 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 				continue; /* below: it follows the first host */
 			uint16_t lid = ctx->dst[i].lid;
 			uint32_t l = 0;
-			while (l < st->budget &&
-			       !layer_tree(ctx, &c, &g, l, t, ww.w, &d, dist, cand, &dp, &oom)) {
+			while (l < st->budget && !layer_tree(ctx, &c, &g, l, t, ww.w, leaf, active,
+			                                     &d, dist, cand, &dp, &oom)) {
 				if (oom)
 					goto oom;
 				l++;
@@ -292,6 +327,7 @@ out:
 	free(dist);
 	free(cand);
 	free(walked);
+	free(active);
 	chans_free(&c);
 	cdg_free(&g);
 	dijkstra_free(&d);

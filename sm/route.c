@@ -175,6 +175,17 @@ int sm_dump_path_sl(const struct sm *sm, FILE *out)
 	fprintf(out, "max_lid 0x%04x\n", max);
 	if (!max)
 		return 0;
+	if (!sm->engine || !sm->engine->path_sl) {
+		/* no engine SLs: every path on SL 0 */
+		fprintf(out, "row 0 ");
+		for (uint32_t d = 1; d <= max; d++)
+			fputc(t->lid_port[d] == TOPO_NONE ? '-' : '0', out);
+		fputc('\n', out);
+		for (uint32_t s = 1; s <= max; s++)
+			if (t->lid_port[s] != TOPO_NONE)
+				fprintf(out, "lid 0x%04x row 0\n", s);
+		return 0;
+	}
 	/* rows repeat (every host of a switch has its switch's), so each is written once */
 	char *rows = NULL, *row = malloc(max + 1);
 	uint32_t *row_of = malloc(sizeof(uint32_t) * (max + 1));
