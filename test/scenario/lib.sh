@@ -153,6 +153,9 @@ ibsmd_once() {
 
 # start_ibsmd [options]: our SM as a daemon; waits for its first "subnet up"
 start_ibsmd() {
+	# a log left by an earlier run (ibsmd_once) must not pass for this one's "subnet up":
+	# the daemon's own redirection may empty it only after the wait below first looks
+	: >"$WORK/ibsmd.log"
 	(cd "$WORK" && exec "$BUILD/daemon/ibsmd" --transport sim --state-dir "$WORK/state" \
 		--control-socket "$WORK/control" "$@" \
 		>"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
