@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "daemon/import_qos.h"
 #include "routing/engine.h"
 
 struct imp {
@@ -23,6 +25,8 @@ struct imp {
 	bool qos;               /* opensm.conf qos */
 	const char *partitions; /* partition_config_file, unless given on the command line */
 	char partitions_buf[256];
+	struct qos_import *qi; /* the qos: section, from qos_* options and qos-policy.conf */
+	char qos_file[256];    /* qos_policy_file */
 };
 
 static int fail(struct imp *im, const char *file, unsigned line, const char *fmt, ...)
@@ -263,6 +267,13 @@ static int import_conf(struct imp *im, const char *file)
 		*sp = 0;
 		if (!*val || !strcmp(val, "(null)"))
 			continue; /* OpenSM's "no value" */
+		int qr = qos_import_conf_option(im->qi, t, val, file, ln, im->err, im->errlen);
+		if (qr < 0) {
+			rc = -1;
+			break;
+		}
+		if (qr)
+			continue;
 		bool done = false;
 		for (size_t i = 0; i < sizeof(options) / sizeof(options[0]) && !done; i++) {
 			if (strcmp(t, options[i].osm))
@@ -280,7 +291,9 @@ static int import_conf(struct imp *im, const char *file)
 				snprintf(im->partitions_buf, sizeof(im->partitions_buf), "%s", val);
 				break;
 			case QOS: im->qos = !strcasecmp(val, "TRUE"); break;
-			case QOSFILE: break; /* read only with qos TRUE, below */
+			case QOSFILE:
+				snprintf(im->qos_file, sizeof(im->qos_file), "%s", val);
+				break;
 			case BOTHKEYS: im->allow_both = !strcasecmp(val, "TRUE"); break;
 			default:
 				rc = put_value(im, file, ln, t, options[i].ours, options[i].how,
@@ -300,12 +313,6 @@ static int import_conf(struct imp *im, const char *file)
 		return rc;
 	if (pm_seen)
 		fprintf(im->out, "pm_interval: %u\n", pm ? (pm_sweep ? pm_sweep : 180) : 0);
-	if (im->qos)
-		fprintf(
-		    im->out,
-		    "# opensm qos TRUE: ibsmd's QoS policy is the qos: section (ibsmd.yaml(5)); "
-		    "OpenSM's qos_* options and qos-policy.conf are not translated yet: write "
-		    "it from them\n");
 	return 0;
 }
 
@@ -729,18 +736,36 @@ int import_opensm(const char *conf, const char *partitions, const char *qos, FIL
                   size_t errlen)
 {
 	struct imp im = {.err = err, .errlen = errlen, .out = out};
-	fprintf(out, "# ibsmd configuration imported from OpenSM's by ibsmd --import-opensm\n");
-	if (conf && import_conf(&im, conf) < 0)
-		return -1;
-	if (qos) {
-		snprintf(err, errlen,
-		         "%s:1: QoS policy files cannot be translated yet: write the qos: section "
-		         "of ibsmd.yaml (ibsmd.yaml(5)) from it, and import without --qos-policy",
-		         qos);
+	int rc = -1;
+	if (!(im.qi = qos_import_new())) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	fprintf(out, "# ibsmd configuration imported from OpenSM's by ibsmd --import-opensm\n");
+	if (conf && import_conf(&im, conf) < 0)
+		goto out;
 	const char *pf = partitions ? partitions : im.partitions_buf[0] ? im.partitions_buf : NULL;
 	if (pf && import_partitions(&im, pf) < 0)
-		return -1;
-	return 0;
+		goto out;
+	/* QoS: OpenSM applies its qos_* tables and qos-policy.conf only with qos TRUE; a
+	 * policy named on the command line is imported whatever opensm.conf says */
+	const char *qf = qos ? qos : im.qos && im.qos_file[0] ? im.qos_file : NULL;
+	if (qf && !qos && access(qf, R_OK) != 0) {
+		fprintf(out,
+		        "# opensm qos_policy_file %s: not readable here; import it with "
+		        "--qos-policy FILE\n",
+		        qf);
+		qf = NULL;
+	}
+	if (qf && qos_import_policy(im.qi, qf, err, errlen) < 0)
+		goto out;
+	if (im.qos || qos)
+		qos_import_write(im.qi, out);
+	else if (conf)
+		fprintf(out, "# opensm qos FALSE: its qos_* options and QoS policy file do not "
+		             "apply, and were not imported\n");
+	rc = 0;
+out:
+	qos_import_free(im.qi);
+	return rc;
 }

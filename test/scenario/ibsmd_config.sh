@@ -74,17 +74,26 @@ echo "a missing file: ok"
 # translate refused with file:line
 printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\nnue_max_num_vls 4\n' \
 	>"$WORK/opensm.conf"
-printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_CAS ;\n' \
+# QoS: the per class tables (qos_*), and the policy file opensm.conf names
+POLICY="$(cd "$(dirname "$0")" && pwd)/opensm/qos-policy.conf"
+printf 'qos_policy_file %s\nqos_high_limit 4\nqos_vlarb_high 0:4,1:0\nqos_vlarb_low 0:64, 1:64, 2:64, 3:64\nqos_sl2vl 0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,7\nqos_ca_sl2vl 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3\nqos_max_vls 8\n' \
+	"$POLICY" >>"$WORK/opensm.conf"
+printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_CAS ;\ncompute=0x8001 : ALL_CAS ;\n' \
 	>"$WORK/partitions.conf"
 "$IBSMD" --import-opensm "$WORK/opensm.conf" --partitions "$WORK/partitions.conf" \
 	>"$WORK/imported.yaml" || fail "import"
 "$IBSMD" --check-config "$WORK/imported.yaml" >/dev/null || fail "the imported YAML is refused"
 grep -q '^# opensm log_file /var/log/opensm.log: ' "$WORK/imported.yaml" &&
 	grep -q '^# opensm routing_engine lash: ' "$WORK/imported.yaml" &&
-	grep -q '^# opensm qos TRUE: ' "$WORK/imported.yaml" &&
 	grep -q '^routing_engine: "ftree,updn,minhop"' "$WORK/imported.yaml" &&
 	grep -q '^routing_max_vls: 4$' "$WORK/imported.yaml" ||
 	fail "the import does not say what it did with OpenSM's options: $(cat "$WORK/imported.yaml")"
+# the policy as ibsmd reads it back (--dump-config): every group, level, rule and table
+"$IBSMD" --config "$WORK/imported.yaml" --dump-config 2>&1 | sed -n '/^qos:/,/^[a-z]/p' | sed '$d' \
+	>"$WORK/qos-dump.yaml" || fail "--dump-config of the imported QoS"
+diff -u "$(dirname "$POLICY")/qos-policy.expected.yaml" "$WORK/qos-dump.yaml" >"$WORK/qos.diff" ||
+	fail "the imported QoS policy differs from the expected one: $(head -30 "$WORK/qos.diff")"
+echo "--import-opensm with qos TRUE: qos-policy.conf's groups, levels, rules and qos-ulps, the qos_* tables per class: ok"
 imp_bad() { # EXPECTED-SUFFIX FILE-CONTENT...
 	local want=$1 rc=0
 	shift
@@ -99,8 +108,22 @@ imp_bad ':1: "0xnothex" is not a port GUID' 'a=0x10 : 0xnothex ;\n'
 imp_bad ':2: a partition definition without its closing '"';'"'' '# x\na=0x10 : ALL\n'
 imp_bad ':1: rate=11: ibsmd takes the IBA rate codes 2-10 (2.5 to 120 Gb/s) so far' \
 	'a=0x10, ipoib, rate=11 : ALL ;\n'
-rc=0
-"$IBSMD" --import-opensm --qos-policy "$WORK/partitions.conf" >/dev/null 2>"$WORK/imp.err" || rc=$?
-[ "$rc" = 2 ] && grep -q ":1: QoS policy files cannot be translated yet" "$WORK/imp.err" ||
-	fail "a QoS policy: rc $rc $(cat "$WORK/imp.err")"
+qos_bad() { # EXPECTED-SUFFIX FILE-CONTENT...: a QoS policy refused with file:line
+	local want=$1 rc=0
+	shift
+	printf '%b' "$@" >"$WORK/bad-qos.conf"
+	"$IBSMD" --import-opensm --qos-policy "$WORK/bad-qos.conf" >/dev/null 2>"$WORK/imp.err" || rc=$?
+	[ "$rc" = 2 ] && [ "$(cat "$WORK/imp.err")" = "ibsmd: $WORK/bad-qos.conf$want" ] ||
+		fail "QoS policy $(head -c 60 "$WORK/bad-qos.conf"): rc $rc, '$(cat "$WORK/imp.err")', want '$want'"
+}
+qos_bad ":3: qos-setup's per-port scopes (sl2vl-scope) cannot be translated: ibsmd's tables are per port class (qos_ca_*, qos_swe_*, qos_sw0_*, qos_rtr_* in opensm.conf; vl_tables in ibsmd.yaml)" \
+	'qos-setup\nsl2vl-tables\nsl2vl-scope\n'
+qos_bad ":4: node-type cannot be translated: ibsmd's port groups have no node-type" \
+	'port-groups\nport-group\nname: a\nnode-type: CA\nend-port-group\nend-port-groups\n'
+qos_bad ':4: qos-level-name: no qos-level "none" defined before' \
+	'qos-match-rules\nqos-match-rule\nqos-level-name: none\nend-qos-match-rule\nend-qos-match-rules\n'
+qos_bad ':2: qos-ulps: "vnic" cannot be translated (ibsmd takes default; any with service-id, pkey or target-port-guid; sdp, rds, iser with or without port-num; ipoib with or without pkey; srp with target-port-guid)' \
+	'qos-ulps\nvnic : 3\nend-qos-ulps\n'
+qos_bad ':2: the file ends inside a block' 'qos-levels\nqos-level\n'
+echo "--import-opensm --qos-policy: 5 refusals with file:line: ok"
 echo "--import-opensm: YAML --check-config takes, comments for what has no counterpart, 5 refusals with file:line: ok"

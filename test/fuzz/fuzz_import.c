@@ -1,0 +1,56 @@
+/* Fuzz target: the importer of OpenSM's QoS configuration (daemon/import_qos.c). The first
+ * byte picks the input: even, a qos-policy.conf; odd, opensm.conf lines ("key value") that
+ * may be qos_* table options. Nothing here may crash, leak or read past the input; whatever
+ * is accepted is written out as YAML. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/import_qos.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	struct qos_import *q = qos_import_new();
+	if (!q)
+		return 0;
+	char err[512];
+	const char *text = (const char *)data + 1;
+	size_t len = size - 1;
+	if (!(data[0] & 1)) {
+		qos_import_policy_text(q, text, len, "fuzz", err, sizeof(err));
+	} else {
+		char line[512];
+		unsigned ln = 0;
+		for (size_t pos = 0; pos < len;) {
+			size_t e = pos;
+			while (e < len && text[e] != '\n')
+				e++;
+			size_t n = e - pos < sizeof(line) - 1 ? e - pos : sizeof(line) - 1;
+			memcpy(line, text + pos, n);
+			line[n] = 0;
+			pos = e + 1;
+			ln++;
+			char *sp = strchr(line, ' ');
+			if (!sp)
+				continue;
+			*sp = 0;
+			if (qos_import_conf_option(q, line, sp + 1, "fuzz", ln, err, sizeof(err)) < 0)
+				break;
+		}
+	}
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *f = open_memstream(&out, &outlen);
+	if (f) {
+		qos_import_write(q, f);
+		fclose(f);
+	}
+	free(out);
+	qos_import_free(q);
+	return 0;
+}
