@@ -29,15 +29,34 @@ start() {
 }
 stop() { kill $SIM 2>/dev/null || true; wait $SIM 2>/dev/null || true; SIM=; }
 # "ok|FAIL WORST": all pairs reached, every port ACTIVE and no credit loop, and the worst
-# link load of the shift permutations (checked up to 8,192 hosts, "-" above). [PATH_SL]:
-# ibsmd's path SL dump, for verify to follow each path on its SL; without it (OpenSM's
-# dfsssp, whose SLs only its SA knows) a loop on SL0 reads "loop@SL0", not a failure.
+# link load of the shift permutations (checked up to 8,192 hosts, "-" above). PATH_SL:
+# ibsmd's path SL dump, for verify to follow each path on its SL; "unknown" for an engine
+# whose SLs only its SA knows (OpenSM's dfsssp, nue, torus-2QoS): a loop on SL0 then reads
+# "loop@SL0", not a failure; "" for an engine that uses SL0 alone, where a loop is one.
 verdict() {
-	"$FS" verify --json ${1:+--path-sl "$1"} | python3 -c 'import json,sys
+	local sl=${1:-}
+	[ "$sl" = unknown ] && sl=
+	"$FS" verify --json ${sl:+--path-sl "$sl"} | python3 -c 'import json,sys
 r = json.load(sys.stdin); u = r["unicast"]["unreachable"]
 ok = u == 0 and r["ports"]["active"] == r["ports"]["linked"]
-v = ("ok" if not r["credit_loops"]["loop"] else "loop@SL0" if len(sys.argv) < 2 else "FAIL") if ok else ("%d-unreached" % u) if u else "FAIL"
-print(v, r["shift"]["worst"] if r["shift"]["checked"] else "-")' ${1:+sl}
+v = ("ok" if not r["credit_loops"]["loop"] else "loop@SL0" if sys.argv[1] == "unknown" else "FAIL") if ok else ("%d-unreached" % u) if u else "FAIL"
+print(v, r["shift"]["worst"] if r["shift"]["checked"] else "-")' "${1:-sl0}"
+}
+
+# torus-2QoS.conf for a fabricsim grid SPEC (torus:dims=AxBxC or mesh:...): the sizes and
+# the plus links of the switch at 0,0,0 (fabricsim names switches sw-X-Y-Z)
+torus_conf() { # SPEC FILE
+	local kind=${1%%:*} dims g
+	dims=$(sed -n 's/.*dims=\([0-9x]*\).*/\1/p' <<<"$1" | tr x ' ')
+	set -- "$2" $dims
+	[ $# -eq 3 ] && set -- "$1" "$2" "$3" 1
+	g() { "$FS" ctl lids | awk -v n="$1" '$4 == n { print $1 }'; }
+	{
+		echo "$kind $2 $3 $4"
+		echo "xp_link $(g sw-0-0-0) $(g sw-1-0-0)"
+		echo "yp_link $(g sw-0-0-0) $(g sw-0-1-0)"
+		[ "$4" -gt 1 ] && echo "zp_link $(g sw-0-0-0) $(g sw-0-0-1)"
+	} >"$1"
 }
 
 opensm_run() { # ENGINE -> "seconds MB verdict"
@@ -49,7 +68,13 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 	# (not timed) raises them, as a running OpenSM's earlier sweeps would have
 	# (nue likewise, allowed as many VLs as ibsmd's: 8)
 	local vlopts=
-	case $engine in dfsssp) vlopts="-Q" ;; nue) vlopts="-Q --nue_max_num_vls 8" ;; esac
+	case $engine in
+	dfsssp) vlopts="-Q" ;;
+	nue) vlopts="-Q --nue_max_num_vls 8" ;;
+	torus) # OpenSM's is torus-2QoS, told the grid's shape by its configuration file
+		torus_conf "$SPEC" "$d/torus-2QoS.conf"
+		engine=torus-2QoS vlopts="-Q --torus_config $d/torus-2QoS.conf" ;;
+	esac
 	[ -n "$vlopts" ] && (cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM \
 		timeout 1800 opensm --once -Q -f "$d/warmup.log" -R minhop >/dev/null 2>&1)
 	(cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM /usr/bin/time -f "%e %M" -o "$d/time" \
@@ -57,12 +82,19 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 		$([ "$engine" = updn ] && echo "-a $d/roots") \
 		$vlopts >/dev/null 2>&1) || true
 	# when dfsssp needs more VLs than there are, OpenSM routes with its default engine
-	if grep -q "ERR AD25" "$d/osm.log"; then
+	if grep -q "ERR AD25\|cannot build fwd tables" "$d/osm.log"; then
+		local avail
+		avail=$(sed -n 's/.*Virtual Lanes available: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1)
 		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
-		echo " engine-failed - >$(sed -n 's/.*Virtual Lanes available: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1)"
+		echo " engine-failed - ${avail:+>}${avail:--}"
 	elif grep -q "SUBNET UP" "$d/osm.log"; then
 		awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$d/time"
-		echo " $(verdict) $(sed -n 's/.*Virtual Lanes needed: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1 | grep . || echo 1)"
+		local vls
+		vls=$(sed -n 's/.*Virtual Lanes needed: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1)
+		[ "$engine" = torus-2QoS ] && vls=2 # its datelines: two VLs
+		local how=
+		[ -n "$vlopts" ] && how=unknown # its SLs are its SA's
+		echo " $(verdict $how) ${vls:-1}"
 	else
 		echo "fail - - - -"
 	fi
@@ -81,7 +113,8 @@ ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 		printf "%s %s" "$(sed -n 's/.*(total \([0-9.]*\) s).*/\1/p' "$d/out" | head -1)" \
 			"$(awk '{ printf "%.0f", $2 / 1024 }' "$d/time")"
 		echo " $(verdict "$d/dump/ibsmd-path-sl.dump") $(sed -n 's/.*routing \([0-9.]*\) s.*/\1/p' "$d/log" | head -1)" \
-			"$(sed -n 's/.* \([0-9]*\) virtual layer(s) of .*/\1/p' "$d/log" | tail -1 | grep . || echo 1)"
+			"$(sed -n 's/.* \([0-9]*\) virtual layer(s) of .*/\1/p' "$d/log" | tail -1 | grep . ||
+				{ grep -q "datelines on VL1/VL0" "$d/log" && echo 2; } || echo 1)"
 	else
 		echo "fail - - - - -"
 	fi
@@ -96,6 +129,7 @@ for spec in "${SPECS[@]}"; do
 	hosts=$("$FS" dump "$spec" | grep -c '^Ca')
 	for engine in ${ENGINES:-minhop updn dnup ftree}; do
 		start "$spec"
+		SPEC=$spec
 		read -r os_s os_mb os_ok os_worst os_vls < <(opensm_run $engine)
 		stop
 		start "$spec"
