@@ -44,8 +44,9 @@ struct routing_ctx {
 	/* routes through each switch port so far: load[port_base[s] + port] */
 	uint32_t *port_base;
 	uint32_t *load;
-	bool sticky;   /* keep routes switches hold while they stay valid (see routing_assign) */
-	char why[512]; /* an engine's reason for failing */
+	bool sticky;      /* keep routes switches hold while they stay valid (see routing_assign) */
+	unsigned threads; /* engines that spread work over CPUs: 0 all online, 1 none */
+	char why[512];    /* an engine's reason for failing */
 };
 
 struct routing_engine {

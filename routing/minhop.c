@@ -1,43 +1,53 @@
 /* min-hop: every switch forwards each LID along a shortest path, balancing the LIDs over the
- * ports that are equally short, as OpenSM's default engine does. One BFS per destination
- * switch: O(switches x (switches + links) + LIDs x ports), linear in hosts x switches. */
+ * ports that are equally short, as OpenSM's default engine does. One BFS per switch gives
+ * the hops between all switches (switches^2 bytes); then each switch routes every LID on its
+ * own (its table, its port loads), switches spread over the CPUs with the same result as
+ * one thread: O(switches x (switches + links) + LIDs x ports). */
 #include <stdlib.h>
 
 #include "routing/engine.h"
+#include "routing/parallel.h"
+
+struct minhop {
+	struct routing_ctx *ctx;
+	const uint8_t *hops; /* switch x switch */
+};
+
+/* Every destination switch's LIDs at switch s: its share of the work, touching only s's table
+ * and loads, in the order of the destination switches whatever the thread. */
+static void route_at(void *arg, uint32_t s)
+{
+	const struct minhop *m = arg;
+	struct routing_ctx *ctx = m->ctx;
+	uint32_t ns = ctx->nsw, cand[256];
+	const uint8_t *hs = m->hops + (size_t)s * ns;
+	if (ctx->adj_start[s] == ctx->adj_start[s + 1])
+		return;
+	for (uint32_t t = 0; t < ns; t++) {
+		if (t == s || ctx->dst_start[t] == ctx->dst_start[t + 1] || hs[t] == RT_HOPS_INF)
+			continue;
+		uint32_t n = 0;
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++)
+			if (m->hops[(size_t)ctx->adj[e].to * ns + t] + 1 == hs[t])
+				cand[n++] = e;
+		routing_assign(ctx, s, t, cand, n);
+	}
+}
 
 static int minhop_unicast(struct routing_ctx *ctx, void *state)
 {
 	(void)state;
-	uint32_t ns = ctx->nsw;
-	uint16_t *dist = malloc(sizeof(uint16_t) * (ns + 1));
-	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
-	uint32_t *cand = malloc(sizeof(uint32_t) * 256);
-	if (!dist || !queue || !cand) {
-		free(dist);
-		free(queue);
-		free(cand);
+	struct routing_hops h = {0};
+	if (routing_hops_build(ctx, &h) < 0) {
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 		return -1;
 	}
-	for (uint32_t t = 0; t < ns; t++) {
-		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
-			continue; /* nothing hangs off this switch */
-		routing_bfs(ctx, t, dist, queue);
-		routing_assign_local(ctx, t);
-		for (uint32_t s = 0; s < ns; s++) {
-			if (s == t || dist[s] == RT_INF)
-				continue;
-			uint32_t n = 0;
-			for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256;
-			     e++)
-				if (dist[ctx->adj[e].to] + 1 == dist[s])
-					cand[n++] = e;
-			routing_assign(ctx, s, t, cand, n);
-		}
-	}
-	free(dist);
-	free(queue);
-	free(cand);
+	for (uint32_t t = 0; t < ctx->nsw; t++)
+		if (ctx->dst_start[t] != ctx->dst_start[t + 1])
+			routing_assign_local(ctx, t);
+	struct minhop m = {ctx, h.d};
+	routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
+	routing_hops_free(&h);
 	return 0;
 }
 

@@ -602,6 +602,43 @@ START_TEST(grid_failures)
 }
 END_TEST
 
+/* minhop spreads its switches over threads: the tables are the same with one thread and
+ * with four, on a fat tree and on a random graph. */
+static uint8_t *minhop_tables(struct topo *t, unsigned threads, size_t *len)
+{
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	struct routing_ctx ctx;
+	ck_assert_int_eq(routing_ctx_build(&ctx, t, &cfg, NULL), 0);
+	ctx.threads = threads;
+	ck_assert_int_eq(routing_minhop.unicast(&ctx, NULL), 0);
+	*len = (size_t)t->nsws * t->sws[0].lft_size;
+	uint8_t *all = malloc(*len);
+	for (uint32_t s = 0; s < t->nsws; s++)
+		memcpy(all + (size_t)s * t->sws[0].lft_size, t->sws[s].lft, t->sws[0].lft_size);
+	routing_ctx_free(&ctx);
+	return all;
+}
+
+START_TEST(minhop_threads)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		struct topo t;
+		topo_init(&t);
+		uint32_t h = k ? fix_random(&t, 40, 16, 4, 120, 11) : fix_fattree3(&t, 8);
+		fix_finish(&t, h, NULL);
+		size_t a, b;
+		uint8_t *one = minhop_tables(&t, 1, &a), *four = minhop_tables(&t, 4, &b);
+		ck_assert_uint_eq(a, b);
+		ck_assert_msg(!memcmp(one, four, a), "case %u: the tables differ with 4 threads",
+		              k);
+		free(one);
+		free(four);
+		topo_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(fat_tree)
 {
 	struct topo t;
@@ -886,6 +923,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, nue_random_graphs);
 	tcase_add_loop_test(tc, grid_engines, 0, 2);
 	tcase_add_test(tc, grid_failures);
+	tcase_add_test(tc, minhop_threads);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
 	tcase_add_test(tc, ftree_missing_links);
