@@ -30,6 +30,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->sm_poll_retries = 3;
 	c->mad_window = 64;
 	c->mad_window_per_node = 4;
+	c->mad_queue_max = 262144;
 	c->mad_timeout_ms = 200;
 	c->mad_retries = 3;
 	c->subnet_prefix = 0xfe80000000000000ull;
@@ -571,6 +572,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_MAD_WINDOW] = {"mad_window", OPT_UINT, F(mad_window), 1, 65536, 0},
     [CK_MAD_WINDOW_PER_NODE] = {"mad_window_per_node", OPT_UINT, F(mad_window_per_node), 1, 1024,
                                 0},
+    [CK_MAD_QUEUE_MAX] = {"mad_queue_max", OPT_UINT, F(mad_queue_max), 16, 524288, 0},
     [CK_MAD_TIMEOUT_MS] = {"mad_timeout_ms", OPT_UINT, F(mad_timeout_ms), 1, 60000, 0},
     [CK_MAD_RETRIES] = {"mad_retries", OPT_UINT, F(mad_retries), 0, 100, 0},
     [CK_SUBNET_PREFIX] = {"subnet_prefix", OPT_UINT, F(subnet_prefix), 0, UINT64_MAX, OPT_HEX},

@@ -129,6 +129,7 @@ enum config_key {
 	CK_SWEEP_INTERVAL,
 	CK_MAD_WINDOW,
 	CK_MAD_WINDOW_PER_NODE,
+	CK_MAD_QUEUE_MAX,
 	CK_MAD_TIMEOUT_MS,
 	CK_MAD_RETRIES,
 	CK_SUBNET_PREFIX,
@@ -189,6 +190,9 @@ struct ibsmd_config {
 	uint16_t lid_min, lid_max;
 	unsigned sweep_interval_s; /* light sweep period, 0 turns them off */
 	unsigned mad_window, mad_window_per_node, mad_timeout_ms, mad_retries;
+	/* SMPs the SM hands the dispatcher at once (queued or in flight); more wait in the SM's
+	 * own queue, as compact requests */
+	unsigned mad_queue_max;
 	uint64_t subnet_prefix;
 	uint64_t sm_key; /* SA requests with this SM_Key are trusted (0: none are) */
 	uint64_t m_key;  /* one M_Key for every port; with a secret, the key ports had before */

@@ -32,6 +32,7 @@ struct sm_req {
 };
 
 static int submit(struct sm *sm, struct sm_req *rq);
+static void backlog_drain(struct sm *sm);
 
 const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t len)
 {
@@ -75,10 +76,14 @@ static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res,
 		} else
 			log_warn(sm->log, "sm", "malformed SMP answer: %s", err.msg);
 	}
+	if (sm->outstanding)
+		sm->outstanding--;
 	if (rq->cb && res->error != -ECANCELED)
 		rq->cb(sm, res, sp, rq->ctx);
 	bool counted = rq->counted;
 	free(rq);
+	if (res->error != -ECANCELED)
+		backlog_drain(sm);
 	if (!counted)
 		return;
 	if (sm->pending)
@@ -163,18 +168,70 @@ static void req_fill(struct sm *sm, struct sm_req *rq, uint64_t key_guid, uint8_
 		memcpy(rq->ctx, ctx, ctxlen);
 }
 
-/* Hand a filled request to the dispatcher; the phase counts it. */
+/* Hand a filled request to the dispatcher, or to the SM's own queue when the dispatcher holds
+ * mad_queue_max already (a large fabric's tables are millions of SMPs: each would hold a
+ * transaction slot and a copy of the MAD, and beyond the dispatcher's million they were
+ * lost); the phase counts it either way. */
 static int req_send(struct sm *sm, struct sm_req *rq)
 {
+	if (sm->backlog.n > sm->backlog_head || sm->outstanding >= sm->cfg->mad_queue_max) {
+		struct sm_req **slot = vec_push(&sm->backlog);
+		if (!slot) {
+			free(rq);
+			log_err(sm->log, "sm", "cannot queue an SMP: out of memory");
+			return -ENOMEM;
+		}
+		*slot = rq;
+		if (rq->counted)
+			sm->pending++;
+		return 0;
+	}
 	int rc = submit(sm, rq);
 	if (rc < 0) {
 		free(rq);
 		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
 		return rc;
 	}
+	sm->outstanding++;
 	if (rq->counted)
 		sm->pending++;
 	return 0;
+}
+
+/* Requests from the SM's queue while the dispatcher has room. One that cannot go ends as
+ * failed for the phase (counted off). */
+static void backlog_drain(struct sm *sm)
+{
+	while (sm->backlog_head < sm->backlog.n && sm->outstanding < sm->cfg->mad_queue_max &&
+	       !sm->stopped) {
+		struct sm_req *rq = sm->backlog.v[sm->backlog_head++];
+		int rc = submit(sm, rq);
+		if (rc < 0) {
+			log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
+			if (rq->counted && sm->pending)
+				sm->pending--;
+			free(rq);
+			continue;
+		}
+		sm->outstanding++;
+	}
+	if (sm->backlog_head == sm->backlog.n && sm->backlog.n) {
+		/* empty: start again at the front (the memory stays for the next sweep) */
+		sm->backlog.n = 0;
+		sm->backlog_head = 0;
+	}
+}
+
+/* At stop: what waits in the SM's queue never goes; the phase stops counting it. */
+static void backlog_drop(struct sm *sm)
+{
+	for (uint32_t i = sm->backlog_head; i < sm->backlog.n; i++) {
+		if (sm->backlog.v[i]->counted && sm->pending)
+			sm->pending--;
+		free(sm->backlog.v[i]);
+	}
+	vec_free(&sm->backlog);
+	sm->backlog_head = 0;
 }
 
 static int send_dr(struct sm *sm, uint32_t node, uint32_t key_port, uint64_t key_guid,
@@ -818,6 +875,7 @@ void sm_stop(struct sm *sm)
 		mad_dispatcher_log_counters(sm->d);
 		mad_dispatcher_cancel_all(sm->d);
 	}
+	backlog_drop(sm);
 	if (sm->started) {
 		lids_save(sm);
 		mkeys_save(sm);

@@ -21,6 +21,9 @@
 #include "util/u64map.h"
 #include "util/vec.h"
 
+struct sm_req;
+#include "util/vec.h"
+
 struct routing_engine;
 
 /* What one multicast LID must reach: the ports of its group's members. */
@@ -141,6 +144,11 @@ struct sm {
 	struct log_rl rl_layers; /* a QoS class that does not fit on top of the engine's layers */
 	bool started;
 	bool stopped; /* sm_stop ran: once only (sm_free calls it too) */
+	/* SMPs beyond mad_queue_max handed to the dispatcher: they wait here, in order, and
+	 * go as answers come back (backlog_head: the next to go) */
+	VEC(struct sm_req *) backlog;
+	uint32_t backlog_head;
+	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
 	int exit_code;
 	char exit_reason[256];
 	bool aliases_written;   /* every alias GUID block written once */
