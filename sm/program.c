@@ -186,6 +186,24 @@ static bool block_differs(const struct topo *t, const struct topo_switch *sw, ui
 	return false;
 }
 
+uint32_t program_lft_missing(const struct sm *sm, uint32_t *switches)
+{
+	const struct topo *t = &sm->topo;
+	uint32_t blocks = 0;
+	*switches = 0;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		const struct topo_switch *sw = &t->sws[s];
+		if (!t->nodes[sw->node].present || !sw->lft)
+			continue;
+		uint32_t before = blocks;
+		for (uint32_t b = 0; b * 64 < sw->lft_size; b++)
+			if (!sw->lft_hw || b * 64 + 64 > sw->lft_hw_size || block_differs(t, sw, b))
+				blocks++;
+		*switches += blocks != before;
+	}
+	return blocks;
+}
+
 static void on_lft_read(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                         void *ctx)
 {

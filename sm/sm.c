@@ -515,9 +515,12 @@ static void sweep_done(struct sm *sm)
 	sm->topo.generation++;
 	sm->times.total = ev_time() - sm->sweep_start;
 	uint32_t inactive = ports_not_active(sm);
+	/* the SM checks what it programmed before it calls the subnet up: every LFT block as
+	 * the switches acknowledged it (a Set that failed or never went leaves it otherwise) */
+	uint32_t lft_switches = 0, lft_missing = program_lft_missing(sm, &lft_switches);
 	const struct sm_counts *c = &sm->counts;
 	const struct sm_phase_times *tm = &sm->times;
-	if (!sm->exit_code && !inactive) {
+	if (!sm->exit_code && !inactive && !lft_missing) {
 		bool first = !sm->up;
 		sm->up = true;
 		sm->el.rereg = sm->el.trust_fabric = false; /* the ports have been told */
@@ -540,15 +543,22 @@ static void sweep_done(struct sm *sm)
 				                            first || sm->structural);
 		mcast_program(sm); /* changes that came during the sweep */
 	} else if (!sm->exit_code) {
-		snprintf(sm->exit_reason, sizeof(sm->exit_reason),
-		         "%u linked port(s) did not become ACTIVE", inactive);
+		if (inactive)
+			snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+			         "%u linked port(s) did not become ACTIVE", inactive);
+		else
+			snprintf(
+			    sm->exit_reason, sizeof(sm->exit_reason),
+			    "%u LFT block(s) on %u switch(es) are not what routing wants: their "
+			    "Sets failed",
+			    lft_missing, lft_switches);
 		log_warn(sm->log, "sm", "sweep done but %s; the next sweep retries",
 		         sm->exit_reason);
 		sm->full = true;
 		sm->again = true;
 	}
 	if (sm->once) {
-		if (!sm->exit_code && inactive)
+		if (!sm->exit_code && (inactive || lft_missing))
 			sm->exit_code = 1;
 		ev_break(sm->loop, EVBREAK_ALL);
 		return;

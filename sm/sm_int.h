@@ -225,6 +225,9 @@ int mkeys_save(struct sm *sm);
 void route_release(struct sm *sm);
 void program_read_tables(struct sm *sm);
 void program_tables(struct sm *sm);
+/* LFT blocks whose programmed contents (as the switches acknowledged them) are not what
+ * routing wants, and on how many switches: Sets that failed or never went. */
+uint32_t program_lft_missing(const struct sm *sm, uint32_t *switches);
 void program_keys(struct sm *sm); /* PortInfo of the ports whose M_Key changes */
 void program_arm(struct sm *sm);
 void program_port_tables(struct sm *sm); /* SL-to-VL, VL arbitration, alias GUIDs */

@@ -60,6 +60,19 @@ check_verify 'r["ok"]' 'r["unicast"]["unreachable"] == 0' 'r["ports"]["active"] 
 echo "  mad_queue_max 16: $(cut -d, -f1-4 "$WORK/ibsmd.out"), every table there"
 stop_sims
 
+# The SM checks what it programmed before it calls the subnet up: a switch that refuses its
+# LFT blocks leaves tables that are not what routing wants, and --once says so and exits 1
+# (it used to print "subnet up" over a fabric that did not route)
+start_fabricsim "fattree:radix=8,levels=2"
+"$BUILD/test/fabricsim/fabricsim" ctl refuse leaf-3 0x19 >/dev/null
+rc=0
+ibsmd_once || rc=$?
+[ "$rc" = 1 ] || fail "--once exited $rc with a switch refusing its tables: $(cat "$WORK/ibsmd.out")"
+grep -q '^subnet not up: [0-9]* LFT block(s) on 1 switch(es) are not what routing wants' "$WORK/ibsmd.out" ||
+	fail "no reason: $(cat "$WORK/ibsmd.out")"
+echo "  a switch refusing its LFT blocks: $(cat "$WORK/ibsmd.out")"
+stop_sims
+
 # LMC 2: four LIDs per CA port, aligned, every one reachable
 start_fabricsim "fattree:radix=8,levels=2"
 ibsmd_once --lmc 2 || fail "LMC 2"
