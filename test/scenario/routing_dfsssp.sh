@@ -53,11 +53,17 @@ sl_of() { # SLID DLID: the SL the dump gives
 	awk -v r="$row" -v d="$(($2))" '$1 == "row" && $2 == r { print substr($3, d, 1) }' "$WORK/dump/ibsmd-path-sl.dump"
 }
 
-pr_sl() { # SLID DLID [ibsa options]: the SL of the SA's PathRecord
-	local s=$1 d=$2
+pr_sl() { # SLID DLID [ibsa options]: the SL of the SA's PathRecord (while a sweep the
+	# test started is still under way the SA may have none yet: asked again)
+	local s=$1 d=$2 sl="" i
 	shift 2
-	SIM_HOST=$SM_HOST "$IBSA" --transport sim --json paths "$s" "$d" "$@" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sl"])'
+	for i in $(seq 1 40); do
+		sl=$(SIM_HOST=$SM_HOST "$IBSA" --transport sim --json paths "$s" "$d" "$@" |
+			python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0]["sl"] if r else "")')
+		[ -n "$sl" ] && break
+		sleep 0.25
+	done
+	echo "$sl"
 }
 
 # check_fabric SPEC SM_HOST: dfsssp up on it, checked as the header says
