@@ -385,16 +385,8 @@ static void cdg_cycles(struct ctx *c)
 	struct verify_report *r = c->r;
 	if (!c->nedges)
 		return;
-	qsort(c->edges, c->nedges, 2 * sizeof(uint64_t), cmp_u64pair);
-	size_t n = 0;
-	for (size_t i = 0; i < c->nedges; i++)
-		if (!n || c->edges[2 * i] != c->edges[2 * (n - 1)] ||
-		    c->edges[2 * i + 1] != c->edges[2 * (n - 1) + 1]) {
-			c->edges[2 * n] = c->edges[2 * i];
-			c->edges[2 * n + 1] = c->edges[2 * i + 1];
-			n++;
-		}
-	c->nedges = n;
+	compact_edges(c);
+	size_t n = c->nedges;
 	r->cdg_edges = n;
 	/* nodes are channel*16+vl; index them through the edge list's sources */
 	size_t nch = (size_t)c->f->nports * 16;
