@@ -2,6 +2,7 @@
  * types are errors naming the file and line: a typo must not silently leave a default. */
 #include "config/config.h"
 #include "config/config_int.h"
+#include "mad/link_speed.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -274,23 +275,21 @@ int cfg_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 	               (unsigned long long)v);
 }
 
-/* A rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), as the IBA code. */
+/* A rate in Gb/s, as the IBA code: any of the rate table's (2.5 to 1600). */
 int cfg_rate(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 {
 	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
-	static const struct {
-		const char *gbps;
-		uint8_t code;
-	} rates[] = {{"2.5", 2}, {"5", 5},  {"10", 3}, {"20", 6},  {"30", 4},
-	             {"40", 7},  {"60", 8}, {"80", 9}, {"120", 10}};
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
-		if (!strcmp(s, rates[i].gbps)) {
-			*out = rates[i].code;
-			return 0;
-		}
-	return cfg_err(p, n, "%s: a rate in Gb/s (2.5, 5, 10, 20, 30, 40, 60, 80, 120), not \"%s\"",
+	uint8_t code = mad_rate_parse(s);
+	if (code) {
+		*out = code;
+		return 0;
+	}
+	return cfg_err(p, n,
+	               "%s: a rate in Gb/s of the IBA rate table (2.5, 5, 10, 14, 20, 25, 28, 30, "
+	               "40, 50, 56, 60, 80, 100, 112, 120, 168, 200, 300, 400, 600, 800, 1200, "
+	               "1600), not \"%s\"",
 	               key, s);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon/import_qos.h"
+#include "mad/link_speed.h"
 #include "routing/engine.h"
 
 struct imp {
@@ -339,14 +340,8 @@ static bool prefix_of(const char *s, const char *word)
 
 static int rate_gbps(unsigned code, const char **out)
 {
-	static const char *const r[] = {
-	    [2] = "2.5", [3] = "10", [4] = "30", [5] = "5",   [6] = "20",
-	    [7] = "40",  [8] = "60", [9] = "80", [10] = "120"};
-	if (code < sizeof(r) / sizeof(r[0]) && r[code]) {
-		*out = r[code];
-		return 0;
-	}
-	return -1;
+	*out = code <= MAD_RATE_MAX_CODE ? mad_rate_name((uint8_t)code) : NULL;
+	return *out ? 0 : -1;
 }
 
 static void append(char **buf, size_t *len, const char *fmt, ...)
@@ -380,11 +375,9 @@ static int group_flag(struct imp *im, const char *file, unsigned line, const cha
 	} else if (prefix_of(flag, "rate")) {
 		const char *g;
 		if (rate_gbps((unsigned)v, &g) < 0)
-			return fail(
-			    im, file, line,
-			    "rate=%s: ibsmd takes the IBA rate codes 2-10 (2.5 to 120 Gb/s) so "
-			    "far",
-			    val ? val : "");
+			return fail(im, file, line,
+			            "rate=%s: an IBA rate code 2-25 (3 is 10 Gb/s, 16 is 100 Gb/s)",
+			            val ? val : "");
 		*rate = (unsigned)v;
 	} else if (prefix_of(flag, "sl")) {
 		if (v > 15)

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/link_speed.h"
+
 #define MAX_NAMES 256
 
 enum { C_CA, C_SWE, C_SW0, C_RTR, C_ALL, NCLS };
@@ -288,10 +290,7 @@ static int end_group(struct ctx *c, struct block *b)
 /* mtu-limit and rate-limit are IBA codes */
 static const char *rate_gbps(unsigned code)
 {
-	static const char *const r[] = {
-	    [2] = "2.5", [3] = "10", [4] = "30", [5] = "5",   [6] = "20",
-	    [7] = "40",  [8] = "60", [9] = "80", [10] = "120"};
-	return code < sizeof(r) / sizeof(r[0]) ? r[code] : NULL;
+	return code <= MAD_RATE_MAX_CODE ? mad_rate_name((uint8_t)code) : NULL;
 }
 
 static int end_level(struct ctx *c, struct block *b)
@@ -319,7 +318,7 @@ static int end_level(struct ctx *c, struct block *b)
 	if (b->rate[0]) {
 		if (!parse_u64(b->rate, &v) || !rate_gbps((unsigned)v))
 			return cfail(c,
-			             "qos-level \"%s\": rate-limit \"%s\" is not a rate code 2-10",
+			             "qos-level \"%s\": rate-limit \"%s\" is not a rate code 2-25",
 			             b->name, b->rate);
 		fprintf(l, "      rate_limit: \"%s\"\n", rate_gbps((unsigned)v));
 	}

@@ -3,6 +3,8 @@
  * file engine) are the real specification, checked by the tests. */
 #include "fabric/dump.h"
 
+#include "mad/link_speed.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -20,19 +22,8 @@ static const char *width_str(uint8_t w)
 
 static const char *speed_str(const struct mad_port_info *pi)
 {
-	switch (pi->link_speed_ext_active) {
-	case 1: return "FDR";
-	case 2: return "EDR";
-	case 4: return "HDR";
-	case 8: return "NDR";
-	default: break;
-	}
-	switch (pi->link_speed_active) {
-	case 1: return "SDR";
-	case 2: return "DDR";
-	case 4: return "QDR";
-	default: return "";
-	}
+	enum link_speed sp = mad_link_speed_active(pi);
+	return sp < LINK_SPEEDS ? mad_link_speed_name(sp) : "";
 }
 
 /* ibnetdiscover's node names: S- for switches, H- for CAs, then the node GUID */
@@ -118,12 +109,11 @@ void topo_dump_subnet_lst(const struct topo *t, FILE *out)
 		lst_end(t, p, out);
 		lst_end(t, pp->peer, out);
 		uint8_t st = pp->pi.port_state;
-		const char *spd = pp->pi.link_speed_ext_active == 1   ? "14"
-		                  : pp->pi.link_speed_ext_active == 2 ? "25"
-		                  : pp->pi.link_speed_active == 1     ? "2.5"
-		                  : pp->pi.link_speed_active == 2     ? "5"
-		                  : pp->pi.link_speed_active == 4     ? "10"
-		                                                      : "??";
+		/* a lane's Gb/s, as OpenSM's subnet.lst writes it */
+		static const char *const lane_gbps[LINK_SPEEDS] = {"2.5", "5",  "10",  "14",
+		                                                   "25",  "50", "100", "200"};
+		enum link_speed sp = mad_link_speed_active(&pp->pi);
+		const char *spd = sp < LINK_SPEEDS ? lane_gbps[sp] : "??";
 		fprintf(out, "PHY=%s LOG=%s SPD=%s\n", width_str(pp->pi.link_width_active),
 		        st == PORT_STATE_ACTIVE  ? "ACT"
 		        : st == PORT_STATE_ARMED ? "ARM"

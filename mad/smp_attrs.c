@@ -81,6 +81,10 @@ static const struct mad_field port_info_fields[] = {
     MAD_F(S, link_speed_ext_active, MF_U8, IB_PORT_LINK_SPEED_EXT_ACTIVE_F),
     MAD_F(S, link_speed_ext_supported, MF_U8, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F),
     MAD_F(S, link_speed_ext_enabled, MF_U8, IB_PORT_LINK_SPEED_EXT_ENABLED_F),
+    /* Debian's libibmad predates these (rdma-core 47 added them) */
+    MAD_H(S, link_speed_ext_active2, MF_U8, 449, 2),
+    MAD_H(S, link_speed_ext_supported2, MF_U8, 451, 2),
+    MAD_H(S, link_speed_ext_enabled2, MF_U8, 453, 3),
 };
 MAD_LAYOUT(mad_port_info_layout, mad_port_info, 64, port_info_fields);
 #undef S

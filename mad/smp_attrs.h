@@ -41,6 +41,8 @@ struct mad_port_info {
 	uint32_t link_round_trip_latency;
 	uint16_t capability_mask2;
 	uint8_t link_speed_ext_active, link_speed_ext_supported, link_speed_ext_enabled;
+	/* XDR (IBA 1.7): byte 56, reserved before */
+	uint8_t link_speed_ext_active2, link_speed_ext_supported2, link_speed_ext_enabled2;
 };
 
 /* PortInfo CapabilityMask bits the SM cares about */

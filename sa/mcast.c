@@ -219,30 +219,7 @@ static uint8_t port_mtu(const struct sa *sa, uint32_t p)
 static uint8_t port_rate(const struct sa *sa, uint32_t p)
 {
 	const struct mad_port_info *pi = &sa->t->ports[p].pi;
-	return sa_rate_code(pi->link_width_active, pi->link_speed_active);
-}
-
-/* The rate code next below (dir -1) or above (+1) by bandwidth; 0 if none. */
-static uint8_t rate_step(uint8_t code, int dir)
-{
-	unsigned at = sa_rate_gbps4(code), best = dir < 0 ? 0 : UINT32_MAX;
-	uint8_t pick = 0;
-	for (uint8_t c = 2; c <= 22; c++) {
-		unsigned g = sa_rate_gbps4(c);
-		if (!g || (dir < 0 ? g >= at : g <= at))
-			continue;
-		if (dir < 0 ? g > best : g < best) {
-			best = g;
-			pick = c;
-		}
-	}
-	return pick;
-}
-
-static int rate_cmp(uint8_t a, uint8_t b)
-{
-	unsigned x = sa_rate_gbps4(a), y = sa_rate_gbps4(b);
-	return x < y ? -1 : x > y;
+	return mad_link_rate(pi);
 }
 
 /* Do the group's MTU and rate satisfy the request's selectors? */
@@ -257,7 +234,7 @@ static bool selectors_match(const struct sa_group *g, const struct mad_mcmember_
 			return false;
 	}
 	if (mask & MCM_COMP_RATE_SELECTOR) {
-		int c = rate_cmp(g->rec.rate, q->rate);
+		int c = mad_rate_cmp(g->rec.rate, q->rate);
 		if ((q->rate_selector == SEL_GREATER && c <= 0) ||
 		    (q->rate_selector == SEL_LESS && c >= 0) ||
 		    (q->rate_selector == SEL_EXACTLY && c != 0))
@@ -294,7 +271,7 @@ static bool fields_match(const struct sa_group *g, const struct mad_mcmember_rec
 /* Can the port carry the group's MTU and rate? */
 static bool port_can(const struct sa *sa, uint32_t p, const struct sa_group *g)
 {
-	return port_mtu(sa, p) >= g->rec.mtu && rate_cmp(port_rate(sa, p), g->rec.rate) >= 0;
+	return port_mtu(sa, p) >= g->rec.mtu && mad_rate_cmp(port_rate(sa, p), g->rec.rate) >= 0;
 }
 
 /* The MTU and rate of a new group: what the request's selectors ask for, realizable by the
@@ -325,13 +302,13 @@ static bool choose_mtu_rate(const struct sa *sa, uint32_t p, struct mad_mcmember
 	} else {
 		uint8_t rate = q->rate;
 		if (q->rate_selector == SEL_GREATER) {
-			if (rate_cmp(q->rate, pr) >= 0)
+			if (mad_rate_cmp(q->rate, pr) >= 0)
 				return false;
 			rate = pr;
 		} else if (q->rate_selector == SEL_LESS) {
-			rate = rate_cmp(q->rate, pr) > 0 ? pr : rate_step(q->rate, -1);
+			rate = mad_rate_cmp(q->rate, pr) > 0 ? pr : mad_rate_step(q->rate, -1);
 		}
-		if (!sa_rate_gbps4(rate))
+		if (!mad_rate_mbps(rate))
 			return false;
 		q->rate = rate;
 	}
@@ -405,7 +382,7 @@ static uint16_t check_prefix(struct sa *sa, struct mad_mcmember_record *q)
 
 static bool rate_mtu_valid(const struct mad_mcmember_record *q, uint64_t mask)
 {
-	if ((mask & MCM_COMP_RATE) && (mask & MCM_COMP_RATE_SELECTOR) && !sa_rate_gbps4(q->rate))
+	if ((mask & MCM_COMP_RATE) && (mask & MCM_COMP_RATE_SELECTOR) && !mad_rate_mbps(q->rate))
 		return false;
 	if ((mask & MCM_COMP_MTU) && (mask & MCM_COMP_MTU_SELECTOR) && (q->mtu < 1 || q->mtu > 5))
 		return false;

@@ -8,34 +8,6 @@
 
 #define PKT_LIFE_DEFAULT 18 /* as OpenSM: about 1 s at the default subnet timeout */
 
-/* IBA rate codes, by link width (1x/4x/8x/12x) and speed (SDR/DDR/QDR) */
-uint8_t sa_rate_code(uint8_t width, uint8_t speed)
-{
-	unsigned lanes = width == 1 ? 1 : width == 2 ? 4 : width == 4 ? 8 : width == 8 ? 12 : 1;
-	unsigned quarter_gbps = lanes * (speed == 1 ? 10 : speed == 2 ? 20 : speed == 4 ? 40 : 10);
-	switch (quarter_gbps) { /* in units of 0.25 Gb/s */
-	case 10: return 2;      /* 2.5 */
-	case 20: return 5;      /* 5 */
-	case 40: return 3;      /* 10 */
-	case 80: return 6;      /* 20 */
-	case 120: return 4;     /* 30 */
-	case 160: return 7;     /* 40 */
-	case 240: return 8;     /* 60 */
-	case 320: return 9;     /* 80 */
-	case 480: return 10;    /* 120 */
-	default: return 3;
-	}
-}
-
-/* Rates compared by bandwidth, not by code */
-unsigned sa_rate_gbps4(uint8_t code)
-{
-	/* in 0.25 Gb/s: codes 2-10 (IBA 1.2), then 11-22 (FDR, EDR, HDR, NDR rates) */
-	static const unsigned q[] = {0,   0,   10,  40,  120, 20,  80,   160, 240, 320,  480, 56,
-	                             224, 448, 672, 100, 400, 800, 1200, 112, 200, 1600, 2400};
-	return code < sizeof(q) / sizeof(q[0]) ? q[code] : 0;
-}
-
 struct path {
 	unsigned hops;
 	uint8_t mtu, rate;
@@ -47,8 +19,8 @@ static void link_caps(const struct topo *t, uint32_t p, struct path *pa)
 	uint8_t mtu = pi->neighbor_mtu ? pi->neighbor_mtu : pi->mtu_cap;
 	if (mtu < pa->mtu)
 		pa->mtu = mtu;
-	uint8_t r = sa_rate_code(pi->link_width_active, pi->link_speed_active);
-	if (sa_rate_gbps4(r) < sa_rate_gbps4(pa->rate))
+	uint8_t r = mad_link_rate(pi);
+	if (r && mad_rate_cmp(r, pa->rate) < 0)
 		pa->rate = r;
 }
 
@@ -57,12 +29,15 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 {
 	pa->hops = 0;
 	pa->mtu = 5;
-	pa->rate = 10;
+	pa->rate = MAD_RATE_MAX_CODE; /* the fastest: the links lower it */
 	uint32_t dst = dlid < TOPO_LID_COUNT ? t->lid_port[dlid] : TOPO_NONE;
 	if (dst == TOPO_NONE)
 		return false;
-	if (topo_lid_port(t, src) == dst)
+	if (topo_lid_port(t, src) == dst) {
+		if (t->ports[src].peer != TOPO_NONE)
+			link_caps(t, src, pa); /* to itself: at its own link's rate */
 		return true;
+	}
 	uint32_t at = src;
 	if (!topo_is_switch(t, t->ports[src].node)) {
 		if (t->ports[src].peer == TOPO_NONE)
@@ -333,7 +308,7 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 					if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
 						pa.mtu = lv->mtu_limit;
 					if (lv && lv->rate_limit &&
-					    sa_rate_gbps4(pa.rate) > sa_rate_gbps4(lv->rate_limit))
+					    mad_rate_mbps(pa.rate) > mad_rate_mbps(lv->rate_limit))
 						pa.rate = lv->rate_limit;
 					if (lv && lv->packet_life != 0xff)
 						pkt_life = lv->packet_life;
@@ -371,11 +346,11 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 						                   ? q.rate_selector
 						                   : 2;
 						unsigned v =
-						    apply_selector(sel, sa_rate_gbps4(q.rate),
-						                   sa_rate_gbps4(pa.rate));
+						    apply_selector(sel, mad_rate_mbps(q.rate),
+						                   mad_rate_mbps(pa.rate));
 						if (!v)
 							continue;
-						if (v != sa_rate_gbps4(pa.rate))
+						if (v != mad_rate_mbps(pa.rate))
 							r.rate = q.rate;
 					}
 					if (mask & PR_COMP_PKT_LIFE) {

@@ -6,6 +6,7 @@
 
 #include <ev.h>
 
+#include "mad/link_speed.h"
 #include "mad/mad_header.h"
 #include "mad/sa_records.h"
 #include "sa/sa.h"
@@ -131,8 +132,6 @@ void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid);
 
 /* IBA rate codes: of a link's width and speed, and as bandwidth (0.25 Gb/s units, 0 for a
  * code that names no rate) */
-uint8_t sa_rate_code(uint8_t width, uint8_t speed);
-unsigned sa_rate_gbps4(uint8_t code);
 
 /* Multicast groups (sa/mcast.c): MCMemberRecord Set (join, create), Delete (leave), Get and
  * GetTable; the answer records go to out. Returns 0 or an SA status. */

@@ -19,6 +19,7 @@ struct probe {
 struct port_ref {
 	uint32_t port;
 	bool full;
+	bool ext; /* asked with SMSupportExtendedSpeeds */
 };
 
 static void path_str(const uint8_t *path, unsigned hops, char *buf, size_t len)
@@ -34,7 +35,9 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 static void read_port(struct sm *sm, uint32_t node, unsigned num, bool full)
 {
 	struct port_ref pr = {.port = topo_port(&sm->topo, node, num), .full = full};
-	sm_send_dr_port(sm, pr.port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, num, NULL, 0, on_port_info,
+	uint32_t mod = sm_port_info_mod(sm, pr.port, false);
+	pr.ext = (mod & PORT_INFO_AM_EXT_SPEEDS) != 0;
+	sm_send_dr_port(sm, pr.port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, mod, NULL, 0, on_port_info,
 	                &pr, sizeof(pr));
 }
 
@@ -244,6 +247,20 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 	struct topo *t = &sm->topo;
 	struct topo_port *port = &t->ports[pr->port];
 	struct topo_node *n = &t->nodes[port->node];
+	if (smp && pr->ext &&
+	    (smp->dr_status & MAD_STATUS_INVALID_FIELD) == MAD_STATUS_INVALID_FIELD) {
+		/* an SMA older than the extended speeds: ask it the old way from now on */
+		char name[160];
+		if (!n->pi_no_ext_am) /* once per node, not per port */
+			log_rl(sm->log, &sm->rl_garbage, LOGL_NOTICE, "discover",
+			       "%s refuses PortInfo with SMSupportExtendedSpeeds (an SMA older "
+			       "than IBA "
+			       "1.5): asked without it, and speeds beyond HDR stay hidden on it",
+			       sm_node_name(sm, port->node, name, sizeof(name)));
+		n->pi_no_ext_am = true;
+		read_port(sm, port->node, port->num, pr->full);
+		return;
+	}
 	if (!smp || smp->dr_status) {
 		if (!pr->full && !smp && port->node < sm->dirty_cap && sm->rounds < 2) {
 			/* its route may cross the link that just failed: again, by a new route */

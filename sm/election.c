@@ -517,8 +517,9 @@ void election_cap_changed(struct sm *sm, uint32_t port)
 	if (sm->state != SM_STATE_MASTER || !topo_port_endpoint(t, port))
 		return;
 	sm->detached++;
-	sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, t->ports[port].num, NULL, 0,
-	                on_cap_port_info, &port, sizeof(port));
+	sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO,
+	                sm_port_info_mod(sm, port, false), NULL, 0, on_cap_port_info, &port,
+	                sizeof(port));
 	sm->detached--;
 }
 

@@ -407,6 +407,16 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 			pi.link_width_enabled = 0xff;
 		if (pi.link_speed_enabled != pi.link_speed_supported)
 			pi.link_speed_enabled = 0xf;
+		/* the extended speeds (FDR to NDR, and XDR) likewise, where the port has them */
+		pi.link_speed_ext_enabled =
+		    pi.link_speed_ext_supported &&
+		            pi.link_speed_ext_enabled != pi.link_speed_ext_supported
+		        ? LINK_SPEED_EXT_SET_SUPPORTED
+		        : 0;
+		pi.link_speed_ext_enabled2 =
+		    pi.link_speed_ext_enabled2 != pi.link_speed_ext_supported2
+		        ? pi.link_speed_ext_supported2
+		        : 0;
 		if (topo_is_switch(t, port->node)) {
 			/* how long a packet may wait at the head of a queue: shorter towards a
 			 * CA, which cannot pass a stalled packet on (OpenSM's defaults) */
@@ -418,6 +428,7 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	} else {
 		pi.neighbor_mtu = 0;
 		pi.oper_vls = 0;
+		pi.link_speed_ext_enabled = pi.link_speed_ext_enabled2 = 0; /* no change */
 	}
 	/* how much high-priority traffic may pass before low gets a turn: the QoS policy's */
 	const struct config_vl_table *tb = vl_class_table(sm, p);
@@ -426,8 +437,8 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	uint8_t data[64] = {0};
 	mad_port_info_encode(&pi, data, sizeof(data), NULL);
 	uint32_t ref[3] = {port->node, MAD_ATTR_PORT_INFO, port->num};
-	sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, port->num, data, sizeof(data),
-	                on_port_set, ref, sizeof(ref));
+	sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PORT_INFO, sm_port_info_mod(sm, p, true),
+	                data, sizeof(data), on_port_set, ref, sizeof(ref));
 	sm->counts.port_sets++;
 }
 

@@ -320,6 +320,21 @@ int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr,
 	               datalen, cb, ctx, ctxlen);
 }
 
+uint32_t sm_port_info_mod(const struct sm *sm, uint32_t port, bool set)
+{
+	const struct topo *t = &sm->topo;
+	const struct topo_port *p = &t->ports[port];
+	const struct topo_node *n = &t->nodes[p->node];
+	if (n->pi_no_ext_am)
+		return p->num;
+	if (!set)
+		return p->num | PORT_INFO_AM_EXT_SPEEDS;
+	/* a switch's capabilities are port 0's */
+	uint32_t caps = n->type == NODE_TYPE_SWITCH ? t->ports[n->first_port].pi.capability_mask
+	                                            : p->pi.capability_mask;
+	return caps & PORT_CAP_HAS_EXT_SPEEDS ? p->num | PORT_INFO_AM_EXT_SPEEDS : p->num;
+}
+
 /* ---- phases ---- */
 
 void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm))

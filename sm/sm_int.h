@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "mad/dispatcher.h"
+#include "mad/link_speed.h"
 #include "mad/mad_header.h"
 #include "fabric/fabric.h"
 #include "routing/engine.h"
@@ -185,6 +186,10 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
  * the switch's route. */
 int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
                     const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen);
+/* The AttributeModifier of a PortInfo Get or Set of a port: its number, with
+ * SMSupportExtendedSpeeds where the port can take it (every Get until its SMA refuses it; a Set
+ * where the port reports extended speeds), so that NDR and XDR ports show their speeds. */
+uint32_t sm_port_info_mod(const struct sm *sm, uint32_t port, bool set);
 /* The same along a path, to a node not known yet: key_guid names the port most likely
  * there (its M_Key is presented), or is 0. */
 int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,

@@ -106,8 +106,8 @@ imp_bad ':2: partition "noid" has no P_Key: OpenSM makes one up, ibsmd needs it 
 	'Default=0x7fff : ALL ;\nnoid : ALL ;\n'
 imp_bad ':1: "0xnothex" is not a port GUID' 'a=0x10 : 0xnothex ;\n'
 imp_bad ':2: a partition definition without its closing '"';'"'' '# x\na=0x10 : ALL\n'
-imp_bad ':1: rate=11: ibsmd takes the IBA rate codes 2-10 (2.5 to 120 Gb/s) so far' \
-	'a=0x10, ipoib, rate=11 : ALL ;\n'
+imp_bad ':1: rate=26: an IBA rate code 2-25 (3 is 10 Gb/s, 16 is 100 Gb/s)' \
+	'a=0x10, ipoib, rate=26 : ALL ;\n'
 qos_bad() { # EXPECTED-SUFFIX FILE-CONTENT...: a QoS policy refused with file:line
 	local want=$1 rc=0
 	shift

@@ -7,6 +7,7 @@
 #include "mad/attr_table.h"
 #include "mad/mad_header.h"
 #include "mad/sa_records.h"
+#include "mad/link_speed.h"
 #include "mad/smp_attrs.h"
 
 static void put16(uint8_t *b, size_t o, uint16_t v)
@@ -125,14 +126,15 @@ START_TEST(port_info_spec)
 	put16(b, 46, 12);                   /* P_KeyViolations */
 	put16(b, 48, 13);                   /* Q_KeyViolations */
 	b[50] = 32;                         /* GUIDCap */
-	b[51] = 0x80 | (2 << 5) | 18; /* ClientReregister | MPKTrapSuppression | SubnetTimeOut */
-	b[52] = 17;                   /* RespTimeValue */
-	b[53] = (9 << 4) | 6;         /* LocalPhyErrors | OverrunErrors */
-	put16(b, 54, 0x0102);         /* MaxCreditHint */
-	put24(b, 57, 0x0a0b0c);       /* LinkRoundTripLatency */
-	put16(b, 60, 0x0012);         /* CapabilityMask2 */
-	b[62] = (2 << 4) | 3;         /* LinkSpeedExtActive | Supported */
-	b[63] = 0x1f;                 /* LinkSpeedExtEnabled (5 bits) */
+	b[51] = 0x80 | (2 << 5) | 18;    /* ClientReregister | MPKTrapSuppression | SubnetTimeOut */
+	b[52] = 17;                      /* RespTimeValue */
+	b[53] = (9 << 4) | 6;            /* LocalPhyErrors | OverrunErrors */
+	put16(b, 54, 0x0102);            /* MaxCreditHint */
+	b[56] = (1 << 5) | (1 << 3) | 1; /* reserved | ExtActive2 | ExtSupported2 | ExtEnabled2 */
+	put24(b, 57, 0x0a0b0c);          /* LinkRoundTripLatency */
+	put16(b, 60, 0x0012);            /* CapabilityMask2 */
+	b[62] = (2 << 4) | 3;            /* LinkSpeedExtActive | Supported */
+	b[63] = 0x1f;                    /* LinkSpeedExtEnabled (5 bits) */
 
 	struct mad_port_info p;
 	ck_assert_int_eq(mad_port_info_decode(b, sizeof(b), &p, NULL), 0);
@@ -187,7 +189,94 @@ START_TEST(port_info_spec)
 	ck_assert_uint_eq(p.link_speed_ext_active, 2);
 	ck_assert_uint_eq(p.link_speed_ext_supported, 3);
 	ck_assert_uint_eq(p.link_speed_ext_enabled, 0x1f);
+	ck_assert_uint_eq(p.link_speed_ext_active2, 1);
+	ck_assert_uint_eq(p.link_speed_ext_supported2, 1);
+	ck_assert_uint_eq(p.link_speed_ext_enabled2, 1);
 	ROUND_TRIP(mad_port_info, mad_port_info, b, 64);
+}
+END_TEST
+
+/* Every width at every speed against the IBA rate table (the verbs library's figures) */
+START_TEST(link_rates)
+{
+	static const struct {
+		unsigned lanes;
+		enum link_speed s;
+		uint8_t code;
+		uint32_t mbps;
+	} v[] = {
+	    {1, LINK_SDR, 2, 2500},
+	    {4, LINK_SDR, 3, 10000},
+	    {12, LINK_SDR, 4, 30000},
+	    {2, LINK_SDR, 5, 5000},
+	    {8, LINK_DDR, 7, 40000},
+	    {12, LINK_QDR, 10, 120000},
+	    {1, LINK_FDR, 11, 14062},
+	    {4, LINK_FDR, 12, 56250},
+	    {2, LINK_FDR, 19, 28125},
+	    {12, LINK_FDR, 14, 168750},
+	    {1, LINK_EDR, 15, 25781},
+	    {4, LINK_EDR, 16, 103125},
+	    {12, LINK_EDR, 18, 309375},
+	    {2, LINK_EDR, 20, 53125},
+	    {1, LINK_HDR, 20, 53125},
+	    {4, LINK_HDR, 17, 206250},
+	    {2, LINK_HDR, 16, 103125},
+	    {8, LINK_HDR, 21, 425000},
+	    {12, LINK_HDR, 22, 637500},
+	    {4, LINK_NDR, 21, 425000},
+	    {2, LINK_NDR, 17, 206250},
+	    {8, LINK_NDR, 23, 850000},
+	    {12, LINK_NDR, 24, 1275000},
+	    {1, LINK_XDR, 17, 206250},
+	    {4, LINK_XDR, 23, 850000},
+	    {8, LINK_XDR, 25, 1700000},
+	    /* 2,400 Gb/s has no code: the largest below stands in */
+	    {12, LINK_XDR, 25, 1700000},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint8_t c = mad_rate_code(v[i].lanes, v[i].s);
+		ck_assert_msg(c == v[i].code, "%ux%s: code %u, want %u", v[i].lanes,
+		              mad_link_speed_name(v[i].s), c, v[i].code);
+		ck_assert_uint_eq(mad_rate_mbps(c), v[i].mbps);
+		/* and through PortInfo, as the SA reads a port */
+		struct mad_port_info pi = {.link_width_active =
+		                               mad_link_width_of_lanes(v[i].lanes)};
+		mad_link_speed_set_active(&pi, v[i].s);
+		ck_assert_uint_eq(mad_link_speed_active(&pi), v[i].s);
+		ck_assert_uint_eq(mad_link_rate(&pi), v[i].code);
+	}
+	/* codes order by bandwidth, not by number */
+	ck_assert_int_lt(mad_rate_cmp(11, 7), 0);    /* 14 < 40 */
+	ck_assert_uint_eq(mad_rate_step(7, 1), 20);  /* 40 -> 50 */
+	ck_assert_uint_eq(mad_rate_step(7, -1), 4);  /* 40 -> 30 */
+	ck_assert_uint_eq(mad_rate_step(4, -1), 19); /* 30 -> 28 */
+	ck_assert_uint_eq(mad_rate_step(25, 1), 0);
+	ck_assert_uint_eq(mad_rate_step(2, -1), 0);
+	ck_assert_uint_eq(mad_rate_mbps(0), 0);
+	ck_assert_uint_eq(mad_rate_mbps(1), 0);
+	ck_assert_uint_eq(mad_rate_mbps(26), 0);
+	ck_assert_uint_eq(mad_rate_parse("1600"), 25);
+	ck_assert_uint_eq(mad_rate_parse("2.5"), 2);
+	ck_assert_uint_eq(mad_rate_parse("2400"), 0);
+	ck_assert_int_eq(mad_link_speed_parse("ndr"), LINK_NDR);
+	ck_assert_int_eq(mad_link_speed_parse("NDRX"), -1);
+	/* a port down runs no rate */
+	struct mad_port_info down = {0};
+	ck_assert_uint_eq(mad_link_rate(&down), 0);
+	/* widths by lanes: 2x is the highest bit but not the widest */
+	ck_assert_uint_eq(mad_link_width_widest(LINK_WIDTH_2X | LINK_WIDTH_4X), LINK_WIDTH_4X);
+	ck_assert_uint_eq(mad_link_width_widest(LINK_WIDTH_2X | LINK_WIDTH_1X), LINK_WIDTH_2X);
+	/* supported speeds set the capability bits the SM looks for */
+	struct mad_port_info pi = {0};
+	mad_link_speeds_set_supported(&pi, 0xff);
+	ck_assert(pi.capability_mask & PORT_CAP_HAS_EXT_SPEEDS);
+	ck_assert(pi.capability_mask & PORT_CAP_HAS_CAP_MASK2);
+	ck_assert(pi.capability_mask2 & PORT_CAP2_SPEED_NDR);
+	ck_assert(pi.capability_mask2 & PORT_CAP2_SPEED_XDR);
+	ck_assert_uint_eq(mad_link_speeds_supported(&pi), 0xff);
+	mad_link_speeds_set_supported(&pi, 7);
+	ck_assert(!(pi.capability_mask & PORT_CAP_HAS_EXT_SPEEDS));
 }
 END_TEST
 
@@ -856,6 +945,7 @@ static Suite *codec_suite(void)
 	tcase_add_test(tc, node_info_spec);
 	tcase_add_test(tc, node_desc_spec);
 	tcase_add_test(tc, port_info_spec);
+	tcase_add_test(tc, link_rates);
 	tcase_add_test(tc, switch_info_spec);
 	tcase_add_test(tc, tables_spec);
 	tcase_add_test(tc, sm_info_and_notice_spec);
