@@ -23,7 +23,9 @@ enum agent_result pma_process(struct fabric *f, uint32_t in, uint8_t *mad);
 /* Raw NodeInfo / PortInfo as an SMA would return them, for the simulator protocol's
  * GET_NODEINFO and GET_PORTINFO (64 bytes each). */
 void sma_node_info_raw(const struct fabric *f, uint32_t port, uint8_t out[64]);
-void sma_port_info_raw(const struct fabric *f, uint32_t port, uint32_t arrival, uint8_t out[64]);
+/* ext: as to an SM that set SMSupportExtendedSpeeds (else NDR and XDR stay hidden) */
+void sma_port_info_raw(const struct fabric *f, uint32_t port, uint32_t arrival, bool ext,
+                       uint8_t out[64]);
 
 /* Build a trap (Notice) from the node owning `port` to its MasterSMLID. */
 void sma_build_trap(const struct fabric *f, uint32_t port, uint16_t trap, uint64_t tid,

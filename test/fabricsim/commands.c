@@ -24,6 +24,10 @@ static const char help[] =
     "link down|up NODE PORT      pull or reconnect the cable at a port\n"
     "node remove|add NODE        take a node out of the fabric, or bring it back reset\n"
     "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
+    "train NODE PORT RATE|none   the cable carries at most RATE (e.g. 4xHDR, 2xNDR, EDR):\n"
+    "                            the link trains again below what its ends could run\n"
+    "legacy-sma NODE on|off      its SMA predates IBA 1.5: PortInfo with AttributeModifier\n"
+    "                            bit 31 (SMSupportExtendedSpeeds) gets \"invalid field\"\n"
     "refuse NODE ATTR            its SMA answers Sets of attribute ATTR (e.g. 0x18) with\n"
     "                            \"unsupported\" (0: none); prints how many it refused\n"
     "errors NODE PORT COUNTER N  raise a port's error counter by N, as a bad cable would\n"
@@ -109,6 +113,31 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			f->ports[p].drop_percent = pct;
 			if (f->ports[p].peer != FS_NONE)
 				f->ports[f->ports[p].peer].drop_percent = pct;
+		}
+	} else if (!strcmp(argv[0], "train") && argc == 4) {
+		uint8_t w = 0;
+		unsigned sp = LINK_SPEEDS;
+		if ((rc = node_port(f, argv[1], argv[2], &p, o)) == 0) {
+			if (f->ports[p].peer == FS_NONE) {
+				fprintf(o, "no cable at that port\n");
+				rc = -1;
+			} else if (strcmp(argv[3], "none") &&
+			           fabric_parse_rate(argv[3], &w, &sp) < 0) {
+				fprintf(
+				    o,
+				    "RATE: WIDTHxSPEED (1x 2x 4x 8x 12x; SDR ... XDR), or none\n");
+				rc = -1;
+			} else {
+				fabric_cable_limit(f, p, w, sp);
+			}
+		}
+	} else if (!strcmp(argv[0], "legacy-sma") && argc == 3) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		if (n == FS_NONE) {
+			fprintf(o, "no node \"%s\"\n", argv[1]);
+			rc = -1;
+		} else {
+			f->nodes[n].legacy_sma = !strcmp(argv[2], "on");
 		}
 	} else if (!strcmp(argv[0], "refuse") && argc == 3) {
 		uint32_t n = fabric_find_node(f, argv[1]);

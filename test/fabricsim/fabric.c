@@ -56,15 +56,26 @@ static void *grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
 	return n;
 }
 
+/* What a port shows it supports (and enables, until an SM changes it) from its caps. */
+static void port_caps(struct fs_port *p)
+{
+	struct mad_port_info *pi = &p->pi;
+	pi->link_width_supported = pi->link_width_enabled = p->width_cap;
+	mad_link_speeds_set_supported(pi, p->speed_cap);
+	pi->link_speed_enabled = pi->link_speed_supported;
+	pi->link_speed_ext_enabled = pi->link_speed_ext_supported;
+	pi->link_speed_ext_enabled2 = pi->link_speed_ext_supported2;
+	if (p->width_cap & LINK_WIDTH_2X) {
+		pi->capability_mask2 |= PORT_CAP2_WIDTH_2X;
+		pi->capability_mask |= PORT_CAP_HAS_CAP_MASK2;
+	}
+}
+
 static void port_defaults(struct fabric *f, struct fs_port *p, const struct fs_node *n)
 {
 	struct mad_port_info *pi = &p->pi;
 	memset(pi, 0, sizeof(*pi));
 	pi->local_port_num = p->num;
-	pi->link_width_supported = 1 | 2 | 8; /* 1x, 4x, 12x */
-	pi->link_width_enabled = 1 | 2 | 8;
-	pi->link_speed_supported = 1 | 2 | 4; /* SDR, DDR, QDR */
-	pi->link_speed_enabled = 1 | 2 | 4;
 	pi->link_down_default_state = PHYS_STATE_POLLING;
 	pi->port_state = PORT_STATE_DOWN;
 	pi->phys_state = PHYS_STATE_POLLING;
@@ -87,6 +98,7 @@ static void port_defaults(struct fabric *f, struct fs_port *p, const struct fs_n
 		pi->guid_cap = 32;
 	}
 	(void)f;
+	port_caps(p);
 }
 
 static unsigned pkey_cap(const struct fabric *f, const struct fs_node *n, unsigned num)
@@ -200,29 +212,77 @@ uint32_t fabric_find_node(const struct fabric *f, const char *s)
 	return FS_NONE;
 }
 
-static uint8_t highest_bit(uint8_t v)
+/* Widths of at most as many lanes as w has */
+static uint8_t widths_upto(uint8_t w)
 {
-	uint8_t b = 0;
-	for (unsigned i = 0; i < 8; i++)
-		if (v & (1u << i))
-			b = (uint8_t)(1u << i);
-	return b;
+	unsigned lanes = mad_link_lanes(w);
+	uint8_t m = 0;
+	for (unsigned b = 1; b <= LINK_WIDTH_2X; b <<= 1)
+		if (mad_link_lanes((uint8_t)b) <= lanes)
+			m |= (uint8_t)b;
+	return m;
 }
 
-/* Width and speed the two ends of a link agree on: the best both enable and the cable
- * carries. */
+static unsigned fastest(uint16_t speeds)
+{
+	unsigned s = LINK_SPEEDS;
+	for (unsigned i = 0; i < LINK_SPEEDS; i++)
+		if (speeds & (1u << i))
+			s = i;
+	return s;
+}
+
+/* Width and speed the two ends of a link agree on: the best both enable and support, and
+ * the cable carries. */
 static void negotiate(struct fabric *f, uint32_t a)
 {
 	struct fs_port *pa = &f->ports[a], *pb = &f->ports[pa->peer];
-	uint8_t w = highest_bit(pa->pi.link_width_enabled & pb->pi.link_width_enabled &
-	                        pa->width_cap & pb->width_cap);
-	uint8_t s = highest_bit(pa->pi.link_speed_enabled & pb->pi.link_speed_enabled &
-	                        pa->speed_cap & pb->speed_cap);
-	pa->pi.link_width_active = pb->pi.link_width_active = w ? w : 1;
-	pa->pi.link_speed_active = pb->pi.link_speed_active = s ? s : 1;
+	uint8_t wm =
+	    pa->pi.link_width_enabled & pb->pi.link_width_enabled & pa->width_cap & pb->width_cap;
+	if (pa->cable_width)
+		wm &= widths_upto(pa->cable_width);
+	uint16_t sm = mad_link_speeds_enabled(&pa->pi) & mad_link_speeds_enabled(&pb->pi) &
+	              pa->speed_cap & pb->speed_cap;
+	if (pa->cable_speed)
+		sm &= (uint16_t)((1u << pa->cable_speed) - 1);
+	uint8_t w = mad_link_width_widest(wm);
+	unsigned sp = fastest(sm);
+	pa->pi.link_width_active = pb->pi.link_width_active = w ? w : LINK_WIDTH_1X;
+	mad_link_speed_set_active(&pa->pi, sp < LINK_SPEEDS ? (enum link_speed)sp : LINK_SDR);
+	mad_link_speed_set_active(&pb->pi, sp < LINK_SPEEDS ? (enum link_speed)sp : LINK_SDR);
 }
 
-int fabric_connect(struct fabric *f, uint32_t a, uint32_t b, uint8_t width, uint8_t speed)
+int fabric_parse_rate(const char *text, uint8_t *width, unsigned *speed)
+{
+	*width = 0;
+	*speed = LINK_SPEEDS;
+	char *e;
+	unsigned long lanes = strtoul(text, &e, 10);
+	if (e != text) {
+		if (*e != 'x' && *e != 'X')
+			return -1;
+		*width = mad_link_width_of_lanes((unsigned)lanes);
+		if (!*width)
+			return -1;
+		text = e + 1;
+	}
+	if (!*text)
+		return *width ? 0 : -1;
+	int sp = mad_link_speed_parse(text);
+	if (sp < 0)
+		return -1;
+	*speed = (unsigned)sp;
+	return 0;
+}
+
+void fabric_link_best(const struct fabric *f, uint32_t p, uint8_t *width, unsigned *speed)
+{
+	const struct fs_port *pa = &f->ports[p], *pb = &f->ports[pa->peer];
+	*width = mad_link_width_widest(pa->width_cap & pb->width_cap);
+	*speed = fastest(pa->speed_cap & pb->speed_cap);
+}
+
+int fabric_connect(struct fabric *f, uint32_t a, uint32_t b, uint8_t width, uint16_t speed)
 {
 	if (a == FS_NONE || b == FS_NONE || a == b)
 		return -1;
@@ -268,20 +328,41 @@ static void port_link_state(struct fabric *f, uint32_t p)
 		port->pi.port_state = PORT_STATE_DOWN;
 		port->pi.phys_state = port->disabled ? PHYS_STATE_DISABLED : PHYS_STATE_POLLING;
 		port->pi.link_width_active = 0;
-		port->pi.link_speed_active = 0;
+		mad_link_speed_set_active(&port->pi, LINK_SPEEDS);
 	}
+}
+
+/* A switch's capabilities are port 0's: it has the extended speeds any of its ports has. */
+static void switch_caps(struct fabric *f, uint32_t node)
+{
+	const struct fs_node *n = &f->nodes[node];
+	struct mad_port_info *p0 = &f->ports[n->first_port].pi;
+	for (unsigned num = 1; num <= n->nports; num++)
+		p0->capability_mask |=
+		    f->ports[n->first_port + num].pi.capability_mask & PORT_CAP_HAS_EXT_SPEEDS;
 }
 
 void fabric_finalize(struct fabric *f)
 {
 	for (uint32_t p = 0; p < f->nports; p++) {
 		struct fs_port *port = &f->ports[p];
-		port->pi.link_width_supported = port->width_cap;
-		port->pi.link_width_enabled = port->width_cap;
-		port->pi.link_speed_supported = port->speed_cap;
-		port->pi.link_speed_enabled = port->speed_cap;
+		port_caps(port);
 		port_link_state(f, p);
 	}
+	for (uint32_t i = 0; i < f->nsws; i++)
+		switch_caps(f, f->sws[i].node);
+}
+
+void fabric_cable_limit(struct fabric *f, uint32_t p, uint8_t width, unsigned speed)
+{
+	struct fs_port *a = &f->ports[p];
+	if (a->peer == FS_NONE)
+		return;
+	struct fs_port *b = &f->ports[a->peer];
+	a->cable_width = b->cable_width = width;
+	a->cable_speed = b->cable_speed = speed < LINK_SPEEDS ? (uint8_t)(speed + 1) : 0;
+	if (a->pi.port_state != PORT_STATE_DOWN)
+		negotiate(f, p);
 }
 
 static void link_changed(struct fabric *f, uint32_t p)
@@ -328,6 +409,8 @@ void fabric_remove_node(struct fabric *f, uint32_t node)
 		if (f->ports[p].peer != FS_NONE)
 			link_changed(f, f->ports[p].peer);
 	}
+	if (n->type == NODE_TYPE_SWITCH)
+		switch_caps(f, node);
 }
 
 void fabric_restore_node(struct fabric *f, uint32_t node)
@@ -352,16 +435,13 @@ void fabric_restore_node(struct fabric *f, uint32_t node)
 		uint32_t p = fabric_port(f, node, num);
 		if (p == FS_NONE)
 			continue;
-		uint8_t width = f->ports[p].width_cap, speed = f->ports[p].speed_cap;
 		uint8_t vl_cap = f->ports[p].pi.vl_cap;
 		bool unplugged = f->ports[p].unplugged;
 		free(f->ports[p].vlarb);
 		f->ports[p].vlarb = NULL;
 		memset(f->ports[p].sl2vl, 0, sizeof(f->ports[p].sl2vl));
-		port_defaults(f, &f->ports[p], n);
-		f->ports[p].width_cap = width;
-		f->ports[p].speed_cap = speed;
-		f->ports[p].pi.vl_cap = vl_cap; /* the hardware's, as cabled */
+		port_defaults(f, &f->ports[p], n); /* the caps stay: the hardware's */
+		f->ports[p].pi.vl_cap = vl_cap;    /* the hardware's, as cabled */
 		f->ports[p].unplugged = unplugged;
 		f->ports[p].disabled = false;
 		if (num == 0 && n->type == NODE_TYPE_SWITCH) {
@@ -372,6 +452,8 @@ void fabric_restore_node(struct fabric *f, uint32_t node)
 		if (f->ports[p].peer != FS_NONE)
 			link_changed(f, f->ports[p].peer);
 	}
+	if (n->type == NODE_TYPE_SWITCH)
+		switch_caps(f, node);
 }
 
 void fabric_lid_update(struct fabric *f, uint32_t port, uint16_t old_lid, uint8_t old_lmc)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mad/link_speed.h"
 #include "mad/mad_types.h"
 #include "mad/smp_attrs.h"
 #include "util/u64map.h"
@@ -39,12 +40,15 @@ struct fs_port {
 	bool disabled;           /* PortPhysicalState Disabled by the SM */
 	bool unplugged;          /* cable pulled (fault injection) */
 	uint8_t width_cap;       /* LinkWidthSupported mask (w= in an ibsim net file) */
-	uint8_t speed_cap;       /* LinkSpeedSupported mask (s=) */
-	uint16_t *pkeys;         /* partition cap entries */
-	uint8_t sl2vl[8];        /* CA ports; switches keep theirs per input/output pair */
-	uint8_t *vlarb;          /* 4 blocks of 64 bytes, allocated on first Set */
-	uint64_t *guids;         /* GUIDInfo (guid_cap entries), allocated on first Set */
-	uint32_t drop_percent;   /* fault injection: MADs lost crossing this port */
+	uint16_t speed_cap;      /* speeds it supports, bits of enum link_speed (s=, e=, x=) */
+	/* what the cable lets the link train at (both ends hold the same): the widest width
+	 * (a LinkWidth bit) and the fastest speed + 1; 0: no limit */
+	uint8_t cable_width, cable_speed;
+	uint16_t *pkeys;       /* partition cap entries */
+	uint8_t sl2vl[8];      /* CA ports; switches keep theirs per input/output pair */
+	uint8_t *vlarb;        /* 4 blocks of 64 bytes, allocated on first Set */
+	uint64_t *guids;       /* GUIDInfo (guid_cap entries), allocated on first Set */
+	uint32_t drop_percent; /* fault injection: MADs lost crossing this port */
 	struct fs_counters cnt;
 	uint64_t mkey_lease_start_ns; /* first M_Key violation of a running lease, 0 if none */
 	/* trap repress state */
@@ -65,6 +69,7 @@ struct fs_node {
 	uint64_t busy_until_ns; /* per-node SMA service time model */
 	uint16_t refuse_attr;   /* fault: Sets of this attribute get "unsupported" (0: none) */
 	uint32_t refused;       /* ... how many */
+	bool legacy_sma;        /* older than IBA 1.5: refuses PortInfo with AM bit 31 */
 };
 
 struct fs_switch {
@@ -104,9 +109,19 @@ void fabric_free(struct fabric *f);
  * from 0x200000, CAs from 0x100000 and one GUID per port after the node's, as ibsim). */
 uint32_t fabric_add_node(struct fabric *f, uint8_t type, unsigned nports, const char *name,
                          uint64_t guid);
-/* Cable two ports together; both must be free. width/speed: masks both ends support (0 keeps
- * the default 1x|4x, SDR|DDR|QDR). 0 or -1. */
-int fabric_connect(struct fabric *f, uint32_t pa, uint32_t pb, uint8_t width, uint8_t speed);
+/* Cable two ports together; both must be free. width/speed: masks both ends support (a
+ * LinkWidth mask, bits of enum link_speed; 0 keeps the default 1x|4x, SDR|DDR|QDR). 0 or -1. */
+int fabric_connect(struct fabric *f, uint32_t pa, uint32_t pb, uint8_t width, uint16_t speed);
+/* Limit what the cable between p and its peer trains at: the widest width (LinkWidth bit)
+ * and the fastest speed (enum link_speed); 0 / LINK_SPEEDS: no limit. A link that is up
+ * trains again at once, without going down. */
+void fabric_cable_limit(struct fabric *f, uint32_t p, uint8_t width, unsigned speed);
+/* "4xHDR", "2xNDR", "HDR" or "4x": a width (LinkWidth bit, 0 if not given) and a speed
+ * (enum link_speed, LINK_SPEEDS if not given). 0, or -1 if it is neither. */
+int fabric_parse_rate(const char *text, uint8_t *width, unsigned *speed);
+/* The width and speed both ends of a link could run at, ignoring the cable and what is
+ * enabled: what a link running slower than this is missing. */
+void fabric_link_best(const struct fabric *f, uint32_t p, uint8_t *width, unsigned *speed);
 /* Finish set-up: port states from the links (INIT where cabled, DOWN elsewhere). */
 void fabric_finalize(struct fabric *f);
 

@@ -13,6 +13,9 @@ struct spec {
 	unsigned radix, levels, hosts, hca_ports, missing_switches, missing_links, seed;
 	unsigned dims[3], ndims;
 	unsigned groups, routers, global, switches, links;
+	/* port capabilities: switch ports, then host ports (0 / LINK_SPEEDS: the default) */
+	uint8_t width, host_width;
+	unsigned speed, host_speed, slow_links;
 };
 
 static int gerr(struct fs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -30,6 +33,7 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 	memset(sp, 0, sizeof(*sp));
 	sp->hca_ports = 1;
 	sp->seed = 1;
+	sp->speed = sp->host_speed = LINK_SPEEDS;
 	const char *colon = strchr(text, ':');
 	size_t klen = colon ? (size_t)(colon - text) : strlen(text);
 	if (klen == 0 || klen >= sizeof(sp->kind))
@@ -54,6 +58,26 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 				if (e == d && *e)
 					break;
 			}
+			continue;
+		}
+		if (!strcmp(k, "speed") || !strcmp(k, "host-speed")) {
+			int spd = mad_link_speed_parse(v);
+			if (spd < 0)
+				return gerr(err,
+				            "generator spec: %s=\"%s\" is not SDR, DDR, QDR, FDR, "
+				            "EDR, HDR, NDR or XDR",
+				            k, v);
+			*(k[0] == 's' ? &sp->speed : &sp->host_speed) = (unsigned)spd;
+			continue;
+		}
+		if (!strcmp(k, "width") || !strcmp(k, "host-width")) {
+			uint8_t w = 0;
+			unsigned dummy;
+			if (fabric_parse_rate(v, &w, &dummy) < 0 || !w)
+				return gerr(
+				    err, "generator spec: %s=\"%s\" is not 1x, 2x, 4x, 8x or 12x",
+				    k, v);
+			*(k[0] == 'w' ? &sp->width : &sp->host_width) = w;
 			continue;
 		}
 		unsigned long n = strtoul(v, &e, 10);
@@ -84,6 +108,8 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 			sp->switches = u;
 		else if (!strcmp(k, "links"))
 			sp->links = u;
+		else if (!strcmp(k, "slow-links"))
+			sp->slow_links = u;
 		else
 			return gerr(err, "generator spec: unknown key \"%s\"", k);
 	}
@@ -340,6 +366,58 @@ static void degrade(struct fabric *f, const struct spec *sp)
 	}
 }
 
+/* Widths a port with the widest w supports: 2x only from HDR on */
+static uint8_t widths_upto(uint8_t w, unsigned speed)
+{
+	unsigned lanes = mad_link_lanes(w);
+	uint8_t m = 0;
+	for (unsigned b = 1; b <= LINK_WIDTH_2X; b <<= 1)
+		if (mad_link_lanes((uint8_t)b) <= lanes &&
+		    (b != LINK_WIDTH_2X || (speed >= LINK_HDR && speed < LINK_SPEEDS)))
+			m |= (uint8_t)b;
+	return m;
+}
+
+/* speed=, width= for switch ports, host-speed=, host-width= for CA ports (default: as the
+ * switches): every speed up to the one named, every width up to the one named. */
+static void set_speeds(struct fabric *f, const struct spec *sp)
+{
+	if (sp->speed == LINK_SPEEDS && !sp->width && sp->host_speed == LINK_SPEEDS &&
+	    !sp->host_width)
+		return;
+	for (uint32_t p = 0; p < f->nports; p++) {
+		struct fs_port *port = &f->ports[p];
+		bool host = !fs_is_switch(f, port->node);
+		unsigned spd = host && sp->host_speed < LINK_SPEEDS ? sp->host_speed : sp->speed;
+		uint8_t w = host && sp->host_width ? sp->host_width : sp->width;
+		if (spd == LINK_SPEEDS)
+			spd = LINK_QDR;
+		if (!w)
+			w = LINK_WIDTH_4X;
+		port->speed_cap = (uint16_t)((2u << spd) - 1);
+		port->width_cap = widths_upto(w, spd);
+	}
+}
+
+/* slow-links=N: N links between switches whose cable carries one speed less than their ends
+ * run: links trained below their capability, which verify reports. */
+static void slow_links(struct fabric *f, const struct spec *sp)
+{
+	unsigned seed = sp->seed * 7919u + 17u, made = 0;
+	for (unsigned tries = 0; made < sp->slow_links && tries < 100 * sp->slow_links; tries++) {
+		uint32_t p = (uint32_t)rand_r(&seed) % f->nports;
+		const struct fs_port *port = &f->ports[p];
+		if (port->peer == FS_NONE || !fs_is_switch(f, port->node) ||
+		    !fs_is_switch(f, f->ports[port->peer].node) || port->cable_speed)
+			continue;
+		unsigned now = mad_link_speed_active(&port->pi);
+		if (now == LINK_SDR || now >= LINK_SPEEDS)
+			continue;
+		fabric_cable_limit(f, p, 0, now - 1);
+		made++;
+	}
+}
+
 int generate(struct fabric *f, const char *text, struct fs_error *err)
 {
 	struct spec sp;
@@ -365,7 +443,9 @@ int generate(struct fabric *f, const char *text, struct fs_error *err)
 	if (rc < 0)
 		return rc;
 	degrade(f, &sp);
+	set_speeds(f, &sp);
 	fabric_finalize(f);
+	slow_links(f, &sp);
 	return 0;
 }
 

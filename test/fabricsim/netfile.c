@@ -6,6 +6,11 @@
  *   Ca  2 "H-0002c90000000002"      # "desc"
  *   [1](2c90000000003)   "S-0002c90000000001"[1]   # lid 3 lmc 0 "desc" lid 1 4xQDR
  *   [3]     "Switch2"[3]    w=12 s=4     (ibsim's width and speed masks)
+ *   [5]     "Switch2"[5]    w=18 s=7 e=15 x=1 train=4xHDR
+ *           (e=: extended speeds FDR 1 EDR 2 HDR 4 NDR 8, as ibsim; x=1: XDR; train=: the
+ *           cable carries at most this, so the link runs below what its ends support)
+ * A link's widths and speeds apply to both ends; listed again from its other end, what that
+ * line gives applies to that end alone (mixed-speed links).
  *   [4]     "Switch2"[4]    vl=2         (VLCap of both ends: 1 = VL0 ... 5 = VL0-14)
  *
  * Links may be listed from one end or both; nodes may be referred to before they appear.
@@ -24,7 +29,10 @@ struct pending_link {
 	uint32_t node;
 	unsigned port, rport;
 	char rname[64];
-	uint8_t width, speed, vl_cap;
+	uint8_t width, vl_cap;
+	uint16_t speed;
+	uint8_t train_width;
+	unsigned train_speed;
 	unsigned line;
 };
 
@@ -101,30 +109,36 @@ static char *paren_guid(char *s, uint64_t *out)
 	return e + 1;
 }
 
-/* width and speed from ibnetdiscover's "4xQDR" in a comment */
-static void comment_rate(const char *c, uint8_t *width, uint8_t *speed)
+/* The widths a port of this many lanes supports: 2x only from HDR on */
+static uint8_t widths_of(unsigned lanes, unsigned speed)
 {
-	static const struct {
-		const char *s;
-		uint8_t mask;
-	} speeds[] = {{"SDR", 1}, {"DDR", 3}, {"QDR", 7}, {"FDR10", 7},
-	              {"FDR", 7}, {"EDR", 7}, {"HDR", 7}, {"NDR", 7}};
+	uint8_t m = lanes == 12  ? LINK_WIDTH_1X | LINK_WIDTH_4X | LINK_WIDTH_12X
+	            : lanes == 8 ? LINK_WIDTH_1X | LINK_WIDTH_4X | LINK_WIDTH_8X
+	            : lanes == 4 ? LINK_WIDTH_1X | LINK_WIDTH_4X
+	                         : LINK_WIDTH_1X;
+	if (lanes >= 2 && speed >= LINK_HDR && speed < LINK_SPEEDS)
+		m |= LINK_WIDTH_2X;
+	return m;
+}
+
+/* width and speed from ibnetdiscover's "4xQDR" (or "2xNDR") in a comment: what the ports
+ * support, everything up to that */
+static void comment_rate(const char *c, uint8_t *width, uint16_t *speed)
+{
 	for (const char *x = strchr(c, 'x'); x; x = strchr(x + 1, 'x')) {
 		if (x == c || !isdigit((unsigned char)x[-1]))
 			continue;
 		unsigned w = (unsigned)(x[-1] - '0');
 		if (x - c >= 2 && isdigit((unsigned char)x[-2]))
 			w += 10u * (unsigned)(x[-2] - '0');
-		for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
-			if (strncmp(x + 1, speeds[i].s, strlen(speeds[i].s)) == 0) {
-				*width = w == 12  ? 1 | 2 | 8
-				         : w == 8 ? 1 | 2 | 4
-				         : w == 4 ? 1 | 2
-				                  : 1;
-				*speed = speeds[i].mask;
-				return;
-			}
-		}
+		char name[4] = {0};
+		memcpy(name, x + 1, 3);
+		int sp = mad_link_speed_parse(name);
+		if (sp < 0 || !mad_link_width_of_lanes(w))
+			continue;
+		*width = widths_of(w, (unsigned)sp);
+		*speed = (uint16_t)((2u << sp) - 1);
+		return;
 	}
 }
 
@@ -216,7 +230,11 @@ static int parse_port(struct parser *p, char *s)
 	s = paren_guid(s, &rguid);
 	if (!s)
 		return perr(p, "bad (remote port GUID)");
-	uint8_t width = 0, speed = 0, vl_cap = 0;
+	uint8_t width = 0, vl_cap = 0, train_width = 0;
+	uint16_t speed = 0;
+	unsigned train_speed = LINK_SPEEDS;
+	unsigned long sv = 0, ev = 0, xv = 0;
+	bool has_s = false, has_e = false;
 	char *c = strchr(s, '#');
 	if (c) {
 		comment_rate(c, &width, &speed);
@@ -232,18 +250,33 @@ static int parse_port(struct parser *p, char *s)
 			vl_cap = (uint8_t)v;
 			continue;
 		}
-		if ((tok[0] == 'w' || tok[0] == 's' || tok[0] == 'e') && tok[1] == '=') {
+		if (!strncmp(tok, "train=", 6)) {
+			if (fabric_parse_rate(tok + 6, &train_width, &train_speed) < 0)
+				return perr(p, "bad train= value \"%s\" (e.g. 4xHDR, 2xNDR, EDR)",
+				            tok + 6);
+			continue;
+		}
+		if ((tok[0] == 'w' || tok[0] == 's' || tok[0] == 'e' || tok[0] == 'x') &&
+		    tok[1] == '=') {
 			v = strtoul(tok + 2, &e, 0);
-			if (*e || (tok[0] == 'w' && (v < 1 || v > 31)) || (tok[0] == 's' && v > 7))
+			if (*e || (tok[0] == 'w' && (v < 1 || v > 31)) ||
+			    (tok[0] == 's' && v > 7) || (tok[0] == 'e' && v > 15) ||
+			    (tok[0] == 'x' && v > 1))
 				return perr(p, "bad %c= value \"%s\"", tok[0], tok + 2);
 			if (tok[0] == 'w')
 				width = (uint8_t)v;
 			else if (tok[0] == 's')
-				speed = (uint8_t)(v ? v : 4);
+				sv = v ? v : 4, has_s = true; /* ibsim: 0 is QDR */
+			else if (tok[0] == 'e')
+				ev = v, has_e = true;
+			else
+				xv = v, has_e = true;
 			continue;
 		}
 		return perr(p, "unexpected \"%s\" after the link", tok);
 	}
+	if (has_s || has_e)
+		speed = (uint16_t)((has_s ? sv : 7u) | (ev << LINK_FDR) | (xv << LINK_XDR));
 	if (pguid && n->type != NODE_TYPE_SWITCH) {
 		uint32_t pi = fabric_port(p->f, p->cur, port);
 		p->f->ports[pi].guid = pguid;
@@ -262,6 +295,8 @@ static int parse_port(struct parser *p, char *s)
 	snprintf(l->rname, sizeof(l->rname), "%s", rname);
 	l->width = width;
 	l->speed = speed;
+	l->train_width = train_width;
+	l->train_speed = train_speed;
 	l->vl_cap = vl_cap;
 	l->line = p->line;
 	return 0;
@@ -312,8 +347,14 @@ static int resolve_links(struct parser *p)
 		if (b == FS_NONE || (fs_is_switch(f, rn) && l->rport == 0))
 			return perr(p, "link to port %u of \"%s\", which has %u ports", l->rport,
 			            l->rname, f->nodes[rn].nports);
-		if (f->ports[a].peer == b && f->ports[b].peer == a)
-			continue; /* listed from both ends */
+		if (f->ports[a].peer == b && f->ports[b].peer == a) {
+			/* listed from both ends: this line speaks for its own end */
+			if (l->width)
+				f->ports[a].width_cap = l->width;
+			if (l->speed)
+				f->ports[a].speed_cap = l->speed;
+			continue;
+		}
 		if (f->ports[a].peer != FS_NONE || f->ports[b].peer != FS_NONE) {
 			uint32_t busy = f->ports[a].peer != FS_NONE ? a : b;
 			uint32_t other = f->ports[busy].peer;
@@ -322,6 +363,8 @@ static int resolve_links(struct parser *p)
 			            f->ports[other].num, fs_node_of(f, other)->name);
 		}
 		fabric_connect(f, a, b, l->width, l->speed);
+		if (l->train_width || l->train_speed < LINK_SPEEDS)
+			fabric_cable_limit(f, a, l->train_width, l->train_speed);
 		if (l->vl_cap)
 			f->ports[a].pi.vl_cap = f->ports[b].pi.vl_cap = l->vl_cap;
 	}
@@ -406,7 +449,20 @@ int netfile_write(const struct fabric *f, const char *path, struct fs_error *err
 			if (!sw)
 				fprintf(fp, "(%llx)", (unsigned long long)port->guid);
 			fprintf(fp, "\t\"%s\"[%u]\tw=%u s=%u", f->nodes[peer->node].name, peer->num,
-			        port->width_cap, port->speed_cap);
+			        port->width_cap, port->speed_cap & 7u);
+			if (port->speed_cap >> LINK_FDR)
+				fprintf(fp, " e=%u", (port->speed_cap >> LINK_FDR) & 0xfu);
+			if (port->speed_cap >> LINK_XDR)
+				fprintf(fp, " x=1");
+			if (port->cable_width || port->cable_speed) {
+				fputs(" train=", fp);
+				if (port->cable_width)
+					fprintf(fp, "%ux", mad_link_lanes(port->cable_width));
+				if (port->cable_speed)
+					fputs(mad_link_speed_name(
+					          (enum link_speed)(port->cable_speed - 1)),
+					      fp);
+			}
 			if (port->pi.vl_cap != 4)
 				fprintf(fp, " vl=%u", port->pi.vl_cap);
 			fputc('\n', fp);

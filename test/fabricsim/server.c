@@ -730,7 +730,7 @@ static void ctl_cb(struct ev_loop *loop, ev_io *w, int revents)
 					p = fabric_port(s->f, s->f->ports[c->port].node, num);
 				if (p == FS_NONE)
 					p = c->port;
-				sma_port_info_raw(s->f, p, p, data);
+				sma_port_info_raw(s->f, p, p, true, data);
 				break;
 			}
 			case CTL_SET_ISSM: {

@@ -19,8 +19,23 @@ static uint32_t mkey_port(const struct fabric *f, uint32_t in)
 	return fabric_lid_port(f, in);
 }
 
+/* What an SM that did not set SMSupportExtendedSpeeds sees of the speeds: nothing beyond
+ * HDR (NDR hidden from the extended fields, XDR's fields empty); a link running faster
+ * shows no extended speed, only LinkSpeedActive (QDR). The model of the IBA 1.5 rule that
+ * broke OpenSM on NDR until it asked again with the bit set. */
+static void hide_ext_speeds(struct mad_port_info *pi)
+{
+	pi->link_speed_ext_supported &= 7;
+	pi->link_speed_ext_enabled &= 7;
+	if (pi->link_speed_ext_active & 8)
+		pi->link_speed_ext_active = 0;
+	pi->link_speed_ext_active2 = pi->link_speed_ext_supported2 = 0;
+	pi->link_speed_ext_enabled2 = 0;
+}
+
 /* PortInfo as this port reports it: switch external ports show port 0's addressing. */
-static struct mad_port_info view_port(const struct fabric *f, uint32_t p, uint32_t arrival)
+static struct mad_port_info view_port(const struct fabric *f, uint32_t p, uint32_t arrival,
+                                      bool ext)
 {
 	struct mad_port_info pi = f->ports[p].pi;
 	const struct fs_node *n = fs_node_of(f, p);
@@ -36,6 +51,8 @@ static struct mad_port_info view_port(const struct fabric *f, uint32_t p, uint32
 	}
 	pi.local_port_num = f->ports[arrival].num;
 	pi.client_reregister = 0; /* write-only */
+	if (!ext)
+		hide_ext_speeds(&pi);
 	return pi;
 }
 
@@ -60,16 +77,18 @@ void sma_node_info_raw(const struct fabric *f, uint32_t port, uint8_t out[64])
 	mad_node_info_encode(&ni, out, 64, NULL);
 }
 
-void sma_port_info_raw(const struct fabric *f, uint32_t port, uint32_t arrival, uint8_t out[64])
+void sma_port_info_raw(const struct fabric *f, uint32_t port, uint32_t arrival, bool ext,
+                       uint8_t out[64])
 {
-	struct mad_port_info pi = view_port(f, port, arrival);
+	struct mad_port_info pi = view_port(f, port, arrival, ext);
 	memset(out, 0, 64);
 	mad_port_info_encode(&pi, out, 64, NULL);
 }
 
 /* ---- PortInfo Set ---- */
 
-static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_port_info *req)
+static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_port_info *req,
+                              bool ext)
 {
 	struct fs_port *port = &f->ports[p];
 	struct mad_port_info *pi = &port->pi;
@@ -109,6 +128,15 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 	if (req->link_speed_enabled && req->link_speed_enabled != 0xf &&
 	    (req->link_speed_enabled & ~pi->link_speed_supported))
 		return ST_BAD_FIELD;
+	/* LinkSpeedExtEnabled: 0 no change, 30 none, 31 all supported, else a subset; its
+	 * NDR bit only from an SM that set SMSupportExtendedSpeeds */
+	uint8_t ext_sup = ext ? pi->link_speed_ext_supported : pi->link_speed_ext_supported & 7;
+	uint8_t ee = req->link_speed_ext_enabled;
+	if (ee && ee < 30 && (ee & ~ext_sup))
+		return ST_BAD_FIELD;
+	if (ext && req->link_speed_ext_enabled2 &&
+	    (req->link_speed_ext_enabled2 & ~pi->link_speed_ext_supported2))
+		return ST_BAD_FIELD;
 	if (mgmt && req->lid >= FS_MCAST_BASE && req->lid != 0xffff)
 		return ST_BAD_FIELD;
 	if (mgmt && req->lmc > 7)
@@ -137,6 +165,14 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 	if (req->link_speed_enabled)
 		pi->link_speed_enabled = req->link_speed_enabled == 0xf ? pi->link_speed_supported
 		                                                        : req->link_speed_enabled;
+	if (ee) {
+		uint8_t keep = ext ? 0 : pi->link_speed_ext_enabled & 8;
+		pi->link_speed_ext_enabled = (uint8_t)(keep | (ee == 31   ? ext_sup
+		                                               : ee == 30 ? 0
+		                                                          : ee));
+	}
+	if (ext && req->link_speed_ext_enabled2)
+		pi->link_speed_ext_enabled2 = req->link_speed_ext_enabled2;
 	if (req->neighbor_mtu)
 		pi->neighbor_mtu = req->neighbor_mtu;
 	if (req->oper_vls)
@@ -206,6 +242,10 @@ static uint16_t do_node_desc(struct fabric *f, uint32_t in, bool set, uint8_t *d
 static uint16_t do_port_info(struct fabric *f, uint32_t in, uint32_t mod, bool set, uint8_t *data)
 {
 	const struct fs_node *n = fs_node_of(f, in);
+	/* bit 31: SMSupportExtendedSpeeds, unknown to an SMA older than IBA 1.5 */
+	bool ext = (mod & PORT_INFO_AM_EXT_SPEEDS) != 0;
+	if (!n->legacy_sma)
+		mod &= ~PORT_INFO_AM_EXT_SPEEDS;
 	uint32_t p;
 	if (n->type == NODE_TYPE_SWITCH) {
 		if (mod > n->nports)
@@ -221,9 +261,9 @@ static uint16_t do_port_info(struct fabric *f, uint32_t in, uint32_t mod, bool s
 	if (set) {
 		struct mad_port_info req;
 		mad_port_info_decode(data, 64, &req, NULL);
-		st = port_info_set(f, p, &req);
+		st = port_info_set(f, p, &req, ext);
 	}
-	sma_port_info_raw(f, p, in, data);
+	sma_port_info_raw(f, p, in, ext, data);
 	return st;
 }
 

@@ -19,6 +19,9 @@ int netfile_parse(struct fabric *f, const char *name, const char *text, struct f
  *   torus:dims=AxB[xC],hosts=N   mesh:dims=AxB[xC],hosts=N
  *   dragonfly:groups=G,routers=A,hosts=P,global=H
  *   random:switches=N,radix=R,hosts=H[,links=L][,seed=S]
+ * and, for any of them, port capabilities: speed=SDR..XDR and width=1x..12x (switch ports;
+ * default 4xQDR), host-speed= and host-width= (CA ports; default as the switches), and
+ * slow-links=N (inter-switch links whose cable carries one speed less).
  * GUIDs and names are deterministic from the spec. 0, or -1 with what is wrong. */
 int generate(struct fabric *f, const char *spec, struct fs_error *err);
 

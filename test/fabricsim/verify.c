@@ -634,6 +634,74 @@ out:
 	return rc;
 }
 
+static const char *rate_text(uint8_t width, unsigned speed, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ux%s", mad_link_lanes(width),
+	         mad_link_speed_name((enum link_speed)speed));
+	return buf;
+}
+
+/* What each link runs, against what both its ends could: reported, not a failure (a cable
+ * may well carry less), but a link slower than both ends is worth a look. */
+static void link_speeds(const struct fabric *f, struct verify_report *r)
+{
+	static const uint8_t widths[] = {LINK_WIDTH_1X, LINK_WIDTH_2X, LINK_WIDTH_4X, LINK_WIDTH_8X,
+	                                 LINK_WIDTH_12X};
+	unsigned count[5][LINK_SPEEDS] = {{0}};
+	for (uint32_t p = 0; p < f->nports; p++) {
+		const struct fs_port *a = &f->ports[p];
+		if (a->peer == FS_NONE || a->peer < p || !fabric_link_up(f, p))
+			continue;
+		const struct fs_port *b = &f->ports[a->peer];
+		r->links++;
+		uint8_t w = a->pi.link_width_active;
+		unsigned sp = mad_link_speed_active(&a->pi);
+		for (unsigned i = 0; i < 5; i++)
+			if (w == widths[i] && sp < LINK_SPEEDS)
+				count[i][sp]++;
+		uint8_t bw;
+		unsigned bs;
+		fabric_link_best(f, p, &bw, &bs);
+		uint8_t ew =
+		    mad_link_width_widest(a->pi.link_width_enabled & b->pi.link_width_enabled &
+		                          a->width_cap & b->width_cap);
+		unsigned es = LINK_SPEEDS;
+		uint16_t em = mad_link_speeds_enabled(&a->pi) & mad_link_speeds_enabled(&b->pi) &
+		              a->speed_cap & b->speed_cap;
+		for (unsigned i = 0; i < LINK_SPEEDS; i++)
+			if (em & (1u << i))
+				es = i;
+		bool below_best = mad_link_lanes(w) < mad_link_lanes(bw) || sp < bs;
+		if (!below_best)
+			continue;
+		bool below_enabled =
+		    mad_link_lanes(w) < mad_link_lanes(ew) || (es < LINK_SPEEDS && sp < es);
+		char now[16], could[16];
+		rate_text(w, sp, now, sizeof(now));
+		rate_text(bw, bs, could, sizeof(could));
+		char *ex = below_enabled ? r->slow_example : r->disabled_example;
+		if (below_enabled)
+			r->links_slow++;
+		else
+			r->links_disabled_speed++;
+		if (!ex[0])
+			snprintf(ex, sizeof(r->slow_example),
+			         "\"%s\"/%u-\"%s\"/%u runs %s, both ends %s",
+			         fs_node_of(f, p)->name, a->num, fs_node_of(f, a->peer)->name,
+			         b->num, now, could);
+	}
+	size_t off = 0;
+	for (unsigned i = 0; i < 5; i++)
+		for (unsigned sp = 0; sp < LINK_SPEEDS; sp++)
+			if (count[i][sp] && off < sizeof(r->link_rates)) {
+				char t[16];
+				off += (size_t)snprintf(
+				    r->link_rates + off, sizeof(r->link_rates) - off, "%s%s %u",
+				    off ? ", " : "", rate_text(widths[i], sp, t, sizeof(t)),
+				    count[i][sp]);
+			}
+}
+
 void verify_run(const struct fabric *f, const struct verify_opts *opts, struct verify_report *r)
 {
 	struct verify_opts o = opts ? *opts : (struct verify_opts){0};
@@ -655,6 +723,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 			      port->num, port_state_str(port->pi.port_state));
 		}
 	}
+	link_speeds(f, r);
 	collect_endpoints(&c);
 	if (o.path_sl) {
 		char why[512];
@@ -896,6 +965,12 @@ static void mask_str(uint16_t m, char *buf, size_t len)
 void verify_print(const struct verify_report *r, FILE *out)
 {
 	fprintf(out, "ports:     %u of %u linked ports ACTIVE\n", r->ports_active, r->ports_linked);
+	fprintf(out, "links:     %u (%s); %u slower than both ends could run%s%s%s\n", r->links,
+	        r->link_rates[0] ? r->link_rates : "none", r->links_slow,
+	        r->slow_example[0] ? " (" : "", r->slow_example, r->slow_example[0] ? ")" : "");
+	if (r->links_disabled_speed)
+		fprintf(out, "           %u slower because an end does not enable it (%s)\n",
+		        r->links_disabled_speed, r->disabled_example);
 	fprintf(out, "LIDs:      %u endpoints, %u without LID, %u duplicate, %u misaligned\n",
 	        r->endpoints, r->lids_zero, r->lids_duplicate, r->lids_misaligned);
 	fprintf(out,
@@ -948,19 +1023,21 @@ static void json_str(FILE *out, const char *s)
 
 void verify_print_json(const struct verify_report *r, FILE *out)
 {
-	fprintf(
-	    out,
-	    "{\"ok\":%s,\"ports\":{\"linked\":%u,\"active\":%u},"
-	    "\"lids\":{\"endpoints\":%u,\"zero\":%u,\"duplicate\":%u,\"misaligned\":%u},"
-	    "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64 ",\"unreachable\":%" PRIu64
-	    ",\"nonminimal\":%" PRIu64 ",\"hops_max\":%u,\"hops_mean\":%.3f},"
-	    "\"vl_unrun\":%" PRIu64 ",\"sls_used\":%u,\"vls_used\":%u,"
-	    "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
-	    ",\"loop\":%s,\"cycle\":",
-	    r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->endpoints, r->lids_zero,
-	    r->lids_duplicate, r->lids_misaligned, r->pairs, r->pairs_reached, r->pairs_unreached,
-	    r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun, r->sls_used, r->vls_used,
-	    r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
+	fprintf(out,
+	        "{\"ok\":%s,\"ports\":{\"linked\":%u,\"active\":%u},"
+	        "\"links\":{\"count\":%u,\"slow\":%u,\"disabled_speed\":%u},"
+	        "\"lids\":{\"endpoints\":%u,\"zero\":%u,\"duplicate\":%u,\"misaligned\":%u},"
+	        "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64
+	        ",\"unreachable\":%" PRIu64 ",\"nonminimal\":%" PRIu64
+	        ",\"hops_max\":%u,\"hops_mean\":%.3f},"
+	        "\"vl_unrun\":%" PRIu64 ",\"sls_used\":%u,\"vls_used\":%u,"
+	        "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
+	        ",\"loop\":%s,\"cycle\":",
+	        r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->links, r->links_slow,
+	        r->links_disabled_speed, r->endpoints, r->lids_zero, r->lids_duplicate,
+	        r->lids_misaligned, r->pairs, r->pairs_reached, r->pairs_unreached,
+	        r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun, r->sls_used,
+	        r->vls_used, r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
 	json_str(out, r->cycle);
 	fprintf(out, "},\"shift\":{\"checked\":%s,\"hosts\":%u,\"worst\":%u,\"worst_k\":%u",
 	        r->shift_checked ? "true" : "false", r->shift_hosts, r->shift_worst,

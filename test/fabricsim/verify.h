@@ -22,6 +22,11 @@ struct verify_report {
 	bool ok;
 	/* ports: cabled ports with the link up, and how many are ACTIVE */
 	unsigned ports_linked, ports_active;
+	/* links (counted once) by what they run, and those running slower than both ends could:
+	 * below what both enable (the cable, or training), or below what both support because an
+	 * end does not enable it; an example of each */
+	unsigned links, links_slow, links_disabled_speed;
+	char link_rates[256], slow_example[200], disabled_example[200];
 	/* endpoints: CA ports with a link, and switch port 0s */
 	unsigned endpoints, lids_zero, lids_duplicate, lids_misaligned;
 	/* unicast: every endpoint to every LID of every other endpoint */
