@@ -764,6 +764,77 @@ START_TEST(ibnetdiscover_format)
 }
 END_TEST
 
+/* Mixed ends, a 2x split port, a cable that trains low, XDR, and what an SM without
+ * SMSupportExtendedSpeeds sees */
+START_TEST(netfile_link_speeds)
+{
+	static const char speeds[] = "Switch 4 \"sw\"\n"
+	                             "[1] \"a\"[1] # 4xNDR\n"
+	                             "[2] \"b\"[1] train=4xEDR # 4xHDR\n"
+	                             "[3] \"c\"[1] # 4xXDR\n"
+	                             "Ca 1 \"a\"\n[1] \"sw\"[1] # 2xNDR\n"
+	                             "Ca 1 \"b\"\n[1] \"sw\"[2] # 4xHDR\n"
+	                             "Ca 1 \"c\"\n[1] \"sw\"[3] # 4xXDR\n";
+	struct fabric f;
+	struct fs_error err;
+	fabric_init(&f);
+	ck_assert_msg(netfile_parse(&f, "n", speeds, &err) == 0, "%s", err.msg);
+	uint32_t a = fabric_port(&f, fabric_find_node(&f, "a"), 1);
+	uint32_t b = fabric_port(&f, fabric_find_node(&f, "b"), 1);
+	uint32_t c = fabric_port(&f, fabric_find_node(&f, "c"), 1);
+	/* the split host: 2x at NDR, on both ends */
+	ck_assert_uint_eq(f.ports[a].pi.link_width_active, LINK_WIDTH_2X);
+	ck_assert_uint_eq(mad_link_speed_active(&f.ports[a].pi), LINK_NDR);
+	ck_assert_uint_eq(mad_link_speed_active(&f.ports[f.ports[a].peer].pi), LINK_NDR);
+	ck_assert(f.ports[a].pi.capability_mask2 & PORT_CAP2_WIDTH_2X);
+	/* the cable: EDR where both ends run HDR */
+	ck_assert_uint_eq(mad_link_speed_active(&f.ports[b].pi), LINK_EDR);
+	uint8_t w;
+	unsigned sp;
+	fabric_link_best(&f, b, &w, &sp);
+	ck_assert_uint_eq(w, LINK_WIDTH_4X);
+	ck_assert_uint_eq(sp, LINK_HDR);
+	ck_assert_uint_eq(mad_link_rate(&f.ports[b].pi), 16); /* 100 Gb/s */
+	/* XDR in its own fields */
+	ck_assert_uint_eq(f.ports[c].pi.link_speed_ext_active2, 1);
+	ck_assert_uint_eq(mad_link_rate(&f.ports[c].pi), 23); /* 800 Gb/s */
+	/* the switch advertises extended speeds on port 0, where a switch's capabilities are */
+	uint32_t sw0 = fabric_port(&f, fabric_find_node(&f, "sw"), 0);
+	ck_assert(f.ports[sw0].pi.capability_mask & PORT_CAP_HAS_EXT_SPEEDS);
+	/* without bit 31 an SM sees no NDR or XDR */
+	uint8_t raw[64];
+	struct mad_port_info pi;
+	sma_port_info_raw(&f, a, a, false, raw);
+	mad_port_info_decode(raw, 64, &pi, NULL);
+	ck_assert_uint_eq(pi.link_speed_ext_active, 0);
+	ck_assert_uint_eq(pi.link_speed_ext_supported, 7);
+	sma_port_info_raw(&f, c, c, false, raw);
+	mad_port_info_decode(raw, 64, &pi, NULL);
+	ck_assert_uint_eq(pi.link_speed_ext_active2, 0);
+	ck_assert_uint_eq(mad_link_speed_active(&pi), LINK_QDR);
+	sma_port_info_raw(&f, a, a, true, raw);
+	mad_port_info_decode(raw, 64, &pi, NULL);
+	ck_assert_uint_eq(mad_link_speed_active(&pi), LINK_NDR);
+	/* written out and read back, the same links */
+	char path[] = "/tmp/fabricsim-speeds-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_msg(netfile_write(&f, path, &err) == 0, "%s", err.msg);
+	struct fabric g;
+	fabric_init(&g);
+	ck_assert_msg(netfile_load(&g, path, &err) == 0, "%s", err.msg);
+	unlink(path);
+	for (uint32_t p = 0; p < f.nports; p++) {
+		ck_assert_uint_eq(g.ports[p].pi.link_width_active, f.ports[p].pi.link_width_active);
+		ck_assert_uint_eq(mad_link_speed_active(&g.ports[p].pi),
+		                  mad_link_speed_active(&f.ports[p].pi));
+	}
+	fabric_free(&g);
+	fabric_free(&f);
+}
+END_TEST
+
 static unsigned count(const struct fabric *f, uint8_t type)
 {
 	unsigned n = 0;
@@ -876,6 +947,7 @@ int main(void)
 	tcase_set_timeout(build, 60);
 	tcase_add_test(build, netfile_errors_name_file_and_line);
 	tcase_add_test(build, ibnetdiscover_format);
+	tcase_add_test(build, netfile_link_speeds);
 	tcase_add_test(build, generators);
 	suite_add_tcase(s, build);
 	SRunner *sr = srunner_create(s);
