@@ -1,6 +1,8 @@
 /* Printing decoded attributes from their field tables, for ibsa and logs. */
 #include "mad/mad_layout.h"
 
+#include "mad/link_speed.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <inttypes.h>
@@ -50,6 +52,12 @@ static void print_value(FILE *out, const struct mad_field *f, uint64_t v, bool j
 		fprintf(out, json ? "\"0x%0*" PRIx64 "\"" : "0x%0*" PRIx64, (int)w, v);
 	} else {
 		fprintf(out, "%" PRIu64, v);
+		/* rate codes do not say their bandwidth: people read the Gb/s */
+		const char *g = !json && !strcmp(f->name, "rate") && v <= MAD_RATE_MAX_CODE
+		                    ? mad_rate_name((uint8_t)v)
+		                    : NULL;
+		if (g)
+			fprintf(out, " (%s Gb/s)", g);
 	}
 }
 
