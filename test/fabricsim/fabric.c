@@ -252,6 +252,17 @@ static void negotiate(struct fabric *f, uint32_t a)
 	mad_link_speed_set_active(&pb->pi, sp < LINK_SPEEDS ? (enum link_speed)sp : LINK_SDR);
 }
 
+uint8_t fabric_port_widths(uint8_t w, unsigned speed)
+{
+	unsigned lanes = mad_link_lanes(w);
+	uint8_t m = LINK_WIDTH_1X | w;
+	if (lanes >= 4)
+		m |= LINK_WIDTH_4X;
+	if (lanes >= 2 && speed >= LINK_HDR && speed < LINK_SPEEDS)
+		m |= LINK_WIDTH_2X;
+	return m;
+}
+
 int fabric_parse_rate(const char *text, uint8_t *width, unsigned *speed)
 {
 	*width = 0;

@@ -119,6 +119,9 @@ void fabric_cable_limit(struct fabric *f, uint32_t p, uint8_t width, unsigned sp
 /* "4xHDR", "2xNDR", "HDR" or "4x": a width (LinkWidth bit, 0 if not given) and a speed
  * (enum link_speed, LINK_SPEEDS if not given). 0, or -1 if it is neither. */
 int fabric_parse_rate(const char *text, uint8_t *width, unsigned *speed);
+/* The widths a port whose widest is w supports, as hardware has them: 1x, 4x, w, and 2x
+ * from HDR on (speed: its fastest, enum link_speed). */
+uint8_t fabric_port_widths(uint8_t w, unsigned speed);
 /* The width and speed both ends of a link could run at, ignoring the cable and what is
  * enabled: what a link running slower than this is missing. */
 void fabric_link_best(const struct fabric *f, uint32_t p, uint8_t *width, unsigned *speed);

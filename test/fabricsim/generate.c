@@ -366,18 +366,6 @@ static void degrade(struct fabric *f, const struct spec *sp)
 	}
 }
 
-/* Widths a port with the widest w supports: 2x only from HDR on */
-static uint8_t widths_upto(uint8_t w, unsigned speed)
-{
-	unsigned lanes = mad_link_lanes(w);
-	uint8_t m = 0;
-	for (unsigned b = 1; b <= LINK_WIDTH_2X; b <<= 1)
-		if (mad_link_lanes((uint8_t)b) <= lanes &&
-		    (b != LINK_WIDTH_2X || (speed >= LINK_HDR && speed < LINK_SPEEDS)))
-			m |= (uint8_t)b;
-	return m;
-}
-
 /* speed=, width= for switch ports, host-speed=, host-width= for CA ports (default: as the
  * switches): every speed up to the one named, every width up to the one named. */
 static void set_speeds(struct fabric *f, const struct spec *sp)
@@ -395,7 +383,7 @@ static void set_speeds(struct fabric *f, const struct spec *sp)
 		if (!w)
 			w = LINK_WIDTH_4X;
 		port->speed_cap = (uint16_t)((2u << spd) - 1);
-		port->width_cap = widths_upto(w, spd);
+		port->width_cap = fabric_port_widths(w, spd);
 	}
 }
 

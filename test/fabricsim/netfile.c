@@ -109,18 +109,6 @@ static char *paren_guid(char *s, uint64_t *out)
 	return e + 1;
 }
 
-/* The widths a port of this many lanes supports: 2x only from HDR on */
-static uint8_t widths_of(unsigned lanes, unsigned speed)
-{
-	uint8_t m = lanes == 12  ? LINK_WIDTH_1X | LINK_WIDTH_4X | LINK_WIDTH_12X
-	            : lanes == 8 ? LINK_WIDTH_1X | LINK_WIDTH_4X | LINK_WIDTH_8X
-	            : lanes == 4 ? LINK_WIDTH_1X | LINK_WIDTH_4X
-	                         : LINK_WIDTH_1X;
-	if (lanes >= 2 && speed >= LINK_HDR && speed < LINK_SPEEDS)
-		m |= LINK_WIDTH_2X;
-	return m;
-}
-
 /* width and speed from ibnetdiscover's "4xQDR" (or "2xNDR") in a comment: what the ports
  * support, everything up to that */
 static void comment_rate(const char *c, uint8_t *width, uint16_t *speed)
@@ -136,7 +124,7 @@ static void comment_rate(const char *c, uint8_t *width, uint16_t *speed)
 		int sp = mad_link_speed_parse(name);
 		if (sp < 0 || !mad_link_width_of_lanes(w))
 			continue;
-		*width = widths_of(w, (unsigned)sp);
+		*width = fabric_port_widths(mad_link_width_of_lanes(w), (unsigned)sp);
 		*speed = (uint16_t)((2u << sp) - 1);
 		return;
 	}
