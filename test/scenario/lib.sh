@@ -175,21 +175,52 @@ wait_until() { # SECONDS COMMAND...
 	done
 }
 
-# check_verify PYTHON-EXPRESSION...: run fabricsim verify --json, assert each expression
-# (r is the report) and print the unicast summary
-check_verify() {
-	"$BUILD/test/fabricsim/fabricsim" verify --json >"$WORK/verify.json" || true
+# verify_json [VERIFY-ARGS...] -- PYTHON-EXPRESSION...: run fabricsim verify --json, assert
+# each expression (r is the report) and print the summary
+verify_json() {
+	local args=()
+	while [ "$1" != "--" ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	"$BUILD/test/fabricsim/fabricsim" verify --json "${args[@]}" >"$WORK/verify.json" || true
 	python3 - "$WORK/verify.json" "$@" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for expr in sys.argv[2:]:
     if not eval(expr):
         sys.exit(f"verify: failed {expr}: ports {r['ports']} lids {r['lids']} "
-                 f"unicast {r['unicast']} loop {r['credit_loops']['loop']} issues {r['issues'][:4]}")
+                 f"unicast {r['unicast']} loop {r['credit_loops']} vl_unrun {r['vl_unrun']} "
+                 f"issues {r['issues'][:4]}")
 u = r["unicast"]
+sls = [i for i in range(16) if r["sls_used"] >> i & 1]
+vls = [i for i in range(16) if r["vls_used"] >> i & 1]
 print(f"  {u['pairs']} pairs reached, hops max {u['hops_max']}, {u['nonminimal']} not minimal, "
-      f"credit loop: {r['credit_loops']['loop']}")
+      f"SLs {sls} on VLs {vls}, credit loop: {r['credit_loops']['loop']}")
 PY
+}
+
+# check_verify PYTHON-EXPRESSION...: verify_json with verify's defaults (SL 0)
+check_verify() { verify_json -- "$@"; }
+
+# verify_sl [VERIFY-ARGS...] -- PYTHON-EXPRESSION...: verify_json following each path's own SL
+# from the SM's dump ($WORK/dump/ibsmd-path-sl.dump)
+verify_sl() {
+	local args=()
+	while [ "$1" != "--" ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	verify_json --path-sl "$WORK/dump/ibsmd-path-sl.dump" "${args[@]}" -- "$@"
+}
+
+# sl_of SLID DLID: the SL that dump gives the path
+sl_of() {
+	local row
+	row=$(awk -v l="$(printf '0x%04x' "$1")" '$1 == "lid" && $2 == l { print $4 }' "$WORK/dump/ibsmd-path-sl.dump")
+	awk -v r="$row" -v d="$(($2))" '$1 == "row" && $2 == r { print substr($3, d, 1) }' "$WORK/dump/ibsmd-path-sl.dump"
 }
 
 verify_passes() {

@@ -26,33 +26,6 @@ config() { # [YAML LINE...]
 	} >"$WORK/ibsmd.yaml"
 }
 
-verify_sl() { # EXTRA-VERIFY-ARGS... -- PYTHON-CHECKS...: verify following the dumped SLs
-	local args=()
-	while [ "$1" != "--" ]; do
-		args+=("$1")
-		shift
-	done
-	shift
-	"$FS" verify --json --path-sl "$WORK/dump/ibsmd-path-sl.dump" "${args[@]}" >"$WORK/verify.json" || true
-	python3 - "$WORK/verify.json" "$@" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for expr in sys.argv[2:]:
-    if not eval(expr):
-        sys.exit(f"verify: failed {expr}: unicast {r['unicast']} loop {r['credit_loops']} "
-                 f"vl_unrun {r['vl_unrun']} issues {r['issues'][:4]}")
-sls = [i for i in range(16) if r["sls_used"] >> i & 1]
-vls = [i for i in range(16) if r["vls_used"] >> i & 1]
-print(f"  verify: {r['unicast']['pairs']} pairs, none unreached, all shortest; SLs {sls} on VLs {vls}; no credit loop")
-PY
-}
-
-sl_of() { # SLID DLID: the SL the dump gives
-	local row
-	row=$(awk -v l="$(printf '0x%04x' "$1")" '$1 == "lid" && $2 == l { print $4 }' "$WORK/dump/ibsmd-path-sl.dump")
-	awk -v r="$row" -v d="$(($2))" '$1 == "row" && $2 == r { print substr($3, d, 1) }' "$WORK/dump/ibsmd-path-sl.dump"
-}
-
 pr_sl() { # SLID DLID [ibsa options]: the SL of the SA's PathRecord (while a sweep the
 	# test started is still under way the SA may have none yet: asked again)
 	local s=$1 d=$2 sl="" i

@@ -25,28 +25,9 @@ config() { # ENGINE [YAML LINE...]
 
 layers() { sed -n 's/.*nue: .* \([0-9]*\) virtual layer(s) of \([0-9]*\).*/\1 \2/p' "$WORK/ibsmd.log" | tail -1; }
 
-verify_nue() { # MAX-LAYERS: verify following the dumped SLs
-	"$FS" verify --json --path-sl "$WORK/dump/ibsmd-path-sl.dump" >"$WORK/verify.json" || true
-	python3 - "$WORK/verify.json" "$1" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1])); most = int(sys.argv[2])
-u = r["unicast"]
-sls = [i for i in range(16) if r["sls_used"] >> i & 1]
-vls = [i for i in range(16) if r["vls_used"] >> i & 1]
-bad = []
-if not r["ok"] or u["unreachable"]: bad.append(f"unreachable {u['unreachable']}, issues {r['issues'][:3]}")
-if r["credit_loops"]["loop"]: bad.append("credit loop " + r["credit_loops"]["cycle"][:300])
-if r["vl_unrun"]: bad.append(f"{r['vl_unrun']} channels on VLs their links do not run")
-if len(vls) > most: bad.append(f"VLs {vls}, more than {most}")
-if bad: sys.exit("verify: " + "; ".join(bad))
-print(f"  verify: {u['pairs']} pairs reached ({u['nonminimal']} not minimal), SLs {sls} on VLs {vls}, no credit loop")
-PY
-}
-
-sl_of() { # SLID DLID: the SL the dump gives
-	local row
-	row=$(awk -v l="$(printf '0x%04x' "$1")" '$1 == "lid" && $2 == l { print $4 }' "$WORK/dump/ibsmd-path-sl.dump")
-	awk -v r="$row" -v d="$(($2))" '$1 == "row" && $2 == r { print substr($3, d, 1) }' "$WORK/dump/ibsmd-path-sl.dump"
+verify_nue() { # MAX-LAYERS: verify following the dumped SLs, on at most that many VLs
+	verify_sl -- 'r["ok"]' 'r["unicast"]["unreachable"] == 0' 'not r["credit_loops"]["loop"]' \
+		'r["vl_unrun"] == 0' "bin(r['vls_used']).count('1') <= $1"
 }
 
 new_dump() { # wait for the dump of the routing the log's last line announced

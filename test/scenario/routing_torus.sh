@@ -30,26 +30,6 @@ once() { # ENGINE [YAML LINE...]: one sweep, dump files in $WORK/dump
 	ibsmd_once --config "$WORK/once.yaml" || fail "ibsmd --once: $(grep -E 'routing|failed' "$WORK/ibsmd.log" | tail -3)"
 }
 
-verify_sl() { # [--sl N] -- PYTHON-CHECKS: verify following the dumped SLs
-	local args=()
-	while [ "$1" != "--" ]; do
-		args+=("$1")
-		shift
-	done
-	shift
-	"$FS" verify --json --path-sl "$WORK/dump/ibsmd-path-sl.dump" "${args[@]}" >"$WORK/verify.json" || true
-	python3 - "$WORK/verify.json" "$@" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for expr in sys.argv[2:]:
-    if not eval(expr):
-        sys.exit(f"verify: failed {expr}: unicast {r['unicast']} loop {r['credit_loops']} "
-                 f"vl_unrun {r['vl_unrun']} issues {r['issues'][:3]}")
-u = r["unicast"]
-sls = [i for i in range(16) if r["sls_used"] >> i & 1]
-print(f"  verify: {u['pairs']} pairs reached, {u['nonminimal']} not minimal, SLs {sls}, no credit loop")
-PY
-}
 clean='r["unicast"]["unreachable"] == 0'
 noloop='not r["credit_loops"]["loop"]'
 
