@@ -3,6 +3,7 @@
  * nothing of either. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "daemon/notify.h"
 #include "daemon/reload.h"
 #include "daemon/settings.h"
+#include "mad/dispatcher.h"
 #include "routing/engine.h"
 #include "sa/sa.h"
 #include "sync/sync.h"
@@ -352,6 +354,11 @@ int main(int argc, char **argv)
 			       "LIDs, routed by %s in %.3f s (total %.3f s)\n",
 			       c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
 			       st.engine, st.times.route, st.times.total);
+			const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
+			if (st.sweeps > 1 || mc->retried || mc->timed_out)
+				printf("MADs: %" PRIu64 " sent in %" PRIu64 " sweep(s), %" PRIu64
+				       " retried, %" PRIu64 " unanswered after all retries\n",
+				       mc->sent, st.sweeps, mc->retried, mc->timed_out);
 			/* the files OpenSM's --once leaves too, for ibdmchk and the like */
 			char why[512];
 			ctl.rl = &rl;

@@ -50,8 +50,14 @@ void topo_forget_tables(struct topo *t, uint32_t node)
 		port->pkey_sig = 0;
 	}
 	if (n->sw != TOPO_NONE) {
-		free(t->sws[n->sw].sl2vl);
-		t->sws[n->sw].sl2vl = NULL;
+		struct topo_switch *sw = &t->sws[n->sw];
+		free(sw->sl2vl);
+		sw->sl2vl = NULL;
+		free(sw->lft_hw);
+		sw->lft_hw = NULL;
+		sw->lft_hw_size = 0;
+		if (sw->mft_known)
+			memset(sw->mft_known, 0, sw->mft_mlids / 32);
 	}
 }
 

@@ -53,6 +53,29 @@ static void on_node_desc(struct sm *sm, const struct mad_result *res, const stru
 	memcpy(sm->topo.nodes[node].desc, nd.desc, sizeof(nd.desc));
 }
 
+bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_info *si)
+{
+	struct topo *t = &sm->topo;
+	struct topo_switch *sw = &t->sws[t->nodes[node].sw];
+	/* Only a Set changes LinearFDBTop, and every Set's answer is kept in sw->si: a switch
+	 * that reports another value than it last did lost what we gave it (a reset between
+	 * two sweeps, too quick for any sweep to find it gone). Its tables are forgotten so
+	 * that all of them go out again. */
+	bool reset = sw->lft_hw && si->linear_fdb_top != sw->si.linear_fdb_top;
+	if (reset) {
+		char name[160];
+		log_notice(sm->log, "sm",
+		           "%s reports LinearFDBTop %u where it held %u: it was reset; "
+		           "reprogramming all of its tables",
+		           sm_node_name(sm, node, name, sizeof(name)), si->linear_fdb_top,
+		           sw->si.linear_fdb_top);
+		topo_forget_tables(t, node);
+		sm->structural = true;
+	}
+	sw->si = *si;
+	return reset;
+}
+
 static void on_switch_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                            void *ctx)
 {
@@ -60,8 +83,9 @@ static void on_switch_info(struct sm *sm, const struct mad_result *res, const st
 	uint32_t node = *(const uint32_t *)ctx;
 	if (!smp || smp->dr_status)
 		return;
-	struct topo_node *n = &sm->topo.nodes[node];
-	mad_switch_info_decode(smp->data, sizeof(smp->data), &sm->topo.sws[n->sw].si, NULL);
+	struct mad_switch_info si;
+	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
+	discover_switch_info(sm, node, &si);
 }
 
 /* Explore a node reached for the first time in this sweep: everything about it, and its
@@ -99,6 +123,11 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 			       name, t->ports[pr->from_port].num, route,
 			       res->error ? "" : ", the node answered with an error status");
 			topo_unlink(t, pr->from_port);
+			if (!smp) {
+				/* the next sweep reads its ports and probes again */
+				sm->probes_lost++;
+				sm_dirty(sm, t->ports[pr->from_port].node);
+			}
 		} else {
 			log_err(sm->log, "discover", "the SM's own port does not answer NodeInfo");
 		}
@@ -151,6 +180,8 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		t->ports[arrival].guid = ni.port_guid;
 		u64map_put(&t->by_port_guid, ni.port_guid, arrival);
 	}
+	bool new_link =
+	    pr->from_port != TOPO_NONE && !pr->full && t->ports[pr->from_port].peer != arrival;
 	if (pr->from_port != TOPO_NONE) {
 		uint32_t was = t->ports[arrival].peer;
 		if (was != TOPO_NONE && was != pr->from_port && !pr->full &&
@@ -184,18 +215,16 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		t->sm_node = node;
 		t->sm_port = n->type == NODE_TYPE_SWITCH ? n->first_port : arrival;
 	}
-	/* explore what is new, what came back, and (full sweep) everything once */
-	if (is_new || !n->present || (pr->full && n->seen != t->sweep)) {
-		if (!is_new && !n->present)
-			topo_forget_tables(t,
-			                   node); /* it may have lost its tables with its power */
-		if (!is_new && !n->present && n->sw != TOPO_NONE) {
+	/* explore what is new, what came back, and (full sweep) everything once; and a switch
+	 * at the far end of a link that came up, which may have come up with it (a reset
+	 * between two sweeps: its SwitchInfo tells) */
+	if (is_new || !n->present || (pr->full && n->seen != t->sweep) ||
+	    (new_link && n->type == NODE_TYPE_SWITCH && n->seen != t->sweep)) {
+		if (!is_new && !n->present) {
 			/* back after an absence: whatever it held was lost with its power */
-			struct topo_switch *sw = &t->sws[n->sw];
-			free(sw->lft_hw);
-			sw->lft_hw = NULL;
-			sw->lft_hw_size = 0;
-			sm->structural = true;
+			topo_forget_tables(t, node);
+			if (n->sw != TOPO_NONE)
+				sm->structural = true;
 		}
 		/* under protection level 2 only the right M_Key gets an answer: the one it
 		 * echoes is its key (a port without one answers any, and its PortInfo, read
@@ -262,11 +291,16 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 		return;
 	}
 	if (!smp || smp->dr_status) {
-		if (!pr->full && !smp && port->node < sm->dirty_cap && sm->rounds < 2) {
+		if (!pr->full && !smp && sm->rounds < 2) {
 			/* its route may cross the link that just failed: again, by a new route */
-			sm->dirty[port->node] = true;
+			sm_dirty(sm, port->node);
 			sm->retry = true;
 			return;
+		}
+		if (!smp) {
+			/* the next sweep reads it again */
+			sm->probes_lost++;
+			sm_dirty(sm, port->node);
 		}
 		char name[160];
 		log_rl(sm->log, &sm->rl_no_answer, LOGL_WARN, "discover",
@@ -367,6 +401,45 @@ void discover_full(struct sm *sm)
 	           on_node_info, &pr, sizeof(pr));
 }
 
+static void on_psc_cleared(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                           void *ctx)
+{
+	(void)res;
+	uint32_t node = *(const uint32_t *)ctx;
+	if (smp && !smp->dr_status)
+		mad_switch_info_decode(smp->data, sizeof(smp->data),
+		                       &sm->topo.sws[sm->topo.nodes[node].sw].si, NULL);
+}
+
+/* A dirty switch's SwitchInfo: see whether it was reset, clear its PortStateChange, then
+ * read its ports (after the clearing, so that a change while they are read sets it again). */
+static void on_dirty_switch_info(struct sm *sm, const struct mad_result *res,
+                                 const struct mad_smp *smp, void *ctx)
+{
+	(void)res;
+	uint32_t node = *(const uint32_t *)ctx;
+	struct topo_node *n = &sm->topo.nodes[node];
+	if (!smp || smp->dr_status) {
+		if (!smp && sm->rounds < 2) {
+			/* its route may cross the link that just failed: again, by a new route */
+			sm_dirty(sm, node);
+			sm->retry = true;
+		}
+		return;
+	}
+	struct mad_switch_info si;
+	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
+	discover_switch_info(sm, node, &si);
+	si.port_state_change = 1; /* writing 1 clears it */
+	uint8_t data[64] = {0};
+	mad_switch_info_encode(&si, data, sizeof(data), NULL);
+	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, data, sizeof(data),
+	           on_psc_cleared, &node, sizeof(node));
+	/* port 0 too while it has gone unread (a lost answer): it carries the switch's LID */
+	for (unsigned p = sm->topo.ports[n->first_port].known ? 1 : 0; p <= n->nports; p++)
+		read_port(sm, node, p, false);
+}
+
 /* The switches marked dirty: re-read their ports, explore what is new, and clear their
  * PortStateChange so the next light sweep sees only new changes. */
 void discover_switches(struct sm *sm)
@@ -383,17 +456,20 @@ void discover_switches(struct sm *sm)
 			continue;
 		sm->dirty[i] = false;
 		struct topo_node *n = &t->nodes[i];
-		if (!n->present || n->type != NODE_TYPE_SWITCH)
+		if (!n->present)
 			continue;
+		if (n->type != NODE_TYPE_SWITCH) {
+			/* a CA whose PortInfo was lost: its linked ports again */
+			for (unsigned p = 1; p <= n->nports; p++)
+				if (t->ports[n->first_port + p].peer != TOPO_NONE)
+					read_port(sm, i, p, false);
+			continue;
+		}
 		n->seen = t->sweep;
-		struct mad_switch_info si = t->sws[n->sw].si;
-		si.port_state_change = 1; /* writing 1 clears it */
-		uint8_t data[64] = {0};
-		mad_switch_info_encode(&si, data, sizeof(data), NULL);
-		sm_send_dr(sm, i, NULL, 0, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, data,
-		           sizeof(data), on_switch_info, &i, sizeof(i));
-		for (unsigned p = 1; p <= n->nports; p++)
-			read_port(sm, i, p, false);
+		/* read before clearing PortStateChange: a Set would write our LinearFDBTop back
+		 * over a reset switch's and hide the reset */
+		sm_send_dr(sm, i, NULL, 0, MAD_METHOD_GET, MAD_ATTR_SWITCH_INFO, 0, NULL, 0,
+		           on_dirty_switch_info, &i, sizeof(i));
 	}
 }
 

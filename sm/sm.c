@@ -485,13 +485,21 @@ static void after_read(struct sm *sm)
 	sm_phase_check(sm);
 }
 
-/* Ports of present nodes that should be ACTIVE and are not. */
-static uint32_t ports_not_active(const struct sm *sm)
+/* Ports of present nodes that should be ACTIVE and are not; *first names one. */
+static uint32_t ports_not_active(const struct sm *sm, uint32_t *first)
 {
 	const struct topo *t = &sm->topo;
 	uint32_t n = 0;
+	*first = TOPO_NONE;
 	for (uint32_t p = 0; p < t->nports; p++)
-		n += topo_port_should_be_active(t, p);
+		if (topo_port_should_be_active(t, p) && !n++)
+			*first = p;
+	/* and switches whose management port went unread: it has no LID yet */
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		uint32_t p = t->nodes[t->sws[s].node].first_port;
+		if (t->nodes[t->sws[s].node].present && !t->ports[p].known && !n++)
+			*first = p;
+	}
 	return n;
 }
 
@@ -507,6 +515,7 @@ static void start_sweep(struct sm *sm)
 	sm->counts.lft_blocks_read = 0;
 	sm->rounds = 0;
 	sm->retry = false;
+	sm->probes_lost = 0;
 	sm_phase_begin(sm, after_discovery);
 	sm->heavy = sm->full || sm->topo.sm_node == TOPO_NONE;
 	if (sm->heavy) {
@@ -529,7 +538,7 @@ static void sweep_done(struct sm *sm)
 	sm->topo.stable = true;
 	sm->topo.generation++;
 	sm->times.total = ev_time() - sm->sweep_start;
-	uint32_t inactive = ports_not_active(sm);
+	uint32_t first_inactive, inactive = ports_not_active(sm, &first_inactive);
 	/* the SM checks what it programmed before it calls the subnet up: every LFT block as
 	 * the switches acknowledged it (a Set that failed or never went leaves it otherwise) */
 	uint32_t lft_switches = 0, lft_missing = program_lft_missing(sm, &lft_switches);
@@ -558,10 +567,20 @@ static void sweep_done(struct sm *sm)
 				                            first || sm->structural);
 		mcast_program(sm); /* changes that came during the sweep */
 	} else if (!sm->exit_code) {
-		if (inactive)
-			snprintf(sm->exit_reason, sizeof(sm->exit_reason),
-			         "%u linked port(s) did not become ACTIVE", inactive);
-		else
+		if (inactive) {
+			const struct topo_port *fp = &sm->topo.ports[first_inactive];
+			const struct topo_port *pp =
+			    &sm->topo.ports[fp->peer != TOPO_NONE ? fp->peer : first_inactive];
+			char name[160], peer[160];
+			snprintf(
+			    sm->exit_reason, sizeof(sm->exit_reason),
+			    "%u linked port(s) did not become ACTIVE (%.60s port %u is %s, its "
+			    "peer %.60s port %u %s)",
+			    inactive, sm_node_name(sm, fp->node, name, sizeof(name)), fp->num,
+			    port_state_str(fp->pi.port_state),
+			    sm_node_name(sm, pp->node, peer, sizeof(peer)), pp->num,
+			    port_state_str(pp->pi.port_state));
+		} else
 			snprintf(
 			    sm->exit_reason, sizeof(sm->exit_reason),
 			    "%u LFT block(s) on %u switch(es) are not what routing wants: their "
@@ -572,9 +591,31 @@ static void sweep_done(struct sm *sm)
 		sm->full = true;
 		sm->again = true;
 	}
-	if (sm->once) {
-		if (!sm->exit_code && (inactive || lft_missing))
+	if (sm->once && !sm->exit_code && (inactive || lft_missing || sm->probes_lost)) {
+		/* MADs lost on a lossy fabric leave some ports or blocks behind, or nodes unfound
+		 * behind ports that are up (the daemon finds those at its next sweep): one-shot
+		 * mode sweeps again while the sweeps still get somewhere */
+		uint32_t left = inactive + lft_missing + sm->probes_lost;
+		if (!inactive && !lft_missing)
+			snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+			         "%u NodeInfo or PortInfo read(s) got no answer", sm->probes_lost);
+		/* again, incrementally: what failed is known (ports left INIT or ARMED are set
+		 * again, LFT blocks whose Sets failed go again, the switches whose probes were
+		 * lost are dirty), and a full rediscovery would lose as much anew */
+		sm->full = false;
+		sm->again = true;
+		if (left < sm->once_best) {
+			sm->once_best = left;
+			sm->once_stale = 0;
+		} else {
+			sm->once_stale++;
+		}
+		if (sm->once_stale < SM_ONCE_STALE_MAX)
+			log_notice(sm->log, "sm", "--once: sweeping again (%u left undone)", left);
+		else
 			sm->exit_code = 1;
+	}
+	if (sm->once && (!sm->again || sm->exit_code)) {
 		ev_break(sm->loop, EVBREAK_ALL);
 		return;
 	}
@@ -605,22 +646,8 @@ static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
 	}
 	struct mad_switch_info si;
 	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
-	struct topo_switch *sw = &sm->topo.sws[sm->topo.nodes[node].sw];
-	if (sw->lft_hw && si.linear_fdb_top != sw->lft_top) {
-		/* it lost the tables we gave it: a reboot between two sweeps */
-		char name[160];
-		log_notice(sm->log, "sm",
-		           "%s reports LinearFDBTop %u, we set %u: it was reset; "
-		           "reprogramming it",
-		           sm_node_name(sm, node, name, sizeof(name)), si.linear_fdb_top,
-		           sw->lft_top);
-		free(sw->lft_hw);
-		sw->lft_hw = NULL;
-		sw->lft_hw_size = 0;
-		topo_forget_tables(&sm->topo, node);
-		sw->si = si;
-		sm->full = true;
-	}
+	if (discover_switch_info(sm, node, &si))
+		sm->full = true; /* a reboot between two sweeps: its ports, keys and all */
 	if (si.port_state_change && node < sm->dirty_cap)
 		sm->dirty[node] = true;
 }
@@ -686,6 +713,14 @@ static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static int dirty_grow(struct sm *sm)
 {
 	return array_reserve(&sm->dirty, &sm->dirty_cap, sm->topo.nnodes + 1ull);
+}
+
+void sm_dirty(struct sm *sm, uint32_t node)
+{
+	if (dirty_grow(sm) == 0)
+		sm->dirty[node] = true;
+	else
+		sm->full = true; /* out of memory: everything again */
 }
 
 void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n)
@@ -782,6 +817,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	sm->loop = loop;
 	sm->t = t;
 	sm->once = once;
+	sm->once_best = UINT32_MAX;
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
 	sm->send_retries = -1;

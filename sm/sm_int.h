@@ -97,6 +97,9 @@ struct sm_mkeys {
 	uint64_t hop_changes;
 };
 
+/* --once gives up after this many sweeps in a row that left no less undone */
+#define SM_ONCE_STALE_MAX 3
+
 struct sm {
 	struct ibsmd_config *cfg;
 	const struct log *log;
@@ -152,6 +155,13 @@ struct sm {
 	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
 	int exit_code;
 	char exit_reason[256];
+	/* --once: what the best sweep left undone (ports not ACTIVE + LFT blocks missing), and
+	 * the sweeps since it got better: lost MADs are swept again while that helps */
+	/* this sweep: NodeInfo probes behind up ports, and PortInfo reads, that got no
+	 * answer (their nodes are dirty: the next sweep asks again) */
+	uint32_t probes_lost;
+	uint32_t once_best;
+	unsigned once_stale;    /* gives up at SM_ONCE_STALE_MAX */
 	bool aliases_written;   /* every alias GUID block written once */
 	struct u64map guid2lid; /* LIDs kept across restarts */
 	bool guid2lid_dirty;
@@ -205,9 +215,14 @@ void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);
 
 /* phases (each in its own file) */
+/* The next incremental sweep reads this node's ports again. */
+void sm_dirty(struct sm *sm, uint32_t node);
 void discover_full(struct sm *sm);
 void discover_switches(struct sm *sm);
 void discover_finish(struct sm *sm); /* after either: paths, presence, counts */
+/* A switch's SwitchInfo as read: kept, and when its LinearFDBTop is not what it last held
+ * (it was reset) its tables are forgotten and true returned. */
+bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_info *si);
 int lids_assign(struct sm *sm);
 int lids_load(struct sm *sm);
 int lids_save(struct sm *sm);

@@ -855,6 +855,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 			if (sw->mft && (sw->mft[m * sw->positions + bit / 16] >> (bit % 16)) & 1)
 				members[nm++] = i;
 		}
+		r->mlid_members += nm;
 		bool bad = false;
 		for (uint32_t k = 0; k < nm && k < 16 && !bad; k++) {
 			/* flood from member k */
@@ -989,7 +990,8 @@ void verify_print(const struct verify_report *r, FILE *out)
 	        sls, vls, r->vl_unrun);
 	if (r->credit_loop)
 		fprintf(out, "           cycle: %s\n", r->cycle);
-	fprintf(out, "multicast: %u MLIDs, %u bad\n", r->mlids, r->mlids_bad);
+	fprintf(out, "multicast: %u MLIDs, %" PRIu64 " member ports, %u bad\n", r->mlids,
+	        r->mlid_members, r->mlids_bad);
 	fprintf(out,
 	        "balance:   routes per switch link min %" PRIu64 " max %" PRIu64
 	        " mean %.1f, worst %s\n",
@@ -1043,9 +1045,9 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	        r->shift_checked ? "true" : "false", r->shift_hosts, r->shift_worst,
 	        r->shift_worst_k);
 	fprintf(out,
-	        "},\"multicast\":{\"mlids\":%u,\"bad\":%u},"
+	        "},\"multicast\":{\"mlids\":%u,\"members\":%" PRIu64 ",\"bad\":%u},"
 	        "\"balance\":{\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"mean\":%.2f,\"worst\":",
-	        r->mlids, r->mlids_bad, r->link_routes_min, r->link_routes_max,
+	        r->mlids, r->mlid_members, r->mlids_bad, r->link_routes_min, r->link_routes_max,
 	        r->link_routes_mean);
 	json_str(out, r->worst_link);
 	fputs("},\"issues\":[", out);

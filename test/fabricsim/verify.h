@@ -43,6 +43,7 @@ struct verify_report {
 	char cycle[1024];
 	/* multicast */
 	unsigned mlids, mlids_bad;
+	uint64_t mlid_members; /* end ports an MFT tree reaches, over all MLIDs */
 	/* balance: routes per switch-to-switch link (directed) */
 	uint64_t link_routes_min, link_routes_max;
 	double link_routes_mean;

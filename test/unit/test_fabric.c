@@ -311,6 +311,16 @@ START_TEST(interned_tables)
 	sw->lft_hw[lid] = 2;
 	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, lid), 2);
 	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, 100), 0xff); /* past the table */
+	/* a switch reset empties its LFT and MFT: our copies of both are forgotten, so that
+	 * every block goes out again (an MFT block taken as known would never be resent) */
+	sw->mft_mlids = 64;
+	sw->mft_known = calloc(2, sizeof(bool));
+	sw->mft_known[0] = sw->mft_known[1] = true;
+	topo_forget_tables(t, s.sw0);
+	ck_assert_ptr_null(sw->lft_hw);
+	ck_assert_uint_eq(sw->lft_hw_size, 0);
+	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, lid), 0xff);
+	ck_assert(!sw->mft_known[0] && !sw->mft_known[1]);
 	topo_free(t);
 }
 END_TEST

@@ -625,6 +625,7 @@ START_TEST(verify_unicast_lids_and_multicast)
 	ck_assert_msg(r.ok, "%s", r.nissues ? r.issues[0] : "");
 	ck_assert_uint_eq(r.mlids, 1);
 	ck_assert_uint_eq(r.mlids_bad, 0);
+	ck_assert_uint_eq(r.mlid_members, 3); /* H1, H2, H3 */
 	verify_report_free(&r);
 	/* S2 stops forwarding to H2's port... but H2 is still a member? No: its bit is the
 	 * membership. Cut the tree instead: S1 no longer sends towards S2 */
@@ -642,7 +643,7 @@ START_TEST(verify_unicast_lids_and_multicast)
 	verify_print_json(&r, o);
 	fclose(o);
 	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":false"));
-	ck_assert_ptr_nonnull(strstr(buf, "\"multicast\":{\"mlids\":1,\"bad\":1}"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"multicast\":{\"mlids\":1,\"members\":3,\"bad\":1}"));
 	free(buf);
 	verify_report_free(&r);
 }
