@@ -32,6 +32,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->mad_window = 64;
 	c->mad_window_per_node = 4;
 	c->mad_queue_max = 262144;
+	c->sa_subscriptions_per_port = 64;
 	c->mad_timeout_ms = 200;
 	c->mad_retries = 3;
 	c->subnet_prefix = 0xfe80000000000000ull;
@@ -576,6 +577,8 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_MAD_RETRIES] = {"mad_retries", OPT_UINT, F(mad_retries), 0, 100, 0},
     [CK_SUBNET_PREFIX] = {"subnet_prefix", OPT_UINT, F(subnet_prefix), 0, UINT64_MAX, OPT_HEX},
     [CK_SUBNET_TIMEOUT] = {"subnet_timeout", OPT_UINT, F(subnet_timeout), 0, 31, OPT_LIVE},
+    [CK_SA_SUBSCRIPTIONS_PER_PORT] = {"sa_subscriptions_per_port", OPT_UINT,
+                                      F(sa_subscriptions_per_port), 1, 65536, OPT_LIVE},
     [CK_SM_KEY] = {"sm_key", OPT_UINT, F(sm_key), 0, UINT64_MAX, OPT_HEX},
     [CK_M_KEY] = {"m_key", OPT_UINT, F(m_key), 0, UINT64_MAX, OPT_HEX},
     [CK_M_KEY_SECRET] = {"m_key_secret", OPT_SECRET, F(m_key_secret), 0, 0, 0},

@@ -134,6 +134,7 @@ enum config_key {
 	CK_MAD_RETRIES,
 	CK_SUBNET_PREFIX,
 	CK_SUBNET_TIMEOUT,
+	CK_SA_SUBSCRIPTIONS_PER_PORT,
 	CK_SM_KEY,
 	CK_M_KEY,
 	CK_M_KEY_SECRET,
@@ -209,6 +210,9 @@ struct ibsmd_config {
 	bool sm_sticky;       /* a master keeps the subnet when an SM of higher priority appears */
 	bool ignore_other_sm; /* no election: master whatever other SMs say (labs) */
 	uint8_t subnet_timeout;
+	/* InformInfo subscriptions one port may hold: one port must not take the room and the
+	 * Reports of all */
+	unsigned sa_subscriptions_per_port;
 	char state_dir[256];
 	struct config_partition *partitions;
 	unsigned npartitions, partitions_cap;

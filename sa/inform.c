@@ -51,23 +51,6 @@ static int free_enum(const struct sa *sa, uint32_t port, uint16_t *out)
 	return -1;
 }
 
-/* Room was reserved by the caller. */
-static int sub_add(struct sa *sa, const struct sa_sub *s)
-{
-	if (u64map_put(&sa->sub_by_enum, enum_key(s->port, s->enumr), sa->nsubs) < 0)
-		return -1;
-	sa->subs[sa->nsubs++] = *s;
-	return 0;
-}
-
-static void sub_del(struct sa *sa, uint32_t i)
-{
-	u64map_del(&sa->sub_by_enum, enum_key(sa->subs[i].port, sa->subs[i].enumr));
-	sa->subs[i] = sa->subs[--sa->nsubs];
-	if (i < sa->nsubs)
-		u64map_put(&sa->sub_by_enum, enum_key(sa->subs[i].port, sa->subs[i].enumr), i);
-}
-
 static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inform_info *i)
 {
 	return s->port == port && s->info.trap_number == i->trap_number && s->info.qpn == i->qpn &&
@@ -76,10 +59,85 @@ static bool same_sub(const struct sa_sub *s, uint32_t port, const struct mad_inf
 	       s->info.lid_range_end == i->lid_range_end;
 }
 
+/* What same_sub compares, hashed (FNV-1a), never 0. A requester that finds two of its own
+ * subscriptions with one hash only confuses its own: the port is part of the key, and a
+ * hit is checked with same_sub. */
+static uint64_t what_key(uint32_t port, const struct mad_inform_info *i)
+{
+	uint32_t v[] = {port,          i->trap_number,     i->qpn,          i->type,
+	                i->is_generic, i->lid_range_begin, i->lid_range_end};
+	uint64_t h = 14695981039346656037ull;
+	for (size_t k = 0; k < 16; k++)
+		h = (h ^ i->gid[k]) * 1099511628211ull;
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+		for (unsigned sh = 0; sh < 32; sh += 8)
+			h = (h ^ ((v[k] >> sh) & 0xff)) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static uint32_t subs_of(const struct sa *sa, uint32_t port)
+{
+	uint32_t n = u64map_get(&sa->subs_of_port, (uint64_t)port + 1);
+	return n == U64MAP_NONE ? 0 : n;
+}
+
+static void subs_count(struct sa *sa, uint32_t port, int delta)
+{
+	uint32_t n = subs_of(sa, port) + (uint32_t)delta;
+	if (n)
+		u64map_put(&sa->subs_of_port, (uint64_t)port + 1, n);
+	else
+		u64map_del(&sa->subs_of_port, (uint64_t)port + 1);
+}
+
+/* The index of the port's subscription to the same, or UINT32_MAX: one lookup. */
+static uint32_t sub_find(const struct sa *sa, uint32_t port, const struct mad_inform_info *i)
+{
+	uint32_t at = u64map_get(&sa->sub_by_what, what_key(port, i));
+	return at != U64MAP_NONE && same_sub(&sa->subs[at], port, i) ? at : UINT32_MAX;
+}
+
+static void sub_index(struct sa *sa, uint32_t i)
+{
+	const struct sa_sub *s = &sa->subs[i];
+	u64map_put(&sa->sub_by_enum, enum_key(s->port, s->enumr), i);
+	u64map_put(&sa->sub_by_what, what_key(s->port, &s->info), i);
+}
+
+/* Room was reserved by the caller. */
+static int sub_add(struct sa *sa, const struct sa_sub *s)
+{
+	uint64_t what = what_key(s->port, &s->info);
+	if (u64map_put(&sa->sub_by_enum, enum_key(s->port, s->enumr), sa->nsubs) < 0 ||
+	    u64map_put(&sa->sub_by_what, what, sa->nsubs) < 0 ||
+	    u64map_put(&sa->subs_of_port, (uint64_t)s->port + 1, subs_of(sa, s->port) + 1) < 0) {
+		u64map_del(&sa->sub_by_enum, enum_key(s->port, s->enumr));
+		if (u64map_get(&sa->sub_by_what, what) == sa->nsubs)
+			u64map_del(&sa->sub_by_what, what);
+		return -1;
+	}
+	sa->subs[sa->nsubs++] = *s;
+	return 0;
+}
+
+static void sub_del(struct sa *sa, uint32_t i)
+{
+	const struct sa_sub *s = &sa->subs[i];
+	u64map_del(&sa->sub_by_enum, enum_key(s->port, s->enumr));
+	if (u64map_get(&sa->sub_by_what, what_key(s->port, &s->info)) == i)
+		u64map_del(&sa->sub_by_what, what_key(s->port, &s->info));
+	subs_count(sa, s->port, -1);
+	sa->subs[i] = sa->subs[--sa->nsubs];
+	if (i < sa->nsubs)
+		sub_index(sa, i);
+}
+
 void sa_inform_forget(struct sa *sa)
 {
 	sa->nsubs = 0;
 	u64map_clear(&sa->sub_by_enum);
+	u64map_clear(&sa->sub_by_what);
+	u64map_clear(&sa->subs_of_port);
 }
 
 uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
@@ -101,13 +159,19 @@ uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
 	if (in.lid_range_begin != ALL_16 && in.lid_range_end != 0 &&
 	    in.lid_range_end < in.lid_range_begin)
 		return MAD_STATUS_SA_REQ_INVALID;
-	uint32_t at = UINT32_MAX;
-	for (uint32_t i = 0; i < sa->nsubs; i++)
-		if (same_sub(&sa->subs[i], rq->requester, &in))
-			at = i;
+	uint32_t at = sub_find(sa, rq->requester, &in);
 	if (in.subscribe) {
 		if (at == UINT32_MAX) {
 			struct sa_sub ns = {.port = rq->requester, .info = in};
+			if (subs_of(sa, rq->requester) >= sa->cfg->sa_subscriptions_per_port) {
+				/* one port cannot take the room (and the Reports) of all */
+				log_rl(sa->log, &sa->rl_client, LOGL_WARN, "sa",
+				       "LID %u (port GUID " GUID_FMT ") holds %u subscriptions, "
+				       "the most sa_subscriptions_per_port allows: refused",
+				       rq->from.lid, topo_port_guid(sa->t, rq->requester),
+				       subs_of(sa, rq->requester));
+				return MAD_STATUS_SA_NO_RESOURCES;
+			}
 			if (sa->nsubs >= SA_MAX_SUBSCRIPTIONS ||
 			    array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0 ||
 			    free_enum(sa, rq->requester, &ns.enumr) < 0 || sub_add(sa, &ns) < 0)
@@ -311,7 +375,10 @@ bool sa_inform_restore(struct sa *sa, const char *line)
 	    mad_inform_info_decode(w, sizeof(w), &in, NULL) < 0)
 		return false;
 	uint32_t p = sa_guid_port(sa, guid);
-	if (p == TOPO_NONE || !topo_port_in_service(sa->t, p) || sa->nsubs >= SA_MAX_SUBSCRIPTIONS)
+	if (p == TOPO_NONE || !topo_port_in_service(sa->t, p) ||
+	    sa->nsubs >= SA_MAX_SUBSCRIPTIONS ||
+	    subs_of(sa, p) >= sa->cfg->sa_subscriptions_per_port ||
+	    sub_find(sa, p, &in) != UINT32_MAX)
 		return false;
 	if (array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0)
 		return false;

@@ -561,6 +561,8 @@ void sa_free(struct sa *sa)
 	free(sa->svcs);
 	free(sa->subs);
 	u64map_free(&sa->sub_by_enum);
+	u64map_free(&sa->sub_by_what);
+	u64map_free(&sa->subs_of_port);
 	free(sa->served);
 	free(sa);
 }

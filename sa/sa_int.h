@@ -48,8 +48,10 @@ struct sa {
 	struct mad_service_record builtin_svc; /* the SM's own service; id 0: none */
 	struct sa_sub *subs;                   /* InformInfo subscriptions */
 	uint32_t nsubs, subs_cap;
-	struct u64map sub_by_enum; /* (port, SubscriberEnum) -> index in subs */
-	bool *served;              /* per port: in service at the last sweep (for traps 64/65) */
+	struct u64map sub_by_enum;  /* (port, SubscriberEnum) -> index in subs */
+	struct u64map sub_by_what;  /* a hash of (port, what it asks for) -> index in subs */
+	struct u64map subs_of_port; /* port + 1 -> how many subscriptions it holds */
+	bool *served;               /* per port: in service at the last sweep (for traps 64/65) */
 	uint32_t served_cap;
 	bool served_once;
 	struct sa_group *groups; /* multicast groups, each with its own MLID */

@@ -292,6 +292,58 @@ START_TEST(paths_follow_partitions)
 }
 END_TEST
 
+/* InformInfo Set from node `from`: subscribe (or not) to trap `trap` over LIDs lo..lo. */
+static int inform(uint32_t from, bool subscribe, uint16_t trap, uint16_t lo)
+{
+	struct mad_inform_info in = {.is_generic = 1,
+	                             .subscribe = subscribe,
+	                             .type = 0xffff,
+	                             .trap_number = trap,
+	                             .lid_range_begin = lo,
+	                             .lid_range_end = lo,
+	                             .producer_type = 0xffffff,
+	                             .qpn = 1}; /* the fake wire's: an unsubscription names it */
+	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
+	mad_inform_info_encode(&in, rec, sizeof(rec), NULL);
+	return ask(from, MAD_METHOD_SET, MAD_ATTR_INFORM_INFO, 0, rec, sizeof(rec));
+}
+
+START_TEST(inform_limit_per_port)
+{
+	/* One port asked for 20,000 subscriptions and got them all (5 -> 53 MB with Reports
+	 * unacknowledged): now it gets sa_subscriptions_per_port, and NO_RESOURCES after */
+	unsigned cap = E.cfg.sa_subscriptions_per_port;
+	ck_assert_uint_eq(cap, 64);
+	for (unsigned i = 0; i < cap; i++)
+		ck_assert_int_eq(inform(A1, true, 64, (uint16_t)(1 + i)), 0);
+	ck_assert_int_eq(inform(A1, true, 64, (uint16_t)(1 + cap)), MAD_STATUS_SA_NO_RESOURCES);
+	ck_assert_int_eq(inform(A1, true, 65, 1), MAD_STATUS_SA_NO_RESOURCES);
+	/* the same subscription again is no new one */
+	ck_assert_int_eq(inform(A1, true, 64, 5), 0);
+	/* another port is not held back */
+	ck_assert_int_eq(inform(B1, true, 64, 1), 0);
+	/* one unsubscribed makes room for one */
+	ck_assert_int_eq(inform(A1, false, 64, 5), 0);
+	ck_assert_int_eq(inform(A1, false, 64, 5), MAD_STATUS_SA_REQ_INVALID); /* gone */
+	ck_assert_int_eq(inform(A1, true, 65, 1), 0);
+	ck_assert_int_eq(inform(A1, true, 65, 2), MAD_STATUS_SA_NO_RESOURCES);
+	/* the records: cap of A1's and B1's one, as the trusted SM sees them */
+	ck_assert_int_eq(
+	    ask_key(SM_HOST, SM_KEY, MAD_METHOD_GET_TABLE, MAD_ATTR_INFORM_INFO_RECORD, 0, NULL, 0),
+	    0);
+	ck_assert_uint_eq(nrecords(), cap + 1);
+	/* every one of A1's can be taken back, by what it asked for */
+	for (unsigned i = 0; i < cap; i++)
+		if (i + 1 != 5)
+			ck_assert_int_eq(inform(A1, false, 64, (uint16_t)(1 + i)), 0);
+	ck_assert_int_eq(inform(A1, false, 65, 1), 0);
+	ck_assert_int_eq(
+	    ask_key(SM_HOST, SM_KEY, MAD_METHOD_GET_TABLE, MAD_ATTR_INFORM_INFO_RECORD, 0, NULL, 0),
+	    0);
+	ck_assert_uint_eq(nrecords(), 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sa_handlers");
@@ -301,6 +353,7 @@ int main(void)
 	tcase_add_test(tc, unknown_requester_sees_nothing);
 	tcase_add_test(tc, component_masks_and_statuses);
 	tcase_add_test(tc, paths_follow_partitions);
+	tcase_add_test(tc, inform_limit_per_port);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
