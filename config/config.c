@@ -3,6 +3,7 @@
 #include "config/config.h"
 #include "config/config_int.h"
 #include "mad/link_speed.h"
+#include "util/u64map.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -139,6 +140,13 @@ int cfg_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64_t max,
 	const char *s = cfg_scalar(p, n, key);
 	if (!s)
 		return -1;
+	/* YAML 1.1 reads 010 as octal 8, YAML 1.2 as decimal 10: neither guess is safe */
+	if (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
+		return cfg_err(
+		    p, n,
+		    "%s: \"%s\" has a leading zero (octal or decimal?): write it without, "
+		    "or in hexadecimal with 0x",
+		    key, s);
 	char *e;
 	errno = 0;
 	unsigned long long v = strtoull(s, &e, 0);
@@ -743,6 +751,105 @@ static int parse_root(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t 
 	return 0;
 }
 
+/* One open mapping or sequence of the pre-scan: a mapping's keys so far (a hash of the key
+ * -> its line; a 64-bit collision between two keys of one mapping would only refuse the
+ * file, never misread it). */
+struct scan_frame {
+	bool is_map, want_key;
+	struct u64map keys;
+};
+
+/* A node ended at the frame below the top: the mapping's next node is a key again. */
+static void scan_node_done(struct scan_frame *stack, unsigned depth)
+{
+	if (depth && stack[depth - 1].is_map)
+		stack[depth - 1].want_key = !stack[depth - 1].want_key;
+}
+
+/* libyaml's scanner takes time quadratic in the nesting (a 200 KB file of "[[[..." takes
+ * over a minute), its document loader reads only the first document and keeps the last of
+ * a key given twice. A pass over the events first stops at the first structure nested too
+ * deep, a second document or a key given twice in any mapping, before the nesting costs
+ * anything; the loader then reads what passed. 0, 1 (err says why), or -1 (a YAML error
+ * the loader reports better). */
+static int config_prescan(FILE *fp, const char *path, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, fp);
+	int rc = 0;
+	unsigned depth = 0, docs = 0;
+	struct scan_frame stack[CONFIG_MAX_DEPTH];
+	for (bool end = false; !end && !rc;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev)) {
+			rc = -1;
+			break;
+		}
+		size_t line = ev.start_mark.line + 1, col = ev.start_mark.column + 1;
+		switch (ev.type) {
+		case YAML_SCALAR_EVENT:
+		case YAML_ALIAS_EVENT:
+			if (ev.type == YAML_SCALAR_EVENT && depth && stack[depth - 1].is_map &&
+			    stack[depth - 1].want_key) {
+				const char *key = (const char *)ev.data.scalar.value;
+				struct u64map *keys = &stack[depth - 1].keys;
+				uint64_t h = u64map_str_key(key);
+				uint32_t first = u64map_get(keys, h);
+				if (first != U64MAP_NONE) {
+					snprintf(err, errlen,
+					         "%s:%zu:%zu: %s is given twice (first on line %u)",
+					         path, line, col, key, first);
+					rc = 1;
+				} else if (u64map_put(keys, h, (uint32_t)line) < 0) {
+					snprintf(err, errlen, "%s: out of memory", path);
+					rc = 1;
+				}
+			}
+			scan_node_done(stack, depth);
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1) {
+				snprintf(
+				    err, errlen,
+				    "%s:%zu:%zu: a second YAML document: ibsmd reads one; merge "
+				    "them, or remove the \"---\"",
+				    path, line, col);
+				rc = 1;
+			}
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (depth == CONFIG_MAX_DEPTH) {
+				snprintf(
+				    err, errlen,
+				    "%s:%zu:%zu: nested more than %u levels deep: no option needs "
+				    "that",
+				    path, line, col, CONFIG_MAX_DEPTH);
+				rc = 1;
+				break;
+			}
+			stack[depth++] = (struct scan_frame){
+			    .is_map = ev.type == YAML_MAPPING_START_EVENT, .want_key = true};
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			if (depth) {
+				u64map_free(&stack[--depth].keys);
+				scan_node_done(stack, depth);
+			}
+			break;
+		case YAML_STREAM_END_EVENT: end = true; break;
+		default: break;
+		}
+		yaml_event_delete(&ev);
+	}
+	while (depth)
+		u64map_free(&stack[--depth].keys);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errlen)
 {
 	FILE *fp = fopen(path, "r");
@@ -750,6 +857,24 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	struct stat st;
+	int rc = -1;
+	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_SIZE)
+		snprintf(err, errlen,
+		         "%s: %lld bytes: larger than any configuration needs (at most %u); is it "
+		         "the right file?",
+		         path, (long long)st.st_size, CONFIG_MAX_SIZE);
+	else
+		rc = config_load_stream(c, fp, path, err, errlen);
+	fclose(fp);
+	return rc;
+}
+
+int config_load_stream(struct ibsmd_config *c, FILE *fp, const char *path, char *err, size_t errlen)
+{
+	if (config_prescan(fp, path, err, errlen) > 0)
+		return -1;
+	rewind(fp);
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_parser_initialize(&parser);
@@ -778,7 +903,6 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 		yaml_document_delete(&doc);
 	}
 	yaml_parser_delete(&parser);
-	fclose(fp);
 	return rc;
 }
 
@@ -803,6 +927,11 @@ static int check_err(const struct ibsmd_config *c, enum config_key k, char *err,
 
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 {
+	/* "" would put the state files in the filesystem's root (/sa-state) */
+	if (!c->state_dir[0])
+		return check_err(c, CK_STATE_DIR, err, errlen,
+		                 "state_dir: empty; name a directory (the default is "
+		                 "/var/lib/ibsmd)");
 	enum config_key lid_key = c->where[CK_LID_MAX].line ? CK_LID_MAX : CK_LID_MIN;
 	if (c->lid_min < 1 || c->lid_min > c->lid_max)
 		return check_err(c, lid_key, err, errlen, "LID range %u-%u is empty or starts at 0",

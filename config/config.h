@@ -247,6 +247,9 @@ struct ibsmd_config {
 void config_defaults(struct ibsmd_config *c);
 /* Read a YAML file over what c holds. 0, or -1 with "FILE:LINE: what" in err. */
 int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errlen);
+/* The same from an open stream (rewound once; path names it in messages): for the fuzzer. */
+int config_load_stream(struct ibsmd_config *c, FILE *fp, const char *path, char *err,
+                       size_t errlen);
 /* Check values that depend on each other. 0, or -1 with "FILE:LINE:COL: reason" (the place
  * of the option at fault, when it came from a file). */
 int config_check(const struct ibsmd_config *c, char *err, size_t errlen);

@@ -8,6 +8,10 @@
 
 #include "config/config.h"
 
+/* Bounds checked before libyaml loads a file: no configuration comes near them */
+#define CONFIG_MAX_DEPTH 32
+#define CONFIG_MAX_SIZE  (16u << 20)
+
 struct cfgp {
 	const char *path;
 	yaml_document_t *doc;

@@ -27,8 +27,14 @@ static int check_engines(const struct ibsmd_config *cfg, char *err, size_t errle
 		return -1;
 	}
 	if (!n) {
-		snprintf(err, errlen, "%s%s: routing_engine: no engine named", cfg->source,
-		         w->line ? "" : "(command line)");
+		if (w->line)
+			snprintf(err, errlen,
+			         "%s:%u:%u: routing_engine: empty; name one or more engines (%s)",
+			         cfg->source, w->line, w->col, routing_names());
+		else
+			snprintf(err, errlen,
+			         "--routing-engine: empty; name one or more engines (%s)",
+			         routing_names());
 		return -1;
 	}
 	return 0;
