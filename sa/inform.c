@@ -25,6 +25,7 @@ struct sa_sub {
 	uint32_t port;               /* the subscriber's port: Reports go to its LID now */
 	struct mad_inform_info info; /* what it asked for, the QPN inside */
 	uint16_t enumr; /* SubscriberEnum: stable while it lasts, kept across restarts */
+	bool trusted;   /* subscribed with the SM_Key: hears of every port and group */
 };
 
 /* sub_by_enum key: port and SubscriberEnum (never 0: ports count from 1 here) */
@@ -162,7 +163,8 @@ uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
 	uint32_t at = sub_find(sa, rq->requester, &in);
 	if (in.subscribe) {
 		if (at == UINT32_MAX) {
-			struct sa_sub ns = {.port = rq->requester, .info = in};
+			struct sa_sub ns = {
+			    .port = rq->requester, .info = in, .trusted = rq->trusted};
 			if (subs_of(sa, rq->requester) >= sa->cfg->sa_subscriptions_per_port) {
 				/* one port cannot take the room (and the Reports) of all */
 				log_rl(sa->log, &sa->rl_client, LOGL_WARN, "sa",
@@ -178,6 +180,7 @@ uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
 				return MAD_STATUS_SA_NO_RESOURCES;
 		} else {
 			sa->subs[at].info = in; /* the same subscription again: its enum stays */
+			sa->subs[at].trusted = rq->trusted;
 		}
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
 		       "LID %u QPN %u subscribed to trap %u", rq->from.lid, in.qpn, in.trap_number);
@@ -249,13 +252,31 @@ static bool wants(const struct sa *sa, const struct sa_sub *s, const struct mad_
 	return true;
 }
 
-/* A notice as a Report to every subscriber that asked for it. */
-static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, const uint8_t *gid)
+/* May the subscriber hear of this port (TOPO_NONE: of no port) and this partition (0:
+ * none)? As a requester sees records: a port shown only to ports that share a partition
+ * with it, a group only to ports of its partition; a trusted subscription hears of all.
+ * Before, another tenant's ports coming and going reached every subscriber. */
+static bool hears_of(const struct sa *sa, const struct sa_sub *s, uint32_t port, uint16_t pkey)
+{
+	if (s->trusted)
+		return true;
+	if (port != TOPO_NONE) {
+		uint32_t lp = topo_lid_port(sa->t, port);
+		if (lp != s->port && !sa_ports_share(sa, s->port, lp))
+			return false;
+	}
+	bool full;
+	return !pkey || sa_port_has_pkey(sa, s->port, pkey, &full);
+}
+
+/* A notice as a Report to every subscriber that asked for it and may hear of it. */
+static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, const uint8_t *gid,
+                    uint16_t pkey)
 {
 	const struct topo *t = sa->t;
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		const struct sa_sub *s = &sa->subs[i];
-		if (!wants(sa, s, n, port, gid))
+		if (!wants(sa, s, n, port, gid) || !hears_of(sa, s, port, pkey))
 			continue;
 		struct mad_sa_hdr h;
 		mad_sa_hdr_init(&h, MAD_METHOD_REPORT, MAD_ATTR_NOTICE, 0);
@@ -277,7 +298,8 @@ static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, co
 
 /* Reports of a trap about a GID (a port's for 64/65, a group's MGID for 66/67; port is
  * TOPO_NONE for those) to every subscriber that asked. */
-static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint32_t port)
+static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint32_t port,
+                         uint16_t pkey)
 {
 	const struct topo *t = sa->t;
 	struct mad_notice n = {
@@ -290,7 +312,7 @@ static void send_reports(struct sa *sa, uint16_t trap, const uint8_t *gid, uint3
 	memcpy(n.data_details + 6, gid, 16); /* traps 64-67: 6 reserved bytes, then the GID */
 	if (t->sm_port != TOPO_NONE)
 		sa_port_gid(sa, t->sm_port, n.issuer_gid);
-	deliver(sa, &n, port, gid);
+	deliver(sa, &n, port, gid, pkey);
 }
 
 void sa_forward_trap(struct sa *sa, const struct mad_notice *trap)
@@ -301,19 +323,19 @@ void sa_forward_trap(struct sa *sa, const struct mad_notice *trap)
 	if (p != TOPO_NONE)
 		sa_port_gid(sa, p,
 		            n.issuer_gid); /* a trap SMP has no room for it: the SA fills it */
-	deliver(sa, &n, p, n.issuer_gid);
+	deliver(sa, &n, p, n.issuer_gid, 0);
 }
 
 static void report(struct sa *sa, uint16_t trap, uint32_t port)
 {
 	uint8_t gid[16];
 	sa_port_gid(sa, port, gid);
-	send_reports(sa, trap, gid, port);
+	send_reports(sa, trap, gid, port, 0);
 }
 
-void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid)
+void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid, uint16_t pkey)
 {
-	send_reports(sa, trap, mgid, TOPO_NONE);
+	send_reports(sa, trap, mgid, TOPO_NONE, pkey);
 }
 
 void sa_sweep_done(struct sa *sa)
@@ -359,7 +381,7 @@ void sa_inform_save(struct sa *sa, FILE *f)
 		fprintf(f, "sub 0x%016llx ",
 		        (unsigned long long)topo_port_guid(t, sa->subs[i].port));
 		sa_hex_put(f, w, mad_inform_info_layout.size);
-		fprintf(f, " %u\n", sa->subs[i].enumr);
+		fprintf(f, " %u%s\n", sa->subs[i].enumr, sa->subs[i].trusted ? " trusted" : "");
 	}
 }
 
@@ -382,7 +404,7 @@ bool sa_inform_restore(struct sa *sa, const char *line)
 		return false;
 	if (array_reserve(&sa->subs, &sa->subs_cap, sa->nsubs + 1ull) < 0)
 		return false;
-	struct sa_sub ns = {.port = p, .info = in};
+	struct sa_sub ns = {.port = p, .info = in, .trusted = strstr(line, " trusted") != NULL};
 	if (e <= UINT16_MAX && !enum_taken(sa, p, (uint16_t)e))
 		ns.enumr = (uint16_t)e;
 	else if (free_enum(sa, p, &ns.enumr) < 0)

@@ -161,7 +161,7 @@ static void drop_group(struct sa *sa, struct sa_group *g)
  * broadcast groups stay, empty). g is invalid afterwards. */
 static void last_full_left(struct sa *sa, struct sa_group *g)
 {
-	sa_report_mgid(sa, TRAP_MGID_OUT, g->rec.mgid);
+	sa_report_mgid(sa, TRAP_MGID_OUT, g->rec.mgid, g->rec.pkey);
 	g->n = 0;
 	u64map_clear(&g->by_guid);
 	if (g->well_known)
@@ -512,7 +512,7 @@ static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t 
 	}
 	mb->join |= js;
 	if ((js & JOIN_FULLISH) && !(before & JOIN_FULLISH) && ++g->full == 1)
-		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid);
+		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid, g->rec.pkey);
 	if (created) {
 		char mgid[48];
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",

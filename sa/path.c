@@ -130,13 +130,14 @@ static unsigned apply_selector(unsigned sel, unsigned want, unsigned have)
 	}
 }
 
-static void endpoints(const struct sa *sa, uint32_t *list, uint32_t *n)
+/* The endpoints (ports with a LID) the requester may see. */
+static void endpoints(const struct sa_req *rq, uint32_t *list, uint32_t *n)
 {
-	const struct topo *t = sa->t;
+	const struct topo *t = rq->sa->t;
 	*n = 0;
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct topo_port *port = &t->ports[p];
-		if (port->lid && t->nodes[port->node].present)
+		if (port->lid && t->nodes[port->node].present && sa_visible(rq, p))
 			list[(*n)++] = p;
 	}
 }
@@ -246,6 +247,11 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 	uint16_t pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
 	unsigned numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
 
+	/* a requester learns only of paths between ports it shares a partition with (or is):
+	 * a tenant's paths are not another tenant's business */
+	if ((src_one != TOPO_NONE && !sa_visible(rq, src_one)) ||
+	    (dst_one != TOPO_NONE && !sa_visible(rq, dst_one)))
+		return table ? 0 : MAD_STATUS_SA_NO_RECORDS;
 	uint32_t *srcs = NULL, *dsts = NULL, ns = 1, nd = 1;
 	uint32_t one_s[1] = {src_one}, one_d[1] = {dst_one};
 	if (src_one == TOPO_NONE || dst_one == TOPO_NONE) {
@@ -253,7 +259,7 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 		if (!all)
 			return MAD_STATUS_SA_NO_RESOURCES;
 		uint32_t na;
-		endpoints(sa, all, &na);
+		endpoints(rq, all, &na);
 		srcs = src_one == TOPO_NONE ? all : one_s;
 		ns = src_one == TOPO_NONE ? na : 1;
 		dsts = dst_one == TOPO_NONE ? all : one_d;

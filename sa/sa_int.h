@@ -155,7 +155,7 @@ void sa_mcast_free(struct sa *sa);
 /* Drop every group and its MLID's tree (a master that handed over). */
 void sa_mcast_forget(struct sa *sa);
 /* Trap 66 (group created) or 67 (deleted) to the subscribers. */
-void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid);
+void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid, uint16_t pkey);
 
 /* Alias GUIDs (sa/guidinfo.c): GUIDInfoRecord Set (set true) and Delete; the alias at an
  * index of a port's GUIDInfo table (0: none); the port an alias GUID names (TOPO_NONE). */

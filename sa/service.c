@@ -64,6 +64,29 @@ static bool requester_in(const struct sa_req *rq, uint16_t pkey)
 	return sa_port_has_pkey(sa, rq->requester, pkey, &full);
 }
 
+/* May the requester see a registered service? It must share the service's partition with
+ * the port that registered it (a limited member meets only full members there); with no
+ * partition named (P_Key 0) or the default one, it must share one with that port at all.
+ * Before, the default and none were shown to anyone. */
+static bool requester_sees(const struct sa_req *rq, const uint8_t *rec)
+{
+	const struct sa *sa = rq->sa;
+	if (rq->trusted)
+		return true;
+	if (rq->requester == TOPO_NONE)
+		return false;
+	uint32_t owner = sa_guid_port(sa, mad_bits_get(rec + 8, 64, 64));
+	if (owner == TOPO_NONE)
+		return false;
+	uint16_t pkey = rec_pkey(rec);
+	if ((pkey & 0x7fff) == 0x7fff || pkey == 0)
+		return sa_visible(rq, owner);
+	bool rfull, ofull;
+	return sa_port_has_pkey(sa, rq->requester, pkey, &rfull) &&
+	       sa_port_has_pkey(sa, owner, pkey, &ofull) &&
+	       (rfull || ofull || owner == rq->requester);
+}
+
 static void expire(struct sa *sa)
 {
 	double now = ev_now(sa->loop);
@@ -115,7 +138,7 @@ void sa_build_service_records(const struct sa_req *rq, struct sa_records *out)
 	struct sa *sa = rq->sa;
 	expire(sa);
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
-		if (!requester_in(rq, rec_pkey(sa->svcs[i].rec)))
+		if (!requester_sees(rq, sa->svcs[i].rec))
 			continue;
 		uint8_t *rec = sa_records_add(out);
 		if (rec) {

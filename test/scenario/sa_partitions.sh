@@ -52,11 +52,43 @@ out=$(as host-1 --json paths "host-1 HCA-1" "$lid3" 2>&1) && fail "host-1 got a 
 echo "paths within a tenant (P_Key 0x8001, its SL 3), none across: ok"
 check_verify 'r["ok"]' >/dev/null || fail "fabricsim verify"
 
+# Reports of ports coming and going (traps 64/65) only about ports the subscriber shares a
+# partition with: host-1 (tenant-a) hears of host-2 (tenant-a), never of host-3 (tenant-b).
+# Before, every subscriber heard of every tenant's ports.
+FS="$BUILD/test/fabricsim/fabricsim"
+(SIM_HOST=host-1 exec "$IBSA" --transport sim --json events --count 1 --timeout 60 \
+	>"$WORK/events.json" 2>"$WORK/events.err") &
+EV=$!
+PIDS+=($EV)
+nsubs() { as host-1 "$@" --json informinfo | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
+nsubs_are() { [ "$(nsubs --sm-key 1)" = "$1" ]; }
+wait_until 10 nsubs_are 2 || fail "host-1's subscriptions are not listed"
+# host-3's subscriptions would name host-3: tenant-a does not list them
+(SIM_HOST=host-3 exec "$IBSA" --transport sim events --timeout 60 >/dev/null 2>&1) &
+PIDS+=($!)
+wait_until 10 nsubs_are 4 || fail "host-3's subscriptions are not listed"
+n=$(nsubs)
+[ "$n" = 2 ] || fail "host-1 lists $n InformInfoRecords, want its own 2 (host-3's are tenant-b's)"
+"$FS" ctl node remove host-4 >/dev/null # tenant-b: host-1 must not hear of it
+sleep 2
+"$FS" ctl node add host-4 >/dev/null
+sleep 2
+[ ! -s "$WORK/events.json" ] || fail "host-1 heard of tenant-b's host-4: $(cat "$WORK/events.json")"
+"$FS" ctl node remove host-2 >/dev/null # tenant-a: host-1 hears of it
+wait "$EV" || fail "host-1 did not hear of host-2 leaving: $(cat "$WORK/events.json" "$WORK/events.err")"
+python3 - "$WORK/events.json" <<'PY' || fail "Reports to host-1"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert [(e["trap"], e["gid"]) for e in ev] == [(65, "fe80::10:3")], f"Reports {ev} (host-2 is fe80::10:3)"
+PY
+"$FS" ctl node add host-2 >/dev/null
+wait_until 30 verify_passes || fail "host-2 did not come back"
+echo "Reports of ports coming and going: host-1 hears of tenant-a's host-2, not of tenant-b's host-4; InformInfoRecords of tenant-b hidden: ok"
+
 # partition enforcement at the edge, read from the switches with smpquery: the leaf port
 # facing host-1 holds host-1's keys (limited default, tenant-a) and enforces them both ways;
 # an uplink, where every partition passes, enforces nothing
 need smpquery
-FS="$BUILD/test/fabricsim/fabricsim"
 read -r leaf lport < <("$FS" ctl port host-1 1 | sed -n 's/.* peer "\([^"]*\)" \([0-9]*\).*/\1 \2/p')
 llid=$("$FS" ctl lids | awk -v n="$leaf" '$4 == n { print $2 }')
 smp() { on_sim host-1 smpquery "$@"; }

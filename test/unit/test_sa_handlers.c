@@ -292,6 +292,78 @@ START_TEST(paths_follow_partitions)
 }
 END_TEST
 
+/* The PathRecord from slid to dlid as `from` asks it: by LIDs, or by GIDs. */
+static int ask_path(uint32_t from, uint32_t src, uint32_t dst, bool by_gid)
+{
+	struct mad_path_record q = {.dlid = lid_of(dst), .slid = lid_of(src)};
+	uint64_t mask = PR_COMP_DLID | PR_COMP_SLID;
+	if (by_gid) {
+		mad_bits_set(q.sgid, 0, 64, E.cfg.subnet_prefix);
+		mad_bits_set(q.sgid, 64, 64, port_guid_of(src));
+		mad_bits_set(q.dgid, 0, 64, E.cfg.subnet_prefix);
+		mad_bits_set(q.dgid, 64, 64, port_guid_of(dst));
+		mask = PR_COMP_DGID | PR_COMP_SGID;
+	}
+	uint8_t rec[200] = {0};
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	return ask(from, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64);
+}
+
+/* A ServiceRecord registered by `from` for its own port, in partition pkey. */
+static int register_service(uint32_t from, uint64_t id, uint16_t pkey)
+{
+	struct mad_service_record r = {.id = id, .pkey = pkey, .lease = 0xffffffffu};
+	mad_bits_set(r.gid, 0, 64, E.cfg.subnet_prefix);
+	mad_bits_set(r.gid, 64, 64, port_guid_of(from));
+	snprintf(r.name, sizeof(r.name), "svc-%u", from);
+	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
+	mad_service_record_encode(&r, rec, sizeof(rec), NULL);
+	/* ServiceID, ServiceGID, ServiceP_Key, ServiceLease */
+	return ask(from, MAD_METHOD_SET, MAD_ATTR_SERVICE_RECORD, 0x1f, rec, sizeof(rec));
+}
+
+START_TEST(partition_leaks)
+{
+	/* A1, a limited member of the default partition and a full member of A, asked for
+	 * paths between two ports of tenant B and got them (by LID, by GID, and 120 of 1,007
+	 * records of a saquery -p table on a bigger fabric): a requester sees paths only
+	 * between ports it shares a partition with (itself included) */
+	ck_assert_int_eq(ask_path(B1, B1, B2, false), 0); /* B's own: fine */
+	ck_assert_int_eq(ask_path(A1, B1, B2, false), MAD_STATUS_SA_NO_RECORDS);
+	ck_assert_int_eq(ask_path(A1, B1, B2, true), MAD_STATUS_SA_NO_RECORDS);
+	ck_assert_int_eq(ask_path(A1, SM_HOST, B1, false), MAD_STATUS_SA_NO_RECORDS);
+	ck_assert_int_eq(ask_path(A1, A2, SM_HOST, false), 0);
+	ck_assert_int_eq(ask_path(A1, A1, A2, true), 0);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, 0, NULL, 0), 0);
+	unsigned n = nrecords();
+	ck_assert_uint_gt(n, 0);
+	const uint16_t hidden[] = {lid_of(B1), lid_of(B2), lid_of(LONER)};
+	for (unsigned i = 0; i < n; i++) {
+		struct mad_path_record r;
+		mad_path_record_decode(record(i), 64, &r, NULL);
+		for (unsigned k = 0; k < 3; k++)
+			ck_assert_msg(r.slid != hidden[k] && r.dlid != hidden[k],
+			              "A1 sees a path %u -> %u", r.slid, r.dlid);
+	}
+	/* the SM's tools still see every path */
+	ck_assert_int_eq(
+	    ask_key(A1, SM_KEY, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_gt(nrecords(), n);
+
+	/* a service B1 registers with no partition (P_Key 0) or the default (0xffff) was
+	 * listed to anyone: now to those that share a partition with B1's port */
+	ck_assert_int_eq(register_service(B1, 0x100, 0), 0);
+	ck_assert_int_eq(register_service(B1, 0x101, 0xffff), 0);
+	ck_assert_int_eq(register_service(SM_HOST, 0x102, 0xffff), 0);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_SERVICE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_eq(nrecords(), 1); /* the SM's, a full member of the default */
+	ck_assert_int_eq(ask(B2, MAD_METHOD_GET_TABLE, MAD_ATTR_SERVICE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_eq(nrecords(), 3);
+	ck_assert_int_eq(ask(LONER, MAD_METHOD_GET_TABLE, MAD_ATTR_SERVICE_RECORD, 0, NULL, 0), 0);
+	ck_assert_uint_eq(nrecords(), 1);
+}
+END_TEST
+
 /* InformInfo Set from node `from`: subscribe (or not) to trap `trap` over LIDs lo..lo. */
 static int inform(uint32_t from, bool subscribe, uint16_t trap, uint16_t lo)
 {
@@ -354,6 +426,7 @@ int main(void)
 	tcase_add_test(tc, component_masks_and_statuses);
 	tcase_add_test(tc, paths_follow_partitions);
 	tcase_add_test(tc, inform_limit_per_port);
+	tcase_add_test(tc, partition_leaks);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
