@@ -399,6 +399,13 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 		d->o.rmpp_timeout_ms = 200;
 	if (!d->o.rmpp_retries)
 		d->o.rmpp_retries = 5;
+	if (!d->o.rmpp_recv_max)
+		d->o.rmpp_recv_max = 256;
+	if (!d->o.rmpp_recv_per_peer)
+		d->o.rmpp_recv_per_peer = 8;
+	if (!d->o.rmpp_recv_bytes)
+		d->o.rmpp_recv_bytes = 65536;
+	d->rl_rmpp = LOG_RL_INIT(10, 10000);
 	d->free_head = NIL;
 	fifo_init(&d->pending);
 	fifo_init(&d->ready);

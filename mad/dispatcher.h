@@ -33,6 +33,12 @@ struct mad_dispatcher_opts {
 	unsigned rmpp_window;     /* segments a receiver accepts per ACK; default 32 */
 	unsigned rmpp_timeout_ms; /* RMPP segment/ACK timeout; default 200 */
 	unsigned rmpp_retries;    /* default 5 */
+	/* Transfers a peer starts unasked (a request sent by RMPP, such as a MultiPathRecord
+	 * GetMulti): at most this many at once in all, per source LID, and bytes each; more
+	 * are refused, so that first segments never continued cannot take the memory or
+	 * the time of every lookup. Defaults 256, 8 and 65,536. Transfers that answer our
+	 * own requests are not bound by these. */
+	unsigned rmpp_recv_max, rmpp_recv_per_peer, rmpp_recv_bytes;
 	const struct log *log;
 };
 
@@ -49,6 +55,7 @@ struct mad_counters {
 	uint64_t unhandled;   /* requests for a class nobody handles */
 	uint64_t busy;        /* answers with status BUSY (retried) */
 	uint64_t rmpp_sent_transfers, rmpp_recv_transfers, rmpp_aborted;
+	uint64_t rmpp_refused;      /* unasked transfers refused: too many at once, or too large */
 	uint64_t status_code[8];    /* answers by MAD status code field (bits 2-4), 0 unused */
 	uint64_t status_class[128]; /* answers by class-specific status (bits 8-14), 0 unused */
 	unsigned inflight, inflight_max, queued;

@@ -4,6 +4,8 @@
 
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
+#include "util/idxmap.h"
+#include "util/log.h"
 #include "util/u64map.h"
 
 #define TXN_CHUNK    1024
@@ -71,6 +73,10 @@ struct mad_dispatcher {
 
 	struct rmpp_session **rmpp;
 	uint32_t nrmpp, rmpp_cap;
+	struct idxmap rmpp_index;   /* (sender?, peer LID, TID) -> index in rmpp */
+	struct u64map rmpp_unasked; /* peer LID + 1 -> its unasked receive sessions */
+	uint32_t nunasked;          /* unasked receive sessions in all */
+	struct log_rl rl_rmpp;      /* receive failures a peer can cause at will */
 
 	struct mad_counters c;
 	uint8_t rxbuf[MAD_SIZE];

@@ -30,6 +30,7 @@ struct rmpp_session {
 	bool sender;
 	bool done; /* receiver: delivered, kept a while to re-ACK a repeated last segment */
 	bool for_txn;
+	bool unasked; /* receiver of a transfer we did not ask for: counted against the caps */
 	struct mad_addr peer;
 	uint64_t tid; /* whole: the upper bits tell apart clients behind one LID */
 	uint8_t hdr[MAD_SIZE];
@@ -39,6 +40,7 @@ struct rmpp_session {
 	unsigned segs, last_ack, window_last, next_seg; /* sender */
 	unsigned expected, rwin_last;                   /* receiver */
 	unsigned retries;
+	uint32_t index; /* in d->rmpp */
 	ev_timer timer;
 };
 
@@ -60,14 +62,55 @@ unsigned rmpp_active(const struct mad_dispatcher *d)
 	return n;
 }
 
+/* Sessions are found by (direction, peer LID, TID) in one lookup: a scan per MAD let a
+ * peer that opens many sessions slow every other transfer. */
+struct session_key {
+	bool sender;
+	uint16_t lid;
+	uint64_t tid;
+};
+
+static uint32_t key_hash(bool sender, uint16_t lid, uint64_t tid)
+{
+	uint8_t b[11] = {sender, (uint8_t)(lid >> 8), (uint8_t)lid};
+	for (unsigned i = 0; i < 8; i++)
+		b[3 + i] = (uint8_t)(tid >> (8 * i));
+	return idxmap_hash_bytes(b, sizeof(b));
+}
+
+static bool key_eq(const void *key, uint32_t idx, const void *ctx)
+{
+	const struct session_key *k = key;
+	const struct rmpp_session *s = ((const struct mad_dispatcher *)ctx)->rmpp[idx];
+	return s->sender == k->sender && s->peer.lid == k->lid && s->tid == k->tid;
+}
+
+static uint32_t session_hash(const struct rmpp_session *s)
+{
+	return key_hash(s->sender, s->peer.lid, s->tid);
+}
+
 static struct rmpp_session *find(struct mad_dispatcher *d, bool sender, uint16_t lid, uint64_t tid)
 {
-	for (uint32_t i = 0; i < d->nrmpp; i++) {
-		struct rmpp_session *s = d->rmpp[i];
-		if (s->sender == sender && s->peer.lid == lid && s->tid == tid)
-			return s;
-	}
-	return NULL;
+	struct session_key k = {sender, lid, tid};
+	uint32_t i = idxmap_find(&d->rmpp_index, key_hash(sender, lid, tid), &k, key_eq, d);
+	return i == IDXMAP_NONE ? NULL : d->rmpp[i];
+}
+
+static uint32_t unasked_of(const struct mad_dispatcher *d, uint16_t lid)
+{
+	uint32_t n = u64map_get(&d->rmpp_unasked, (uint64_t)lid + 1);
+	return n == U64MAP_NONE ? 0 : n;
+}
+
+static void unasked_count(struct mad_dispatcher *d, uint16_t lid, int delta)
+{
+	uint32_t n = unasked_of(d, lid) + (uint32_t)delta;
+	if (n)
+		u64map_put(&d->rmpp_unasked, (uint64_t)lid + 1, n);
+	else
+		u64map_del(&d->rmpp_unasked, (uint64_t)lid + 1);
+	d->nunasked += (uint32_t)delta;
 }
 
 static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
@@ -87,6 +130,11 @@ static struct rmpp_session *session_new(struct mad_dispatcher *d, bool sender,
 	memcpy(s->hdr, hdr, hdr_len);
 	s->hdr_len = hdr_len;
 	s->tid = mad_get_field64(s->hdr, 0, IB_MAD_TRID_F);
+	if (idxmap_add(&d->rmpp_index, session_hash(s), d->nrmpp) < 0) {
+		free(s);
+		return NULL;
+	}
+	s->index = d->nrmpp;
 	ev_init(&s->timer, timer_cb);
 	d->rmpp[d->nrmpp++] = s;
 	return s;
@@ -96,12 +144,17 @@ static void session_free(struct rmpp_session *s)
 {
 	struct mad_dispatcher *d = s->d;
 	ev_timer_stop(d->loop, &s->timer);
-	for (uint32_t i = 0; i < d->nrmpp; i++) {
-		if (d->rmpp[i] == s) {
-			d->rmpp[i] = d->rmpp[--d->nrmpp];
-			break;
-		}
+	uint32_t i = s->index, last = d->nrmpp - 1;
+	idxmap_del(&d->rmpp_index, session_hash(s), i);
+	if (i != last) {
+		struct rmpp_session *m = d->rmpp[last];
+		idxmap_move(&d->rmpp_index, session_hash(m), last, i);
+		d->rmpp[i] = m;
+		m->index = i;
 	}
+	d->nrmpp--;
+	if (s->unasked)
+		unasked_count(d, s->peer.lid, -1);
 	free(s->data);
 	free(s);
 }
@@ -275,9 +328,9 @@ static void receiver_fail(struct rmpp_session *s, uint8_t status, const char *wh
 	if (status)
 		send_ctl(s, RMPP_TYPE_ABORT, status, 0, 0);
 	d->c.rmpp_aborted++;
-	log_warn(d->o.log, "mad",
-	         "RMPP receive from LID %u (TID 0x%016" PRIx64 ") aborted after %u segments: %s",
-	         s->peer.lid, s->tid, s->expected - 1, why);
+	log_rl(d->o.log, &d->rl_rmpp, LOGL_WARN, "mad",
+	       "RMPP receive from LID %u (TID 0x%016" PRIx64 ") aborted after %u segments: %s",
+	       s->peer.lid, s->tid, s->expected - 1, why);
 	if (s->for_txn) {
 		struct txn *t = disp_find_txn(d, s->tid);
 		if (t && t->state == TXN_RMPP)
@@ -290,7 +343,7 @@ static int append(struct rmpp_session *s, const uint8_t *p, size_t n)
 {
 	if (n == 0)
 		return 0;
-	if (s->data_len + n > RMPP_MAX_BYTES)
+	if (s->data_len + n > (s->unasked ? s->d->o.rmpp_recv_bytes : RMPP_MAX_BYTES))
 		return -1;
 	if (s->data_len + n > s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 4096;
@@ -370,9 +423,28 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
 				return;
 			}
 		}
+		if (!t && (d->nunasked >= d->o.rmpp_recv_max ||
+		           unasked_of(d, from->lid) >= d->o.rmpp_recv_per_peer)) {
+			/* too many transfers nobody asked for: this one is refused (an ABORT
+			 * tells a real sender to ask again later) */
+			d->c.rmpp_refused++;
+			log_rl(d->o.log, &d->rl_rmpp, LOGL_WARN, "mad",
+			       "RMPP transfer from LID %u refused: %u unasked transfers under way "
+			       "(%u from that LID)",
+			       from->lid, d->nunasked, unasked_of(d, from->lid));
+			struct rmpp_session tmp = {.d = d, .peer = *from, .tid = hdr->tid};
+			memcpy(tmp.hdr, mad, hdr_len);
+			tmp.hdr_len = hdr_len;
+			send_ctl(&tmp, RMPP_TYPE_ABORT, RMPP_STATUS_RESOURCES, 0, 0);
+			return;
+		}
 		s = session_new(d, false, from, mad, hdr_len);
 		if (!s)
 			return;
+		if (!t) {
+			s->unasked = true;
+			unasked_count(d, from->lid, +1);
+		}
 		s->expected = 1;
 		s->rwin_last = 1;
 		if (t) {
@@ -409,6 +481,8 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
 		n = r->data2 - class_hdr;
 	}
 	if (append(s, mad + hdr_len, n) < 0) {
+		if (s->unasked)
+			d->c.rmpp_refused++;
 		receiver_fail(s, RMPP_STATUS_RESOURCES, "transfer too large");
 		return;
 	}
@@ -506,6 +580,8 @@ void rmpp_free_all(struct mad_dispatcher *d)
 	free(d->rmpp);
 	d->rmpp = NULL;
 	d->rmpp_cap = 0;
+	idxmap_free(&d->rmpp_index);
+	u64map_free(&d->rmpp_unasked);
 }
 
 unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d)

@@ -375,6 +375,65 @@ START_TEST(same_tid_from_a_new_process)
 }
 END_TEST
 
+/* A segment of an unasked transfer (a GetMulti request) from `lid`: segment seg of a
+ * transfer that never ends. */
+static void hostile_seg(struct pair *p, uint16_t lid, uint64_t tid, uint32_t seg)
+{
+	uint8_t m[MAD_SIZE] = {0};
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD, 0);
+	sa.hdr.tid = tid;
+	sa.rmpp =
+	    (struct mad_rmpp_hdr){.version = 1,
+	                          .type = RMPP_TYPE_DATA,
+	                          .flags = RMPP_FLAG_ACTIVE | (seg == 1 ? RMPP_FLAG_FIRST : 0),
+	                          .data1 = seg,
+	                          .data2 = seg == 1 ? 100000 : 0};
+	mad_sa_hdr_encode(&sa, m, sizeof(m), NULL);
+	struct mad_addr from = {.lid = lid, .qpn = 1};
+	fake_deliver(p->fb, &from, m, MAD_SIZE, 0);
+}
+
+START_TEST(hostile_transfers_bounded)
+{
+	/* First segments never continued, fed by the thousand, slowed the SA to 6,000 MADs/s
+	 * (a scan of every session per MAD) and 64 transfers fed without end took 384 MB:
+	 * unasked transfers are bounded per source LID, in all, and in bytes */
+	struct pair p;
+	pair_init(&p, 1000); /* sessions outlive the test: only the caps bound them */
+	for (uint32_t i = 0; i < 1000; i++)
+		hostile_seg(&p, 7, 0x7000000000ull + i, 1);
+	for (int i = 0; i < 20; i++)
+		ev_run(p.loop, EVRUN_NOWAIT);
+	const struct mad_counters *c = mad_dispatcher_counters(p.b);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_active(p.b), 8); /* per LID */
+	ck_assert_uint_eq(c->rmpp_refused, 992);
+	for (uint16_t lid = 100; lid < 1100; lid++)
+		hostile_seg(&p, lid, 0x9000000000ull + lid, 1);
+	for (int i = 0; i < 20; i++)
+		ev_run(p.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_active(p.b), 256); /* in all */
+	ck_assert_uint_eq(c->rmpp_refused, 992 + 1000 - 248);
+	/* one fed without end: refused past 64 KB (328 segments of 200 bytes) */
+	pair_free(&p);
+	pair_init(&p, 1000);
+	c = mad_dispatcher_counters(p.b);
+	for (uint32_t seg = 1; seg <= 400; seg++) {
+		hostile_seg(&p, 9, 0x9999, seg);
+		ev_run(p.loop, EVRUN_NOWAIT);
+	}
+	for (int i = 0; i < 20; i++)
+		ev_run(p.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(c->rmpp_refused, 1);
+	ck_assert_uint_eq(c->rmpp_aborted, 1);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_active(p.b), 0);
+	/* and a real transfer, asked for, is not bound by them */
+	get_table(&p, 200000, 50);
+	check_answer(&p, 200000);
+	pair_free(&p);
+}
+END_TEST
+
 static Suite *rmpp_suite(void)
 {
 	Suite *s = suite_create("rmpp");
@@ -390,6 +449,7 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, stray_segments_ignored);
 	tcase_add_test(tc, one_segment_answer_needs_no_ack);
 	tcase_add_test(tc, same_tid_from_a_new_process);
+	tcase_add_test(tc, hostile_transfers_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
