@@ -22,8 +22,8 @@ static const struct command commands[] = {
     {"switches", cmd_switches, "switches [LID]           SwitchInfoRecords"},
     {"paths", cmd_paths,
      "paths SRC DST [--sid ID] [--pkey P_KEY]\n"
-     "                         PathRecords; SRC/DST: LID, port GUID, GID or\n"
-     "                           node description; for a service, a partition"},
+     "                         PathRecords; SRC/DST: LID, port GUID, GID,\n"
+     "                           node description, or all; for a service, a partition"},
     {"mpaths", cmd_mpaths,
      "mpaths SRC[,SRC..] DST[,DST..]  PathRecords for every pair (MultiPathRecord)"},
     {"mcast", cmd_mcast, "mcast [MGID]             multicast groups (members with --sm-key)"},

@@ -381,14 +381,19 @@ int cmd_paths(struct cli *c, int argc, char **argv)
 		                "description), and maybe --sid ID, --pkey P_KEY\n");
 		return EXIT_USAGE;
 	}
-	int k = endpoint(c, argv[1], pr.sgid, &pr.slid);
-	if (k < 0)
-		return EXIT_USAGE;
-	mask |= k ? PR_COMP_SGID : PR_COMP_SLID;
-	k = endpoint(c, argv[2], pr.dgid, &pr.dlid);
-	if (k < 0)
-		return EXIT_USAGE;
-	mask |= k ? PR_COMP_DGID : PR_COMP_DLID;
+	/* "all": every endpoint the SA lets us see, at that end */
+	if (strcmp(argv[1], "all")) {
+		int k = endpoint(c, argv[1], pr.sgid, &pr.slid);
+		if (k < 0)
+			return EXIT_USAGE;
+		mask |= k ? PR_COMP_SGID : PR_COMP_SLID;
+	}
+	if (strcmp(argv[2], "all")) {
+		int k = endpoint(c, argv[2], pr.dgid, &pr.dlid);
+		if (k < 0)
+			return EXIT_USAGE;
+		mask |= k ? PR_COMP_DGID : PR_COMP_DLID;
+	}
 	uint8_t req[MAD_SA_DATA_SIZE] = {0};
 	mad_path_record_encode(&pr, req, sizeof(req), NULL);
 	struct sa_answer ans;

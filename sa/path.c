@@ -210,11 +210,149 @@ void sa_path_cache_free(struct sa *sa)
 	sa->pcache = NULL;
 }
 
-uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
-                  struct sa_records *out)
+#define SA_PATHS_DONE 0xffffu /* scan_init: answered already (no pair to scan) */
+
+/* A PathRecord query over its pairs of endpoints, resumable: a table of every pair is
+ * built a slice at a time (sa_path_job) while the event loop goes on answering. */
+struct path_scan {
+	struct mad_path_record q;
+	uint64_t mask;
+	uint16_t pkey; /* asked for, else 0xffff */
+	unsigned numb;
+	uint32_t *srcs, *dsts, ns, nd, i, j;
+	uint32_t one_s, one_d;
+};
+
+/* The records of one (source, destination) pair of a scan. false when out of memory. */
+static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s, uint32_t d,
+                      struct sa_records *out)
 {
 	struct sa *sa = rq->sa;
 	const struct topo *t = sa->t;
+	const struct mad_path_record q = sc->q;
+	uint64_t mask = sc->mask;
+	unsigned numb = sc->numb;
+	const struct topo_port *sp = &t->ports[s], *dp = &t->ports[d];
+	bool sfull, dfull;
+	uint16_t pkey = sc->pkey;
+	if (!(mask & PR_COMP_PKEY)) {
+		/* no partition asked for: one they share */
+		pkey = topo_shared_pkey(t, topo_lid_port(t, s), topo_lid_port(t, d));
+		if (!pkey)
+			return true;
+	}
+	if (!sa_port_has_pkey(sa, s, pkey, &sfull) || !sa_port_has_pkey(sa, d, pkey, &dfull) ||
+	    (!sfull && !dfull))
+		return true; /* not partners in that partition */
+	unsigned count = 0;
+	for (uint32_t so = 0; so < (1u << sp->lmc); so++) {
+		uint16_t slid = (uint16_t)(sp->lid + so);
+		if ((mask & PR_COMP_SLID) && slid != q.slid)
+			continue;
+		for (uint32_t dof = 0; dof < (1u << dp->lmc) && count < numb; dof++) {
+			uint16_t dlid = (uint16_t)(dp->lid + dof);
+			if ((mask & PR_COMP_DLID) && dlid != q.dlid)
+				continue;
+			struct path pa;
+			if (!cached_trace(sa, s, dlid, &pa))
+				continue;
+			/* the QoS class (the level's SL, else the
+			 * partition's) with the routing engine's layer
+			 * (deadlock avoidance; sm_path_sl_class); the level
+			 * also caps MTU and rate */
+			const struct config_qos_level *lv = sa_qos_level(
+			    sa, s, d, mask & (PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1),
+			    q.service_id, pkey);
+			uint8_t cls = 0;
+			if (lv)
+				cls = lv->sl;
+			else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
+				cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
+			uint8_t sl = sm_path_sl_class(sa->sm, slid, dlid, cls);
+			uint8_t pkt_life = PKT_LIFE_DEFAULT;
+			if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
+				pa.mtu = lv->mtu_limit;
+			if (lv && lv->rate_limit &&
+			    mad_rate_mbps(pa.rate) > mad_rate_mbps(lv->rate_limit))
+				pa.rate = lv->rate_limit;
+			if (lv && lv->packet_life != 0xff)
+				pkt_life = lv->packet_life;
+			struct mad_path_record r = {
+			    .service_id = q.service_id,
+			    .dlid = dlid,
+			    .slid = slid,
+			    .hop_limit = 0,
+			    .tclass = q.tclass,
+			    .flow_label = q.flow_label,
+			    .reversible = 1,
+			    .num_path = 0,
+			    .pkey = (uint16_t)(pkey | 0x8000),
+			    .sl = sl,
+			    .mtu_selector = 2,
+			    .mtu = pa.mtu,
+			    .rate_selector = 2,
+			    .rate = pa.rate,
+			    .pkt_life_selector = 2,
+			    .pkt_life = pkt_life,
+			};
+			if ((mask & PR_COMP_SL) && q.sl != sl)
+				continue;
+			if (mask & PR_COMP_MTU) {
+				unsigned sel = mask & PR_COMP_MTU_SELECTOR ? q.mtu_selector : 2;
+				unsigned v = apply_selector(sel, q.mtu, pa.mtu);
+				if (!v)
+					continue;
+				r.mtu = (uint8_t)v;
+			}
+			if (mask & PR_COMP_RATE) {
+				unsigned sel = mask & PR_COMP_RATE_SELECTOR ? q.rate_selector : 2;
+				unsigned v = apply_selector(sel, mad_rate_mbps(q.rate),
+				                            mad_rate_mbps(pa.rate));
+				if (!v)
+					continue;
+				if (v != mad_rate_mbps(pa.rate))
+					r.rate = q.rate;
+			}
+			if (mask & PR_COMP_PKT_LIFE) {
+				unsigned sel =
+				    mask & PR_COMP_PKT_LIFE_SELECTOR ? q.pkt_life_selector : 2;
+				/* shorter is better: compare inverted */
+				unsigned v = apply_selector(sel == 0   ? 1
+				                            : sel == 1 ? 0
+				                                       : sel,
+				                            64 - q.pkt_life, 64 - pkt_life);
+				if (!v)
+					continue;
+				r.pkt_life = (uint8_t)(64 - v);
+			}
+			sa_port_gid(sa, s, r.sgid);
+			sa_port_gid(sa, d, r.dgid);
+			uint8_t *rec = sa_records_add(out);
+			if (!rec)
+				return false;
+			mad_path_record_encode(&r, rec, out->size, NULL);
+			count++;
+		}
+	}
+	return true;
+}
+
+static void scan_free(struct path_scan *sc)
+{
+	if (sc->srcs != &sc->one_s)
+		free(sc->srcs);
+	if (sc->dsts != &sc->one_d && sc->dsts != sc->srcs)
+		free(sc->dsts);
+	sc->srcs = sc->dsts = NULL;
+}
+
+/* Decode and check the query, and list its endpoints. A status, or 0 with the scan set. */
+static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
+                          struct sa_records *out, struct path_scan *sc)
+{
+	struct sa *sa = rq->sa;
+	const struct topo *t = sa->t;
+	memset(sc, 0, sizeof(*sc));
 	struct mad_path_record q;
 	mad_path_record_decode(req, 64, &q, NULL);
 
@@ -233,7 +371,8 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 			src_one = rq->requester;
 		if (src_one == TOPO_NONE)
 			return MAD_STATUS_SA_INSUF_COMPONENTS;
-		return sa_mcast_path(rq, &q, mask, src_one, out);
+		uint16_t st = sa_mcast_path(rq, &q, mask, src_one, out);
+		return st ? st : SA_PATHS_DONE;
 	}
 	if (mask & PR_COMP_DGID) {
 		if ((dst_one = sa_gid_port(sa, q.dgid)) == TOPO_NONE)
@@ -244,152 +383,178 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 	}
 	if (!table && (src_one == TOPO_NONE || dst_one == TOPO_NONE))
 		return MAD_STATUS_SA_INSUF_COMPONENTS;
-	uint16_t pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
-	unsigned numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
-
 	/* a requester learns only of paths between ports it shares a partition with (or is):
 	 * a tenant's paths are not another tenant's business */
 	if ((src_one != TOPO_NONE && !sa_visible(rq, src_one)) ||
 	    (dst_one != TOPO_NONE && !sa_visible(rq, dst_one)))
-		return table ? 0 : MAD_STATUS_SA_NO_RECORDS;
-	uint32_t *srcs = NULL, *dsts = NULL, ns = 1, nd = 1;
-	uint32_t one_s[1] = {src_one}, one_d[1] = {dst_one};
+		return table ? SA_PATHS_DONE : MAD_STATUS_SA_NO_RECORDS;
+	sc->q = q;
+	sc->mask = mask;
+	sc->pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
+	sc->numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
+	sc->one_s = src_one;
+	sc->one_d = dst_one;
+	sc->srcs = &sc->one_s;
+	sc->dsts = &sc->one_d;
+	sc->ns = sc->nd = 1;
 	if (src_one == TOPO_NONE || dst_one == TOPO_NONE) {
 		uint32_t *all = malloc(sizeof(uint32_t) * (t->nports + 1));
 		if (!all)
 			return MAD_STATUS_SA_NO_RESOURCES;
 		uint32_t na;
 		endpoints(rq, all, &na);
-		srcs = src_one == TOPO_NONE ? all : one_s;
-		ns = src_one == TOPO_NONE ? na : 1;
-		dsts = dst_one == TOPO_NONE ? all : one_d;
-		nd = dst_one == TOPO_NONE ? na : 1;
-	} else {
-		srcs = one_s;
-		dsts = one_d;
-	}
-	for (uint32_t i = 0; i < ns; i++) {
-		for (uint32_t j = 0; j < nd; j++) {
-			uint32_t s = srcs[i], d = dsts[j];
-			const struct topo_port *sp = &t->ports[s], *dp = &t->ports[d];
-			bool sfull, dfull;
-			if (!(mask & PR_COMP_PKEY)) {
-				/* no partition asked for: one they share */
-				pkey =
-				    topo_shared_pkey(t, topo_lid_port(t, s), topo_lid_port(t, d));
-				if (!pkey)
-					continue;
-			}
-			if (!sa_port_has_pkey(sa, s, pkey, &sfull) ||
-			    !sa_port_has_pkey(sa, d, pkey, &dfull) || (!sfull && !dfull))
-				continue; /* not partners in that partition */
-			unsigned count = 0;
-			for (uint32_t so = 0; so < (1u << sp->lmc); so++) {
-				uint16_t slid = (uint16_t)(sp->lid + so);
-				if ((mask & PR_COMP_SLID) && slid != q.slid)
-					continue;
-				for (uint32_t dof = 0; dof < (1u << dp->lmc) && count < numb;
-				     dof++) {
-					uint16_t dlid = (uint16_t)(dp->lid + dof);
-					if ((mask & PR_COMP_DLID) && dlid != q.dlid)
-						continue;
-					struct path pa;
-					if (!cached_trace(sa, s, dlid, &pa))
-						continue;
-					/* the QoS class (the level's SL, else the
-					 * partition's) with the routing engine's layer
-					 * (deadlock avoidance; sm_path_sl_class); the level
-					 * also caps MTU and rate */
-					const struct config_qos_level *lv = sa_qos_level(
-					    sa, s, d,
-					    mask & (PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1),
-					    q.service_id, pkey);
-					uint8_t cls = 0;
-					if (lv)
-						cls = lv->sl;
-					else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
-						cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
-					uint8_t sl = sm_path_sl_class(sa->sm, slid, dlid, cls);
-					uint8_t pkt_life = PKT_LIFE_DEFAULT;
-					if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
-						pa.mtu = lv->mtu_limit;
-					if (lv && lv->rate_limit &&
-					    mad_rate_mbps(pa.rate) > mad_rate_mbps(lv->rate_limit))
-						pa.rate = lv->rate_limit;
-					if (lv && lv->packet_life != 0xff)
-						pkt_life = lv->packet_life;
-					struct mad_path_record r = {
-					    .service_id = q.service_id,
-					    .dlid = dlid,
-					    .slid = slid,
-					    .hop_limit = 0,
-					    .tclass = q.tclass,
-					    .flow_label = q.flow_label,
-					    .reversible = 1,
-					    .num_path = 0,
-					    .pkey = (uint16_t)(pkey | 0x8000),
-					    .sl = sl,
-					    .mtu_selector = 2,
-					    .mtu = pa.mtu,
-					    .rate_selector = 2,
-					    .rate = pa.rate,
-					    .pkt_life_selector = 2,
-					    .pkt_life = pkt_life,
-					};
-					if ((mask & PR_COMP_SL) && q.sl != sl)
-						continue;
-					if (mask & PR_COMP_MTU) {
-						unsigned sel = mask & PR_COMP_MTU_SELECTOR
-						                   ? q.mtu_selector
-						                   : 2;
-						unsigned v = apply_selector(sel, q.mtu, pa.mtu);
-						if (!v)
-							continue;
-						r.mtu = (uint8_t)v;
-					}
-					if (mask & PR_COMP_RATE) {
-						unsigned sel = mask & PR_COMP_RATE_SELECTOR
-						                   ? q.rate_selector
-						                   : 2;
-						unsigned v =
-						    apply_selector(sel, mad_rate_mbps(q.rate),
-						                   mad_rate_mbps(pa.rate));
-						if (!v)
-							continue;
-						if (v != mad_rate_mbps(pa.rate))
-							r.rate = q.rate;
-					}
-					if (mask & PR_COMP_PKT_LIFE) {
-						unsigned sel = mask & PR_COMP_PKT_LIFE_SELECTOR
-						                   ? q.pkt_life_selector
-						                   : 2;
-						/* shorter is better: compare inverted */
-						unsigned v =
-						    apply_selector(sel == 0   ? 1
-						                   : sel == 1 ? 0
-						                              : sel,
-						                   64 - q.pkt_life, 64 - pkt_life);
-						if (!v)
-							continue;
-						r.pkt_life = (uint8_t)(64 - v);
-					}
-					sa_port_gid(sa, s, r.sgid);
-					sa_port_gid(sa, d, r.dgid);
-					uint8_t *rec = sa_records_add(out);
-					if (!rec)
-						goto done;
-					mad_path_record_encode(&r, rec, out->size, NULL);
-					count++;
-				}
-			}
+		if (src_one == TOPO_NONE) {
+			sc->srcs = all;
+			sc->ns = na;
+		}
+		if (dst_one == TOPO_NONE) {
+			sc->dsts = all; /* the same list when both are every endpoint */
+			sc->nd = na;
 		}
 	}
-done:
-	if (srcs != one_s)
-		free(srcs);
-	else if (dsts != one_d)
-		free(dsts);
 	return 0;
+}
+
+/* Go on with the scan for up to `pairs` pairs. true when it is over (all pairs, or out of
+ * memory: what was found goes). */
+static bool scan_step(struct sa_req *rq, struct path_scan *sc, struct sa_records *out,
+                      uint64_t pairs)
+{
+	for (; sc->i < sc->ns; sc->i++, sc->j = 0) {
+		for (; sc->j < sc->nd; sc->j++) {
+			if (!pairs--)
+				return false;
+			if (!path_pair(rq, sc, sc->srcs[sc->i], sc->dsts[sc->j], out))
+				return true;
+		}
+	}
+	return true;
+}
+
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
+                  struct sa_records *out)
+{
+	struct path_scan sc;
+	uint16_t st = scan_init(rq, req, mask, table, out, &sc);
+	if (st)
+		return st == SA_PATHS_DONE ? 0 : st;
+	scan_step(rq, &sc, out, UINT64_MAX);
+	scan_free(&sc);
+	return 0;
+}
+
+/* ---- PathRecord tables a slice at a time ---- */
+
+/* A whole-fabric table (component mask 0: every pair) took the loop 0.3-0.44 s at 648
+ * hosts, seconds under ASan; twenty of them left a valid Get unanswered for 3 s. */
+#define SLICE_S     0.002 /* building per turn of the loop */
+#define SLICE_PAIRS 64    /* pairs between looks at the clock */
+
+struct sa_path_job {
+	struct sa_req rq; /* its data points at req below; rq.out is the table so far */
+	uint8_t req[MAD_SIZE];
+	struct path_scan sc;
+	uint64_t generation; /* of the model the table is built from */
+	ev_timer w;
+	struct sa_path_job *next;
+};
+
+static void job_end(struct sa *sa, struct sa_path_job *job, uint16_t st)
+{
+	for (struct sa_path_job **pp = &sa->jobs; *pp; pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			break;
+		}
+	}
+	sa->njobs--;
+	ev_timer_stop(sa->loop, &job->w);
+	scan_free(&job->sc);
+	sa_request_finish(&job->rq, st);
+	free(job);
+}
+
+/* Build for one slice; true when the table is done. */
+static bool job_slice(struct sa_path_job *job)
+{
+	double end = ev_time() + SLICE_S;
+	do {
+		if (scan_step(&job->rq, &job->sc, &job->rq.out, SLICE_PAIRS))
+			return true;
+	} while (ev_time() < end);
+	return false;
+}
+
+static void job_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sa_path_job *job = w->data;
+	struct sa *sa = job->rq.sa;
+	if (!sa->t->stable || sa->t->generation != job->generation) {
+		/* the fabric changed under the table: asking again gets the new one */
+		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
+		       "PathRecord table for LID %u: the fabric changed while it was built; "
+		       "answered BUSY",
+		       job->rq.from.lid);
+		sa->st.busy++;
+		job_end(sa, job, MAD_STATUS_BUSY);
+		return;
+	}
+	if (job_slice(job))
+		job_end(sa, job, 0);
+	else
+		ev_timer_again(sa->loop, &job->w);
+}
+
+uint16_t sa_path_table(struct sa_req *rq)
+{
+	struct sa *sa = rq->sa;
+	struct sa_path_job *job = calloc(1, sizeof(*job));
+	if (!job)
+		return MAD_STATUS_SA_NO_RESOURCES;
+	job->rq = *rq;
+	memcpy(job->req, rq->data, rq->len < sizeof(job->req) ? rq->len : sizeof(job->req));
+	job->rq.data = job->req;
+	uint16_t st = scan_init(&job->rq, job->req, rq->h.comp_mask, true, &job->rq.out, &job->sc);
+	if (st) {
+		rq->out = job->rq.out; /* a multicast path, answered at once */
+		free(job);
+		return st == SA_PATHS_DONE ? 0 : st;
+	}
+	/* the first slice now: a table of one source's paths is done within it (while a
+	 * sweep is under way it is built whole, as before: a job would only be abandoned) */
+	bool done = sa->t->stable ? job_slice(job)
+	                          : scan_step(&job->rq, &job->sc, &job->rq.out, UINT64_MAX);
+	if (done) {
+		rq->out = job->rq.out;
+		scan_free(&job->sc);
+		free(job);
+		return 0;
+	}
+	job->generation = sa->t->generation;
+	ev_init(&job->w, job_cb);
+	job->w.repeat = 1e-9; /* next turn of the loop, after what came in meanwhile */
+	job->w.data = job;
+	ev_timer_again(sa->loop, &job->w);
+	job->next = sa->jobs;
+	sa->jobs = job;
+	sa->njobs++;
+	rq->out = (struct sa_records){0};
+	return SA_DEFERRED;
+}
+
+void sa_path_jobs_free(struct sa *sa)
+{
+	while (sa->jobs) {
+		struct sa_path_job *job = sa->jobs;
+		sa->jobs = job->next;
+		ev_timer_stop(sa->loop, &job->w);
+		scan_free(&job->sc);
+		sa_records_free(&job->rq.out);
+		free(job);
+	}
+	sa->njobs = 0;
 }
 
 /* MultiPathRecord component bits (IBA 15.2.5.20), and the PathRecord bits they map to */

@@ -292,8 +292,9 @@ static uint16_t h_records(struct sa_req *rq)
 
 static uint16_t h_paths(struct sa_req *rq)
 {
-	return sa_paths(rq, rq->data, rq->h.comp_mask, rq->h.hdr.method == MAD_METHOD_GET_TABLE,
-	                &rq->out);
+	if (rq->h.hdr.method == MAD_METHOD_GET_TABLE)
+		return sa_path_table(rq); /* perhaps every pair: a slice at a time */
+	return sa_paths(rq, rq->data, rq->h.comp_mask, false, &rq->out);
 }
 
 static uint16_t h_multipaths(struct sa_req *rq)
@@ -462,7 +463,35 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	} else {
 		rq.out.size = rq.out.stride = 72; /* ClassPortInfo */
 	}
+	bool table = slot == SLOT_GET_TABLE || slot == SLOT_GET_MULTI;
+	if (table && sa_tables_busy(sa)) {
+		/* before the table is built, not after: a burst of whole-fabric tables must
+		 * not take the loop to learn there is no room to send them */
+		sa->st.busy++;
+		send_refusal(sa, from, *h, MAD_STATUS_BUSY);
+		return;
+	}
 	uint16_t st = a->on[slot](&rq);
+	if (st == SA_DEFERRED)
+		return; /* a job builds it a slice at a time and answers (sa_request_finish) */
+	sa_request_finish(&rq, st);
+}
+
+bool sa_tables_busy(const struct sa *sa)
+{
+	return mad_dispatcher_rmpp_active(sa->d) >= SA_MAX_TRANSFERS ||
+	       mad_dispatcher_rmpp_bytes(sa->d) >= SA_MAX_TRANSFER_BYTES ||
+	       sa->njobs >= SA_MAX_JOBS;
+}
+
+void sa_request_finish(struct sa_req *rqp, uint16_t st)
+{
+	struct sa_req rq = *rqp;
+	struct sa *sa = rq.sa;
+	const struct mad_sa_hdr *h = &rq.h;
+	const struct mad_addr *from = &rq.from;
+	int slot = slot_of(h->hdr.method);
+	const struct sa_attr *a = rq.attr;
 	if (st && rq.why)
 		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
 		       "attribute 0x%04x method 0x%02x from LID %u refused (status 0x%04x): %s",
@@ -487,7 +516,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		answer_error(sa, from, h, st);
 	else
 		send_answer(sa, from, h, resp[slot], 0, &rq.out, table);
-	sa_records_free(&rq.out);
+	sa_records_free(&rqp->out);
 }
 
 struct sa *sa_new(struct sm *sm)
@@ -557,6 +586,7 @@ void sa_free(struct sa *sa)
 		mad_dispatcher_set_handler(sa->d, MAD_CLASS_SUBN_ADM, NULL, NULL);
 	sa_state_free(sa);
 	sa_mcast_free(sa);
+	sa_path_jobs_free(sa);
 	sa_path_cache_free(sa);
 	free(sa->svcs);
 	free(sa->subs);

@@ -20,6 +20,8 @@
 #define SA_MAX_SUBSCRIPTIONS  65536
 #define SA_MAX_TRANSFERS      256          /* RMPP answers under way before tables get BUSY */
 #define SA_MAX_TRANSFER_BYTES (256u << 20) /* ... or bytes of them */
+#define SA_MAX_JOBS           4            /* tables built a slice at a time, at once */
+#define SA_DEFERRED           0xfffeu      /* a handler's status: a job answers later */
 
 struct sa_service;
 struct sa_sub;
@@ -30,8 +32,12 @@ void sa_path_cache_free(struct sa *sa);
 
 #define SA_NATTRS 14 /* the record attributes sa.c answers */
 
+struct sa_path_job;
+
 struct sa {
 	struct sm *sm;
+	struct sa_path_job *jobs; /* PathRecord tables being built (sa/path.c) */
+	unsigned njobs;
 	/* what the SA reads of the SM, through its public face */
 	struct topo *t;
 	struct mad_dispatcher *d;
@@ -198,6 +204,15 @@ bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *f
 
 /* PathRecords for a request (the request record on the wire and its component mask) into
  * out. Returns 0, or an SA status (insufficient components, invalid GID...). */
+/* A PathRecord GetTable: built at once when it is small, else by a job that builds a slice
+ * per turn of the event loop and answers; SA_DEFERRED then (rq->out is the job's). A job
+ * whose fabric changes under it answers BUSY: the client asks again. */
+uint16_t sa_path_table(struct sa_req *rq);
+void sa_path_jobs_free(struct sa *sa);
+/* Tables have no room now (transfers under way, bytes held, jobs): BUSY before building. */
+bool sa_tables_busy(const struct sa *sa);
+/* Answer a request its handler ended with status st (sa.c), and free rq->out. */
+void sa_request_finish(struct sa_req *rq, uint16_t st);
 uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out);
 /* PathRecords for a MultiPathRecord request (len bytes, its GIDs included): every

@@ -1,7 +1,8 @@
 /* sa_probe: send the SA deliberately malformed or awkward requests and print the status of
  * each answer, one line per case: "NAME STATUS" (STATUS in hex, or "timeout"). Used by the
  * scenario tests to check the SA answers the right status and keeps serving.
- * sa_probe --flood N: N table requests at once from a client that never acknowledges. */
+ * sa_probe --flood N: N table requests at once from a client that never acknowledges.
+ * sa_probe --path-burst N: N whole-fabric PathRecord tables, then a Get (see path_burst). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -124,6 +125,62 @@ static int flood(struct mad_transport *t, const struct mad_local_port *lp, int n
 	return 0;
 }
 
+/* n PathRecord GetTables of every pair (component mask 0) at once, then one NodeRecord Get:
+ * the SA must answer the Get while it builds the tables, not after. Prints "burst TABLES
+ * BUSY UNANSWERED BUILT_BEFORE_GET GET_STATUS": tables answered with records, refused BUSY,
+ * not answered, tables answered with records before the Get's answer came (-1: no answer
+ * to the Get), and the Get's status. */
+static int path_burst(struct mad_transport *t, const struct mad_local_port *lp, int n)
+{
+	if (n < 1 || n > 1000)
+		return 2;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr to = {.lid = lp->sm_lid, .qpn = 1, .qkey = QP1_QKEY};
+	for (int i = 0; i < n; i++) {
+		request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, 0, NULL, 0);
+		mad_bits_set(m, 64, 64, 0x7100000ull + (uint64_t)i);
+		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+			usleep(1000);
+	}
+	request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1,
+	        (uint8_t[2]){(uint8_t)(lp->lid >> 8), (uint8_t)lp->lid}, 2);
+	mad_bits_set(m, 64, 64, 0x7200000ull); /* TID */
+	while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+		usleep(1000);
+	bool *seen = calloc((size_t)n, 1);
+	if (!seen)
+		return 1;
+	int tables = 0, busy = 0, before = -1, get_status = -1;
+	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
+	while ((tables + busy < n || get_status < 0) && poll(&p, 1, 20000) > 0) {
+		uint8_t buf[MAD_SIZE];
+		struct mad_addr from;
+		size_t len;
+		unsigned flags;
+		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0) {
+			uint64_t tid = mad_bits_get(buf, 64, 64) & 0xffffffffull;
+			unsigned st = (unsigned)mad_bits_get(buf, 32, 16);
+			if (tid == 0x7200000ull && get_status < 0) {
+				get_status = (int)st;
+				before = tables;
+				continue;
+			}
+			int i = (int)(tid - 0x7100000ull);
+			if (i < 0 || i >= n || seen[i])
+				continue;
+			seen[i] = true;
+			if (st & MAD_STATUS_BUSY)
+				busy++;
+			else
+				tables++;
+		}
+	}
+	free(seen);
+	printf("burst %d %d %d %d 0x%04x\n", tables, busy, n - tables - busy, before,
+	       get_status < 0 ? 0xffff : get_status);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct log lg;
@@ -142,6 +199,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sa_probe: no SM LID on the local port\n");
 		mad_transport_close(t);
 		return 3;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--path-burst")) {
+		int rc = path_burst(t, &lp, atoi(argv[2]));
+		mad_transport_close(t);
+		return rc;
 	}
 	if (argc == 3 && !strcmp(argv[1], "--flood")) {
 		int rc = flood(t, &lp, atoi(argv[2]));
