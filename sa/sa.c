@@ -235,7 +235,10 @@ static void send_answer(struct sa *sa, const struct mad_addr *to, const struct m
 	}
 	if (recs && recs->n)
 		memcpy(hdr + MAD_SA_HDR_END, recs->buf, recs->size);
-	mad_dispatcher_respond(sa->d, &addr, hdr, MAD_SIZE);
+	if (sa->holding)
+		sa_state_hold(sa, &addr, hdr);
+	else
+		mad_dispatcher_respond(sa->d, &addr, hdr, MAD_SIZE);
 }
 
 static void answer_error(struct sa *sa, const struct mad_addr *to, const struct mad_sa_hdr *req,
@@ -435,6 +438,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		return;
 	}
 	rq.trusted = h->sm_key != 0 && h->sm_key == sa->cfg->sm_key;
+	rq.changes = sa->state_changes;
 	rq.requester = from->lid < TOPO_LID_COUNT ? sa->t->lid_port[from->lid] : TOPO_NONE;
 	rq.data = mad + MAD_SA_HDR_END;
 	rq.len = len - MAD_SA_HDR_END;
@@ -512,10 +516,13 @@ void sa_request_finish(struct sa_req *rqp, uint16_t st)
 	    [SLOT_DELETE] = MAD_METHOD_DELETE_RESP,
 	    [SLOT_GET_MULTI] = MAD_METHOD_GET_MULTI_RESP,
 	};
+	/* what changed the clients' state is answered once it is on disk */
+	sa->holding = !st && !table && sa->state_changes != rq.changes && sa->state_dirty;
 	if (st)
 		answer_error(sa, from, h, st);
 	else
 		send_answer(sa, from, h, resp[slot], 0, &rq.out, table);
+	sa->holding = false;
 	sa_records_free(&rqp->out);
 }
 

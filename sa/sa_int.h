@@ -79,6 +79,12 @@ struct sa {
 	bool state_ready, state_dirty;
 	uint64_t state_changes; /* moves with every change (the standby sync follows it) */
 	ev_timer save_timer;
+	/* answers to requests that changed the state, held until it is on disk (a group
+	 * commit): an acknowledged registration survives a kill -9 */
+	struct sa_held_answer *held;
+	uint32_t nheld, held_cap;
+	bool holding;       /* send_answer queues instead of sending */
+	double last_save_s; /* how long the last save took: the commit window follows it */
 };
 
 /* One request, from decoding to the answer: every handler gets it, and nothing about the
@@ -94,6 +100,7 @@ struct sa_req {
 	uint32_t requester;    /* the requester's port; TOPO_NONE: the SA cannot place it */
 	bool trusted;          /* it carries our SM_Key */
 	uint16_t only_lid;     /* builders may skip records of other LIDs (0: none) */
+	uint64_t changes;      /* sa->state_changes when it came: did it change the state? */
 	const char *why;       /* why it was refused, for the log */
 	struct sa_records out; /* the answer being built */
 };
@@ -211,6 +218,14 @@ uint16_t sa_path_table(struct sa_req *rq);
 void sa_path_jobs_free(struct sa *sa);
 /* Tables have no room now (transfers under way, bytes held, jobs): BUSY before building. */
 bool sa_tables_busy(const struct sa *sa);
+struct sa_held_answer {
+	struct mad_addr to;
+	uint8_t mad[MAD_SIZE];
+};
+/* A request changed the state: its answer (sent by send_answer while sa->holding) waits in
+ * sa->held for the next save, which comes within a few milliseconds. */
+void sa_state_hold(struct sa *sa, const struct mad_addr *to, const uint8_t *mad);
+void sa_state_release(struct sa *sa); /* send what is held (after a save, or at the end) */
 /* Answer a request its handler ended with status st (sa.c), and free rq->out. */
 void sa_request_finish(struct sa_req *rq, uint16_t st);
 uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,

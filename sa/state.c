@@ -2,9 +2,13 @@
  * event subscriptions) survives a restart of ibsmd, as the clients expect: an IPoIB host
  * does not join again because the SM restarted.
  *
- * STATE_DIR/sa-state is text, a line per item, written whole to a temporary file and
- * renamed over the old one a second after the last change (and at shutdown), so a crash
- * leaves the previous version, never half of one:
+ * STATE_DIR/sa-state is text, a line per item, written whole to a temporary file, synced
+ * and renamed over the old one, so a crash leaves the previous version, never half of one.
+ * A client's change (a registration, a join, a subscription) is answered only once the
+ * file holding it is on disk: answers wait for the next save, which comes within a few
+ * milliseconds and carries every change made meanwhile (a group commit), so an
+ * acknowledged change survives kill -9. Changes nobody waits for are saved a second
+ * after the last one, and at shutdown:
  *   service EXPIRES RECORD-HEX
  *   group WELL-KNOWN RECORD-HEX
  *   member MGID-HEX PORT-GUID GID-HEX SCOPE JOINSTATE PROXY
@@ -26,9 +30,13 @@
 #include "util/vec.h"
 
 #define STATE_FILE  "sa-state"
-#define SAVE_DELAY  1.0
+#define SAVE_DELAY  1.0   /* changes nobody waits for (expiries, ports that left) */
+#define COMMIT_MIN  0.002 /* answers held: saved this soon, to batch a burst... */
+#define COMMIT_MAX  0.25  /* ... and never later than this */
 #define MAX_LINE    1024
 #define MAX_PENDING 1000000
+
+static int state_save(struct sa *sa);
 
 void sa_hex_put(FILE *f, const uint8_t *b, size_t n)
 {
@@ -56,6 +64,15 @@ static void path_of(const struct sa *sa, char *buf, size_t len, const char *suff
 
 int sa_state_save(struct sa *sa)
 {
+	double t0 = ev_time();
+	int rc = state_save(sa);
+	sa->last_save_s = ev_time() - t0;
+	sa_state_release(sa); /* saved, or it cannot be: the answers go either way */
+	return rc;
+}
+
+static int state_save(struct sa *sa)
+{
 	struct statefile sf;
 	if (statefile_begin(&sf, sa->cfg->state_dir, STATE_FILE, 0644) < 0) {
 		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", sf.tmp,
@@ -80,6 +97,8 @@ static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct sa *sa = w->data;
 	if (sa->state_dirty)
 		sa_state_save(sa);
+	else
+		sa_state_release(sa);
 }
 
 void sa_state_write(struct sa *sa, FILE *f)
@@ -113,6 +132,35 @@ static void schedule_save(struct sa *sa)
 		ev_timer_set(&sa->save_timer, SAVE_DELAY, 0.);
 		ev_timer_start(sa->loop, &sa->save_timer);
 	}
+}
+
+void sa_state_hold(struct sa *sa, const struct mad_addr *to, const uint8_t *mad)
+{
+	if (!sa->cfg->state_dir[0] ||
+	    array_reserve(&sa->held, &sa->held_cap, sa->nheld + 1ull) < 0) {
+		mad_dispatcher_respond(sa->d, to, mad, MAD_SIZE);
+		return;
+	}
+	struct sa_held_answer *h = &sa->held[sa->nheld++];
+	h->to = *to;
+	memcpy(h->mad, mad, MAD_SIZE);
+	/* a group commit: the first held answer brings the save near; the window grows with
+	 * what a save costs, so that saving never takes more than about half the loop */
+	double when = 2 * sa->last_save_s;
+	when = when < COMMIT_MIN ? COMMIT_MIN : when > COMMIT_MAX ? COMMIT_MAX : when;
+	if (sa->nheld == 1 || !ev_is_active(&sa->save_timer) ||
+	    ev_timer_remaining(sa->loop, &sa->save_timer) > when) {
+		ev_timer_stop(sa->loop, &sa->save_timer);
+		ev_timer_set(&sa->save_timer, when, 0.);
+		ev_timer_start(sa->loop, &sa->save_timer);
+	}
+}
+
+void sa_state_release(struct sa *sa)
+{
+	for (uint32_t i = 0; i < sa->nheld; i++)
+		mad_dispatcher_respond(sa->d, &sa->held[i].to, sa->held[i].mad, MAD_SIZE);
+	sa->nheld = 0;
 }
 
 static void drop_pending(struct sa *sa)
@@ -280,6 +328,10 @@ void sa_state_free(struct sa *sa)
 {
 	if (sa->state_dirty)
 		sa_state_save(sa);
+	sa_state_release(sa);
+	free(sa->held);
+	sa->held = NULL;
+	sa->held_cap = 0;
 	if (sa->loop)
 		ev_timer_stop(sa->loop, &sa->save_timer);
 	drop_pending(sa);
