@@ -772,11 +772,12 @@ static void scan_node_done(struct scan_frame *stack, unsigned depth)
  * deep, a second document or a key given twice in any mapping, before the nesting costs
  * anything; the loader then reads what passed. 0, 1 (err says why), or -1 (a YAML error
  * the loader reports better). */
-static int config_prescan(FILE *fp, const char *path, char *err, size_t errlen)
+static int config_prescan(const uint8_t *text, size_t len, const char *path, char *err,
+                          size_t errlen)
 {
 	yaml_parser_t parser;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, fp);
+	yaml_parser_set_input_string(&parser, text, len);
 	int rc = 0;
 	unsigned depth = 0, docs = 0;
 	struct scan_frame stack[CONFIG_MAX_DEPTH];
@@ -850,6 +851,9 @@ static int config_prescan(FILE *fp, const char *path, char *err, size_t errlen)
 	return rc;
 }
 
+static int config_parse(struct ibsmd_config *c, const uint8_t *text, size_t len, const char *path,
+                        char *err, size_t errlen);
+
 int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errlen)
 {
 	FILE *fp = fopen(path, "r");
@@ -872,13 +876,54 @@ int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errl
 
 int config_load_stream(struct ibsmd_config *c, FILE *fp, const char *path, char *err, size_t errlen)
 {
-	if (config_prescan(fp, path, err, errlen) > 0)
+	/* read whole, once: the file may be a pipe (--config <(...)), which cannot be read
+	 * twice, and one that is not a regular file is bounded here */
+	size_t cap = 65536, len = 0;
+	uint8_t *text = malloc(cap);
+	while (text) {
+		size_t n = fread(text + len, 1, cap - len, fp);
+		len += n;
+		if (len > CONFIG_MAX_SIZE) {
+			snprintf(
+			    err, errlen,
+			    "%s: larger than any configuration needs (at most %u bytes); is it "
+			    "the right file?",
+			    path, CONFIG_MAX_SIZE);
+			free(text);
+			return -1;
+		}
+		if (len < cap) {
+			if (ferror(fp)) {
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+				free(text);
+				return -1;
+			}
+			break;
+		}
+		uint8_t *more = realloc(text, cap * 2);
+		if (!more)
+			free(text);
+		text = more;
+		cap *= 2;
+	}
+	if (!text) {
+		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
-	rewind(fp);
+	}
+	int rc = config_prescan(text, len, path, err, errlen) > 0
+	             ? -1
+	             : config_parse(c, text, len, path, err, errlen);
+	free(text);
+	return rc;
+}
+
+static int config_parse(struct ibsmd_config *c, const uint8_t *text, size_t len, const char *path,
+                        char *err, size_t errlen)
+{
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, fp);
+	yaml_parser_set_input_string(&parser, text, len);
 	int rc = 0;
 	if (!yaml_parser_load(&parser, &doc)) {
 		/* libyaml says where it gave up and, for an unclosed bracket or quote, where

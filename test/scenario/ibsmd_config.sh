@@ -80,6 +80,16 @@ rc=0
 [ "$rc" = 2 ] && grep -q "larger than any configuration needs" "$WORK/bad.err" ||
 	fail "a 20 MB file: rc $rc: $(cat "$WORK/bad.err")"
 echo "deep nesting refused at its 33rd level, a 20 MB file unread: ok"
+# a file that is a pipe (--config <(...)) is read once and whole: what it says is applied,
+# and its mistakes are found (the pre-scan once read the pipe dry before the parser)
+"$IBSMD" --dump-config --config <(printf 'lid_max: 300\nsweep_interval: 7\n') >"$WORK/pipe.yaml" ||
+	fail "--dump-config from a pipe"
+grep -qx 'lid_max: 0x012c' "$WORK/pipe.yaml" && grep -qx 'sweep_interval: 7' "$WORK/pipe.yaml" ||
+	fail "a pipe's options were not applied: $(grep -E '^(lid_max|sweep_interval):' "$WORK/pipe.yaml")"
+rc=0
+"$IBSMD" --check-config <(printf 'lid_max: 300\nlid_max: 400\n') 2>"$WORK/bad.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "lid_max is given twice" "$WORK/bad.err" || fail "a pipe's mistake: rc $rc: $(cat "$WORK/bad.err")"
+echo "a configuration from a pipe: applied, and checked: ok"
 # a missing file
 rc=0
 "$IBSMD" --check-config "$WORK/none.yaml" 2>"$WORK/bad.err" || rc=$?
