@@ -2,11 +2,16 @@
  * fabric; "seed" drives the random choices (missing links, random graphs). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mad/mad_types.h"
 #include "topology.h"
+
+/* Bounds on a spec's numbers: "hosts=-2" read as 4 billion hosts once */
+#define GEN_MAX_VALUE 1000000u
+#define GEN_MAX_DIM   1024u
 
 struct spec {
 	char kind[16];
@@ -53,7 +58,13 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 		if (!strcmp(k, "dims")) {
 			sp->ndims = 0;
 			for (const char *d = v; *d && sp->ndims < 3;) {
-				sp->dims[sp->ndims++] = (unsigned)strtoul(d, &e, 10);
+				unsigned long x = strtoul(d, &e, 10);
+				if (!isdigit((unsigned char)*d) || x > GEN_MAX_DIM)
+					return gerr(err,
+					            "generator spec: dims=\"%s\": each 1 to %u, as "
+					            "AxB or AxBxC",
+					            v, GEN_MAX_DIM);
+				sp->dims[sp->ndims++] = (unsigned)x;
 				d = (*e == 'x') ? e + 1 : e;
 				if (e == d && *e)
 					break;
@@ -81,8 +92,11 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 			continue;
 		}
 		unsigned long n = strtoul(v, &e, 10);
-		if (*e || e == v)
+		if (*e || e == v || !isdigit((unsigned char)*v))
 			return gerr(err, "generator spec: %s=\"%s\" is not a number", k, v);
+		if (n > GEN_MAX_VALUE)
+			return gerr(err, "generator spec: %s=%s is more than any fabric has (%u)",
+			            k, v, GEN_MAX_VALUE);
 		unsigned u = (unsigned)n;
 		if (!strcmp(k, "radix"))
 			sp->radix = u;

@@ -120,7 +120,8 @@ static void comment_rate(const char *c, uint8_t *width, uint16_t *speed)
 		if (x - c >= 2 && isdigit((unsigned char)x[-2]))
 			w += 10u * (unsigned)(x[-2] - '0');
 		char name[4] = {0};
-		memcpy(name, x + 1, 3);
+		for (unsigned i = 0; i < 3 && x[1 + i]; i++) /* the comment may end after the x */
+			name[i] = x[1 + i];
 		int sp = mad_link_speed_parse(name);
 		if (sp < 0 || !mad_link_width_of_lanes(w))
 			continue;

@@ -101,6 +101,7 @@ qos:
     - service_id: 0x1000000000000001-0x10000000000000ff
       level: storage
 EOF
+rm -f "$WORK/dump/ibsmd-path-sl.dump" # an earlier run's must not pass for this one's
 SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
 grep -q "torus: 4 layers, QoS SLs stacked on them" "$WORK/ibsmd.log" || fail "no stacking: $(grep routing "$WORK/ibsmd.log" | tail -3)"
 wait_until 20 test -s "$WORK/dump/ibsmd-path-sl.dump" || fail "no path SL dump"
