@@ -1,0 +1,149 @@
+/* Fuzz target: the SM's handling of SMP answers during discovery and programming, from a
+ * fabric that lies. The SM runs on the fake transport over fabricsim's model of a small fat
+ * tree (as test_sm_phases does); each answer the model's SMAs give is passed through the
+ * input first. For every answer, one control byte c:
+ *   c & 0x80: the answer is lost;
+ *   c & 0x40: the next two bytes (offset, value) XOR one byte of it: a header field, the
+ *             DR path, or the attribute (NodeInfo's port count, a GUID made a duplicate,
+ *             a port state, a LID, a PortInfo Set echoed changed, ...);
+ *   otherwise it passes as the SMA gave it.
+ * When the input runs out the fabric stops lying, and the sweep runs to its end (or a
+ * bounded number of turns). Nothing may crash, leak or hang, whatever the answers. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "../unit/fake_transport.h"
+#include "agents.h"
+#include "mad/mad_header.h"
+#include "sm/sm.h"
+#include "topology.h"
+
+struct run {
+	struct fabric f;
+	uint32_t sm_port;
+	struct fake_transport *ft;
+	const uint8_t *in;
+	size_t left;
+};
+
+static int next_byte(struct run *r)
+{
+	if (!r->left)
+		return -1;
+	r->left--;
+	return *r->in++;
+}
+
+static void on_send(struct fake_transport *ft, const struct mad_addr *to, const uint8_t *mad,
+                    size_t len, void *ctx)
+{
+	(void)ft;
+	struct run *r = ctx;
+	if (len != MAD_SIZE || (mad[3] & 0x80))
+		return; /* the SM's own answers (SMInfo) go nowhere here */
+	uint8_t m[MAD_SIZE];
+	memcpy(m, mad, len);
+	uint8_t cls = m[1];
+	if (cls != MAD_CLASS_SUBN_DR && cls != MAD_CLASS_SUBN_LID)
+		return;
+	struct route rt, back;
+	bool dr = cls == MAD_CLASS_SUBN_DR;
+	if ((dr ? route_dr(&r->f, r->sm_port, m, &rt)
+	        : route_lid(&r->f, r->sm_port, to->lid, true, &rt)) < 0)
+		return;
+	if (sma_process(&r->f, rt.arrival, m, 1) != AGENT_REPLY)
+		return;
+	uint32_t from = fs_is_switch(&r->f, r->f.ports[rt.dest].node) ? rt.dest : rt.arrival;
+	uint16_t sm_lid = r->f.ports[r->sm_port].pi.lid;
+	if ((dr ? route_dr(&r->f, from, m, &back) : route_lid(&r->f, from, sm_lid, true, &back)) <
+	        0 ||
+	    back.dest != r->sm_port)
+		return;
+	int c = next_byte(r);
+	if (c >= 0 && (c & 0x80))
+		return;
+	if (c >= 0 && (c & 0x40)) {
+		int off = next_byte(r), val = next_byte(r);
+		if (off >= 0 && val >= 0)
+			m[off] ^= (uint8_t)val;
+	}
+	struct mad_addr a = {.lid = dr ? 0xffff : r->f.ports[rt.dest].pi.lid, .qpn = 0};
+	fake_deliver(r->ft, &a, m, MAD_SIZE, 0);
+}
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 4096)
+		return 0;
+	struct run r = {.in = data, .left = size};
+	fabric_init(&r.f);
+	struct fs_error err;
+	if (generate(&r.f, "fattree:radix=4,levels=2", &err) < 0)
+		abort();
+	r.sm_port = fabric_port(&r.f, fabric_find_node(&r.f, "host-1"), 1);
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	r.ft = fake_transport_new();
+	r.ft->on_send = on_send;
+	r.ft->ctx = &r;
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	cfg.mad_timeout_ms = 1; /* lost answers cost a millisecond, not the default 200 */
+	cfg.mad_retries = 1;
+	cfg.sweep_interval_s = 0;
+	/* the SM saves its LIDs and keys: in a directory of its own, emptied for each input
+	 * so that no run inherits another's LIDs */
+	static char dir[64];
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/fuzz_smp_answers.XXXXXX");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	static const char *const files[] = {"guid2lid", "mkeys", "sa-state"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[128];
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", dir);
+	struct log lg;
+	log_init(&lg);
+	lg.level = getenv("FUZZ_LOG")
+	               ? LOGL_INFO
+	               : (enum log_level)0; /* quiet: a lying fabric is logged at every turn */
+	struct sm *sm = sm_new(&cfg, &lg, loop, &r.ft->base, true);
+	if (sm && sm_start(sm) == 0) {
+		/* --once: until the sweep (and its retries) end, or 2 s; a tick keeps the loop
+		 * from sleeping on a far timer */
+		ev_timer tick;
+		ev_timer_init(&tick, tick_cb, 0.005, 0.005);
+		ev_timer_start(loop, &tick);
+		ev_tstamp end = ev_time() + 2.0;
+		struct sm_status st;
+		do {
+			ev_run(loop, EVRUN_ONCE);
+			st = sm_status(sm);
+		} while ((st.sweeping || !st.sweeps) && ev_time() < end);
+		ev_timer_stop(loop, &tick);
+		sm_stop(sm);
+	}
+	sm_free(sm);
+	mad_transport_close(&r.ft->base);
+	config_free(&cfg);
+	fabric_free(&r.f);
+	ev_loop_destroy(loop);
+	return 0;
+}
