@@ -355,6 +355,17 @@ int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop)
 	ev_init(&m->file_timer, file_cb);
 	m->file_timer.data = m;
 	metrics_reconfigure(m);
+	if (m->file[0]) { /* what a killed predecessor left half written */
+		char dir[300], *slash;
+		snprintf(dir, sizeof(dir), "%s", m->file);
+		slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = 0;
+			statefile_discard_tmp(dir, slash + 1);
+		} else {
+			statefile_discard_tmp(".", dir);
+		}
+	}
 	const struct ibsmd_config *cfg = ctl->rl->cfg;
 	const struct log *lg = ctl->rl->log;
 	if (!cfg->metrics_listen[0])

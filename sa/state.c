@@ -238,6 +238,7 @@ void sa_state_load(struct sa *sa)
 	sa->save_timer.data = sa;
 	char path[512];
 	path_of(sa, path, sizeof(path), "");
+	statefile_discard_tmp(sa->cfg->state_dir, STATE_FILE);
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (errno != ENOENT)

@@ -207,6 +207,7 @@ int lids_load(struct sm *sm)
 {
 	char path[512];
 	state_path(sm, "guid2lid", path, sizeof(path));
+	statefile_discard_tmp(sm->cfg->state_dir, "guid2lid");
 	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return errno == ENOENT ? 0 : -1;

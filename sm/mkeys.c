@@ -108,6 +108,7 @@ int mkeys_load(struct sm *sm)
 {
 	char path[512];
 	state_path(sm, path, sizeof(path));
+	statefile_discard_tmp(sm->cfg->state_dir, "mkeys");
 	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return errno == ENOENT ? 0 : -1;

@@ -28,6 +28,13 @@ int statefile_begin(struct statefile *sf, const char *dir, const char *name, mod
 	return 0;
 }
 
+void statefile_discard_tmp(const char *dir, const char *name)
+{
+	char tmp[600];
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, name);
+	unlink(tmp); /* ENOENT: nothing was left, the usual case */
+}
+
 int statefile_commit(struct statefile *sf)
 {
 	bool ok = fflush(sf->f) == 0 && fsync(fileno(sf->f)) == 0;

@@ -18,5 +18,8 @@ struct statefile {
 int statefile_begin(struct statefile *sf, const char *dir, const char *name, mode_t mode);
 /* Close, sync, rename. 0, or -1 with errno set; the temporary file is removed either way. */
 int statefile_commit(struct statefile *sf);
+/* Remove NAME.tmp that a process killed while writing left behind (kill -9 between the
+ * open and the rename): called when the state is loaded. */
+void statefile_discard_tmp(const char *dir, const char *name);
 
 #endif
