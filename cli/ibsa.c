@@ -84,6 +84,7 @@ static void usage(FILE *out)
 	        "  sweep [light|heavy]      sweep now (default heavy: rediscover everything)\n"
 	        "  reroute                  compute every route afresh and send what changed\n"
 	        "  loglevel [LEVEL]         show or set the log level\n"
+	        "  release [GUID [PORT]]    enable links quarantined for flapping again\n"
 	        "  counters [LID[:PORT]|NODE]  port counters from the performance manager:\n"
 	        "                           error totals, bytes, rates\n"
 	        "  dump topology|routes|files\n"

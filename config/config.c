@@ -34,6 +34,9 @@ void config_defaults(struct ibsmd_config *c)
 	c->mad_window_per_node = 4;
 	c->mad_queue_max = 262144;
 	c->sa_subscriptions_per_port = 64;
+	c->link_flap_threshold = 10;
+	c->link_flap_window_s = 60;
+	c->link_flap_hold_s = 300;
 	c->mad_timeout_ms = 200;
 	c->mad_retries = 3;
 	c->subnet_prefix = 0xfe80000000000000ull;
@@ -585,6 +588,11 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_MAD_RETRIES] = {"mad_retries", OPT_UINT, F(mad_retries), 0, 100, 0},
     [CK_SUBNET_PREFIX] = {"subnet_prefix", OPT_UINT, F(subnet_prefix), 0, UINT64_MAX, OPT_HEX},
     [CK_SUBNET_TIMEOUT] = {"subnet_timeout", OPT_UINT, F(subnet_timeout), 0, 31, OPT_LIVE},
+    [CK_LINK_FLAP_THRESHOLD] = {"link_flap_threshold", OPT_UINT, F(link_flap_threshold), 0, 1000,
+                                OPT_LIVE},
+    [CK_LINK_FLAP_WINDOW] = {"link_flap_window", OPT_UINT, F(link_flap_window_s), 1, 86400,
+                             OPT_LIVE},
+    [CK_LINK_FLAP_HOLD] = {"link_flap_hold", OPT_UINT, F(link_flap_hold_s), 1, 86400, OPT_LIVE},
     [CK_SA_SUBSCRIPTIONS_PER_PORT] = {"sa_subscriptions_per_port", OPT_UINT,
                                       F(sa_subscriptions_per_port), 1, 65536, OPT_LIVE},
     [CK_SM_KEY] = {"sm_key", OPT_UINT, F(sm_key), 0, UINT64_MAX, OPT_HEX},

@@ -135,6 +135,9 @@ enum config_key {
 	CK_SUBNET_PREFIX,
 	CK_SUBNET_TIMEOUT,
 	CK_SA_SUBSCRIPTIONS_PER_PORT,
+	CK_LINK_FLAP_THRESHOLD,
+	CK_LINK_FLAP_WINDOW,
+	CK_LINK_FLAP_HOLD,
 	CK_SM_KEY,
 	CK_M_KEY,
 	CK_M_KEY_SECRET,
@@ -213,6 +216,9 @@ struct ibsmd_config {
 	/* InformInfo subscriptions one port may hold: one port must not take the room and the
 	 * Reports of all */
 	unsigned sa_subscriptions_per_port;
+	/* link health: a link that goes up or down this many times (0: never) within the
+	 * window is disabled for the hold time */
+	unsigned link_flap_threshold, link_flap_window_s, link_flap_hold_s;
 	char state_dir[256];
 	struct config_partition *partitions;
 	unsigned npartitions, partitions_cap;

@@ -236,6 +236,18 @@ static void run_command(struct control *c, char *line, FILE *out)
 		fprintf(out, json
 		                 ? "{\"reroute\":true}\n"
 		                 : "rerouting: every route computed afresh, changed blocks sent\n");
+	} else if (!strcmp(argv[0], "release") && argc <= 3) {
+		char *e = NULL;
+		uint64_t guid = argc >= 2 ? strtoull(argv[1], &e, 0) : 0;
+		unsigned long port = argc == 3 ? strtoul(argv[2], &e, 0) : 0;
+		if (e && (*e || port > 254)) {
+			fprintf(out, "error: release [GUID [PORT]]: \"%s\" is not a %s\n",
+			        argv[argc - 1], argc == 3 ? "port number" : "GUID");
+			return;
+		}
+		int n = sm_link_release(sm, guid, (unsigned)port);
+		log_notice(c->rl->log, "control", "release: %d quarantined link(s) enabled", n);
+		fprintf(out, json ? "{\"released\":%d}\n" : "%d link(s) enabled again\n", n);
 	} else if (!strcmp(argv[0], "loglevel") && argc <= 2) {
 		if (argc == 2) {
 			int l = log_level_parse(argv[1]);
@@ -269,11 +281,11 @@ static void run_command(struct control *c, char *line, FILE *out)
 		else
 			fprintf(out, json ? "{\"dir\":\"%s\"}\n" : "written to %s\n", why);
 	} else {
-		fprintf(
-		    out,
-		    "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
-		    "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files)\n",
-		    argv[0]);
+		fprintf(out,
+		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
+		        "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
+		        "release [GUID [PORT]])\n",
+		        argv[0]);
 	}
 }
 

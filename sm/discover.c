@@ -209,6 +209,7 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 			    "peer_port", fpn, NULL};
 			sm_event(sm, LOGL_NOTICE, "link_up", kv, "link up at %s port %u",
 			         sm_node_name(sm, near->node, name, sizeof(name)), near->num);
+			health_link_event(sm, pr->from_port, arrival);
 		}
 		topo_link(t, pr->from_port, arrival);
 	} else {
@@ -332,6 +333,7 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 			    "peer_port", fpn, NULL};
 			sm_event(sm, LOGL_NOTICE, "link_down", kv, "link down at %s port %u",
 			         sm_node_name(sm, port->node, name, sizeof(name)), port->num);
+			health_link_event(sm, pr->port, port->peer);
 			topo_unlink(t, pr->port);
 			sm->structural = true;
 		}

@@ -374,7 +374,19 @@ static bool wants_rereg(const struct sm *sm, uint32_t p)
 
 /* A PortInfo Set that changes only what we mean to change (zero means "no change" for
  * widths, speeds, physical state and port state). */
+static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys);
+
 static void port_set(struct sm *sm, uint32_t p, uint8_t state)
+{
+	port_set_phys(sm, p, state, 0);
+}
+
+void program_port_phys(struct sm *sm, uint32_t p, uint8_t phys)
+{
+	port_set_phys(sm, p, PORT_STATE_NOP, phys);
+}
+
+static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys)
 {
 	struct topo *t = &sm->topo;
 	struct topo_port *port = &t->ports[p];
@@ -382,7 +394,7 @@ static void port_set(struct sm *sm, uint32_t p, uint8_t state)
 	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
 	pi.link_width_enabled = 0; /* 0: no change, unless set below */
 	pi.link_speed_enabled = 0;
-	pi.phys_state = 0;
+	pi.phys_state = phys; /* 0: no change */
 	pi.link_down_default_state = 0;
 	pi.port_state = state;
 	pi.client_reregister = wants_rereg(sm, p);

@@ -823,6 +823,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	sm->send_retries = -1;
 	mcast_init(sm);
 	election_init(sm);
+	health_init(sm);
 	sm->rl_trap = sm->rl_garbage = sm->rl_no_answer = sm->rl_refused = LOG_RL_INIT(20, 1000);
 	sm->rl_events = LOG_RL_INIT(50, 1000);
 	sm->rl_qos = sm->rl_layers = LOG_RL_INIT(5, 10000);
@@ -955,6 +956,7 @@ void sm_free(struct sm *sm)
 	route_release(sm);
 	mcast_free(sm);
 	election_free(sm);
+	health_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);
 	u64map_free(&sm->mk.idx);

@@ -133,6 +133,11 @@ uint64_t sm_hops_get(const struct sm *sm, uint64_t node_guid, uint8_t port);
 int sm_mkeys_save(struct sm *sm);
 bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
 
+/* Links quarantined for flapping (link_flap_threshold): enable again those at a port of the
+ * node with this GUID (port 0: any of its ports; guid 0: every one). How many. */
+int sm_link_release(struct sm *sm, uint64_t guid, unsigned port);
+unsigned sm_links_held(const struct sm *sm);
+
 /* The outcome of the sweeps so far, for main and benchmarks. */
 struct sm_status {
 	bool up;       /* the subnet has come up */

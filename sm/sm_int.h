@@ -100,6 +100,18 @@ struct sm_mkeys {
 /* --once gives up after this many sweeps in a row that left no less undone */
 #define SM_ONCE_STALE_MAX 3
 
+/* Link health (sm/health.c): per port index, the transitions of the link it is the lower
+ * index of, since start; a quarantined link's release time and the port disabled. */
+struct sm_health {
+	double *start, *until; /* window start; 0, or when a held link is enabled again */
+	unsigned *count;
+	uint32_t *near; /* the port disabled (the SM's side) */
+	uint32_t cap;
+	uint32_t *held; /* keys of the links held */
+	uint32_t nheld, held_cap;
+	ev_timer timer;
+};
+
 struct sm {
 	struct ibsmd_config *cfg;
 	const struct log *log;
@@ -178,6 +190,7 @@ struct sm {
 	unsigned nlisteners;
 	struct sm_mcast mc;
 	struct sm_election el;
+	struct sm_health health;
 };
 
 /* ---- for the phases ---- */
@@ -215,6 +228,12 @@ void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);
 
 /* phases (each in its own file) */
+/* sm/health.c: a link went up or down between port near (the SM's side) and far. */
+void health_init(struct sm *sm);
+void health_free(struct sm *sm);
+void health_link_event(struct sm *sm, uint32_t near, uint32_t far);
+/* program.c: PortInfo Set of PortPhysicalState only (Disabled, Polling). */
+void program_port_phys(struct sm *sm, uint32_t port, uint8_t phys);
 /* The next incremental sweep reads this node's ports again. */
 void sm_dirty(struct sm *sm, uint32_t node);
 void discover_full(struct sm *sm);

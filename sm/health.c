@@ -1,0 +1,157 @@
+/* Link health: a link that goes up and down too often (a bad cable, a babbling port) makes
+ * every other port pay: each transition is a trap, a sweep and routes moved off and back on.
+ * After link_flap_threshold transitions within link_flap_window seconds, the SM disables
+ * the link at its end nearer the SM (PortInfo:PortPhysicalState = Disabled), says so once
+ * with the count, and enables it again (Polling) after link_flap_hold seconds, or when
+ * told (ibsa release). Meanwhile routes keep off it and the rest of the fabric is
+ * not disturbed by it. As OpenSM's babbling port policy, and opa-fm's flapping ports.
+ *
+ * Kept per port index in flat arrays: the link's lower port index carries its count. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sm_int.h"
+#include "util/vec.h"
+
+static int health_grow(struct sm_health *h, uint32_t nports)
+{
+	if (nports <= h->cap)
+		return 0;
+	uint32_t cap = h->cap;
+	uint32_t c1 = cap, c2 = cap, c3 = cap, c4 = cap;
+	if (array_reserve(&h->start, &c1, nports) < 0 ||
+	    array_reserve(&h->count, &c2, nports) < 0 ||
+	    array_reserve(&h->until, &c3, nports) < 0 || array_reserve(&h->near, &c4, nports) < 0)
+		return -1;
+	h->cap = c1 < c2 ? c1 : c2;
+	h->cap = h->cap < c3 ? h->cap : c3;
+	h->cap = h->cap < c4 ? h->cap : c4;
+	return 0;
+}
+
+static void arm_release(struct sm *sm)
+{
+	struct sm_health *h = &sm->health;
+	double next = 0;
+	for (uint32_t i = 0; i < h->nheld; i++)
+		if (!next || h->until[h->held[i]] < next)
+			next = h->until[h->held[i]];
+	ev_timer_stop(sm->loop, &h->timer);
+	if (next) {
+		double in = next - ev_now(sm->loop);
+		ev_timer_set(&h->timer, in > 0 ? in : 0, 0.);
+		ev_timer_start(sm->loop, &h->timer);
+	}
+}
+
+static void release(struct sm *sm, uint32_t i, const char *why)
+{
+	struct sm_health *h = &sm->health;
+	uint32_t key = h->held[i];
+	uint32_t p = h->near[key];
+	h->held[i] = h->held[--h->nheld];
+	h->until[key] = 0;
+	h->count[key] = 0;
+	h->start[key] = ev_now(sm->loop);
+	char name[160];
+	log_notice(sm->log, "health", "%s port %u enabled again (%s)",
+	           sm_node_name(sm, sm->topo.ports[p].node, name, sizeof(name)),
+	           sm->topo.ports[p].num, why);
+	program_port_phys(sm, p, PHYS_STATE_POLLING);
+}
+
+static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = w->data;
+	struct sm_health *h = &sm->health;
+	double now = ev_now(sm->loop);
+	for (uint32_t i = 0; i < h->nheld;) {
+		if (h->until[h->held[i]] <= now)
+			release(sm, i, "its hold time is over");
+		else
+			i++;
+	}
+	arm_release(sm);
+}
+
+void health_init(struct sm *sm)
+{
+	ev_init(&sm->health.timer, timer_cb);
+	sm->health.timer.data = sm;
+}
+
+void health_free(struct sm *sm)
+{
+	struct sm_health *h = &sm->health;
+	if (sm->loop)
+		ev_timer_stop(sm->loop, &h->timer);
+	free(h->start);
+	free(h->count);
+	free(h->until);
+	free(h->near);
+	free(h->held);
+	memset(h, 0, sizeof(*h));
+}
+
+void health_link_event(struct sm *sm, uint32_t near, uint32_t far)
+{
+	const struct ibsmd_config *cfg = sm->cfg;
+	struct sm_health *h = &sm->health;
+	if (!cfg->link_flap_threshold || health_grow(h, sm->topo.nports) < 0)
+		return;
+	uint32_t key = near < far ? near : far;
+	double now = ev_now(sm->loop);
+	if (h->until[key])
+		return; /* held already: its own going down is no news */
+	if (now - h->start[key] > cfg->link_flap_window_s) {
+		h->start[key] = now;
+		h->count[key] = 0;
+	}
+	if (++h->count[key] < cfg->link_flap_threshold)
+		return;
+	/* quarantined: disabled at the end the SM reaches without crossing the link */
+	if (array_reserve(&h->held, &h->held_cap, h->nheld + 1ull) < 0)
+		return;
+	h->held[h->nheld++] = key;
+	h->near[key] = near;
+	h->until[key] = now + cfg->link_flap_hold_s;
+	char name[160], peer[160], g[20], pn[4], cnt[12];
+	const struct topo_port *np = &sm->topo.ports[near], *fp = &sm->topo.ports[far];
+	snprintf(g, sizeof(g), "0x%016" PRIx64, sm->topo.nodes[np->node].guid);
+	snprintf(pn, sizeof(pn), "%u", np->num);
+	snprintf(cnt, sizeof(cnt), "%u", h->count[key]);
+	const char *kv[] = {"node_guid", g, "port", pn, "transitions", cnt, NULL};
+	sm_event(sm, LOGL_WARN, "link_quarantined", kv,
+	         "link %s port %u - %s port %u went up or down %u times in %u s: disabled for "
+	         "%u s (link_flap_threshold), or until ibsa release",
+	         sm_node_name(sm, np->node, name, sizeof(name)), np->num,
+	         sm_node_name(sm, fp->node, peer, sizeof(peer)), fp->num, h->count[key],
+	         (unsigned)(now - h->start[key] + 0.5), cfg->link_flap_hold_s);
+	program_port_phys(sm, near, PHYS_STATE_DISABLED);
+	arm_release(sm);
+}
+
+int sm_link_release(struct sm *sm, uint64_t guid, unsigned port)
+{
+	struct sm_health *h = &sm->health;
+	int n = 0;
+	for (uint32_t i = 0; i < h->nheld;) {
+		const struct topo_port *p = &sm->topo.ports[h->near[h->held[i]]];
+		if (!guid || (sm->topo.nodes[p->node].guid == guid && (!port || p->num == port))) {
+			release(sm, i, "by command");
+			n++;
+		} else {
+			i++;
+		}
+	}
+	arm_release(sm);
+	return n;
+}
+
+unsigned sm_links_held(const struct sm *sm)
+{
+	return sm->health.nheld;
+}
