@@ -296,3 +296,34 @@ void mkey_hops_from_topo(struct sm *sm)
 	}
 	m->dirty = true;
 }
+
+/* Trap 256 (IBA 14.2.5.1): a port refused an SMP for its M_Key. Data details: LIDADDR of
+ * the requester, DRSLID, Method, reserved, AttributeID, AttributeModifier, M_Key. Ours are
+ * never refused (we present each port's key), so this is somebody else: logged as an event
+ * naming the port and who asked, rate limited (a rogue can send many). */
+void mkey_violation_trap(struct sm *sm, uint32_t node, const struct mad_notice *no)
+{
+	const uint8_t *d = no->data_details;
+	uint16_t lid = (uint16_t)(d[0] << 8 | d[1]), attr = (uint16_t)(d[6] << 8 | d[7]);
+	uint8_t method = d[4];
+	uint32_t mod = (uint32_t)d[8] << 24 | (uint32_t)d[9] << 16 | (uint32_t)d[10] << 8 | d[11];
+	char name[160] = "an unknown port", who[180] = "", g[20] = "", l[8], a[8], m[8];
+	if (node != TOPO_NONE)
+		sm_node_name(sm, node, name, sizeof(name));
+	uint32_t rp = lid < TOPO_LID_COUNT ? sm->topo.lid_port[lid] : TOPO_NONE;
+	if (rp != TOPO_NONE) {
+		char rn[160];
+		snprintf(who, sizeof(who), " (%s)",
+		         sm_node_name(sm, sm->topo.ports[rp].node, rn, sizeof(rn)));
+	}
+	if (node != TOPO_NONE)
+		snprintf(g, sizeof(g), "0x%016" PRIx64, sm->topo.nodes[node].guid);
+	snprintf(l, sizeof(l), "%u", lid);
+	snprintf(a, sizeof(a), "0x%04x", attr);
+	snprintf(m, sizeof(m), "0x%02x", method);
+	const char *kv[] = {"node_guid", g, "requester_lid", l, "attribute", a, "method", m, NULL};
+	sm_event(sm, LOGL_WARN, "mkey_violation", kv,
+	         "M_Key violation at %s (LID %u): LID %u%s tried method 0x%02x attribute "
+	         "0x%04x modifier 0x%x with a wrong M_Key; refused by the port",
+	         name, no->issuer_lid, lid, who, method, attr, mod);
+}

@@ -785,6 +785,9 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 		if (p != TOPO_NONE)
 			election_cap_changed(sm, p);
 		break;
+	case 256: /* bad M_Key: someone tried to read or change a protected port */
+		mkey_violation_trap(sm, node, &no);
+		break;
 	default: break;
 	}
 }

@@ -228,6 +228,8 @@ void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);
 
 /* phases (each in its own file) */
+/* sm/mkeys.c: trap 256 from a port (node: its node, TOPO_NONE if unknown). */
+void mkey_violation_trap(struct sm *sm, uint32_t node, const struct mad_notice *no);
 /* sm/health.c: a link went up or down between port near (the SM's side) and far. */
 void health_init(struct sm *sm);
 void health_free(struct sm *sm);

@@ -51,6 +51,15 @@ struct fs_port {
 	uint32_t drop_percent; /* fault injection: MADs lost crossing this port */
 	struct fs_counters cnt;
 	uint64_t mkey_lease_start_ns; /* first M_Key violation of a running lease, 0 if none */
+	/* the last SMP refused for its M_Key, for trap 256 (the server adds the requester's
+	 * LID and sends it) */
+	struct {
+		bool pending;
+		uint16_t lid, dr_slid, attr;
+		uint8_t method;
+		uint32_t mod;
+		uint64_t mkey;
+	} bad_mkey;
 	/* trap repress state */
 	uint16_t trap_pending; /* trap number awaiting TrapRepress, 0 if none */
 	uint64_t trap_tid;

@@ -426,8 +426,16 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 	else if (cls == MAD_CLASS_PERF && !resp)
 		ar = pma_process(f, r.arrival, mad);
 
-	if (ar == AGENT_NO_REPLY)
+	if (ar == AGENT_NO_REPLY) {
+		/* refused for its M_Key: the port tells the SM (trap 256), naming who asked */
+		uint32_t kp = fabric_lid_port(f, r.arrival);
+		if (smp && f->ports[kp].bad_mkey.pending) {
+			f->ports[kp].bad_mkey.pending = false;
+			f->ports[kp].bad_mkey.lid = port_lid(f, c->port);
+			queue_trap(s, kp, 256);
+		}
 		return;
+	}
 	if (ar == AGENT_REPLY) {
 		s->st.sma_answers++;
 		t = sma_delay(s, r.dest, t);

@@ -545,8 +545,19 @@ enum agent_result sma_process(struct fabric *f, uint32_t in, uint8_t *mad, uint6
 	}
 	bool hide = false;
 	if (method == MAD_METHOD_GET || set) {
-		if (mkey_check(f, in, mad_get_field64(mad, 0, IB_MAD_MKEY_F), set, now_ns, &hide))
+		uint64_t key = mad_get_field64(mad, 0, IB_MAD_MKEY_F);
+		if (mkey_check(f, in, key, set, now_ns, &hide)) {
+			/* what trap 256 tells the SM (14.2.5.1): the server sends it */
+			struct fs_port *kp = &f->ports[mkey_port(f, in)];
+			kp->bad_mkey.pending = true;
+			kp->bad_mkey.method = method;
+			kp->bad_mkey.attr = attr;
+			kp->bad_mkey.mod = mod;
+			kp->bad_mkey.mkey = key;
+			kp->bad_mkey.dr_slid =
+			    dr ? (uint16_t)mad_get_field(mad, 0, IB_DRSMP_DRSLID_F) : 0;
 			return AGENT_NO_REPLY;
+		}
 	}
 	uint16_t st;
 	if (method != MAD_METHOD_GET && !set) {
@@ -600,6 +611,24 @@ void sma_build_trap(const struct fabric *f, uint32_t port, uint16_t trap, uint64
 	uint8_t *d = no.data_details;
 	d[0] = (uint8_t)(pi->lid >> 8); /* trap 128: LIDADDR of the switch */
 	d[1] = (uint8_t)pi->lid;
+	if (trap == 256) {
+		/* Bad M_Key: LIDADDR of the requester, DRSLID, Method, reserved, AttributeID,
+		 * AttributeModifier, M_Key */
+		const struct fs_port *kp = &f->ports[lp];
+		memset(d, 0, 20);
+		d[0] = (uint8_t)(kp->bad_mkey.lid >> 8);
+		d[1] = (uint8_t)kp->bad_mkey.lid;
+		d[2] = (uint8_t)(kp->bad_mkey.dr_slid >> 8);
+		d[3] = (uint8_t)kp->bad_mkey.dr_slid;
+		d[4] = kp->bad_mkey.method;
+		d[6] = (uint8_t)(kp->bad_mkey.attr >> 8);
+		d[7] = (uint8_t)kp->bad_mkey.attr;
+		for (unsigned i = 0; i < 4; i++)
+			d[8 + i] = (uint8_t)(kp->bad_mkey.mod >> (24 - 8 * i));
+		for (unsigned i = 0; i < 8; i++)
+			d[12 + i] = (uint8_t)(kp->bad_mkey.mkey >> (56 - 8 * i));
+		no.type = 2; /* security */
+	}
 	if (trap == 144) {
 		/* reserved 16, LIDADDR 16, reserved 16, CapabilityMask 32 */
 		memset(d, 0, 8);
