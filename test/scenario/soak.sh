@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Soak: the fabric under MAD loss with links, switches and hosts going and coming, while
+# clients join and leave multicast groups, register services with leases and subscribe to
+# events, for SOAK_SECONDS (30 in the suite; SOAK_SECONDS=3600 for the long one) on
+# SOAK_FABRIC (the 2,592-host tree). Afterwards, the faults healed and the loss gone:
+# fabricsim verify passes; once every member has left, no MLID is left in any switch's MFT
+# and only the broadcast groups remain; every service's lease has run out and none is
+# listed; the subscriptions of hosts that left are gone; and ibsmd's memory is flat (its RSS
+# over the last tenth of the soak within 15% of the second tenth's; ASan's quarantine off,
+# so that freed memory shows as freed).
+# Usage: soak.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+SECS=${SOAK_SECONDS:-30}
+FABRIC=${SOAK_FABRIC:-fattree:radix=36,levels=3,hosts=2592}
+IBSA="$BUILD/cli/ibsa"
+FS="$BUILD/test/fabricsim/fabricsim"
+CHURN="$BUILD/test/mcast_churn"
+export IBSMD_UP_TIMEOUT=240
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}quarantine_size_mb=0"
+start_fabricsim "$FABRIC"
+SIM_HOST=host-1 start_ibsmd --sweep-interval 5
+wait_until 120 verify_passes || fail "not up: $("$FS" verify | tail -3)"
+nhosts=$("$FS" ctl lids | grep -c ' host-') || true
+links=() # leaf uplinks (leaf-N, or leaf-POD-N in three levels): "NODE PORT"
+while read -r node port; do links+=("$node $port"); done < <(
+	for l in $("$FS" ctl lids | awk '$4 ~ /^leaf/ { print $4 }' | sed -n '2,9p'); do
+		for p in $(seq 1 64); do
+			"$FS" ctl port "$l" "$p" 2>/dev/null | grep -q 'peer "\(spine\|agg\|core\)' && echo "$l $p"
+		done
+	done | head -16)
+[ ${#links[@]} -gt 0 ] || fail "no leaf uplinks found"
+resetter=$("$FS" ctl lids | awk '!r && $4 ~ /^(spine|agg)/ { r = $4 } END { print r }') # it resets
+cyclers=(host-101 host-102 host-103 host-104 host-105 host-106) # hosts that power-cycle
+echo "soak: $SECS s on $FABRIC ($nhosts hosts), 10% MAD loss"
+
+"$FS" ctl drop 10 >/dev/null
+end=$((SECONDS + SECS))
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$IBSMD_PID/status"; }
+( # ibsmd's memory, a sample a second
+	while [ $SECONDS -lt $end ]; do
+		echo "$SECONDS $(rss)"
+		sleep 1
+	done
+) >"$WORK/rss" &
+PIDS+=($!)
+( # links flap: one at a time, down for 0.3 s
+	while [ $SECONDS -lt $end ]; do
+		l=${links[$((RANDOM % ${#links[@]}))]}
+		"$FS" ctl link down $l >/dev/null
+		sleep 0.3
+		"$FS" ctl link up $l >/dev/null
+		sleep 0.7
+	done
+) &
+PIDS+=($!)
+( # a spine resets now and then
+	while [ $SECONDS -lt $end ]; do
+		sleep 7
+		"$FS" ctl node remove "$resetter" >/dev/null
+		sleep 0.5
+		"$FS" ctl node add "$resetter" >/dev/null
+	done
+) >/dev/null 2>&1 &
+PIDS+=($!)
+( # hosts power-cycle, their event subscribers with them
+	while [ $SECONDS -lt $end ]; do
+		h=${cyclers[$((RANDOM % ${#cyclers[@]}))]}
+		(SIM_HOST=$h exec "$IBSA" --transport sim events --timeout 600 >/dev/null 2>&1) &
+		sleep 1
+		"$FS" ctl node remove "$h" >/dev/null
+		kill -9 $! 2>/dev/null || true
+		sleep 0.5
+		"$FS" ctl node add "$h" >/dev/null
+	done
+) >/dev/null 2>&1 &
+PIDS+=($!)
+( # services with short leases
+	i=0
+	while [ $SECONDS -lt $end ]; do
+		i=$((i + 1))
+		SIM_HOST=host-$((i % 50 + 2)) "$IBSA" --transport sim --timeout 300 services add \
+			$((0x50000 + i)) --name "soak-$i" --lease 3 >/dev/null 2>&1 || true
+		sleep 0.2
+	done
+) &
+PIDS+=($!)
+runs=0 churn_ok=0
+while [ $SECONDS -lt $end ]; do # groups: joins and leaves, many at once
+	runs=$((runs + 1))
+	if "$CHURN" --hosts 40 --groups 12 --ops 200 --seed "$runs" >"$WORK/members" 2>>"$WORK/churn.log"; then
+		churn_ok=$((churn_ok + 1))
+	fi
+done
+sleep 1.5 # the background loops end at $end
+echo "soak over: $runs group churn runs ($churn_ok without a lost answer)"
+
+# heal: no loss, every link and node back
+"$FS" ctl drop 0 >/dev/null
+for l in "${links[@]}"; do "$FS" ctl link up $l >/dev/null; done
+"$FS" ctl node add "$resetter" >/dev/null 2>&1 || true
+for h in "${cyclers[@]}"; do "$FS" ctl node add "$h" >/dev/null 2>&1 || true; done
+wait_until 120 verify_passes || fail "not whole after the soak: $("$FS" verify | grep -E 'problem|verdict' | head -4)"
+echo "healed: verify PASS"
+
+# every member leaves (the SA's own list of them): groups go, and their MLIDs from the MFTs
+SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json mcast >"$WORK/mcast.json" || fail "ibsa mcast"
+python3 - "$WORK/mcast.json" >"$WORK/sa-members" <<'PY'
+import ipaddress, json, sys
+for r in json.load(open(sys.argv[1])):
+    guid = int(ipaddress.IPv6Address(r["port_gid"])) & ((1 << 64) - 1)
+    print(r["mgid"], "0x%016x" % guid)
+PY
+"$CHURN" --hosts 40 --groups 12 --ops 0 --members "$WORK/sa-members" --leave-all >/dev/null 2>>"$WORK/churn.log" ||
+	fail "leaving every group: $(tail -3 "$WORK/churn.log")"
+groups_left() {
+	SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json mcast |
+		python3 -c 'import json,sys; print(len({r["mgid"] for r in json.load(sys.stdin)}))'
+}
+mlids_left() { "$FS" verify --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["multicast"]["mlids"])'; }
+wait_until 20 sh -c "[ \"\$('$FS' verify --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"multicast\"][\"mlids\"])')\" = 0 ]" ||
+	fail "MLIDs left in the MFTs after every member left: $(mlids_left) (the SA lists $(groups_left) groups)"
+echo "every member left: no MLID in any MFT"
+
+# services: every lease ran out
+wait_until 10 sh -c "[ \"\$(SIM_HOST=host-2 '$IBSA' --transport sim --sm-key 1 --json services | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')\" = 0 ]" ||
+	fail "services left after their leases: $(SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json services | head -c 300)"
+echo "every service's lease ran out: none listed"
+
+# subscriptions: the cyclers' subscribers are dead; once their ports have gone and come
+# back, none of theirs is left
+for h in "${cyclers[@]}"; do "$FS" ctl node remove "$h" >/dev/null; done
+sleep 2
+for h in "${cyclers[@]}"; do "$FS" ctl node add "$h" >/dev/null; done
+subs() { SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json informinfo | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+wait_until 20 sh -c "[ \"\$(SIM_HOST=host-2 '$IBSA' --transport sim --sm-key 1 --json informinfo | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')\" = 0 ]" ||
+	fail "subscriptions of ports that left remain: $(subs)"
+echo "no subscription left of hosts that left"
+
+# memory: the last tenth against the second
+python3 - "$WORK/rss" <<'PY' || fail "ibsmd's memory grew"
+import sys
+s = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+if len(s) < 10:
+    print(f"memory: only {len(s)} samples, not judged"); sys.exit(0)
+n = len(s)
+second = [r for _, r in s[n // 10 : 2 * n // 10 or 1]]
+last = [r for _, r in s[9 * n // 10 :]]
+a, b = sum(second) / len(second), sum(last) / len(last)
+print(f"memory: RSS {a / 1024:.0f} MB in the second tenth, {b / 1024:.0f} MB in the last ({(b / a - 1) * 100:+.1f}%)")
+sys.exit(0 if b <= a * 1.15 else 1)
+PY
+kill -0 "$IBSMD_PID" || fail "ibsmd died"
+echo "soak: ok"
