@@ -99,17 +99,12 @@ static struct rmpp_session *find(struct mad_dispatcher *d, bool sender, uint16_t
 
 static uint32_t unasked_of(const struct mad_dispatcher *d, uint16_t lid)
 {
-	uint32_t n = u64map_get(&d->rmpp_unasked, (uint64_t)lid + 1);
-	return n == U64MAP_NONE ? 0 : n;
+	return u64map_count(&d->rmpp_unasked, (uint64_t)lid + 1);
 }
 
 static void unasked_count(struct mad_dispatcher *d, uint16_t lid, int delta)
 {
-	uint32_t n = unasked_of(d, lid) + (uint32_t)delta;
-	if (n)
-		u64map_put(&d->rmpp_unasked, (uint64_t)lid + 1, n);
-	else
-		u64map_del(&d->rmpp_unasked, (uint64_t)lid + 1);
+	u64map_count_add(&d->rmpp_unasked, (uint64_t)lid + 1, delta);
 	d->nunasked += (uint32_t)delta;
 }
 

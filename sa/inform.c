@@ -78,17 +78,7 @@ static uint64_t what_key(uint32_t port, const struct mad_inform_info *i)
 
 static uint32_t subs_of(const struct sa *sa, uint32_t port)
 {
-	uint32_t n = u64map_get(&sa->subs_of_port, (uint64_t)port + 1);
-	return n == U64MAP_NONE ? 0 : n;
-}
-
-static void subs_count(struct sa *sa, uint32_t port, int delta)
-{
-	uint32_t n = subs_of(sa, port) + (uint32_t)delta;
-	if (n)
-		u64map_put(&sa->subs_of_port, (uint64_t)port + 1, n);
-	else
-		u64map_del(&sa->subs_of_port, (uint64_t)port + 1);
+	return u64map_count(&sa->subs_of_port, (uint64_t)port + 1);
 }
 
 /* The index of the port's subscription to the same, or UINT32_MAX: one lookup. */
@@ -127,7 +117,7 @@ static void sub_del(struct sa *sa, uint32_t i)
 	u64map_del(&sa->sub_by_enum, enum_key(s->port, s->enumr));
 	if (u64map_get(&sa->sub_by_what, what_key(s->port, &s->info)) == i)
 		u64map_del(&sa->sub_by_what, what_key(s->port, &s->info));
-	subs_count(sa, s->port, -1);
+	u64map_count_add(&sa->subs_of_port, (uint64_t)s->port + 1, -1);
 	sa->subs[i] = sa->subs[--sa->nsubs];
 	if (i < sa->nsubs)
 		sub_index(sa, i);

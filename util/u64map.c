@@ -115,3 +115,13 @@ uint64_t u64map_str_key(const char *s)
 	}
 	return h ? h : 1;
 }
+
+uint32_t u64map_count_add(struct u64map *m, uint64_t key, int delta)
+{
+	uint32_t n = u64map_count(m, key) + (uint32_t)delta;
+	if (!n)
+		u64map_del(m, key);
+	else if (u64map_put(m, key, n) < 0)
+		return u64map_count(m, key);
+	return n;
+}

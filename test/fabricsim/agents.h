@@ -49,4 +49,9 @@ int route_dr(struct fabric *f, uint32_t src, uint8_t *mad, struct route *r);
  * INIT or better, everything else needs ACTIVE ports. */
 int route_lid(struct fabric *f, uint32_t src, uint16_t dlid, bool vl15, struct route *r);
 
+/* An SMP sent from port sm_port (to dlid when LID-routed) carried to the SMA it is for and
+ * its answer back, as the fabric would, without a server (in-process tests, the fuzzer):
+ * true with the answer in mad and in *src the LID it comes from (0xffff: directed route). */
+bool sma_exchange(struct fabric *f, uint32_t sm_port, uint16_t dlid, uint8_t *mad, uint16_t *src);
+
 #endif

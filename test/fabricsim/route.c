@@ -191,3 +191,20 @@ int route_lid(struct fabric *f, uint32_t src, uint16_t dlid, bool vl15, struct r
 		r->hops++;
 	}
 }
+
+bool sma_exchange(struct fabric *f, uint32_t sm_port, uint16_t dlid, uint8_t *mad, uint16_t *src)
+{
+	struct route r, back;
+	bool dr = mad[1] == MAD_CLASS_SUBN_DR;
+	if ((dr ? route_dr(f, sm_port, mad, &r) : route_lid(f, sm_port, dlid, true, &r)) < 0)
+		return false;
+	if (sma_process(f, r.arrival, mad, 1) != AGENT_REPLY)
+		return false;
+	uint32_t from = fs_is_switch(f, f->ports[r.dest].node) ? r.dest : r.arrival;
+	uint16_t sm_lid = f->ports[sm_port].pi.lid;
+	if ((dr ? route_dr(f, from, mad, &back) : route_lid(f, from, sm_lid, true, &back)) < 0 ||
+	    back.dest != sm_port)
+		return false;
+	*src = dr ? 0xffff : f->ports[r.dest].pi.lid;
+	return true;
+}

@@ -52,18 +52,8 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 	uint8_t cls = m[1];
 	if (cls != MAD_CLASS_SUBN_DR && cls != MAD_CLASS_SUBN_LID)
 		return;
-	struct route rt, back;
-	bool dr = cls == MAD_CLASS_SUBN_DR;
-	if ((dr ? route_dr(&r->f, r->sm_port, m, &rt)
-	        : route_lid(&r->f, r->sm_port, to->lid, true, &rt)) < 0)
-		return;
-	if (sma_process(&r->f, rt.arrival, m, 1) != AGENT_REPLY)
-		return;
-	uint32_t from = fs_is_switch(&r->f, r->f.ports[rt.dest].node) ? rt.dest : rt.arrival;
-	uint16_t sm_lid = r->f.ports[r->sm_port].pi.lid;
-	if ((dr ? route_dr(&r->f, from, m, &back) : route_lid(&r->f, from, sm_lid, true, &back)) <
-	        0 ||
-	    back.dest != r->sm_port)
+	struct mad_addr a = {.qpn = 0};
+	if (!sma_exchange(&r->f, r->sm_port, to->lid, m, &a.lid))
 		return;
 	int c = next_byte(r);
 	if (c >= 0 && (c & 0x80))
@@ -73,7 +63,6 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 		if (off >= 0 && val >= 0)
 			m[off] ^= (uint8_t)val;
 	}
-	struct mad_addr a = {.lid = dr ? 0xffff : r->f.ports[rt.dest].pi.lid, .qpn = 0};
 	fake_deliver(r->ft, &a, m, MAD_SIZE, 0);
 }
 

@@ -62,6 +62,22 @@ START_TEST(array_reserve_keeps_contents)
 }
 END_TEST
 
+START_TEST(u64map_counts)
+{
+	/* counts per key: absent is 0, back to 0 drops the key */
+	struct u64map m = {0};
+	ck_assert_uint_eq(u64map_count(&m, 7), 0);
+	ck_assert_uint_eq(u64map_count_add(&m, 7, 1), 1);
+	ck_assert_uint_eq(u64map_count_add(&m, 7, 2), 3);
+	ck_assert_uint_eq(u64map_count_add(&m, 9, 1), 1);
+	ck_assert_uint_eq(u64map_count(&m, 7), 3);
+	ck_assert_uint_eq(u64map_count_add(&m, 7, -3), 0);
+	ck_assert_uint_eq(u64map_get(&m, 7), U64MAP_NONE); /* dropped, not kept as 0 */
+	ck_assert_uint_eq(m.used, 1);
+	u64map_free(&m);
+}
+END_TEST
+
 START_TEST(u64map_matches_reference)
 {
 	enum { N = 20000 };
@@ -302,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, vec_grows_and_zero_fills);
 	tcase_add_test(tc, array_reserve_keeps_contents);
 	tcase_add_test(tc, u64map_matches_reference);
+	tcase_add_test(tc, u64map_counts);
 	tcase_add_test(tc, idxmap_follows_swap_remove);
 	tcase_add_test(tc, log_rl_bucket);
 	tcase_add_test(tc, lineset_matches_reference);
