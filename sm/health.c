@@ -6,7 +6,7 @@
  * told (ibsa release). Meanwhile routes keep off it and the rest of the fabric is
  * not disturbed by it. As OpenSM's babbling port policy, and opa-fm's flapping ports.
  *
- * Kept per port index in flat arrays: the link's lower port index carries its count. */
+ * Kept per port index in one flat array: the link's lower port index holds its record. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +16,7 @@
 
 static int health_grow(struct sm_health *h, uint32_t nports)
 {
-	if (nports <= h->cap)
-		return 0;
-	uint32_t cap = h->cap;
-	uint32_t c1 = cap, c2 = cap, c3 = cap, c4 = cap;
-	if (array_reserve(&h->start, &c1, nports) < 0 ||
-	    array_reserve(&h->count, &c2, nports) < 0 ||
-	    array_reserve(&h->until, &c3, nports) < 0 || array_reserve(&h->near, &c4, nports) < 0)
-		return -1;
-	h->cap = c1 < c2 ? c1 : c2;
-	h->cap = h->cap < c3 ? h->cap : c3;
-	h->cap = h->cap < c4 ? h->cap : c4;
-	return 0;
+	return array_reserve(&h->links, &h->cap, nports);
 }
 
 static void arm_release(struct sm *sm)
@@ -35,8 +24,8 @@ static void arm_release(struct sm *sm)
 	struct sm_health *h = &sm->health;
 	double next = 0;
 	for (uint32_t i = 0; i < h->nheld; i++)
-		if (!next || h->until[h->held[i]] < next)
-			next = h->until[h->held[i]];
+		if (!next || h->links[h->held[i]].until < next)
+			next = h->links[h->held[i]].until;
 	ev_timer_stop(sm->loop, &h->timer);
 	if (next) {
 		double in = next - ev_now(sm->loop);
@@ -49,11 +38,11 @@ static void release(struct sm *sm, uint32_t i, const char *why)
 {
 	struct sm_health *h = &sm->health;
 	uint32_t key = h->held[i];
-	uint32_t p = h->near[key];
+	uint32_t p = h->links[key].near;
 	h->held[i] = h->held[--h->nheld];
-	h->until[key] = 0;
-	h->count[key] = 0;
-	h->start[key] = ev_now(sm->loop);
+	h->links[key].until = 0;
+	h->links[key].count = 0;
+	h->links[key].start = ev_now(sm->loop);
 	char name[160];
 	log_notice(sm->log, "health", "%s port %u enabled again (%s)",
 	           sm_node_name(sm, sm->topo.ports[p].node, name, sizeof(name)),
@@ -69,7 +58,7 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct sm_health *h = &sm->health;
 	double now = ev_now(sm->loop);
 	for (uint32_t i = 0; i < h->nheld;) {
-		if (h->until[h->held[i]] <= now)
+		if (h->links[h->held[i]].until <= now)
 			release(sm, i, "its hold time is over");
 		else
 			i++;
@@ -88,10 +77,7 @@ void health_free(struct sm *sm)
 	struct sm_health *h = &sm->health;
 	if (sm->loop)
 		ev_timer_stop(sm->loop, &h->timer);
-	free(h->start);
-	free(h->count);
-	free(h->until);
-	free(h->near);
+	free(h->links);
 	free(h->held);
 	memset(h, 0, sizeof(*h));
 }
@@ -104,32 +90,32 @@ void health_link_event(struct sm *sm, uint32_t near, uint32_t far)
 		return;
 	uint32_t key = near < far ? near : far;
 	double now = ev_now(sm->loop);
-	if (h->until[key])
+	if (h->links[key].until)
 		return; /* held already: its own going down is no news */
-	if (now - h->start[key] > cfg->link_flap_window_s) {
-		h->start[key] = now;
-		h->count[key] = 0;
+	if (now - h->links[key].start > cfg->link_flap_window_s) {
+		h->links[key].start = now;
+		h->links[key].count = 0;
 	}
-	if (++h->count[key] < cfg->link_flap_threshold)
+	if (++h->links[key].count < cfg->link_flap_threshold)
 		return;
 	/* quarantined: disabled at the end the SM reaches without crossing the link */
 	if (array_reserve(&h->held, &h->held_cap, h->nheld + 1ull) < 0)
 		return;
 	h->held[h->nheld++] = key;
-	h->near[key] = near;
-	h->until[key] = now + cfg->link_flap_hold_s;
+	h->links[key].near = near;
+	h->links[key].until = now + cfg->link_flap_hold_s;
 	char name[160], peer[160], g[20], pn[4], cnt[12];
 	const struct topo_port *np = &sm->topo.ports[near], *fp = &sm->topo.ports[far];
 	snprintf(g, sizeof(g), "0x%016" PRIx64, sm->topo.nodes[np->node].guid);
 	snprintf(pn, sizeof(pn), "%u", np->num);
-	snprintf(cnt, sizeof(cnt), "%u", h->count[key]);
+	snprintf(cnt, sizeof(cnt), "%u", h->links[key].count);
 	const char *kv[] = {"node_guid", g, "port", pn, "transitions", cnt, NULL};
 	sm_event(sm, LOGL_WARN, "link_quarantined", kv,
 	         "link %s port %u - %s port %u went up or down %u times in %u s: disabled for "
 	         "%u s (link_flap_threshold), or until ibsa release",
 	         sm_node_name(sm, np->node, name, sizeof(name)), np->num,
-	         sm_node_name(sm, fp->node, peer, sizeof(peer)), fp->num, h->count[key],
-	         (unsigned)(now - h->start[key] + 0.5), cfg->link_flap_hold_s);
+	         sm_node_name(sm, fp->node, peer, sizeof(peer)), fp->num, h->links[key].count,
+	         (unsigned)(now - h->links[key].start + 0.5), cfg->link_flap_hold_s);
 	program_port_phys(sm, near, PHYS_STATE_DISABLED);
 	arm_release(sm);
 }
@@ -139,7 +125,7 @@ int sm_link_release(struct sm *sm, uint64_t guid, unsigned port)
 	struct sm_health *h = &sm->health;
 	int n = 0;
 	for (uint32_t i = 0; i < h->nheld;) {
-		const struct topo_port *p = &sm->topo.ports[h->near[h->held[i]]];
+		const struct topo_port *p = &sm->topo.ports[h->links[h->held[i]].near];
 		if (!guid || (sm->topo.nodes[p->node].guid == guid && (!port || p->num == port))) {
 			release(sm, i, "by command");
 			n++;

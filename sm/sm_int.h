@@ -100,12 +100,16 @@ struct sm_mkeys {
 /* --once gives up after this many sweeps in a row that left no less undone */
 #define SM_ONCE_STALE_MAX 3
 
-/* Link health (sm/health.c): per port index, the transitions of the link it is the lower
- * index of, since start; a quarantined link's release time and the port disabled. */
+/* Link health (sm/health.c): per port index, the link it is the lower index of. */
+struct sm_link_health {
+	double start;   /* the window's start */
+	double until;   /* 0, or when the held link is enabled again */
+	unsigned count; /* transitions since start */
+	uint32_t near;  /* the port disabled (the SM's side) */
+};
+
 struct sm_health {
-	double *start, *until; /* window start; 0, or when a held link is enabled again */
-	unsigned *count;
-	uint32_t *near; /* the port disabled (the SM's side) */
+	struct sm_link_health *links;
 	uint32_t cap;
 	uint32_t *held; /* keys of the links held */
 	uint32_t nheld, held_cap;

@@ -206,15 +206,7 @@ check_verify() { verify_json -- "$@"; }
 
 # verify_sl [VERIFY-ARGS...] -- PYTHON-EXPRESSION...: verify_json following each path's own SL
 # from the SM's dump ($WORK/dump/ibsmd-path-sl.dump)
-verify_sl() {
-	local args=()
-	while [ "$1" != "--" ]; do
-		args+=("$1")
-		shift
-	done
-	shift
-	verify_json --path-sl "$WORK/dump/ibsmd-path-sl.dump" "${args[@]}" -- "$@"
-}
+verify_sl() { verify_json --path-sl "$WORK/dump/ibsmd-path-sl.dump" "$@"; }
 
 # sl_of SLID DLID: the SL that dump gives the path
 sl_of() {
