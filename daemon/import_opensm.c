@@ -122,7 +122,9 @@ static const struct {
     {"dump_files_dir", "see dump_dir"},
     {"daemon", "systemd runs ibsmd (ibsmd.service)"},
     {"sm_inactive", "ibsmd takes part in the election (ignore_other_sm to override)"},
-    {"babbling_port_policy", "ibsmd rate-limits what it logs of a port's traps"},
+    {"babbling_port_policy",
+     "ibsmd quarantines a babbling or flapping port by default (trap_flood_threshold, "
+     "link_flap_threshold; 0 turns either off)"},
     {"event_plugin_name", "events go to the journal (IBSMD_EVENT)"},
     {"console", "ibsa status|sweep|reroute|loglevel|dump|counters on the control socket"},
     {"console_port", "ibsa on the control socket (control_socket, control_group)"},

@@ -88,6 +88,10 @@ void metrics_render(const struct metrics *m, FILE *out)
 	counter(out, "sweeps_total", "sweeps started (full and partial; light ones not counted)",
 	        st.sweeps);
 	gauge(out, "sweeping", "1 while a sweep is under way", st.sweeping);
+	counter(out, "traps_total", "traps received from the fabric", st.traps);
+	gauge(out, "links_quarantined",
+	      "links disabled for flapping or babbling (link_flap_threshold, trap_flood_threshold)",
+	      st.links_held);
 	help(out, "sweep_phase_seconds", "gauge", "the last sweep's phases, in seconds");
 	const struct {
 		const char *name;

@@ -52,10 +52,11 @@ void status_write(const struct control *c, FILE *out, bool json)
 		    out,
 		    "\"sweeps\":{\"count\":%" PRIu64 ",\"sweeping\":%s,\"last\":{\"discover\":%.6f,"
 		    "\"lids\":%.6f,\"route\":%.6f,\"tables\":%.6f,\"arm\":%.6f,\"activate\":%.6f,"
-		    "\"total\":%.6f},\"lft_blocks_sent\":%u,\"port_sets\":%u,\"vl_sets\":%u},",
+		    "\"total\":%.6f},\"lft_blocks_sent\":%u,\"port_sets\":%u,\"vl_sets\":%u},"
+		    "\"traps\":%" PRIu64 ",\"links_quarantined\":%u,",
 		    st.sweeps, st.sweeping ? "true" : "false", tm->discover, tm->lids, tm->route,
 		    tm->tables, tm->arm, tm->activate, tm->total, k->lft_blocks_sent, k->port_sets,
-		    k->vl_sets);
+		    k->vl_sets, st.traps, st.links_held);
 		fprintf(out, "\"sms\":[");
 		for (uint32_t i = 0; i < nrem; i++) {
 			struct sm_remote_info r;
@@ -107,6 +108,8 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        "tables %.3f s, arm %.3f s, activate %.3f s, total %.3f s\n",
 	        st.sweeps, st.sweeping ? " (one under way)" : "", tm->discover, tm->lids, tm->route,
 	        tm->tables, tm->arm, tm->activate, tm->total);
+	fprintf(out, "traps:      %" PRIu64 " received; %u link(s) quarantined\n", st.traps,
+	        st.links_held);
 	for (uint32_t i = 0; i < nrem; i++) {
 		struct sm_remote_info r;
 		if (sm_remote_get(sm, i, &r))

@@ -1,10 +1,12 @@
-/* Link health: a link that goes up and down too often (a bad cable, a babbling port) makes
- * every other port pay: each transition is a trap, a sweep and routes moved off and back on.
- * After link_flap_threshold transitions within link_flap_window seconds, the SM disables
- * the link at its end nearer the SM (PortInfo:PortPhysicalState = Disabled), says so once
- * with the count, and enables it again (Polling) after link_flap_hold seconds, or when
- * told (ibsa release). Meanwhile routes keep off it and the rest of the fabric is
- * not disturbed by it. As OpenSM's babbling port policy, and opa-fm's flapping ports.
+/* Link health: a link that goes up and down too often (a bad cable) makes every other port
+ * pay: each transition is a trap, a sweep and routes moved off and back on. A port that
+ * floods the SM with traps about itself (a babbling port) costs the SM and every subscriber
+ * the traps are reported to. After link_flap_threshold transitions, or trap_flood_threshold
+ * traps, within link_flap_window seconds, the SM disables the link at its end nearer the
+ * SM (PortInfo:PortPhysicalState = Disabled), says so once with the count, and enables it
+ * again (Polling) after link_flap_hold seconds, or when told (ibsa release). Meanwhile
+ * routes keep off it and the rest of the fabric is not disturbed by it. As OpenSM's
+ * babbling port policy, and opa-fm's flapping ports.
  *
  * Kept per port index in one flat array: the link's lower port index holds its record. */
 #include <inttypes.h>
@@ -41,8 +43,8 @@ static void release(struct sm *sm, uint32_t i, const char *why)
 	uint32_t p = h->links[key].near;
 	h->held[i] = h->held[--h->nheld];
 	h->links[key].until = 0;
-	h->links[key].count = 0;
-	h->links[key].start = ev_now(sm->loop);
+	h->links[key].count = h->links[key].traps = 0;
+	h->links[key].start = h->links[key].trap_start = ev_now(sm->loop);
 	char name[160];
 	log_notice(sm->log, "health", "%s port %u enabled again (%s)",
 	           sm_node_name(sm, sm->topo.ports[p].node, name, sizeof(name)),
@@ -82,23 +84,14 @@ void health_free(struct sm *sm)
 	memset(h, 0, sizeof(*h));
 }
 
-void health_link_event(struct sm *sm, uint32_t near, uint32_t far)
+/* Quarantine the link whose record is key: near is its port the SM reaches without
+ * crossing it. what: "went up or down" or "sent traps". */
+static void quarantine(struct sm *sm, uint32_t key, uint32_t near, uint32_t far, const char *what,
+                       const char *count_key, unsigned count, double since)
 {
 	const struct ibsmd_config *cfg = sm->cfg;
 	struct sm_health *h = &sm->health;
-	if (!cfg->link_flap_threshold || health_grow(h, sm->topo.nports) < 0)
-		return;
-	uint32_t key = near < far ? near : far;
 	double now = ev_now(sm->loop);
-	if (h->links[key].until)
-		return; /* held already: its own going down is no news */
-	if (now - h->links[key].start > cfg->link_flap_window_s) {
-		h->links[key].start = now;
-		h->links[key].count = 0;
-	}
-	if (++h->links[key].count < cfg->link_flap_threshold)
-		return;
-	/* quarantined: disabled at the end the SM reaches without crossing the link */
 	if (array_reserve(&h->held, &h->held_cap, h->nheld + 1ull) < 0)
 		return;
 	h->held[h->nheld++] = key;
@@ -108,16 +101,80 @@ void health_link_event(struct sm *sm, uint32_t near, uint32_t far)
 	const struct topo_port *np = &sm->topo.ports[near], *fp = &sm->topo.ports[far];
 	snprintf(g, sizeof(g), "0x%016" PRIx64, sm->topo.nodes[np->node].guid);
 	snprintf(pn, sizeof(pn), "%u", np->num);
-	snprintf(cnt, sizeof(cnt), "%u", h->links[key].count);
-	const char *kv[] = {"node_guid", g, "port", pn, "transitions", cnt, NULL};
+	snprintf(cnt, sizeof(cnt), "%u", count);
+	const char *kv[] = {"node_guid", g, "port", pn, count_key, cnt, NULL};
 	sm_event(sm, LOGL_WARN, "link_quarantined", kv,
-	         "link %s port %u - %s port %u went up or down %u times in %u s: disabled for "
-	         "%u s (link_flap_threshold), or until ibsa release",
+	         "link %s port %u - %s port %u %s %u times in %u s: disabled for %u s (%s), or "
+	         "until ibsa release",
 	         sm_node_name(sm, np->node, name, sizeof(name)), np->num,
-	         sm_node_name(sm, fp->node, peer, sizeof(peer)), fp->num, h->links[key].count,
-	         (unsigned)(now - h->links[key].start + 0.5), cfg->link_flap_hold_s);
+	         sm_node_name(sm, fp->node, peer, sizeof(peer)), fp->num, what, count,
+	         (unsigned)(now - since + 0.5), cfg->link_flap_hold_s,
+	         strcmp(count_key, "traps") ? "link_flap_threshold" : "trap_flood_threshold");
 	program_port_phys(sm, near, PHYS_STATE_DISABLED);
 	arm_release(sm);
+}
+
+void health_link_event(struct sm *sm, uint32_t near, uint32_t far)
+{
+	const struct ibsmd_config *cfg = sm->cfg;
+	struct sm_health *h = &sm->health;
+	if (!cfg->link_flap_threshold || health_grow(h, sm->topo.nports) < 0)
+		return;
+	uint32_t key = near < far ? near : far;
+	struct sm_link_health *l = &h->links[key];
+	double now = ev_now(sm->loop);
+	if (l->until)
+		return; /* held already: its own going down is no news */
+	if (now - l->start > cfg->link_flap_window_s) {
+		l->start = now;
+		l->count = 0;
+	}
+	if (++l->count >= cfg->link_flap_threshold)
+		quarantine(sm, key, near, far, "went up or down", "transitions", l->count,
+		           l->start);
+}
+
+void health_trap(struct sm *sm, uint16_t from_lid, const struct mad_notice *no)
+{
+	const struct ibsmd_config *cfg = sm->cfg;
+	struct sm_health *h = &sm->health;
+	const struct topo *t = &sm->topo;
+	if (!cfg->trap_flood_threshold || !no->is_generic || from_lid >= TOPO_LID_COUNT)
+		return;
+	uint32_t sender = t->lid_port[from_lid], p = sender;
+	if (sender == TOPO_NONE)
+		return;
+	if (no->trap_number >= 129 && no->trap_number <= 131) {
+		/* about one port of the sender's node, named by LIDADDR and PortNumber: a LIDADDR
+		 * that is not the sender's would let one port have another's link disabled */
+		uint16_t lid = (uint16_t)(no->data_details[2] << 8 | no->data_details[3]);
+		if (lid >= TOPO_LID_COUNT || t->lid_port[lid] != sender)
+			return;
+		p = topo_port(t, t->ports[sender].node, no->data_details[5]);
+	} else if ((no->trap_number >= 256 && no->trap_number <= 259) ||
+	           topo_is_switch(t, t->ports[sender].node)) {
+		/* security traps tell of someone else (the port is the victim); a switch's other
+		 * traps are about the switch, whose port 0 has no link to hold */
+		return;
+	}
+	if (p == TOPO_NONE || t->ports[p].peer == TOPO_NONE || health_grow(h, t->nports) < 0)
+		return;
+	uint32_t far = t->ports[p].peer, key = p < far ? p : far;
+	struct sm_link_health *l = &h->links[key];
+	double now = ev_now(sm->loop);
+	if (l->until)
+		return;
+	if (now - l->trap_start > cfg->link_flap_window_s) {
+		l->trap_start = now;
+		l->traps = 0;
+	}
+	if (++l->traps < cfg->trap_flood_threshold)
+		return;
+	/* disabled at the end the SM reaches without crossing the link */
+	uint32_t near = p;
+	if (t->nodes[t->ports[far].node].hops < t->nodes[t->ports[p].node].hops)
+		near = far, far = p;
+	quarantine(sm, key, near, far, "sent traps", "traps", l->traps, l->trap_start);
 }
 
 int sm_link_release(struct sm *sm, uint64_t guid, unsigned port)

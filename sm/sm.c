@@ -771,6 +771,8 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 	uint32_t node = p != TOPO_NONE ? sm->topo.ports[p].node : TOPO_NONE;
 	log_rl(sm->log, &sm->rl_trap, LOGL_INFO, "sm", "trap %u from LID %u%s", no.trap_number,
 	       no.issuer_lid, node == TOPO_NONE ? " (unknown LID)" : "");
+	sm->traps++;
+	health_trap(sm, from->lid, &no);
 	for (unsigned i = 0; i < sm->nlisteners; i++)
 		if (sm->listeners[i].trap)
 			sm->listeners[i].trap(sm->listeners[i].ctx, &no);
@@ -1029,6 +1031,8 @@ struct sm_status sm_status(const struct sm *sm)
 	    .counts = sm->counts,
 	    .times = sm->times,
 	    .sweeps = sm->sweeps,
+	    .traps = sm->traps,
+	    .links_held = sm->health.nheld,
 	    .heavy = sm->heavy,
 	    .sweeping = sm->busy,
 	};

@@ -147,8 +147,10 @@ struct sm_status {
 	struct sm_counts counts;
 	struct sm_phase_times times;
 	uint64_t sweeps;
-	bool sweeping; /* a sweep is under way */
-	bool heavy;    /* ... or the last one: a full rediscovery (not a switch's re-look) */
+	uint64_t traps;      /* traps received */
+	uint32_t links_held; /* links quarantined now (sm/health.c) */
+	bool sweeping;       /* a sweep is under way */
+	bool heavy;          /* ... or the last one: a full rediscovery (not a switch's re-look) */
 };
 struct sm_status sm_status(const struct sm *sm);
 

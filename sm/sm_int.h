@@ -102,10 +102,12 @@ struct sm_mkeys {
 
 /* Link health (sm/health.c): per port index, the link it is the lower index of. */
 struct sm_link_health {
-	double start;   /* the window's start */
-	double until;   /* 0, or when the held link is enabled again */
-	unsigned count; /* transitions since start */
-	uint32_t near;  /* the port disabled (the SM's side) */
+	double start;      /* the window's start */
+	double until;      /* 0, or when the held link is enabled again */
+	unsigned count;    /* transitions since start */
+	uint32_t near;     /* the port disabled (the SM's side) */
+	double trap_start; /* the window of traps about either port */
+	unsigned traps;
 };
 
 struct sm_health {
@@ -189,6 +191,7 @@ struct sm {
 	unsigned path_layers, class_vls;     /* its layers, and the VLs they take */
 	unsigned layer_vls;                  /* the VLs the switch links ran */
 	uint64_t sweeps;
+	uint64_t traps; /* received */
 	/* the layers above (the SA, the standby sync), in the order main added them */
 	struct sm_listener listeners[SM_MAX_LISTENERS];
 	unsigned nlisteners;
@@ -238,6 +241,8 @@ void mkey_violation_trap(struct sm *sm, uint32_t node, const struct mad_notice *
 void health_init(struct sm *sm);
 void health_free(struct sm *sm);
 void health_link_event(struct sm *sm, uint32_t near, uint32_t far);
+/* a trap came from LID from_lid: one a port sends about itself counts against its link */
+void health_trap(struct sm *sm, uint16_t from_lid, const struct mad_notice *no);
 /* program.c: PortInfo Set of PortPhysicalState only (Disabled, Polling). */
 void program_port_phys(struct sm *sm, uint32_t port, uint8_t phys);
 /* The next incremental sweep reads this node's ports again. */

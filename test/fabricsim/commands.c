@@ -36,6 +36,8 @@ static const char help[] =
     "                            xmit_discards, xmit_constraint_errors,\n"
     "                            rcv_constraint_errors, local_link_integrity_errors,\n"
     "                            excessive_buffer_overruns, vl15_dropped, xmit_wait)\n"
+    "babble NODE PORT RATE       the port sends trap 129 RATE times a second while its\n"
+    "                            link is up, heedless of TrapRepress (0: stops)\n"
     "delay MS                    add a delay to every answer\n"
     "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
@@ -187,6 +189,17 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 				*c += n;
 				fprintf(o, "%s %s port %s: %" PRIu64 "\n", argv[3], argv[1],
 				        argv[2], *c);
+			}
+		}
+	} else if (!strcmp(argv[0], "babble") && argc == 4) {
+		char *e;
+		double rate = strtod(argv[3], &e);
+		if (!(rc = node_port(f, argv[1], argv[2], &p, o))) {
+			if (*e || !(rate >= 0 && rate <= 100000)) {
+				fprintf(o, "RATE: traps a second, 0 to 100000\n");
+				rc = -1;
+			} else {
+				rc = fs_server_babble(s, p, rate);
 			}
 		}
 	} else if (!strcmp(argv[0], "delay") && argc == 2) {

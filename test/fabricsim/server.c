@@ -87,6 +87,13 @@ struct pending_trap {
 	unsigned tries;
 };
 
+/* a port with a fault that makes it send trap 129 (local link integrity) at a rate, each
+ * with a new TID and heedless of TrapRepress, while its link is up */
+struct babbler {
+	uint32_t port;
+	double rate, owed;
+};
+
 struct fs_server {
 	struct ev_loop *loop;
 	struct fabric *f;
@@ -108,6 +115,9 @@ struct fs_server {
 	size_t ntraps, traps_cap;
 	uint64_t trap_tid;
 	ev_timer trap_timer;
+	VEC(struct babbler) babblers;
+	ev_timer babble_timer;
+	double babble_last;
 	struct fs_stats st;
 };
 
@@ -507,7 +517,7 @@ static void send_trap(struct fs_server *s, struct pending_trap *pt)
 	if (!sm || !fs_node_of(f, lp)->present)
 		return;
 	uint8_t req[REQ_SIZE] = {0};
-	sma_build_trap(f, lp, pt->trap, pt->tid, req + REQ_MAD);
+	sma_build_trap(f, pt->port, pt->trap, pt->tid, req + REQ_MAD);
 	struct route r;
 	if (route_lid(f, lp, sm, true, &r) < 0)
 		return;
@@ -568,6 +578,60 @@ static void trap_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	s->ntraps = keep;
 	if (!keep)
 		ev_timer_stop(s->loop, &s->trap_timer);
+}
+
+#define BABBLE_TICK_S 0.01
+
+static void babble_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct fs_server *s =
+	    (struct fs_server *)((char *)w - offsetof(struct fs_server, babble_timer));
+	struct fabric *f = s->f;
+	double now = ev_now(s->loop), dt = now - s->babble_last;
+	s->babble_last = now;
+	for (size_t i = 0; i < s->babblers.n; i++) {
+		struct babbler *b = &s->babblers.v[i];
+		const struct fs_port *p = &f->ports[b->port];
+		/* a port whose link is down has nothing to report (and no way to) */
+		if (p->pi.port_state < PORT_STATE_INIT || !fs_node_of(f, b->port)->present) {
+			b->owed = 0;
+			continue;
+		}
+		b->owed += b->rate * dt;
+		for (unsigned k = 0; b->owed >= 1 && k < 1000; k++, b->owed -= 1) {
+			struct pending_trap pt = {
+			    .port = b->port, .trap = 129, .tid = ++s->trap_tid};
+			send_trap(s, &pt);
+		}
+	}
+}
+
+int fs_server_babble(struct fs_server *s, uint32_t port, double rate)
+{
+	size_t i = 0;
+	while (i < s->babblers.n && s->babblers.v[i].port != port)
+		i++;
+	if (rate <= 0) {
+		if (i < s->babblers.n)
+			s->babblers.v[i] = s->babblers.v[--s->babblers.n];
+	} else if (i < s->babblers.n) {
+		s->babblers.v[i].rate = rate;
+	} else {
+		struct babbler *b = vec_push(&s->babblers);
+		if (!b)
+			return -1;
+		*b = (struct babbler){.port = port, .rate = rate};
+	}
+	if (s->babblers.n && !ev_is_active(&s->babble_timer)) {
+		s->babble_last = ev_now(s->loop);
+		ev_timer_set(&s->babble_timer, BABBLE_TICK_S, BABBLE_TICK_S);
+		ev_timer_start(s->loop, &s->babble_timer);
+	} else if (!s->babblers.n) {
+		ev_timer_stop(s->loop, &s->babble_timer);
+	}
+	return 0;
 }
 
 static void on_link_change(struct fabric *f, uint32_t port, void *ctx)
@@ -910,6 +974,7 @@ struct fs_server *fs_server_new(struct ev_loop *loop, struct fabric *f,
 	ev_io_start(loop, &s->admin_io);
 	ev_init(&s->delay_timer, delay_cb);
 	ev_init(&s->trap_timer, trap_cb);
+	ev_init(&s->babble_timer, babble_cb);
 	return s;
 fail:
 	fs_server_free(s);
@@ -937,6 +1002,8 @@ void fs_server_free(struct fs_server *s)
 	}
 	ev_timer_stop(s->loop, &s->delay_timer);
 	ev_timer_stop(s->loop, &s->trap_timer);
+	ev_timer_stop(s->loop, &s->babble_timer);
+	vec_free(&s->babblers);
 	s->f->on_link_change = NULL;
 	free(s->clients);
 	free(s->heap);

@@ -39,6 +39,10 @@ struct fs_server_opts *fs_server_opts(struct fs_server *s);
 struct fabric *fs_server_fabric(struct fs_server *s);
 unsigned fs_server_clients(const struct fs_server *s);
 
+/* Make a port send trap 129 rate times a second while its link is up (0: stop), as a
+ * port with a fault that floods the SM. */
+int fs_server_babble(struct fs_server *s, uint32_t port, double rate);
+
 /* Run one control command (the control socket's and a script's language); the answer text
  * goes to out. 0 on success. */
 int fs_server_command(struct fs_server *s, const char *line, char **out, size_t *outlen);

@@ -603,7 +603,7 @@ void sma_build_trap(const struct fabric *f, uint32_t port, uint16_t trap, uint64
 	smp.hdr.tid = tid;
 	struct mad_notice no = {
 	    .is_generic = 1,
-	    .type = trap == 128 ? 1 : 4, /* urgent / informational */
+	    .type = trap >= 128 && trap <= 131 ? 1 : 4, /* urgent / informational */
 	    .producer_type = n->type == NODE_TYPE_SWITCH ? 2 : 1,
 	    .trap_number = trap,
 	    .issuer_lid = pi->lid,
@@ -628,6 +628,13 @@ void sma_build_trap(const struct fabric *f, uint32_t port, uint16_t trap, uint64
 		for (unsigned i = 0; i < 8; i++)
 			d[12 + i] = (uint8_t)(kp->bad_mkey.mkey >> (56 - 8 * i));
 		no.type = 2; /* security */
+	}
+	if (trap >= 129 && trap <= 131) {
+		/* reserved 16, LIDADDR 16, reserved 8, PortNumber 8: the port in trouble */
+		memset(d, 0, 6);
+		d[2] = (uint8_t)(pi->lid >> 8);
+		d[3] = (uint8_t)pi->lid;
+		d[5] = f->ports[port].num;
 	}
 	if (trap == 144) {
 		/* reserved 16, LIDADDR 16, reserved 16, CapabilityMask 32 */

@@ -2,7 +2,9 @@
  * each answer, one line per case: "NAME STATUS" (STATUS in hex, or "timeout"). Used by the
  * scenario tests to check the SA answers the right status and keeps serving.
  * sa_probe --flood N: N table requests at once from a client that never acknowledges.
- * sa_probe --path-burst N: N whole-fabric PathRecord tables, then a Get (see path_burst). */
+ * sa_probe --path-burst N: N whole-fabric PathRecord tables, then a Get (see path_burst).
+ * sa_probe --trap LIDADDR PORT N: N traps 129 to the SM naming LIDADDR's port PORT (see
+ * send_traps). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
 #include "mad/sa_records.h"
+#include "mad/smp_attrs.h"
 
 struct probe {
 	bool done;
@@ -181,6 +184,62 @@ static int path_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 	return 0;
 }
 
+/* n traps 129 (local link integrity) to the SM's QP0, LID-routed from this port, naming
+ * LIDADDR's port PORT: a host that lies about whose port is in trouble, to get another's
+ * link disabled. Prints "traps N". */
+static int send_traps(struct mad_transport *t, const struct mad_local_port *lp, uint16_t lidaddr,
+                      uint8_t port, int n)
+{
+	if (n < 1 || n > 1000000)
+		return 2;
+	struct mad_notice no = {.is_generic = 1,
+	                        .type = 1,
+	                        .producer_type = 1,
+	                        .trap_number = 129,
+	                        .issuer_lid = lidaddr};
+	no.data_details[2] = (uint8_t)(lidaddr >> 8);
+	no.data_details[3] = (uint8_t)lidaddr;
+	no.data_details[5] = port;
+	uint8_t notice[80] = {0};
+	mad_notice_encode(&no, notice, sizeof(notice), NULL);
+	struct mad_addr to = {.lid = lp->sm_lid, .qpn = 0};
+	int sent = 0;
+	uint8_t buf[MAD_SIZE];
+	struct mad_addr from;
+	size_t len;
+	unsigned flags;
+	for (int i = 0; i < n; i++) {
+		struct mad_smp smp;
+		mad_smp_init_lid(&smp, MAD_METHOD_TRAP, MAD_ATTR_NOTICE, 0);
+		smp.hdr.tid = 0x7300000ull + (uint64_t)i;
+		memcpy(smp.data, notice, sizeof(smp.data));
+		uint8_t m[MAD_SIZE];
+		mad_smp_encode(&smp, m, sizeof(m), NULL);
+		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+			usleep(1000);
+		sent++;
+		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0)
+			;
+	}
+	/* The represses go to this port's SMA, not here. A NodeInfo Get to the SM's port,
+	 * answered after the traps were taken in order, tells that none is still on its way
+	 * when this client leaves the simulator. */
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0);
+	smp.hdr.tid = 0x7400000ull;
+	uint8_t m[MAD_SIZE];
+	mad_smp_encode(&smp, m, sizeof(m), NULL);
+	while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+		usleep(1000);
+	bool answered = false;
+	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
+	while (!answered && poll(&p, 1, 2000) > 0)
+		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0)
+			answered |= (mad_bits_get(buf, 64, 64) & 0xffffffffull) == 0x7400000ull;
+	printf("traps %d%s\n", sent, answered ? "" : " (the SM's port did not answer after)");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct log lg;
@@ -202,6 +261,12 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "--path-burst")) {
 		int rc = path_burst(t, &lp, atoi(argv[2]));
+		mad_transport_close(t);
+		return rc;
+	}
+	if (argc == 5 && !strcmp(argv[1], "--trap")) {
+		int rc = send_traps(t, &lp, (uint16_t)strtoul(argv[2], NULL, 0),
+		                    (uint8_t)atoi(argv[3]), atoi(argv[4]));
 		mad_transport_close(t);
 		return rc;
 	}
