@@ -357,8 +357,13 @@ int main(int argc, char **argv)
 			const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
 			if (st.sweeps > 1 || mc->retried || mc->timed_out)
 				printf("MADs: %" PRIu64 " sent in %" PRIu64 " sweep(s), %" PRIu64
-				       " retried, %" PRIu64 " unanswered after all retries\n",
-				       mc->sent, st.sweeps, mc->retried, mc->timed_out);
+				       " retried (%" PRIu64
+				       " beyond mad_retries for the loss), %" PRIu64
+				       " unanswered after all retries; %.0f%% of attempts answered "
+				       "lately\n",
+				       mc->sent, st.sweeps, mc->retried, mc->retried_lossy,
+				       mc->timed_out,
+				       100 * mad_dispatcher_answer_rate(sm_dispatcher(sm)));
 			/* the files OpenSM's --once leaves too, for ibdmchk and the like */
 			char why[512];
 			ctl.rl = &rl;

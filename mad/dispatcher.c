@@ -124,11 +124,14 @@ int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t
 	return 0;
 }
 
+static double attempt_timeout(const struct mad_dispatcher *d, const struct txn *t);
+
 static void txn_attempt(struct mad_dispatcher *d, struct txn *t)
 {
 	t->attempts++;
+	t->sent_at = ev_now(d->loop);
 	disp_xmit(d, &t->to, t->mad, t->len); /* a failed send is a lost MAD: the timer retries */
-	ev_timer_set(&t->timer, t->timeout_ms / 1000.0, 0.);
+	ev_timer_set(&t->timer, attempt_timeout(d, t), 0.);
 	ev_timer_start(d->loop, &t->timer);
 }
 
@@ -161,6 +164,75 @@ static void pump(struct mad_dispatcher *d)
 	}
 }
 
+/* Under loss the default retries are not enough: at 50% loss each way an attempt is
+ * answered one time in four, and four attempts fail 32% of the time, so that a sweep of
+ * a few thousand MADs always leaves some undone and sweeps again and again. A request with
+ * the default retries gets as many attempts as make its failure unlikely (1 in 1,000) at
+ * the rate of answers seen lately, at most MAD_ADAPT_MAX_ATTEMPTS; a fabric that answers
+ * 90% of attempts or more keeps the default, so that a node that is gone is given up on
+ * as soon as before. */
+#define MAD_ADAPT_MAX_ATTEMPTS 16
+#define MAD_ADAPT_DECAY        0.998 /* per finished transaction: the last ~500 weigh */
+
+static unsigned adapted_attempts(const struct mad_dispatcher *d)
+{
+	double answered = d->est_answered / d->est_attempts; /* per attempt */
+	if (answered >= 0.9)
+		return 0;
+	double fail = 1 - answered, p = 1;
+	unsigned n = 0;
+	while (p > 1e-3 && n < MAD_ADAPT_MAX_ATTEMPTS) {
+		p *= fail;
+		n++;
+	}
+	return n;
+}
+
+/* While MADs get lost, a lost attempt held its place in the window for the whole timeout
+ * (200 ms) where answers come in a few: the window, not the fabric, set the pace (20 s of
+ * discovery for 648 hosts at 50% loss). Then an attempt waits as long as answers take (the
+ * smoothed round trip and four times its variation, as TCP's RTO, at least
+ * MAD_RTO_MIN_S), doubled at each retry up to the configured timeout, so that a slow
+ * answerer is still waited for. A fabric that answers keeps the configured timeout. */
+#define MAD_RTO_MIN_S 0.02
+
+static double attempt_timeout(const struct mad_dispatcher *d, const struct txn *t)
+{
+	double cap = t->timeout_ms / 1000.0;
+	if (!t->adaptive || !d->rtt_known || d->est_answered / d->est_attempts >= 0.9)
+		return cap;
+	double rto = d->srtt + 4 * d->rttvar;
+	if (rto < MAD_RTO_MIN_S)
+		rto = MAD_RTO_MIN_S;
+	for (unsigned k = 1; k < t->attempts && rto < cap; k++)
+		rto *= 2;
+	return rto < cap ? rto : cap;
+}
+
+static void rtt_sample(struct mad_dispatcher *d, double r)
+{
+	if (!d->rtt_known) {
+		d->srtt = r;
+		d->rttvar = r / 2;
+		d->rtt_known = true;
+		return;
+	}
+	double dev = d->srtt > r ? d->srtt - r : r - d->srtt;
+	d->rttvar = 0.75 * d->rttvar + 0.25 * dev;
+	d->srtt = 0.875 * d->srtt + 0.125 * r;
+}
+
+static void estimate(struct mad_dispatcher *d, unsigned attempts, bool answered)
+{
+	d->est_attempts = d->est_attempts * MAD_ADAPT_DECAY + attempts;
+	d->est_answered = d->est_answered * MAD_ADAPT_DECAY + answered;
+}
+
+double mad_dispatcher_answer_rate(const struct mad_dispatcher *d)
+{
+	return d->est_answered / d->est_attempts;
+}
+
 void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_t status,
                      const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
@@ -180,6 +252,10 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
 		d->c.timed_out++;
 	else if (!error)
 		d->c.completed++;
+	if ((error == -ETIMEDOUT || !error) && t->attempts)
+		estimate(d, t->attempts, !error);
+	if (!error && t->attempts == 1) /* Karn: a retried one's answer may be to any attempt */
+		rtt_sample(d, ev_now(d->loop) - t->sent_at);
 
 	struct mad_result res = {
 	    .error = error,
@@ -203,6 +279,10 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
 
 static void txn_retry_or_fail(struct mad_dispatcher *d, struct txn *t)
 {
+	if (t->retries_left == 0 && t->adaptive && t->attempts < adapted_attempts(d)) {
+		d->c.retried_lossy++;
+		t->retries_left = 1;
+	}
 	if (t->retries_left == 0) {
 		log_debug(d->o.log, "mad",
 		          "TID 0x%016" PRIx64 " attr 0x%04x to LID %u: no answer after %u attempts",
@@ -243,6 +323,7 @@ int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
 	t->to = req->to;
 	t->timeout_ms = req->timeout_ms ? req->timeout_ms : d->o.timeout_ms;
 	t->retries_left = req->retries >= 0 ? (unsigned)req->retries : d->o.retries;
+	t->adaptive = req->retries < 0 && !req->timeout_ms;
 	t->attempts = 0;
 	t->cb = req->cb;
 	t->ctx = req->ctx;
@@ -406,6 +487,7 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 	if (!d->o.rmpp_recv_bytes)
 		d->o.rmpp_recv_bytes = 65536;
 	d->rl_rmpp = LOG_RL_INIT(10, 10000);
+	d->est_attempts = d->est_answered = 32; /* a fabric answers until it is seen not to */
 	d->free_head = NIL;
 	fifo_init(&d->pending);
 	fifo_init(&d->ready);

@@ -43,17 +43,18 @@ struct mad_dispatcher_opts {
 };
 
 struct mad_counters {
-	uint64_t sent;        /* MADs handed to the transport, retries and RMPP included */
-	uint64_t received;    /* MADs read from the transport */
-	uint64_t requests;    /* transactions submitted */
-	uint64_t completed;   /* transactions answered */
-	uint64_t retried;     /* attempts after the first */
-	uint64_t timed_out;   /* transactions failed after all retries */
-	uint64_t unmatched;   /* answers for no transaction in flight: late or duplicate */
-	uint64_t malformed;   /* MADs too short or with broken headers, dropped */
-	uint64_t send_errors; /* transport refused a send or returned a MAD undelivered */
-	uint64_t unhandled;   /* requests for a class nobody handles */
-	uint64_t busy;        /* answers with status BUSY (retried) */
+	uint64_t sent;          /* MADs handed to the transport, retries and RMPP included */
+	uint64_t received;      /* MADs read from the transport */
+	uint64_t requests;      /* transactions submitted */
+	uint64_t completed;     /* transactions answered */
+	uint64_t retried;       /* attempts after the first */
+	uint64_t timed_out;     /* transactions failed after all retries */
+	uint64_t unmatched;     /* answers for no transaction in flight: late or duplicate */
+	uint64_t malformed;     /* MADs too short or with broken headers, dropped */
+	uint64_t send_errors;   /* transport refused a send or returned a MAD undelivered */
+	uint64_t unhandled;     /* requests for a class nobody handles */
+	uint64_t busy;          /* answers with status BUSY (retried) */
+	uint64_t retried_lossy; /* retries beyond the default, for the loss seen (see .retries) */
 	uint64_t rmpp_sent_transfers, rmpp_recv_transfers, rmpp_aborted;
 	uint64_t rmpp_refused;      /* unasked transfers refused: too many at once, or too large */
 	uint64_t status_code[8];    /* answers by MAD status code field (bits 2-4), 0 unused */
@@ -80,7 +81,7 @@ struct mad_request {
 	const uint8_t *mad; /* the request, at most 256 bytes; its TID is assigned here */
 	size_t len;
 	unsigned timeout_ms; /* 0: the dispatcher's default */
-	int retries;         /* <0: the dispatcher's default */
+	int retries;         /* <0: the dispatcher's default, raised while MADs get lost */
 	uint64_t dest_key;   /* per-destination window key (e.g. node index + 1); 0: LID-routed
 	                        MADs use the LID, directed-route ones are not limited */
 	mad_result_fn cb;
@@ -118,6 +119,8 @@ int mad_dispatcher_respond_rmpp(struct mad_dispatcher *d, const struct mad_addr 
                                 size_t data_len);
 
 const struct mad_counters *mad_dispatcher_counters(const struct mad_dispatcher *d);
+/* The share of attempts answered lately (1: none lost), the measure retries adapt to. */
+double mad_dispatcher_answer_rate(const struct mad_dispatcher *d);
 /* Log the counters at INFO, one line, plus nonzero status counts. */
 void mad_dispatcher_log_counters(const struct mad_dispatcher *d);
 /* True when nothing is queued, in flight or in an RMPP transfer. */

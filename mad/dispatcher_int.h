@@ -31,6 +31,10 @@ struct txn {
 	uint8_t mad[MAD_SIZE];
 	size_t len;
 	unsigned timeout_ms, retries_left, attempts;
+	/* the dispatcher's default retries and timeout: more attempts, and shorter waits for
+	 * each, when MADs get lost (see adapted_attempts, attempt_timeout) */
+	bool adaptive;
+	double sent_at; /* the last attempt's */
 	mad_result_fn cb;
 	void *ctx;
 	ev_timer timer;
@@ -79,6 +83,12 @@ struct mad_dispatcher {
 	struct log_rl rl_rmpp;      /* receive failures a peer can cause at will */
 
 	struct mad_counters c;
+	/* attempts and answered transactions, each decayed per finished transaction: their
+	 * ratio estimates the chance that one attempt is answered (see adapted_attempts) */
+	double est_attempts, est_answered;
+	/* round trips of answers to first attempts (RFC 6298's smoothed mean and variation) */
+	double srtt, rttvar;
+	bool rtt_known;
 	uint8_t rxbuf[MAD_SIZE];
 };
 

@@ -21,10 +21,12 @@ struct fabric {
 	struct mad_dispatcher *d;
 	unsigned drop_first; /* drop this many attempts of every request */
 	bool drop_all;
-	bool duplicate;    /* answer twice */
-	bool hold;         /* keep answers until release() */
-	bool busy_first;   /* first attempt gets BUSY */
-	bool bounce_first; /* first attempt comes back undelivered */
+	bool duplicate;        /* answer twice */
+	bool hold;             /* keep answers until release() */
+	bool busy_first;       /* first attempt gets BUSY */
+	bool bounce_first;     /* first attempt comes back undelivered */
+	unsigned drop_percent; /* attempts lost at random (seed) */
+	unsigned seed;
 	unsigned attempts[NREQ_MAX];
 	/* held answers */
 	struct held {
@@ -60,6 +62,8 @@ static void on_send(struct fake_transport *f, const struct mad_addr *to, const u
 	struct mad_addr from = {.lid = to->lid, .qpn = 1};
 	uint8_t ans[MAD_SIZE];
 	if (fb->drop_all || n <= fb->drop_first)
+		return;
+	if (fb->drop_percent && (unsigned)rand_r(&fb->seed) % 100 < fb->drop_percent)
 		return;
 	if (fb->bounce_first && n == 1) {
 		fake_deliver(fb->ft, &from, mad, MAD_SIZE, MAD_RECV_SEND_FAILED);
@@ -269,6 +273,56 @@ START_TEST(unanswered_fail_after_retries)
 }
 END_TEST
 
+/* A fabric that loses 60% of attempts: with the default retries (3), 13% of requests
+ * would fail (0.6^4) and each lost attempt would hold its place in the window for the whole
+ * 200 ms timeout, 2,000 requests taking over 9 s. Requests with the defaults get more
+ * attempts and waits as long as answers take; explicit ones keep what they asked. */
+START_TEST(lossy_fabric_adapts_retries_and_timeouts)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = {.timeout_ms = 200, .retries = 3};
+	fabric_init(&fb, &o);
+	fb.drop_percent = 60;
+	fb.seed = 7;
+	ck_assert_double_eq(mad_dispatcher_answer_rate(fb.d), 1.0);
+	ev_tstamp start = ev_time();
+	for (unsigned i = 0; i < 2000; i++)
+		submit(&fb, i, i % 16, 0, -1);
+	run_until_done(&fb, 2000);
+	ev_tstamp took = ev_time() - start;
+	const struct mad_counters *c = mad_dispatcher_counters(fb.d);
+	/* the first few hundred run before the loss is seen: 13% of those may fail */
+	ck_assert_uint_lt(c->timed_out, 60);
+	ck_assert_uint_gt(c->retried_lossy, 100);
+	unsigned most = 0, lost = 0;
+	for (unsigned i = 0; i < 2000; i++) {
+		most = fb.res_attempts[i] > most ? fb.res_attempts[i] : most;
+		lost += fb.attempts[i] - (fb.results[i] == 0);
+	}
+	ck_assert_uint_gt(most, 4);
+	ck_assert_uint_le(most, 16);
+	double rate = mad_dispatcher_answer_rate(fb.d);
+	ck_assert_double_gt(rate, 0.3);
+	ck_assert_double_lt(rate, 0.5);
+	/* lost attempts waited 20 ms, doubled at each retry, not 200 ms each: with the
+	 * configured timeout the lost attempts alone would hold the 64 places of the window
+	 * for lost x 0.2 / 64 s (9.8 s here); it takes two thirds of that, timers firing
+	 * late under load or not */
+	ck_assert_double_lt(took, 0.85 * lost * 0.2 / 64);
+
+	/* an explicit retry count is kept: 0.6^3 of these fail */
+	unsigned before = (unsigned)c->timed_out;
+	fb.done = 0;
+	for (unsigned i = 0; i < 500; i++)
+		submit(&fb, i, i % 16, 20, 2);
+	run_until_done(&fb, 500);
+	for (unsigned i = 0; i < 500; i++)
+		ck_assert_uint_le(fb.res_attempts[i], 3);
+	ck_assert_uint_gt((unsigned)c->timed_out - before, 50);
+	fabric_free(&fb);
+}
+END_TEST
+
 START_TEST(duplicate_answers_ignored)
 {
 	struct fabric fb;
@@ -464,6 +518,7 @@ static Suite *dispatcher_suite(void)
 	tcase_add_test(tc, per_destination_window);
 	tcase_add_test(tc, lost_answers_are_retried);
 	tcase_add_test(tc, unanswered_fail_after_retries);
+	tcase_add_test(tc, lossy_fabric_adapts_retries_and_timeouts);
 	tcase_add_test(tc, duplicate_answers_ignored);
 	tcase_add_test(tc, late_answer_does_not_complete_a_newer_request);
 	tcase_add_test(tc, busy_is_retried);
