@@ -1,5 +1,6 @@
 /* Fabric generators. Names and GUIDs follow creation order, so a spec always gives the same
  * fabric; "seed" drives the random choices (missing links, random graphs). */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <ctype.h>
@@ -12,6 +13,10 @@
 /* Bounds on a spec's numbers: "hosts=-2" read as 4 billion hosts once */
 #define GEN_MAX_VALUE 1000000u
 #define GEN_MAX_DIM   1024u
+/* Nodes a generator makes at most: four times the unicast LID space (49,151), past which no
+ * subnet comes up. Without it a spec of a few bytes (torus:dims=61x33x8,hosts=62) asked for
+ * a million nodes and 2.3 GB before anything could fail. */
+#define GEN_MAX_NODES 200000u
 
 struct spec {
 	char kind[16];
@@ -130,6 +135,14 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 	return 0;
 }
 
+static int too_big(struct fs_error *err, const char *kind, uint64_t nodes)
+{
+	if (nodes <= GEN_MAX_NODES)
+		return 0;
+	return gerr(err, "%s: %" PRIu64 " nodes, more than %u (a subnet addresses 49,151)", kind,
+	            nodes, GEN_MAX_NODES);
+}
+
 static uint32_t add(struct fabric *f, uint8_t type, unsigned nports, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static uint32_t add(struct fabric *f, uint8_t type, unsigned nports, const char *fmt, ...)
@@ -180,6 +193,8 @@ static int gen_fattree(struct fabric *f, const struct spec *sp, struct fs_error 
 			return gerr(err, "fattree: 2 levels of radix %u hold at most %u hosts", k,
 			            max_hosts);
 		unsigned leaves = (hosts + down - 1) / down;
+		if (too_big(err, "fattree", (uint64_t)leaves + half + hosts) < 0)
+			return -1;
 		uint32_t *leaf = calloc(leaves, sizeof(uint32_t));
 		uint32_t *spine = calloc(half, sizeof(uint32_t));
 		for (unsigned s = 0; s < half; s++)
@@ -204,6 +219,8 @@ static int gen_fattree(struct fabric *f, const struct spec *sp, struct fs_error 
 		return gerr(err, "fattree: 3 levels of radix %u hold at most %u hosts", k,
 		            max_hosts);
 	unsigned pods = (hosts + per_pod - 1) / per_pod;
+	if (too_big(err, "fattree", (uint64_t)half * half + (uint64_t)pods * k + hosts) < 0)
+		return -1;
 	uint32_t *core = calloc(half * half, sizeof(uint32_t));
 	uint32_t *leaf = calloc(pods * half, sizeof(uint32_t));
 	for (unsigned c = 0; c < half * half; c++)
@@ -245,6 +262,8 @@ static int gen_grid(struct fabric *f, const struct spec *sp, bool torus, struct 
 	if (nports > 254)
 		return gerr(err, "%s: too many ports per switch", sp->kind);
 	unsigned n = d[0] * d[1] * d[2];
+	if (too_big(err, sp->kind, (uint64_t)n * (1 + hosts)) < 0)
+		return -1;
 	uint32_t *sw = calloc(n, sizeof(uint32_t));
 	for (unsigned z = 0; z < d[2]; z++)
 		for (unsigned y = 0; y < d[1]; y++)
@@ -282,6 +301,8 @@ static int gen_dragonfly(struct fabric *f, const struct spec *sp, struct fs_erro
 	unsigned nports = p + (a - 1) + h;
 	if (nports > 254)
 		return gerr(err, "dragonfly: too many ports per switch");
+	if (too_big(err, "dragonfly", (uint64_t)g * a * (1 + p)) < 0)
+		return -1;
 	uint32_t *sw = calloc(g * a, sizeof(uint32_t));
 	for (unsigned gi = 0; gi < g; gi++)
 		for (unsigned r = 0; r < a; r++)
@@ -321,6 +342,8 @@ static int gen_random(struct fabric *f, const struct spec *sp, struct fs_error *
 	unsigned host_ports = (hosts + n - 1) / n;
 	if (host_ports + 1 >= k)
 		return gerr(err, "random: radix %u leaves no switch-to-switch ports", k);
+	if (too_big(err, "random", (uint64_t)n + hosts) < 0)
+		return -1;
 	unsigned isl = k - host_ports; /* inter-switch ports per switch */
 	uint32_t *sw = calloc(n, sizeof(uint32_t));
 	unsigned *used = calloc(n, sizeof(unsigned));

@@ -898,6 +898,17 @@ START_TEST(generators)
 	ck_assert_int_eq(generate(&a, "cube:radix=3", &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "unknown generator"));
 	ck_assert_int_eq(generate(&a, "fattree:radix=8,hosts=1000", &err), -1);
+	/* a few bytes asking for a million nodes (fuzz_netfile: 2.3 GB, out of memory) are
+	 * refused before anything is made */
+	const char *huge[] = {
+	    "torus:dims=61x33x8,hosts=62", "fattree:radix=254,levels=3,hosts=1000000",
+	    "mesh:dims=64x64x64,hosts=1", "random:switches=1000000,radix=8,hosts=1",
+	    "dragonfly:groups=1000,routers=64,global=16,hosts=8"};
+	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+		ck_assert_msg(generate(&a, huge[i], &err) == -1, "%s made", huge[i]);
+		ck_assert_msg(strstr(err.msg, "more than 200000"), "%s: %s", huge[i], err.msg);
+		ck_assert_uint_eq(a.nnodes, 0);
+	}
 	fabric_free(&a);
 
 	/* the same in YAML, and YAML mistakes with their line */
