@@ -32,7 +32,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->sm_poll_retries = 3;
 	c->mad_window = 64;
 	c->mad_window_per_node = 4;
-	c->mad_queue_max = 262144;
+	c->mad_queue_max = 4096;
 	c->sa_subscriptions_per_port = 64;
 	c->link_flap_threshold = 10;
 	c->link_flap_window_s = 60;

@@ -84,8 +84,12 @@ static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res,
 	free(rq);
 	if (res->error != -ECANCELED)
 		backlog_drain(sm);
-	if (!counted)
+	if (!counted) {
+		/* the drain may have ended the phase's last pending unit (program_lft_more) */
+		if (res->error != -ECANCELED)
+			sm_phase_check(sm);
 		return;
+	}
 	if (sm->pending)
 		sm->pending--;
 	if (res->error != -ECANCELED)
@@ -220,11 +224,23 @@ static void backlog_drain(struct sm *sm)
 		sm->backlog.n = 0;
 		sm->backlog_head = 0;
 	}
+	program_lft_more(sm);
+}
+
+bool sm_has_room(const struct sm *sm)
+{
+	return sm->backlog.n == sm->backlog_head && sm->outstanding < sm->cfg->mad_queue_max &&
+	       !sm->stopped;
 }
 
 /* At stop: what waits in the SM's queue never goes; the phase stops counting it. */
 static void backlog_drop(struct sm *sm)
 {
+	if (sm->lft_out.active) {
+		sm->lft_out.active = false;
+		if (sm->pending)
+			sm->pending--;
+	}
 	for (uint32_t i = sm->backlog_head; i < sm->backlog.n; i++) {
 		if (sm->backlog.v[i]->counted && sm->pending)
 			sm->pending--;

@@ -170,6 +170,12 @@ struct sm {
 	 * go as answers come back (backlog_head: the next to go) */
 	VEC(struct sm_req *) backlog;
 	uint32_t backlog_head;
+	/* LFT blocks still to send, made as room comes (program_lft_more): block b of switch
+	 * s next, up to blocks per switch; one pending unit while active */
+	struct {
+		uint32_t b, s, blocks;
+		bool active;
+	} lft_out;
 	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
 	int exit_code;
 	char exit_reason[256];
@@ -275,6 +281,11 @@ int mkeys_save(struct sm *sm);
 void route_release(struct sm *sm);
 void program_read_tables(struct sm *sm);
 void program_tables(struct sm *sm);
+/* Send LFT blocks of the sweep's programming while the MAD layer has room and nothing
+ * waits in the SM's queue (called as answers come back). */
+void program_lft_more(struct sm *sm);
+/* The SM's queue is empty and the MAD layer takes more (sm.c). */
+bool sm_has_room(const struct sm *sm);
 /* LFT blocks whose programmed contents (as the switches acknowledged them) are not what
  * routing wants, and on how many switches: Sets that failed or never went. */
 uint32_t program_lft_missing(const struct sm *sm, uint32_t *switches);
