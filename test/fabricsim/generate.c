@@ -15,8 +15,10 @@
 #define GEN_MAX_DIM   1024u
 /* Nodes a generator makes at most: four times the unicast LID space (49,151), past which no
  * subnet comes up. Without it a spec of a few bytes (torus:dims=61x33x8,hosts=62) asked for
- * a million nodes and 2.3 GB before anything could fail. */
+ * a million nodes and 2.3 GB before anything could fail. Ports too: 16,000 switches of 254
+ * ports are few nodes and a gigabyte (a 40,000-host tree has 320,000 ports). */
 #define GEN_MAX_NODES 200000u
+#define GEN_MAX_PORTS 1000000u
 
 struct spec {
 	char kind[16];
@@ -135,12 +137,18 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 	return 0;
 }
 
-static int too_big(struct fs_error *err, const char *kind, uint64_t nodes)
+/* sws switches of ports ports each (port 0 not counted) and hosts CAs of hca_ports */
+static int too_big(struct fs_error *err, const char *kind, uint64_t sws, uint64_t ports,
+                   uint64_t hosts, unsigned hca_ports)
 {
-	if (nodes <= GEN_MAX_NODES)
-		return 0;
-	return gerr(err, "%s: %" PRIu64 " nodes, more than %u (a subnet addresses 49,151)", kind,
-	            nodes, GEN_MAX_NODES);
+	uint64_t nodes = sws + hosts, nports = sws * (ports + 1) + hosts * (hca_ports + 1ull);
+	if (nodes > GEN_MAX_NODES)
+		return gerr(err, "%s: %" PRIu64 " nodes, more than %u (a subnet addresses 49,151)",
+		            kind, nodes, GEN_MAX_NODES);
+	if (nports > GEN_MAX_PORTS)
+		return gerr(err, "%s: %" PRIu64 " ports, more than %u", kind, nports,
+		            GEN_MAX_PORTS);
+	return 0;
 }
 
 static uint32_t add(struct fabric *f, uint8_t type, unsigned nports, const char *fmt, ...)
@@ -193,7 +201,7 @@ static int gen_fattree(struct fabric *f, const struct spec *sp, struct fs_error 
 			return gerr(err, "fattree: 2 levels of radix %u hold at most %u hosts", k,
 			            max_hosts);
 		unsigned leaves = (hosts + down - 1) / down;
-		if (too_big(err, "fattree", (uint64_t)leaves + half + hosts) < 0)
+		if (too_big(err, "fattree", (uint64_t)leaves + half, k, hosts, sp->hca_ports) < 0)
 			return -1;
 		uint32_t *leaf = calloc(leaves, sizeof(uint32_t));
 		uint32_t *spine = calloc(half, sizeof(uint32_t));
@@ -219,7 +227,8 @@ static int gen_fattree(struct fabric *f, const struct spec *sp, struct fs_error 
 		return gerr(err, "fattree: 3 levels of radix %u hold at most %u hosts", k,
 		            max_hosts);
 	unsigned pods = (hosts + per_pod - 1) / per_pod;
-	if (too_big(err, "fattree", (uint64_t)half * half + (uint64_t)pods * k + hosts) < 0)
+	if (too_big(err, "fattree", (uint64_t)half * half + (uint64_t)pods * k, k, hosts,
+	            sp->hca_ports) < 0)
 		return -1;
 	uint32_t *core = calloc(half * half, sizeof(uint32_t));
 	uint32_t *leaf = calloc(pods * half, sizeof(uint32_t));
@@ -262,7 +271,7 @@ static int gen_grid(struct fabric *f, const struct spec *sp, bool torus, struct 
 	if (nports > 254)
 		return gerr(err, "%s: too many ports per switch", sp->kind);
 	unsigned n = d[0] * d[1] * d[2];
-	if (too_big(err, sp->kind, (uint64_t)n * (1 + hosts)) < 0)
+	if (too_big(err, sp->kind, n, nports, (uint64_t)n * hosts, sp->hca_ports) < 0)
 		return -1;
 	uint32_t *sw = calloc(n, sizeof(uint32_t));
 	for (unsigned z = 0; z < d[2]; z++)
@@ -301,7 +310,8 @@ static int gen_dragonfly(struct fabric *f, const struct spec *sp, struct fs_erro
 	unsigned nports = p + (a - 1) + h;
 	if (nports > 254)
 		return gerr(err, "dragonfly: too many ports per switch");
-	if (too_big(err, "dragonfly", (uint64_t)g * a * (1 + p)) < 0)
+	if (too_big(err, "dragonfly", (uint64_t)g * a, nports, (uint64_t)g * a * p, sp->hca_ports) <
+	    0)
 		return -1;
 	uint32_t *sw = calloc(g * a, sizeof(uint32_t));
 	for (unsigned gi = 0; gi < g; gi++)
@@ -342,7 +352,7 @@ static int gen_random(struct fabric *f, const struct spec *sp, struct fs_error *
 	unsigned host_ports = (hosts + n - 1) / n;
 	if (host_ports + 1 >= k)
 		return gerr(err, "random: radix %u leaves no switch-to-switch ports", k);
-	if (too_big(err, "random", (uint64_t)n + hosts) < 0)
+	if (too_big(err, "random", n, k, hosts, sp->hca_ports) < 0)
 		return -1;
 	unsigned isl = k - host_ports; /* inter-switch ports per switch */
 	uint32_t *sw = calloc(n, sizeof(uint32_t));

@@ -909,6 +909,15 @@ START_TEST(generators)
 		ck_assert_msg(strstr(err.msg, "more than 200000"), "%s: %s", huge[i], err.msg);
 		ck_assert_uint_eq(a.nnodes, 0);
 	}
+	/* few nodes, many ports: 16,129 core switches of radix 254 */
+	ck_assert_int_eq(generate(&a, "fattree:radix=254,levels=3,hosts=1", &err), -1);
+	ck_assert_msg(strstr(err.msg, "ports, more than 1000000"), "%s", err.msg);
+	fabric_free(&a);
+	/* the largest fabric the tests use still comes: 40,000 hosts on 64-port switches */
+	fabric_init(&a);
+	ck_assert_msg(generate(&a, "fattree:radix=64,levels=3,hosts=40000", &err) == 0, "%s",
+	              err.msg);
+	ck_assert_uint_eq(a.nnodes, 1024 + 40 * 64 + 40000);
 	fabric_free(&a);
 
 	/* the same in YAML, and YAML mistakes with their line */
