@@ -33,7 +33,7 @@ echo "host-7: 15 traps in 3 s, heard and left alone"
 # a host lying about whose port is in trouble: 300 traps naming leaf-2's port 5
 leaf2=$(lid_of leaf-2)
 before=$("$IBSA" --control "$WORK/control" status | sed -n 's/^traps: *\([0-9]*\) received.*/\1/p')
-out=$(on_sim host-9 "$PROBE" --trap "$leaf2" 5 300) || fail "sa_probe --trap: $out"
+out=$(cd "$WORK" && SIM_HOST=host-9 "$PROBE" --trap "$leaf2" 5 300 2>&1) || fail "sa_probe --trap (exit $?): $out"
 [ "$out" = "traps 300" ] || fail "sa_probe said: $out"
 after=$("$IBSA" --control "$WORK/control" status | sed -n 's/^traps: *\([0-9]*\) received.*/\1/p')
 [ $((after - before)) -ge 300 ] || fail "the SM heard $((after - before)) of host-9's 300 traps"
