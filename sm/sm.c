@@ -712,6 +712,50 @@ void sm_request_reroute(struct sm *sm)
 	sm_request_sweep(sm, NULL, 0);
 }
 
+/* When the switch the SM hangs off resets, it forgets its LID and its table: no trap can
+ * reach the SM, and the light sweep that would notice is up to sweep_interval away. The
+ * SM's own port falls out of ACTIVE at once (its link retrained), and a look at it every
+ * second (a sysfs read on hardware) sees it. */
+#define SM_LOCAL_WATCH_S 1.0
+
+static void local_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, local_watch));
+	struct mad_local_port lp;
+	if (sm->state != SM_STATE_MASTER || sm->t->ops->query_port(sm->t, &lp) < 0)
+		return;
+	bool was = sm->local_active;
+	sm->local_active = lp.state == PORT_STATE_ACTIVE;
+	if (sm->local_active) {
+		sm->local_kicks = sm->local_wait = 0;
+		return;
+	}
+	if (was)
+		log_notice(
+		    sm->log, "sm",
+		    "the SM's own port left ACTIVE (state %u, physical state %u): its switch "
+		    "may have reset; sweeping",
+		    lp.state, lp.phys_state);
+	/* INIT: the link is up and nobody configured it (a reset switch, or one that came back
+	 * before the SM looked); a sweep sets it. Asked again at 1, 2, 4 ... 16 s if it stays
+	 * so, not every second. DOWN: nothing a sweep could reach. */
+	if (lp.state != PORT_STATE_INIT || !sm->up || sm->busy)
+		return;
+	if (sm->local_wait) {
+		sm->local_wait--;
+		return;
+	}
+	if (!was && !sm->local_kicks)
+		log_notice(sm->log, "sm",
+		           "the SM's own port is INIT, configured by nobody: its switch may have "
+		           "reset; sweeping");
+	sm->local_wait = (1u << (sm->local_kicks < 4 ? sm->local_kicks : 4)) - 1;
+	sm->local_kicks++;
+	sm_request_sweep(sm, NULL, 0);
+}
+
 static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
@@ -884,6 +928,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 		         cfg->state_dir, strerror(errno));
 	ev_init(&sm->kick_timer, kick_cb);
 	ev_init(&sm->light_timer, light_cb);
+	ev_init(&sm->local_watch, local_watch_cb);
 	return sm;
 }
 
@@ -893,6 +938,10 @@ int sm_start(struct sm *sm)
 	if (cfg->sweep_interval_s && !sm->once) {
 		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
 		ev_timer_start(sm->loop, &sm->light_timer);
+	}
+	if (!sm->once) {
+		ev_timer_set(&sm->local_watch, SM_LOCAL_WATCH_S, SM_LOCAL_WATCH_S);
+		ev_timer_start(sm->loop, &sm->local_watch);
 	}
 	log_notice(sm->log, "sm",
 	           "ibsmd on %s (port GUID " GUID_FMT "), routing %s, LMC %u, state in "
@@ -949,6 +998,7 @@ void sm_stop(struct sm *sm)
 	sm->stopped = true;
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
+	ev_timer_stop(sm->loop, &sm->local_watch);
 	mcast_stop(sm);
 	election_stop(sm);
 	sm->phase_next = NULL;

@@ -137,6 +137,11 @@ struct sm {
 	bool *dirty; /* per node: switches to re-examine */
 	uint32_t dirty_cap;
 	ev_timer light_timer;
+	/* the SM's own port, looked at every second: its leaving ACTIVE (its switch reset, and
+	 * no trap can reach us) starts a sweep (local_watch_cb) */
+	ev_timer local_watch;
+	bool local_active;
+	unsigned local_kicks, local_wait; /* sweeps it asked for in a row; ticks to wait */
 	ev_timer kick_timer;
 
 	/* the phase under way */

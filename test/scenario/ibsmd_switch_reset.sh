@@ -49,8 +49,7 @@ grep -q "was reset" "$WORK/ibsmd.log" || fail "the reset was never named in the 
 # the neighbours' traps, well within the 10 s between light sweeps.
 stop_sims
 start_fabricsim "$(dirname "$0")/fabrics/random30-updn-loop.net"
-# (the SM on h0002, behind r022: when the SM's own switch resets, the traps' way to the SM
-# crosses its emptied table, and the next light sweep finds the reset, up to 10 s later)
+# (the SM on h0002, behind r022)
 SIM_HOST=h0002 start_ibsmd --routing-engine updn
 wait_until 10 verify_passes || fail "random30 not up: $("$FS" verify | tail -3)"
 for sw in r027 r014 r001 r027 r027; do
@@ -61,4 +60,15 @@ for sw in r027 r014 r001 r027 r027; do
 		fail "random30: $sw reset, not reprogrammed within 5 s (light sweeps every 10 s): $("$FS" verify | grep -E 'unicast|verdict' | tr '\n' ' ')"
 done
 echo "random30 (updn): five resets, each reprogrammed from the neighbours' traps"
+
+# The SM's own switch resets: the traps' way to the SM crosses its emptied table and no
+# trap gets there. The SM's own port falls out of ACTIVE and ibsmd sees it within a second;
+# before, the next light sweep found the reset, up to 10 s later.
+"$FS" ctl node remove r022 >/dev/null
+sleep 0.1
+"$FS" ctl node add r022 >/dev/null
+wait_until 5 verify_passes ||
+	fail "random30: the SM's own switch r022 reset, not reprogrammed within 5 s (light sweeps every 10 s): $("$FS" verify | grep -E 'unicast|verdict' | tr '\n' ' ')"
+grep -q "the SM's own port \(left ACTIVE\|is INIT\)" "$WORK/ibsmd.log" || fail "the SM's own port falling out of ACTIVE was not logged"
+echo "random30: the SM's own switch reset, reprogrammed from its own port's state"
 echo "ibsmd reprograms a switch that reset between sweeps: ok"
