@@ -8,6 +8,7 @@
  *  activate: ACTIVE for every ARMED port (both ends are ARMED by then, as the spec's neighbour
  *            rule wants).
  * Every Set answers with the attribute as it now is; that answer becomes our copy. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,6 @@
 static void on_set_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                         void *ctx)
 {
-	(void)res;
 	const uint32_t *ref = ctx; /* [0] node, [1] what, [2] attr modifier */
 	if (!smp || smp->dr_status) {
 		char name[160];
@@ -25,6 +25,21 @@ static void on_set_done(struct sm *sm, const struct mad_result *res, const struc
 		       "%s: Set of attribute 0x%04x (modifier 0x%x) %s",
 		       sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
 		       smp ? mad_status_str(smp->dr_status) : "got no answer");
+	}
+	/* A switch that answers nothing may be restarting: a reset in the middle of our
+	 * programming loses the blocks it had acknowledged, and a retried Set of ours landing
+	 * after the reset (SwitchInfo: LinearFDBTop) hides it from the next read. Seen in the
+	 * soak: a spine reset twice within one long sweep kept routes to a core switch missing
+	 * for good. Its tables are forgotten and all sent again by the next sweep. */
+	if (!smp && res->error == -ETIMEDOUT && ref[0] < sm->topo.nnodes &&
+	    topo_is_switch(&sm->topo, ref[0]) && sm->topo.sws[sm->topo.nodes[ref[0]].sw].lft_hw) {
+		uint32_t node = ref[0];
+		char name[160];
+		log_rl(sm->log, &sm->rl_refused, LOGL_NOTICE, "program",
+		       "%s answered no Set of ours: it may have reset; all of its tables go again",
+		       sm_node_name(sm, node, name, sizeof(name)));
+		topo_forget_tables(&sm->topo, node);
+		sm_request_sweep(sm, &node, 1);
 	}
 }
 

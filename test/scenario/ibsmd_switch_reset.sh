@@ -43,7 +43,7 @@ for sw in spine-2 spine-5 leaf-3; do
 		echo "round $round: $sw back after $gap s: reprogrammed, verify PASS, multicast whole"
 	done
 done
-grep -q "was reset" "$WORK/ibsmd.log" || fail "the reset was never named in the log"
+grep -q "was reset\|may have reset" "$WORK/ibsmd.log" || fail "the reset was never named in the log"
 
 # A dense irregular graph (random30, updn): switches of many links reset, each repaired from
 # the neighbours' traps, well within the 10 s between light sweeps.
