@@ -733,11 +733,9 @@ static void local_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	if (was)
-		log_notice(
-		    sm->log, "sm",
-		    "the SM's own port left ACTIVE (state %u, physical state %u): its switch "
-		    "may have reset; sweeping",
-		    lp.state, lp.phys_state);
+		log_notice(sm->log, "sm",
+		           "the SM's own port left ACTIVE (state %u, physical state %u)", lp.state,
+		           lp.phys_state);
 	/* INIT: the link is up and nobody configured it (a reset switch, or one that came back
 	 * before the SM looked); a sweep sets it. Asked again at 1, 2, 4 ... 16 s if it stays
 	 * so, not every second. DOWN: nothing a sweep could reach. */
@@ -747,7 +745,7 @@ static void local_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		sm->local_wait--;
 		return;
 	}
-	if (!was && !sm->local_kicks)
+	if (!sm->local_kicks)
 		log_notice(sm->log, "sm",
 		           "the SM's own port is INIT, configured by nobody: its switch may have "
 		           "reset; sweeping");
