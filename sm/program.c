@@ -39,6 +39,7 @@ static void on_set_done(struct sm *sm, const struct mad_result *res, const struc
 		       "%s answered no Set of ours: it may have reset; all of its tables go again",
 		       sm_node_name(sm, node, name, sizeof(name)));
 		topo_forget_tables(&sm->topo, node);
+		mcast_topology_changed(sm); /* its MFT blocks too: every group is looked at again */
 		sm_request_sweep(sm, &node, 1);
 	}
 }
