@@ -878,6 +878,15 @@ static void admin_cb(struct ev_loop *loop, ev_io *w, int revents)
 			return;
 		}
 		forked = pid == 0;
+		if (forked) {
+			/* the child lets go of the simulator's sockets at once: a verify still
+			 * running when the simulator is stopped would keep its names bound, and
+			 * the next simulator of that name could not bind them */
+			close(s->ctl_fd);
+			close(s->admin_fd);
+			for (unsigned i = 0; i < s->o.max_clients; i++)
+				close(s->clients[i].fd);
+		}
 	}
 	char *out = NULL;
 	size_t outlen = 0;
