@@ -61,6 +61,8 @@ struct ctx {
 	uint32_t nep;
 	uint32_t *lid_ep; /* LID -> endpoint, FS_NONE */
 	uint16_t *dist;   /* per switch: hops to the current LID along the LFTs */
+	uint8_t *down;    /* per switch: its walk to the current LID ends at a link that is down */
+	bool last_down;   /* ... the last lft_dist's walk did */
 	uint16_t *bfs;    /* per switch: shortest switch hops to the current destination switch */
 	uint32_t bfs_from;
 	uint32_t *queue;
@@ -149,9 +151,11 @@ static uint16_t lft_dist(struct ctx *c, uint32_t s, uint16_t lid, const struct e
 	uint32_t path[130];
 	unsigned n = 0;
 	uint16_t d; /* distance of where the walk stopped, beyond the last switch in path */
+	bool down = false;
 	for (;;) {
 		if (c->dist[s] != UNKNOWN) {
 			d = c->dist[s] == VISITING ? FAIL : c->dist[s]; /* VISITING: a loop */
+			down = d == FAIL && c->dist[s] != VISITING && c->down[s];
 			break;
 		}
 		if (dst->sw == s && dst->port == f->nodes[f->sws[s].node].first_port) {
@@ -170,6 +174,8 @@ static uint16_t lft_dist(struct ctx *c, uint32_t s, uint16_t lid, const struct e
 		uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
 		if (out == FS_NONE || !active_link(f, out)) {
 			d = FAIL;
+			down = out != FS_NONE && f->ports[out].peer != FS_NONE &&
+			       !fabric_link_up(f, out);
 			break;
 		}
 		uint32_t peer = f->ports[out].peer;
@@ -180,8 +186,11 @@ static uint16_t lft_dist(struct ctx *c, uint32_t s, uint16_t lid, const struct e
 		}
 		s = switch_of(f, pn);
 	}
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		c->dist[path[i]] = d == FAIL ? FAIL : (uint16_t)(d + (n - i));
+		c->down[path[i]] = down;
+	}
+	c->last_down = down;
 	return n ? c->dist[path[0]] : d;
 }
 
@@ -735,6 +744,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	}
 
 	c.dist = malloc(sizeof(uint16_t) * (f->nsws + 1));
+	c.down = calloc(f->nsws + 1, 1);
 	c.bfs = malloc(sizeof(uint16_t) * (f->nsws + 1));
 	c.queue = malloc(sizeof(uint32_t) * (f->nsws + 1));
 	c.nsrc = calloc(f->nsws + 1, sizeof(uint32_t));
@@ -768,6 +778,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 				uint16_t d = lft_dist(&c, src->sw, (uint16_t)lid, dst);
 				if (d == FAIL) {
 					r->pairs_unreached++;
+					r->pairs_unreached_down += c.last_down;
 					if (bad_here++ < 2)
 						issue(r, o.max_issues,
 						      "\"%s\" port %u cannot reach LID %u "
@@ -933,6 +944,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	free(c.ep);
 	free(c.lid_ep);
 	free(c.dist);
+	free(c.down);
 	free(c.bfs);
 	free(c.queue);
 	free(c.nsrc);
@@ -976,9 +988,10 @@ void verify_print(const struct verify_report *r, FILE *out)
 	        r->endpoints, r->lids_zero, r->lids_duplicate, r->lids_misaligned);
 	fprintf(out,
 	        "unicast:   %" PRIu64 " pairs, %" PRIu64 " reached, %" PRIu64
-	        " unreachable, %" PRIu64 " not minimal, hops max %u mean %.2f\n",
-	        r->pairs, r->pairs_reached, r->pairs_unreached, r->pairs_nonminimal, r->hops_max,
-	        r->hops_mean);
+	        " unreachable (%" PRIu64 " at a link that is down), %" PRIu64
+	        " not minimal, hops max %u mean %.2f\n",
+	        r->pairs, r->pairs_reached, r->pairs_unreached, r->pairs_unreached_down,
+	        r->pairs_nonminimal, r->hops_max, r->hops_mean);
 	fprintf(out, "credit:    %" PRIu64 " channels, %" PRIu64 " dependencies, %s\n",
 	        r->cdg_channels, r->cdg_edges, r->credit_loop ? "CREDIT LOOP" : "no credit loop");
 	char sls[64], vls[64];
@@ -1030,16 +1043,17 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	        "\"links\":{\"count\":%u,\"slow\":%u,\"disabled_speed\":%u},"
 	        "\"lids\":{\"endpoints\":%u,\"zero\":%u,\"duplicate\":%u,\"misaligned\":%u},"
 	        "\"unicast\":{\"pairs\":%" PRIu64 ",\"reached\":%" PRIu64
-	        ",\"unreachable\":%" PRIu64 ",\"nonminimal\":%" PRIu64
-	        ",\"hops_max\":%u,\"hops_mean\":%.3f},"
+	        ",\"unreachable\":%" PRIu64 ",\"unreachable_link_down\":%" PRIu64
+	        ",\"nonminimal\":%" PRIu64 ",\"hops_max\":%u,\"hops_mean\":%.3f},"
 	        "\"vl_unrun\":%" PRIu64 ",\"sls_used\":%u,\"vls_used\":%u,"
 	        "\"credit_loops\":{\"channels\":%" PRIu64 ",\"dependencies\":%" PRIu64
 	        ",\"loop\":%s,\"cycle\":",
 	        r->ok ? "true" : "false", r->ports_linked, r->ports_active, r->links, r->links_slow,
 	        r->links_disabled_speed, r->endpoints, r->lids_zero, r->lids_duplicate,
 	        r->lids_misaligned, r->pairs, r->pairs_reached, r->pairs_unreached,
-	        r->pairs_nonminimal, r->hops_max, r->hops_mean, r->vl_unrun, r->sls_used,
-	        r->vls_used, r->cdg_channels, r->cdg_edges, r->credit_loop ? "true" : "false");
+	        r->pairs_unreached_down, r->pairs_nonminimal, r->hops_max, r->hops_mean,
+	        r->vl_unrun, r->sls_used, r->vls_used, r->cdg_channels, r->cdg_edges,
+	        r->credit_loop ? "true" : "false");
 	json_str(out, r->cycle);
 	fprintf(out, "},\"shift\":{\"checked\":%s,\"hosts\":%u,\"worst\":%u,\"worst_k\":%u",
 	        r->shift_checked ? "true" : "false", r->shift_hosts, r->shift_worst,

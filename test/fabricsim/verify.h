@@ -31,6 +31,9 @@ struct verify_report {
 	unsigned endpoints, lids_zero, lids_duplicate, lids_misaligned;
 	/* unicast: every endpoint to every LID of every other endpoint */
 	uint64_t pairs, pairs_reached, pairs_unreached, pairs_nonminimal;
+	/* of the unreachable: those whose route ends at a link that is down (a cable pulled
+	 * the SM has not routed around yet), not at a table or a port the SM left wrong */
+	uint64_t pairs_unreached_down;
 	unsigned hops_max;
 	double hops_mean;
 	/* credit loops in the channel dependency graph (links x VLs) */
