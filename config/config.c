@@ -37,6 +37,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->link_flap_threshold = 10;
 	c->link_flap_window_s = 60;
 	c->link_flap_hold_s = 300;
+	c->link_settle_s = 5;
 	c->trap_flood_threshold = 250; /* as OpenSM's babbling_port_policy */
 	c->mad_timeout_ms = 200;
 	c->mad_retries = 3;
@@ -594,6 +595,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_LINK_FLAP_WINDOW] = {"link_flap_window", OPT_UINT, F(link_flap_window_s), 1, 86400,
                              OPT_LIVE},
     [CK_LINK_FLAP_HOLD] = {"link_flap_hold", OPT_UINT, F(link_flap_hold_s), 1, 86400, OPT_LIVE},
+    [CK_LINK_SETTLE_TIME] = {"link_settle_time", OPT_UINT, F(link_settle_s), 0, 3600, OPT_LIVE},
     [CK_TRAP_FLOOD_THRESHOLD] = {"trap_flood_threshold", OPT_UINT, F(trap_flood_threshold), 0,
                                  1000000, OPT_LIVE},
     [CK_SA_SUBSCRIPTIONS_PER_PORT] = {"sa_subscriptions_per_port", OPT_UINT,

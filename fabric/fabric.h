@@ -46,7 +46,10 @@ struct topo_port {
 	uint8_t refused;
 	uint8_t npkeys;
 	uint8_t pkey_blocks; /* P_Key blocks the SM last wrote (a shorter table empties the rest) */
-	bool known; /* PortInfo read at least once */
+	bool known;          /* PortInfo read at least once */
+	/* routes keep off this port's link for now: it came up and is not ACTIVE yet, or it
+	 * flaps and has not been stable long enough (sm/health.c) */
+	bool unrouted;
 };
 
 #define TOPO_SL2VL_UNKNOWN UINT64_MAX

@@ -30,9 +30,11 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 			if (peer == TOPO_NONE)
 				continue;
 			uint32_t pn = t->ports[peer].node;
-			if (topo_is_switch(t, pn))
-				ctx->adj_start[s + 1]++;
-			else if (t->ports[peer].lid)
+			if (topo_is_switch(t, pn)) {
+				if (!t->ports[n->first_port + p].unrouted &&
+				    !t->ports[peer].unrouted)
+					ctx->adj_start[s + 1]++;
+			} else if (t->ports[peer].lid)
 				ctx->dst_start[s + 1] += 1u << t->ports[peer].lmc;
 		}
 		if (t->ports[n->first_port].lid)
@@ -61,6 +63,8 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 				continue;
 			const struct topo_port *pp = &t->ports[peer];
 			if (topo_is_switch(t, pp->node)) {
+				if (t->ports[n->first_port + p].unrouted || pp->unrouted)
+					continue;
 				ctx->adj[ea++] = (struct rt_edge){.to = t->nodes[pp->node].sw,
 				                                  .port = (uint8_t)p};
 			} else if (pp->lid) {

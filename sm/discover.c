@@ -196,7 +196,6 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		}
 		if (!pr->full && t->ports[pr->from_port].peer != arrival) {
 			sm->structural = true;
-			sm->grew = true; /* a link that was not there before */
 			char name[160], g[20], pn[4], fg[20], fpn[4];
 			const struct topo_port *near = &t->ports[pr->from_port];
 			snprintf(g, sizeof(g), "0x%016" PRIx64, t->nodes[near->node].guid);
@@ -209,7 +208,10 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 			    "peer_port", fpn, NULL};
 			sm_event(sm, LOGL_NOTICE, "link_up", kv, "link up at %s port %u",
 			         sm_node_name(sm, near->node, name, sizeof(name)), near->num);
-			health_link_event(sm, pr->from_port, arrival);
+			/* a link that was not there before adds capacity: routes are balanced
+			 * over it, now, or (held until ACTIVE) in the pass that lets it in */
+			if (!health_link_event(sm, pr->from_port, arrival, true))
+				sm->grew = true;
 		}
 		topo_link(t, pr->from_port, arrival);
 	} else {
@@ -333,7 +335,7 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 			    "peer_port", fpn, NULL};
 			sm_event(sm, LOGL_NOTICE, "link_down", kv, "link down at %s port %u",
 			         sm_node_name(sm, port->node, name, sizeof(name)), port->num);
-			health_link_event(sm, pr->port, port->peer);
+			health_link_event(sm, pr->port, port->peer, false);
 			topo_unlink(t, pr->port);
 			sm->structural = true;
 		}

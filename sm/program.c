@@ -329,8 +329,9 @@ void program_tables(struct sm *sm)
 	sm->lft_out.active = true;
 	sm->pending++;
 	/* multicast trees: all of them again when links or nodes changed */
-	if (sm->structural)
+	if (sm->structural || sm->rejoin)
 		mcast_topology_changed(sm);
+	sm->rejoin = false;
 	mcast_program(sm);
 	/* P_Keys of CA ports, and of switches' management ports when the policy gives them
 	 * keys (all_switches): every block the keys need, 32 keys each, and the blocks a

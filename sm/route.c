@@ -41,7 +41,8 @@ static int try_engine(struct sm *sm, const struct routing_engine *e,
 		routing_ctx_free(ctx);
 		if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
 			return -1;
-		ctx->sticky = !sm->reroute && (!sm->grew || sm->counts.lft_blocks_read);
+		ctx->sticky =
+		    !sm->reroute && (!(sm->grew || sm->rejoin) || sm->counts.lft_blocks_read);
 		return -1;
 	}
 	if (last != e)
@@ -96,7 +97,7 @@ int route_all(struct sm *sm)
 	}
 	/* Losses move only the routes they break; added capacity is balanced over. Tables
 	 * just read from the switches (a takeover, a fresh start) are kept where valid. */
-	ctx->sticky = !sm->reroute && (!sm->grew || sm->counts.lft_blocks_read);
+	ctx->sticky = !sm->reroute && (!(sm->grew || sm->rejoin) || sm->counts.lft_blocks_read);
 	char chain[sizeof(sm->cfg->routing_engines)];
 	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
 	int rc = -1;

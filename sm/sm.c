@@ -491,6 +491,7 @@ static void after_election(struct sm *sm)
 static void after_read(struct sm *sm)
 {
 	double t0 = ev_time();
+	health_hold_check(sm);
 	if (route_all(sm) < 0) {
 		sm->exit_code = 1;
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
@@ -582,6 +583,7 @@ static void sweep_done(struct sm *sm)
 				sm->listeners[i].sweep_done(sm->listeners[i].ctx,
 				                            first || sm->structural);
 		mcast_program(sm); /* changes that came during the sweep */
+		health_settle_check(sm);
 	} else if (!sm->exit_code) {
 		if (inactive) {
 			const struct topo_port *fp = &sm->topo.ports[first_inactive];

@@ -108,6 +108,10 @@ struct sm_link_health {
 	uint32_t near;     /* the port disabled (the SM's side) */
 	double trap_start; /* the window of traps about either port */
 	unsigned traps;
+	double down_at, prev_down_at; /* when it last went down, and the time before (0: never) */
+	double settle_until;          /* held out of routing: released once ACTIVE and past this */
+	uint32_t other;               /* held out of routing: the port at its other end */
+	bool settling;                /* ... it is */
 };
 
 struct sm_health {
@@ -116,6 +120,10 @@ struct sm_health {
 	uint32_t *held; /* keys of the links held */
 	uint32_t nheld, held_cap;
 	ev_timer timer;
+	/* keys of the links held out of routing until ACTIVE and settled (link_settle_time) */
+	uint32_t *settling;
+	uint32_t nsettling, settling_cap;
+	ev_timer settle_timer;
 };
 
 struct sm {
@@ -158,6 +166,7 @@ struct sm {
 	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
 	bool heavy;      /* the sweep under way (or the last) rediscovers the whole fabric */
 	bool reroute;    /* the next routing starts afresh (ibsa reroute, a reload) */
+	bool rejoin;     /* links held out of routing were let in: balance over them */
 	bool retry;      /* a partial sweep could not read some switch: its route may be stale */
 	unsigned rounds; /* discovery rounds in this sweep */
 
@@ -251,7 +260,19 @@ void mkey_violation_trap(struct sm *sm, uint32_t node, const struct mad_notice *
 /* sm/health.c: a link went up or down between port near (the SM's side) and far. */
 void health_init(struct sm *sm);
 void health_free(struct sm *sm);
-void health_link_event(struct sm *sm, uint32_t near, uint32_t far);
+/* up: it came up, else it went down. A link between switches that comes up while the
+ * subnet is up is held out of routing (true) until its ports are ACTIVE and it has settled. */
+bool health_link_event(struct sm *sm, uint32_t near, uint32_t far, bool up);
+/* After a sweep that brought the subnet up: the held links that are ACTIVE and settled are
+ * let into routing, and a sweep moves routes onto them. */
+void health_settle_check(struct sm *sm);
+/* Before routing: once the subnet is up, a link between switches that is not ACTIVE at both
+ * ends is held out of routing too; a held link whose absence would cut a switch off the
+ * SM's is let in (routes already laid stay where they are, the switch's own destinations
+ * use it). */
+void health_hold_check(struct sm *sm);
+/* Routes over every link again (out of memory). */
+void health_settle_forget(struct sm *sm);
 /* a trap came from LID from_lid: one a port sends about itself counts against its link */
 void health_trap(struct sm *sm, uint16_t from_lid, const struct mad_notice *no);
 /* program.c: PortInfo Set of PortPhysicalState only (Disabled, Polling). */

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A link between switches that comes up carries no routes before both its ports are ACTIVE
+# (a route over a port not yet ACTIVE drops every packet sent that way), and a link that
+# flaps carries none until it has stayed up for link_settle_time.
+# 1. A spine refuses PortInfo Sets, so its end of a returning link never leaves INIT: the
+#    routes stay off it (every pair reached) until the spine takes Sets again; then the
+#    link is ACTIVE and routes move onto it. Before, the SM moved routes onto it at once.
+# 2. A cable pulled and put back once carries routes again as soon as it is ACTIVE; pulled
+#    and put back a second time within link_flap_window, it carries none for
+#    link_settle_time, then does.
+# Usage: sm_link_settle.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+FS="$BUILD/test/fabricsim/fabricsim"
+start_fabricsim "fattree:radix=8,levels=2" # 4 spines, 8 leaves, 32 hosts
+printf 'link_flap_threshold: 0\nlink_settle_time: 3\n' >"$WORK/ibsmd.yaml"
+SIM_HOST=host-32 start_ibsmd --config "$WORK/ibsmd.yaml"
+wait_until 10 verify_passes || fail "not up"
+
+routes_on() { "$FS" ctl lft "$1" | awk -v p="$2" '$2 == p' | wc -l; }
+unreachable() {
+	{ "$FS" verify --json || true; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["unicast"]["unreachable"])'
+}
+
+# 1: activated first, routed after
+read -r spine sport < <("$FS" ctl port leaf-1 5 | sed -n 's/.* peer "\([^"]*\)" \([0-9]*\).*/\1 \2/p')
+[ "$(routes_on leaf-1 5)" -gt 0 ] || fail "leaf-1 port 5 carries no route to begin with"
+"$FS" ctl refuse "$spine" 0x15 >/dev/null
+"$FS" ctl link down leaf-1 5 >/dev/null
+wait_until 5 sh -c "[ \$('$FS' ctl lft leaf-1 | awk '\$2 == 5' | wc -l) = 0 ]" || fail "routes not moved off the pulled cable"
+"$FS" ctl link up leaf-1 5 >/dev/null
+sleep 3 # the SM sweeps again and again: the spine's port refuses to become ARMED
+"$FS" ctl port "$spine" "$sport" | has "state INIT" || fail "$spine port $sport is not INIT: $("$FS" ctl port "$spine" "$sport")"
+u=$(unreachable)
+[ "$u" = 0 ] || fail "$u pairs unreachable while the link is INIT: routes moved onto it before it was ACTIVE"
+[ "$(routes_on leaf-1 5)" = 0 ] || fail "leaf-1 routes $(routes_on leaf-1 5) LIDs over a link that is not ACTIVE"
+echo "a returning link that cannot become ACTIVE: no route over it, every pair reached"
+"$FS" ctl refuse "$spine" 0 >/dev/null
+wait_until 10 sh -c "'$FS' ctl port '$spine' '$sport' | grep -q 'state ACTIVE'" || fail "not ACTIVE once the spine takes Sets"
+wait_until 10 sh -c "[ \$('$FS' ctl lft leaf-1 | awk '\$2 == 5' | wc -l) -gt 0 ]" || fail "no route moved onto the link once ACTIVE"
+wait_until 10 verify_passes || fail "not whole: $("$FS" verify | tail -3)"
+echo "once ACTIVE, routes move onto it; verify passes"
+
+# 2: damping
+"$FS" ctl link down leaf-2 5 >/dev/null
+wait_until 5 sh -c "[ \$('$FS' ctl lft leaf-2 | awk '\$2 == 5' | wc -l) = 0 ]" || fail "routes not moved off leaf-2 port 5"
+"$FS" ctl link up leaf-2 5 >/dev/null
+wait_until 2 sh -c "[ \$('$FS' ctl lft leaf-2 | awk '\$2 == 5' | wc -l) -gt 0 ]" ||
+	fail "a cable put back once carries no route 2 s later"
+echo "put back once: routed again as soon as ACTIVE"
+"$FS" ctl link down leaf-2 5 >/dev/null
+wait_until 5 sh -c "[ \$('$FS' ctl lft leaf-2 | awk '\$2 == 5' | wc -l) = 0 ]" || fail "routes not moved off leaf-2 port 5 again"
+"$FS" ctl link up leaf-2 5 >/dev/null
+t0=$SECONDS
+wait_until 5 sh -c "'$FS' ctl port leaf-2 5 | grep -q 'state ACTIVE'" || fail "leaf-2 port 5 not ACTIVE again"
+sleep 1
+[ "$(routes_on leaf-2 5)" = 0 ] || fail "a link down twice within the window carries routes 1 s after it came back (link_settle_time 3)"
+verify_passes || fail "not whole while the link settles: $("$FS" verify | tail -3)"
+wait_until 8 sh -c "[ \$('$FS' ctl lft leaf-2 | awk '\$2 == 5' | wc -l) -gt 0 ]" ||
+	fail "the settled link carries no route $((SECONDS - t0)) s after it came back"
+[ $((SECONDS - t0)) -ge 3 ] || fail "routed again after $((SECONDS - t0)) s, before link_settle_time"
+grep -q "ACTIVE and settled: routes move onto them" "$WORK/ibsmd.log" || fail "the release is not logged"
+verify_passes || fail "not whole after the settle: $("$FS" verify | tail -3)"
+echo "put back a second time: routed again after $((SECONDS - t0)) s (link_settle_time 3)"
+echo "link settle: ok"
