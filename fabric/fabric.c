@@ -101,52 +101,91 @@ void topo_unlink(struct topo *t, uint32_t a)
 	t->ports[a].peer = TOPO_NONE;
 }
 
-uint32_t topo_update_paths(struct topo *t)
+/* Does the node's directed route still lead to it, over links routes may use? */
+static bool path_holds(const struct topo *t, uint32_t target)
+{
+	const struct topo_node *tn = &t->nodes[target];
+	if (!tn->present || !tn->hops || tn->hops > MAD_DR_MAX_HOPS)
+		return false;
+	uint32_t n = t->sm_node;
+	for (unsigned h = 1; h <= tn->hops; h++) {
+		const struct topo_node *cur = &t->nodes[n];
+		unsigned p = tn->path[h];
+		if (p == 0 || p > cur->nports)
+			return false;
+		uint32_t pi = cur->first_port + p;
+		if (!topo_is_switch(t, n) && (h > 1 || pi != t->sm_port))
+			return false;
+		uint32_t peer = t->ports[pi].peer;
+		if (peer == TOPO_NONE || t->ports[pi].unrouted || t->ports[peer].unrouted)
+			return false;
+		n = t->ports[peer].node;
+	}
+	return n == target;
+}
+
+uint32_t topo_update_paths(struct topo *t, bool final)
 {
 	if (t->sm_node == TOPO_NONE)
 		return 0;
 	uint32_t *queue = malloc(sizeof(uint32_t) * (t->nnodes + 1));
 	bool *reached = calloc(t->nnodes + 1, sizeof(bool));
-	if (!queue || !reached) {
+	bool *keep = calloc(t->nnodes + 1, sizeof(bool));
+	if (!queue || !reached || !keep) {
 		free(queue);
 		free(reached);
+		free(keep);
 		return 0;
 	}
+	/* a route that still holds is kept: a node's route changes only when it breaks, so
+	 * that a link coming back (perhaps to go again) does not draw the SM's SMPs onto it */
+	for (uint32_t n = 0; n < t->nnodes; n++)
+		keep[n] = n != t->sm_node && path_holds(t, n);
 	uint32_t head = 0, tail = 0;
 	struct topo_node *root = &t->nodes[t->sm_node];
 	root->hops = 0;
 	reached[t->sm_node] = true;
 	queue[tail++] = t->sm_node;
-	while (head < tail) {
-		uint32_t n = queue[head++];
-		struct topo_node *node = &t->nodes[n];
-		/* only switches forward, and the SM's own CA sends out of its own port */
-		bool sm_ca = n == t->sm_node && !topo_is_switch(t, n);
-		if (!topo_is_switch(t, n) && !sm_ca)
-			continue;
-		if (node->hops >= MAD_DR_MAX_HOPS)
-			continue;
-		for (unsigned p = 1; p <= node->nports; p++) {
-			uint32_t pi = node->first_port + p;
-			if (sm_ca && pi != t->sm_port)
+	/* first over the links routes may use, then (what is left) over the held ones too: a
+	 * link held out of routing may be flapping, and an SMP sent across it may be lost
+	 * with it, its node taken for dead */
+	for (int pass = 0; pass < 2; pass++, head = 0)
+		while (head < tail) {
+			uint32_t n = queue[head++];
+			struct topo_node *node = &t->nodes[n];
+			/* only switches forward, and the SM's own CA sends out of its own port */
+			bool sm_ca = n == t->sm_node && !topo_is_switch(t, n);
+			if (!topo_is_switch(t, n) && !sm_ca)
 				continue;
-			uint32_t peer = t->ports[pi].peer;
-			if (peer == TOPO_NONE)
+			if (node->hops >= MAD_DR_MAX_HOPS)
 				continue;
-			uint32_t m = t->ports[peer].node;
-			if (reached[m])
-				continue;
-			reached[m] = true;
-			struct topo_node *next = &t->nodes[m];
-			memcpy(next->path, node->path, node->hops + 1u);
-			next->hops = (uint8_t)(node->hops + 1);
-			next->path[next->hops] = (uint8_t)p;
-			queue[tail++] = m;
+			for (unsigned p = 1; p <= node->nports; p++) {
+				uint32_t pi = node->first_port + p;
+				if (sm_ca && pi != t->sm_port)
+					continue;
+				uint32_t peer = t->ports[pi].peer;
+				if (peer == TOPO_NONE)
+					continue;
+				if (!pass && (t->ports[pi].unrouted || t->ports[peer].unrouted))
+					continue;
+				uint32_t m = t->ports[peer].node;
+				if (reached[m])
+					continue;
+				reached[m] = true;
+				queue[tail++] = m;
+				if (keep[m])
+					continue;
+				struct topo_node *next = &t->nodes[m];
+				memcpy(next->path, node->path, node->hops + 1u);
+				next->hops = (uint8_t)(node->hops + 1);
+				next->path[next->hops] = (uint8_t)p;
+			}
 		}
-	}
 	uint32_t lost = 0;
 	for (uint32_t n = 0; n < t->nnodes; n++) {
 		struct topo_node *node = &t->nodes[n];
+		if (!final && !reached[n])
+			continue; /* a round of the sweep is still to look for it */
 		if (reached[n]) {
 			node->present = true;
 			continue;
@@ -159,6 +198,7 @@ uint32_t topo_update_paths(struct topo *t)
 	}
 	free(queue);
 	free(reached);
+	free(keep);
 	return lost;
 }
 

@@ -165,10 +165,11 @@ static inline uint64_t topo_port_guid(const struct topo *t, uint32_t port)
 void topo_link(struct topo *t, uint32_t a, uint32_t b);
 void topo_unlink(struct topo *t, uint32_t a);
 
-/* Shortest directed routes from the SM to every node over the known links, and presence:
- * nodes the SM cannot reach are marked absent and their links dropped. Returns the number of
- * nodes that became absent. */
-uint32_t topo_update_paths(struct topo *t);
+/* Directed routes from the SM to every node over the known links (a node's route is kept
+ * while it holds; links held out of routing are crossed only where nothing else leads), and
+ * presence: when final, nodes the SM cannot reach are marked absent and their links
+ * dropped. Returns the number of nodes that became absent. */
+uint32_t topo_update_paths(struct topo *t, bool final);
 
 /* The LID table, rebuilt from the ports' assigned LIDs. */
 void topo_rebuild_lids(struct topo *t);

@@ -114,6 +114,16 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	char route[200];
 	path_str(pr->path, pr->hops, route, sizeof(route));
 	if (!smp || smp->dr_status) {
+		if (pr->from_port != TOPO_NONE && !smp && sm->rounds < 2) {
+			/* its route may cross a link that has just gone (or flaps): probed again
+			 * by a new route before the node behind is taken for dead */
+			uint32_t *slot = vec_push(&sm->reprobe);
+			if (slot) {
+				*slot = pr->from_port;
+				sm->retry = true;
+				return;
+			}
+		}
 		if (pr->from_port != TOPO_NONE) {
 			char name[160];
 			sm_node_name(sm, t->ports[pr->from_port].node, name, sizeof(name));
@@ -360,7 +370,7 @@ static void discover_end(struct sm *sm)
 		         "the SM's own port did not answer: nothing discovered");
 		return;
 	}
-	uint32_t lost = topo_update_paths(t);
+	uint32_t lost = topo_update_paths(t, true);
 	if (lost) {
 		log_notice(sm->log, "discover", "%u node(s) no longer reachable", lost);
 		sm->structural = true;
@@ -391,10 +401,16 @@ static void discover_end(struct sm *sm)
 	}
 }
 
+void discover_reroute(struct sm *sm)
+{
+	topo_update_paths(&sm->topo, false);
+}
+
 void discover_full(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	t->sweep++;
+	sm->rounds = 1; /* its next rounds (discover_switches) keep what it found */
 	sm->structural = false;
 	sm->grew = true; /* a full sweep balances the routes afresh */
 	/* forget the links: this sweep finds them again */
@@ -455,6 +471,14 @@ void discover_switches(struct sm *sm)
 		sm->grew = false;
 	}
 	sm->retry = false;
+	/* the probes that got no answer in the first round, by the new routes */
+	for (uint32_t i = 0; i < sm->reprobe.n; i++) {
+		uint32_t p = sm->reprobe.v[i];
+		const struct topo_port *port = &t->ports[p];
+		if (t->nodes[port->node].present && port->peer == TOPO_NONE && topo_port_up(port))
+			probe(sm, p, sm->heavy);
+	}
+	sm->reprobe.n = 0;
 	for (uint32_t i = 0; i < t->nnodes && i < sm->dirty_cap; i++) {
 		if (!sm->dirty[i])
 			continue;

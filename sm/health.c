@@ -205,7 +205,7 @@ void health_settle_check(struct sm *sm)
 	if (!released)
 		return;
 	log_notice(sm->log, "health", "%u link(s) ACTIVE%s: routes move onto them", released,
-	         sm->cfg->link_settle_s ? " and settled" : "");
+	           sm->cfg->link_settle_s ? " and settled" : "");
 	sm->rejoin = true;
 	sm_request_sweep(sm, nodes, n);
 }

@@ -247,6 +247,7 @@ static void backlog_drop(struct sm *sm)
 		free(sm->backlog.v[i]);
 	}
 	vec_free(&sm->backlog);
+	vec_free(&sm->reprobe);
 	sm->backlog_head = 0;
 }
 
@@ -431,14 +432,17 @@ static void after_activate(struct sm *sm)
 
 static void after_discovery(struct sm *sm)
 {
-	discover_finish(sm);
 	if (sm->retry && sm->rounds < 3) {
-		/* routes recomputed around what failed: read the switches we missed */
+		/* routes recomputed around what failed: read the switches we missed, probe the
+		 * ports that got no answer */
+		discover_reroute(sm);
 		sm_phase_begin(sm, after_discovery);
 		discover_switches(sm);
 		sm_phase_check(sm);
 		return;
 	}
+	sm->reprobe.n = 0;
+	discover_finish(sm);
 	if (sm->topo.sm_node == TOPO_NONE) {
 		sm->times.discover = ev_time() - sm->sweep_start;
 		sm->exit_code = 1;
@@ -520,6 +524,20 @@ static uint32_t ports_not_active(const struct sm *sm, uint32_t *first)
 	return n;
 }
 
+/* The nodes of the ports ports_not_active counts: the next incremental sweep reads them. */
+static void mark_inactive_dirty(struct sm *sm)
+{
+	const struct topo *t = &sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++)
+		if (topo_port_should_be_active(t, p))
+			sm_dirty(sm, t->ports[p].node);
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		uint32_t n = t->sws[s].node;
+		if (t->nodes[n].present && !t->ports[t->nodes[n].first_port].known)
+			sm_dirty(sm, n);
+	}
+}
+
 static void start_sweep(struct sm *sm)
 {
 	sm->busy = true;
@@ -533,6 +551,7 @@ static void start_sweep(struct sm *sm)
 	sm->rounds = 0;
 	sm->retry = false;
 	sm->probes_lost = 0;
+	sm->reprobe.n = 0;
 	sm_phase_begin(sm, after_discovery);
 	sm->heavy = sm->full || sm->topo.sm_node == TOPO_NONE;
 	if (sm->heavy) {
@@ -563,6 +582,7 @@ static void sweep_done(struct sm *sm)
 	const struct sm_phase_times *tm = &sm->times;
 	if (!sm->exit_code && !inactive && !lft_missing) {
 		bool first = !sm->up;
+		sm->incomplete = 0;
 		sm->up = true;
 		sm->el.rereg = sm->el.trust_fabric = false; /* the ports have been told */
 		if (first || sm->structural || c->lft_blocks_sent || c->port_sets || c->vl_sets)
@@ -606,7 +626,17 @@ static void sweep_done(struct sm *sm)
 			    lft_missing, lft_switches);
 		log_warn(sm->log, "sm", "sweep done but %s; the next sweep retries",
 		         sm->exit_reason);
-		sm->full = true;
+		/* again, incrementally: the nodes of the ports left short of ACTIVE are read and
+		 * set again, the LFT blocks whose Sets failed go again. A full sweep would forget
+		 * every link, and on a fabric where a link flaps take the nodes behind it for
+		 * lost if its probes crossed the link as it went; full only when incremental
+		 * ones keep failing. */
+		if (++sm->incomplete < 3) {
+			mark_inactive_dirty(sm);
+		} else {
+			sm->full = true;
+			sm->incomplete = 0;
+		}
 		sm->again = true;
 	}
 	if (sm->once && !sm->exit_code && (inactive || lft_missing || sm->probes_lost)) {

@@ -169,6 +169,7 @@ struct sm {
 	bool rejoin;     /* links held out of routing were let in: balance over them */
 	bool retry;      /* a partial sweep could not read some switch: its route may be stale */
 	unsigned rounds; /* discovery rounds in this sweep */
+	unsigned incomplete; /* sweeps in a row that left ports short of ACTIVE or blocks unset */
 
 	bool up;   /* the subnet has come up */
 	bool once; /* --once: stop after the first sweep */
@@ -198,6 +199,9 @@ struct sm {
 	/* this sweep: NodeInfo probes behind up ports, and PortInfo reads, that got no
 	 * answer (their nodes are dirty: the next sweep asks again) */
 	uint32_t probes_lost;
+	/* ports whose NodeInfo probe got no answer in the sweep's first round: probed again,
+	 * by a new route, before whatever is behind them is taken for lost */
+	VEC(uint32_t) reprobe;
 	uint32_t once_best;
 	unsigned once_stale;    /* gives up at SM_ONCE_STALE_MAX */
 	bool aliases_written;   /* every alias GUID block written once */
@@ -280,6 +284,8 @@ void program_port_phys(struct sm *sm, uint32_t port, uint8_t phys);
 /* The next incremental sweep reads this node's ports again. */
 void sm_dirty(struct sm *sm, uint32_t node);
 void discover_full(struct sm *sm);
+/* Between two rounds of a sweep: routes around what failed, nothing declared lost yet. */
+void discover_reroute(struct sm *sm);
 void discover_switches(struct sm *sm);
 void discover_finish(struct sm *sm); /* after either: paths, presence, counts */
 /* A switch's SwitchInfo as read: kept, and when its LinearFDBTop is not what it last held

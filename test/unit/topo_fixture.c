@@ -74,7 +74,7 @@ void fix_finish(struct topo *t, uint32_t sm, const struct ibsmd_config *cfg)
 {
 	t->sm_node = sm;
 	t->sm_port = topo_port(t, sm, 1);
-	topo_update_paths(t);
+	topo_update_paths(t, true);
 	uint16_t lid = 1;
 	for (uint32_t p = 0; p < t->nports; p++)
 		t->ports[p].lid = topo_port_endpoint(t, p) ? lid++ : 0;
