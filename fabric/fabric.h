@@ -274,7 +274,8 @@ void topo_guid_info_block(const struct topo *t, uint32_t port, unsigned b, struc
 /* ---- tables as programmed (fabric/tables.c) ---- */
 
 /* Forget every table a node holds as we programmed it (it was reset or came back after
- * an absence): VL, P_Key, and a switch's LFT and MFT blocks. They are sent again. */
+ * an absence): VL, P_Key, and a switch's LFT and MFT blocks, and what its management port
+ * held (read again). They are sent again. */
 void topo_forget_tables(struct topo *t, uint32_t node);
 /* The index + 1 of a VL arbitration block in topo.vlarb, added if new; 0 when out of room. */
 uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl);

@@ -51,6 +51,8 @@ void topo_forget_tables(struct topo *t, uint32_t node)
 	}
 	if (n->sw != TOPO_NONE) {
 		struct topo_switch *sw = &t->sws[n->sw];
+		/* a reset also lost its management port's LID and state: read it again */
+		t->ports[n->first_port].known = false;
 		free(sw->sl2vl);
 		sw->sl2vl = NULL;
 		free(sw->lft_hw);
