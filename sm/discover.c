@@ -323,6 +323,7 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 		return;
 	}
 	bool was_up = topo_port_up(port);
+	bool was_active = port->known && port->pi.port_state == PORT_STATE_ACTIVE;
 	mad_port_info_decode(smp->data, sizeof(smp->data), &port->pi, NULL);
 	port->known = true;
 	/* a key the port shows (it is unprotected, or we presented it) is the key it carries */
@@ -346,10 +347,19 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 			sm_event(sm, LOGL_NOTICE, "link_down", kv, "link down at %s port %u",
 			         sm_node_name(sm, port->node, name, sizeof(name)), port->num);
 			health_link_event(sm, pr->port, port->peer, false);
+			/* the far end went down with it, whether or not we read it again */
+			t->ports[port->peer].pi.port_state = PORT_STATE_DOWN;
 			topo_unlink(t, pr->port);
 			sm->structural = true;
 		}
 		return;
+	}
+	if (was_active && port->pi.port_state == PORT_STATE_INIT && port->peer != TOPO_NONE &&
+	    port->num != 0) {
+		/* ACTIVE when last seen, INIT now: the link went down and came back up between
+		 * two looks (faster than the traps tell), a flap like any other */
+		health_link_event(sm, pr->port, port->peer, false);
+		health_link_event(sm, pr->port, port->peer, true);
 	}
 	if (!forwards)
 		return;

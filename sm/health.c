@@ -189,6 +189,11 @@ void health_settle_check(struct sm *sm)
 				nodes[n++] = a->node;
 				nodes[n++] = b->node;
 			}
+			uint32_t *w = vec_push(&sm->rejoin_nodes);
+			if (w)
+				*w = a->node;
+			if ((w = vec_push(&sm->rejoin_nodes)))
+				*w = b->node;
 			settle_unhold(sm, i);
 			released++;
 			continue;

@@ -56,6 +56,8 @@ static void on_lft_done(struct sm *sm, const struct mad_result *res, const struc
                         void *ctx)
 {
 	const uint32_t *ref = ctx;
+	if (sm->lft_out.inflight)
+		sm->lft_out.inflight--;
 	on_set_done(sm, res, smp, ctx);
 	if (!smp || smp->dr_status)
 		return;
@@ -263,6 +265,62 @@ void program_read_tables(struct sm *sm)
 	}
 }
 
+/* Routes moving onto links just let in: the switches at their ends are written first, then
+ * their neighbours, and so on outwards, each wave acknowledged before the next. For a
+ * destination whose new routes cross such a link, the switches nearer the link (the new
+ * routes' next hops) then hold their new entries before any switch farther out sends
+ * packets their way: no packet meets an old entry that leads back (a loop) while the
+ * tables change. Other moves are between routes equally short, safe in any order. */
+static void lft_waves(struct sm *sm)
+{
+	const struct routing_ctx *ctx = &sm->rctx;
+	const struct topo *t = &sm->topo;
+	sm->lft_out.wave = 0;
+	sm->lft_out.waves = 1;
+	uint32_t nseeds = sm->rejoin_nodes.n;
+	sm->rejoin_nodes.n = 0;
+	if (!nseeds || ctx->nsw != t->nsws || !ctx->adj_start)
+		return;
+	uint8_t *w = realloc(sm->lft_wave, t->nsws + 1u);
+	uint32_t *queue = malloc(sizeof(uint32_t) * (t->nsws + 1u));
+	if (!w || !queue) {
+		if (w)
+			sm->lft_wave = w;
+		free(queue);
+		return; /* out of memory: all at once, as before */
+	}
+	sm->lft_wave = w;
+	memset(w, 0xff, t->nsws);
+	uint32_t head = 0, tail = 0;
+	for (uint32_t i = 0; i < nseeds; i++) {
+		uint32_t node = sm->rejoin_nodes.v[i];
+		if (node >= t->nnodes || !topo_is_switch(t, node))
+			continue;
+		uint32_t s = t->nodes[node].sw;
+		if (w[s] == 0xff) {
+			w[s] = 0;
+			queue[tail++] = s;
+		}
+	}
+	uint8_t last = 0;
+	while (head < tail) {
+		uint32_t s = queue[head++];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint32_t m = ctx->adj[e].to;
+			if (w[m] != 0xff || w[s] >= 253)
+				continue;
+			w[m] = (uint8_t)(w[s] + 1);
+			last = w[m];
+			queue[tail++] = m;
+		}
+	}
+	for (uint32_t s = 0; s < t->nsws; s++)
+		if (w[s] == 0xff)
+			w[s] = (uint8_t)(last + 1); /* out of reach of the links: last */
+	sm->lft_out.waves = (uint8_t)(last + 2);
+	free(queue);
+}
+
 void program_lft_more(struct sm *sm)
 {
 	const struct topo *t = &sm->topo;
@@ -275,15 +333,26 @@ void program_lft_more(struct sm *sm)
 		}
 		uint32_t b = sm->lft_out.b;
 		if (b >= sm->lft_out.blocks) {
+			if (sm->lft_out.wave + 1 < sm->lft_out.waves) {
+				if (sm->lft_out.inflight)
+					break; /* this wave's Sets all in before the next goes */
+				sm->lft_out.wave++;
+				sm->lft_out.b = sm->lft_out.s = 0;
+				continue;
+			}
 			sm->lft_out.active = false;
 			sm->pending--; /* the caller checks the phase (sm.c on_dr_answer) */
 			break;
 		}
-		struct topo_switch *sw = &sm->topo.sws[sm->lft_out.s++];
+		uint32_t si = sm->lft_out.s++;
+		struct topo_switch *sw = &sm->topo.sws[si];
+		if (sm->lft_out.waves > 1 && sm->lft_wave[si] != sm->lft_out.wave)
+			continue;
 		if (!t->nodes[sw->node].present || !sw->lft || b * 64 >= sw->lft_size ||
 		    !sw->lft_hw || sw->lft_hw_size < sw->lft_size || !block_differs(t, sw, b))
 			continue;
 		send_set(sm, sw->node, MAD_ATTR_LFT, b, sw->lft + b * 64, on_lft_done);
+		sm->lft_out.inflight++;
 		sm->counts.lft_blocks_sent++;
 	}
 }
@@ -324,6 +393,7 @@ void program_tables(struct sm *sm)
 	 * they are 337,000 Sets, each a queued request of 330 bytes, 111 MB at the peak */
 	if (sm->lft_out.active)
 		sm->pending--; /* a sweep before this one left some: these replace them */
+	lft_waves(sm);
 	sm->lft_out.b = sm->lft_out.s = 0;
 	sm->lft_out.blocks = lft_blocks;
 	sm->lft_out.active = true;

@@ -248,6 +248,9 @@ static void backlog_drop(struct sm *sm)
 	}
 	vec_free(&sm->backlog);
 	vec_free(&sm->reprobe);
+	vec_free(&sm->rejoin_nodes);
+	free(sm->lft_wave);
+	sm->lft_wave = NULL;
 	sm->backlog_head = 0;
 }
 

@@ -190,7 +190,15 @@ struct sm {
 	struct {
 		uint32_t b, s, blocks;
 		bool active;
+		/* make-before-break when routes move onto links let in (health_settle_check):
+		 * the switches in waves by their distance from those links, each wave's blocks
+		 * acknowledged before the next goes; waves 1 otherwise */
+		uint8_t wave, waves;
+		uint32_t inflight; /* LFT Sets sent and not yet answered */
 	} lft_out;
+	uint8_t *lft_wave; /* per switch index: its wave */
+	/* the switches at the ends of the links let in since the last programming */
+	VEC(uint32_t) rejoin_nodes;
 	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
 	int exit_code;
 	char exit_reason[256];
