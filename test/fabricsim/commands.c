@@ -43,6 +43,8 @@ static const char help[] =
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
     "stats                       MAD counts and clients\n"
     "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
+    "lft-order                   when each switch took its last LFT Set (a sequence number\n"
+    "                            over the fabric): the order an SM wrote the switches in\n"
     "port NODE PORT              a port's state, LID and peer\n"
     "lft NODE                    a switch's LFT: LID port, for every set entry\n"
     "lids                        every endpoint's GUID, LID, LMC and node\n"
@@ -229,6 +231,11 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			total += f->sws[i].lft_sets;
 		}
 		fprintf(o, "total %" PRIu64 "\n", total);
+	} else if (!strcmp(argv[0], "lft-order")) {
+		for (uint32_t i = 0; i < f->nsws; i++)
+			if (f->sws[i].lft_sets)
+				fprintf(o, "%s %" PRIu64 "\n", f->nodes[f->sws[i].node].name,
+				        f->sws[i].lft_last);
 	} else if (!strcmp(argv[0], "port") && argc == 3) {
 		if (!(rc = node_port(f, argv[1], argv[2], &p, o))) {
 			const struct fs_port *pt = &f->ports[p];

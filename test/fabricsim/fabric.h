@@ -90,6 +90,7 @@ struct fs_switch {
 	uint8_t positions; /* 16-port blocks of the MFT */
 	uint8_t *sl2vl;    /* (nports+1)^2 x 8 bytes, [in][out] */
 	uint64_t lft_sets; /* LFT blocks written by Set (tests count reprogramming) */
+	uint64_t lft_last; /* fabric.lft_seq at its last LFT Set (tests check the order) */
 };
 
 struct fabric {
@@ -102,7 +103,8 @@ struct fabric {
 	struct u64map by_node_guid, by_port_guid, by_name;
 	uint32_t *lid_port; /* LID -> port index (the port owning it), FS_NONE if none */
 	uint64_t next_sw_guid, next_ca_guid;
-	unsigned seed; /* fault injection's random choices */
+	unsigned seed;    /* fault injection's random choices */
+	uint64_t lft_seq; /* LFT Sets taken, fabric-wide */
 	/* ACTIVE ports an SM's PortInfo Set took down (retrain to Init, or disable): a takeover
 	 * or a handover that keeps the subnet up leaves this alone */
 	uint64_t sm_deactivated;

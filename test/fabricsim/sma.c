@@ -322,6 +322,7 @@ static uint16_t do_lft(struct fabric *f, uint32_t in, uint32_t block, bool set, 
 		}
 		memcpy(s->lft + block * 64, data, 64);
 		s->lft_sets++;
+		s->lft_last = ++f->lft_seq;
 	}
 	if (end <= s->lft_size)
 		memcpy(data, s->lft + block * 64, 64);

@@ -56,8 +56,27 @@ wait_until 5 sh -c "'$FS' ctl port leaf-2 5 | grep -q 'state ACTIVE'" || fail "l
 sleep 1
 [ "$(routes_on leaf-2 5)" = 0 ] || fail "a link down twice within the window carries routes 1 s after it came back (link_settle_time 3)"
 verify_passes || fail "not whole while the link settles: $("$FS" verify | tail -3)"
+lft_sets >"$WORK/before-rejoin"
 wait_until 8 sh -c "[ \$('$FS' ctl lft leaf-2 | awk '\$2 == 5' | wc -l) -gt 0 ]" ||
 	fail "the settled link carries no route $((SECONDS - t0)) s after it came back"
+sleep 0.5
+lft_sets >"$WORK/after-rejoin"
+# make-before-break: the link's own ends took their new tables before any switch farther
+# out (their last Set came first), which would otherwise send packets their way early
+read -r spine2 _ < <("$FS" ctl port leaf-2 5 | sed -n 's/.* peer "\([^"]*\)" \([0-9]*\).*/\1 \2/p')
+export LC_ALL=C
+"$FS" ctl lft-order | sort -k1,1 >"$WORK/order"
+join <(sort -k1,1 "$WORK/before-rejoin") <(sort -k1,1 "$WORK/after-rejoin") |
+	awk '$3 != $2 { print $1 }' | sort -k1,1 >"$WORK/written"
+join "$WORK/written" "$WORK/order" | awk -v a=leaf-2 -v b="$spine2" '
+	$1 == a || $1 == b { ends++; if ($2 > emax) emax = $2; next }
+	{ others++; if (omin == "" || $2 < omin) omin = $2 }
+	END { if (!ends || !others) { print "vacuous"; exit 0 }
+	      if (emax > omin) { print "bad " emax " " omin; exit 1 } print "ok " ends " " others }' >"$WORK/wave" ||
+	fail "routes moved onto the link in the wrong order: a switch farther out took its table before the link's ends ($(cat "$WORK/wave"); $(cat "$WORK/written" | tr '\n' ' '))"
+read -r verdict nends nothers <"$WORK/wave"
+[ "$verdict" = ok ] || fail "no LFT Set at the link's ends and beyond while routes moved onto it: $(cat "$WORK/written" | tr '\n' ' ')"
+echo "routes moved onto it outwards: its $nends end(s) first, then $nothers switch(es) beyond"
 [ $((SECONDS - t0)) -ge 3 ] || fail "routed again after $((SECONDS - t0)) s, before link_settle_time"
 grep -q "ACTIVE and settled: routes move onto them" "$WORK/ibsmd.log" || fail "the release is not logged"
 verify_passes || fail "not whole after the settle: $("$FS" verify | tail -3)"
