@@ -221,8 +221,8 @@ struct ibsmd_config {
 	/* link health: a link that goes up or down this many times (0: never) within the
 	 * window is disabled for the hold time */
 	unsigned link_flap_threshold, link_flap_window_s, link_flap_hold_s;
-	/* a link between switches that comes back within link_flap_window of going down
-	 * carries no routes until it has stayed up this long (0: once it is ACTIVE) */
+	/* a link between switches that went down twice within link_flap_window carries no
+	 * routes until it has stayed up this long (0: once it is ACTIVE) */
 	unsigned link_settle_s;
 	unsigned trap_flood_threshold; /* traps a port sends about itself per window */
 	char state_dir[256];

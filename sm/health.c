@@ -125,7 +125,7 @@ static void quarantine(struct sm *sm, uint32_t key, uint32_t near, uint32_t far,
  * A link that comes up is INIT: a route moved onto it before its ports are ACTIVE drops
  * every packet sent that way until they are (2,052 pairs for about 60 ms on a 2,592-host
  * tree when routes moved at once). So the SM activates it in one pass and moves routes onto
- * it in the next. A link that went down less than link_flap_window ago waits also
+ * it in the next. A link that went down twice within link_flap_window waits also
  * link_settle_time seconds of staying up: a flapping link then pulls no routes onto itself
  * only to break them again at its next transition. */
 
@@ -215,11 +215,11 @@ void health_settle_check(struct sm *sm)
 	sm_request_sweep(sm, nodes, n);
 }
 
-/* Switches the SM's reaches over the links routing may use (BFS, queue as scratch). */
+/* The switches the SM reaches over the links routing may use (BFS, queue as scratch). */
 static uint32_t reach(const struct topo *t, uint8_t *seen, uint32_t *queue)
 {
 	memset(seen, 0, t->nsws);
-	uint32_t start = t->sm_node == TOPO_NONE ? TOPO_NONE : t->sm_node;
+	uint32_t start = t->sm_node;
 	if (start != TOPO_NONE && !topo_is_switch(t, start)) {
 		uint32_t peer = t->ports[t->sm_port].peer;
 		start = peer == TOPO_NONE ? TOPO_NONE : t->ports[peer].node;
