@@ -104,6 +104,7 @@ int control_write_dumps(struct control *c, char *why, size_t len)
 {
 	char dir[300];
 	dump_dir(c, dir, sizeof(dir));
+	sm_routing_wait(c->rl->sm); /* the tables it fills are the ones dumped */
 	const struct topo *t = sm_fabric(c->rl->sm);
 	if (write_one(dir, "opensm-subnet.lst", topo_dump_subnet_lst, t, why, len) < 0 ||
 	    write_one(dir, "opensm.fdbs", topo_dump_fdbs, t, why, len) < 0 ||
@@ -270,6 +271,7 @@ static void run_command(struct control *c, char *line, FILE *out)
 		else
 			topo_dump_ibnetdiscover(sm_fabric(sm), out);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
+		sm_routing_wait(sm); /* the tables it fills are the ones dumped */
 		if (json)
 			topo_dump_routes_json(sm_fabric(sm), out);
 		else

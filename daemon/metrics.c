@@ -88,6 +88,7 @@ void metrics_render(const struct metrics *m, FILE *out)
 	counter(out, "sweeps_total", "sweeps started (full and partial; light ones not counted)",
 	        st.sweeps);
 	gauge(out, "sweeping", "1 while a sweep is under way", st.sweeping);
+	gauge(out, "routing", "1 while a routing engine computes (off the event loop)", st.routing);
 	counter(out, "traps_total", "traps received from the fabric", st.traps);
 	gauge(out, "links_quarantined",
 	      "links disabled for flapping or babbling (link_flap_threshold, trap_flood_threshold)",

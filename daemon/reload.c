@@ -39,6 +39,8 @@ int reload_apply(struct reload *r)
 		notify_reloading(r->notify, true);
 		return -1;
 	}
+	/* the routing thread reads the configuration the loop is about to change */
+	sm_routing_wait(r->sm);
 	unsigned live = 0, waiting = 0;
 	char changed[512] = "";
 	size_t at = 0;

@@ -50,13 +50,16 @@ void status_write(const struct control *c, FILE *out, bool json)
 		    k->lids, st.engine ? st.engine : "");
 		fprintf(
 		    out,
-		    "\"sweeps\":{\"count\":%" PRIu64 ",\"sweeping\":%s,\"last\":{\"discover\":%.6f,"
+		    "\"sweeps\":{\"count\":%" PRIu64
+		    ",\"sweeping\":%s,\"routing\":%s,\"stage\":\"%s\","
+		    "\"last\":{\"discover\":%.6f,"
 		    "\"lids\":%.6f,\"route\":%.6f,\"tables\":%.6f,\"arm\":%.6f,\"activate\":%.6f,"
 		    "\"total\":%.6f},\"lft_blocks_sent\":%u,\"port_sets\":%u,\"vl_sets\":%u},"
 		    "\"traps\":%" PRIu64 ",\"links_quarantined\":%u,",
-		    st.sweeps, st.sweeping ? "true" : "false", tm->discover, tm->lids, tm->route,
-		    tm->tables, tm->arm, tm->activate, tm->total, k->lft_blocks_sent, k->port_sets,
-		    k->vl_sets, st.traps, st.links_held);
+		    st.sweeps, st.sweeping ? "true" : "false", st.routing ? "true" : "false",
+		    st.stage, tm->discover, tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
+		    tm->total, k->lft_blocks_sent, k->port_sets, k->vl_sets, st.traps,
+		    st.links_held);
 		fprintf(out, "\"sms\":[");
 		for (uint32_t i = 0; i < nrem; i++) {
 			struct sm_remote_info r;
@@ -104,10 +107,12 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        st.up ? "up" : "not up", k->nodes, k->switches, k->cas, k->ports, k->links, k->lids,
 	        st.engine ? st.engine : "-");
 	fprintf(out,
-	        "sweeps:     %" PRIu64 "%s; the last: discover %.3f s, LIDs %.3f s, route %.3f s, "
+	        "sweeps:     %" PRIu64
+	        "%s%s%s; the last: discover %.3f s, LIDs %.3f s, route %.3f s, "
 	        "tables %.3f s, arm %.3f s, activate %.3f s, total %.3f s\n",
-	        st.sweeps, st.sweeping ? " (one under way)" : "", tm->discover, tm->lids, tm->route,
-	        tm->tables, tm->arm, tm->activate, tm->total);
+	        st.sweeps, st.sweeping ? " (one under way: " : "", st.sweeping ? st.stage : "",
+	        st.sweeping ? ")" : "", tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
+	        tm->activate, tm->total);
 	fprintf(out, "traps:      %" PRIu64 " received; %u link(s) quarantined\n", st.traps,
 	        st.links_held);
 	for (uint32_t i = 0; i < nrem; i++) {

@@ -17,8 +17,23 @@ int topo_init(struct topo *t)
 	return 0;
 }
 
+int topo_complete(struct topo *t)
+{
+	t->stable = true;
+	t->generation++;
+	if (array_reserve(&t->last_peer, &t->last_peer_cap, t->nports) < 0) {
+		t->nlast_peer = 0;
+		return -1;
+	}
+	for (uint32_t p = 0; p < t->nports; p++)
+		t->last_peer[p] = t->ports[p].peer;
+	t->nlast_peer = t->nports;
+	return 0;
+}
+
 void topo_free(struct topo *t)
 {
+	free(t->last_peer);
 	for (uint32_t i = 0; i < t->nsws; i++) {
 		free(t->sws[i].lft);
 		free(t->sws[i].lft_hw);

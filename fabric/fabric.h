@@ -126,6 +126,14 @@ struct topo {
 	 * nothing derived from it should be kept */
 	uint64_t generation;
 	bool stable;
+	/* every port's peer when the model was last completed: a sweep forgets links before it
+	 * finds them again (a full one all of them), while the switches go on forwarding over
+	 * them; readers answering from the model meanwhile follow these (topo_reader_peer) */
+	uint32_t *last_peer;
+	uint32_t nlast_peer, last_peer_cap;
+	/* a routing engine is filling the switches' wanted LFTs (sws[].lft) on another thread:
+	 * readers on the event loop look at the programmed ones (lft_hw) alone meanwhile */
+	bool routing;
 	/* alias GUIDs: model state the SA edits and the SM writes into the ports */
 	VEC(struct topo_alias) aliases;
 	struct u64map alias_by_guid; /* alias GUID -> aliases index */
@@ -163,6 +171,18 @@ static inline uint64_t topo_port_guid(const struct topo *t, uint32_t port)
 }
 
 void topo_link(struct topo *t, uint32_t a, uint32_t b);
+/* The SM is done changing the model (a sweep ended): stable again, a new generation, and the
+ * links as they are now kept for readers during the next sweep. -1: out of memory (readers
+ * then see the links as the sweep finds them). */
+int topo_complete(struct topo *t);
+/* A port's peer as readers answering from the model should see it: the model's own while
+ * it is stable, else the last completed one's (where the port existed then). */
+static inline uint32_t topo_reader_peer(const struct topo *t, uint32_t p)
+{
+	if (t->stable || p >= t->nlast_peer)
+		return t->ports[p].peer;
+	return t->last_peer[p];
+}
 void topo_unlink(struct topo *t, uint32_t a);
 
 /* Directed routes from the SM to every node over the known links (a node's route is kept

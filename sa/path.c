@@ -34,16 +34,17 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 	if (dst == TOPO_NONE)
 		return false;
 	if (topo_lid_port(t, src) == dst) {
-		if (t->ports[src].peer != TOPO_NONE)
+		if (topo_reader_peer(t, src) != TOPO_NONE)
 			link_caps(t, src, pa); /* to itself: at its own link's rate */
 		return true;
 	}
 	uint32_t at = src;
 	if (!topo_is_switch(t, t->ports[src].node)) {
-		if (t->ports[src].peer == TOPO_NONE)
+		uint32_t peer = topo_reader_peer(t, src);
+		if (peer == TOPO_NONE)
 			return false;
 		link_caps(t, src, pa);
-		at = t->ports[src].peer;
+		at = peer;
 		pa->hops++;
 	}
 	for (unsigned guard = 0; guard < 64; guard++) {
@@ -53,14 +54,22 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 		if (!topo_is_switch(t, node))
 			return false;
 		const struct topo_switch *sw = &t->sws[t->nodes[node].sw];
-		const uint8_t *lft = sw->lft_hw ? sw->lft_hw : sw->lft;
-		if (!lft || dlid >= sw->lft_size || lft[dlid] == 0xff || lft[dlid] == 0)
+		/* what the switch holds; what routing wants only where nothing was programmed
+		 * (and not while an engine writes it) */
+		const uint8_t *lft = sw->lft_hw;
+		uint32_t size = sw->lft_hw_size;
+		if (!lft && !t->routing) {
+			lft = sw->lft;
+			size = sw->lft_size;
+		}
+		if (!lft || dlid >= size || lft[dlid] == 0xff || lft[dlid] == 0)
 			return false;
 		uint32_t out = topo_port(t, node, lft[dlid]);
-		if (out == TOPO_NONE || t->ports[out].peer == TOPO_NONE)
+		uint32_t peer = out == TOPO_NONE ? TOPO_NONE : topo_reader_peer(t, out);
+		if (peer == TOPO_NONE)
 			return false;
 		link_caps(t, out, pa);
-		at = t->ports[out].peer;
+		at = peer;
 		pa->hops++;
 	}
 	return false;

@@ -550,7 +550,9 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void abandon_sweep(struct sm *sm)
 {
-	/* what is in flight still lands in the model, but no phase follows */
+	/* what is in flight still lands in the model, but no phase follows; a routing
+	 * under way ends first (its thread reads the model the next sweep would change) */
+	route_wait(sm, false);
 	sm->phase_next = NULL;
 	sm->busy = false;
 	sm->again = false;

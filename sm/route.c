@@ -1,8 +1,11 @@
-/* The routing phase: run the configured chain of engines ("updn,minhop"); the first that
- * succeeds routes the subnet, failures are logged with the reason and the next is tried.
+/* The routing phase: run the configured chain of engines ("updn,minhop") on a thread of its
+ * own; the first that succeeds routes the subnet, failures are logged with the reason and
+ * the next is tried.
  * The engine that routed keeps its state and switch graph until the next routing: its
  * hooks give multicast trees (sm/mcast.c), switches' SL-to-VL tables (sm/vl.c) and the
  * SL of the SA's PathRecords (sm_path_sl). */
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,35 +24,116 @@ void route_release(struct sm *sm)
 	/* the hops between switches stay: they change with the links (mcast_topology_changed) */
 }
 
-/* Route with one engine: 0, or -1 (logged, an event) with the context rebuilt clean for the
- * next one. */
-static int try_engine(struct sm *sm, const struct routing_engine *e,
-                      const struct routing_engine *last)
+/* ---- the engines run on a thread of their own ----
+ * Routing a large fabric takes seconds (dfsssp and nue at 11,664 hosts: 3-5 s); the event
+ * loop goes on meanwhile: the SA answers from the tables the switches hold and the SLs of
+ * the engine that routed them, traps and SMInfo are taken, the control socket answers.
+ * What the engine reads is what the sweep left before it (nodes, ports, links, LIDs: the
+ * loop changes none of them while busy, and defers multicast and settle work to the sweep's
+ * end), and what it writes is its own context and the switches' wanted LFTs, which no
+ * reader on the loop looks at while topo.routing is set (sa/path.c). Whatever cannot wait
+ * (a reload, a step down, a dump, the end) waits for it: sm_routing_wait. */
+
+struct route_failure {
+	const struct routing_engine *e;
+	char why[sizeof(((struct routing_ctx *)0)->why)];
+};
+
+#define ROUTE_MAX_FAILURES 16
+
+struct route_job {
+	struct sm *sm; /* read on the thread: cfg, log, topo; nothing the loop writes now */
+	pthread_t thread;
+	bool threaded; /* else it ran on the loop (no thread could start) */
+	ev_async done;
+	/* in: */
+	const struct routing_engine *last;
+	bool sticky;
+	void (*then)(struct sm *sm);
+	/* out: */
+	struct routing_ctx ctx;
+	const struct routing_engine *engine;
+	void *state;
+	int rc;
+	bool no_memory, last_resort;
+	struct route_failure failed[ROUTE_MAX_FAILURES];
+	unsigned nfailed;
+	double seconds;
+};
+
+/* Route with one engine: 0, or -1 with the reason kept for the loop to report and the
+ * context rebuilt clean for the next one. */
+static int try_engine(struct route_job *j, const struct routing_engine *e)
 {
-	struct routing_ctx *ctx = &sm->rctx;
+	struct sm *sm = j->sm;
+	struct routing_ctx *ctx = &j->ctx;
 	void *state = NULL;
 	ctx->why[0] = 0;
 	if ((e->setup && e->setup(ctx, &state) < 0) || e->unicast(ctx, state) < 0) {
-		const char *kv[] = {"engine", e->name, "reason",
-		                    ctx->why[0] ? ctx->why : "no reason given", NULL};
-		sm_event(sm, LOGL_WARN, "routing_fallback", kv,
-		         "routing engine %s failed: %s; trying the next", e->name,
-		         ctx->why[0] ? ctx->why : "no reason given");
+		if (j->nfailed < ROUTE_MAX_FAILURES) {
+			struct route_failure *f = &j->failed[j->nfailed++];
+			f->e = e;
+			snprintf(f->why, sizeof(f->why), "%s",
+			         ctx->why[0] ? ctx->why : "no reason given");
+		}
 		if (e->teardown)
 			e->teardown(state);
 		/* the next engine starts from clean tables and loads */
 		routing_ctx_free(ctx);
-		if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0)
-			return -1;
-		ctx->sticky =
-		    !sm->reroute && (!(sm->grew || sm->rejoin) || sm->counts.lft_blocks_read);
+		if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0) {
+			j->no_memory = true;
+			return -2;
+		}
+		ctx->sticky = j->sticky;
 		return -1;
 	}
-	if (last != e)
+	if (j->last != e)
 		log_notice(sm->log, "routing", "routed by %s: %s", e->name, e->summary);
-	sm->engine = e;
-	sm->engine_state = state;
+	j->engine = e;
+	j->state = state;
 	return 0;
+}
+
+static void run_chain(struct route_job *j)
+{
+	struct sm *sm = j->sm;
+	struct routing_ctx *ctx = &j->ctx;
+	j->rc = -1;
+	if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0) {
+		j->no_memory = true;
+		return;
+	}
+	ctx->sticky = j->sticky;
+	char chain[sizeof(sm->cfg->routing_engines)];
+	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
+	bool tried_minhop = false;
+	for (char *save = NULL, *name = strtok_r(chain, ", ", &save); name && j->rc == -1;
+	     name = strtok_r(NULL, ", ", &save)) {
+		const struct routing_engine *e = routing_find(name);
+		if (!e) {
+			log_err(sm->log, "routing", "unknown routing engine \"%s\" (known: %s)",
+			        name, routing_names());
+			continue;
+		}
+		tried_minhop |= e == &routing_minhop;
+		j->rc = try_engine(j, e);
+	}
+	if (j->rc == -1 && !tried_minhop && sm->cfg->routing_fallback_minhop) {
+		/* the last resort: every connected fabric has shortest paths, though not always
+		 * free of credit loops; better routes with a risk than no routes */
+		j->last_resort = true;
+		j->rc = try_engine(j, &routing_minhop);
+	}
+}
+
+static void *route_thread(void *arg)
+{
+	struct route_job *j = arg;
+	double t0 = ev_time();
+	run_chain(j);
+	j->seconds = ev_time() - t0;
+	ev_async_send(j->sm->loop, &j->done);
+	return NULL;
 }
 
 /* After routing: the engine's layers, and whether the QoS classes the policy names fit on
@@ -84,58 +168,104 @@ static void layers_check(struct sm *sm)
 		         top ? ", QoS SLs stacked on them" : "");
 }
 
-int route_all(struct sm *sm)
+/* On the loop, the thread joined: the new engine, state and graph replace the last ones,
+ * and what the thread kept to say is said. Then the sweep goes on (unless it was
+ * abandoned meanwhile: proceed false). */
+static void route_finish(struct sm *sm, bool proceed)
 {
-	struct routing_ctx *ctx = &sm->rctx;
-	const struct routing_engine *last = sm->engine;
-	route_release(sm);
-	sm->engine = NULL;
-	if (routing_ctx_build(ctx, &sm->topo, sm->cfg, sm->log) < 0) {
-		routing_ctx_free(ctx);
-		log_err(sm->log, "routing", "out of memory building the switch graph");
-		return -1;
+	struct route_job *j = sm->route_job;
+	if (j->threaded)
+		pthread_join(j->thread, NULL);
+	ev_async_stop(sm->loop, &j->done);
+	sm->route_job = NULL;
+	sm->topo.routing = false;
+	for (unsigned i = 0; i < j->nfailed; i++) {
+		const struct route_failure *f = &j->failed[i];
+		const char *kv[] = {"engine", f->e->name, "reason", f->why, NULL};
+		sm_event(sm, LOGL_WARN, "routing_fallback", kv,
+		         "routing engine %s failed: %s; trying the next", f->e->name, f->why);
 	}
-	/* Losses move only the routes they break; added capacity is balanced over. Tables
-	 * just read from the switches (a takeover, a fresh start) are kept where valid. */
-	ctx->sticky = !sm->reroute && (!(sm->grew || sm->rejoin) || sm->counts.lft_blocks_read);
-	char chain[sizeof(sm->cfg->routing_engines)];
-	snprintf(chain, sizeof(chain), "%s", sm->cfg->routing_engines);
-	int rc = -1;
-	bool tried_minhop = false;
-	for (char *save = NULL, *name = strtok_r(chain, ", ", &save); name && rc < 0;
-	     name = strtok_r(NULL, ", ", &save)) {
-		const struct routing_engine *e = routing_find(name);
-		if (!e) {
-			log_err(sm->log, "routing", "unknown routing engine \"%s\" (known: %s)",
-			        name, routing_names());
-			continue;
-		}
-		tried_minhop |= e == &routing_minhop;
-		rc = try_engine(sm, e, last);
-	}
-	if (rc < 0 && !tried_minhop && sm->cfg->routing_fallback_minhop) {
-		/* the last resort: every connected fabric has shortest paths, though not always
-		 * free of credit loops; better routes with a risk than no routes */
+	if (j->last_resort) {
 		const char *kv[] = {"engine", "minhop", "reason",
 		                    "every engine of the chain failed", NULL};
 		sm_event(sm, LOGL_WARN, "routing_fallback", kv,
 		         "no engine of \"%s\" routed the subnet: minhop takes over, as the last "
 		         "resort (routing_fallback_minhop)",
 		         sm->cfg->routing_engines);
-		rc = try_engine(sm, &routing_minhop, last);
 	}
-	if (rc < 0)
+	route_release(sm);
+	sm->rctx = j->ctx;
+	sm->engine = j->rc == 0 ? j->engine : NULL;
+	sm->engine_state = j->rc == 0 ? j->state : NULL;
+	if (j->no_memory)
+		log_err(sm->log, "routing", "out of memory building the switch graph");
+	else if (j->rc < 0)
 		log_err(sm->log, "routing", "no routing engine of \"%s\" could route the subnet",
 		        sm->cfg->routing_engines);
 	else
 		sm->reroute = false;
-	layers_check(sm);
+	if (sm->engine)
+		layers_check(sm);
 	/* LinearFDBTop: the highest LID routed */
 	for (uint32_t s = 0; s < sm->topo.nsws; s++)
-		sm->topo.sws[s].lft_top = ctx->max_lid;
-	return rc;
+		sm->topo.sws[s].lft_top = sm->rctx.max_lid;
+	sm->route_rc = j->rc == 0 ? 0 : -1;
+	sm->times.route = j->seconds;
+	void (*then)(struct sm *) = j->then;
+	free(j);
+	if (proceed && then)
+		then(sm);
 }
 
+static void route_done_cb(struct ev_loop *loop, ev_async *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct route_job *j = (struct route_job *)((char *)w - offsetof(struct route_job, done));
+	route_finish(j->sm, true);
+}
+
+void route_wait(struct sm *sm, bool proceed)
+{
+	if (sm->route_job)
+		route_finish(sm, proceed);
+}
+
+bool sm_routing(const struct sm *sm)
+{
+	return sm->route_job != NULL;
+}
+
+void sm_routing_wait(struct sm *sm)
+{
+	route_wait(sm, true);
+}
+
+int route_start(struct sm *sm, void (*then)(struct sm *sm))
+{
+	struct route_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return -1;
+	j->sm = sm;
+	j->then = then;
+	j->last = sm->engine;
+	/* Losses move only the routes they break; added capacity is balanced over. Tables
+	 * just read from the switches (a takeover, a fresh start) are kept where valid. */
+	j->sticky = !sm->reroute && (!(sm->grew || sm->rejoin) || sm->counts.lft_blocks_read);
+	ev_async_init(&j->done, route_done_cb);
+	ev_async_start(sm->loop, &j->done);
+	sm->route_job = j;
+	sm->topo.routing = true;
+	j->threaded = pthread_create(&j->thread, NULL, route_thread, j) == 0;
+	if (!j->threaded) {
+		/* no thread to be had: route here, the loop waiting as it did before threads;
+		 * the sweep goes on from the loop all the same */
+		log_warn(sm->log, "routing",
+		         "cannot start the routing thread: routing on the loop");
+		route_thread(j);
+	}
+	return 0;
+}
 uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid)
 {
 	return routing_path_sl(sm->engine, sm->engine_state, &sm->rctx, slid, dlid);

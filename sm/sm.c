@@ -490,20 +490,32 @@ static void after_election(struct sm *sm)
 	lids_save(sm);
 	sm->times.lids = ev_time() - t0;
 	/* tables we do not know yet are read before routing, which keeps the valid ones */
+	sm->stage = "reading tables";
 	sm_phase_begin(sm, after_read);
 	program_read_tables(sm);
 	sm_phase_check(sm);
 }
 
+static void after_route(struct sm *sm);
+
 static void after_read(struct sm *sm)
 {
-	double t0 = ev_time();
 	health_hold_check(sm);
-	if (route_all(sm) < 0) {
+	sm->stage = "routing";
+	if (route_start(sm, after_route) < 0) {
+		log_err(sm->log, "routing", "out of memory starting the routing");
+		sm->route_rc = -1;
+		after_route(sm);
+	}
+}
+
+static void after_route(struct sm *sm)
+{
+	if (sm->route_rc < 0) {
 		sm->exit_code = 1;
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
 	}
-	sm->times.route = ev_time() - t0;
+	sm->stage = "programming";
 	sm_phase_begin(sm, after_tables);
 	program_tables(sm);
 	sm_phase_check(sm);
@@ -544,6 +556,7 @@ static void mark_inactive_dirty(struct sm *sm)
 static void start_sweep(struct sm *sm)
 {
 	sm->busy = true;
+	sm->stage = "discovery";
 	sm->topo.stable = false;
 	sm->again = false;
 	sm->sweeps++;
@@ -574,8 +587,10 @@ static void sweep_done(struct sm *sm)
 		mkey_hops_from_topo(sm);
 	mkeys_save(sm);
 	sm->busy = false;
-	sm->topo.stable = true;
-	sm->topo.generation++;
+	if (topo_complete(&sm->topo) < 0)
+		log_warn(sm->log, "sm",
+		         "out of memory keeping the links for the SA: paths may go unanswered "
+		         "during the next sweep");
 	sm->times.total = ev_time() - sm->sweep_start;
 	uint32_t first_inactive, inactive = ports_not_active(sm, &first_inactive);
 	/* the SM checks what it programmed before it calls the subnet up: every LFT block as
@@ -719,6 +734,7 @@ static void light_sweep(struct sm *sm)
 		return;
 	election_poll_known(sm);
 	sm->busy = true;
+	sm->stage = "light sweep";
 	sm_phase_begin(sm, light_done);
 	for (uint32_t s = 0; s < sm->topo.nsws; s++) {
 		uint32_t node = sm->topo.sws[s].node;
@@ -1029,6 +1045,8 @@ void sm_stop(struct sm *sm)
 	if (!sm || sm->stopped)
 		return;
 	sm->stopped = true;
+	/* the routing thread reads the model that is about to go */
+	route_wait(sm, false);
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
 	ev_timer_stop(sm->loop, &sm->local_watch);
@@ -1134,5 +1152,7 @@ struct sm_status sm_status(const struct sm *sm)
 	    .links_held = sm->health.nheld,
 	    .heavy = sm->heavy,
 	    .sweeping = sm->busy,
+	    .routing = sm->route_job != NULL,
+	    .stage = sm->busy && sm->stage ? sm->stage : "",
 	};
 }

@@ -138,6 +138,12 @@ bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
 int sm_link_release(struct sm *sm, uint64_t guid, unsigned port);
 unsigned sm_links_held(const struct sm *sm);
 
+/* Routing runs off the event loop: true while an engine computes. What cannot run beside
+ * it (a reload of the configuration, dumps of the tables) waits for it to end first; the
+ * sweep then goes on. */
+bool sm_routing(const struct sm *sm);
+void sm_routing_wait(struct sm *sm);
+
 /* The outcome of the sweeps so far, for main and benchmarks. */
 struct sm_status {
 	bool up;       /* the subnet has come up */
@@ -150,6 +156,9 @@ struct sm_status {
 	uint64_t traps;      /* traps received */
 	uint32_t links_held; /* links quarantined now (sm/health.c) */
 	bool sweeping;       /* a sweep is under way */
+	bool routing;        /* ... and its routing engine is computing (off the loop) */
+	const char *stage;   /* ... what it does now: discovery, reading tables, routing,
+	                      * programming ("" when none is under way) */
 	bool heavy;          /* ... or the last one: a full rediscovery (not a switch's re-look) */
 };
 struct sm_status sm_status(const struct sm *sm);

@@ -139,10 +139,11 @@ struct sm {
 	uint32_t act_count;
 
 	/* sweep control */
-	bool busy;   /* a sweep is under way */
-	bool again;  /* changes arrived meanwhile: sweep again when done */
-	bool full;   /* the next sweep rediscovers everything */
-	bool *dirty; /* per node: switches to re-examine */
+	bool busy;         /* a sweep is under way */
+	const char *stage; /* ... and what it does now: "discovery", "routing" (status) */
+	bool again;        /* changes arrived meanwhile: sweep again when done */
+	bool full;         /* the next sweep rediscovers everything */
+	bool *dirty;       /* per node: switches to re-examine */
 	uint32_t dirty_cap;
 	ev_timer light_timer;
 	/* the SM's own port, looked at every second: its leaving ACTIVE (its switch reset, and
@@ -220,6 +221,8 @@ struct sm {
 	const struct routing_engine *engine; /* the engine that routed last */
 	void *engine_state;                  /* ... its state, kept for its hooks */
 	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
+	struct route_job *route_job;         /* routing under way on its thread (route.c) */
+	int route_rc;                        /* the last routing: 0, or -1 no engine routed */
 	unsigned path_layers, class_vls;     /* its layers, and the VLs they take */
 	unsigned layer_vls;                  /* the VLs the switch links ran */
 	uint64_t sweeps;
@@ -302,7 +305,13 @@ bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_
 int lids_assign(struct sm *sm);
 int lids_load(struct sm *sm);
 int lids_save(struct sm *sm);
-int route_all(struct sm *sm);
+/* Route the subnet with the configured chain on a thread of its own (route.c); then(sm)
+ * runs on the loop when it is done, with route_rc 0 or -1 (no engine routed). -1: could
+ * not start. */
+int route_start(struct sm *sm, void (*then)(struct sm *sm));
+/* Wait for the routing under way, if any, and take its result; the sweep goes on (then)
+ * only when proceed. */
+void route_wait(struct sm *sm, bool proceed);
 /* M_Keys (mkeys.c): the key a port should carry (per port from the secret, or the static
  * one); the GUID that names the key protecting a port (switch: port 0's); the key it carries
  * if known; the key to present (known, else wanted); a key seen or set on a port. */
