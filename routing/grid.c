@@ -1,4 +1,5 @@
 /* Meshes and tori found in the cabling (see grid.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,19 +343,108 @@ static bool way(const struct grid *g, const uint16_t *c, unsigned d, unsigned a,
 	return true;
 }
 
+/* Is the link from position c one step along d (plus or minus) there? */
+static bool link_there(const struct grid *g, const uint16_t *c, unsigned d, bool plus)
+{
+	uint16_t x[GRID_MAX_DIMS];
+	memcpy(x, c, sizeof(x));
+	if (plus) {
+		if (!g->ring[d] && c[d] + 1u >= g->n[d])
+			return false;
+	} else {
+		if (!g->ring[d] && c[d] == 0)
+			return false;
+		x[d] = (uint16_t)((c[d] + g->n[d] - 1u) % g->n[d]);
+	}
+	return !g->gap[pos_of(g, x) * GRID_MAX_DIMS + d];
+}
+
+/* Along d towards the missing switch at position m of cur's line: the side to approach it
+ * from (*plus: from m - 1, moving plus), and whether cur is there already. false when
+ * neither side can be reached. */
+static bool approach(const struct grid *g, const uint16_t *cur, unsigned d, unsigned m, bool *plus,
+                     bool *beside)
+{
+	unsigned n = g->n[d], i = cur[d], dp, dm;
+	bool can_p, can_m;
+	if (g->ring[d]) {
+		dp = (m + n - 1 - i) % n;
+		dm = (i + n - (m + 1) % n) % n;
+		can_p = can_m = true;
+	} else {
+		can_p = i < m;
+		can_m = i > m;
+		dp = can_p ? m - 1 - i : 0;
+		dm = can_m ? i - m - 1 : 0;
+	}
+	can_p = can_p && clear(g, cur, d, i, dp);
+	can_m = can_m && clear(g, cur, d, (m + 1) % n, dm);
+	if (!can_p && !can_m)
+		return false;
+	*beside = (can_p && dp == 0) || (can_m && dm == 0);
+	*plus = can_p && (!can_m || dp <= dm);
+	return true;
+}
+
+/* The next hop from position cur towards ct: dimension, direction, and whether it crosses
+ * the dimension's dateline (on an intact ring). false at ct, or when the way is cut.
+ *
+ * Dimension order, with one exception (what OpenSM's torus-2QoS does): where the turn into
+ * the next dimension would be at a missing switch (the corner of the path), the path goes
+ * along its line up to the switch beside the missing one, steps aside there into a later
+ * dimension in which it has to move anyway (towards where it goes), turns back into the
+ * lower dimension (which dimension order never does) for one hop past the missing switch,
+ * and goes on along the missing switch's own ring (broken by it: a line) to the
+ * destination: as many hops as the plain path. The hop after the turn back takes VLs of its
+ * own (the SL-to-VL tables by input port, torus.c); any credit loop through such turns
+ * would have to go round the missing switch, and that hop cannot close one. */
+static bool next_hop(const struct grid *g, const uint16_t *cur, const uint16_t *ct, unsigned *dim,
+                     bool *plus, bool *crosses)
+{
+	for (unsigned d = 0; d < g->ndims; d++) {
+		if (cur[d] == ct[d])
+			continue;
+		uint16_t corner[GRID_MAX_DIMS];
+		memcpy(corner, cur, sizeof(corner));
+		corner[d] = ct[d];
+		unsigned go = d;
+		bool beside = false;
+		if (g->at[pos_of(g, corner)] != NONE) {
+			bool cr;
+			if (!way(g, cur, d, cur[d], ct[d], plus, &cr))
+				return false;
+		} else if (!approach(g, cur, d, ct[d], plus, &beside)) {
+			return false;
+		}
+		if (beside) {
+			for (go = d + 1; go < g->ndims && cur[go] == ct[go]; go++)
+				;
+			if (go == g->ndims)
+				return false; /* the destination itself is missing */
+			unsigned n = g->n[go], fwd = (ct[go] + n - cur[go]) % n;
+			bool pl = g->ring[go] ? fwd <= n - fwd : ct[go] > cur[go];
+			if (link_there(g, cur, go, pl))
+				*plus = pl;
+			else if (link_there(g, cur, go, !pl))
+				*plus = !pl;
+			else
+				return false;
+		}
+		*dim = go;
+		unsigned i = cur[go], n = g->n[go];
+		*crosses = g->ring[go] && !broken_at(g, cur, go) && (*plus ? i + 1 == n : i == 0);
+		return true;
+	}
+	return false;
+}
+
 bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool *plus)
 {
 	if (!in_grid(g, s) || !in_grid(g, t))
 		return false;
-	const uint16_t *cs = g->coord + s * GRID_MAX_DIMS, *ct = g->coord + t * GRID_MAX_DIMS;
-	for (unsigned d = 0; d < g->ndims; d++) {
-		if (cs[d] == ct[d])
-			continue;
-		bool crosses;
-		*dim = d;
-		return way(g, cs, d, cs[d], ct[d], plus, &crosses);
-	}
-	return false;
+	bool crosses;
+	return next_hop(g, g->coord + s * GRID_MAX_DIMS, g->coord + t * GRID_MAX_DIMS, dim, plus,
+	                &crosses);
 }
 
 uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t)
@@ -365,15 +455,83 @@ uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t)
 	memcpy(cur, g->coord + s * GRID_MAX_DIMS, sizeof(cur));
 	const uint16_t *ct = g->coord + t * GRID_MAX_DIMS;
 	uint8_t bits = 0;
-	for (unsigned d = 0; d < g->ndims; d++) {
-		if (cur[d] == ct[d])
-			continue;
-		bool plus, crosses;
-		if (way(g, cur, d, cur[d], ct[d], &plus, &crosses) && crosses)
+	/* hop by hop: a path is no longer than the grid's extent in every dimension */
+	unsigned guard = 2;
+	for (unsigned d = 0; d < g->ndims; d++)
+		guard += g->n[d];
+	unsigned d;
+	bool plus, crosses;
+	while (guard-- && next_hop(g, cur, ct, &d, &plus, &crosses)) {
+		if (crosses)
 			bits |= (uint8_t)(1u << d);
-		cur[d] = ct[d];
+		cur[d] =
+		    (uint16_t)(plus ? (cur[d] + 1u) % g->n[d] : (cur[d] + g->n[d] - 1u) % g->n[d]);
 	}
 	return bits;
+}
+
+unsigned grid_holes(const struct grid *g, uint32_t *first, uint32_t *bad)
+{
+	unsigned n = 0, last = g->ndims - 1, len = g->n[last];
+	uint16_t c0[GRID_MAX_DIMS] = {0};
+	bool *on = calloc(len + 1u, sizeof(bool)); /* the holes' places along the last dimension */
+	*first = *bad = NONE;
+	for (uint32_t p = 0; p < g->npos; p++) {
+		if (g->at[p] != NONE)
+			continue;
+		uint16_t c[GRID_MAX_DIMS] = {0};
+		for (unsigned d = 0, r = p; d < g->ndims; d++) {
+			c[d] = (uint16_t)(r % g->n[d]);
+			r /= g->n[d];
+		}
+		if (!n++) {
+			*first = p;
+			memcpy(c0, c, sizeof(c0));
+		} else if (*bad == NONE && memcmp(c, c0, sizeof(uint16_t) * last) != 0) {
+			*bad = p; /* not on the first one's line along the last dimension */
+		}
+		if (on)
+			on[c[last]] = true;
+	}
+	if (n > 1 && *bad == NONE) {
+		/* one run along that line: one place where a run starts (on a ring, after the
+		 * wrap too) */
+		unsigned starts = 0;
+		for (unsigned i = 0; on && i < len; i++) {
+			bool before = i ? on[i - 1] : g->ring[last] && on[len - 1];
+			if (on[i] && !before && !starts++)
+				continue;
+			if (on[i] && !before)
+				*bad = *first; /* a second run: name the first hole */
+		}
+		if (!on || !starts)
+			*bad = *first;
+	}
+	free(on);
+	return n;
+}
+
+void grid_pos_name(const struct grid *g, uint32_t p, char *buf, size_t len)
+{
+	unsigned c[GRID_MAX_DIMS] = {0};
+	for (unsigned d = 0, r = p; d < g->ndims; d++) {
+		c[d] = r % g->n[d];
+		r /= g->n[d];
+	}
+	if (g->ndims == 3)
+		snprintf(buf, len, "%u,%u,%u", c[0], c[1], c[2]);
+	else if (g->ndims == 2)
+		snprintf(buf, len, "%u,%u", c[0], c[1]);
+	else
+		snprintf(buf, len, "%u", c[0]);
+}
+
+int grid_port_dim(const struct grid *g, unsigned port)
+{
+	for (unsigned d = 0; d < g->ndims; d++)
+		if (port == g->plus[d] || port == g->minus[d])
+			return (int)d;
+	return -1;
 }
 
 uint8_t grid_vl(const struct grid *g, uint32_t s, unsigned out, uint8_t bits)

@@ -43,8 +43,21 @@ void grid_free(struct grid *g);
 bool grid_ring_broken(const struct grid *g, uint32_t s, unsigned d);
 
 /* The dimension-order hop from switch s towards switch t: *dim and *plus (direction), false
- * when s is t or the way is cut (a ring broken twice between them, a line's gap). */
+ * when s is t or the way is cut (a ring broken twice between them, a line's gap). Where the
+ * path would turn at a missing switch, the hop steps aside into the next dimension the path
+ * moves in, and the order then leads round it. */
 bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool *plus);
+
+/* Places of the grid without a switch (failed or missing): paths step round them, turning
+ * back into a lower dimension once (see next_hop in grid.c), and the hop after such a turn
+ * needs VLs of its own. That is free of credit loops for one missing switch, or several in
+ * a row along the last dimension (OpenSM's torus-2QoS has the same bound). How many; *first
+ * the first of them, *bad one that breaks that bound (UINT32_MAX: none). */
+unsigned grid_holes(const struct grid *g, uint32_t *first, uint32_t *bad);
+/* Coordinates of position p ("2,0,5"), for messages. */
+void grid_pos_name(const struct grid *g, uint32_t p, char *buf, size_t len);
+/* The dimension a port leads in, -1 for none (a host's port, port 0). */
+int grid_port_dim(const struct grid *g, unsigned port);
 
 /* The dateline bits (bit d: the route crosses dimension d's dateline) of the route s -> t;
  * the SL of its paths. */

@@ -4,10 +4,15 @@
  * crosses that dateline); QoS classes stack on top (SL = class x 2^dims + bits, two VLs per
  * class).
  *
- * torus also routes around a failed link or switch: a ring with a gap is a line, routed the
- * way round that avoids it (a line cannot deadlock); a pair a dimension cannot join in order
- * (a ring cut twice between them) fails the engine with the switches named. dor refuses a
- * grid with gaps, naming the first, for sites that want the plain order or nothing. */
+ * torus also routes around failed links and switches: a ring with a gap is a line, routed
+ * the way round that avoids it (a line cannot deadlock); a path whose turn would be at a
+ * missing switch steps aside first and turns back into the lower dimension once past it
+ * (grid.c), the hop after that turn on VLs of its own: switch SL-to-VL tables then depend on
+ * the input port, and each QoS class takes 4 VLs on a torus (2 on a mesh), as with OpenSM's
+ * torus-2QoS. A pair a dimension cannot join (a ring cut twice between them, switches
+ * missing at both the corner and the step aside) fails the engine with the switches named.
+ * dor refuses a grid with gaps, naming the first, for sites that want the plain order or
+ * nothing. */
 #include <stdlib.h>
 
 #include "routing/grid.h"
@@ -18,6 +23,7 @@ struct torus {
 	bool tolerant; /* torus: route around gaps */
 	struct grid g;
 	bool rings; /* some dimension is a ring: two VLs */
+	bool holes; /* a switch is missing: paths turn round it, twice the VLs */
 	uint32_t nlids;
 	uint32_t *lid_sw; /* LID -> the switch it hangs off (NONE) */
 };
@@ -83,11 +89,27 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 				    g->plus[d]);
 				return -1;
 			}
-	unsigned vls = routing_link_vls(ctx);
-	if (st->rings && vls < 2) {
+	uint32_t first_hole, bad_hole;
+	unsigned holes = grid_holes(g, &first_hole, &bad_hole);
+	st->holes = holes > 0;
+	if (bad_hole != NONE) {
+		char a[24], b[24];
+		grid_pos_name(g, first_hole, a, sizeof(a));
+		grid_pos_name(g, bad_hole, b, sizeof(b));
 		snprintf(ctx->why, sizeof(ctx->why),
-		         "%s: a torus needs 2 VLs for its datelines, and the switch links run 1",
-		         engine);
+		         "%s: %u switches missing (at %s and %s among them): routing round them is "
+		         "free of credit loops for one, or several in a row along the last "
+		         "dimension; nue routes any topology",
+		         engine, holes, a, b);
+		return -1;
+	}
+	unsigned vls = routing_link_vls(ctx), need = (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
+	if (vls < need) {
+		snprintf(ctx->why, sizeof(ctx->why),
+		         "%s: %s needs %u VLs (%s%s%s), and the switch links run %u", engine,
+		         st->rings ? "a torus" : "a mesh", need, st->rings ? "its datelines" : "",
+		         st->rings && st->holes ? ", times 2 for " : "",
+		         st->holes ? "the turns round a missing switch" : "", vls);
 		return -1;
 	}
 	st->nlids = (uint32_t)ctx->max_lid + 1;
@@ -137,10 +159,14 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 	}
 	free(leaf);
 	if (!rc)
-		log_notice(ctx->log, "routing", "%s: %u-dimensional %s of %u x %u x %u positions%s",
-		           engine, g->ndims, st->rings ? "torus" : "mesh", g->n[0],
-		           g->ndims > 1 ? g->n[1] : 1, g->ndims > 2 ? g->n[2] : 1,
-		           st->rings ? "; datelines on VL1/VL0, SL bits per dimension" : "");
+		log_notice(ctx->log, "routing",
+		           "%s: %u-dimensional %s of %u x %u x %u positions%s%s", engine, g->ndims,
+		           st->rings ? "torus" : "mesh", g->n[0], g->ndims > 1 ? g->n[1] : 1,
+		           g->ndims > 2 ? g->n[2] : 1,
+		           st->rings ? "; datelines on VL1/VL0, SL bits per dimension" : "",
+		           st->holes ? "; paths step round the missing switches, the hop after "
+		                       "their turn on VLs of its own"
+		                     : "");
 	return rc;
 }
 
@@ -153,7 +179,15 @@ static unsigned torus_layers(const void *state)
 static unsigned torus_layer_vls(const void *state)
 {
 	const struct torus *st = state;
-	return st && st->rings ? 2 : 1;
+	if (!st)
+		return 1;
+	return (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
+}
+
+static bool torus_by_input(const void *state)
+{
+	const struct torus *st = state;
+	return st && st->holes;
 }
 
 static uint8_t torus_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
@@ -171,13 +205,21 @@ static uint8_t torus_path_sl(const struct routing_ctx *ctx, void *state, uint16_
 static void torus_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
                         uint8_t out, uint8_t vl_of_sl[16])
 {
-	(void)in;
 	const struct torus *st = state;
 	const struct topo *t = ctx->t;
 	unsigned nvl = routing_port_vls(t, t->nodes[t->sws[sw].node].first_port + out);
 	unsigned L = torus_layers(st), per = torus_layer_vls(st);
+	/* a packet that came in along a higher dimension and leaves along a lower one is
+	 * stepping round a missing switch: this hop on the upper half of the class's VLs */
+	unsigned turn = 0;
+	if (st && st->holes) {
+		int di = grid_port_dim(&st->g, in), dout = grid_port_dim(&st->g, out);
+		if (di >= 0 && dout >= 0 && di > dout)
+			turn = per / 2;
+	}
 	for (unsigned sl = 0; sl < 16; sl++) {
 		unsigned v = st && st->rings ? grid_vl(&st->g, sw, out, (uint8_t)(sl % L)) : 0;
+		v += turn;
 		unsigned vl = (sl / L) * per + v;
 		if (vl >= nvl)
 			vl = v % nvl; /* the class does not fit here: its dateline VL of class 0 */
@@ -202,12 +244,13 @@ const struct routing_engine routing_dor = {
 const struct routing_engine routing_torus = {
     .name = "torus",
     .summary = "dimension-order routing on meshes and tori (datelines over two VLs), around "
-               "failed links and switches",
+               "failed links and switches (two more VLs)",
     .setup = torus_setup,
     .unicast = torus_unicast,
     .path_sl = torus_path_sl,
     .sl2vl = torus_sl2vl,
     .sl2vl_by_output = true,
+    .sl2vl_by_input = torus_by_input,
     .layers = torus_layers,
     .layer_vls = torus_layer_vls,
     .teardown = torus_free,

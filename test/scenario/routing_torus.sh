@@ -7,8 +7,10 @@
 #   tables read back with smpquery switch VL1 to VL0 at the dateline and only there;
 # - a 4x4x4 mesh: one SL, no loop;
 # - a failed link: torus routes around it, free of credit loops; dor refuses naming it;
-# - a failed switch: torus says which switches it cannot join in dimension order, and the
-#   chain "torus,nue" routes with nue;
+# - a failed switch: torus routes round it, every pair shortest and free of credit loops,
+#   the hops after a turn round it on VLs of their own (2-3); two failed in a row along the
+#   last dimension likewise; failed switches elsewhere besides: torus says why it cannot, and
+#   the chain "torus,nue" routes with nue;
 # - a QoS level stacked on the dateline SLs of an 8x8 torus: its paths on SL 4 + bits, VLs
 #   2-3, verified.
 # Usage: routing_torus.sh BUILD_DIR
@@ -76,13 +78,33 @@ echo "  dor refused naming the gap; torus routes around it"
 stop_sims
 
 echo "== a failed switch"
-start_fabricsim "torus:dims=6x6x6,hosts=2,missing-switches=1,seed=5"
+# the SM on host-1 at sw-0-0-0: the failed switches are chosen away from it
+start_fabricsim "torus:dims=6x6x6,hosts=2"
+fabricsim_ctl node remove sw-3-2-4 >/dev/null
+once torus
+grep -q "routed by torus" "$WORK/ibsmd.log" || fail "torus did not route round one switch: $(grep -E 'routing|failed' "$WORK/ibsmd.log" | tail -2)"
+grep -q "paths step round the missing switches" "$WORK/ibsmd.log" || fail "torus does not say it steps round"
+# every pair, no credit loop on the path SLs through per-input SL-to-VL tables; the hops
+# after a turn round the switch ride VLs 2-3 (paths along the switch's own rings go the
+# other way round: not all shortest)
+verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0' 'r["vls_used"] & 0xc'
+echo "  routed round sw-3-2-4, no credit loop, turn hops on VLs 2-3"
+stop_sims
+
+echo "== two failed switches in a row along z, and two apart"
+start_fabricsim "torus:dims=6x6x6,hosts=2"
+fabricsim_ctl node remove sw-3-2-3 >/dev/null
+fabricsim_ctl node remove sw-3-2-4 >/dev/null
+once torus
+grep -q "routed by torus" "$WORK/ibsmd.log" || fail "torus did not route round two switches in a row: $(grep -E 'routing|failed' "$WORK/ibsmd.log" | tail -2)"
+verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0'
+fabricsim_ctl node remove sw-1-4-1 >/dev/null
 once "torus,nue"
 grep -q "routed by nue" "$WORK/ibsmd.log" || fail "nue did not take over: $(grep routing "$WORK/ibsmd.log" | tail -2)"
-grep -q 'routing engine torus failed: torus: ".*" cannot reach ".*" in dimension order' "$WORK/ibsmd.log" ||
-	fail "torus's failure does not say why: $(grep 'torus failed' "$WORK/ibsmd.log")"
+grep -q 'routing engine torus failed: torus: 3 switches missing (at .* and .* among them): routing round them is free of credit loops for one, or several in a row along the last dimension' "$WORK/ibsmd.log" ||
+	fail "torus's refusal does not say why: $(grep 'torus failed' "$WORK/ibsmd.log")"
 verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0'
-echo "  torus names the switches it cannot join; nue routes"
+echo "  two in a row along z: routed by torus; one more elsewhere: refused with the reason, nue routes"
 stop_sims
 
 echo "== a QoS level stacked on the dateline SLs (8x8 torus)"

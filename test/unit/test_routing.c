@@ -27,11 +27,11 @@ static uint8_t probe_sl(void *arg, uint16_t slid, uint16_t dlid)
 }
 
 /* the VL a hop takes, by the engine's SL-to-VL table (all inputs alike for these engines) */
-static uint8_t probe_vl(void *arg, uint32_t sw, uint8_t out, uint8_t sl)
+static uint8_t probe_vl(void *arg, uint32_t sw, uint8_t in, uint8_t out, uint8_t sl)
 {
 	const struct sl_probe *p = arg;
 	uint64_t packed;
-	if (!routing_sl2vl(p->e, p->state, p->ctx, sw, 0, out, &packed))
+	if (!routing_sl2vl(p->e, p->state, p->ctx, sw, in, out, &packed))
 		return sl;
 	return (uint8_t)((packed >> (4 * (15 - sl))) & 0xf);
 }
@@ -557,8 +557,9 @@ START_TEST(grid_engines)
 END_TEST
 
 /* A failed link: torus routes around it, free of credit loops; dor refuses, naming it. A
- * failed switch: torus fails naming two switches it cannot join in order, nue routes. Not
- * a grid: both refuse. */
+ * failed switch anywhere, or two in a row along the last dimension: torus routes round
+ * them, free of credit loops; two apart: torus refuses saying why, nue routes. Not a grid:
+ * both refuse. */
 START_TEST(grid_failures)
 {
 	static const unsigned n[3] = {4, 4, 4};
@@ -579,15 +580,48 @@ START_TEST(grid_failures)
 	ck_assert_msg(!r.credit_loop, "torus around a failed link: credit loop");
 	topo_free(&t);
 
-	/* switch (2,2,2) dies */
+	/* one switch dies, anywhere (every place of a 4x4x4 and a 5x4x3 torus, and of a 6x6
+	 * one): torus routes round it, every pair reached, no credit loop with its SL-to-VL
+	 * tables by input port; so does one in a row along z with it */
+	static const unsigned sizes[3][3] = {{4, 4, 4}, {5, 4, 3}, {6, 6, 1}};
+	for (unsigned k = 0; k < 3; k++) {
+		unsigned nd = sizes[k][2] > 1 ? 3 : 2,
+		         npos = sizes[k][0] * sizes[k][1] * sizes[k][2];
+		for (unsigned pass = 0; pass < 2; pass++)
+			for (uint32_t dead = 0; dead < npos; dead++) {
+				if (pass && nd < 3)
+					break;
+				/* the second pass: its neighbour along z dies too */
+				uint32_t gone[2] = {dead,
+				                    (dead + sizes[k][0] * sizes[k][1]) % npos};
+				if (gone[0] == 0 || (pass && gone[1] == 0))
+					continue; /* the SM's host hangs off switch 0 */
+				topo_init(&t);
+				h = fix_grid(&t, sizes[k], nd, true, 1);
+				for (unsigned g = 0; g <= pass; g++)
+					for (unsigned q = 0; q <= t.nodes[gone[g]].nports; q++)
+						topo_unlink(&t, t.nodes[gone[g]].first_port + q);
+				fix_finish(&t, h, NULL);
+				ck_assert_msg(run_engine_full(&t, "torus", NULL, why, sizeof(why),
+				                              &r, NULL) == 0,
+				              "torus %u, switch %u (+%u) dead: %s", k, dead, pass,
+				              why);
+				ck_assert_msg(r.unreachable == 0 && r.loops == 0 && !r.credit_loop,
+				              "torus %u, switch %u (+%u) dead: %s%s", k, dead, pass,
+				              r.first_problem, r.credit_loop ? " credit loop" : "");
+				topo_free(&t);
+			}
+	}
+	/* two apart: refused with the reason, nue routes */
 	topo_init(&t);
 	h = fix_grid(&t, n, 3, true, 1);
-	uint32_t dead = 2 + 4 * (2 + 4 * 2);
-	for (unsigned q = 0; q <= t.nodes[dead].nports; q++)
-		topo_unlink(&t, t.nodes[dead].first_port + q);
+	static const uint32_t apart[2] = {2 + 4 * (2 + 4 * 2), 0 + 4 * (1 + 4 * 3)};
+	for (unsigned g = 0; g < 2; g++)
+		for (unsigned q = 0; q <= t.nodes[apart[g]].nports; q++)
+			topo_unlink(&t, t.nodes[apart[g]].first_port + q);
 	fix_finish(&t, h, NULL);
 	ck_assert_int_eq(run_engine_full(&t, "torus", NULL, why, sizeof(why), NULL, NULL), -1);
-	ck_assert_msg(strstr(why, "in dimension order"), "%s", why);
+	ck_assert_msg(strstr(why, "2 switches missing"), "%s", why);
 	ck_assert_int_eq(run_engine_full(&t, "nue", NULL, why, sizeof(why), &r, NULL), 0);
 	ck_assert_msg(r.unreachable == 0 && !r.credit_loop, "nue: %s", r.first_problem);
 	topo_free(&t);

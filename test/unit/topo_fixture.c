@@ -350,6 +350,7 @@ void fix_check_routes_vl(const struct topo *t, fix_sl_fn sl_of, fix_vl_fn vl_of,
 				continue;
 			uint32_t sl = sl_of ? sl_of(arg, sp->lid, (uint16_t)lid) & 0xf : 0;
 			uint32_t held = src * 16 + sl, s = t->nodes[t->ports[sp->peer].node].sw;
+			uint8_t in = t->ports[sp->peer].num;
 			for (uint32_t hops = 0; hops <= ns; hops++) {
 				const struct topo_switch *sw = &t->sws[s];
 				const struct topo_node *n = &t->nodes[sw->node];
@@ -359,13 +360,14 @@ void fix_check_routes_vl(const struct topo *t, fix_sl_fn sl_of, fix_vl_fn vl_of,
 				uint32_t ch = n->first_port + o, peer = t->ports[ch].peer;
 				if (peer == TOPO_NONE)
 					break;
-				uint32_t vl = vl_of ? vl_of(arg, s, o, (uint8_t)sl) & 0xf : sl;
+				uint32_t vl = vl_of ? vl_of(arg, s, in, o, (uint8_t)sl) & 0xf : sl;
 				uint64_t *e = vec_push(&deps);
 				*e = (uint64_t)held << 32 | (ch * 16 + vl);
 				if (!topo_is_switch(t, t->ports[peer].node))
 					break;
 				held = ch * 16 + vl;
 				s = t->nodes[t->ports[peer].node].sw;
+				in = t->ports[peer].num;
 			}
 		}
 	}

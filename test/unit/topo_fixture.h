@@ -51,9 +51,9 @@ void fix_check_routes(const struct topo *t, struct fix_routes *out);
  * every SL as a VL of its own. */
 typedef uint8_t (*fix_sl_fn)(void *arg, uint16_t slid, uint16_t dlid);
 void fix_check_routes_sl(const struct topo *t, fix_sl_fn sl_of, void *arg, struct fix_routes *out);
-/* ... and with the VL each hop takes (vl_of: switch index, output port, SL; NULL: VL = SL),
- * as the engine's SL-to-VL tables map it. */
-typedef uint8_t (*fix_vl_fn)(void *arg, uint32_t sw, uint8_t out, uint8_t sl);
+/* ... and with the VL each hop takes (vl_of: switch index, input and output port, SL; NULL:
+ * VL = SL), as the engine's SL-to-VL tables map it. */
+typedef uint8_t (*fix_vl_fn)(void *arg, uint32_t sw, uint8_t in, uint8_t out, uint8_t sl);
 void fix_check_routes_vl(const struct topo *t, fix_sl_fn sl_of, fix_vl_fn vl_of, void *arg,
                          struct fix_routes *out);
 
