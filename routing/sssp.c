@@ -3,9 +3,10 @@
  * et al., 2011), as OpenSM's engines of the same names do.
  *
  * sssp routes one destination LID at a time with Dijkstra over directed switch links whose
- * weight is the number of host paths already laid on them, plus a hop cost larger than any
- * such count: the routes are shortest, and among the shortest the least loaded along the
- * whole path (where minhop balances port by port).
+ * weight is the number of host paths already laid on them: the routes are shortest, and
+ * among the shortest those whose most loaded link is the least loaded (where minhop balances
+ * port by port; Hoefler's and OpenSM's sum the loads along the path, which spread a torus's
+ * shift permutations worse: routing/weighted.c).
  *
  * dfsssp then makes them free of credit loops: a path is the route from a source switch
  * (where hosts inject) to a destination LID; each in turn goes to the lowest layer whose

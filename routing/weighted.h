@@ -29,7 +29,8 @@ struct dijkstra {
 	struct heap hp;
 };
 
-/* Cheapest routes of every switch to switch t over the weights w (per edge, as it is left):
+/* Cheapest routes of every switch to switch t over the weights w (per edge, as it is left),
+ * fewest hops first and then the least loaded bottleneck link:
  * d->next[s] the edge s leaves by, d->order the switches from t outwards. d's arrays hold
  * ctx->nsw entries (d->hp.key = d->cost, d->hp.pos all UINT32_MAX before the first call). */
 void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uint64_t *w,
@@ -47,9 +48,9 @@ void dijkstra_free(struct dijkstra *d);
 /* Host ports hanging off each switch: the sources a destination's routes carry. */
 void count_hosts(const struct routing_ctx *ctx, uint32_t *hosts);
 
-/* Link weights as sssp lays routes: a hop costs more than all the host paths any link can
- * carry (hosts^2), so the cheapest routes are the shortest, and among those the least loaded
- * across the fabric; each route laid adds the host paths it carries to its links. */
+/* Link weights as sssp lays routes: hosts^2 + 1 (more than all the host paths any link can
+ * carry) plus the host paths laid on the link so far; each route laid adds the host paths it
+ * carries to its links. */
 struct weights {
 	uint64_t *w;     /* per edge (adj index) */
 	uint32_t *hosts; /* per switch */
