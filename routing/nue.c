@@ -8,11 +8,15 @@
  * take one: from the destination outwards every switch picks, among its neighbours one hop
  * nearer, the least loaded (sssp's link weights, routing/weighted.c) whose dependency keeps
  * the layer acyclic (routing/cdg.c); when some switch has none, the next layer is tried, the
- * escape layer last; when none takes it, the destination keeps its up/down routes in the
- * escape layer. The SL of a path is its destination's layer. With one VL every
- * destination tries the escape layer alone: shortest where that stays acyclic, up/down
- * elsewhere; each VL more takes more destinations shortest (all of them on fat trees,
- * random graphs and 4x4x4 tori with 8; 337 of 432 on a 6x6x6 torus).
+ * escape layer last; when none takes it, a tree with longer paths is tried likewise
+ * (layer_tree_any); when none takes that either, the destination keeps its up/down routes in
+ * the escape layer. The SL of a path is its destination's layer. With one VL every
+ * destination tries the escape layer alone: shortest where that stays acyclic, longer
+ * elsewhere (a 6x6x6 torus: 128 of 432 shortest, the rest longer, none up/down); each VL
+ * more takes more destinations shortest (all of them on fat trees, random graphs and 4x4x4
+ * tori with 8; 346 of 432 on a 6x6x6 torus, the other 86 longer, where 95 took up/down
+ * routes before the longer trees: shift permutations' worst link load 61 -> 37 with 4 VLs,
+ * 29 -> 31 with 8).
  *
  * The budget: the VLs every switch-to-switch link runs, or fewer by routing_max_vls. */
 #include <stdlib.h>
@@ -27,8 +31,8 @@
 struct nue {
 	uint8_t budget, nlayers;
 	uint32_t nlids;
-	uint8_t *lid_layer; /* per LID: its layer (the SL of paths towards it) */
-	uint32_t shortest, escaped;
+	uint8_t *lid_layer;                 /* per LID: its layer (the SL of paths towards it) */
+	uint32_t shortest, longer, escaped; /* destinations by their kind of tree */
 };
 
 static int nue_setup(struct routing_ctx *ctx, void **state)
@@ -117,6 +121,10 @@ static int keep(struct cdg *g, unsigned l, uint32_t n, uint8_t in, uint8_t out, 
 	return r;
 }
 
+static bool keep_active(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
+                        uint32_t t, const bool *leaf, bool *active, const struct dijkstra *d,
+                        struct deps *dp, bool *oom);
+
 /* A shortest-path tree towards switch t built inside layer l's dependency graph: switches
  * from t outwards each take, among their neighbours one hop nearer, the least loaded whose
  * dependency (our link into it, followed by its own next hop) keeps the layer acyclic.
@@ -178,7 +186,17 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 		}
 		d->next[s] = chosen;
 	}
-	/* the switches without hosts that host traffic passes: from the farthest in */
+	/* the switches without hosts that host traffic passes */
+	return keep_active(ctx, c, g, l, t, leaf, active, d, dp, oom);
+}
+
+/* The dependencies of the switches without hosts that host traffic passes, once a tree in d
+ * is complete (see layer_tree): kept now. false (the layer as it was) when one closes a
+ * cycle. */
+static bool keep_active(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
+                        uint32_t t, const bool *leaf, bool *active, const struct dijkstra *d,
+                        struct deps *dp, bool *oom)
+{
 	for (uint32_t k = 0; k < d->nsettled; k++)
 		active[d->order[k]] = leaf[d->order[k]];
 	for (uint32_t k = d->nsettled; k-- > 1;) {
@@ -199,6 +217,85 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 		}
 	}
 	return true;
+}
+
+/* Where no layer takes a destination's shortest tree: a tree in layer l that need not be
+ * shortest (Nue's own idea: a route through the channel dependency graph rather than the
+ * topology's distances). Grown from t outwards a hop level at a time: a switch joins through
+ * any neighbour already in the tree, the least loaded first, whose dependency keeps the
+ * layer acyclic; one that cannot at this level tries again at the next, through the
+ * switches that joined meanwhile. Every switch in, or false (the layer as it was). Paths
+ * longer than the shortest beat up/down escape routes, which all climb to the roots. */
+static bool layer_tree_any(struct routing_ctx *ctx, const struct chans *c, struct cdg *g,
+                           unsigned l, uint32_t t, const uint64_t *w, const bool *leaf,
+                           bool *active, struct dijkstra *d, uint16_t *dist, uint32_t *cand,
+                           struct deps *dp, uint32_t reach, bool *oom)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		dist[s] = RT_INF;
+	dist[t] = 0;
+	d->order[0] = t;
+	d->nsettled = 1;
+	d->next[t] = NONE;
+	dp->n = 0;
+	uint32_t level_start = 0;
+	for (uint16_t level = 0; d->nsettled < reach && level < 60; level++) {
+		uint32_t level_end = d->nsettled;
+		if (level_start == level_end)
+			break; /* nothing joined at the last level: nothing more can */
+		/* the switches next to this level's, each once */
+		for (uint32_t k = level_start; k < level_end; k++) {
+			uint32_t n = d->order[k];
+			for (uint32_t e = ctx->adj_start[n]; e < ctx->adj_start[n + 1]; e++) {
+				uint32_t s = ctx->adj[e].to;
+				if (dist[s] != RT_INF)
+					continue;
+				/* s's edges into this level, the least loaded first */
+				uint32_t nc = 0;
+				for (uint32_t f = ctx->adj_start[s]; f < ctx->adj_start[s + 1];
+				     f++) {
+					uint32_t m = ctx->adj[f].to;
+					if (dist[m] != level)
+						continue;
+					uint32_t at = nc++;
+					while (at && w[cand[at - 1]] > w[f]) {
+						cand[at] = cand[at - 1];
+						at--;
+					}
+					cand[at] = f;
+				}
+				for (uint32_t i = 0; i < nc; i++) {
+					uint32_t f = cand[i], m = ctx->adj[f].to;
+					if (m != t) {
+						uint8_t in =
+						    c->in[ctx->port_base[s] + ctx->adj[f].port];
+						uint8_t out = ctx->adj[d->next[m]].port;
+						int r = leaf[s] ? keep(g, l, m, in, out, dp)
+						                : cdg_add(g, l, m, in, out);
+						if (r == -2) {
+							*oom = true;
+							undo(g, l, dp);
+							return false;
+						}
+						if (r < 0)
+							continue;
+						if (r == 1 && !leaf[s])
+							cdg_remove(g, l, m, in, out);
+					}
+					d->next[s] = f;
+					dist[s] = (uint16_t)(level + 1);
+					d->order[d->nsettled++] = s;
+					break;
+				}
+			}
+		}
+		level_start = level_end;
+	}
+	if (d->nsettled < reach) {
+		undo(g, l, dp);
+		return false;
+	}
+	return keep_active(ctx, c, g, l, t, leaf, active, d, dp, oom);
 }
 
 static int nue_unicast(struct routing_ctx *ctx, void *state)
@@ -266,11 +363,27 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 				continue; /* below: it follows the first host */
 			uint16_t lid = ctx->dst[i].lid;
 			uint32_t l = 0;
+			bool longer = false;
 			while (l < st->budget && !layer_tree(ctx, &c, &g, l, t, ww.w, leaf, active,
 			                                     &d, dist, cand, &dp, &oom)) {
 				if (oom)
 					goto oom;
 				l++;
+			}
+			if (l == st->budget) {
+				/* no shortest tree fits: one with longer paths, in the lowest
+				 * layer that takes it */
+				uint32_t reach = 0;
+				routing_bfs(ctx, t, dist, d.order);
+				for (uint32_t s = 0; s < ns; s++)
+					reach += dist[s] != RT_INF;
+				for (l = 0; l < st->budget &&
+				            !layer_tree_any(ctx, &c, &g, l, t, ww.w, leaf, active,
+				                            &d, dist, cand, &dp, reach, &oom);
+				     l++)
+					if (oom)
+						goto oom;
+				longer = l < st->budget;
 			}
 			if (l == st->budget) {
 				st->lid_layer[lid] = (uint8_t)esc;
@@ -280,7 +393,10 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 			}
 			st->lid_layer[lid] = (uint8_t)l;
 			used |= (uint16_t)(1u << l);
-			st->shortest++;
+			if (longer)
+				st->longer++;
+			else
+				st->shortest++;
 			for (uint32_t k = 1; k < d.nsettled; k++) {
 				uint32_t s = d.order[k];
 				ctx->t->sws[s].lft[lid] = ctx->adj[d.next[s]].port;
@@ -312,9 +428,9 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 		if (used & (1u << st->lid_layer[lid]))
 			st->lid_layer[lid] = remap[st->lid_layer[lid]];
 	log_notice(ctx->log, "routing",
-	           "nue: %u destinations on shortest paths, %u on up/down escape routes; %u "
-	           "virtual layer(s) of %u",
-	           st->shortest, st->escaped, st->nlayers, st->budget);
+	           "nue: %u destinations on shortest paths, %u on longer ones, %u on up/down "
+	           "escape routes; %u virtual layer(s) of %u",
+	           st->shortest, st->longer, st->escaped, st->nlayers, st->budget);
 	rc = 0;
 	goto out;
 oom:
