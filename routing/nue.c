@@ -2,21 +2,17 @@
  * (the idea of Nue, Domke et al., 2016: destinations spread over virtual layers, each
  * layer's channel dependency graph kept acyclic, with escape paths that always fit).
  *
- * The escape: up/down routes (routing/updown.c) for every destination, whose dependencies
- * are acyclic together on any graph, are laid into the last layer first. Then each
- * destination LID in turn gets a shortest-path tree built inside the lowest layer that can
- * take one: from the destination outwards every switch picks, among its neighbours one hop
- * nearer, the least loaded (sssp's link weights, routing/weighted.c) whose dependency keeps
- * the layer acyclic (routing/cdg.c); when some switch has none, the next layer is tried, the
- * escape layer last; when none takes it, a tree with longer paths is tried likewise
- * (layer_tree_any); when none takes that either, the destination keeps its up/down routes in
- * the escape layer. The SL of a path is its destination's layer. With one VL every
- * destination tries the escape layer alone: shortest where that stays acyclic, longer
- * elsewhere (a 6x6x6 torus: 128 of 432 shortest, the rest longer, none up/down); each VL
- * more takes more destinations shortest (all of them on fat trees, random graphs and 4x4x4
- * tori with 8; 346 of 432 on a 6x6x6 torus, the other 86 longer, where 95 took up/down
- * routes before the longer trees: shift permutations' worst link load 61 -> 37 with 4 VLs,
- * 29 -> 31 with 8).
+ * The escape: routes along one spanning tree (breadth first from a root switch), free of
+ * credit loops on any graph, are laid into the last layer first for every destination; a
+ * tree's dependencies are few (turns at its own links only), so they leave the layers room
+ * (up/down routes over every link, the escape before, left a 6x6x6 torus with 1 VL a worst
+ * shift-permutation link load of 73; the tree, 29). Then each destination LID in turn gets
+ * a tree grown by Dijkstra inside the lowest layer that can take one (layer_tree): paths
+ * weighed by hops and by the host paths already laid on their links (sssp's weights,
+ * routing/weighted.c), each switch joining through the neighbour that keeps the layer's
+ * channel dependency graph acyclic (routing/cdg.c), longer than the shortest where the
+ * dependencies or the loads want it. When no layer takes a tree, the destination keeps its
+ * escape routes. The SL of a path is its destination's layer.
  *
  * The budget: the VLs every switch-to-switch link runs, or fewer by routing_max_vls. */
 #include <stdlib.h>
@@ -121,75 +117,6 @@ static int keep(struct cdg *g, unsigned l, uint32_t n, uint8_t in, uint8_t out, 
 	return r;
 }
 
-static bool keep_active(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
-                        uint32_t t, const bool *leaf, bool *active, const struct dijkstra *d,
-                        struct deps *dp, bool *oom);
-
-/* A shortest-path tree towards switch t built inside layer l's dependency graph: switches
- * from t outwards each take, among their neighbours one hop nearer, the least loaded whose
- * dependency (our link into it, followed by its own next hop) keeps the layer acyclic.
- * Only dependencies on host traffic's way count: a switch with hosts keeps its at once; one
- * without (a spine, whose own routes carry management only) only tests it, and keeps it at
- * the end if host traffic passes it (active: hosts of its own or an active switch routes
- * through it). The tree in d (next, order, nsettled) and true; false (the layer as it was)
- * when some switch has no such neighbour, *oom when out of memory. */
-static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
-                       uint32_t t, const uint64_t *w, const bool *leaf, bool *active,
-                       struct dijkstra *d, uint16_t *dist, uint32_t *cand, struct deps *dp,
-                       bool *oom)
-{
-	routing_bfs(ctx, t, dist, d->order);
-	d->nsettled = 0;
-	for (uint32_t s = 0; s < ctx->nsw; s++)
-		if (dist[s] != RT_INF)
-			d->nsettled++;
-	d->next[t] = NONE;
-	dp->n = 0;
-	for (uint32_t k = 1; k < d->nsettled; k++) {
-		uint32_t s = d->order[k], nc = 0;
-		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
-			if (dist[ctx->adj[e].to] + 1 != dist[s])
-				continue;
-			/* by weight, then port: the least loaded first */
-			uint32_t at = nc++;
-			while (at && w[cand[at - 1]] > w[e]) {
-				cand[at] = cand[at - 1];
-				at--;
-			}
-			cand[at] = e;
-		}
-		uint32_t chosen = NONE;
-		for (uint32_t i = 0; i < nc && chosen == NONE; i++) {
-			uint32_t e = cand[i], n = ctx->adj[e].to;
-			if (n == t) {
-				chosen = e;
-				break;
-			}
-			uint8_t in = c->in[ctx->port_base[s] + ctx->adj[e].port];
-			uint8_t out = ctx->adj[d->next[n]].port;
-			int r = leaf[s] ? keep(g, l, n, in, out, dp) : cdg_add(g, l, n, in, out);
-			if (r == -2) {
-				*oom = true;
-				undo(g, l, dp);
-				return false;
-			}
-			if (r < 0)
-				continue;
-			if (r == 1 && !leaf[s])
-				cdg_remove(g, l, n, in,
-				           out); /* a test: kept below if it carries hosts */
-			chosen = e;
-		}
-		if (chosen == NONE) {
-			undo(g, l, dp);
-			return false;
-		}
-		d->next[s] = chosen;
-	}
-	/* the switches without hosts that host traffic passes */
-	return keep_active(ctx, c, g, l, t, leaf, active, d, dp, oom);
-}
-
 /* The dependencies of the switches without hosts that host traffic passes, once a tree in d
  * is complete (see layer_tree): kept now. false (the layer as it was) when one closes a
  * cycle. */
@@ -219,83 +146,217 @@ static bool keep_active(struct routing_ctx *ctx, const struct chans *c, struct c
 	return true;
 }
 
-/* Where no layer takes a destination's shortest tree: a tree in layer l that need not be
- * shortest (Nue's own idea: a route through the channel dependency graph rather than the
- * topology's distances). Grown from t outwards a hop level at a time: a switch joins through
- * any neighbour already in the tree, the least loaded first, whose dependency keeps the
- * layer acyclic; one that cannot at this level tries again at the next, through the
- * switches that joined meanwhile. Every switch in, or false (the layer as it was). Paths
- * longer than the shortest beat up/down escape routes, which all climb to the roots. */
-static bool layer_tree_any(struct routing_ctx *ctx, const struct chans *c, struct cdg *g,
-                           unsigned l, uint32_t t, const uint64_t *w, const bool *leaf,
-                           bool *active, struct dijkstra *d, uint16_t *dist, uint32_t *cand,
-                           struct deps *dp, uint32_t reach, bool *oom)
+static uint64_t step_cost(uint64_t at, uint64_t hop, uint64_t load)
 {
-	for (uint32_t s = 0; s < ctx->nsw; s++)
+	return at + hop + load;
+}
+
+/* A tree towards switch t inside layer l (Nue's idea: routes through the channel dependency
+ * graph rather than along the topology's distances). Grown from t outwards by Dijkstra: a
+ * switch joins through the neighbour already in the tree that makes its path cheapest, a
+ * hop costing `hop` plus the host paths laid on the link so far (sssp's weights, less their
+ * hop cost `base`), and whose dependency (its link into that neighbour, followed by the
+ * neighbour's own next hop) keeps the layer acyclic; one that cannot join yet may later,
+ * through switches that join after it. Only dependencies on host traffic's way count: a
+ * switch with hosts keeps its at once; one without (a spine, whose own routes carry
+ * management only) only tests it, and keeps it at the end if host traffic passes it
+ * (keep_active). The tree in d (next, order, nsettled, dist: its hops) when every one of
+ * the `reach` switches joined, else false (the layer as it was); *oom when out of memory.
+ *
+ * With `shortest` (BFS distances to t) a switch joins only through a neighbour one hop
+ * nearer: the first pass over the layers, so that paths stay shortest wherever some layer
+ * takes them (with 8 VLs, on all of test_routing's 150 random graphs). The second pass lets
+ * them grow longer, a hop costing as much as `hop` host paths (the number of hosts). On a
+ * 6x6x6 torus the shift permutations' worst link load is 18 with 8 VLs, 21 with 4 and 29 with
+ * 1 (OpenSM's nue: 16 with 1); before, each switch took the least loaded nearer neighbour
+ * on its own and the escape routes were up/down over every link: 29, 61 and 73. */
+/* Switch x joins the tree in d through the cheapest of its neighbours in it (with
+ * shortest: only those one hop nearer) whose dependency layer l takes: the edge, or NONE
+ * (*oom when out of memory). */
+static uint32_t join(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
+                     uint32_t t, const uint64_t *w, uint64_t base, uint64_t hop,
+                     const uint16_t *shortest, const bool *leaf, const struct dijkstra *d,
+                     const uint16_t *dist, uint32_t *cand, struct deps *dp, uint32_t x, bool *oom)
+{
+	uint64_t cost[256];
+	uint32_t nc = 0;
+	for (uint32_t f = ctx->adj_start[x]; f < ctx->adj_start[x + 1] && nc < 256; f++) {
+		uint32_t u = ctx->adj[f].to;
+		if (dist[u] == RT_INF || (shortest && shortest[u] + 1 != shortest[x]))
+			continue;
+		uint64_t cf = step_cost(d->cost[u], hop, w[f] - base);
+		uint32_t at = nc++;
+		while (at && cost[at - 1] > cf) {
+			cand[at] = cand[at - 1];
+			cost[at] = cost[at - 1];
+			at--;
+		}
+		cand[at] = f;
+		cost[at] = cf;
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		uint32_t f = cand[i], u = ctx->adj[f].to;
+		if (u == t)
+			return f;
+		uint8_t in = c->in[ctx->port_base[x] + ctx->adj[f].port];
+		uint8_t out = ctx->adj[d->next[u]].port;
+		int r = leaf[x] ? keep(g, l, u, in, out, dp) : cdg_add(g, l, u, in, out);
+		if (r == -2) {
+			*oom = true;
+			return NONE;
+		}
+		if (r < 0)
+			continue;
+		if (r == 1 && !leaf[x])
+			cdg_remove(g, l, u, in,
+			           out); /* a test: kept at the end if it carries hosts */
+		return f;
+	}
+	return NONE;
+}
+
+static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
+                       uint32_t t, const uint64_t *w, uint64_t base, uint64_t hop,
+                       const uint16_t *shortest, const uint32_t *bfs_order, const bool *leaf,
+                       bool *active, struct dijkstra *d, uint16_t *dist, uint32_t *cand,
+                       struct deps *dp, uint32_t reach, bool *oom)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
 		dist[s] = RT_INF;
+		d->cost[s] = UINT64_MAX;
+	}
+	d->cost[t] = 0;
 	dist[t] = 0;
 	d->order[0] = t;
 	d->nsettled = 1;
 	d->next[t] = NONE;
 	dp->n = 0;
-	uint32_t level_start = 0;
-	for (uint16_t level = 0; d->nsettled < reach && level < 60; level++) {
-		uint32_t level_end = d->nsettled;
-		if (level_start == level_end)
-			break; /* nothing joined at the last level: nothing more can */
-		/* the switches next to this level's, each once */
-		for (uint32_t k = level_start; k < level_end; k++) {
-			uint32_t n = d->order[k];
-			for (uint32_t e = ctx->adj_start[n]; e < ctx->adj_start[n + 1]; e++) {
-				uint32_t s = ctx->adj[e].to;
-				if (dist[s] != RT_INF)
-					continue;
-				/* s's edges into this level, the least loaded first */
-				uint32_t nc = 0;
-				for (uint32_t f = ctx->adj_start[s]; f < ctx->adj_start[s + 1];
-				     f++) {
-					uint32_t m = ctx->adj[f].to;
-					if (dist[m] != level)
-						continue;
-					uint32_t at = nc++;
-					while (at && w[cand[at - 1]] > w[f]) {
-						cand[at] = cand[at - 1];
-						at--;
-					}
-					cand[at] = f;
-				}
-				for (uint32_t i = 0; i < nc; i++) {
-					uint32_t f = cand[i], m = ctx->adj[f].to;
-					if (m != t) {
-						uint8_t in =
-						    c->in[ctx->port_base[s] + ctx->adj[f].port];
-						uint8_t out = ctx->adj[d->next[m]].port;
-						int r = leaf[s] ? keep(g, l, m, in, out, dp)
-						                : cdg_add(g, l, m, in, out);
-						if (r == -2) {
-							*oom = true;
-							undo(g, l, dp);
-							return false;
-						}
-						if (r < 0)
-							continue;
-						if (r == 1 && !leaf[s])
-							cdg_remove(g, l, m, in, out);
-					}
-					d->next[s] = f;
-					dist[s] = (uint16_t)(level + 1);
-					d->order[d->nsettled++] = s;
-					break;
-				}
+	if (shortest) {
+		/* every nearer neighbour is in before a switch's turn: breadth-first order */
+		for (uint32_t k = 1; k < reach; k++) {
+			uint32_t x = bfs_order[k];
+			uint32_t f = join(ctx, c, g, l, t, w, base, hop, shortest, leaf, d, dist,
+			                  cand, dp, x, oom);
+			if (f == NONE) {
+				undo(g, l, dp);
+				return false;
+			}
+			uint32_t u = ctx->adj[f].to;
+			d->next[x] = f;
+			d->cost[x] = step_cost(d->cost[u], hop, w[f] - base);
+			dist[x] = (uint16_t)(dist[u] + 1);
+			d->order[d->nsettled++] = x;
+		}
+		return keep_active(ctx, c, g, l, t, leaf, active, d, dp, oom);
+	}
+	d->hp.n = 0;
+	for (uint32_t x = t;;) {
+		for (uint32_t e = ctx->adj_start[x]; e < ctx->adj_start[x + 1]; e++) {
+			uint32_t y = ctx->adj[e].to, back = c->rev[e];
+			if (dist[y] != RT_INF || back == NONE)
+				continue;
+			uint64_t ny = step_cost(d->cost[x], hop, w[back] - base);
+			if (ny < d->cost[y]) {
+				d->cost[y] = ny;
+				heap_push_or_lower(&d->hp, y);
 			}
 		}
-		level_start = level_end;
+		uint32_t f = NONE;
+		while (d->hp.n && f == NONE) {
+			x = heap_pop(&d->hp);
+			f = join(ctx, c, g, l, t, w, base, hop, NULL, leaf, d, dist, cand, dp, x,
+			         oom);
+			if (*oom) {
+				while (d->hp.n) /* the heap empty for the next tree */
+					heap_pop(&d->hp);
+				undo(g, l, dp);
+				return false;
+			}
+			if (f == NONE)
+				d->cost[x] =
+				    UINT64_MAX; /* later, through a switch that joins after */
+		}
+		if (f == NONE)
+			break;
+		uint32_t u = ctx->adj[f].to;
+		d->next[x] = f;
+		d->cost[x] = step_cost(d->cost[u], hop, w[f] - base);
+		dist[x] = (uint16_t)(dist[u] + 1);
+		d->order[d->nsettled++] = x;
 	}
 	if (d->nsettled < reach) {
 		undo(g, l, dp);
 		return false;
 	}
 	return keep_active(ctx, c, g, l, t, leaf, active, d, dp, oom);
+}
+
+/* The escape routes: along one spanning tree, breadth first from the root (the first root
+ * switch found). Tree routing is free of credit loops, and its dependencies are few (turns
+ * at tree links only), which leaves the layers more room for shortest trees than up/down
+ * routes over every link did. Fills every switch's LFT for every destination (the trees
+ * found later overwrite them); -1 out of memory. */
+static int tree_escape(struct routing_ctx *ctx, const struct chans *c, uint32_t root)
+{
+	uint32_t ns = ctx->nsw;
+	uint32_t *up = malloc(sizeof(uint32_t) * (ns + 1));  /* edge to the parent */
+	uint32_t *via = malloc(sizeof(uint32_t) * (ns + 1)); /* edge down towards t */
+	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
+	uint32_t *mark = calloc(ns + 1, sizeof(uint32_t));
+	if (!up || !via || !queue || !mark) {
+		free(up);
+		free(via);
+		free(queue);
+		free(mark);
+		return -1;
+	}
+	for (uint32_t s = 0; s < ns; s++)
+		up[s] = NONE;
+	bool *seen = (bool *)via; /* reused below */
+	memset(seen, 0, ns + 1);
+	uint32_t head = 0, tail = 0;
+	queue[tail++] = root;
+	seen[root] = true;
+	while (head < tail) {
+		uint32_t s = queue[head++];
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint32_t m = ctx->adj[e].to;
+			if (seen[m] || c->rev[e] == NONE)
+				continue;
+			seen[m] = true;
+			up[m] = c->rev[e];
+			queue[tail++] = m;
+		}
+	}
+	for (uint32_t t = 0; t < ns; t++) {
+		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
+			continue;
+		routing_assign_local(ctx, t);
+		if (up[t] == NONE && t != root)
+			continue; /* not in the tree: unreachable */
+		/* t's ancestors, each with its edge down towards t */
+		for (uint32_t a = t; a != root && up[a] != NONE;) {
+			uint32_t p = ctx->adj[up[a]].to;
+			via[p] = c->rev[up[a]];
+			mark[p] = t + 1;
+			a = p;
+		}
+		for (uint32_t k = 0; k < tail; k++) {
+			uint32_t s = queue[k];
+			if (s == t)
+				continue;
+			uint32_t e = mark[s] == t + 1 ? via[s] : up[s];
+			if (e == NONE)
+				continue;
+			for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++)
+				ctx->t->sws[s].lft[ctx->dst[i].lid] = ctx->adj[e].port;
+		}
+	}
+	free(up);
+	free(via);
+	free(queue);
+	free(mark);
+	return 0;
 }
 
 static int nue_unicast(struct routing_ctx *ctx, void *state)
@@ -317,12 +378,14 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 	dp.in = malloc(ns + 1);
 	dp.out = malloc(ns + 1);
 	uint16_t *dist = malloc(sizeof(uint16_t) * (ns + 1));
+	uint16_t *bfsd = malloc(sizeof(uint16_t) * (ns + 1));
+	uint32_t *bq = malloc(sizeof(uint32_t) * (ns + 1));
 	uint32_t *cand = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
 	uint32_t *walked = calloc(ns + 1, sizeof(uint32_t));
 	bool *active = malloc(sizeof(bool) * (ns + 1));
-	if (!roots || !leaf || !st->lid_layer || !dp.sw || !dp.in || !dp.out || !dist || !cand ||
-	    !walked || !active || chans_build(ctx, &c) < 0 || cdg_init(&g, ctx) < 0 ||
-	    dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0)
+	if (!roots || !leaf || !st->lid_layer || !dp.sw || !dp.in || !dp.out || !dist || !bfsd ||
+	    !bq || !cand || !walked || !active || chans_build(ctx, &c) < 0 ||
+	    cdg_init(&g, ctx) < 0 || dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0)
 		goto oom;
 
 	/* the escape routes: up/down from the configured or detected roots */
@@ -335,8 +398,8 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 			goto out;
 		}
 	}
-	if (updown_route(ctx, "nue", roots, nroots, false) < 0)
-		goto out;
+	if (tree_escape(ctx, &c, roots[0]) < 0)
+		goto oom;
 	unsigned esc = st->budget - 1u;
 	routing_host_switches(ctx, leaf);
 	uint32_t epoch = 0;
@@ -354,7 +417,13 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 			}
 		}
 
-	/* every destination: its shortest tree where a layer takes it */
+	/* the weights' hop cost (hosts^2 + 1, weights_init), and what a hop costs longer trees */
+	uint64_t nhosts = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		nhosts += ww.hosts[s];
+	uint64_t base = nhosts * nhosts + 1;
+	uint64_t hop = nhosts;
+	/* every destination: its tree in the lowest layer that takes one */
 	uint16_t used = 0;
 	for (uint32_t t = 0; t < ns; t++) {
 		uint32_t first = weighted_first_host(ctx, t);
@@ -362,29 +431,24 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 			if (!ctx->dst[i].port && first != NONE)
 				continue; /* below: it follows the first host */
 			uint16_t lid = ctx->dst[i].lid;
+			/* the switches it can be reached from, and their distances */
+			routing_bfs(ctx, t, bfsd, bq);
+			uint32_t reach = 0;
+			for (uint32_t s = 0; s < ns; s++)
+				reach += bfsd[s] != RT_INF;
+			/* shortest paths where a layer takes them, else longer ones */
 			uint32_t l = 0;
-			bool longer = false;
-			while (l < st->budget && !layer_tree(ctx, &c, &g, l, t, ww.w, leaf, active,
-			                                     &d, dist, cand, &dp, &oom)) {
-				if (oom)
-					goto oom;
-				l++;
-			}
-			if (l == st->budget) {
-				/* no shortest tree fits: one with longer paths, in the lowest
-				 * layer that takes it */
-				uint32_t reach = 0;
-				routing_bfs(ctx, t, dist, d.order);
-				for (uint32_t s = 0; s < ns; s++)
-					reach += dist[s] != RT_INF;
+			for (unsigned pass = 0; pass < 2 && (!pass || l == st->budget); pass++)
 				for (l = 0; l < st->budget &&
-				            !layer_tree_any(ctx, &c, &g, l, t, ww.w, leaf, active,
-				                            &d, dist, cand, &dp, reach, &oom);
+				            !layer_tree(ctx, &c, &g, l, t, ww.w, base, hop,
+				                        pass ? NULL : bfsd, bq, leaf, active, &d,
+				                        dist, cand, &dp, reach, &oom);
 				     l++)
 					if (oom)
 						goto oom;
-				longer = l < st->budget;
-			}
+			bool longer = false;
+			for (uint32_t k = 0; l < st->budget && k < d.nsettled && !longer; k++)
+				longer = dist[d.order[k]] != bfsd[d.order[k]];
 			if (l == st->budget) {
 				st->lid_layer[lid] = (uint8_t)esc;
 				st->escaped++;
@@ -428,8 +492,8 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 		if (used & (1u << st->lid_layer[lid]))
 			st->lid_layer[lid] = remap[st->lid_layer[lid]];
 	log_notice(ctx->log, "routing",
-	           "nue: %u destinations on shortest paths, %u on longer ones, %u on up/down "
-	           "escape routes; %u virtual layer(s) of %u",
+	           "nue: %u destinations on shortest paths, %u on longer ones, %u on escape "
+	           "routes; %u virtual layer(s) of %u",
 	           st->shortest, st->longer, st->escaped, st->nlayers, st->budget);
 	rc = 0;
 	goto out;
@@ -442,6 +506,8 @@ out:
 	free(dp.in);
 	free(dp.out);
 	free(dist);
+	free(bfsd);
+	free(bq);
 	free(cand);
 	free(walked);
 	free(active);
@@ -476,9 +542,9 @@ static unsigned nue_layers(const void *state)
 
 const struct routing_engine routing_nue = {
     .name = "nue",
-    .summary = "destinations over virtual layers within routing_max_vls (down to one), "
-               "shortest where a layer stays free of credit loops, up/down escape routes "
-               "elsewhere",
+    .summary = "destinations over virtual layers within routing_max_vls (down to one), each "
+               "layer free of credit loops, escape routes along a spanning tree where none "
+               "takes one",
     .setup = nue_setup,
     .unicast = nue_unicast,
     .path_sl = nue_path_sl,

@@ -68,7 +68,7 @@ static void heap_up(struct heap *hp, uint32_t i)
 	}
 }
 
-static uint32_t heap_pop(struct heap *hp)
+uint32_t heap_pop(struct heap *hp)
 {
 	uint32_t top = hp->h[0];
 	hp->pos[top] = NONE;
@@ -90,7 +90,7 @@ static uint32_t heap_pop(struct heap *hp)
 	return top;
 }
 
-static void heap_push_or_lower(struct heap *hp, uint32_t s)
+void heap_push_or_lower(struct heap *hp, uint32_t s)
 {
 	if (hp->pos[s] == NONE) {
 		hp->h[hp->n] = s;

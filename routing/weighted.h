@@ -22,6 +22,10 @@ struct heap {
 	const uint64_t *key;
 };
 
+/* The switch of least key (removed), and push s or lower its place after its key fell. */
+uint32_t heap_pop(struct heap *hp);
+void heap_push_or_lower(struct heap *hp, uint32_t s);
+
 struct dijkstra {
 	uint64_t *cost;
 	uint32_t *next; /* edge (adj index) each switch leaves by towards the root */
