@@ -157,6 +157,15 @@ static inline bool topo_is_switch(const struct topo *t, uint32_t node)
 	return t->nodes[node].type == NODE_TYPE_SWITCH;
 }
 /* The port that carries a node's LID: switch port 0, or the CA port itself. */
+/* Port 0 of a switch with an enhanced port 0 (SwitchInfo EnhancedPort0): it runs data VLs of
+ * its own, with SL-to-VL (as an output) and VL arbitration tables, which base port 0 has not. */
+static inline bool topo_port_esp0(const struct topo *t, uint32_t port)
+{
+	const struct topo_node *n = &t->nodes[t->ports[port].node];
+	return n->type == NODE_TYPE_SWITCH && t->ports[port].num == 0 &&
+	       t->sws[n->sw].si.enhanced_port0;
+}
+
 static inline uint32_t topo_lid_port(const struct topo *t, uint32_t port)
 {
 	uint32_t n = t->ports[port].node;

@@ -557,7 +557,8 @@ static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys
 		}
 	} else {
 		pi.neighbor_mtu = 0;
-		pi.oper_vls = 0;
+		/* an enhanced switch port 0 runs every VL it can: its own traffic is data */
+		pi.oper_vls = topo_port_esp0(t, p) ? pi.vl_cap : 0;
 		pi.link_speed_ext_enabled = pi.link_speed_ext_enabled2 = 0; /* no change */
 	}
 	/* how much high-priority traffic may pass before low gets a turn: the QoS policy's */
@@ -589,6 +590,8 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 		return false;
 	const struct config_vl_table *tb = vl_class_table(sm, p);
 	if (tb && pi->vl_high_limit != tb->high_limit)
+		return false;
+	if (topo_port_esp0(t, p) && pi->oper_vls != pi->vl_cap)
 		return false;
 	if (port->peer != TOPO_NONE) {
 		const struct topo_port *peer = &t->ports[port->peer];

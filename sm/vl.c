@@ -175,6 +175,8 @@ static uint64_t output_sl2vl(struct sm *sm, const struct config_vl_table *tb, un
 	return qos_sl2vl(sm, tb, nvl, port);
 }
 
+static void esp0_sl2vl(struct sm *sm, uint32_t node);
+
 static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                             void *ctx)
 {
@@ -209,6 +211,7 @@ static void on_switch_sl2vl(struct sm *sm, const struct mad_result *res, const s
 		                        data_vls(port_oper_vls(t, p)), n->first_port + o),
 		           &r, on_switch_sl2vl);
 	}
+	esp0_sl2vl(sm, t->ports[ref->port].node);
 }
 
 static void on_ca_sl2vl(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -297,10 +300,48 @@ static void engine_sl2vl_by_output(struct sm *sm, uint32_t node)
 	}
 }
 
+/* An enhanced port 0 as an output (the switch's own traffic, which ends there): the
+ * policy's table for the switch_port0 class, else SL mod its VLs. One Set for all inputs
+ * where the switch takes it, else one per input that differs. After a Set for every pair
+ * (which covers port 0 too), from its answer. */
+static void esp0_sl2vl(struct sm *sm, uint32_t node)
+{
+	struct topo *t = &sm->topo;
+	const struct topo_node *n = &t->nodes[node];
+	const struct topo_switch *sw = &t->sws[n->sw];
+	uint32_t p0 = n->first_port;
+	if (!topo_port_esp0(t, p0) || !(t->ports[p0].pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
+	    (t->ports[p0].refused & TOPO_REFUSED_SL2VL))
+		return;
+	unsigned np = n->nports + 1u;
+	uint64_t want =
+	    qos_sl2vl(sm, vl_class_table(sm, p0), data_vls(port_oper_vls(t, &t->ports[p0])), p0);
+	for (unsigned i = 1; i < np; i++) {
+		if (topo_switch_sl2vl(t, sw, np, i, 0) == want)
+			continue;
+		struct vl_ref ref = {.port = p0,
+		                     .mod = sw->si.optimized_sl2vl_programming ? 0x20000u : i << 8};
+		send_sl2vl(sm, p0, ref.mod, want, &ref, on_switch_sl2vl);
+		if (sw->si.optimized_sl2vl_programming)
+			return;
+	}
+}
+
 /* A switch's SL-to-VL tables by optimized programming: one Set for every input/output pair
  * with the table most outputs want, then one per output that runs another number of VLs. */
+static void switch_sl2vl_data(struct sm *sm, uint32_t node);
+
 static void switch_sl2vl(struct sm *sm, uint32_t node)
 {
+	switch_sl2vl_data(sm, node);
+	/* unless a Set for every pair went, whose answer sends port 0's */
+	if (!sm->vl_all_sent)
+		esp0_sl2vl(sm, node);
+}
+
+static void switch_sl2vl_data(struct sm *sm, uint32_t node)
+{
+	sm->vl_all_sent = false;
 	struct topo *t = &sm->topo;
 	const struct topo_node *n = &t->nodes[node];
 	const struct topo_switch *sw = &t->sws[n->sw];
@@ -364,6 +405,7 @@ static void switch_sl2vl(struct sm *sm, uint32_t node)
 		ref.mod = 0x30000;
 		send_sl2vl(sm, ref.port, ref.mod, output_sl2vl(sm, tb, most, most_port), &ref,
 		           on_switch_sl2vl);
+		sm->vl_all_sent = true;
 		return;
 	}
 	if (!some)
@@ -455,6 +497,8 @@ void vl_program(struct sm *sm)
 		bool sw = n->type == NODE_TYPE_SWITCH;
 		if (sw)
 			switch_sl2vl(sm, node);
+		if (sw && topo_port_esp0(t, n->first_port))
+			port_vlarb(sm, n->first_port, true); /* the switch's own traffic */
 		for (unsigned num = 1; num <= n->nports; num++) {
 			uint32_t p = n->first_port + num;
 			struct topo_port *port = &t->ports[p];
@@ -465,8 +509,7 @@ void vl_program(struct sm *sm)
 				port->sl2vl = TOPO_SL2VL_UNKNOWN;
 				memset(port->vlarb, 0, sizeof(port->vlarb));
 			}
-			/* (switch port 0 is left out: it carries data only as an enhanced port
-			 * 0, which ibsmd does not configure yet, and keeps its own table) */
+			/* (base switch port 0 carries no data: management on VL15 only) */
 			port_vlarb(sm, p, sw);
 			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
 			    (port->refused & TOPO_REFUSED_SL2VL))

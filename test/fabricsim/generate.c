@@ -28,6 +28,7 @@ struct spec {
 	/* port capabilities: switch ports, then host ports (0 / LINK_SPEEDS: the default) */
 	uint8_t width, host_width;
 	unsigned speed, host_speed, slow_links;
+	unsigned esp0; /* switches have an enhanced port 0 (VLs, SL-to-VL, VL arbitration) */
 };
 
 static int gerr(struct fs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -131,6 +132,8 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 			sp->links = u;
 		else if (!strcmp(k, "slow-links"))
 			sp->slow_links = u;
+		else if (!strcmp(k, "esp0"))
+			sp->esp0 = u;
 		else
 			return gerr(err, "generator spec: unknown key \"%s\"", k);
 	}
@@ -479,6 +482,8 @@ int generate(struct fabric *f, const char *text, struct fs_error *err)
 		return rc;
 	degrade(f, &sp);
 	set_speeds(f, &sp);
+	for (uint32_t i = 0; sp.esp0 && i < f->nsws; i++)
+		f->sws[i].si.enhanced_port0 = 1;
 	fabric_finalize(f);
 	slow_links(f, &sp);
 	return 0;

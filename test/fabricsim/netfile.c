@@ -173,13 +173,17 @@ static int parse_header(struct parser *p, char *s)
 	n->device_id = p->devid;
 	if (p->next_sysguid)
 		n->sys_guid = p->next_sysguid;
-	/* the description: the first quoted string of the comment */
+	/* the description: the first quoted string of the comment; "enhanced port 0" there
+	 * (as ibnetdiscover writes it) gives the switch one */
 	char *c = strchr(s, '#');
 	if (c) {
 		char *q = strchr(c, '"');
 		char desc[65];
-		if (q && quoted(q, desc, sizeof(desc)))
+		char *after = q ? quoted(q, desc, sizeof(desc)) : NULL;
+		if (after)
 			snprintf(n->desc, sizeof(n->desc), "%s", desc);
+		if (type == NODE_TYPE_SWITCH && strstr(after ? after : c, "enhanced port 0"))
+			p->f->sws[n->sw].si.enhanced_port0 = 1;
 	}
 	p->next_guid = p->next_sysguid = 0;
 	p->vendid = p->devid = 0;
@@ -426,8 +430,9 @@ int netfile_write(const struct fabric *f, const char *path, struct fs_error *err
 		bool sw = n->type == NODE_TYPE_SWITCH;
 		fprintf(fp, "%s=0x%016llx\n", sw ? "switchguid" : "caguid",
 		        (unsigned long long)n->guid);
-		fprintf(fp, "%s\t%u \"%s\"\t\t# \"%s\"\n", sw ? "Switch" : "Ca", n->nports, n->name,
-		        n->desc);
+		fprintf(fp, "%s\t%u \"%s\"\t\t# \"%s\"%s\n", sw ? "Switch" : "Ca", n->nports,
+		        n->name, n->desc,
+		        sw && f->sws[n->sw].si.enhanced_port0 ? " enhanced port 0" : "");
 		for (unsigned num = 1; num <= n->nports; num++) {
 			uint32_t p = fabric_port(f, i, num);
 			const struct fs_port *port = &f->ports[p];

@@ -6,7 +6,8 @@
 # of every switch) and arbitrates with the policy's weights (smpquery vlarb) and high limit
 # (smpquery portinfo); fabricsim verify follows each SL through the tables: no credit loop,
 # no VL a link does not run. A policy that sends an SL to a VL the links do not run is
-# refused for those ports with a message, and they keep SL mod VLs.
+# refused for those ports with a message, and they keep SL mod VLs. The switch_port0 class's
+# tables go to switches with an enhanced port 0, none to base port 0.
 # Usage: qos_policy.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 need smpquery
@@ -151,4 +152,64 @@ ca_sl3() { on_sim host-1 smpquery sl2vl "$(awk '$4 == "host-9" { print $2 }' "$W
 wait_until 30 test "$(ca_sl3)" = 3 || fail "host-9 SL 3 on VL $(ca_sl3), want 3 (SL mod 8)"
 "$FS" verify --sl 3 >/dev/null || fail "verify --sl 3 after the refused table"
 echo "a table with VL 8 on links of VL0-7: refused with a message, ports keep SL mod VLs: ok"
+stop_pids "$IBSMD_PID"
+stop_sims
+
+# switch port 0's class: switches with an enhanced port 0 (its own data VLs) get the
+# switch_port0 tables there (port 0 as an output, its VL arbitration, high limit, every VL
+# it can run); base port 0 (management on VL15 only) is left alone
+cat >"$WORK/sp0.yaml" <<EOF
+sweep_interval: 0
+qos:
+  vl_tables:
+    switch_external:
+      sl2vl: [0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+      vlarb_low: "0:16,1:32,2:192"
+    switch_port0:
+      sl2vl: [3, 2, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]
+      vlarb_high: "3:8"
+      vlarb_low: "0:8,3:64"
+      high_limit: 2
+EOF
+for esp0 in 1 0; do
+	start_fabricsim "fattree:radix=8,levels=2,esp0=$esp0"
+	rm -rf "$WORK/state"
+	ibsmd_once --config "$WORK/sp0.yaml" || fail "ibsmd --once with the switch_port0 policy (esp0=$esp0)"
+	"$FS" ctl lids >"$WORK/lids"
+	: >"$WORK/sp0.txt"
+	while read -r guid lid lmc name; do
+		[[ $name == host-* ]] && continue
+		echo "== $name" >>"$WORK/sp0.txt"
+		on_sim host-1 smpquery sl2vl "$lid" 0 >>"$WORK/sp0.txt" || fail "smpquery sl2vl $lid 0"
+		on_sim host-1 smpquery vlarb "$lid" 0 >>"$WORK/sp0.txt" || fail "smpquery vlarb $lid 0"
+		on_sim host-1 smpquery portinfo "$lid" 0 2>/dev/null | sed "s/^/PI /" >>"$WORK/sp0.txt"
+	done <"$WORK/lids"
+	python3 - "$WORK/sp0.txt" "$esp0" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read().splitlines()
+esp0 = sys.argv[2] == "1"
+sw = sum(1 for l in text if l.startswith("== "))
+out0 = [l for l in text if re.match(r'^ports: in\s+\d+, out\s+0:', l)]
+tables = set(tuple(int(x) for x in l.split(":", 2)[2].strip().strip("|").split("|")) for l in out0)
+vl = [l for l in text if l.startswith("VL    :")]
+wt = [l for l in text if l.startswith("WEIGHT")]
+high_limit = [int(m.group(1)) for l in text for m in [re.match(r'^PI VLHighLimit:\.*(\d+)', l)] if m]
+oper = [l for l in text if l.startswith("PI OperVLs")]
+want = (3, 2, 1, 0) + (3,) * 12
+if esp0:
+    assert tables == {want}, ("SL-to-VL into port 0", tables)
+    pairs = [sorted((int(v, 16), int(w, 16)) for v, w in zip(vl[i].split("|")[1:-1], wt[i].split("|")[1:-1]) if int(w, 16)) for i in range(len(vl))]
+    assert pairs == [[(0, 8), (3, 64)], [(3, 8)]] * sw, pairs[:4]
+    assert high_limit == [2] * sw, high_limit
+    assert len(oper) == sw and all("VL0-7" in l for l in oper), oper[:2]
+    print(f"  enhanced port 0 on {sw} switches: SL-to-VL into port 0 3,2,1,0,3..., VL arbitration "
+          f"low 0:8 3:64, high 3:8, VLHighLimit 2, OperVLs VL0-7: ok")
+else:
+    assert all(set(w.split("|")[1:-1]) <= {"0x0 "} for w in wt), wt[:2]
+    assert want not in tables, tables
+    print(f"  base port 0 on {sw} switches: left alone (no VL arbitration, no SL-to-VL of the policy): ok")
+PY
+	check_verify 'r["unicast"]["unreachable"] == 0' 'not r["credit_loops"]["loop"]' >/dev/null
+	stop_sims
+done
 echo "qos policy: ok"

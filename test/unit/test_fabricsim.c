@@ -760,7 +760,22 @@ START_TEST(ibnetdiscover_format)
 	ck_assert_uint_eq(f.ports[p].guid, 0x2c90000000003ull);
 	ck_assert_uint_eq(f.ports[p].pi.link_speed_active, 2); /* DDR */
 	ck_assert_uint_eq(f.ports[p].pi.link_width_active, 2); /* 4x */
-	ck_assert_uint_eq(f.nodes[fabric_find_node(&f, "S-0002c90000000001")].vendor_id, 0x2c9);
+	uint32_t sw = fabric_find_node(&f, "S-0002c90000000001");
+	ck_assert_uint_eq(f.nodes[sw].vendor_id, 0x2c9);
+	/* "enhanced port 0" in the comment: SwitchInfo says so, and a written file keeps it */
+	ck_assert_uint_eq(f.sws[f.nodes[sw].sw].si.enhanced_port0, 1);
+	char path[] = "/tmp/ibsmd-test-esp0.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_msg(netfile_write(&f, path, &err) == 0, "%s", err.msg);
+	struct fabric g;
+	fabric_init(&g);
+	ck_assert_msg(netfile_load(&g, path, &err) == 0, "%s", err.msg);
+	unlink(path);
+	uint32_t sw2 = fabric_find_node(&g, "S-0002c90000000001");
+	ck_assert_uint_eq(g.sws[g.nodes[sw2].sw].si.enhanced_port0, 1);
+	fabric_free(&g);
 	fabric_free(&f);
 }
 END_TEST
