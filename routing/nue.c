@@ -170,19 +170,29 @@ static uint64_t step_cost(uint64_t at, uint64_t hop, uint64_t load)
  * 6x6x6 torus the shift permutations' worst link load is 18 with 8 VLs, 21 with 4 and 29 with
  * 1 (OpenSM's nue: 16 with 1); before, each switch took the least loaded nearer neighbour
  * on its own and the escape routes were up/down over every link: 29, 61 and 73. */
+/* Edges whose dependency a layer refused while the tree being grown in it: refused again
+ * until that tree is done (the layer only gains dependencies meanwhile), so not asked again
+ * (each refusal is a search of the layer's order). at[edge] == epoch. */
+struct refusals {
+	uint32_t *at;
+	uint32_t epoch;
+};
+
 /* Switch x joins the tree in d through the cheapest of its neighbours in it (with
  * shortest: only those one hop nearer) whose dependency layer l takes: the edge, or NONE
  * (*oom when out of memory). */
 static uint32_t join(struct routing_ctx *ctx, const struct chans *c, struct cdg *g, unsigned l,
                      uint32_t t, const uint64_t *w, uint64_t base, uint64_t hop,
                      const uint16_t *shortest, const bool *leaf, const struct dijkstra *d,
-                     const uint16_t *dist, uint32_t *cand, struct deps *dp, uint32_t x, bool *oom)
+                     const uint16_t *dist, uint32_t *cand, struct deps *dp, struct refusals *rf,
+                     uint32_t x, bool *oom)
 {
 	uint64_t cost[256];
 	uint32_t nc = 0;
 	for (uint32_t f = ctx->adj_start[x]; f < ctx->adj_start[x + 1] && nc < 256; f++) {
 		uint32_t u = ctx->adj[f].to;
-		if (dist[u] == RT_INF || (shortest && shortest[u] + 1 != shortest[x]))
+		if (dist[u] == RT_INF || (shortest && shortest[u] + 1 != shortest[x]) ||
+		    rf->at[f] == rf->epoch)
 			continue;
 		uint64_t cf = step_cost(d->cost[u], hop, w[f] - base);
 		uint32_t at = nc++;
@@ -205,8 +215,10 @@ static uint32_t join(struct routing_ctx *ctx, const struct chans *c, struct cdg 
 			*oom = true;
 			return NONE;
 		}
-		if (r < 0)
+		if (r < 0) {
+			rf->at[f] = rf->epoch; /* the layer only grows while the tree does */
 			continue;
+		}
 		if (r == 1 && !leaf[x])
 			cdg_remove(g, l, u, in,
 			           out); /* a test: kept at the end if it carries hosts */
@@ -219,8 +231,9 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
                        uint32_t t, const uint64_t *w, uint64_t base, uint64_t hop,
                        const uint16_t *shortest, const uint32_t *bfs_order, const bool *leaf,
                        bool *active, struct dijkstra *d, uint16_t *dist, uint32_t *cand,
-                       struct deps *dp, uint32_t reach, bool *oom)
+                       struct deps *dp, struct refusals *rf, uint32_t reach, bool *oom)
 {
+	rf->epoch++;
 	for (uint32_t s = 0; s < ctx->nsw; s++) {
 		dist[s] = RT_INF;
 		d->cost[s] = UINT64_MAX;
@@ -236,7 +249,7 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 		for (uint32_t k = 1; k < reach; k++) {
 			uint32_t x = bfs_order[k];
 			uint32_t f = join(ctx, c, g, l, t, w, base, hop, shortest, leaf, d, dist,
-			                  cand, dp, x, oom);
+			                  cand, dp, rf, x, oom);
 			if (f == NONE) {
 				undo(g, l, dp);
 				return false;
@@ -264,8 +277,8 @@ static bool layer_tree(struct routing_ctx *ctx, const struct chans *c, struct cd
 		uint32_t f = NONE;
 		while (d->hp.n && f == NONE) {
 			x = heap_pop(&d->hp);
-			f = join(ctx, c, g, l, t, w, base, hop, NULL, leaf, d, dist, cand, dp, x,
-			         oom);
+			f = join(ctx, c, g, l, t, w, base, hop, NULL, leaf, d, dist, cand, dp, rf,
+			         x, oom);
 			if (*oom) {
 				while (d->hp.n) /* the heap empty for the next tree */
 					heap_pop(&d->hp);
@@ -380,6 +393,7 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 	uint16_t *dist = malloc(sizeof(uint16_t) * (ns + 1));
 	uint16_t *bfsd = malloc(sizeof(uint16_t) * (ns + 1));
 	uint32_t *bq = malloc(sizeof(uint32_t) * (ns + 1));
+	struct refusals rf = {calloc(ctx->adj_start[ns] + 1, sizeof(uint32_t)), 0};
 	uint32_t *cand = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
 	uint32_t *walked = calloc(ns + 1, sizeof(uint32_t));
 	bool *active = malloc(sizeof(bool) * (ns + 1));
@@ -442,7 +456,7 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 				for (l = 0; l < st->budget &&
 				            !layer_tree(ctx, &c, &g, l, t, ww.w, base, hop,
 				                        pass ? NULL : bfsd, bq, leaf, active, &d,
-				                        dist, cand, &dp, reach, &oom);
+				                        dist, cand, &dp, &rf, reach, &oom);
 				     l++)
 					if (oom)
 						goto oom;
@@ -508,6 +522,7 @@ out:
 	free(dist);
 	free(bfsd);
 	free(bq);
+	free(rf.at);
 	free(cand);
 	free(walked);
 	free(active);
