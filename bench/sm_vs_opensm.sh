@@ -114,6 +114,7 @@ ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 			"$(awk '{ printf "%.0f", $2 / 1024 }' "$d/time")"
 		echo " $(verdict "$d/dump/ibsmd-path-sl.dump") $(sed -n 's/.*routing \([0-9.]*\) s.*/\1/p' "$d/log" | head -1)" \
 			"$(sed -n 's/.* \([0-9]*\) virtual layer(s) of .*/\1/p' "$d/log" | tail -1 | grep . ||
+				{ grep -q "datelines on VL1/VL0.*step round the missing" "$d/log" && echo 4; } ||
 				{ grep -q "datelines on VL1/VL0" "$d/log" && echo 2; } || echo 1)"
 	else
 		echo "fail - - - - -"

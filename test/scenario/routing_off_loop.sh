@@ -47,45 +47,35 @@ config nue
 SIM_HOST=host-1 IBSMD_UP_TIMEOUT=300 start_ibsmd --config "$WORK/ibsmd.yaml"
 path_answered || fail "no PathRecord once up"
 
+# answered_during STAGE COMMAND...: run the command (it starts a sweep) until status is
+# caught saying STAGE both before and after a PathRecord's answer; 8 tries
+answered_during() {
+	local stage=$1 try s1 s2
+	shift
+	for try in $(seq 1 8); do
+		"$@" >/dev/null || fail "$*"
+		s1=$(wait_for "under way: $stage" once) || {
+			wait_until 120 idle
+			continue
+		}
+		path_answered || fail "no PathRecord during $stage (status: $s1)"
+		s2=$(state)
+		wait_until 120 idle || fail "the sweep did not end"
+		if [ "$s2" = "$s1" ]; then
+			echo "  try $try: status said \"$s1\" before and after the PathRecord's answer"
+			return 0
+		fi
+	done
+	fail "never saw a PathRecord answered between two status answers saying $stage"
+}
+
 echo "== a PathRecord answered while nue routes"
-caught=0
-for try in $(seq 1 8); do
-	"$IBSA" reroute >/dev/null || fail "ibsa reroute"
-	s1=$(wait_for "under way: routing" once) || {
-		wait_until 120 idle
-		continue
-	}
-	path_answered || fail "no PathRecord while routing (status: $s1)"
-	s2=$(state)
-	wait_until 120 idle || fail "the sweep did not end"
-	if [ "$s2" = "$s1" ]; then
-		caught=1
-		echo "  try $try: status said \"$s1\" before and after the PathRecord's answer"
-		break
-	fi
-done
-[ $caught = 1 ] || fail "never saw a PathRecord answered between two status answers saying routing"
+answered_during routing "$IBSA" reroute
 grep -q "routed by nue" "$WORK/ibsmd.log" || fail "not routed by nue"
 check_verify 'r["ok"]' 'r["unicast"]["unreachable"] == 0' >/dev/null
 
 echo "== PathRecords during a heavy sweep's discovery"
-answered=0
-for try in $(seq 1 8); do
-	"$IBSA" sweep heavy >/dev/null || fail "ibsa sweep heavy"
-	s1=$(wait_for "under way: discovery" once) || {
-		wait_until 120 idle
-		continue
-	}
-	path_answered || fail "no PathRecord during the heavy sweep's discovery (status: $s1)"
-	s2=$(state)
-	wait_until 120 idle || fail "the heavy sweep did not end"
-	if [ "$s2" = "$s1" ]; then
-		answered=1
-		echo "  try $try: answered during discovery (\"$s1\" before and after)"
-		break
-	fi
-done
-[ $answered = 1 ] || fail "never caught a heavy sweep's discovery"
+answered_during discovery "$IBSA" sweep heavy
 
 echo "== SIGHUP during routing: the reload waits for it, then updn routes"
 config updn

@@ -736,6 +736,20 @@ START_TEST(netfile_errors_name_file_and_line)
 }
 END_TEST
 
+/* f written as a net file and read back into g */
+static void written_and_read_back(const struct fabric *f, struct fabric *g)
+{
+	struct fs_error err;
+	char path[] = "/tmp/fabricsim-netfile-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_msg(netfile_write(f, path, &err) == 0, "%s", err.msg);
+	fabric_init(g);
+	ck_assert_msg(netfile_load(g, path, &err) == 0, "%s", err.msg);
+	unlink(path);
+}
+
 START_TEST(ibnetdiscover_format)
 {
 	static const char dump[] =
@@ -764,15 +778,8 @@ START_TEST(ibnetdiscover_format)
 	ck_assert_uint_eq(f.nodes[sw].vendor_id, 0x2c9);
 	/* "enhanced port 0" in the comment: SwitchInfo says so, and a written file keeps it */
 	ck_assert_uint_eq(f.sws[f.nodes[sw].sw].si.enhanced_port0, 1);
-	char path[] = "/tmp/ibsmd-test-esp0.XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	ck_assert_msg(netfile_write(&f, path, &err) == 0, "%s", err.msg);
 	struct fabric g;
-	fabric_init(&g);
-	ck_assert_msg(netfile_load(&g, path, &err) == 0, "%s", err.msg);
-	unlink(path);
+	written_and_read_back(&f, &g);
 	uint32_t sw2 = fabric_find_node(&g, "S-0002c90000000001");
 	ck_assert_uint_eq(g.sws[g.nodes[sw2].sw].si.enhanced_port0, 1);
 	fabric_free(&g);
@@ -832,15 +839,8 @@ START_TEST(netfile_link_speeds)
 	mad_port_info_decode(raw, 64, &pi, NULL);
 	ck_assert_uint_eq(mad_link_speed_active(&pi), LINK_NDR);
 	/* written out and read back, the same links */
-	char path[] = "/tmp/fabricsim-speeds-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	ck_assert_msg(netfile_write(&f, path, &err) == 0, "%s", err.msg);
 	struct fabric g;
-	fabric_init(&g);
-	ck_assert_msg(netfile_load(&g, path, &err) == 0, "%s", err.msg);
-	unlink(path);
+	written_and_read_back(&f, &g);
 	for (uint32_t p = 0; p < f.nports; p++) {
 		ck_assert_uint_eq(g.ports[p].pi.link_width_active, f.ports[p].pi.link_width_active);
 		ck_assert_uint_eq(mad_link_speed_active(&g.ports[p].pi),
