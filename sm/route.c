@@ -231,11 +231,6 @@ void route_wait(struct sm *sm, bool proceed)
 		route_finish(sm, proceed);
 }
 
-bool sm_routing(const struct sm *sm)
-{
-	return sm->route_job != NULL;
-}
-
 void sm_routing_wait(struct sm *sm)
 {
 	route_wait(sm, true);

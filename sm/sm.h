@@ -138,10 +138,9 @@ bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
 int sm_link_release(struct sm *sm, uint64_t guid, unsigned port);
 unsigned sm_links_held(const struct sm *sm);
 
-/* Routing runs off the event loop: true while an engine computes. What cannot run beside
- * it (a reload of the configuration, dumps of the tables) waits for it to end first; the
- * sweep then goes on. */
-bool sm_routing(const struct sm *sm);
+/* Routing runs off the event loop (sm_status says when). What cannot run beside it (a
+ * reload of the configuration, dumps of the tables) waits for it to end first; the sweep
+ * then goes on. */
 void sm_routing_wait(struct sm *sm);
 
 /* The outcome of the sweeps so far, for main and benchmarks. */
