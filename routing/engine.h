@@ -67,9 +67,9 @@ struct routing_engine {
 	bool sl2vl_by_vls;
 	/* sl2vl's table depends only on the switch and the output: one Set per output */
 	bool sl2vl_by_output;
-	/* ... unless this hook (optional) says that this routing's tables depend on the input
-	 * too (torus around a missing switch): then a Set per input/output pair */
-	bool (*sl2vl_by_input)(const void *state);
+	/* ... unless this hook (optional) says that this routing's tables at switch sw depend
+	 * on the input too (torus beside a missing switch): then a Set per input/output pair */
+	bool (*sl2vl_by_input)(const void *state, uint32_t sw);
 	/* Multicast tree connecting the member switches (optional: routing_mcast_default
 	 * otherwise). up_port has ctx->nsw entries, all RT_NO_PORT on entry: set the root's to
 	 * 0 and every other tree switch's to its port towards its parent. 0, or -1 to leave it

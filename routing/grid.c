@@ -511,6 +511,41 @@ unsigned grid_holes(const struct grid *g, uint32_t *first, uint32_t *bad)
 	return n;
 }
 
+/* Is the place c + delta (wrapped on rings) a hole? false off a line's ends. */
+static bool hole_at(const struct grid *g, const uint16_t *c, const int *delta)
+{
+	uint16_t x[GRID_MAX_DIMS] = {0};
+	for (unsigned d = 0; d < g->ndims; d++) {
+		int v = c[d] + delta[d], n = g->n[d];
+		if (g->ring[d])
+			v = ((v % n) + n) % n;
+		else if (v < 0 || v >= n)
+			return false;
+		x[d] = (uint16_t)v;
+	}
+	return g->at[pos_of(g, x)] == NONE;
+}
+
+bool grid_turns_here(const struct grid *g, uint32_t s)
+{
+	if (!in_grid(g, s))
+		return false;
+	const uint16_t *c = g->coord + s * GRID_MAX_DIMS;
+	/* a step along one dimension and one along another, either way: the places a path
+	 * that stepped aside beside a hole turns back from */
+	for (unsigned a = 0; a < g->ndims; a++)
+		for (unsigned b = a + 1; b < g->ndims; b++)
+			for (int sa = -1; sa <= 1; sa += 2)
+				for (int sb = -1; sb <= 1; sb += 2) {
+					int delta[GRID_MAX_DIMS] = {0};
+					delta[a] = sa;
+					delta[b] = sb;
+					if (hole_at(g, c, delta))
+						return true;
+				}
+	return false;
+}
+
 void grid_pos_name(const struct grid *g, uint32_t p, char *buf, size_t len)
 {
 	unsigned c[GRID_MAX_DIMS] = {0};

@@ -56,6 +56,10 @@ bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool 
 unsigned grid_holes(const struct grid *g, uint32_t *first, uint32_t *bad);
 /* Coordinates of position p ("2,0,5"), for messages. */
 void grid_pos_name(const struct grid *g, uint32_t p, char *buf, size_t len);
+/* Can a path turn back into a lower dimension at switch s? Only one step along two
+ * dimensions from a hole (where a path that stepped aside beside it turns back): the
+ * switches whose SL-to-VL tables depend on the input. */
+bool grid_turns_here(const struct grid *g, uint32_t s);
 /* The dimension a port leads in, -1 for none (a host's port, port 0). */
 int grid_port_dim(const struct grid *g, unsigned port);
 

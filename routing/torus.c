@@ -184,10 +184,10 @@ static unsigned torus_layer_vls(const void *state)
 	return (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
 }
 
-static bool torus_by_input(const void *state)
+static bool torus_by_input(const void *state, uint32_t sw)
 {
 	const struct torus *st = state;
-	return st && st->holes;
+	return st && st->holes && grid_turns_here(&st->g, sw);
 }
 
 static uint8_t torus_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
@@ -210,9 +210,11 @@ static void torus_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw,
 	unsigned nvl = routing_port_vls(t, t->nodes[t->sws[sw].node].first_port + out);
 	unsigned L = torus_layers(st), per = torus_layer_vls(st);
 	/* a packet that came in along a higher dimension and leaves along a lower one is
-	 * stepping round a missing switch: this hop on the upper half of the class's VLs */
+	 * stepping round a missing switch: this hop on the upper half of the class's VLs (only
+	 * next to a hole does that happen: elsewhere the tables stay as they were, and a
+	 * repair sends none there) */
 	unsigned turn = 0;
-	if (st && st->holes) {
+	if (st && st->holes && grid_turns_here(&st->g, sw)) {
 		int di = grid_port_dim(&st->g, in), dout = grid_port_dim(&st->g, out);
 		if (di >= 0 && dout >= 0 && di > dout)
 			turn = per / 2;

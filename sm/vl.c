@@ -349,7 +349,7 @@ static void switch_sl2vl_data(struct sm *sm, uint32_t node)
 	if (!(p0->pi.capability_mask & PORT_CAP_HAS_SL_MAP) || (p0->refused & TOPO_REFUSED_SL2VL))
 		return;
 	if (engine_tables(sm) && sm->engine->sl2vl_by_output &&
-	    !(sm->engine->sl2vl_by_input && sm->engine->sl2vl_by_input(sm->engine_state)) &&
+	    !(sm->engine->sl2vl_by_input && sm->engine->sl2vl_by_input(sm->engine_state, n->sw)) &&
 	    sw->si.optimized_sl2vl_programming) {
 		engine_sl2vl_by_output(sm, node);
 		return;
