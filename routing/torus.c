@@ -7,8 +7,9 @@
  * torus also routes around failed links and switches: a ring with a gap is a line, routed
  * the way round that avoids it (a line cannot deadlock); a path whose turn would be at a
  * missing switch steps aside first and turns back into the lower dimension once past it
- * (grid.c), the hop after that turn on VLs of its own: switch SL-to-VL tables then depend on
- * the input port, and each QoS class takes 4 VLs on a torus (2 on a mesh), as with OpenSM's
+ * (grid.c), the hop after that turn on VLs of its own: the SL-to-VL tables of the switches
+ * beside the hole then depend on the input port, and each QoS class takes 4 VLs on a torus
+ * (2 on a mesh), as with OpenSM's
  * torus-2QoS. A pair a dimension cannot join (a ring cut twice between them, switches
  * missing at both the corner and the step aside) fails the engine with the switches named.
  * dor refuses a grid with gaps, naming the first, for sites that want the plain order or
