@@ -39,6 +39,7 @@ static double create_groups(unsigned count)
 	for (uint32_t s = 0; s < t->nsws; s++)
 		t->sws[s].si.multicast_fdb_cap = 16384;
 	struct sa *sa = sa_new(sm);
+	sa_sweep_done(sa); /* past the first sweep, as a running SA is */
 	uint32_t nhosts = t->nnodes - t->nsws;
 	struct mad_sa_hdr h;
 	mad_sa_hdr_init(&h, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD,

@@ -33,7 +33,8 @@ struct sa_attr {
 	bool trusted;                    /* only for requesters with the SM_Key (IBA 15.4.1) */
 	bool comps;                      /* a component mask beyond comps[] is invalid */
 	bool get_first;                  /* a Get that matches several records answers the first */
-	sa_build_fn build;   /* h_records: every record, then the component filter picks */
+	bool clients;      /* the clients' own state, restored from the state file after a sweep */
+	sa_build_fn build; /* h_records: every record, then the component filter picks */
 	sa_select_fn select; /* ... or: picks the records itself */
 	sa_handler_fn on[SLOT_N];
 };
@@ -63,7 +64,7 @@ static const struct sa_attr attrs[] = {
     RECORDS(MAD_ATTR_PKEY_TABLE_RECORD, mad_pkey_table_record_layout,
             .build = sa_build_pkey_records, .trusted = true),
     RECORDS_ON(MAD_ATTR_GUID_INFO_RECORD, mad_guid_info_record_layout,
-               .build = sa_build_guid_info_records,
+               .build = sa_build_guid_info_records, .clients = true,
                .on = {[SLOT_GET] = h_records,
                       [SLOT_GET_TABLE] = h_records,
                       [SLOT_SET] = h_guidinfo_set,
@@ -72,18 +73,19 @@ static const struct sa_attr attrs[] = {
     RECORDS_ON(MAD_ATTR_PATH_RECORD, mad_path_record_layout, .get_first = true,
                .on = GETS(h_paths)),
     RECORDS_ON(MAD_ATTR_SERVICE_RECORD, mad_service_record_layout,
-               .build = sa_build_service_records,
+               .build = sa_build_service_records, .clients = true,
                .on = {[SLOT_GET] = h_services,
                       [SLOT_GET_TABLE] = h_services,
                       [SLOT_SET] = h_service_set,
                       [SLOT_DELETE] = h_service_delete}),
     RECORDS(MAD_ATTR_INFORM_INFO_RECORD, mad_inform_info_record_layout,
-            .build = sa_build_inform_records),
+            .build = sa_build_inform_records, .clients = true),
     RECORDS(MAD_ATTR_SL2VL_RECORD, mad_sl2vl_record_layout, .select = sa_select_sl2vl_records),
     RECORDS(MAD_ATTR_VLARB_RECORD, mad_vlarb_record_layout, .select = sa_select_vlarb_records),
     /* not in comps[]: their masks are checked by their handlers, or mean nothing */
     {.id = MAD_ATTR_MCMEMBER_RECORD,
      .layout = &mad_mcmember_record_layout,
+     .clients = true,
      .on = {[SLOT_GET] = h_mcmember,
             [SLOT_GET_TABLE] = h_mcmember,
             [SLOT_SET] = h_mcmember,
@@ -93,6 +95,7 @@ static const struct sa_attr attrs[] = {
      .on = {[SLOT_GET_MULTI] = h_multipaths}},
     {.id = MAD_ATTR_INFORM_INFO,
      .layout = &mad_inform_info_layout,
+     .clients = true,
      .on = {[SLOT_SET] = h_inform_set}},
     {.id = MAD_ATTR_CLASS_PORT_INFO, .on = {[SLOT_GET] = h_class_port_info}},
 };
@@ -446,6 +449,19 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	int slot = slot_of(h->hdr.method);
 	if (!a || slot < 0 || !a->on[slot]) {
 		answer_error(sa, from, h, MAD_STATUS_UNSUP_METHOD_ATTR);
+		return;
+	}
+	if (a->clients && !sa->state_ready) {
+		/* Services, groups and subscriptions come back from the state file (or the
+		 * master's copy) only once the first sweep has found their ports: until then a
+		 * query would miss them, and a change would be acknowledged before it could be
+		 * saved (kill -9 then lost it). BUSY: the client comes back in a moment. */
+		sa->st.busy++;
+		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
+		       "attribute 0x%04x from LID %u answered BUSY: the clients' state is restored "
+		       "when the first sweep ends",
+		       h->hdr.attr_id, from->lid);
+		send_refusal(sa, from, *h, MAD_STATUS_BUSY);
 		return;
 	}
 	if (a->trusted && !rq.trusted) {

@@ -70,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fs->lid = t->ports[topo_port(t, SM_HOST, 1)].lid;
 	struct sa *sa = sa_new(sm);
+	sa_sweep_done(sa); /* past the first sweep: services, groups and subscriptions are open */
 
 	uint32_t who = data[0];
 	if (who < NNODES) {

@@ -93,6 +93,7 @@ static void setup(void)
 	E.fs->lid = E.t->ports[topo_port(E.t, SM_HOST, 1)].lid;
 	E.sa = sa_new(E.sm);
 	ck_assert_ptr_nonnull(E.sa);
+	sa_sweep_done(E.sa); /* the first sweep's end: the clients' state is the SA's from now */
 	struct mad_dispatcher_opts o = {.rmpp_window = 32};
 	E.client = mad_dispatcher_new(E.loop, &E.fc->base, &o);
 }
