@@ -26,8 +26,6 @@ struct ft {
 	uint32_t *mdown;  /* per rank: most down ports of a switch */
 	uint32_t *wup;    /* per rank: most up ports of a switch */
 	uint64_t *div;    /* per rank: the divisor that picks this level's digit */
-	uint64_t *g;      /* index of each destination of the current destination switch */
-	uint32_t *cand;
 	bool *leaf;
 	uint32_t *roots;
 	uint16_t leaf_rank; /* the deepest rank a leaf has */
@@ -42,8 +40,6 @@ static void ft_free(struct ft *f)
 	free(f->mdown);
 	free(f->wup);
 	free(f->div);
-	free(f->g);
-	free(f->cand);
 	free(f->leaf);
 	free(f->roots);
 }
@@ -194,10 +190,73 @@ static uint32_t lmc_offset(const struct topo *t, uint16_t lid)
 	return p != TOPO_NONE && t->ports[p].lid <= lid ? (uint32_t)(lid - t->ports[p].lid) : 0;
 }
 
+/* On the threads of updown_route_all: each destination's index at every level, once for
+ * all the switches (prepare), then its routes at switch s (route): a climb by the digit of
+ * s's level, the rest balanced by load. */
+struct ft_run {
+	struct routing_ctx *ctx;
+	const struct ft *f;
+	uint64_t *g;           /* per slot, per row (rank), per destination of the switch */
+	uint32_t rows, stride; /* a row per rank up to the leaves', one for any below them */
+};
+
+static uint64_t *ft_row(const struct ft_run *w, uint32_t slot, uint32_t r)
+{
+	return w->g + ((size_t)slot * w->rows + r) * w->stride;
+}
+
+static void ft_prepare(void *arg, uint32_t slot, const struct updown *label)
+{
+	const struct ft_run *w = arg;
+	const struct routing_ctx *ctx = w->ctx;
+	const struct ft *f = w->f;
+	uint32_t dst = label->dst, d0 = ctx->dst_start[dst], d1 = ctx->dst_start[dst + 1], j = 0;
+	for (uint32_t d = d0; d < d1; d++) {
+		uint64_t g = ctx->dst[d].lid; /* the switch itself: spread by LID */
+		uint32_t off = 0;
+		if (ctx->dst[d].port) {
+			off = lmc_offset(ctx->t, ctx->dst[d].lid);
+			if (!off && d > d0 && ctx->dst[d - 1].port)
+				j++;
+			g = ft_index(f, dst, j);
+		}
+		for (uint32_t r = 0; r < w->rows; r++) {
+			uint64_t div = r <= f->leaf_rank ? f->div[r] : 1;
+			/* an LMC block's LIDs take the next digits' ports */
+			ft_row(w, slot, r)[d - d0] = ctx->dst[d].port ? g / div + off : g;
+		}
+	}
+}
+
+static void ft_route(void *arg, uint32_t slot, const struct updown *label, uint32_t s,
+                     const uint32_t *cand, uint32_t n, bool climb)
+{
+	const struct ft_run *w = arg;
+	struct routing_ctx *ctx = w->ctx;
+	const struct ft *f = w->f;
+	if (!climb || n == 1) {
+		routing_assign(ctx, s, label->dst, cand, n);
+		return;
+	}
+	uint32_t d0 = ctx->dst_start[label->dst], d1 = ctx->dst_start[label->dst + 1];
+	uint8_t *lft = ctx->t->sws[s].lft;
+	uint32_t *load = ctx->load + ctx->port_base[s];
+	uint32_t r = f->u.rank[s] <= f->leaf_rank ? f->u.rank[s] : f->leaf_rank + 1u;
+	const uint64_t *g = ft_row(w, slot, r);
+	for (uint32_t d = d0; d < d1; d++) {
+		/* the index is small on any real tree: a 32-bit remainder is cheaper */
+		uint64_t x = g[d - d0];
+		uint32_t i = x <= UINT32_MAX ? (uint32_t)x % n : (uint32_t)(x % n);
+		uint8_t port = ctx->adj[cand[i]].port;
+		lft[ctx->dst[d].lid] = port;
+		if (ctx->dst[d].port)
+			load[port]++;
+	}
+}
+
 static int ftree_unicast(struct routing_ctx *ctx, void *state)
 {
 	(void)state;
-	struct topo *t = ctx->t;
 	uint32_t ns = ctx->nsw, nroots = 0;
 	struct ft f = {0};
 	int rc = -1;
@@ -207,9 +266,7 @@ static int ftree_unicast(struct routing_ctx *ctx, void *state)
 			maxdst = ctx->dst_start[s + 1] - ctx->dst_start[s];
 	f.leaf = malloc(sizeof(bool) * (ns + 1));
 	f.roots = malloc(sizeof(uint32_t) * (ns + 1));
-	f.g = malloc(sizeof(uint64_t) * (maxdst + 1));
-	f.cand = malloc(sizeof(uint32_t) * 256);
-	if (!f.leaf || !f.roots || !f.g || !f.cand)
+	if (!f.leaf || !f.roots)
 		goto oom;
 	if (ctx->cfg->cn_guid_file[0]) {
 		if (cn_leaves(ctx, f.leaf) < 0)
@@ -230,53 +287,15 @@ static int ftree_unicast(struct routing_ctx *ctx, void *state)
 	         "endpoints a leaf",
 	         nroots, f.leaf_rank, f.u.ranked, f.m0);
 
-	for (uint32_t dst = 0; dst < ns; dst++) {
-		uint32_t d0 = ctx->dst_start[dst], d1 = ctx->dst_start[dst + 1];
-		if (d0 == d1 || f.u.rank[dst] == RT_INF)
-			continue;
-		updown_label(&f.u, ctx, dst);
-		routing_assign_local(ctx, dst);
-		uint32_t j = 0;
-		for (uint32_t d = d0; d < d1; d++) {
-			if (!ctx->dst[d].port) {
-				f.g[d - d0] =
-				    ctx->dst[d].lid; /* the switch itself: spread by LID */
-				continue;
-			}
-			if (!lmc_offset(t, ctx->dst[d].lid) && d > d0 && ctx->dst[d - 1].port)
-				j++;
-			f.g[d - d0] = ft_index(&f, dst, j);
-		}
-		for (uint32_t s = 0; s < ns; s++) {
-			if (s == dst)
-				continue;
-			if (updown_unroutable(&f.u, ctx, f.leaf, s)) {
-				updown_why_unroutable(&f.u, ctx, s, dst);
-				goto out;
-			}
-			bool climb;
-			uint32_t n = updown_candidates(&f.u, ctx, s, f.cand, 256, &climb);
-			if (!n)
-				continue;
-			if (!climb || n == 1) {
-				routing_assign(ctx, s, dst, f.cand, n);
-				continue;
-			}
-			uint8_t *lft = t->sws[s].lft;
-			uint32_t *load = ctx->load + ctx->port_base[s];
-			uint64_t div = f.u.rank[s] <= f.leaf_rank ? f.div[f.u.rank[s]] : 1;
-			for (uint32_t d = d0; d < d1; d++) {
-				/* an LMC block's LIDs take the next digits' ports */
-				uint64_t g = ctx->dst[d].port ? f.g[d - d0] / div +
-				                                    lmc_offset(t, ctx->dst[d].lid)
-				                              : f.g[d - d0];
-				uint8_t port = ctx->adj[f.cand[g % n]].port;
-				lft[ctx->dst[d].lid] = port;
-				if (ctx->dst[d].port)
-					load[port]++;
-			}
-		}
-	}
+	struct ft_run w = {.ctx = ctx, .f = &f, .rows = f.leaf_rank + 2u, .stride = maxdst + 1};
+	w.g = malloc(sizeof(uint64_t) * UPDOWN_SLOTS * w.rows * w.stride);
+	if (!w.g)
+		goto oom;
+	struct updown_hooks h = {.prepare = ft_prepare, .route = ft_route, .arg = &w};
+	int r = updown_route_all(&f.u, ctx, f.leaf, &h);
+	free(w.g);
+	if (r < 0)
+		goto out;
 	rc = 0;
 	goto out;
 oom:

@@ -131,6 +131,19 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 	const struct topo_switch *sw = &ctx->t->sws[s];
 	uint8_t *lft = sw->lft;
 	uint32_t *load = ctx->load + ctx->port_base[s];
+	/* The rule: the least loaded candidate, the first of equals in cyclic order from a
+	 * start. Found by scanning from the start for the lowest load, kept with how many
+	 * candidates hold it: the scan then stops at the first port that does, and the lowest
+	 * load is counted again only when its last port took a LID. On a fat tree, where the
+	 * ports are nearly even, a LID costs a step or two instead of a pass over every
+	 * candidate (24 per LID at 20,736 hosts: most of minhop's time). */
+	uint32_t low = UINT32_MAX, nlow = 0;
+	for (uint32_t i = 0; i < ncand; i++) {
+		uint32_t l = load[ctx->adj[cand[i]].port];
+		if (l < low)
+			low = l, nlow = 0;
+		nlow += l == low;
+	}
 	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
 		uint16_t lid = ctx->dst[d].lid;
 		/* A route the switch already holds stays while it is still a valid choice:
@@ -143,28 +156,35 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 			if (ctx->adj[cand[i]].port == held)
 				best = i;
 		if (best == ncand) {
-			/* the least loaded port; equal loads go round-robin by the destination's
-			 * rank among its switch's destinations (so an LMC block spreads over
-			 * different ports, and every switch maps the n-th host of a leaf to the
-			 * same of its equal ports: on a fat tree each shift permutation is then
-			 * free of congestion, which a round robin by LID is not, since switch
-			 * LIDs interleave with the hosts') */
+			/* equal loads go round-robin by the destination's rank among its switch's
+			 * destinations (so an LMC block spreads over different ports, and every
+			 * switch maps the n-th host of a leaf to the same of its equal ports: on a
+			 * fat tree each shift permutation is then free of congestion, which a round
+			 * robin by LID is not, since switch LIDs interleave with the hosts') */
 			uint32_t start = ctx->dst[d].port
 			                     ? (d - ctx->dst_start[t]) % ncand
 			                     : lid % ncand; /* a switch: spread by LID */
 			best = start;
-			for (uint32_t k = 1; k < ncand; k++) {
-				uint32_t i = (start + k) % ncand;
-				if (load[ctx->adj[cand[i]].port] < load[ctx->adj[cand[best]].port])
-					best = i;
-			}
+			while (load[ctx->adj[cand[best]].port] != low)
+				best = best + 1 == ncand ? 0 : best + 1;
 		}
 		uint8_t port = ctx->adj[cand[best]].port;
 		lft[lid] = port;
 		/* a switch's own LID carries only management traffic: it does not weigh on the
 		 * balance (nor shift it by one at every switch) */
-		if (ctx->dst[d].port != 0)
-			load[port]++;
+		if (ctx->dst[d].port == 0)
+			continue;
+		uint32_t was = load[port]++;
+		if (was == low && --nlow == 0) {
+			/* the last port at the lowest load took this one: count again */
+			low = UINT32_MAX;
+			for (uint32_t i = 0; i < ncand; i++) {
+				uint32_t l = load[ctx->adj[cand[i]].port];
+				if (l < low)
+					low = l, nlow = 0;
+				nlow += l == low;
+			}
+		}
 	}
 }
 

@@ -7,44 +7,31 @@
 
 #include "routing/updown.h"
 
+static void updn_route(void *arg, uint32_t slot, const struct updown *label, uint32_t s,
+                       const uint32_t *cand, uint32_t n, bool climb)
+{
+	(void)slot;
+	(void)climb;
+	routing_assign(arg, s, label->dst, cand, n);
+}
+
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
                  uint32_t nroots, bool reverse)
 {
 	uint32_t ns = ctx->nsw;
 	struct updown u;
-	uint32_t *cand = malloc(sizeof(uint32_t) * 256);
 	bool *leaf = malloc(sizeof(bool) * (ns + 1));
-	if (!cand || !leaf || updown_init(&u, ctx, roots, nroots, reverse) < 0) {
-		free(cand);
+	if (!leaf || updown_init(&u, ctx, roots, nroots, reverse) < 0) {
 		free(leaf);
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 		return -1;
 	}
 	routing_host_switches(ctx, leaf);
-	int rc = 0;
 	log_info(ctx->log, "routing", "%s: %u root switch(es), %u switches ranked", engine, nroots,
 	         u.ranked);
-	for (uint32_t dst = 0; dst < ns; dst++) {
-		if (ctx->dst_start[dst] == ctx->dst_start[dst + 1] || u.rank[dst] == RT_INF)
-			continue;
-		updown_label(&u, ctx, dst);
-		routing_assign_local(ctx, dst);
-		for (uint32_t s = 0; s < ns; s++) {
-			if (s == dst)
-				continue;
-			if (updown_unroutable(&u, ctx, leaf, s)) {
-				updown_why_unroutable(&u, ctx, s, dst);
-				rc = -1;
-				goto out;
-			}
-			bool climb;
-			uint32_t n = updown_candidates(&u, ctx, s, cand, 256, &climb);
-			routing_assign(ctx, s, dst, cand, n);
-		}
-	}
-out:
+	struct updown_hooks h = {.route = updn_route, .arg = ctx};
+	int rc = updown_route_all(&u, ctx, leaf, &h);
 	updown_free(&u);
-	free(cand);
 	free(leaf);
 	return rc;
 }

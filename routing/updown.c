@@ -1,10 +1,12 @@
 /* The up/down core shared by updn, dnup and ftree (see updown.h). */
 #include "routing/updown.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "routing/files.h"
+#include "routing/parallel.h"
 
 int updown_init(struct updown *u, const struct routing_ctx *ctx, const uint32_t *roots,
                 uint32_t nroots, bool reverse)
@@ -172,6 +174,130 @@ void updown_why_unroutable(const struct updown *u, struct routing_ctx *ctx, uint
 	         u->rank[s], b->desc, (unsigned long long)b->guid, u->rank[dst],
 	         u->reverse ? "the topology is not a tree of tiers ranked from its hosts; use updn"
 	                    : "the roots do not reach the whole fabric; give other roots");
+}
+
+/* ---- every destination at every switch, on several threads ----
+ * Destinations go in batches: the threads label a batch's destinations (each into a label of
+ * its own, sharing the ranks), then take chunks of the switches, each routing the batch's
+ * destinations at its switches in destination order. One hand-out of threads per batch
+ * rather than per destination, and the labels, a BFS each, on every CPU too. */
+#define UD_CHUNKS 64
+
+struct ud_job {
+	const struct updown *u;
+	struct routing_ctx *ctx;
+	const bool *leaf;
+	const struct updown_hooks *h;
+	struct updown lab[UPDOWN_SLOTS];
+	uint32_t dst[UPDOWN_SLOTS], n;
+	/* per destination, the lowest switch without an up/down route (chunks of any thread) */
+	_Atomic uint32_t bad[UPDOWN_SLOTS];
+};
+
+static void ud_label(void *p, uint32_t i)
+{
+	struct ud_job *j = p;
+	struct updown *l = &j->lab[i];
+	updown_label(l, j->ctx, j->dst[i]);
+	/* the shortest paths for switches up/down does not reach, now: the others only read */
+	for (uint32_t s = 0; s < j->ctx->nsw && !l->plain_done; s++)
+		if (l->dist[s] == RT_INF) {
+			routing_bfs(j->ctx, l->dst, l->plain, l->plain_queue);
+			l->plain_done = true;
+		}
+	if (j->h->prepare)
+		j->h->prepare(j->h->arg, i, l);
+}
+
+static void ud_chunk(void *p, uint32_t chunk)
+{
+	struct ud_job *j = p;
+	uint32_t ns = j->ctx->nsw, cand[256];
+	uint32_t lo = (uint32_t)((uint64_t)ns * chunk / UD_CHUNKS);
+	uint32_t hi = (uint32_t)((uint64_t)ns * (chunk + 1) / UD_CHUNKS);
+	for (uint32_t i = 0; i < j->n; i++) {
+		struct updown *l = &j->lab[i];
+		for (uint32_t s = lo; s < hi; s++) {
+			if (s == l->dst) {
+				routing_assign_local(j->ctx, s);
+				continue;
+			}
+			if (updown_unroutable(l, j->ctx, j->leaf, s)) {
+				uint32_t b = atomic_load(&j->bad[i]);
+				while (s < b && !atomic_compare_exchange_weak(&j->bad[i], &b, s))
+					;
+				break;
+			}
+			bool climb;
+			uint32_t n = updown_candidates(l, j->ctx, s, cand, 256, &climb);
+			if (n)
+				j->h->route(j->h->arg, i, l, s, cand, n, climb);
+		}
+	}
+}
+
+static void ud_job_free(struct ud_job *j)
+{
+	for (uint32_t i = 0; i < UPDOWN_SLOTS; i++) {
+		struct updown *l = &j->lab[i];
+		free(l->dist);
+		free(l->st);
+		free(l->queue);
+		free(l->plain);
+		free(l->plain_queue);
+	}
+	free(j);
+}
+
+int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool *leaf,
+                     const struct updown_hooks *h)
+{
+	uint32_t ns = ctx->nsw;
+	struct ud_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		goto oom;
+	j->u = u;
+	j->ctx = ctx;
+	j->leaf = leaf;
+	j->h = h;
+	for (uint32_t i = 0; i < UPDOWN_SLOTS; i++) {
+		struct updown *l = &j->lab[i];
+		*l = *u; /* the ranks and GUIDs, shared and only read */
+		l->dist = malloc(sizeof(uint16_t) * (ns + 1));
+		l->st = malloc(ns + 1);
+		l->queue = malloc(sizeof(uint32_t) * (ns + 1));
+		l->plain = malloc(sizeof(uint16_t) * (ns + 1));
+		l->plain_queue = malloc(sizeof(uint32_t) * (ns + 1));
+		if (!l->dist || !l->st || !l->queue || !l->plain || !l->plain_queue)
+			goto oom;
+	}
+	for (uint32_t next = 0; next < ns;) {
+		j->n = 0;
+		for (; next < ns && j->n < UPDOWN_SLOTS; next++)
+			if (ctx->dst_start[next] != ctx->dst_start[next + 1] &&
+			    u->rank[next] != RT_INF) {
+				atomic_init(&j->bad[j->n], UINT32_MAX);
+				j->dst[j->n++] = next;
+			}
+		routing_parallel(j->n, ctx->threads, ud_label, j);
+		routing_parallel(UD_CHUNKS, ctx->threads, ud_chunk, j);
+		for (uint32_t i = 0; i < j->n; i++)
+			if (atomic_load(&j->bad[i]) != UINT32_MAX) {
+				/* the first failing destination in order, as one thread would find
+				 */
+				updown_why_unroutable(&j->lab[i], ctx, atomic_load(&j->bad[i]),
+				                      j->dst[i]);
+				ud_job_free(j);
+				return -1;
+			}
+	}
+	ud_job_free(j);
+	return 0;
+oom:
+	if (j)
+		ud_job_free(j);
+	snprintf(ctx->why, sizeof(ctx->why), "out of memory");
+	return -1;
 }
 
 void routing_host_switches(const struct routing_ctx *ctx, bool *leaf)

@@ -54,6 +54,23 @@ bool updown_unroutable(struct updown *u, const struct routing_ctx *ctx, const bo
 void updown_why_unroutable(const struct updown *u, struct routing_ctx *ctx, uint32_t s,
                            uint32_t dst);
 
+/* Route every destination switch (with LIDs, ranked) at every switch, spread over
+ * ctx->threads in batches: prepare(arg, slot, label) once per destination after labelling
+ * it, then route(arg, slot, label, s, cand, n, climb) at each other switch s with candidates,
+ * in destination order at each switch. slot (below 64) tells the destinations of a batch
+ * apart. route must write only s's table and loads, and prepare only its slot's data, so
+ * that the result is the same whatever the number of threads. 0, or -1 with ctx->why: out of
+ * memory, or a host switch with no up/down route to a destination (updown_unroutable). */
+struct updown_hooks {
+	void (*prepare)(void *arg, uint32_t slot, const struct updown *label);
+	void (*route)(void *arg, uint32_t slot, const struct updown *label, uint32_t s,
+	              const uint32_t *cand, uint32_t n, bool climb);
+	void *arg;
+};
+#define UPDOWN_SLOTS 64
+int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool *leaf,
+                     const struct updown_hooks *h);
+
 /* Route every destination by up/down from the given roots (updn; dnup reversed), balanced
  * over the candidates by load. 0, or -1 with ctx->why. */
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,

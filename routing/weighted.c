@@ -124,8 +124,8 @@ void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uin
 			if (back == NONE)
 				continue;
 			uint64_t hops = d->cost[n] >> DIJKSTRA_HOP_SHIFT,
-				 worst = d->cost[n] & DIJKSTRA_LOAD_MASK,
-				 wl = w[back] < DIJKSTRA_LOAD_MASK ? w[back] : DIJKSTRA_LOAD_MASK;
+			         worst = d->cost[n] & DIJKSTRA_LOAD_MASK,
+			         wl = w[back] < DIJKSTRA_LOAD_MASK ? w[back] : DIJKSTRA_LOAD_MASK;
 			uint64_t nc = (hops + 1) << DIJKSTRA_HOP_SHIFT | (wl > worst ? wl : worst);
 			if (nc < d->cost[m]) {
 				d->cost[m] = nc;

@@ -636,16 +636,18 @@ START_TEST(grid_failures)
 }
 END_TEST
 
-/* minhop spreads its switches over threads: the tables are the same with one thread and
- * with four, on a fat tree and on a random graph. */
-static uint8_t *minhop_tables(struct topo *t, unsigned threads, size_t *len)
+/* minhop, updn, dnup and ftree spread their switches over threads: the tables are the same
+ * with one thread and with four, on fat trees (the larger with more destination switches
+ * than one batch of up/down labels) and on a random graph (dnup fails there the same way). */
+static uint8_t *engine_tables(const struct routing_engine *e, struct topo *t, unsigned threads,
+                              size_t *len, int *rc)
 {
 	struct ibsmd_config cfg;
 	config_defaults(&cfg);
 	struct routing_ctx ctx;
 	ck_assert_int_eq(routing_ctx_build(&ctx, t, &cfg, NULL), 0);
 	ctx.threads = threads;
-	ck_assert_int_eq(routing_minhop.unicast(&ctx, NULL), 0);
+	*rc = e->unicast(&ctx, NULL);
 	*len = (size_t)t->nsws * t->sws[0].lft_size;
 	uint8_t *all = malloc(*len);
 	for (uint32_t s = 0; s < t->nsws; s++)
@@ -654,20 +656,30 @@ static uint8_t *minhop_tables(struct topo *t, unsigned threads, size_t *len)
 	return all;
 }
 
-START_TEST(minhop_threads)
+START_TEST(engine_threads)
 {
-	for (unsigned k = 0; k < 2; k++) {
+	const struct routing_engine *spread[] = {&routing_minhop, &routing_updn, &routing_dnup,
+	                                         &routing_ftree};
+	for (unsigned k = 0; k < 3; k++) {
 		struct topo t;
 		topo_init(&t);
-		uint32_t h = k ? fix_random(&t, 40, 16, 4, 120, 11) : fix_fattree3(&t, 8);
+		uint32_t h = k == 2   ? fix_random(&t, 40, 16, 4, 120, 11)
+		             : k == 1 ? fix_fattree3(&t, 12)
+		                      : fix_fattree3(&t, 8);
 		fix_finish(&t, h, NULL);
-		size_t a, b;
-		uint8_t *one = minhop_tables(&t, 1, &a), *four = minhop_tables(&t, 4, &b);
-		ck_assert_uint_eq(a, b);
-		ck_assert_msg(!memcmp(one, four, a), "case %u: the tables differ with 4 threads",
-		              k);
-		free(one);
-		free(four);
+		for (unsigned i = 0; i < sizeof(spread) / sizeof(spread[0]); i++) {
+			size_t a, b;
+			int rc1, rc4;
+			uint8_t *one = engine_tables(spread[i], &t, 1, &a, &rc1),
+			        *four = engine_tables(spread[i], &t, 4, &b, &rc4);
+			ck_assert_int_eq(rc1, rc4);
+			ck_assert_uint_eq(a, b);
+			ck_assert_msg(rc1 < 0 || !memcmp(one, four, a),
+			              "case %u: %s's tables differ with 4 threads", k,
+			              spread[i]->name);
+			free(one);
+			free(four);
+		}
 		topo_free(&t);
 	}
 }
@@ -957,7 +969,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, nue_random_graphs);
 	tcase_add_loop_test(tc, grid_engines, 0, 2);
 	tcase_add_test(tc, grid_failures);
-	tcase_add_test(tc, minhop_threads);
+	tcase_add_test(tc, engine_threads);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
 	tcase_add_test(tc, ftree_missing_links);
