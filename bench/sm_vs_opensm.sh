@@ -74,8 +74,9 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 	torus) # OpenSM's is torus-2QoS, told the grid's shape by its configuration file
 		torus_conf "$SPEC" "$d/torus-2QoS.conf"
 		engine=torus-2QoS vlopts="-Q --torus_config $d/torus-2QoS.conf" ;;
+	file) vlopts="-U $WORK/lfts.dump" ;; # the dump both load (see the loop)
 	esac
-	[ -n "$vlopts" ] && (cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM \
+	[ -n "$vlopts" ] && [ "$engine" != file ] && (cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM \
 		timeout 1800 opensm --once -Q -f "$d/warmup.log" -R minhop >/dev/null 2>&1)
 	(cd "$d" && OSM_TMP_DIR=$d OSM_CACHE_DIR=$d LD_PRELOAD=$SHIM /usr/bin/time -f "%e %M" -o "$d/time" \
 		timeout 1800 opensm --once -f "$d/osm.log" -R "$engine" \
@@ -93,7 +94,7 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 		vls=$(sed -n 's/.*Virtual Lanes needed: \([0-9]*\).*/\1/p' "$d/osm.log" | tail -1)
 		[ "$engine" = torus-2QoS ] && vls=2 # its datelines: two VLs
 		local how=
-		[ -n "$vlopts" ] && how=unknown # its SLs are its SA's
+		[ -n "$vlopts" ] && [ "$engine" != file ] && how=unknown # its SLs are its SA's
 		echo " $(verdict $how) ${vls:-1}"
 	else
 		echo "fail - - - -"
@@ -103,7 +104,8 @@ opensm_run() { # ENGINE -> "seconds MB verdict"
 ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 	local d="$WORK/ibsmd"
 	rm -rf "$d" && mkdir -p "$d"
-	printf 'dump_dir: %s/dump\ndump_after_sweep: true\n' "$d" >"$d/ibsmd.yaml"
+	printf 'dump_dir: %s/dump\ndump_after_sweep: true\nlfts_file: %s/lfts.dump\n' "$d" "$WORK" \
+		>"$d/ibsmd.yaml"
 	(cd "$d" && /usr/bin/time -f "%e %M" -o "$d/time" timeout 1800 "$BUILD/daemon/ibsmd" \
 		--transport sim --once --state-dir "$d/state" --config "$d/ibsmd.yaml" \
 		--routing-engine "$1" >"$d/out" 2>"$d/log") || true
@@ -121,7 +123,8 @@ ibsmd_run() { # ENGINE -> "seconds MB verdict route-seconds"
 	fi
 }
 
-# the engines both have (ENGINES="minhop updn dnup ftree" by default; also sssp, dfsssp);
+# the engines both have (ENGINES="minhop updn dnup ftree" by default; also sssp, dfsssp, nue,
+# torus and file: forwarding tables from a dump of ibsmd's updn routes on the fabric);
 # "worst" is the shift permutations' worst link load (1: every one free of congestion), "VLs"
 # the virtual lanes the routes need (dfsssp's layers; 1 for the others)
 printf "%-38s %6s %-6s | %10s %8s %5s %3s | %10s %8s %5s %3s %9s\n" fabric hosts engine "OpenSM s" \
@@ -131,9 +134,16 @@ for spec in "${SPECS[@]}"; do
 	for engine in ${ENGINES:-minhop updn dnup ftree}; do
 		start "$spec"
 		SPEC=$spec
+		if [ "$engine" = file ]; then
+			# both load the same dump (ibroute's format), of ibsmd's updn on this fabric
+			# (free of credit loops on any graph), which keeps its LIDs: one fabric for
+			# both, the dump's routes in place already, so each reads the tables and
+			# finds them right
+			ibsmd_run updn >/dev/null
+			cp "$WORK/ibsmd/dump/opensm-lfts.dump" "$WORK/lfts.dump"
+		fi
 		read -r os_s os_mb os_ok os_worst os_vls < <(opensm_run $engine)
-		stop
-		start "$spec"
+		[ "$engine" = file ] || { stop && start "$spec"; }
 		read -r ib_s ib_mb ib_ok ib_worst ib_route ib_vls < <(ibsmd_run $engine)
 		stop
 		printf "%-38s %6s %-6s | %10s %8s %5s %3s | %10s %8s %5s %3s %9s   %s/%s\n" "$spec" \

@@ -10,8 +10,6 @@
 #include "routing/engine.h"
 #include "routing/files.h"
 
-#define LFTS_FILE_MAX (512u << 20)
-
 struct load {
 	struct routing_ctx *ctx;
 	uint32_t sw; /* the switch being read, UINT32_MAX: not in the fabric */
@@ -103,7 +101,10 @@ static int check_tables(struct routing_ctx *ctx)
 					uint32_t peer = port && port <= nd->nports
 					                    ? t->ports[nd->first_port + port].peer
 					                    : TOPO_NONE;
-					sw_name(ctx, s, name, sizeof(name));
+					if (port == 0xff || port > nd->nports ||
+					    peer == TOPO_NONE ||
+					    !topo_is_switch(t, t->ports[peer].node))
+						sw_name(ctx, s, name, sizeof(name));
 					if (port == 0xff) {
 						snprintf(
 						    ctx->why, sizeof(ctx->why),
@@ -134,8 +135,10 @@ static int check_tables(struct routing_ctx *ctx)
 						rc = -1;
 						break;
 					}
+					uint32_t from = s;
 					s = t->nodes[t->ports[peer].node].sw;
 					if (st[s] == W_VISITING) {
+						sw_name(ctx, from, name, sizeof(name));
 						snprintf(
 						    ctx->why, sizeof(ctx->why),
 						    "%.200s: LID 0x%04x loops through switch %s",
@@ -162,19 +165,13 @@ static int file_unicast(struct routing_ctx *ctx, void *state)
 		snprintf(ctx->why, sizeof(ctx->why), "lfts_file is not set");
 		return -1;
 	}
-	char *text;
-	size_t len;
-	if (routing_slurp(path, LFTS_FILE_MAX, &text, &len, ctx->why, sizeof(ctx->why)) < 0)
-		return -1;
 	struct load l = {.ctx = ctx, .sw = UINT32_MAX, .seen = calloc(ctx->nsw + 1, 1)};
 	if (!l.seen) {
-		free(text);
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 		return -1;
 	}
 	const struct lfts_parse_cb cb = {.sw = on_switch, .entry = on_entry};
-	int rc = routing_parse_lfts(text, len, path, &cb, &l, ctx->why, sizeof(ctx->why));
-	free(text);
+	int rc = routing_read_lfts(path, &cb, &l, ctx->why, sizeof(ctx->why));
 	for (uint32_t s = 0; s < ctx->nsw && !rc; s++) {
 		if (!l.seen[s] && ctx->t->nodes[ctx->t->sws[s].node].present) {
 			char name[160];

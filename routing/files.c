@@ -160,6 +160,58 @@ static bool starts_with(const char *s, const char *prefix)
 	return strlen(s) >= n && memcmp(s, prefix, n) == 0;
 }
 
+/* One line of an LFT dump (NUL-terminated, at most a line buffer long); *in_switch carries
+ * over from line to line. 0, or -1 with why. */
+static int lfts_line(char *line, unsigned lineno, bool *in_switch, const char *name,
+                     const struct lfts_parse_cb *cb, void *arg, char *why, size_t whylen)
+{
+	char *p = skip_space(line), *end;
+	if (starts_with(p, "Unicast lids")) {
+		char *g = strstr(p, "guid ");
+		uint64_t guid;
+		if (!g || !parse_hex(skip_space(g + 5), &guid, &end) || !guid) {
+			snprintf(why, whylen, "%s:%u: a switch header without \"guid 0x...\"", name,
+			         lineno);
+			return -1;
+		}
+		if (cb->sw(arg, guid, lineno) < 0)
+			return -1;
+		*in_switch = true;
+		return 0;
+	}
+	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+		return 0; /* column headings, "N lids dumped", blank lines */
+	uint64_t lid;
+	if (!parse_hex(p, &lid, &end) || (*end != ' ' && *end != '\t')) {
+		snprintf(why, whylen, "%s:%u: \"%.40s\" is not \"0x<LID> <port>\"", name, lineno,
+		         p);
+		return -1;
+	}
+	if (!*in_switch) {
+		snprintf(why, whylen, "%s:%u: an entry before any \"Unicast lids ... guid\" line",
+		         name, lineno);
+		return -1;
+	}
+	if (lid == 0 || lid >= 0xc000) {
+		snprintf(why, whylen, "%s:%u: LID 0x%llx is not a unicast LID", name, lineno,
+		         (unsigned long long)lid);
+		return -1;
+	}
+	p = skip_space(end);
+	unsigned long port = 0;
+	unsigned digits = 0;
+	while (isdigit((unsigned char)*p) && digits < 4) {
+		port = port * 10 + (unsigned)(*p++ - '0');
+		digits++;
+	}
+	if (!digits || port > 254 || isdigit((unsigned char)*p)) {
+		snprintf(why, whylen, "%s:%u: LID 0x%04llx: the port is not a number 0 to 254",
+		         name, lineno, (unsigned long long)lid);
+		return -1;
+	}
+	return cb->entry(arg, (uint16_t)lid, (uint8_t)port, lineno);
+}
+
 int routing_parse_lfts(const char *text, size_t len, const char *name,
                        const struct lfts_parse_cb *cb, void *arg, char *why, size_t whylen)
 {
@@ -167,57 +219,39 @@ int routing_parse_lfts(const char *text, size_t len, const char *name,
 	size_t pos = 0;
 	unsigned lineno = 0;
 	bool in_switch = false;
-	while (next_line(text, len, &pos, line, sizeof(line))) {
-		lineno++;
-		char *p = skip_space(line), *end;
-		if (starts_with(p, "Unicast lids")) {
-			char *g = strstr(p, "guid ");
-			uint64_t guid;
-			if (!g || !parse_hex(skip_space(g + 5), &guid, &end) || !guid) {
-				snprintf(why, whylen,
-				         "%s:%u: a switch header without \"guid 0x...\"", name,
-				         lineno);
-				return -1;
-			}
-			if (cb->sw(arg, guid, lineno) < 0)
-				return -1;
-			in_switch = true;
-			continue;
-		}
-		if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
-			continue; /* column headings, "N lids dumped", blank lines */
-		uint64_t lid;
-		if (!parse_hex(p, &lid, &end) || (*end != ' ' && *end != '\t')) {
-			snprintf(why, whylen, "%s:%u: \"%.40s\" is not \"0x<LID> <port>\"", name,
-			         lineno, p);
+	while (next_line(text, len, &pos, line, sizeof(line)))
+		if (lfts_line(line, ++lineno, &in_switch, name, cb, arg, why, whylen) < 0)
 			return -1;
-		}
-		if (!in_switch) {
-			snprintf(why, whylen,
-			         "%s:%u: an entry before any \"Unicast lids ... guid\" line", name,
-			         lineno);
-			return -1;
-		}
-		if (lid == 0 || lid >= 0xc000) {
-			snprintf(why, whylen, "%s:%u: LID 0x%llx is not a unicast LID", name,
-			         lineno, (unsigned long long)lid);
-			return -1;
-		}
-		p = skip_space(end);
-		unsigned long port = 0;
-		unsigned digits = 0;
-		while (isdigit((unsigned char)*p) && digits < 4) {
-			port = port * 10 + (unsigned)(*p++ - '0');
-			digits++;
-		}
-		if (!digits || port > 254 || isdigit((unsigned char)*p)) {
-			snprintf(why, whylen,
-			         "%s:%u: LID 0x%04llx: the port is not a number 0 to 254", name,
-			         lineno, (unsigned long long)lid);
-			return -1;
-		}
-		if (cb->entry(arg, (uint16_t)lid, (uint8_t)port, lineno) < 0)
-			return -1;
-	}
 	return 0;
+}
+
+int routing_read_lfts(const char *path, const struct lfts_parse_cb *cb, void *arg, char *why,
+                      size_t whylen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char line[1024];
+	unsigned lineno = 0;
+	bool in_switch = false;
+	int rc = 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+		if (!line[n] && !feof(f)) {
+			/* longer than the buffer: the rest of it is not an entry's business */
+			int c;
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+		}
+		line[n] = 0;
+		rc = lfts_line(line, ++lineno, &in_switch, path, cb, arg, why, whylen);
+	}
+	if (!rc && ferror(f)) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	fclose(f);
+	return rc;
 }

@@ -24,6 +24,9 @@ struct lfts_parse_cb {
 };
 int routing_parse_lfts(const char *text, size_t len, const char *name,
                        const struct lfts_parse_cb *cb, void *arg, char *why, size_t whylen);
+/* The same, read from a file a line at a time (a dump of a large fabric is hundreds of MB). */
+int routing_read_lfts(const char *path, const struct lfts_parse_cb *cb, void *arg, char *why,
+                      size_t whylen);
 
 /* The whole of a file (NUL-terminated), at most max bytes: 0, or -1 with why. */
 int routing_slurp(const char *path, size_t max, char **text, size_t *len, char *why, size_t whylen);
