@@ -104,7 +104,7 @@ void heap_push_or_lower(struct heap *hp, uint32_t s)
  * bits and its most loaded link below (saturating): on tori the bottleneck spreads a shift
  * permutation's flows better than the sum of the loads did (worst link load 14-15 against
  * 18-20 on a 6x6x6 torus, 44-48 against 64 on an 8x8x8 one; OpenSM's sssp: 15 and 36),
- * and fat trees come out the same. */
+ * and fat trees come out the same. Equal costs go to the lower port. */
 void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uint64_t *w,
                  uint32_t t, struct dijkstra *d)
 {
@@ -131,9 +131,49 @@ void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uin
 				d->cost[m] = nc;
 				d->next[m] = back;
 				heap_push_or_lower(&d->hp, m);
+			} else if (nc == d->cost[m] && d->hp.pos[m] != NONE &&
+			           ctx->adj[back].port < ctx->adj[d->next[m]].port) {
+				/* equally cheap: the lower port, not the neighbour settled first,
+				 * so that ties fall the same way on every switch of a level
+				 * whatever the switches' indexes (the SM's place) */
+				d->next[m] = back;
 			}
 		}
 	}
+}
+
+struct guid_key {
+	uint64_t guid;
+	uint32_t s;
+};
+
+static int cmp_guid_key(const void *a, const void *b)
+{
+	const struct guid_key *x = a, *y = b;
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+uint32_t *switches_by_guid(const struct routing_ctx *ctx)
+{
+	uint32_t ns = ctx->nsw;
+	uint32_t *order = malloc(sizeof(uint32_t) * (ns + 1));
+	struct guid_key *key = malloc(sizeof(*key) * (ns + 1));
+	if (!order || !key) {
+		free(order);
+		free(key);
+		return NULL;
+	}
+	for (uint32_t s = 0; s < ns; s++) {
+		key[s].guid = ctx->t->nodes[ctx->t->sws[s].node].guid;
+		key[s].s = s;
+	}
+	qsort(key, ns, sizeof(*key), cmp_guid_key);
+	for (uint32_t s = 0; s < ns; s++)
+		order[s] = key[s].s;
+	free(key);
+	return order;
 }
 
 /* Host ports hanging off each switch: the sources a destination's routes carry. */

@@ -49,6 +49,9 @@ void weighted_switch_lids(struct routing_ctx *ctx, const struct chans *c, const 
 
 int dijkstra_alloc(struct dijkstra *d, uint32_t nsw);
 void dijkstra_free(struct dijkstra *d);
+/* The switches' indexes in node GUID order (malloc'd, ctx->nsw of them), or NULL. */
+uint32_t *switches_by_guid(const struct routing_ctx *ctx);
+
 /* Host ports hanging off each switch: the sources a destination's routes carry. */
 void count_hosts(const struct routing_ctx *ctx, uint32_t *hosts);
 
