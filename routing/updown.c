@@ -283,8 +283,7 @@ int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool
 		routing_parallel(UD_CHUNKS, ctx->threads, ud_chunk, j);
 		for (uint32_t i = 0; i < j->n; i++)
 			if (atomic_load(&j->bad[i]) != UINT32_MAX) {
-				/* the first failing destination in order, as one thread would find
-				 */
+				/* the first failing one in order, as one thread finds it */
 				updown_why_unroutable(&j->lab[i], ctx, atomic_load(&j->bad[i]),
 				                      j->dst[i]);
 				ud_job_free(j);
