@@ -397,8 +397,9 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 	uint32_t *cand = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
 	uint32_t *walked = calloc(ns + 1, sizeof(uint32_t));
 	bool *active = malloc(sizeof(bool) * (ns + 1));
+	uint32_t *by = switches_by_guid(ctx);
 	if (!roots || !leaf || !st->lid_layer || !dp.sw || !dp.in || !dp.out || !dist || !bfsd ||
-	    !bq || !cand || !walked || !active || chans_build(ctx, &c) < 0 ||
+	    !bq || !cand || !walked || !active || !by || chans_build(ctx, &c) < 0 ||
 	    cdg_init(&g, ctx) < 0 || dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0)
 		goto oom;
 
@@ -439,7 +440,11 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 	uint64_t hop = nhosts;
 	/* every destination: its tree in the lowest layer that takes one */
 	uint16_t used = 0;
-	for (uint32_t t = 0; t < ns; t++) {
+	/* destination switches in GUID order, as sssp takes them: the trees then do not
+	 * follow where the SM sits (the 5,184-host tree's worst shift load 4 -> 1, the 6x6x6
+	 * torus's 18-19 -> 16 with 8 VLs) */
+	for (uint32_t o = 0; o < ns; o++) {
+		uint32_t t = by[o];
 		uint32_t first = weighted_first_host(ctx, t);
 		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
 			if (!ctx->dst[i].port && first != NONE)
@@ -526,6 +531,7 @@ out:
 	free(cand);
 	free(walked);
 	free(active);
+	free(by);
 	chans_free(&c);
 	cdg_free(&g);
 	dijkstra_free(&d);
