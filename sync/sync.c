@@ -36,6 +36,13 @@
 #define SYNC_SERVICE_ID   ((uint64_t)MAD_SYNC_OUI << 32 | 0x5359u)
 #define SYNC_SERVICE_NAME "ibsmd.sync"
 #define PROBE_AGAIN       60.0 /* a master without the service is asked again this late */
+/* An answer that does not settle whether the master serves the sync (BUSY: its first sweep
+ * has not restored client state yet; no answer; NO_RECORDS once or twice) is asked again
+ * after a wait that doubles from the poll interval up to this. */
+#define PROBE_BACKOFF_MAX 4.0
+/* NO_RECORDS this many times in a row, across the backoff, settles it: no sync there (an
+ * ibsmd master answers BUSY, never NO_RECORDS, until its SA holds the service) */
+#define PROBE_NO_SETTLES 3
 
 /* A standby as the master sees it: whether it holds the master's current items yet. */
 struct sync_peer {
@@ -77,9 +84,13 @@ struct sync {
 	double asked_at;
 	/* does the master serve the sync? found in its SA, per master */
 	uint64_t probed_guid; /* the master it is known for (0: none) */
-	enum { PROBE_NONE, PROBE_OUT, PROBE_YES, PROBE_NO } probe;
-	double probe_again; /* PROBE_NO: when to ask again */
-	uint64_t told_no;   /* the master GUID the "no sync" notice was given for */
+	enum { PROBE_NONE, PROBE_OUT, PROBE_YES, PROBE_LATER, PROBE_NO } probe;
+	double probe_again;   /* PROBE_LATER, PROBE_NO: when to ask again */
+	double probe_wait;    /* PROBE_LATER: the wait after the next unsettled answer */
+	unsigned probe_noes;  /* NO_RECORDS in a row from this master */
+	unsigned probe_later; /* unsettled answers in a row from this master */
+	uint64_t told_no;     /* the master GUID the "no sync" notice was given for */
+	uint64_t told_later;  /* ... and the "asking again" notice */
 };
 
 static const char *const digest_names[SYNC_NDIGESTS] = {"partitions", "routing", "keys"};
@@ -620,6 +631,10 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 
 static void ask(struct sync *s);
 
+/* What the master's SA answered to the sync's ServiceRecord query, settled or not. BUSY (the
+ * master's first sweep has not restored client state: every new master answers so right
+ * after a failover), no answer, or a NO_RECORDS not yet repeated say nothing about whether
+ * the master is an ibsmd: they are asked again with backoff, never taken as "no sync". */
 static void on_probe(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
 {
 	(void)d;
@@ -632,22 +647,57 @@ static void on_probe(struct mad_dispatcher *d, const struct mad_result *res, voi
 	           mad_service_record_decode(res->mad + MAD_SA_HDR_END, res->len - MAD_SA_HDR_END,
 	                                     &r, NULL) == 0 &&
 	           r.id == SYNC_SERVICE_ID && !strcmp(r.name, SYNC_SERVICE_NAME);
+	double now = ev_now(s->loop);
 	if (yes) {
+		if (s->told_no == s->probed_guid || s->probe_later)
+			log_notice(s->log, "sync",
+			           "master SM GUID " GUID_FMT
+			           " serves the sync now (after %u answers "
+			           "that said to ask again): asking for its copy",
+			           s->probed_guid, s->probe_later + s->probe_noes);
 		s->probe = PROBE_YES;
+		s->probe_noes = s->probe_later = 0;
+		s->told_no = s->told_later = 0;
 		ask(s);
 		return;
 	}
-	s->probe = PROBE_NO;
-	s->probe_again = ev_now(s->loop) + PROBE_AGAIN;
-	if (s->told_no != s->probed_guid) {
-		s->told_no = s->probed_guid;
-		log_notice(s->log, "sync",
-		           "master SM GUID " GUID_FMT " shows no %s service in its SA (%s): not an "
-		           "ibsmd, no standby copy; what clients registered with it is lost when "
-		           "this SM takes over",
-		           s->probed_guid, SYNC_SERVICE_NAME,
-		           res->error ? strerror(-res->error) : mad_status_str(res->status));
+	const char *what = res->error ? strerror(-res->error) : mad_status_str(res->status);
+	bool no = !res->error && res->status == MAD_STATUS_SA_NO_RECORDS;
+	if (no && ++s->probe_noes >= PROBE_NO_SETTLES) {
+		s->probe = PROBE_NO;
+		s->probe_again = now + PROBE_AGAIN;
+		if (s->told_no != s->probed_guid) {
+			s->told_no = s->probed_guid;
+			log_notice(
+			    s->log, "sync",
+			    "master SM GUID " GUID_FMT " shows no %s service in its SA (%s, %u "
+			    "times): not an ibsmd, no standby copy; what clients registered with "
+			    "it is lost when this SM takes over (asked again every %.0f s)",
+			    s->probed_guid, SYNC_SERVICE_NAME, what, s->probe_noes, PROBE_AGAIN);
+		}
+		return;
 	}
+	if (!no)
+		s->probe_noes = 0;
+	s->probe_later++;
+	s->probe = PROBE_LATER;
+	s->probe_again = now + s->probe_wait;
+	if (s->told_later != s->probed_guid) {
+		s->told_later = s->probed_guid;
+		log_notice(s->log, "sync",
+		           "master SM GUID " GUID_FMT " answered the %s query with %s: not settled "
+		           "(a new master's first sweep, a lost MAD): asking again in %.1f s, then "
+		           "backing off up to every %.0f s",
+		           s->probed_guid, SYNC_SERVICE_NAME, what, s->probe_wait,
+		           PROBE_BACKOFF_MAX);
+	} else {
+		log_debug(s->log, "sync",
+		          "master SM GUID " GUID_FMT ": the %s query answered %s again (%u in a "
+		          "row): asking again in %.1f s",
+		          s->probed_guid, SYNC_SERVICE_NAME, what, s->probe_later, s->probe_wait);
+	}
+	s->probe_wait =
+	    s->probe_wait * 2 < PROBE_BACKOFF_MAX ? s->probe_wait * 2 : PROBE_BACKOFF_MAX;
 }
 
 /* Ask the master's SA for the sync's ServiceRecord (a standard query every SM answers). */
@@ -673,7 +723,11 @@ static void probe(struct sync *s, uint16_t lid, uint64_t guid)
 	                          .retries = REQ_RETRIES,
 	                          .cb = on_probe,
 	                          .ctx = s};
-	s->probed_guid = guid;
+	if (guid != s->probed_guid) { /* another master: nothing known of it yet */
+		s->probed_guid = guid;
+		s->probe_noes = s->probe_later = 0;
+		s->probe_wait = s->cfg->sm_poll_interval_ms / 1000.0;
+	}
 	if (mad_dispatcher_send(s->d, &req) == 0)
 		s->probe = PROBE_OUT;
 }
@@ -685,7 +739,8 @@ static void ask(struct sync *s)
 	if (!lid || s->asking || s->stopped || s->probe == PROBE_OUT)
 		return;
 	if (guid != s->probed_guid || s->probe == PROBE_NONE ||
-	    (s->probe == PROBE_NO && ev_now(s->loop) >= s->probe_again)) {
+	    ((s->probe == PROBE_NO || s->probe == PROBE_LATER) &&
+	     ev_now(s->loop) >= s->probe_again)) {
 		probe(s, lid, guid);
 		return;
 	}
