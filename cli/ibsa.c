@@ -219,6 +219,9 @@ int main(int argc, char **argv)
 
 	char err[256] = "";
 	to.log = &c.log;
+	if (!strcmp(cmd->name, "events"))
+		to.roles |=
+		    MAD_ROLE_SUBSCRIBER; /* Reports are requests: the kernel needs an agent */
 	if (mad_transport_open(transport, &to, &c.t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsa: %s\n", err);
 		return strstr(err, "unknown transport") ? EXIT_USAGE : EXIT_TRANSPORT;

@@ -111,9 +111,10 @@ struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid)
 
 /* ---- sending ---- */
 
-int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len)
+int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len,
+              uint32_t timeout_ms)
 {
-	int r = d->t->ops->send(d->t, to, mad, len);
+	int r = d->t->ops->send(d->t, to, mad, len, timeout_ms);
 	if (r < 0) {
 		d->c.send_errors++;
 		log_debug(d->o.log, "mad", "%s: send to LID %u failed: %s", d->t->desc, to->lid,
@@ -126,12 +127,24 @@ int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t
 
 static double attempt_timeout(const struct mad_dispatcher *d, const struct txn *t);
 
+/* On a transport that reports timeouts (the kernel's MAD layer) the kernel times each
+ * attempt and gives it back; the dispatcher's timer is only a backstop for one that never
+ * comes back, late enough that it never races the kernel (a resend while the kernel still
+ * holds the same TID is refused anyway). */
+#define MAD_BACKSTOP_S 1.0
+
 static void txn_attempt(struct mad_dispatcher *d, struct txn *t)
 {
 	t->attempts++;
 	t->sent_at = ev_now(d->loop);
-	disp_xmit(d, &t->to, t->mad, t->len); /* a failed send is a lost MAD: the timer retries */
-	ev_timer_set(&t->timer, attempt_timeout(d, t), 0.);
+	double wait = attempt_timeout(d, t);
+	uint32_t ms = (uint32_t)(wait * 1000 + 0.999);
+	/* a failed send is a lost MAD: the timer retries */
+	if (disp_xmit(d, &t->to, t->mad, t->len, ms ? ms : 1) == 0 && d->t->reports_timeouts) {
+		t->outstanding++;
+		wait = 2 * wait + MAD_BACKSTOP_S;
+	}
+	ev_timer_set(&t->timer, wait, 0.);
 	ev_timer_start(d->loop, &t->timer);
 }
 
@@ -325,6 +338,7 @@ int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
 	t->retries_left = req->retries >= 0 ? (unsigned)req->retries : d->o.retries;
 	t->adaptive = req->retries < 0 && !req->timeout_ms;
 	t->attempts = 0;
+	t->outstanding = 0;
 	t->cb = req->cb;
 	t->ctx = req->ctx;
 	uint64_t key = req->dest_key;
@@ -368,6 +382,20 @@ static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, co
 		          hdr.base_version != MAD_BASE_VERSION ? "bad BaseVersion" : err.msg);
 		return;
 	}
+	if (flags & MAD_RECV_TIMED_OUT) {
+		/* The kernel gave a request back unanswered: that attempt's timeout. One the
+		 * backstop already resent is over too, and its successor still runs. */
+		struct txn *t = mad_is_response(hdr.method) ? NULL : disp_find_txn(d, hdr.tid);
+		if (!t || t->state != TXN_INFLIGHT)
+			return;
+		if (t->outstanding > 1) {
+			t->outstanding--;
+			return;
+		}
+		t->outstanding = 0;
+		txn_retry_or_fail(d, t);
+		return;
+	}
 	if (flags & MAD_RECV_SEND_FAILED) {
 		/* Our own MAD came back undelivered: a lost attempt. */
 		d->c.send_errors++;
@@ -408,8 +436,11 @@ static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, co
 		status = (uint16_t)mad_get_field((void *)mad, 0, IB_DRSMP_STATUS_F);
 	count_status(d, status);
 	if ((status & MAD_STATUS_BUSY) && t->retries_left) {
-		/* BUSY asks us to come back later: the timeout path resends. */
+		/* BUSY asks us to come back later: the timeout path resends. The answer ended
+		 * the attempt the kernel held. */
 		d->c.busy++;
+		if (t->outstanding)
+			t->outstanding--;
 		ev_timer_stop(d->loop, &t->timer);
 		ev_timer_set(&t->timer, t->timeout_ms / 1000.0, 0.);
 		ev_timer_start(d->loop, &t->timer);
@@ -549,7 +580,7 @@ int mad_dispatcher_respond(struct mad_dispatcher *d, const struct mad_addr *to, 
 {
 	if (len > MAD_SIZE || len < MAD_HDR_SIZE)
 		return -EMSGSIZE;
-	return disp_xmit(d, to, mad, len);
+	return disp_xmit(d, to, mad, len, 0);
 }
 
 int mad_dispatcher_respond_rmpp(struct mad_dispatcher *d, const struct mad_addr *to,

@@ -31,6 +31,9 @@ struct txn {
 	uint8_t mad[MAD_SIZE];
 	size_t len;
 	unsigned timeout_ms, retries_left, attempts;
+	/* attempts a reports_timeouts transport holds (each comes back answered or timed
+	 * out); more than one only after the backstop timer resent */
+	unsigned outstanding;
 	/* the dispatcher's default retries and timeout: more attempts, and shorter waits for
 	 * each, when MADs get lost (see adapted_attempts, attempt_timeout) */
 	bool adaptive;
@@ -98,7 +101,8 @@ static inline struct txn *txn_at(const struct mad_dispatcher *d, uint32_t idx)
 }
 
 /* dispatcher.c, for rmpp.c */
-int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len);
+int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len,
+              uint32_t timeout_ms);
 struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid);
 void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_t status,
                      const uint8_t *mad, size_t len, const struct mad_addr *from);

@@ -183,7 +183,7 @@ static void send_ctl(struct rmpp_session *s, uint8_t type, uint8_t status, uint3
 	    .data2 = d2,
 	};
 	mad_rmpp_hdr_encode(&r, buf, sizeof(buf), NULL);
-	disp_xmit(s->d, &s->peer, buf, sizeof(buf));
+	disp_xmit(s->d, &s->peer, buf, sizeof(buf), 0);
 }
 
 /* ---- sender ---- */
@@ -216,7 +216,7 @@ static void send_seg(struct rmpp_session *s, unsigned n)
 	/* the last segment goes no longer than its data: hardware pads it to 256 bytes anyway,
 	 * and a client under a simulator without RMPP (libumad2sim.so) then counts the
 	 * records of a one-segment answer right */
-	disp_xmit(s->d, &s->peer, buf, n == s->segs ? s->hdr_len + cnt : sizeof(buf));
+	disp_xmit(s->d, &s->peer, buf, n == s->segs ? s->hdr_len + cnt : sizeof(buf), 0);
 }
 
 static void send_window(struct rmpp_session *s)

@@ -34,6 +34,9 @@ enum mad_role {
 	MAD_ROLE_CLIENT = 0,  /* sends requests, receives their responses */
 	MAD_ROLE_SM = 1 << 0, /* also receives SMP requests and traps (QP0) */
 	MAD_ROLE_SA = 1 << 1, /* also receives SA requests (QP1, class 0x03) */
+	/* also receives the SA's Reports (InformInfo subscribers). The kernel gives a method
+	 * of a class to one agent per port: the SA itself never registers Report. */
+	MAD_ROLE_SUBSCRIBER = 1 << 2,
 };
 
 struct mad_transport_opts {
@@ -49,6 +52,9 @@ struct mad_transport_opts {
 enum mad_recv_flags {
 	/* The transport gave back a MAD we sent, undelivered (ibsim: no route, dropped). */
 	MAD_RECV_SEND_FAILED = 1 << 0,
+	/* The kernel gave back a request sent with a timeout: no answer came in time (its
+	 * status ETIMEDOUT). Only transports with reports_timeouts set say so. */
+	MAD_RECV_TIMED_OUT = 1 << 1,
 };
 
 struct mad_transport;
@@ -57,9 +63,13 @@ struct mad_transport_ops {
 	const char *name;
 	/* A pollable fd that becomes readable when recv has something. */
 	int (*fd)(struct mad_transport *t);
-	/* Send one MAD (at most 256 bytes). 0 or -errno. */
+	/* Send one MAD (at most 256 bytes). 0 or -errno. timeout_ms: for a request that
+	 * expects an answer, how long to wait for it; 0 for responses and MADs that expect
+	 * none. The kernel hands an answer only to a request sent with a timeout (umad_send(3):
+	 * zero means not solicited) and gives the request back, MAD_RECV_TIMED_OUT, when none
+	 * came in time; it refuses a request whose TID is still waiting (EINVAL). */
 	int (*send)(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-	            size_t len);
+	            size_t len, uint32_t timeout_ms);
 	/* Send what send has queued (optional). A transport queues only while t->batch is
 	 * set, which the dispatcher does, flushing before its event loop blocks (one thread);
 	 * other users send at once and may send from several threads. 0 or -errno (the MADs
@@ -80,6 +90,9 @@ struct mad_transport {
 	const struct log *log;
 	char desc[128]; /* "umad mlx5_0 port 1" / "sim node S1 (client 2)" for logs */
 	bool batch;     /* send may queue until flush (see flush) */
+	/* every request sent with a timeout comes back answered or MAD_RECV_TIMED_OUT (the
+	 * kernel's MAD layer): the dispatcher waits for that instead of resending on its own */
+	bool reports_timeouts;
 };
 
 /* Open a transport by kind ("umad" or "sim"). 0, or -errno with a message in err. */

@@ -95,7 +95,7 @@ static int umad_t_fd(struct mad_transport *t)
 }
 
 static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-                       size_t len)
+                       size_t len, uint32_t timeout_ms)
 {
 	struct umad_transport *u = to_umad(t);
 	if (len > UMAD_BUF_MAD || len < MAD_HDR_SIZE)
@@ -111,7 +111,10 @@ static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const
 	umad_set_addr(buf, to->lid, (int)to->qpn, to->sl, (int)to->qkey);
 	umad_set_pkey(buf, to->pkey_index);
 	memcpy(umad_get_mad(buf), mad, len);
-	int r = umad_send(u->portid, u->agent[mgmt_class], buf, (int)len, 0, 0);
+	/* A request goes with its timeout and no kernel retries: the dispatcher decides on
+	 * retries, and the kernel's ETIMEDOUT return tells it an attempt is over (one resend
+	 * each, never two layers resending). */
+	int r = umad_send(u->portid, u->agent[mgmt_class], buf, (int)len, (int)timeout_ms, 0);
 	return r < 0 ? (r == -1 ? -errno : r) : 0;
 }
 
@@ -133,7 +136,11 @@ static int unpack(const uint8_t *ubuf, size_t ulen, struct mad_addr *from, uint8
 	from->qkey = ntohl(um->addr.qkey);
 	from->sl = um->addr.sl;
 	from->pkey_index = um->addr.pkey_index;
-	*flags = um->status ? MAD_RECV_SEND_FAILED : 0;
+	/* the kernel gives a request back with ETIMEDOUT when no answer came; libumad2sim.so
+	 * uses a status for a MAD the simulator could not deliver */
+	*flags = um->status == ETIMEDOUT ? MAD_RECV_TIMED_OUT
+	         : um->status            ? MAD_RECV_SEND_FAILED
+	                                 : 0;
 	return 1;
 }
 
@@ -345,8 +352,7 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 	                                     MAD_METHOD_TRAP_REPRESS};
 	static const uint8_t sa_methods[] = {MAD_METHOD_GET,       MAD_METHOD_SET,
 	                                     MAD_METHOD_GET_TABLE, MAD_METHOD_GET_TRACE_TABLE,
-	                                     MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE,
-	                                     MAD_METHOD_REPORT};
+	                                     MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE};
 	if (opts->roles & MAD_ROLE_SM) {
 		if ((r = register_agent(u, MAD_CLASS_SUBN_LID, 1, sm_methods, 4)) < 0 ||
 		    (r = register_agent(u, MAD_CLASS_SUBN_DR, 1, sm_methods, 4)) < 0) {
@@ -356,8 +362,18 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 		}
 	}
 	if (opts->roles & MAD_ROLE_SA) {
-		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, sa_methods, 7)) < 0) {
+		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, sa_methods, sizeof(sa_methods))) <
+		    0) {
 			snprintf(err, errlen, "umad: cannot register the SA agent on %s",
+			         u->base.desc);
+			goto fail_port;
+		}
+	} else if (opts->roles & MAD_ROLE_SUBSCRIBER) {
+		static const uint8_t report[] = {MAD_METHOD_REPORT};
+		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, report, 1)) < 0) {
+			snprintf(err, errlen,
+			         "umad: cannot register for the SA's Reports on %s (another "
+			         "subscriber on this port holds them)",
 			         u->base.desc);
 			goto fail_port;
 		}
@@ -393,6 +409,9 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 			r = -r;
 			goto fail_port;
 		}
+	} else {
+		/* a kernel (or its emulation): every request with a timeout comes back */
+		u->base.reports_timeouts = true;
 	}
 	*out = &u->base;
 	return 0;

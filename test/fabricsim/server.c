@@ -367,7 +367,10 @@ static int client_for(struct fs_server *s, uint32_t port, bool response, bool re
 		unsigned id = (unsigned)(tid >> 48);
 		if (id < s->o.max_clients && s->clients[id].used && s->clients[id].port == port)
 			return (int)id;
-		return -1;
+		/* a response that names no client here (not an answer to one of ours: stray,
+		 * forged or late) still reaches the port, as on a wire: its newest client
+		 * (a program's emulated kernel frees what matches no request of its own) */
+		report = true;
 	}
 	int newest = -1;
 	for (unsigned i = 0; i < s->o.max_clients; i++) {

@@ -1,23 +1,45 @@
 /* libfabricsim-umad.so: run an unchanged libibumad program (OpenSM, osmtest, saquery, the
- * diags) on fabricsim, as if the node named by SIM_HOST were this host's HCA.
+ * diags, ibsmd --transport umad) on fabricsim, as if the node named by SIM_HOST were this
+ * host's HCA.
  *
  * Preloaded, it stands in for what libibumad reaches through the kernel: a sysfs tree for
  * one CA and port (written under a private directory, and paths under /sys/class/infiniband
- * and /sys/class/infiniband_mad sent there), the umad device (/dev/infiniband/umad0, a real
- * eventfd so poll() works unchanged), the issm device (IsSM on the port), agent
- * registration, and the kernel's MAD services:
- *  - requests carry the agent in TID bits 32-47 (the kernel's hi_tid), so answers find it;
- *  - RMPP for agents registered with an RMPP version: a long write goes out as DATA
- *    segments, segments that come in are acknowledged and handed over as one MAD, with
- *    ENOSPC and the needed length when the reader's buffer is too small;
- *  - a MAD the simulator could not deliver comes back with status ETIMEDOUT.
- * It speaks the ibsim protocol through mad/'s sim transport.
+ * and /sys/class/infiniband_mad sent there), the umad devices (/dev/infiniband/umadN, real
+ * eventfds so poll() works unchanged), the issm devices, and the kernel's MAD layer with its
+ * rules, as drivers/infiniband/core/user_mad.c and mad.c and user_mad.rst give them, not as
+ * any program here needs them:
+ *  - registration (REGISTER_AGENT and REGISTER_AGENT2): the kernel's checks on QP, class,
+ *    version, RMPP version and OUI, EINVAL for a method another agent holds on the port
+ *    (in any process: a claim is an abstract socket bound for the port's life), and
+ *    EPROTONOSUPPORT for a QP the device lacks (a ConnectX-8 SMI/GSI pair);
+ *  - a request's TID gets the agent's hi_tid in bits 32-63; a request whose TID still waits
+ *    for its answer is refused (EINVAL);
+ *  - a response reaches an agent only when it matches a request of that agent sent with a
+ *    timeout and still waiting (TID and class; the kernel does not compare the source LID
+ *    without a GRH and path bits are 0 here); any other response is freed, except an active
+ *    RMPP segment for an agent that does RMPP in user space;
+ *  - a request with a timeout is resent retries times and then handed back with status
+ *    ETIMEDOUT and its first 24 bytes; a lost MAD is lost (no early failure);
+ *  - a Get or Set that no agent registered for is answered with status 0x000c
+ *    (unsupported method/attribute), as generate_unmatched_resp does;
+ *  - RMPP for agents registered with an RMPP version and without UMAD_USER_RMPP: a long
+ *    write goes out as DATA segments, segments that come in are acknowledged and handed over
+ *    as one MAD; a write over 256 bytes without that is EINVAL;
+ *  - reads: EINVAL when even the header and first 256 bytes do not fit, ENOSPC with the
+ *    needed length for a longer RMPP message (it stays queued);
+ *  - issm: one holder per port across processes, EAGAIN with O_NONBLOCK, blocking without;
+ *    IsSM set while held.
+ * FABRICSIM_UMAD_SMI=1 lays the port out as a ConnectX-8 does: a GSI device (QP1 only, its
+ * port IsSMDisabled) and an SMI device (QP0 only) sharing the port GUID, paired the way
+ * libibumad's umad_get_smi_gsi_pairs pairs them.
+ * It speaks the ibsim protocol through mad/'s sim transport. Each rule has a test of its own
+ * (test/tools/umad_rules.c, run by test/scenario/fabricsim_kernel_rules.sh).
  *
- * Why not Debian's libumad2sim.so: it keeps at most 10 clients, has no RMPP (OpenSM sends
- * the first 256 bytes of a table, clients read one segment) and hands over only the first
- * 224 bytes of each MAD. Tests that compare SAs record by record need whole tables.
- * Not emulated: resending lost segments (segments go out back to back, and a gap ends the
- * transfer), response timeouts (programs keep their own), more than one port. */
+ * Why not Debian's libumad2sim.so: it keeps at most 10 clients, has no RMPP, hands over only
+ * the first 224 bytes of each MAD and delivers every answer, asked for or not.
+ * Not emulated: resending lost RMPP segments (segments go out back to back, and a gap ends
+ * the transfer), P_Key indexes (the ibsim protocol carries no P_Key), GRHs, more than one
+ * port. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -36,7 +58,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,22 +68,28 @@
 
 #include "mad/mad_types.h"
 #include "mad/transport.h"
+#include "util/u64map.h"
 
-#define UMAD_HDR     ((size_t)sizeof(struct ib_user_mad))
-#define RMPP_HDR_END 36
-#define MAX_AGENTS   64
-#define MAX_FILES    8
-#define MAX_XFERS    64
-#define MAX_PENDING  1024
-#define RMPP_WINDOW  32
-#define MAX_XFER     (8u << 20)
-#define CA_NAME      "fabricsim0"
-#define SYS_IB       "/sys/class/infiniband"
-#define SYS_IB_MAD   "/sys/class/infiniband_mad"
-#define DEV_UMAD     "/dev/infiniband/umad0"
-#define DEV_ISSM     "/dev/infiniband/issm0"
+#define UMAD_HDR                 ((size_t)sizeof(struct ib_user_mad))
+#define RMPP_HDR_END             36
+#define MAX_AGENTS               64
+#define FILE_AGENTS              32 /* the kernel's IB_UMAD_MAX_AGENTS per open file */
+#define MAX_FILES                8
+#define MAX_XFERS                64
+#define RMPP_WINDOW              32
+#define MAX_XFER                 (8u << 20)
+#define CA_NAME                  "fabricsim0"
+#define SMI_NAME                 "fabricsim0_smi" /* the SMI device of a ConnectX-8 style pair */
+#define SYS_IB                   "/sys/class/infiniband"
+#define SYS_IB_MAD               "/sys/class/infiniband_mad"
+#define DEV_UMAD                 "/dev/infiniband/umad"
+#define DEV_ISSM                 "/dev/infiniband/issm"
+#define CAP_IS_SM                0x00000002u
+#define CAP_IS_SM_DISABLED       0x00000400u
+#define STATUS_UNSUP_METHOD_ATTR 0x000c
+#define DR_DIRECTION             0x8000
 
-/* The kernel's registration request (rdma/ib_user_mad.h, which cannot be included next to
+/* The kernel's registration requests (rdma/ib_user_mad.h, which cannot be included next to
  * umad.h: both define struct ib_user_mad) */
 struct reg_req {
 	uint32_t id;
@@ -68,9 +98,22 @@ struct reg_req {
 	uint8_t oui[3];
 	uint8_t rmpp_version;
 };
+struct reg_req2 {
+	uint32_t id;
+	uint32_t qpn;
+	uint8_t mgmt_class, mgmt_class_version;
+	uint16_t res;
+	uint32_t flags;
+	uint64_t method_mask[2];
+	uint32_t oui;
+	uint8_t rmpp_version;
+	uint8_t reserved[3];
+};
 #define REGISTER_AGENT   _IOWR(0x1b, 1, struct reg_req)
 #define UNREGISTER_AGENT _IOW(0x1b, 2, uint32_t)
 #define ENABLE_PKEY      _IO(0x1b, 3)
+#define REGISTER_AGENT2  _IOWR(0x1b, 4, struct reg_req2)
+#define USER_RMPP_FLAG   1u /* IB_USER_MAD_USER_RMPP, the only flag the kernel knows */
 
 struct msg {
 	struct msg *next;
@@ -79,14 +122,21 @@ struct msg {
 };
 
 struct file {
-	int fd; /* the eventfd handed out; -1: free */
+	int fd;  /* the eventfd handed out; -1: free */
+	int dev; /* 0: the CA (or a pair's GSI device), 1: a pair's SMI device */
 	struct msg *head, *tail;
 };
 
+/* An agent as the kernel keeps it. */
 struct agent {
 	bool used;
 	int file;
-	struct reg_req req;
+	uint32_t hi_tid; /* bits 32-63 of its requests' TIDs; bits 0-15 are the slot + 1 */
+	uint8_t qpn, mgmt_class, version, rmpp_version;
+	bool user_rmpp; /* UMAD_USER_RMPP, or no RMPP version: segments pass through */
+	uint32_t oui;
+	uint64_t methods[2];
+	int claims[128]; /* the sockets that hold its methods on the port (-1: none) */
 };
 
 /* An RMPP transfer coming in. */
@@ -101,36 +151,51 @@ struct xfer {
 	uint64_t age;
 };
 
-/* A request the program sent with a timeout: the kernel resends it, and when no answer
- * comes, hands it back with status ETIMEDOUT. Programs (OpenSM's vendor layer, osmtest)
- * count on that to end a query. */
+/* A MAD sent with a timeout, waiting for its answer (the kernel's wait list): resent
+ * retries times, then handed back with ETIMEDOUT. Found by TID and class: the simulator
+ * stamps its client number into TID bits 48-63, so bits 0-47 are the key and the TID the
+ * program wrote (as the kernel stamped it) is given back whole with the answer. */
 struct pend {
 	bool used;
+	bool response; /* a response sent with a timeout: nothing ever matches it */
 	int agent, retries;
-	uint64_t tid; /* low 48 bits: the simulator stamps the top 16 */
+	uint64_t tid;
 	uint32_t timeout_ms;
 	struct timespec deadline;
 	struct mad_addr to;
 	uint8_t mad[MAD_SIZE];
 	size_t len;
+	uint32_t next_free;
 };
 
 static struct {
 	pthread_once_t once;
 	pthread_mutex_t mu;
+	pthread_mutex_t ctl_mu;    /* the simulator's control channel, one question at a time */
+	struct timespec refreshed; /* when sysfs was last read afresh */
 	bool ok;
+	bool pair; /* FABRICSIM_UMAD_SMI: an SMI device beside the GSI device */
 	struct mad_transport *t;
 	struct mad_local_port lp;
-	char root[128]; /* the private sysfs */
+	char root[128];    /* the private sysfs */
+	char port_key[96]; /* names this port in claims: simulator and port GUID */
 	struct file files[MAX_FILES];
 	struct agent agents[MAX_AGENTS];
 	struct xfer xfers[MAX_XFERS];
 	uint64_t ticks;
-	struct pend pends[MAX_PENDING];
-	int issm_fd;
+	struct pend *pends;
+	uint32_t npends, pends_cap, pend_free;
+	struct u64map pend_by_key;
+	struct timespec next_deadline; /* no wait-list entry expires before this */
+	int issm_fd, issm_claim;
 	pthread_t rx;
 	bool debug;
-} g = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER, .issm_fd = -1};
+} g = {.once = PTHREAD_ONCE_INIT,
+       .mu = PTHREAD_MUTEX_INITIALIZER,
+       .ctl_mu = PTHREAD_MUTEX_INITIALIZER,
+       .issm_fd = -1,
+       .issm_claim = -1,
+       .pend_free = UINT32_MAX};
 
 static int (*next_open)(const char *, int, ...);
 static int (*next_open64)(const char *, int, ...);
@@ -234,14 +299,13 @@ static void guid_str(char *b, size_t n, uint64_t v)
 	         (unsigned)(v >> 32) & 0xffff, (unsigned)(v >> 16) & 0xffff, (unsigned)v & 0xffff);
 }
 
-static void write_sysfs(void)
+/* One CA's directory: node attributes and its port (cap_mask as given). */
+static void write_ca(const char *name, uint32_t cap_mask)
 {
 	const struct mad_local_port *p = &g.lp;
 	static const char *states[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
 	char dir[256], gs[32], gp[32];
-	make_dirs(SYS_IB_MAD);
-	put_file(SYS_IB_MAD, "abi_version", "%d\n", IB_UMAD_ABI_VERSION);
-	snprintf(dir, sizeof(dir), SYS_IB "/" CA_NAME);
+	snprintf(dir, sizeof(dir), SYS_IB "/%s", name);
 	make_dirs(dir);
 	put_file(dir, "node_type", "%u: %s\n", p->node_type,
 	         p->node_type == NODE_TYPE_SWITCH ? "SWITCH" : "CA");
@@ -251,7 +315,7 @@ static void write_sysfs(void)
 	guid_str(gs, sizeof(gs), p->node_guid);
 	put_file(dir, "node_guid", "%s\n", gs);
 	put_file(dir, "sys_image_guid", "%s\n", gs);
-	snprintf(dir, sizeof(dir), SYS_IB "/" CA_NAME "/ports/%u", p->port_num);
+	snprintf(dir, sizeof(dir), SYS_IB "/%s/ports/%u", name, p->port_num);
 	make_dirs(dir);
 	put_file(dir, "lid", "0x%x\n", p->lid);
 	put_file(dir, "lid_mask_count", "%u\n", p->lmc);
@@ -261,7 +325,7 @@ static void write_sysfs(void)
 	put_file(dir, "phys_state", "%u: %s\n", p->phys_state,
 	         p->phys_state == 5 ? "LinkUp" : "Polling");
 	put_file(dir, "rate", "10 Gb/sec (4X)\n");
-	put_file(dir, "cap_mask", "0x%08x\n", p->capability_mask);
+	put_file(dir, "cap_mask", "0x%08x\n", cap_mask);
 	put_file(dir, "link_layer", "InfiniBand\n");
 	char sub[300];
 	snprintf(sub, sizeof(sub), "%s/gids", dir);
@@ -272,16 +336,31 @@ static void write_sysfs(void)
 	snprintf(sub, sizeof(sub), "%s/pkeys", dir);
 	make_dirs(sub);
 	for (unsigned i = 0; i < 32; i++) {
-		char name[8];
-		snprintf(name, sizeof(name), "%u", i);
-		put_file(sub, name, "0x%04x\n", i == 0 ? 0xffff : 0);
+		char n[8];
+		snprintf(n, sizeof(n), "%u", i);
+		put_file(sub, n, "0x%04x\n", i == 0 ? 0xffff : 0);
 	}
-	static const char *const devs[] = {"umad0", "issm0"};
-	for (unsigned i = 0; i < 2; i++) {
-		snprintf(dir, sizeof(dir), SYS_IB_MAD "/%s", devs[i]);
-		make_dirs(dir);
-		put_file(dir, "ibdev", CA_NAME "\n");
-		put_file(dir, "port", "%u\n", p->port_num);
+}
+
+/* One CA, or a ConnectX-8 style pair: the GSI device keeps the name and its port says
+ * IsSMDisabled (an SM cannot run there), the SMI device shares the port GUID. umadN and
+ * issmN follow the devices' order. */
+static void write_sysfs(void)
+{
+	make_dirs(SYS_IB_MAD);
+	put_file(SYS_IB_MAD, "abi_version", "%d\n", IB_UMAD_ABI_VERSION);
+	uint32_t cap = g.lp.capability_mask;
+	write_ca(CA_NAME, g.pair ? (cap | CAP_IS_SM_DISABLED) & ~CAP_IS_SM : cap);
+	if (g.pair)
+		write_ca(SMI_NAME, cap & ~CAP_IS_SM_DISABLED);
+	for (int dev = 0; dev < (g.pair ? 2 : 1); dev++) {
+		for (int kind = 0; kind < 2; kind++) {
+			char dir[256];
+			snprintf(dir, sizeof(dir), SYS_IB_MAD "/%s%d", kind ? "issm" : "umad", dev);
+			make_dirs(dir);
+			put_file(dir, "ibdev", "%s\n", dev ? SMI_NAME : CA_NAME);
+			put_file(dir, "port", "%u\n", g.lp.port_num);
+		}
 	}
 }
 
@@ -289,13 +368,39 @@ static void write_sysfs(void)
 static int sim_send(const struct mad_addr *to, const uint8_t *mad)
 {
 	for (int tries = 0; tries < 2000; tries++) {
-		int r = g.t->ops->send(g.t, to, mad, MAD_SIZE);
+		int r = g.t->ops->send(g.t, to, mad, MAD_SIZE, 0);
 		if (r != -EAGAIN && r != -EWOULDBLOCK && r != -ENOBUFS)
 			return r;
 		struct pollfd p = {.fd = g.t->ops->fd(g.t), .events = POLLOUT};
 		poll(&p, 1, 5);
 	}
 	return -EAGAIN;
+}
+
+/* ---- claims: what the kernel gives one holder per port, across processes ---- */
+
+/* Bind an abstract socket named for the port and what is claimed: the bind fails while
+ * another holds it, and the claim goes with the holder (closed, or the process gone), as
+ * the kernel's method tables and issm semaphore do. The fd, or -1 (errno EADDRINUSE). */
+static int claim(const char *what)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "fabricsim-umad:%s:%s", g.port_key,
+	                 what);
+	socklen_t len =
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	                (size_t)(n < (int)sizeof(a.sun_path) - 1 ? n
+	                                                         : (int)sizeof(a.sun_path) - 1));
+	if (bind(fd, (struct sockaddr *)&a, len) < 0) {
+		int e = errno;
+		next_close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 /* ---- MADs in ---- */
@@ -328,30 +433,67 @@ static size_t class_hdr_len(uint8_t cls)
 	return 0;
 }
 
-static bool rmpp_agent(int a)
+/* ib_is_mad_class_rmpp: SA, device management and administration, BIS, vendor range 2 */
+static bool rmpp_class(uint8_t cls)
 {
-	return a >= 0 && a < MAX_AGENTS && g.agents[a].used && g.agents[a].req.rmpp_version;
+	return cls == MAD_CLASS_SUBN_ADM || cls == 0x06 || cls == 0x10 || cls == 0x12 ||
+	       (cls >= 0x30 && cls <= 0x4f);
 }
 
-/* The agent a MAD is for: answers by hi_tid, requests by class (and method). */
-static int agent_for(const uint8_t *mad)
+/* ib_response_mad: the response bit, or TrapRepress */
+static bool is_response(const uint8_t *mad)
 {
-	if (mad[3] & MAD_METHOD_RESP) {
-		int a = (int)((uint16_t)(mad[10] << 8 | mad[11])); /* TID bits 32-47 */
-		return a < MAX_AGENTS && g.agents[a].used ? a : -1;
-	}
-	int any = -1;
+	return (mad[3] & MAD_METHOD_RESP) || mad[3] == MAD_METHOD_TRAP_REPRESS;
+}
+
+/* The RMPP Active flag: all the kernel looks at (ib_umad_write, ib_mad_complete_recv);
+ * OpenSM's vendor layer leaves RMPPVersion for the kernel to fill in. */
+static bool rmpp_active(const uint8_t *mad, size_t len)
+{
+	return rmpp_class(mad[1]) && len >= RMPP_HDR_END && (mad[26] & 1);
+}
+
+static bool kernel_rmpp(int a)
+{
+	return a >= 0 && a < MAX_AGENTS && g.agents[a].used && !g.agents[a].user_rmpp;
+}
+
+static uint64_t get_tid(const uint8_t *mad)
+{
+	uint64_t t = 0;
+	for (int i = 8; i < 16; i++)
+		t = t << 8 | mad[i];
+	return t;
+}
+
+static void put_tid(uint8_t *mad, uint64_t t)
+{
+	for (int i = 15; i >= 8; i--, t >>= 8)
+		mad[i] = (uint8_t)t;
+}
+
+/* The agent whose hi_tid a response carries: bits 32-47 are the slot + 1 (bits 48-63 are
+ * the simulator's on the wire). */
+static int agent_by_hi_tid(const uint8_t *mad)
+{
+	int a = (int)((uint16_t)(mad[10] << 8 | mad[11])) - 1;
+	return a >= 0 && a < MAX_AGENTS && g.agents[a].used ? a : -1;
+}
+
+/* find_mad_agent for a request: class, class version, method (and OUI in vendor range 2) */
+static int agent_for_request(const uint8_t *mad, size_t len)
+{
+	unsigned m = mad[3] & 0x7f;
+	uint32_t oui = 0;
+	if (mad[1] >= 0x30 && mad[1] <= 0x4f && len >= 40)
+		oui = (uint32_t)mad[37] << 16 | (uint32_t)mad[38] << 8 | mad[39];
 	for (int a = 0; a < MAX_AGENTS; a++) {
-		const struct reg_req *r = &g.agents[a].req;
-		if (!g.agents[a].used || r->mgmt_class != mad[1])
-			continue;
-		unsigned m = mad[3] & 0x7f;
-		if (r->method_mask[m / 32] & (1u << (m % 32)))
+		const struct agent *ag = &g.agents[a];
+		if (ag->used && ag->mgmt_class == mad[1] && ag->version == mad[2] &&
+		    (ag->methods[m / 64] >> (m % 64) & 1) && (!oui || ag->oui == oui))
 			return a;
-		if (any < 0)
-			any = a;
 	}
-	return any;
+	return -1;
 }
 
 static void fill_umad(uint8_t *u, int agent, const struct mad_addr *from, unsigned status,
@@ -366,6 +508,14 @@ static void fill_umad(uint8_t *u, int agent, const struct mad_addr *from, unsign
 	h.addr.qkey = htonl(from->qpn ? QP1_QKEY : 0);
 	h.addr.lid = htons(from->lid);
 	memcpy(u, &h, UMAD_HDR);
+}
+
+static void deliver(int agent, const struct mad_addr *from, const uint8_t *mad, size_t len)
+{
+	uint8_t u[UMAD_HDR + MAD_SIZE];
+	fill_umad(u, agent, from, 0, UMAD_HDR + len);
+	memcpy(u + UMAD_HDR, mad, len);
+	queue_msg(g.agents[agent].file, u, UMAD_HDR + len);
 }
 
 static void send_ctl_ack(const struct mad_addr *to, const uint8_t *mad, size_t hdr_len,
@@ -383,6 +533,146 @@ static void send_ctl_ack(const struct mad_addr *to, const uint8_t *mad, size_t h
 	memcpy(out + 32, &w, 4);
 	sim_send(to, out);
 }
+
+/* ---- the wait list ---- */
+
+static uint64_t pend_key(uint64_t tid, uint8_t cls)
+{
+	return 1ull << 63 | (tid & 0xffffffffffffull) << 8 | cls;
+}
+
+static void deadline_in(struct timespec *ts, uint32_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static long ms_until(const struct timespec *ts)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (ts->tv_sec - now.tv_sec) * 1000 + (ts->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* The waiting MAD with this TID and class (caller holds g.mu), or NULL. */
+static struct pend *pend_find(uint64_t tid, uint8_t cls)
+{
+	uint32_t i = u64map_get(&g.pend_by_key, pend_key(tid, cls));
+	return i == U64MAP_NONE ? NULL : &g.pends[i];
+}
+
+static void pend_drop(struct pend *p)
+{
+	u64map_del(&g.pend_by_key, pend_key(p->tid, p->mad[1]));
+	p->used = false;
+	p->next_free = g.pend_free;
+	g.pend_free = (uint32_t)(p - g.pends);
+}
+
+/* Put a MAD sent with a timeout on the wait list (caller holds g.mu). */
+static int pend_add(int agent, const struct ib_user_mad *h, const struct mad_addr *to,
+                    const uint8_t *mad, size_t len)
+{
+	uint32_t i = g.pend_free;
+	if (i == UINT32_MAX) {
+		if (g.npends == g.pends_cap) {
+			uint32_t cap = g.pends_cap ? g.pends_cap * 2 : 256;
+			struct pend *np = realloc(g.pends, sizeof(*np) * cap);
+			if (!np)
+				return -ENOMEM;
+			g.pends = np;
+			g.pends_cap = cap;
+		}
+		i = g.npends++;
+	} else {
+		g.pend_free = g.pends[i].next_free;
+	}
+	struct pend *p = &g.pends[i];
+	*p = (struct pend){.used = true,
+	                   .response = is_response(mad),
+	                   .agent = agent,
+	                   .retries = (int)h->retries,
+	                   .tid = get_tid(mad),
+	                   .timeout_ms = h->timeout_ms,
+	                   .to = *to,
+	                   .len = len < MAD_SIZE ? len : MAD_SIZE,
+	                   .next_free = UINT32_MAX};
+	memcpy(p->mad, mad, p->len);
+	deadline_in(&p->deadline, h->timeout_ms);
+	if (u64map_put(&g.pend_by_key, pend_key(p->tid, mad[1]), i) < 0) {
+		p->used = false;
+		return -ENOMEM;
+	}
+	if (g.next_deadline.tv_sec == 0 || before(&p->deadline, &g.next_deadline))
+		g.next_deadline = p->deadline;
+	return 0;
+}
+
+/* A response matched a request waiting with a timeout (ib_find_send_mad: TID and class;
+ * without a GRH the source is not compared): the request is done, and the response goes to
+ * its agent with the TID the program's request had (caller holds g.mu). The agent, or -1. */
+static int pend_match(uint8_t *mad)
+{
+	struct pend *p = pend_find(get_tid(mad), mad[1]);
+	if (!p || p->response)
+		return -1;
+	int a = p->agent;
+	put_tid(mad, p->tid);
+	pend_drop(p);
+	return g.agents[a].used ? a : -1;
+}
+
+/* Resend what timed out, or hand it back with ETIMEDOUT and its first 24 bytes, as the
+ * kernel's send_handler does (caller holds g.mu). Scans only once the earliest deadline has
+ * passed. ms until the next deadline, or -1. */
+static int pend_expire(void)
+{
+	if (!g.next_deadline.tv_sec || ms_until(&g.next_deadline) > 0)
+		return g.next_deadline.tv_sec ? (int)ms_until(&g.next_deadline) + 1 : -1;
+	struct timespec next = {0};
+	for (uint32_t i = 0; i < g.npends; i++) {
+		struct pend *p = &g.pends[i];
+		if (!p->used)
+			continue;
+		if (ms_until(&p->deadline) > 0) {
+			if (!next.tv_sec || before(&p->deadline, &next))
+				next = p->deadline;
+			continue;
+		}
+		if (p->retries-- > 0) {
+			sim_send(&p->to, p->mad);
+			deadline_in(&p->deadline, p->timeout_ms);
+			if (!next.tv_sec || before(&p->deadline, &next))
+				next = p->deadline;
+			continue;
+		}
+		int a = p->agent;
+		if (g.agents[a].used) {
+			uint8_t u[UMAD_HDR + MAD_HDR_SIZE];
+			fill_umad(u, a, &p->to, ETIMEDOUT, UMAD_HDR + p->len);
+			memcpy(u + UMAD_HDR, p->mad, MAD_HDR_SIZE);
+			DBG("request TID 0x%016llx to LID %u timed out\n",
+			    (unsigned long long)p->tid, p->to.lid);
+			queue_msg(g.agents[a].file, u, sizeof(u));
+		}
+		pend_drop(p);
+	}
+	g.next_deadline = next;
+	return next.tv_sec ? (int)ms_until(&next) + 1 : -1;
+}
+
+/* ---- RMPP for kernel-RMPP agents ---- */
 
 static struct xfer *find_xfer(uint16_t lid, uint64_t tid, bool make)
 {
@@ -404,12 +694,30 @@ static struct xfer *find_xfer(uint16_t lid, uint64_t tid, bool make)
 	return x;
 }
 
+/* A whole message reassembled: a response only if it matches a waiting request. */
+static void xfer_done(struct xfer *x, const struct mad_addr *from)
+{
+	uint8_t *mad = x->buf + UMAD_HDR;
+	int a = x->agent;
+	if (is_response(mad)) {
+		a = pend_match(mad);
+		if (a < 0) {
+			DBG("RMPP response TID 0x%016llx matches no waiting request: dropped\n",
+			    (unsigned long long)get_tid(mad));
+			return;
+		}
+	}
+	fill_umad(x->buf, a, from, 0, x->len);
+	DBG("RMPP transfer of %zu bytes from LID %u for agent %d\n", x->len - UMAD_HDR, from->lid,
+	    a);
+	queue_msg(g.agents[a].file, x->buf, x->len);
+}
+
 /* An RMPP DATA segment for a kernel-RMPP agent. */
 static void rmpp_data(int agent, const struct mad_addr *from, const uint8_t *mad, size_t len,
                       size_t hdr_len)
 {
-	uint64_t tid;
-	memcpy(&tid, mad + 8, 8);
+	uint64_t tid = get_tid(mad);
 	uint32_t num = ntohl(*(const uint32_t *)(const void *)(mad + 28));
 	uint32_t paylen = ntohl(*(const uint32_t *)(const void *)(mad + 32));
 	bool first = mad[26] & 2, last = mad[26] & 4;
@@ -435,6 +743,10 @@ static void rmpp_data(int agent, const struct mad_addr *from, const uint8_t *mad
 		x->len = UMAD_HDR + hdr_len;
 	}
 	x->age = ++g.ticks;
+	/* a transfer under way keeps its request waiting (the kernel's RMPP does) */
+	struct pend *p = pend_find(tid, mad[1]);
+	if (p)
+		deadline_in(&p->deadline, p->timeout_ms);
 	if (num != x->expected) {
 		send_ctl_ack(from, mad, hdr_len, x->expected - 1, x->window_last);
 		return;
@@ -471,103 +783,64 @@ static void rmpp_data(int agent, const struct mad_addr *from, const uint8_t *mad
 	send_ctl_ack(from, mad, hdr_len, num, last ? num : x->window_last);
 	if (!last)
 		return;
-	fill_umad(x->buf, x->agent, from, 0, x->len);
-	DBG("RMPP transfer of %zu bytes from LID %u for agent %d\n", x->len - UMAD_HDR, from->lid,
-	    x->agent);
-	queue_msg(g.agents[x->agent].file, x->buf, x->len);
+	xfer_done(x, from);
 	free(x->buf);
 	memset(x, 0, sizeof(*x));
 }
 
-static uint64_t tid48(const uint8_t *mad)
-{
-	uint64_t t = 0;
-	for (int i = 10; i < 16; i++)
-		t = t << 8 | mad[i];
-	return t;
-}
+/* ---- what comes off the wire (caller holds g.mu) ---- */
 
-static void deadline_in(struct timespec *ts, uint32_t ms)
+static void on_response(const struct mad_addr *from, uint8_t *mad, size_t len)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
+	int a = agent_by_hi_tid(mad);
+	bool active = rmpp_active(mad, len);
+	if (active && kernel_rmpp(a)) {
+		if (mad[25] == 1)
+			rmpp_data(a, from, mad, len, class_hdr_len(mad[1]));
+		return; /* ACK, STOP, ABORT: for transfers we sent back to back */
 	}
-}
-
-static long ms_until(const struct timespec *ts)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long ms = (ts->tv_sec - now.tv_sec) * 1000 + (ts->tv_nsec - now.tv_nsec) / 1000000;
-	return ms < 0 ? 0 : ms;
-}
-
-/* Remember a request sent with a timeout (caller holds g.mu). */
-static void pend_add(int agent, const struct ib_user_mad *h, const struct mad_addr *to,
-                     const uint8_t *mad, size_t len)
-{
-	for (int i = 0; i < MAX_PENDING; i++) {
-		struct pend *p = &g.pends[i];
-		if (p->used)
-			continue;
-		*p = (struct pend){.used = true,
-		                   .agent = agent,
-		                   .retries = (int)h->retries,
-		                   .tid = tid48(mad),
-		                   .timeout_ms = h->timeout_ms,
-		                   .to = *to,
-		                   .len = len < MAD_SIZE ? len : MAD_SIZE};
-		memcpy(p->mad, mad, p->len);
-		deadline_in(&p->deadline, h->timeout_ms);
+	int to = pend_match(mad);
+	if (to >= 0) {
+		deliver(to, from, mad, len);
 		return;
 	}
-}
-
-/* An answer came: its request no longer waits (caller holds g.mu). */
-static void pend_done(const uint8_t *mad)
-{
-	uint64_t t = tid48(mad);
-	for (int i = 0; i < MAX_PENDING; i++)
-		if (g.pends[i].used && g.pends[i].tid == t)
-			g.pends[i].used = false;
-}
-
-/* Resend what timed out, or hand it back with ETIMEDOUT; ms until the next deadline. */
-static int pend_expire(void)
-{
-	long next = -1;
-	for (int i = 0; i < MAX_PENDING; i++) {
-		struct pend *p = &g.pends[i];
-		if (!p->used)
-			continue;
-		long left = ms_until(&p->deadline);
-		if (left > 0) {
-			if (next < 0 || left < next)
-				next = left;
-			continue;
-		}
-		if (p->retries-- > 0) {
-			sim_send(&p->to, p->mad);
-			deadline_in(&p->deadline, p->timeout_ms);
-			if (next < 0 || (long)p->timeout_ms < next)
-				next = p->timeout_ms;
-			continue;
-		}
-		p->used = false;
-		if (!g.agents[p->agent].used)
-			continue;
-		uint8_t u[UMAD_HDR + MAD_SIZE];
-		fill_umad(u, p->agent, &p->to, ETIMEDOUT, UMAD_HDR + p->len);
-		memcpy(u + UMAD_HDR, p->mad, p->len);
-		DBG("request TID 0x%012llx to LID %u timed out\n", (unsigned long long)p->tid,
-		    p->to.lid);
-		queue_msg(g.agents[p->agent].file, u, UMAD_HDR + p->len);
+	if (active && a >= 0) {
+		/* user RMPP: the later segments of an answer whose first one matched */
+		put_tid(mad, (uint64_t)g.agents[a].hi_tid << 32 | (get_tid(mad) & 0xffffffffu));
+		deliver(a, from, mad, len);
+		return;
 	}
-	return next < 0 ? -1 : (int)(next > 1000 ? 1000 : next + 1);
+	DBG("response TID 0x%016llx class 0x%02x from LID %u matches no request waiting with a "
+	    "timeout: freed, as the kernel does\n",
+	    (unsigned long long)get_tid(mad), mad[1], from->lid);
+}
+
+static void on_request(const struct mad_addr *from, const uint8_t *mad, size_t len)
+{
+	int a = agent_for_request(mad, len);
+	if (a < 0) {
+		/* generate_unmatched_resp: Get and Set are answered, the rest dropped. A
+		 * directed-route one would need the SMI's return path: the simulator's SMAs
+		 * answer those before they reach a program. */
+		if ((mad[3] == MAD_METHOD_GET || mad[3] == MAD_METHOD_SET) &&
+		    mad[1] != MAD_CLASS_SUBN_DR) {
+			uint8_t out[MAD_SIZE] = {0};
+			memcpy(out, mad, len < MAD_SIZE ? len : MAD_SIZE);
+			out[3] = MAD_METHOD_GET_RESP;
+			out[4] = 0;
+			out[5] = STATUS_UNSUP_METHOD_ATTR;
+			sim_send(from, out);
+		}
+		DBG("no agent for class 0x%02x version %u method 0x%02x: %s\n", mad[1], mad[2],
+		    mad[3], mad[3] <= MAD_METHOD_SET ? "answered unsupported" : "dropped");
+		return;
+	}
+	if (rmpp_active(mad, len) && kernel_rmpp(a)) {
+		if (mad[25] == 1)
+			rmpp_data(a, from, mad, len, class_hdr_len(mad[1]));
+		return;
+	}
+	deliver(a, from, mad, len);
 }
 
 static void *rx_thread(void *arg)
@@ -586,30 +859,19 @@ static void *rx_thread(void *arg)
 			int r = g.t->ops->recv(g.t, &from, mad, sizeof(mad), &len, &flags);
 			if (r <= 0)
 				break;
-			if (len < 24)
+			if (len < MAD_HDR_SIZE)
 				continue;
-			pthread_mutex_lock(&g.mu);
-			if (mad[3] & MAD_METHOD_RESP)
-				pend_done(mad);
-			int a = agent_for(mad);
-			size_t hdr_len = class_hdr_len(mad[1]);
-			bool rmpp = len >= RMPP_HDR_END && hdr_len && rmpp_agent(a) && mad[24] &&
-			            (mad[26] & 1);
-			if (a < 0) {
-				DBG("no agent for class 0x%02x method 0x%02x: dropped\n", mad[1],
-				    mad[3]);
-			} else if (rmpp && !(flags & MAD_RECV_SEND_FAILED)) {
-				if (mad[25] == 1)
-					rmpp_data(a, &from, mad, len, hdr_len);
-				/* ACK, STOP, ABORT: for transfers we sent back to back */
-			} else {
-				uint8_t u[UMAD_HDR + MAD_SIZE];
-				fill_umad(u, a, &from,
-				          (flags & MAD_RECV_SEND_FAILED) ? ETIMEDOUT : 0,
-				          UMAD_HDR + len);
-				memcpy(u + UMAD_HDR, mad, len);
-				queue_msg(g.agents[a].file, u, UMAD_HDR + len);
+			if (flags & MAD_RECV_SEND_FAILED) {
+				/* the simulator could not deliver it: on a wire it is lost, and
+				 * the kernel hears nothing (a request times out) */
+				DBG("a MAD to LID %u was lost on the way\n", from.lid);
+				continue;
 			}
+			pthread_mutex_lock(&g.mu);
+			if (is_response(mad))
+				on_response(&from, mad, len);
+			else
+				on_request(&from, mad, len);
 			pthread_mutex_unlock(&g.mu);
 		}
 		pthread_mutex_lock(&g.mu);
@@ -636,6 +898,11 @@ static void setup(void)
 		        err[0] ? err : "no answer to a port query");
 		return;
 	}
+	const char *smi = getenv("FABRICSIM_UMAD_SMI");
+	g.pair = smi && *smi && *smi != '0';
+	const char *sock = getenv("IBSIM_SOCKNAME");
+	snprintf(g.port_key, sizeof(g.port_key), "%s:%016llx", sock ? sock : "sim",
+	         (unsigned long long)g.lp.port_guid);
 	snprintf(g.root, sizeof(g.root), "/tmp/fabricsim-umad.%d.XXXXXX", (int)getpid());
 	if (!mkdtemp(g.root)) {
 		g.root[0] = 0;
@@ -657,6 +924,25 @@ static void ensure(void)
 }
 
 /* A path of the emulated sysfs, in the private tree; NULL for any other path. */
+/* The kernel's sysfs is live: a port's state, LIDs and capabilities read now are the port's
+ * now (a program watching its port for a reset switch depends on it). Read afresh from the
+ * simulator at most every 100 ms, when a port file is opened. */
+static void refresh_ports(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&g.ctl_mu);
+	long ms = (now.tv_sec - g.refreshed.tv_sec) * 1000 +
+	          (now.tv_nsec - g.refreshed.tv_nsec) / 1000000;
+	struct mad_local_port lp;
+	if (ms >= 100 && g.t->ops->query_port(g.t, &lp) == 0) {
+		g.refreshed = now;
+		g.lp = lp;
+		write_sysfs();
+	}
+	pthread_mutex_unlock(&g.ctl_mu);
+}
+
 static const char *redirect(const char *path, char *buf, size_t len)
 {
 	if (!path || (strncmp(path, SYS_IB, strlen(SYS_IB)) != 0))
@@ -664,6 +950,8 @@ static const char *redirect(const char *path, char *buf, size_t len)
 	ensure();
 	if (!g.root[0])
 		return NULL;
+	if (strstr(path, "/ports/"))
+		refresh_ports();
 	snprintf(buf, len, "%s%s", g.root, path);
 	return buf;
 }
@@ -678,18 +966,64 @@ static int file_of(int fd)
 	return -1;
 }
 
+/* The device number of /dev/infiniband/umadN or issmN, or -1 for another path or a device
+ * this port does not have. */
+static int dev_of(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (!path || strncmp(path, prefix, n) || !path[n] || path[n + 1])
+		return -1;
+	int d = path[n] - '0';
+	return d == 0 || (d == 1 && g.pair) ? d : -1;
+}
+
+/* The issm device: held by one opener per port, IsSM set meanwhile (ib_umad_sm_open). A
+ * pair's GSI device cannot hold it: its port is IsSMDisabled. */
+static int open_issm(int (*real)(const char *, int, ...), int dev, int flags)
+{
+	if (g.pair && dev == 0) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	int c;
+	while ((c = claim("issm")) < 0) {
+		if (errno != EADDRINUSE)
+			return -1;
+		if (flags & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		usleep(50000); /* the kernel's down_interruptible: wait for the holder */
+	}
+	int fd = real("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		next_close(c);
+		return -1;
+	}
+	g.issm_fd = fd;
+	g.issm_claim = c;
+	pthread_mutex_lock(&g.ctl_mu);
+	g.t->ops->set_sm(g.t, true);
+	pthread_mutex_unlock(&g.ctl_mu);
+	return fd;
+}
+
 static int open_common(int (*real)(const char *, int, ...), const char *path, int flags,
                        mode_t mode)
 {
 	if (!real)
 		resolve();
 	char buf[512];
-	if (path && !strcmp(path, DEV_UMAD)) {
+	if (path && (!strncmp(path, DEV_UMAD, strlen(DEV_UMAD)) ||
+	             !strncmp(path, DEV_ISSM, strlen(DEV_ISSM)))) {
 		ensure();
-		if (!g.ok) {
+		int umad = dev_of(path, DEV_UMAD), issm = dev_of(path, DEV_ISSM);
+		if (!g.ok || (umad < 0 && issm < 0)) {
 			errno = ENODEV;
 			return -1;
 		}
+		if (issm >= 0)
+			return open_issm(real, issm, flags);
 		int fd = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
 		pthread_mutex_lock(&g.mu);
 		int slot = -1;
@@ -703,21 +1037,8 @@ static int open_common(int (*real)(const char *, int, ...), const char *path, in
 			errno = EMFILE;
 			return -1;
 		}
-		g.files[slot] = (struct file){.fd = fd};
+		g.files[slot] = (struct file){.fd = fd, .dev = umad};
 		pthread_mutex_unlock(&g.mu);
-		return fd;
-	}
-	if (path && !strcmp(path, DEV_ISSM)) {
-		ensure();
-		if (!g.ok) {
-			errno = ENODEV;
-			return -1;
-		}
-		int fd = real("/dev/null", O_RDWR | O_CLOEXEC);
-		if (fd >= 0) {
-			g.issm_fd = fd;
-			g.t->ops->set_sm(g.t, true);
-		}
 		return fd;
 	}
 	const char *p = redirect(path, buf, sizeof(buf));
@@ -781,20 +1102,34 @@ int scandir64(const char *path, struct dirent64 ***list, int (*sel)(const struct
 	return next_scandir64(p ? p : path, list, sel, cmp);
 }
 
+static void release_agent(struct agent *ag)
+{
+	for (int m = 0; m < 128; m++)
+		if (ag->claims[m] >= 0) {
+			next_close(ag->claims[m]);
+			ag->claims[m] = -1;
+		}
+	ag->used = false;
+}
+
 int close(int fd)
 {
 	if (!next_close)
 		resolve();
 	if (fd >= 0 && fd == g.issm_fd) {
 		g.issm_fd = -1;
+		pthread_mutex_lock(&g.ctl_mu);
 		g.t->ops->set_sm(g.t, false);
+		pthread_mutex_unlock(&g.ctl_mu);
+		next_close(g.issm_claim);
+		g.issm_claim = -1;
 	}
 	pthread_mutex_lock(&g.mu);
 	int f = file_of(fd);
 	if (f >= 0) {
 		for (int a = 0; a < MAX_AGENTS; a++)
 			if (g.agents[a].used && g.agents[a].file == f)
-				g.agents[a].used = false;
+				release_agent(&g.agents[a]);
 		for (struct msg *m = g.files[f].head, *n; m; m = n) {
 			n = m->next;
 			free(m);
@@ -805,8 +1140,9 @@ int close(int fd)
 	return next_close(fd);
 }
 
-/* Hand over the first MAD of the file as the kernel does: whole, or ENOSPC with the header
- * and the needed length (the MAD stays). */
+/* Hand over the first MAD of the file as ib_umad_read does: whole; EINVAL when not even the
+ * header and the first 256 bytes fit; ENOSPC with the header (its length the whole) and the
+ * first segment for a longer RMPP message, which stays queued. */
 ssize_t read(int fd, void *buf, size_t count)
 {
 	if (!next_read)
@@ -824,8 +1160,13 @@ ssize_t read(int fd, void *buf, size_t count)
 		return -1;
 	}
 	if (m->len > count) {
-		size_t n = count < UMAD_HDR + MAD_SIZE ? count : UMAD_HDR + MAD_SIZE;
-		memcpy(buf, m->buf, n);
+		size_t first = UMAD_HDR + MAD_SIZE;
+		if (m->len <= first || count < first) {
+			pthread_mutex_unlock(&g.mu);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(buf, m->buf, first);
 		pthread_mutex_unlock(&g.mu);
 		errno = ENOSPC;
 		return -1;
@@ -843,52 +1184,11 @@ ssize_t read(int fd, void *buf, size_t count)
 	return (ssize_t)len;
 }
 
-/* One MAD, or an RMPP transfer cut into DATA segments as the kernel does. */
-ssize_t write(int fd, const void *buf, size_t count)
+/* A kernel-RMPP write cut into DATA segments, sent back to back. */
+static int write_rmpp(int a, const struct mad_addr *to, const uint8_t *mad, size_t len,
+                      size_t hdr_len)
 {
-	if (!next_write)
-		resolve();
-	pthread_mutex_lock(&g.mu);
-	int f = file_of(fd);
-	pthread_mutex_unlock(&g.mu);
-	if (f < 0)
-		return next_write(fd, buf, count);
-	if (count < UMAD_HDR + 24) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct ib_user_mad h;
-	memcpy(&h, buf, UMAD_HDR);
-	const uint8_t *mad = (const uint8_t *)buf + UMAD_HDR;
-	size_t len = count - UMAD_HDR;
-	int a = (int)h.agent_id;
-	if (a < 0 || a >= MAX_AGENTS || !g.agents[a].used) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct mad_addr to = {.lid = ntohs(h.addr.lid), .qpn = ntohl(h.addr.qpn)};
 	uint8_t seg[MAD_SIZE];
-	size_t hdr_len = class_hdr_len(mad[1]);
-	bool rmpp = hdr_len && len >= hdr_len && rmpp_agent(a) && (mad[26] & 1);
-	if (!rmpp) {
-		size_t n = len < MAD_SIZE ? len : MAD_SIZE;
-		memset(seg, 0, sizeof(seg));
-		memcpy(seg, mad, n);
-		if (!(seg[3] & MAD_METHOD_RESP)) { /* the agent as hi_tid */
-			seg[10] = (uint8_t)(a >> 8);
-			seg[11] = (uint8_t)a;
-			if (h.timeout_ms) {
-				pthread_mutex_lock(&g.mu);
-				pend_add(a, &h, &to, seg, n);
-				pthread_mutex_unlock(&g.mu);
-			}
-		}
-		if (sim_send(&to, seg) < 0) {
-			errno = EIO;
-			return -1;
-		}
-		return (ssize_t)count;
-	}
 	size_t data = len - hdr_len, seg_data = MAD_SIZE - hdr_len;
 	uint32_t segs = data ? (uint32_t)((data + seg_data - 1) / seg_data) : 1;
 	size_t pad = (size_t)segs * seg_data - data;
@@ -896,10 +1196,6 @@ ssize_t write(int fd, const void *buf, size_t count)
 	for (uint32_t n = 1; n <= segs; n++) {
 		memset(seg, 0, sizeof(seg));
 		memcpy(seg, mad, hdr_len);
-		if (!(seg[3] & MAD_METHOD_RESP)) {
-			seg[10] = (uint8_t)(a >> 8);
-			seg[11] = (uint8_t)a;
-		}
 		seg[24] = 1;
 		seg[25] = 1; /* DATA */
 		seg[26] = (uint8_t)(0x1f << 3 | 1 | (n == 1 ? 2 : 0) | (n == segs ? 4 : 0));
@@ -913,13 +1209,132 @@ ssize_t write(int fd, const void *buf, size_t count)
 		size_t off = (size_t)(n - 1) * seg_data;
 		size_t cnt = data - off < seg_data ? data - off : seg_data;
 		memcpy(seg + hdr_len, mad + hdr_len + off, cnt);
-		if (sim_send(&to, seg) < 0) {
-			errno = EIO;
-			return -1;
-		}
+		if (sim_send(to, seg) < 0)
+			return -EIO;
 	}
-	DBG("RMPP transfer of %zu bytes to LID %u in %u segments\n", len, to.lid, segs);
+	DBG("RMPP transfer of %zu bytes to LID %u in %u segments (agent %d)\n", len, to->lid, segs,
+	    a);
+	return 0;
+}
+
+/* One MAD, or a kernel-RMPP transfer, as ib_umad_write takes it. */
+ssize_t write(int fd, const void *buf, size_t count)
+{
+	if (!next_write)
+		resolve();
+	pthread_mutex_lock(&g.mu);
+	int f = file_of(fd);
+	pthread_mutex_unlock(&g.mu);
+	if (f < 0)
+		return next_write(fd, buf, count);
+	if (count < UMAD_HDR + RMPP_HDR_END) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct ib_user_mad h;
+	memcpy(&h, buf, UMAD_HDR);
+	size_t len = count - UMAD_HDR;
+	uint8_t *mad = malloc(len < MAD_SIZE ? MAD_SIZE : len);
+	if (!mad) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memset(mad, 0, len < MAD_SIZE ? MAD_SIZE : len); /* short writes go out padded */
+	memcpy(mad, (const uint8_t *)buf + UMAD_HDR, len);
+	struct mad_addr to = {.lid = ntohs(h.addr.lid), .qpn = ntohl(h.addr.qpn)};
+	int a = (int)h.agent_id, err = 0;
+	pthread_mutex_lock(&g.mu);
+	size_t hdr_len = class_hdr_len(mad[1]);
+	bool rmpp = kernel_rmpp(a) && rmpp_active(mad, len) && hdr_len;
+	if (a < 0 || a >= MAX_AGENTS || !g.agents[a].used || g.agents[a].file != f)
+		err = EINVAL;
+	else if (!rmpp && len > MAD_SIZE)
+		err = EINVAL; /* ib_create_send_mad: more than one MAD without the kernel's RMPP */
+	if (!err && !is_response(mad)) {
+		/* the kernel's half of the TID: routes the answer back to this agent */
+		put_tid(mad, (uint64_t)g.agents[a].hi_tid << 32 | (get_tid(mad) & 0xffffffffu));
+		struct pend *p = pend_find(get_tid(mad), mad[1]);
+		if (p && !p->response)
+			err = EINVAL; /* is_duplicate: that TID still waits for its answer */
+	}
+	if (!err && h.timeout_ms && pend_add(a, &h, &to, mad, len) < 0)
+		err = ENOMEM;
+	pthread_mutex_unlock(&g.mu);
+	if (!err) {
+		int r = rmpp ? write_rmpp(a, &to, mad, len, hdr_len) : sim_send(&to, mad);
+		if (r < 0)
+			DBG("send to LID %u failed: %s (lost, as on a wire)\n", to.lid,
+			    strerror(-r));
+	}
+	free(mad);
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return (ssize_t)count;
+}
+
+/* ib_register_mad_agent's checks, then the method claims (caller holds g.mu). 0, or an
+ * errno. */
+static int register_agent(int f, uint8_t qpn, uint8_t cls, uint8_t version, uint32_t oui,
+                          uint8_t rmpp_version, bool user_rmpp, const uint64_t methods[2],
+                          uint32_t *id)
+{
+	if (qpn > 1)
+		return EINVAL;
+	int dev = g.files[f].dev;
+	if (g.pair && ((dev == 0 && qpn == 0) || (dev == 1 && qpn == 1)))
+		return EPROTONOSUPPORT; /* the device has no such QP */
+	bool smp = cls == MAD_CLASS_SUBN_LID || cls == MAD_CLASS_SUBN_DR;
+	if (cls) {
+		if ((cls >= 0x50 && cls != MAD_CLASS_SUBN_DR) || version >= 8 ||
+		    (qpn == 0) != smp || rmpp_version > 1 || (rmpp_version && !rmpp_class(cls)) ||
+		    (cls >= 0x30 && cls <= 0x4f && !oui))
+			return EINVAL;
+	} else if (user_rmpp) {
+		return EINVAL;
+	}
+	int per_file = 0;
+	for (int a = 0; a < MAX_AGENTS; a++)
+		per_file += g.agents[a].used && g.agents[a].file == f;
+	if (per_file >= FILE_AGENTS)
+		return ENOMEM;
+	int a = 0;
+	while (a < MAX_AGENTS && g.agents[a].used)
+		a++;
+	if (a == MAX_AGENTS)
+		return ENOMEM;
+	struct agent *ag = &g.agents[a];
+	*ag = (struct agent){.used = true,
+	                     .file = f,
+	                     .hi_tid = (uint32_t)(getpid() & 0xff) << 16 | (uint32_t)(a + 1),
+	                     .qpn = qpn,
+	                     .mgmt_class = cls,
+	                     .version = version,
+	                     .rmpp_version = rmpp_version,
+	                     .user_rmpp = user_rmpp || !rmpp_version,
+	                     .oui = oui};
+	for (int m = 0; m < 128; m++)
+		ag->claims[m] = -1;
+	for (int m = 0; cls && m < 128; m++) {
+		if (!(methods[m / 64] >> (m % 64) & 1))
+			continue;
+		char what[64];
+		snprintf(what, sizeof(what), "agent:%02x:%u:%06x:%02x", cls, version, oui, m);
+		ag->claims[m] = claim(what);
+		if (ag->claims[m] < 0) {
+			DBG("class 0x%02x version %u method 0x%02x is another agent's on this "
+			    "port\n",
+			    cls, version, m);
+			release_agent(ag);
+			return EINVAL; /* method_in_use */
+		}
+		ag->methods[m / 64] |= 1ull << (m % 64);
+	}
+	*id = (uint32_t)a;
+	DBG("agent %d: class 0x%02x version %u QP%u RMPP %u%s hi_tid 0x%08x\n", a, cls, version,
+	    qpn, rmpp_version, ag->user_rmpp ? " (user RMPP)" : "", ag->hi_tid);
+	return 0;
 }
 
 int ioctl(int fd, unsigned long request, ...)
@@ -936,31 +1351,43 @@ int ioctl(int fd, unsigned long request, ...)
 		pthread_mutex_unlock(&g.mu);
 		return next_ioctl(fd, request, arg);
 	}
-	int r = 0;
+	int err = 0;
 	if (request == REGISTER_AGENT) {
 		struct reg_req *req = arg;
-		r = -1;
-		errno = ENOMEM;
-		for (int a = 0; a < MAX_AGENTS; a++) {
-			if (g.agents[a].used)
-				continue;
-			req->id = (uint32_t)a;
-			g.agents[a] = (struct agent){.used = true, .file = f, .req = *req};
-			DBG("agent %d: class 0x%02x version %u RMPP %u\n", a, req->mgmt_class,
-			    req->mgmt_class_version, req->rmpp_version);
-			r = 0;
-			break;
+		uint64_t m[2] = {(uint64_t)req->method_mask[1] << 32 | req->method_mask[0],
+		                 (uint64_t)req->method_mask[3] << 32 | req->method_mask[2]};
+		uint32_t oui =
+		    (uint32_t)req->oui[0] << 16 | (uint32_t)req->oui[1] << 8 | req->oui[2];
+		err = register_agent(f, req->qpn, req->mgmt_class, req->mgmt_class_version, oui,
+		                     req->rmpp_version, false, m, &req->id);
+	} else if (request == REGISTER_AGENT2) {
+		struct reg_req2 *req = arg;
+		if (req->flags & ~USER_RMPP_FLAG) {
+			req->flags = USER_RMPP_FLAG; /* what the kernel supports, written back */
+			err = EINVAL;
+		} else if (req->oui & 0xff000000u) {
+			err = EINVAL;
+		} else {
+			err = register_agent(f, (uint8_t)(req->qpn > 1 ? 2 : req->qpn),
+			                     req->mgmt_class, req->mgmt_class_version, req->oui,
+			                     req->rmpp_version, req->flags & USER_RMPP_FLAG,
+			                     req->method_mask, &req->id);
 		}
 	} else if (request == UNREGISTER_AGENT) {
 		uint32_t id = *(uint32_t *)arg;
-		if (id < MAX_AGENTS)
-			g.agents[id].used = false;
+		if (id < MAX_AGENTS && g.agents[id].used && g.agents[id].file == f)
+			release_agent(&g.agents[id]);
+		else
+			err = EINVAL;
 	} else if (request == ENABLE_PKEY) {
-		r = 0;
+		err = 0;
 	} else {
-		errno = EINVAL; /* REGISTER_AGENT2 and the rest: libibumad falls back */
-		r = -1;
+		err = EINVAL;
 	}
 	pthread_mutex_unlock(&g.mu);
-	return r;
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }

@@ -94,6 +94,18 @@ on_sim() {
 	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$PRELOAD "$@")
 }
 
+# on_kernel HOST BINARY ARGS...: one of our own programs on the simulator through the preload
+# (the kernel's MAD rules), attached to HOST; a sanitized binary gets the ASan runtime first
+# in the preload list. FABRICSIM_UMAD_SMI=1 in the environment gives it an SMI/GSI pair.
+on_kernel() {
+	local host=$1 pre=$PRELOAD asan
+	shift
+	[ -f "$PRELOAD" ] || fail "$PRELOAD missing"
+	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
+	[ -n "$asan" ] && pre="$asan:$PRELOAD"
+	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$pre "$@")
+}
+
 # start_fabricsim NETFILE|SPEC [options]: our simulator on $IBSIM_SOCKNAME.
 start_fabricsim() {
 	(cd "$WORK" && exec "$BUILD/test/fabricsim/fabricsim" "$@" >"$WORK/fabricsim.log" 2>&1) &

@@ -64,7 +64,7 @@ static int send_req(struct host *h, bool join, int g, uint64_t tid)
 	mad_sa_hdr_encode(&sh, mad, sizeof(mad), NULL);
 	mad_mcmember_record_encode(&r, mad + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, NULL);
 	struct mad_addr to = {.lid = h->lp.sm_lid, .qpn = 1, .qkey = QP1_QKEY};
-	return h->t->ops->send(h->t, &to, mad, sizeof(mad));
+	return h->t->ops->send(h->t, &to, mad, sizeof(mad), 0);
 }
 
 int main(int argc, char **argv)

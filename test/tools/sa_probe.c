@@ -114,7 +114,7 @@ static int flood(struct mad_transport *t, const struct mad_local_port *lp, int n
 		request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
 		mad_bits_set(m, 64, 64, 0x7000000ull + (uint64_t)i); /* TID */
 		struct mad_addr to = {.lid = lp->sm_lid, .qpn = 1, .qkey = QP1_QKEY};
-		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN) {
+		while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN) {
 			flood_drain(t, &f);
 			usleep(1000);
 		}
@@ -142,13 +142,13 @@ static int path_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 	for (int i = 0; i < n; i++) {
 		request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, 0, NULL, 0);
 		mad_bits_set(m, 64, 64, 0x7100000ull + (uint64_t)i);
-		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+		while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN)
 			usleep(1000);
 	}
 	request(m, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1,
 	        (uint8_t[2]){(uint8_t)(lp->lid >> 8), (uint8_t)lp->lid}, 2);
 	mad_bits_set(m, 64, 64, 0x7200000ull); /* TID */
-	while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+	while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN)
 		usleep(1000);
 	bool *seen = calloc((size_t)n, 1);
 	if (!seen)
@@ -215,7 +215,7 @@ static int send_traps(struct mad_transport *t, const struct mad_local_port *lp, 
 		memcpy(smp.data, notice, sizeof(smp.data));
 		uint8_t m[MAD_SIZE];
 		mad_smp_encode(&smp, m, sizeof(m), NULL);
-		while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+		while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN)
 			usleep(1000);
 		sent++;
 		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0)
@@ -229,7 +229,7 @@ static int send_traps(struct mad_transport *t, const struct mad_local_port *lp, 
 	smp.hdr.tid = 0x7400000ull;
 	uint8_t m[MAD_SIZE];
 	mad_smp_encode(&smp, m, sizeof(m), NULL);
-	while (t->ops->send(t, &to, m, MAD_SIZE) == -EAGAIN)
+	while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN)
 		usleep(1000);
 	bool answered = false;
 	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};

@@ -28,10 +28,11 @@ static int f_fd(struct mad_transport *t)
 }
 
 static int f_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
-                  size_t len)
+                  size_t len, uint32_t timeout_ms)
 {
 	struct fake_transport *f = to_fake(t);
 	f->sends++;
+	f->last_timeout_ms = timeout_ms;
 	if (f->on_send)
 		f->on_send(f, to, mad, len, f->ctx);
 	return 0;

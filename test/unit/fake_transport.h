@@ -18,6 +18,7 @@ struct fake_transport {
 	fake_send_fn on_send;
 	void *ctx;
 	unsigned long sends;
+	uint32_t last_timeout_ms; /* what the last send asked the kernel to wait */
 	/* fake_link: the peer, our LID (the peer sees MADs from it) and the loss rules */
 	struct fake_transport *peer;
 	uint16_t lid;

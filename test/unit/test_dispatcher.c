@@ -26,6 +26,8 @@ struct fabric {
 	bool busy_first;       /* first attempt gets BUSY */
 	bool bounce_first;     /* first attempt comes back undelivered */
 	unsigned drop_percent; /* attempts lost at random (seed) */
+	bool kernel;           /* a lost attempt comes back MAD_RECV_TIMED_OUT, as the kernel's */
+	uint32_t timeouts_seen[NREQ_MAX]; /* what each request's last attempt asked */
 	unsigned seed;
 	unsigned attempts[NREQ_MAX];
 	/* held answers */
@@ -53,16 +55,19 @@ static void answer_of(const uint8_t *req, uint8_t *ans, uint16_t status)
 static void on_send(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
                     size_t len, void *ctx)
 {
-	(void)f;
 	(void)len;
 	struct fabric *fb = ctx;
 	unsigned id = mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F);
 	ck_assert_uint_lt(id, NREQ_MAX);
 	unsigned n = ++fb->attempts[id];
+	fb->timeouts_seen[id] = f->last_timeout_ms;
 	struct mad_addr from = {.lid = to->lid, .qpn = 1};
 	uint8_t ans[MAD_SIZE];
-	if (fb->drop_all || n <= fb->drop_first)
+	if (fb->drop_all || n <= fb->drop_first) {
+		if (fb->kernel) /* the kernel's timer ran out: the request comes back */
+			fake_deliver(fb->ft, to, mad, MAD_SIZE, MAD_RECV_TIMED_OUT);
 		return;
+	}
 	if (fb->drop_percent && (unsigned)rand_r(&fb->seed) % 100 < fb->drop_percent)
 		return;
 	if (fb->bounce_first && n == 1) {
@@ -401,6 +406,49 @@ START_TEST(undelivered_is_retried_at_once)
 }
 END_TEST
 
+/* On the kernel's MAD layer (a transport that reports timeouts) every request goes with its
+ * timeout, the kernel's ETIMEDOUT return is the attempt's end (a retry at once, not after the
+ * dispatcher's own wait), and the dispatcher never resends while the kernel holds the
+ * request: three attempts for two retries, whatever the timers do. */
+START_TEST(kernel_timeouts_drive_retries)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.ft->base.reports_timeouts = true;
+	fb.kernel = true;
+	fb.drop_first = 2;
+	ev_tstamp start = ev_time();
+	for (unsigned i = 0; i < 50; i++)
+		submit(&fb, i, 0, 300, 2);
+	run_until_done(&fb, 50);
+	/* each attempt's end came from the kernel, not from 300 ms timers */
+	ck_assert_double_lt(ev_time() - start, 0.25);
+	for (unsigned i = 0; i < 50; i++) {
+		ck_assert_int_eq(fb.results[i], 0);
+		ck_assert_uint_eq(fb.attempts[i], 3);
+		ck_assert_uint_eq(fb.timeouts_seen[i], 300);
+	}
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->retried, 100);
+	fabric_free(&fb);
+
+	/* the kernel keeps a request it has not timed out: no resend by the dispatcher at
+	 * the request's own timeout, only the backstop's much later */
+	fabric_init(&fb, NULL);
+	fb.ft->base.reports_timeouts = true;
+	fb.drop_all = true; /* and fb.kernel off: nothing comes back */
+	start = ev_time();
+	submit(&fb, 0, 0, 20, 1);
+	ev_tstamp deadline = start + 0.5;
+	while (ev_time() < deadline)
+		ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(fb.attempts[0], 1);
+	run_until_done(&fb, 1);
+	ck_assert_int_eq(fb.results[0], -ETIMEDOUT);
+	ck_assert_uint_eq(fb.attempts[0], 2);
+	fabric_free(&fb);
+}
+END_TEST
+
 struct handler_seen {
 	unsigned calls;
 	struct mad_addr from;
@@ -465,6 +513,8 @@ START_TEST(requests_reach_their_handler_and_junk_is_counted)
 	/* the answer went out with the request's TID, untouched, and its status */
 	ck_assert_uint_eq(mad_get_field64(sent, 0, IB_MAD_TRID_F), 0x1234000000000077ull);
 	ck_assert_uint_eq(mad_get_field(sent, 0, IB_MAD_STATUS_F), MAD_STATUS_SA_NO_RECORDS);
+	/* a response waits for nothing: no timeout for the kernel */
+	ck_assert_uint_eq(ft->last_timeout_ms, 0);
 	const struct mad_counters *c = mad_dispatcher_counters(d);
 	ck_assert_uint_eq(c->malformed, 2);
 	ck_assert_uint_eq(c->unhandled, 1);
@@ -523,6 +573,7 @@ static Suite *dispatcher_suite(void)
 	tcase_add_test(tc, late_answer_does_not_complete_a_newer_request);
 	tcase_add_test(tc, busy_is_retried);
 	tcase_add_test(tc, undelivered_is_retried_at_once);
+	tcase_add_test(tc, kernel_timeouts_drive_retries);
 	tcase_add_test(tc, requests_reach_their_handler_and_junk_is_counted);
 	tcase_add_test(tc, free_cancels_everything_once);
 	tcase_add_test(tc, bad_requests_refused);
