@@ -187,7 +187,8 @@ static void on_handover_answer(struct sm *sm, const struct mad_result *res,
 	if (!smp || smp->dr_status) {
 		log_warn(sm->log, "election",
 		         "HANDOVER to SM GUID " GUID_FMT " %s: staying master, trying again after "
-		         "the next sweep",
+		         "the next sweep (its ACKNOWLEDGE, should it come, still ends this SM's "
+		         "mastership)",
 		         guid, smp ? mad_status_str(smp->dr_status) : "got no answer");
 		sm->el.handover_to = 0;
 		return;
@@ -198,7 +199,7 @@ static void on_handover_answer(struct sm *sm, const struct mad_result *res,
 
 static void handover(struct sm *sm, struct sm_remote *r)
 {
-	sm->el.handover_to = r->guid;
+	sm->el.handover_to = sm->el.handover_last = r->guid;
 	sm->el.handovers_sent++;
 	log_notice(sm->log, "election",
 	           "handing the subnet over to SM GUID " GUID_FMT " (LID %u, priority %u, %s; "
@@ -351,6 +352,10 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 	}
 	/* a query: after a sweep, a light sweep's poll, or a trap 144 */
 	if (!ok) {
+		/* one asked while this SM was master, of the SM it now stands by for: the polls
+		 * count that one's misses, not a question from before */
+		if (r && sm->state == SM_STATE_STANDBY && r->guid == sm->el.master)
+			return;
 		if (r && ++r->misses >= sm->cfg->sm_poll_retries) {
 			log_notice(sm->log, "election",
 			           "SM GUID " GUID_FMT
@@ -439,6 +444,48 @@ bool election_decide(struct sm *sm)
 	           "this SM is master of the subnet (priority %u, %u other SM%s)",
 	           sm->cfg->sm_priority, sm->el.sms.n, sm->el.sms.n == 1 ? "" : "s");
 	sm_set_state(sm, SM_STATE_MASTER);
+	return true;
+}
+
+/* A known SM that was master or ranks above this one, and did not answer this sweep's
+ * question, is not taken as gone on that alone: a new master in its first sweep (a large
+ * fabric, a slow machine) can be late to answer, and deciding without it makes two masters.
+ * The decision waits, asking it again every poll interval, while it has missed fewer than
+ * sm_poll_retries questions in a row (a dead master has missed its polls already). */
+bool election_wait_known(struct sm *sm)
+{
+	struct sm_election *el = &sm->el;
+	if (sm->state != SM_STATE_DISCOVERING || sm->cfg->ignore_other_sm) {
+		el->waited = 0;
+		return false;
+	}
+	const struct sm_remote *late = NULL;
+	for (uint32_t i = 0; i < el->sms.n; i++) {
+		const struct sm_remote *r = &el->sms.v[i];
+		if (r->rogue || !r->answered)
+			continue;
+		bool outranks = r->si.state == SM_STATE_MASTER || above_me(sm, r);
+		if (!outranks)
+			continue;
+		if (r->answered_sweep == sm->topo.sweep) {
+			el->waited = 0;
+			return false; /* it answered: the decision can be made */
+		}
+		if (r->port != TOPO_NONE && r->misses < sm->cfg->sm_poll_retries && !late)
+			late = r;
+	}
+	if (!late || el->waited >= sm->cfg->sm_poll_retries) {
+		el->waited = 0;
+		return false;
+	}
+	el->waited++;
+	double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
+	log_notice(sm->log, "election",
+	           "SM GUID " GUID_FMT " (%s, priority %u when it last answered) has not "
+	           "answered this sweep's question: asking again in %.1f s before deciding "
+	           "(%u of %u)",
+	           late->guid, state_str(late->si.state), late->si.priority, iv, el->waited,
+	           sm->cfg->sm_poll_retries);
 	return true;
 }
 
@@ -557,6 +604,7 @@ static void abandon_sweep(struct sm *sm)
 	sm->busy = false;
 	sm->again = false;
 	ev_timer_stop(sm->loop, &sm->kick_timer);
+	ev_timer_stop(sm->loop, &sm->election_wait);
 }
 
 void sm_become_standby(struct sm *sm, uint64_t master_guid)
@@ -736,7 +784,8 @@ static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_sm
 		break;
 	case SMINFO_ACKNOWLEDGE:
 		respond(sm, from, smp, 0, show_key);
-		if (st == SM_STATE_MASTER && sm->el.handover_to == asked.guid)
+		if (st == SM_STATE_MASTER && asked.guid &&
+		    (sm->el.handover_to == asked.guid || sm->el.handover_last == asked.guid))
 			sm_become_standby(sm, asked.guid);
 		break;
 	case SMINFO_DISABLE:

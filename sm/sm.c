@@ -460,11 +460,29 @@ static void after_discovery(struct sm *sm)
 	sm_phase_check(sm);
 }
 
+static void election_wait_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, election_wait));
+	if (sm->state != SM_STATE_DISCOVERING || !sm->busy)
+		return;
+	sm_phase_begin(sm, after_election);
+	election_query(sm);
+	sm_phase_check(sm);
+}
+
 static void after_election(struct sm *sm)
 {
 	sm->times.discover = ev_time() - sm->sweep_start;
 	if (election_hold(sm)) {
 		sm->busy = false;
+		return;
+	}
+	if (election_wait_known(sm)) {
+		/* the sweep stays under way: the answers, or their absence, decide */
+		ev_timer_set(&sm->election_wait, sm->cfg->sm_poll_interval_ms / 1000.0, 0.);
+		ev_timer_start(sm->loop, &sm->election_wait);
 		return;
 	}
 	if (!election_decide(sm)) {
@@ -766,31 +784,28 @@ void sm_request_reroute(struct sm *sm)
 /* When the switch the SM hangs off resets, it forgets its LID and its table: no trap can
  * reach the SM, and the light sweep that would notice is up to sweep_interval away. The
  * SM's own port falls out of ACTIVE at once (its link retrained), and a look at it every
- * second (a sysfs read on hardware) sees it. */
+ * second sees it: sysfs first (cheap on hardware), and before anything is done about it the
+ * port itself (a PortInfo Get with no hops, which the local HCA answers). A simulator's
+ * preload (Debian's libumad2sim.so) writes sysfs once and never again, so its port reads
+ * INIT there for good: it resent 134 PortInfo Sets at 1, 2, 4 and 8 s after subnet up. */
 #define SM_LOCAL_WATCH_S 1.0
 
-static void local_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static void local_state(struct sm *sm, uint8_t state, uint8_t phys_state)
 {
-	(void)loop;
-	(void)revents;
-	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, local_watch));
-	struct mad_local_port lp;
-	if (sm->state != SM_STATE_MASTER || sm->t->ops->query_port(sm->t, &lp) < 0)
-		return;
 	bool was = sm->local_active;
-	sm->local_active = lp.state == PORT_STATE_ACTIVE;
+	sm->local_active = state == PORT_STATE_ACTIVE;
 	if (sm->local_active) {
 		sm->local_kicks = sm->local_wait = 0;
 		return;
 	}
 	if (was)
 		log_notice(sm->log, "sm",
-		           "the SM's own port left ACTIVE (state %u, physical state %u)", lp.state,
-		           lp.phys_state);
+		           "the SM's own port left ACTIVE (state %u, physical state %u)", state,
+		           phys_state);
 	/* INIT: the link is up and nobody configured it (a reset switch, or one that came back
 	 * before the SM looked); a sweep sets it. Asked again at 1, 2, 4 ... 16 s if it stays
 	 * so, not every second. DOWN: nothing a sweep could reach. */
-	if (lp.state != PORT_STATE_INIT || !sm->up || sm->busy)
+	if (state != PORT_STATE_INIT || !sm->up || sm->busy)
 		return;
 	if (sm->local_wait) {
 		sm->local_wait--;
@@ -803,6 +818,51 @@ static void local_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	sm->local_wait = (1u << (sm->local_kicks < 4 ? sm->local_kicks : 4)) - 1;
 	sm->local_kicks++;
 	sm_request_sweep(sm, NULL, 0);
+}
+
+static void on_local_port_info(struct sm *sm, const struct mad_result *res,
+                               const struct mad_smp *smp, void *ctx)
+{
+	(void)res;
+	(void)ctx;
+	struct mad_port_info pi;
+	if (!smp || smp->dr_status || sm->state != SM_STATE_MASTER ||
+	    mad_port_info_decode(smp->data, sizeof(smp->data), &pi, NULL) < 0)
+		return;
+	if (pi.port_state == PORT_STATE_ACTIVE && !sm->local_sysfs_stale) {
+		sm->local_sysfs_stale = true;
+		log_info(sm->log, "sm",
+		         "%s: sysfs shows the local port short of ACTIVE, the port says ACTIVE: "
+		         "sysfs is not kept current here (a simulator's preload); the port itself "
+		         "is asked from now on",
+		         sm->t->desc);
+	}
+	local_state(sm, pi.port_state, pi.phys_state);
+}
+
+static void local_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, local_watch));
+	struct mad_local_port lp;
+	if (sm->state != SM_STATE_MASTER)
+		return;
+	bool read = !sm->local_sysfs_stale && sm->t->ops->query_port(sm->t, &lp) == 0;
+	if (read && lp.state == PORT_STATE_ACTIVE) {
+		local_state(sm, lp.state, lp.phys_state);
+		return;
+	}
+	uint32_t port = sm->topo.sm_port;
+	if (port == TOPO_NONE || port >= sm->topo.nports) {
+		if (read)
+			local_state(sm, lp.state, lp.phys_state);
+		return;
+	}
+	sm->detached++; /* not part of any sweep's phase */
+	sm_send_dr_port(sm, port, MAD_METHOD_GET, MAD_ATTR_PORT_INFO,
+	                sm_port_info_mod(sm, port, false), NULL, 0, on_local_port_info, NULL, 0);
+	sm->detached--;
 }
 
 static void kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -978,6 +1038,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	ev_init(&sm->kick_timer, kick_cb);
 	ev_init(&sm->light_timer, light_cb);
 	ev_init(&sm->local_watch, local_watch_cb);
+	ev_init(&sm->election_wait, election_wait_cb);
 	return sm;
 }
 
@@ -1050,6 +1111,7 @@ void sm_stop(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
 	ev_timer_stop(sm->loop, &sm->local_watch);
+	ev_timer_stop(sm->loop, &sm->election_wait);
 	mcast_stop(sm);
 	election_stop(sm);
 	sm->phase_next = NULL;

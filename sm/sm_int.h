@@ -67,9 +67,13 @@ struct sm_election {
 	struct u64map by_guid; /* port GUID -> index into sms */
 	uint64_t master;       /* the SM this one stands by for (polls), 0: none */
 	uint64_t handover_to;  /* a HANDOVER is on its way to this SM */
-	bool rereg;            /* the next master sweep sets ClientReregister on every CA port */
-	bool trust_fabric;     /* ... and keeps the LIDs the ports hold before its own file's */
-	bool deciding;         /* the sweep waits for SMInfo answers before it goes on */
+	/* the last SM a HANDOVER went to: its ACKNOWLEDGE counts even after the HANDOVER's
+	 * answer was lost (it did take over: two masters until the next sweep otherwise) */
+	uint64_t handover_last;
+	unsigned waited;   /* decisions put off for a known SM that has not answered yet */
+	bool rereg;        /* the next master sweep sets ClientReregister on every CA port */
+	bool trust_fabric; /* ... and keeps the LIDs the ports hold before its own file's */
+	bool deciding;     /* the sweep waits for SMInfo answers before it goes on */
 	ev_timer poll_timer;
 	struct log_rl rl_rogue, rl_set, rl_blind;
 	uint64_t handovers_sent, takeovers;
@@ -150,6 +154,8 @@ struct sm {
 	 * no trap can reach us) starts a sweep (local_watch_cb) */
 	ev_timer local_watch;
 	bool local_active;
+	ev_timer election_wait; /* the election asks a late SM again (election_wait_known) */
+	bool local_sysfs_stale; /* sysfs showed the port short of ACTIVE while it was ACTIVE */
 	unsigned local_kicks, local_wait; /* sweeps it asked for in a row; ticks to wait */
 	ev_timer kick_timer;
 
@@ -359,6 +365,9 @@ bool election_decide(struct sm *sm);
  * its own port, whose link is up? Then true, with a new discovery scheduled, rather than a
  * master of itself alone. */
 bool election_hold(struct sm *sm);
+/* true: a known SM that outranks this one has not answered this sweep's question yet; ask
+ * again (election_query) after a poll interval before deciding */
+bool election_wait_known(struct sm *sm);
 /* A master's sweep ended, or its light sweep: ask the SMs it knows how they are. */
 void election_poll_known(struct sm *sm);
 /* Trap 144 from a port: did an SM appear or leave there? */

@@ -794,7 +794,9 @@ static void on_state(void *ctx, uint8_t state)
 		s->journal_on = false;
 		s->m.epoch = s->m.gen = 0;
 		s->st.in_step = false;
-		s->probe = PROBE_NONE; /* the master may be another one: asked again */
+		/* the master may be another one, or the same one restarted: asked afresh */
+		s->probe = PROBE_NONE;
+		s->probed_guid = 0;
 		double iv = s->cfg->sm_poll_interval_ms / 1000.0;
 		ev_timer_set(&s->poll, 0.05, iv);
 		ev_timer_start(s->loop, &s->poll);
