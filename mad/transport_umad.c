@@ -8,6 +8,10 @@
  * Under libumad2sim.so the umad "fd" is a number the preload invents (1024 and up) that no
  * kernel poll can watch. Then a reader thread blocks in umad_recv and hands each MAD to the
  * event loop through a socketpair; on hardware the loop watches the umad fd itself.
+ *
+ * ConnectX-8 and later HCAs put QP0 on an SMI device of its own beside the GSI device (see
+ * find_pair): SMPs then go through the SMI device's port and everything else through the
+ * GSI device's, and the loop watches both through one epoll fd.
  */
 #include "mad/sync_msg.h"
 #include "mad/transport.h"
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,15 +30,25 @@
 
 #include "mad/mad_types.h"
 
-#define UMAD_BUF_MAD 256
+#define UMAD_BUF_MAD       256
+#define CAP_IS_SM_DISABLED 0x00000400u /* PortInfo CapabilityMask bit 10 */
+
+/* A device port: the one of the HCA, or one side of an SMI/GSI pair. */
+struct umad_side {
+	int portid;
+	char ca_name[UMAD_CA_NAME_LEN];
+	int port_num;
+};
 
 struct umad_transport {
 	struct mad_transport base;
-	int portid;
+	struct umad_side side[2]; /* [0] SMPs (QP0), [1] the rest (QP1): the same port but on
+	                             an SMI/GSI pair */
+	bool pair;
+	int epfd;       /* a pair: both ports' fds, for the loop */
+	unsigned next;  /* a pair: the side read first next time */
 	int agent[256]; /* agent id per management class, -1 if not registered */
 	uint8_t agent_version[256];
-	char ca_name[UMAD_CA_NAME_LEN];
-	int port_num;
 	int issm_fd;
 	/* reader thread, only when the umad fd cannot be polled (libumad2sim.so) */
 	bool threaded;
@@ -45,6 +60,12 @@ struct umad_transport {
 static struct umad_transport *to_umad(struct mad_transport *t)
 {
 	return (struct umad_transport *)t;
+}
+
+static struct umad_side *side_of(struct umad_transport *u, uint8_t mgmt_class)
+{
+	return &u->side[mgmt_class == MAD_CLASS_SUBN_LID || mgmt_class == MAD_CLASS_SUBN_DR ? 0
+	                                                                                    : 1];
 }
 
 static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t version,
@@ -68,16 +89,16 @@ static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t 
 		mask[methods[i] / (8 * sizeof(long))] |= 1l << (methods[i] % (8 * sizeof(long)));
 	}
 	uint32_t id;
-	int r = umad_register2(u->portid, &attr, &id);
+	int portid = side_of(u, mgmt_class)->portid;
+	int r = umad_register2(portid, &attr, &id);
 	if (r != 0) {
 		uint8_t ob[3] = {(uint8_t)(oui >> 16), (uint8_t)(oui >> 8), (uint8_t)oui};
-		r = vendor2
-		        ? umad_register_oui(u->portid, mgmt_class, 0, ob, nmethods ? mask : NULL)
-		        : umad_register(u->portid, mgmt_class, version, 0, nmethods ? mask : NULL);
+		r = vendor2 ? umad_register_oui(portid, mgmt_class, 0, ob, nmethods ? mask : NULL)
+		            : umad_register(portid, mgmt_class, version, 0, nmethods ? mask : NULL);
 		if (r < 0) {
 			log_err(u->base.log, "mad",
 			        "%s: cannot register an agent for class 0x%02x (%s): is another "
-			        "SM or SA running on this port?",
+			        "SM or SA (OpenSM?) running on this port?",
 			        u->base.desc, mgmt_class, strerror(r == -1 ? errno : -r));
 			return r == -1 ? -errno : r;
 		}
@@ -91,7 +112,7 @@ static int register_agent(struct umad_transport *u, uint8_t mgmt_class, uint8_t 
 static int umad_t_fd(struct mad_transport *t)
 {
 	struct umad_transport *u = to_umad(t);
-	return u->threaded ? u->pipe_rd : umad_get_fd(u->portid);
+	return u->threaded ? u->pipe_rd : u->pair ? u->epfd : umad_get_fd(u->side[0].portid);
 }
 
 static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const uint8_t *mad,
@@ -114,7 +135,8 @@ static int umad_t_send(struct mad_transport *t, const struct mad_addr *to, const
 	/* A request goes with its timeout and no kernel retries: the dispatcher decides on
 	 * retries, and the kernel's ETIMEDOUT return tells it an attempt is over (one resend
 	 * each, never two layers resending). */
-	int r = umad_send(u->portid, u->agent[mgmt_class], buf, (int)len, (int)timeout_ms, 0);
+	int r = umad_send(side_of(u, mgmt_class)->portid, u->agent[mgmt_class], buf, (int)len,
+	                  (int)timeout_ms, 0);
 	return r < 0 ? (r == -1 ? -errno : r) : 0;
 }
 
@@ -155,23 +177,31 @@ static int umad_t_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *
 			return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
 		return unpack(ubuf, (size_t)n, from, buf, cap, len, flags);
 	}
-	int ulen = UMAD_BUF_MAD;
-	int r = umad_recv(u->portid, ubuf, &ulen, 0);
-	if (r < 0) {
-		if (r == -ETIMEDOUT || r == -EAGAIN || errno == ETIMEDOUT || errno == EAGAIN)
-			return 0;
-		if (r == -ENOSPC) {
-			/* An oversized MAD (kernel RMPP should be off): drain and drop it. */
-			uint8_t *big = malloc(umad_size() + (size_t)ulen);
-			if (big) {
-				umad_recv(u->portid, big, &ulen, 0);
-				free(big);
+	/* a pair: the side read first alternates, so that neither starves the other */
+	for (unsigned k = 0; k < (u->pair ? 2u : 1u); k++) {
+		int portid = u->side[u->pair ? (u->next + k) & 1 : 0].portid;
+		int ulen = UMAD_BUF_MAD;
+		int r = umad_recv(portid, ubuf, &ulen, 0);
+		if (r < 0) {
+			if (r == -ETIMEDOUT || r == -EAGAIN || errno == ETIMEDOUT ||
+			    errno == EAGAIN)
+				continue;
+			if (r == -ENOSPC) {
+				/* An oversized MAD (kernel RMPP should be off): drain and drop it.
+				 */
+				uint8_t *big = malloc(umad_size() + (size_t)ulen);
+				if (big) {
+					umad_recv(portid, big, &ulen, 0);
+					free(big);
+				}
+				return -EMSGSIZE;
 			}
-			return -EMSGSIZE;
+			return r == -1 ? -errno : r;
 		}
-		return r == -1 ? -errno : r;
+		u->next = (u->next + k + 1) & 1;
+		return unpack(ubuf, umad_size() + (size_t)ulen, from, buf, cap, len, flags);
 	}
-	return unpack(ubuf, umad_size() + (size_t)ulen, from, buf, cap, len, flags);
+	return 0;
 }
 
 static void *reader_main(void *arg)
@@ -180,7 +210,7 @@ static void *reader_main(void *arg)
 	uint8_t ubuf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
 	while (!u->stop) {
 		int ulen = UMAD_BUF_MAD;
-		int r = umad_recv(u->portid, ubuf, &ulen, 200);
+		int r = umad_recv(u->side[0].portid, ubuf, &ulen, 200);
 		if (r < 0)
 			continue;
 		size_t n = umad_size() + (size_t)(ulen > UMAD_BUF_MAD ? UMAD_BUF_MAD : ulen);
@@ -203,9 +233,12 @@ static int umad_t_set_sm(struct mad_transport *t, bool is_sm)
 	if (u->issm_fd >= 0)
 		return 0;
 	char path[256];
-	if (umad_get_issm_path(u->ca_name, u->port_num, path, sizeof(path)) < 0)
+	const struct umad_side *smi = &u->side[0];
+	if (umad_get_issm_path(smi->ca_name, smi->port_num, path, sizeof(path)) < 0)
 		return -ENODEV;
-	u->issm_fd = open(path, O_RDWR | O_CLOEXEC);
+	/* never blocking: the kernel makes an opener wait while another SM holds it, and
+	 * the SM decides what to do meanwhile (-EAGAIN) */
+	u->issm_fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	return u->issm_fd < 0 ? -errno : 0;
 }
 
@@ -214,7 +247,9 @@ static int umad_t_query_port(struct mad_transport *t, struct mad_local_port *out
 	struct umad_transport *u = to_umad(t);
 	umad_port_t p;
 	umad_ca_t ca;
-	if (umad_get_port(u->ca_name, u->port_num, &p) < 0)
+	/* the GSI side: the port an administrator names (an SMI device's port resolves to it) */
+	const struct umad_side *gsi = &u->side[1];
+	if (umad_get_port(gsi->ca_name, gsi->port_num, &p) < 0)
 		return -ENODEV;
 	memset(out, 0, sizeof(*out));
 	snprintf(out->ca_name, sizeof(out->ca_name), "%s", p.ca_name);
@@ -228,7 +263,7 @@ static int umad_t_query_port(struct mad_transport *t, struct mad_local_port *out
 	out->phys_state = (uint8_t)p.phys_state;
 	out->capability_mask = ntohl(p.capmask);
 	umad_release_port(&p);
-	if (umad_get_ca(u->ca_name, &ca) == 0) {
+	if (umad_get_ca(gsi->ca_name, &ca) == 0) {
 		out->node_guid = be64toh(ca.node_guid);
 		out->node_type = (uint8_t)ca.node_type;
 		umad_release_ca(&ca);
@@ -247,7 +282,11 @@ static void umad_t_close(struct mad_transport *t)
 	}
 	if (u->issm_fd >= 0)
 		close(u->issm_fd);
-	umad_close_port(u->portid);
+	if (u->pair) {
+		close(u->epfd);
+		umad_close_port(u->side[1].portid);
+	}
+	umad_close_port(u->side[0].portid);
 	free(u);
 }
 
@@ -319,6 +358,83 @@ static int pick_port(const struct mad_transport_opts *o, char *ca_out, int *port
 	return -ENODEV;
 }
 
+/* ConnectX-8 and later put QP0 on an SMI device of its own beside the GSI device; both show
+ * the port's GUID and the GSI device's port says IsSMDisabled. rdma-core pairs them from
+ * release 56 (umad_get_smi_gsi_pair_by_ca_name); where libibumad lacks the call (Debian 12
+ * has rdma-core 44) the same pairing is made here from what umad_get_ca shows. The SMI side
+ * in smi/smi_port, the GSI side in gsi/gsi_port: the same device for an HCA without a pair.
+ * 0, or -errno. */
+static int find_pair(const char *ca, int port, char *smi, int *smi_port, char *gsi, int *gsi_port,
+                     const struct log *log)
+{
+	snprintf(smi, UMAD_CA_NAME_LEN, "%s", ca);
+	snprintf(gsi, UMAD_CA_NAME_LEN, "%s", ca);
+	*smi_port = *gsi_port = port;
+#ifdef IBSMD_HAVE_SMI_GSI_PAIR
+	struct umad_ca_pair pair;
+	if (umad_get_smi_gsi_pair_by_ca_name(ca, (uint8_t)port, &pair, 0) == 0) {
+		snprintf(smi, UMAD_CA_NAME_LEN, "%s", pair.smi_name);
+		snprintf(gsi, UMAD_CA_NAME_LEN, "%s", pair.gsi_name);
+		*smi_port = pair.smi_preferred_port ? (int)pair.smi_preferred_port : port;
+		*gsi_port = pair.gsi_preferred_port ? (int)pair.gsi_preferred_port : port;
+		return 0;
+	}
+#endif
+	umad_port_t me;
+	if (umad_get_port(ca, port, &me) < 0)
+		return -ENODEV;
+	uint64_t guid = me.port_guid;
+	bool me_gsi_only = (ntohl(me.capmask) & CAP_IS_SM_DISABLED) != 0;
+	umad_release_port(&me);
+	char cas[32][UMAD_CA_NAME_LEN];
+	int ncas = umad_get_cas_names(cas, 32);
+	for (int c = 0; c < ncas; c++) {
+		if (!strcmp(cas[c], ca))
+			continue;
+		umad_ca_t other;
+		if (umad_get_ca(cas[c], &other) < 0)
+			continue;
+		int found = -1;
+		bool other_gsi_only = false;
+		for (int p = 0; p < UMAD_CA_MAX_PORTS && found < 0; p++) {
+			umad_port_t *op = other.ports[p];
+			if (op && guid && op->port_guid == guid) {
+				found = op->portnum;
+				other_gsi_only = (ntohl(op->capmask) & CAP_IS_SM_DISABLED) != 0;
+			}
+		}
+		umad_release_ca(&other);
+		if (found < 0)
+			continue;
+		if (me_gsi_only == other_gsi_only) {
+			log_warn(
+			    log, "mad",
+			    "umad %s port %d and %s port %d show one port GUID but neither (or "
+			    "both) says IsSMDisabled: not taken as an SMI/GSI pair",
+			    ca, port, cas[c], found);
+			continue;
+		}
+		char *s = me_gsi_only ? smi : gsi;
+		memcpy(s, cas[c], UMAD_CA_NAME_LEN);
+		s[UMAD_CA_NAME_LEN - 1] = 0;
+		*(me_gsi_only ? smi_port : gsi_port) = found;
+		return 0;
+	}
+	return 0;
+}
+
+/* Open one side's port. 0, or -errno with the reason in err. */
+static int open_side(struct umad_side *sd, char *err, size_t errlen)
+{
+	sd->portid = umad_open_port(sd->ca_name, sd->port_num);
+	if (sd->portid >= 0)
+		return 0;
+	snprintf(err, errlen,
+	         "umad: cannot open %s port %d: %s (need root or the umad device permissions)",
+	         sd->ca_name, sd->port_num, strerror(-sd->portid));
+	return sd->portid;
+}
+
 int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_transport **out,
                             char *err, size_t errlen)
 {
@@ -334,19 +450,31 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 	u->issm_fd = -1;
 	for (int i = 0; i < 256; i++)
 		u->agent[i] = -1;
-	int r = pick_port(opts, u->ca_name, &u->port_num, err, errlen);
+	char ca[UMAD_CA_NAME_LEN];
+	int port;
+	int r = pick_port(opts, ca, &port, err, errlen);
 	if (r < 0)
 		goto fail;
-	u->portid = umad_open_port(u->ca_name, u->port_num);
-	if (u->portid < 0) {
-		r = u->portid;
-		snprintf(err, errlen,
-		         "umad: cannot open %s port %d: %s (need root or the "
-		         "umad device permissions)",
-		         u->ca_name, u->port_num, strerror(-r));
+	struct umad_side *smi = &u->side[0], *gsi = &u->side[1];
+	find_pair(ca, port, smi->ca_name, &smi->port_num, gsi->ca_name, &gsi->port_num, opts->log);
+	u->pair = strcmp(smi->ca_name, gsi->ca_name) != 0 || smi->port_num != gsi->port_num;
+	if ((r = open_side(smi, err, errlen)) < 0)
 		goto fail;
+	if (!u->pair) {
+		*gsi = *smi;
+		snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d", ca, port);
+	} else {
+		if ((r = open_side(gsi, err, errlen)) < 0) {
+			umad_close_port(smi->portid);
+			goto fail;
+		}
+		snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d (SMI %s port %d)",
+		         gsi->ca_name, gsi->port_num, smi->ca_name, smi->port_num);
+		log_notice(opts->log, "mad",
+		           "%s port %d has its QP0 on an SMI device of its own: SMPs go through %s "
+		           "port %d, the SA and the sync through %s port %d",
+		           ca, port, smi->ca_name, smi->port_num, gsi->ca_name, gsi->port_num);
 	}
-	snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d", u->ca_name, u->port_num);
 
 	static const uint8_t sm_methods[] = {MAD_METHOD_GET, MAD_METHOD_SET, MAD_METHOD_TRAP,
 	                                     MAD_METHOD_TRAP_REPRESS};
@@ -390,9 +518,14 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 			         u->base.desc, MAD_CLASS_IBSMD_SYNC);
 	}
 
-	int fd = umad_get_fd(u->portid);
+	int fd = umad_get_fd(smi->portid);
 	if (fcntl(fd, F_GETFD) < 0) {
 		int sp[2];
+		if (u->pair) {
+			r = -ENOTSUP;
+			snprintf(err, errlen, "umad: an SMI/GSI pair needs pollable umad devices");
+			goto fail_port;
+		}
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 			r = -errno;
 			snprintf(err, errlen, "umad: socketpair: %s", strerror(errno));
@@ -412,11 +545,25 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 	} else {
 		/* a kernel (or its emulation): every request with a timeout comes back */
 		u->base.reports_timeouts = true;
+		if (u->pair) {
+			u->epfd = epoll_create1(EPOLL_CLOEXEC);
+			struct epoll_event ev = {.events = EPOLLIN};
+			if (u->epfd < 0 || epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ||
+			    epoll_ctl(u->epfd, EPOLL_CTL_ADD, umad_get_fd(gsi->portid), &ev) < 0) {
+				r = -errno;
+				snprintf(err, errlen, "umad: epoll: %s", strerror(errno));
+				if (u->epfd >= 0)
+					close(u->epfd);
+				goto fail_port;
+			}
+		}
 	}
 	*out = &u->base;
 	return 0;
 fail_port:
-	umad_close_port(u->portid);
+	if (u->pair)
+		umad_close_port(u->side[1].portid);
+	umad_close_port(u->side[0].portid);
 fail:
 	free(u);
 	return r < 0 ? r : -EIO;

@@ -789,6 +789,8 @@ void sm_request_reroute(struct sm *sm)
  * preload (Debian's libumad2sim.so) writes sysfs once and never again, so its port reads
  * INIT there for good: it resent 134 PortInfo Sets at 1, 2, 4 and 8 s after subnet up. */
 #define SM_LOCAL_WATCH_S 1.0
+/* another SM holds the issm device: asked again this often */
+#define SM_ISSM_RETRY_S 2.0
 
 static void local_state(struct sm *sm, uint8_t state, uint8_t phys_state)
 {
@@ -980,6 +982,8 @@ static void on_smp_request(struct mad_dispatcher *d, const struct mad_addr *from
 
 /* ---- life cycle ---- */
 
+static void issm_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
 struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
                   struct mad_transport *t, bool once)
 {
@@ -1008,11 +1012,20 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	if (t->ops->query_port(t, &sm->local) < 0)
 		log_warn(log, "sm", "%s: cannot read the local port's state", t->desc);
 	int rc = t->ops->set_sm(t, true);
-	if (rc < 0)
+	if (rc == -EAGAIN || rc == -EBUSY) {
+		/* the kernel gives the issm device to one SM per port: another holds it */
+		sm->issm_wait = true;
+		log_err(log, "sm",
+		        "%s: another SM holds this port's issm device (IsSM): this one sweeps "
+		        "nothing until it lets go, asking every %.0f s; stop the other SM on this "
+		        "port (systemctl stop opensm) or give this one another port (--ca/--port)",
+		        t->desc, SM_ISSM_RETRY_S);
+	} else if (rc < 0) {
 		log_warn(log, "sm",
 		         "%s: cannot set IsSM on the local port (%s): other SMs will not "
 		         "see this one",
 		         t->desc, strerror(-rc));
+	}
 	struct mad_dispatcher_opts dopts = {
 	    .window = cfg->mad_window,
 	    .window_per_dest = cfg->mad_window_per_node,
@@ -1039,12 +1052,40 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	ev_init(&sm->light_timer, light_cb);
 	ev_init(&sm->local_watch, local_watch_cb);
 	ev_init(&sm->election_wait, election_wait_cb);
+	ev_init(&sm->issm_timer, issm_cb);
 	return sm;
+}
+
+static void issm_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, issm_timer));
+	int rc = sm->t->ops->set_sm(sm->t, true);
+	if (rc == -EAGAIN || rc == -EBUSY)
+		return;
+	ev_timer_stop(sm->loop, &sm->issm_timer);
+	sm->issm_wait = false;
+	log_notice(sm->log, "sm", "%s: the issm device is this SM's now%s%s: sweeping", sm->t->desc,
+	           rc < 0 ? " (IsSM not set: " : "", rc < 0 ? strerror(-rc) : "");
+	sm_start(sm);
 }
 
 int sm_start(struct sm *sm)
 {
 	const struct ibsmd_config *cfg = sm->cfg;
+	if (sm->issm_wait) {
+		if (sm->once) {
+			sm->exit_code = 1;
+			snprintf(sm->exit_reason, sizeof(sm->exit_reason),
+			         "another SM holds this port's issm device");
+			ev_break(sm->loop, EVBREAK_ALL);
+			return 0;
+		}
+		ev_timer_set(&sm->issm_timer, SM_ISSM_RETRY_S, SM_ISSM_RETRY_S);
+		ev_timer_start(sm->loop, &sm->issm_timer);
+		return 0;
+	}
 	if (cfg->sweep_interval_s && !sm->once) {
 		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
 		ev_timer_start(sm->loop, &sm->light_timer);
@@ -1112,6 +1153,7 @@ void sm_stop(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->kick_timer);
 	ev_timer_stop(sm->loop, &sm->local_watch);
 	ev_timer_stop(sm->loop, &sm->election_wait);
+	ev_timer_stop(sm->loop, &sm->issm_timer);
 	mcast_stop(sm);
 	election_stop(sm);
 	sm->phase_next = NULL;

@@ -155,6 +155,8 @@ struct sm {
 	ev_timer local_watch;
 	bool local_active;
 	ev_timer election_wait; /* the election asks a late SM again (election_wait_known) */
+	bool issm_wait;         /* another SM holds the port's issm device: nothing swept */
+	ev_timer issm_timer;    /* ... asked for again */
 	bool local_sysfs_stale; /* sysfs showed the port short of ACTIVE while it was ACTIVE */
 	unsigned local_kicks, local_wait; /* sweeps it asked for in a row; ticks to wait */
 	ev_timer kick_timer;

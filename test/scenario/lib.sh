@@ -97,13 +97,20 @@ on_sim() {
 # on_kernel HOST BINARY ARGS...: one of our own programs on the simulator through the preload
 # (the kernel's MAD rules), attached to HOST; a sanitized binary gets the ASan runtime first
 # in the preload list. FABRICSIM_UMAD_SMI=1 in the environment gives it an SMI/GSI pair.
+# In the background, so that $! is the program itself:
+#   (cd "$WORK" && SIM_HOST=H LD_PRELOAD=$(kernel_preload BINARY) exec BINARY ARGS...) &
 on_kernel() {
-	local host=$1 pre=$PRELOAD asan
+	local host=$1
 	shift
+	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$(kernel_preload "$1") exec "$@")
+}
+
+# kernel_preload BINARY: the LD_PRELOAD list for it (the ASan runtime first when sanitized)
+kernel_preload() {
 	[ -f "$PRELOAD" ] || fail "$PRELOAD missing"
+	local asan
 	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
-	[ -n "$asan" ] && pre="$asan:$PRELOAD"
-	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$pre "$@")
+	echo "${asan:+$asan:}$PRELOAD"
 }
 
 # start_fabricsim NETFILE|SPEC [options]: our simulator on $IBSIM_SOCKNAME.
