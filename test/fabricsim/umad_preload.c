@@ -39,7 +39,7 @@
  * the first 224 bytes of each MAD and delivers every answer, asked for or not.
  * Not emulated: resending lost RMPP segments (segments go out back to back, and a gap ends
  * the transfer), P_Key indexes (the ibsim protocol carries no P_Key), GRHs, more than one
- * port. */
+ * port, transfers in over MAX_XFER. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

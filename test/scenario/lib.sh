@@ -252,8 +252,11 @@ start_named_ibsmd() {
 	} | awk '/^[a-z_]+:/ { k = $1; if (k in at) { line[at[k]] = $0; next } at[k] = n }
 		{ line[n++] = $0 } END { for (i = 0; i < n; i++) print line[i] }' >"$WORK/$name.yaml"
 	mkdir -p "$WORK/state-$name"
-	(cd "$WORK" && SIM_HOST=$host exec "$BUILD/daemon/ibsmd" --transport sim \
-		--state-dir "$WORK/state-$name" --config "$WORK/$name.yaml" \
+	# IBSMD_TRANSPORT=umad: through libibumad and the preload (the kernel's MAD rules)
+	local transport=${IBSMD_TRANSPORT:-sim} pre=
+	[ "$transport" = umad ] && pre=$(kernel_preload "$BUILD/daemon/ibsmd")
+	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$pre exec "$BUILD/daemon/ibsmd" \
+		--transport "$transport" --state-dir "$WORK/state-$name" --config "$WORK/$name.yaml" \
 		--control-socket "$WORK/control-$name" \
 		>"$WORK/$name.out" 2>>"$WORK/$name.log") &
 	PIDS+=($!)
