@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "daemon/control.h"
+#include "daemon/dryrun.h"
 #include "daemon/events.h"
 #include "daemon/import_opensm.h"
 #include "daemon/metrics.h"
@@ -42,6 +43,9 @@ static void usage(FILE *out)
 	        "  --wait-for-port         wait until the port can be opened (at boot)\n"
 	        "  --once                  sweep, program, print a summary and exit: 0 when the\n"
 	        "                          subnet is up, 1 with the reason otherwise\n"
+	        "  --dry-run               read-only trial beside the running SM: discover with\n"
+	        "                          Gets, route, report what would change and how both\n"
+	        "                          routes check out; IsSM never set, nothing Set\n"
 	        "  --control-socket PATH   where ibsa reaches the daemon (/run/ibsmd/control;\n"
 	        "                          \"\" for none)\n"
 	        "  --state-dir DIR         where LIDs are kept across restarts (/var/lib/ibsmd)\n"
@@ -114,6 +118,7 @@ int main(int argc, char **argv)
 	    {"partitions", required_argument, NULL, 'A'},
 	    {"qos-policy", required_argument, NULL, 'Q'},
 	    {"once", no_argument, NULL, 'o'},
+	    {"dry-run", no_argument, NULL, 'y'},
 	    {"wait-for-port", no_argument, NULL, 'w'},
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"control-socket", required_argument, NULL, 'S'},
@@ -140,7 +145,7 @@ int main(int argc, char **argv)
 	char local_ca[64];
 	const char *import_parts = NULL, *import_qos = NULL;
 	bool import = false;
-	bool once = false, wait_port = false, check_only = false, dump = false;
+	bool once = false, wait_port = false, check_only = false, dump = false, dry = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (o) {
@@ -166,6 +171,7 @@ int main(int argc, char **argv)
 		case 'A': import_parts = optarg; break;
 		case 'Q': import_qos = optarg; break;
 		case 'o': once = true; break;
+		case 'y': dry = true; break;
 		case 'w': wait_port = true; break;
 		case 's': set.state_dir = optarg; break;
 		case 'S': set.control_socket = optarg; break;
@@ -264,6 +270,9 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 2;
 	}
+	if (dry)
+		to.roles =
+		    MAD_ROLE_CLIENT; /* no SM or SA agent: the running SM's port stays its own */
 	struct mad_transport *t;
 	for (unsigned tries = 0;; tries++) {
 		if (mad_transport_open(transport, &to, &t, err, sizeof(err)) == 0)
@@ -279,6 +288,12 @@ int main(int argc, char **argv)
 			log_notice(&lg, "sm", "waiting for the port: %s", err);
 		notify_waiting(err);
 		sleep(1);
+	}
+	if (dry) {
+		int rc = dry_run(&cfg, &lg, t);
+		mad_transport_close(t);
+		config_free(&cfg);
+		return rc;
 	}
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	struct sm *sm = sm_new(&cfg, &lg, loop, t, once);

@@ -460,11 +460,13 @@ static void on_dirty_switch_info(struct sm *sm, const struct mad_result *res,
 	struct mad_switch_info si;
 	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
 	discover_switch_info(sm, node, &si);
-	si.port_state_change = 1; /* writing 1 clears it */
-	uint8_t data[64] = {0};
-	mad_switch_info_encode(&si, data, sizeof(data), NULL);
-	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, data, sizeof(data),
-	           on_psc_cleared, &node, sizeof(node));
+	if (!sm->dry_run) {
+		si.port_state_change = 1; /* writing 1 clears it */
+		uint8_t data[64] = {0};
+		mad_switch_info_encode(&si, data, sizeof(data), NULL);
+		sm_send_dr(sm, node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_SWITCH_INFO, 0, data,
+		           sizeof(data), on_psc_cleared, &node, sizeof(node));
+	}
 	/* port 0 too while it has gone unread (a lost answer): it carries the switch's LID */
 	for (unsigned p = sm->topo.ports[n->first_port].known ? 1 : 0; p <= n->nports; p++)
 		read_port(sm, node, p, false);

@@ -178,6 +178,16 @@ static void req_fill(struct sm *sm, struct sm_req *rq, uint64_t key_guid, uint8_
  * lost); the phase counts it either way. */
 static int req_send(struct sm *sm, struct sm_req *rq)
 {
+	if (sm->dry_run && rq->smp.hdr.method == MAD_METHOD_SET) {
+		/* the phases that Set are never entered in a dry run: this is the backstop */
+		sm->dry.sets_refused++;
+		log_err(sm->log, "sm",
+		        "dry run: a Set of attribute 0x%04x was about to go out: refused (a bug: "
+		        "please report it)",
+		        rq->smp.hdr.attr_id);
+		free(rq);
+		return -EPERM;
+	}
 	if (sm->backlog.n > sm->backlog_head || sm->outstanding >= sm->cfg->mad_queue_max) {
 		struct sm_req **slot = vec_push(&sm->backlog);
 		if (!slot) {
@@ -433,6 +443,23 @@ static void after_activate(struct sm *sm)
 	sweep_done(sm);
 }
 
+static void after_read(struct sm *sm);
+
+/* A dry run takes no part in the election and writes nothing: the LIDs are the ones the
+ * ports hold (a port without one gets one in the model only), the tables are read, and
+ * routing follows. */
+static void dry_after_discovery(struct sm *sm)
+{
+	sm->times.discover = ev_time() - sm->sweep_start;
+	sm->el.trust_fabric = true;
+	if (lids_assign(sm) < 0)
+		log_warn(sm->log, "sm", "dry run: some ports have no LID in the model");
+	sm->stage = "reading tables";
+	sm_phase_begin(sm, after_read);
+	program_read_tables(sm);
+	sm_phase_check(sm);
+}
+
 static void after_discovery(struct sm *sm)
 {
 	if (sm->retry && sm->rounds < 3) {
@@ -451,6 +478,10 @@ static void after_discovery(struct sm *sm)
 		sm->exit_code = 1;
 		log_err(sm->log, "sm", "%s", sm->exit_reason);
 		sweep_done(sm);
+		return;
+	}
+	if (sm->dry_run) {
+		dry_after_discovery(sm);
 		return;
 	}
 	/* the other SMs: a master goes on while they answer, an SM that is not master yet
@@ -532,6 +563,12 @@ static void after_route(struct sm *sm)
 	if (sm->route_rc < 0) {
 		sm->exit_code = 1;
 		snprintf(sm->exit_reason, sizeof(sm->exit_reason), "no routing engine succeeded");
+	}
+	if (sm->dry_run) {
+		dryrun_finish(sm);
+		sm->busy = false;
+		ev_break(sm->loop, EVBREAK_ALL);
+		return;
 	}
 	sm->stage = "programming";
 	sm_phase_begin(sm, after_tables);
@@ -984,8 +1021,8 @@ static void on_smp_request(struct mad_dispatcher *d, const struct mad_addr *from
 
 static void issm_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
-struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
-                  struct mad_transport *t, bool once)
+static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+                            struct mad_transport *t, bool once, bool dry)
 {
 	struct sm *sm = calloc(1, sizeof(*sm));
 	if (!sm)
@@ -994,7 +1031,8 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	sm->log = log;
 	sm->loop = loop;
 	sm->t = t;
-	sm->once = once;
+	sm->once = once || dry;
+	sm->dry_run = dry;
 	sm->once_best = UINT32_MAX;
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
@@ -1011,7 +1049,7 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	}
 	if (t->ops->query_port(t, &sm->local) < 0)
 		log_warn(log, "sm", "%s: cannot read the local port's state", t->desc);
-	int rc = t->ops->set_sm(t, true);
+	int rc = dry ? 0 : t->ops->set_sm(t, true); /* a dry run is no SM to the others */
 	if (rc == -EAGAIN || rc == -EBUSY) {
 		/* the kernel gives the issm device to one SM per port: another holds it */
 		sm->issm_wait = true;
@@ -1054,6 +1092,18 @@ struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loo
 	ev_init(&sm->election_wait, election_wait_cb);
 	ev_init(&sm->issm_timer, issm_cb);
 	return sm;
+}
+
+struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+                  struct mad_transport *t, bool once)
+{
+	return sm_create(cfg, log, loop, t, once, false);
+}
+
+struct sm *sm_new_dry_run(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+                          struct mad_transport *t)
+{
+	return sm_create(cfg, log, loop, t, true, true);
 }
 
 static void issm_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -1164,7 +1214,7 @@ void sm_stop(struct sm *sm)
 		mad_dispatcher_cancel_all(sm->d);
 	}
 	backlog_drop(sm);
-	if (sm->started) {
+	if (sm->started && !sm->dry_run) { /* a dry run keeps nothing */
 		lids_save(sm);
 		mkeys_save(sm);
 	}
@@ -1176,6 +1226,7 @@ void sm_free(struct sm *sm)
 	if (!sm)
 		return;
 	sm_stop(sm);
+	dryrun_free(sm);
 	if (sm->d)
 		mad_dispatcher_free(sm->d);
 	sm->d = NULL;

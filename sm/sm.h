@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "fabric/fabric.h"
+#include "routing/check.h"
 #include "mad/dispatcher.h"
 #include "mad/smp_attrs.h"
 
@@ -52,6 +53,12 @@ struct sm_listener {
  * sm_start. */
 struct sm *sm_new(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
                   struct mad_transport *t, bool once);
+/* A read-only trial on a fabric another SM runs (--dry-run): IsSM never set, no Set sent;
+ * one sweep discovers the fabric and reads its tables with Gets, keeps the LIDs the ports
+ * hold, runs the engine chain, compares and checks both sets of tables (sm_dry_report), and
+ * stops the loop. */
+struct sm *sm_new_dry_run(struct ibsmd_config *cfg, const struct log *log, struct ev_loop *loop,
+                          struct mad_transport *t);
 /* Start sweeping. 0 or -1. */
 int sm_start(struct sm *sm);
 /* Stop: cancel every transaction under way (their callbacks do not run), stop timers, save
@@ -161,6 +168,26 @@ struct sm_status {
 	bool heavy;          /* ... or the last one: a full rediscovery (not a switch's re-look) */
 };
 struct sm_status sm_status(const struct sm *sm);
+
+/* What a dry run found. The running SM's tables are what the switches hold; its paths are
+ * checked on one SL (its SL-to-VL layers are not known from the tables). */
+struct sm_dry_switch {
+	uint64_t guid;
+	char desc[65];
+	uint32_t entries, changed; /* LIDs in use; entries ibsmd would write */
+};
+struct sm_dry_report {
+	bool done;
+	const char *engine;
+	uint32_t switches, switches_changed, switches_unread;
+	uint64_t entries, entries_changed;
+	struct routing_check theirs, ours;
+	unsigned our_layers, link_vls; /* SL/VL layers ibsmd's routes need; VLs the links run */
+	uint64_t sets_refused;         /* Sets that something tried to send: none, or a bug */
+	struct sm_dry_switch *sws;     /* the switches whose tables would change */
+	uint32_t nsws;
+};
+const struct sm_dry_report *sm_dry_report(const struct sm *sm);
 
 /* ---- services for the SA ---- */
 

@@ -180,8 +180,10 @@ struct sm {
 	unsigned rounds; /* discovery rounds in this sweep */
 	unsigned incomplete; /* sweeps in a row that left ports short of ACTIVE or blocks unset */
 
-	bool up;   /* the subnet has come up */
-	bool once; /* --once: stop after the first sweep */
+	bool up;      /* the subnet has come up */
+	bool once;    /* --once: stop after the first sweep */
+	bool dry_run; /* --dry-run: Gets only, no IsSM; the report in dry (sm/dryrun.c) */
+	struct sm_dry_report dry;
 	/* what the wire can make the SM log, rate limited: traps, garbage answers, nodes
 	 * that do not answer, Sets refused */
 	struct log_rl rl_trap, rl_garbage, rl_no_answer, rl_refused;
@@ -400,5 +402,9 @@ void mcast_program(struct sm *sm);          /* send the MFT blocks that changed 
  * fields: "key", value pairs given as a NULL-terminated list of strings. */
 void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The dry run's report from the sweep just routed (sm/dryrun.c). */
+void dryrun_finish(struct sm *sm);
+void dryrun_free(struct sm *sm);
 
 #endif

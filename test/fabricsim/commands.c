@@ -40,6 +40,7 @@ static const char help[] =
     "                            link is up, heedless of TrapRepress (0: stops)\n"
     "delay MS                    add a delay to every answer\n"
     "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
+    "sets NODE                   SubnSets the programs attached at NODE sent\n"
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
     "stats                       MAD counts and clients\n"
     "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
@@ -217,10 +218,19 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 		        "nodes %u switches %u ports %u clients %u\n"
 		        "mads_in %" PRIu64 " delivered %" PRIu64 " sma_answers %" PRIu64
 		        " bounced %" PRIu64 " lost %" PRIu64 " traps %" PRIu64 "\n"
-		        "sm_deactivated %" PRIu64 "\n",
+		        "sm_deactivated %" PRIu64 "\n"
+		        "smp_sets %" PRIu64 "\n",
 		        f->nnodes, f->nsws, f->nports, fs_server_clients(s), st->mads_in,
 		        st->mads_delivered, st->sma_answers, st->bounced, st->lost, st->traps_sent,
-		        f->sm_deactivated);
+		        f->sm_deactivated, st->smp_sets);
+	} else if (!strcmp(argv[0], "sets") && argc == 2) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		if (n == FS_NONE) {
+			fprintf(o, "no node \"%s\"\n", argv[1]);
+			rc = -1;
+		} else {
+			fprintf(o, "%" PRIu64 "\n", f->nodes[n].smp_sets);
+		}
 	} else if (!strcmp(argv[0], "lft-sets")) {
 		uint64_t total = 0;
 		for (uint32_t i = 0; i < f->nsws; i++) {

@@ -79,6 +79,7 @@ struct fs_node {
 	uint16_t refuse_attr;   /* fault: Sets of this attribute get "unsupported" (0: none) */
 	uint32_t refused;       /* ... how many */
 	bool legacy_sma;        /* older than IBA 1.5: refuses PortInfo with AM bit 31 */
+	uint64_t smp_sets;      /* SubnSets its clients sent (ctl sets: a dry run sends none) */
 };
 
 struct fs_switch {

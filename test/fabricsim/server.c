@@ -423,6 +423,10 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 		return;
 	}
 	bool smp = cls == MAD_CLASS_SUBN_LID || cls == MAD_CLASS_SUBN_DR;
+	if (smp && !resp && mad[3] == MAD_METHOD_SET) {
+		s->st.smp_sets++;
+		fs_node_of(f, c->port)->smp_sets++;
+	}
 	uint16_t src_lid = cls == MAD_CLASS_SUBN_DR ? LID_PERMISSIVE : port_lid(f, c->port);
 	struct route r;
 	int rc = cls == MAD_CLASS_SUBN_DR ? route_dr(f, c->port, mad, &r)

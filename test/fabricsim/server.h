@@ -27,6 +27,7 @@ struct fs_server_opts {
 
 struct fs_stats {
 	uint64_t mads_in, mads_delivered, sma_answers, bounced, lost, traps_sent;
+	uint64_t smp_sets; /* SubnSet requests sent, to SMAs and SMs alike */
 };
 
 struct fs_server;

@@ -1002,6 +1002,7 @@ static int open_issm(int (*real)(const char *, int, ...), int dev, int flags)
 	}
 	g.issm_fd = fd;
 	g.issm_claim = c;
+	DBG("issm device %d held: IsSM set\n", dev);
 	pthread_mutex_lock(&g.ctl_mu);
 	g.t->ops->set_sm(g.t, true);
 	pthread_mutex_unlock(&g.ctl_mu);
