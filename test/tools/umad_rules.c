@@ -131,6 +131,18 @@ static int recv_one(int p, uint8_t *umad, int *len, int ms)
 	return umad_recv(p, umad, len, ms);
 }
 
+/* This port's LID and the SM's, as sysfs shows them. */
+static void my_lids(uint16_t *lid, uint16_t *sm)
+{
+	umad_port_t port;
+	ck_assert_int_eq(umad_get_port(NULL, 0, &port), 0);
+	*lid = (uint16_t)port.base_lid;
+	*sm = (uint16_t)port.sm_lid;
+	umad_release_port(&port);
+	ck_assert_uint_ne(*lid, 0);
+	ck_assert_uint_ne(*sm, 0);
+}
+
 static int spawn_self(const char *what, const char *arg)
 {
 	char *argv[] = {"/proc/self/exe", (char *)what, (char *)arg, NULL};
@@ -256,11 +268,8 @@ START_TEST(stray_responses_are_freed)
 {
 	int p = open_port(NULL);
 	int a = umad_register(p, MAD_CLASS_SUBN_ADM, 2, 0, NULL);
-	umad_port_t port;
-	ck_assert_int_eq(umad_get_port(NULL, 0, &port), 0);
-	uint16_t my_lid = (uint16_t)port.base_lid, sm = (uint16_t)port.sm_lid;
-	umad_release_port(&port);
-	ck_assert_uint_ne(my_lid, 0);
+	uint16_t my_lid, sm;
+	my_lids(&my_lid, &sm);
 	struct mad_transport_opts o = {.sim_node = getenv("STRAY_NODE")};
 	struct mad_transport *t = NULL;
 	char err[256];
@@ -369,11 +378,8 @@ END_TEST
 START_TEST(kernel_and_user_rmpp)
 {
 	int p = open_port(NULL);
-	umad_port_t port;
-	ck_assert_int_eq(umad_get_port(NULL, 0, &port), 0);
-	uint16_t sm = (uint16_t)port.sm_lid;
-	umad_release_port(&port);
-	ck_assert_uint_ne(sm, 0);
+	uint16_t lid, sm;
+	my_lids(&lid, &sm);
 	int a = umad_register(p, MAD_CLASS_SUBN_ADM, 2, 1, NULL);
 	ck_assert_int_ge(a, 0);
 	uint8_t u[UMAD_LEN];
@@ -414,10 +420,8 @@ END_TEST
 START_TEST(unregistered_get_is_answered_unsupported)
 {
 	int p = open_port(NULL);
-	umad_port_t port;
-	ck_assert_int_eq(umad_get_port(NULL, 0, &port), 0);
-	uint16_t sm = (uint16_t)port.sm_lid;
-	umad_release_port(&port);
+	uint16_t lid, sm;
+	my_lids(&lid, &sm);
 	int a = umad_register(p, 0x06, 1, 0, NULL);
 	uint8_t u[UMAD_LEN];
 	int len;
