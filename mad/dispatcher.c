@@ -109,6 +109,32 @@ struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid)
 	return t;
 }
 
+/* The transaction a response answers: its TID, and the class and attribute it asked, and,
+ * asked by LID, from that port (a port answers from its base LID, at most 2^7 below the one
+ * asked with LMC). The TID alone would let any port answer for another (a stray, late or
+ * forged response), which the kernel does not prevent: it matches by TID and class. */
+struct txn *disp_match_answer(struct mad_dispatcher *d, const struct mad_addr *from,
+                              const struct mad_hdr *hdr)
+{
+	struct txn *t = disp_find_txn(d, hdr->tid);
+	if (!t || t->state != TXN_INFLIGHT)
+		return NULL;
+	uint16_t attr = (uint16_t)(t->mad[16] << 8 | t->mad[17]);
+	bool lid_routed = t->mad[1] != MAD_CLASS_SUBN_DR && t->to.lid && t->to.lid < 0xc000;
+	if (hdr->mgmt_class != t->mad[1] || hdr->attr_id != attr ||
+	    (lid_routed && (from->lid > t->to.lid || t->to.lid - from->lid > 127))) {
+		d->c.mismatched++;
+		log_rl(d->o.log, &d->rl_mismatch, LOGL_INFO, "mad",
+		       "%s: a response from LID %u with TID 0x%016" PRIx64
+		       " (class 0x%02x attribute 0x%04x) does not answer the request of that TID "
+		       "(to LID %u, class 0x%02x attribute 0x%04x): dropped",
+		       d->t->desc, from->lid, hdr->tid, hdr->mgmt_class, hdr->attr_id, t->to.lid,
+		       t->mad[1], attr);
+		return NULL;
+	}
+	return t;
+}
+
 /* ---- sending ---- */
 
 int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len,
@@ -426,8 +452,8 @@ static void handle_mad(struct mad_dispatcher *d, const struct mad_addr *from, co
 		}
 		return;
 	}
-	struct txn *t = disp_find_txn(d, hdr.tid);
-	if (!t || t->state != TXN_INFLIGHT) {
+	struct txn *t = disp_match_answer(d, from, &hdr);
+	if (!t) {
 		d->c.unmatched++;
 		return;
 	}
@@ -518,6 +544,7 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 	if (!d->o.rmpp_recv_bytes)
 		d->o.rmpp_recv_bytes = 65536;
 	d->rl_rmpp = LOG_RL_INIT(10, 10000);
+	d->rl_mismatch = LOG_RL_INIT(10, 10000);
 	d->est_attempts = d->est_answered = 32; /* a fabric answers until it is seen not to */
 	d->free_head = NIL;
 	fifo_init(&d->pending);

@@ -50,6 +50,8 @@ struct mad_counters {
 	uint64_t retried;       /* attempts after the first */
 	uint64_t timed_out;     /* transactions failed after all retries */
 	uint64_t unmatched;     /* answers for no transaction in flight: late or duplicate */
+	uint64_t mismatched;    /* ... of them, with a TID in flight but another class,
+	                           attribute or source: not its answer */
 	uint64_t malformed;     /* MADs too short or with broken headers, dropped */
 	uint64_t send_errors;   /* transport refused a send or returned a MAD undelivered */
 	uint64_t unhandled;     /* requests for a class nobody handles */

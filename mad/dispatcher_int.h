@@ -84,6 +84,7 @@ struct mad_dispatcher {
 	struct u64map rmpp_unasked; /* peer LID + 1 -> its unasked receive sessions */
 	uint32_t nunasked;          /* unasked receive sessions in all */
 	struct log_rl rl_rmpp;      /* receive failures a peer can cause at will */
+	struct log_rl rl_mismatch;  /* responses that name a TID of ours but do not answer it */
 
 	struct mad_counters c;
 	/* attempts and answered transactions, each decayed per finished transaction: their
@@ -101,6 +102,8 @@ static inline struct txn *txn_at(const struct mad_dispatcher *d, uint32_t idx)
 }
 
 /* dispatcher.c, for rmpp.c */
+struct txn *disp_match_answer(struct mad_dispatcher *d, const struct mad_addr *from,
+                              const struct mad_hdr *hdr);
 int disp_xmit(struct mad_dispatcher *d, const struct mad_addr *to, const uint8_t *mad, size_t len,
               uint32_t timeout_ms);
 struct txn *disp_find_txn(struct mad_dispatcher *d, uint64_t tid);

@@ -412,8 +412,8 @@ static void receiver_data(struct mad_dispatcher *d, const struct mad_addr *from,
 		}
 		struct txn *t = NULL;
 		if (mad_is_response(hdr->method)) {
-			t = disp_find_txn(d, hdr->tid);
-			if (!t || t->state != TXN_INFLIGHT) {
+			t = disp_match_answer(d, from, hdr);
+			if (!t) {
 				d->c.unmatched++;
 				return;
 			}

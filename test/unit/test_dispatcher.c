@@ -449,6 +449,42 @@ START_TEST(kernel_timeouts_drive_retries)
 }
 END_TEST
 
+/* A response is its request's answer only with the class and attribute asked and from the
+ * port asked (by LID; LMC puts a port's LIDs at most 127 above its base, none below): a
+ * stray or forged one naming the TID is dropped, and the real answer still completes it. */
+START_TEST(answers_match_class_attribute_and_source)
+{
+	struct fabric fb;
+	fabric_init(&fb, NULL);
+	fb.hold = true;
+	submit(&fb, 0, 0, 2000, 0); /* NodeInfo to LID 10 */
+	ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(fb.nheld, 1);
+	uint8_t forged[MAD_SIZE];
+	struct mad_addr from = fb.held[0].from;
+	/* another attribute */
+	memcpy(forged, fb.held[0].mad, MAD_SIZE);
+	mad_set_field(forged, 0, IB_MAD_ATTRID_F, MAD_ATTR_PORT_INFO);
+	fake_deliver(fb.ft, &from, forged, MAD_SIZE, 0);
+	/* another class */
+	memcpy(forged, fb.held[0].mad, MAD_SIZE);
+	forged[1] = MAD_CLASS_SUBN_ADM;
+	fake_deliver(fb.ft, &from, forged, MAD_SIZE, 0);
+	/* from another port: a LID above the one asked */
+	memcpy(forged, fb.held[0].mad, MAD_SIZE);
+	struct mad_addr other = {.lid = 11, .qpn = 0};
+	fake_deliver(fb.ft, &other, forged, MAD_SIZE, 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(fb.loop, EVRUN_NOWAIT);
+	ck_assert_uint_eq(fb.done, 0);
+	ck_assert_uint_eq(mad_dispatcher_counters(fb.d)->mismatched, 3);
+	release_one(&fb);
+	run_until_done(&fb, 1);
+	ck_assert_int_eq(fb.results[0], 0);
+	fabric_free(&fb);
+}
+END_TEST
+
 struct handler_seen {
 	unsigned calls;
 	struct mad_addr from;
@@ -574,6 +610,7 @@ static Suite *dispatcher_suite(void)
 	tcase_add_test(tc, busy_is_retried);
 	tcase_add_test(tc, undelivered_is_retried_at_once);
 	tcase_add_test(tc, kernel_timeouts_drive_retries);
+	tcase_add_test(tc, answers_match_class_attribute_and_source);
 	tcase_add_test(tc, requests_reach_their_handler_and_junk_is_counted);
 	tcase_add_test(tc, free_cancels_everything_once);
 	tcase_add_test(tc, bad_requests_refused);
