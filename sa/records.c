@@ -52,6 +52,11 @@ void sa_build_port_info_records(const struct sa_req *rq, struct sa_records *out)
 			continue;
 		struct mad_port_info_record r = {
 		    .lid = node_lid(t, p), .port_num = port->num, .info = port->pi};
+		/* the M_Key only to a trusted requester (IBA 15.2.5.3, as OpenSM answers): with
+		 * it any host could rewrite the port. Blanked before the record is matched
+		 * against the request, so that its M_Key component is no oracle either. */
+		if (!rq->trusted)
+			r.info.mkey = 0;
 		uint8_t *rec = sa_records_add(out);
 		if (rec)
 			mad_port_info_record_encode(&r, rec, out->size, NULL);

@@ -33,6 +33,22 @@ out=$(on_sim host-5 smpquery -t 500 portinfo "$h6_lid" 1) || fail "a read was re
 grep -q "^Mkey:\.*0x0*5eed5eed" <<<"$out" && fail "the M_Key was shown: $(grep Mkey <<<"$out")"
 echo "reads still answered, the M_Key hidden"
 
+# nor does the SA give the keys away: PortInfoRecords to a requester without the SM_Key
+# carry M_Key 0 (they carried every port's key); a trusted requester still gets them
+IBSA="$BUILD/cli/ibsa"
+mkeys_seen() { # [ibsa options]: the distinct M_Keys in every PortInfoRecord
+	SIM_HOST=host-5 "$IBSA" --transport sim "$@" --json ports |
+		python3 -c 'import json, sys; r = json.load(sys.stdin); assert r, "no records"; print(" ".join(sorted({str(x["info"]["mkey"] if "info" in x else x["mkey"]) for x in r})))'
+}
+seen=$(mkeys_seen) || fail "ibsa ports"
+case "$seen" in
+0 | 0x0000000000000000) ;;
+*) fail "PortInfoRecords to an untrusted host carry M_Keys: $seen" ;;
+esac
+seen=$(mkeys_seen --sm-key 1) || fail "ibsa --sm-key 1 ports"
+case "$seen" in *5eed5eed*) ;; *) fail "a trusted requester no longer gets the M_Keys: $seen" ;; esac
+echo "PortInfoRecords: M_Key 0 to an untrusted host, the keys to a trusted requester"
+
 # the SM heard of it: trap 256 from both ports, naming the rogue and PortInfo Set
 wait_until 10 sh -c "grep -c 'event=mkey_violation' '$WORK/ibsmd.log' | grep -qv '^0$'" ||
 	fail "no mkey_violation event: $(grep -i 'trap 256\|m_key' "$WORK/ibsmd.log" | tail -3)"
