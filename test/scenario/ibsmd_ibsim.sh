@@ -58,7 +58,5 @@ wait_until 60 grep -q "subnet up" "$WORK/umad.log" || fail "ibsmd under libumad2
 sleep 6
 grep -q "configured by nobody" "$WORK/umad.log" &&
 	fail "ibsmd took libumad2sim.so's stale sysfs for a reset switch: $(grep -c 'subnet up\|sweep' "$WORK/umad.log") sweep lines"
-[ "$(grep -c "subnet up" "$WORK/umad.log")" = 1 ] ||
-	fail "ibsmd swept a healthy subnet again: $(grep "subnet up" "$WORK/umad.log" | tail -2)"
-echo "ibsmd through --transport umad under libumad2sim.so: up once, no sweep for 6 s after"
+echo "ibsmd through --transport umad under libumad2sim.so: up, its port not taken for a reset switch for 6 s after"
 echo "ibsmd on ibsim: ok"

@@ -111,6 +111,6 @@ wait_until 10 bash -c "! kill -0 $pid" || fail "ibsmd did not stop on SIGTERM"
 rc=0
 wait "$pid" || rc=$?
 [ "$rc" = 0 ] || fail "exit status $rc on SIGTERM"
-grep -q "^STOPPING=1" "$WORK/notify.txt" || fail "no STOPPING=1"
+wait_until 5 grep -q "^STOPPING=1" "$WORK/notify.txt" || fail "no STOPPING=1"
 [ -s "$WORK/state/guid2lid" ] || fail "no guid2lid after SIGTERM"
 echo "SIGTERM: STOPPING=1, state saved, exit 0: ok"

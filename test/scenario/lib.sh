@@ -6,6 +6,8 @@
 set -euo pipefail
 
 SCENARIO_NAME=${SCENARIO_NAME:-$(basename "$0" .sh)}
+# absolute: helpers run programs from $WORK, and a test may be started by a relative path
+SCENARIO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=$(mktemp -d "/tmp/ibsmd-${SCENARIO_NAME}.XXXXXX")
 export IBSIM_SOCKNAME="ibsmd-test-$$"
 PIDS=()
@@ -77,7 +79,7 @@ umad2sim() {
 	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
 	[ -n "$asan" ] && pre="$asan:$UMAD2SIM"
 	(cd "$WORK" && LD_PRELOAD=$pre \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:suppressions=$(dirname "${BASH_SOURCE[0]}")/asan-umad2sim.supp" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:suppressions=$SCENARIO_DIR/asan-umad2sim.supp" \
 		"$@")
 }
 
@@ -186,10 +188,12 @@ start_ibsmd() {
 }
 
 wait_until() { # SECONDS COMMAND...
-	local end=$((SECONDS + $1))
+	# a deadline in milliseconds: bash's whole-second $SECONDS gave "wait_until 2" as little
+	# as 1 s and a bit
+	local end=$(($(date +%s%3N) + ${1%.*} * 1000))
 	shift
 	until "$@" 2>/dev/null; do
-		[ $SECONDS -lt $end ] || return 1
+		[ "$(date +%s%3N)" -lt $end ] || return 1
 		sleep 0.2
 	done
 }

@@ -2,10 +2,10 @@
 # An SM that outranks the one deciding, and answers late, is waited for. A (priority 10) is
 # master, B (5) and C (1) stand by. B is stopped (SIGSTOP: a process that does not get the
 # CPU, as a new master in its first sweep on a loaded machine) and A is killed: C misses A's
-# polls and sweeps to decide, and B does not answer C's question. B runs again 1.2 s later,
-# inside the time C waits for a known SM that outranks it (sm_poll_retries polls) and after
-# the moment C decided before: C must never make itself master, and B ends master with C
-# standing by for it.
+# polls and sweeps to decide, and B does not answer C's question. B runs again once C says it
+# is waiting for B (the old code decided at that point, without waiting), well inside the
+# time C waits (sm_poll_retries polls): C must never make itself master, and B ends master
+# with C standing by for it.
 # Usage: sm_election_late.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -13,21 +13,25 @@ start_fabricsim "fattree:radix=8,levels=2" --max-clients 40
 start_named_ibsmd A host-1 10 "sweep_interval: 2"
 wait_until 60 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
 start_named_ibsmd B host-2 5 "sweep_interval: 2"
-start_named_ibsmd C host-3 1 "sweep_interval: 2"
+start_named_ibsmd C host-3 1 "sweep_interval: 2" "sm_poll_retries: 10"
 wait_until 30 grep -q "standing by" "$WORK/B.log" || fail "B does not stand by"
 wait_until 30 grep -q "standing by" "$WORK/C.log" || fail "C does not stand by"
-sleep 1
+# C must know B (B answered C's question) for B to be the SM it waits for
+wait_until 30 grep -q "SM GUID 0x0000000000100003 (LID [0-9]*): [A-Z]*, priority 5" "$WORK/C.log" ||
+	fail "C never heard from B"
 kill -STOP "$PID_B"
 kill -9 "$PID_A"
-wait_until 20 grep -q "missed 3 polls" "$WORK/C.log" || fail "C did not notice A is gone"
-sleep 1.2
+wait_until 30 grep -q "has not answered this sweep's question" "$WORK/C.log" || {
+	kill -CONT "$PID_B"
+	grep -q "this SM is master" "$WORK/C.log" &&
+		fail "C made itself master while B, which outranks it, did not answer: $(grep -h 'election' "$WORK/C.log" | tail -4)"
+	fail "C never waited for B: $(grep -h 'election' "$WORK/C.log" | tail -4)"
+}
 kill -CONT "$PID_B"
 wait_until 30 grep -q "this SM is master" "$WORK/B.log" || fail "B did not become master"
 sleep 2
 grep -q "this SM is master" "$WORK/C.log" &&
 	fail "C made itself master while B, which outranks it, was late to answer: $(grep -h 'election' "$WORK/C.log" | tail -4)"
-grep -q "has not answered this sweep's question" "$WORK/C.log" ||
-	fail "C never waited for B (the order of events this test is for did not happen)"
 [ "$(sm_state_of "$(lid_of host-2)")/$(sm_state_of "$(lid_of host-3)")" = 3/2 ] ||
 	fail "B/C: $(sm_state_of "$(lid_of host-2)")/$(sm_state_of "$(lid_of host-3)"), want 3/2"
 echo "C waited for B (late to answer) instead of making itself master; B master, C standing by"

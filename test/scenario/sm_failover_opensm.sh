@@ -69,6 +69,7 @@ wait_until 20 states_are 2/2 || fail "OpenSM/B should both stand by under A: $(s
 kill -9 "$PID_A"
 wait_until 30 state_is host-1 3 || fail "OpenSM did not take over from ibsmd"
 wait_until 30 verify_passes || fail "not routed after OpenSM's takeover"
-[ "$(state_of "$(lid_of host-2)")" = 2 ] || fail "B is not standing by under OpenSM"
+# B notices A is gone before OpenSM does (0.5 s polls against 1 s): it may still be deciding
+wait_until 30 state_is host-2 2 || fail "B is not standing by under OpenSM"
 echo "OpenSM took over from ibsmd; B stands by"
 echo PASS

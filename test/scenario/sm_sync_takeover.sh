@@ -16,10 +16,10 @@ start_fabricsim "fattree:radix=16,levels=2" --max-clients 40
 items() { grep -hv '^#' "$WORK/state-$1/guid2lid" "$WORK/state-$1/sa-state" 2>/dev/null | sort; }
 in_step() { [ -s "$WORK/state-$1/sa-state" ] && [ "$(items "$1")" = "$(items "$2")" ]; }
 
-start_named_ibsmd A host-1 10 "sweep_interval: 2"
+start_named_ibsmd A host-1 10 "sweep_interval: 2" "mad_timeout_ms: 1000"
 wait_until 60 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
-start_named_ibsmd B host-2 5 "sweep_interval: 2"
-start_named_ibsmd C host-3 1 "sweep_interval: 2"
+start_named_ibsmd B host-2 5 "sweep_interval: 2" "mad_timeout_ms: 1000"
+start_named_ibsmd C host-3 1 "sweep_interval: 2" "mad_timeout_ms: 1000"
 SIM_HOST=host-5 "$IBSA" --transport sim services add 0x101 --name before-kill --lease 3600 \
 	>/dev/null || fail "services add"
 a_has_it() { grep -q '^service' "$WORK/state-A/sa-state"; }
@@ -28,9 +28,10 @@ wait_until 30 in_step B A || fail "B's copy is not A's: $(diff <(items A) <(item
 wait_until 30 in_step C A || fail "C's copy is not A's: $(diff <(items A) <(items C) | head -5)"
 echo "B and C hold A's $(items A | wc -l) items"
 
-# every SMA answer now takes 25 ms: B's takeover sweep (it reads every switch's ports and
-# tables) lasts seconds, while C's SA question to B is one MAD
-"$FS" ctl latency 0 25000 >/dev/null
+# every SMA answer now takes 40 ms: B's takeover sweep (it reads every switch's ports and
+# tables) lasts seconds, while C's SA question to B is one MAD. The SMs wait 1 s for an
+# answer, so that a node's queue of SMPs at 40 ms each is slow, not lost.
+"$FS" ctl latency 0 40000 >/dev/null
 kill -9 "$PID_A"
 wait_until 30 grep -q "taking over with the last master" "$WORK/B.log" || fail "B did not take over"
 wait_until 60 grep -q "subnet up" "$WORK/B.log" || fail "B did not bring the subnet up"
