@@ -35,7 +35,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	kill -9 "$IBSMD_PID"
 	wait "$IBSMD_PID" 2>/dev/null || true
 	cp "$WORK/acked" "$WORK/acked.$round" # what was acknowledged before the kill
-	ls "$WORK/state" | grep -q '\.tmp$' && tmps=$((tmps + 1)) # killed while writing
+	ls -A "$WORK/state" | grep -q '\.tmp-' && tmps=$((tmps + 1)) # killed while writing
 	# fabricsim learns that the dead SM's client is gone when a datagram to it bounces
 	SIM_HOST=host-2 "$IBSA" --transport sim --timeout 100 services >/dev/null 2>&1 || true
 	sleep 0.01
@@ -43,7 +43,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	SIM_HOST=host-32 start_ibsmd --sweep-interval 0
 	# what the killed one left half written is gone once the new one has loaded its state
 	# (the new one's own writes, newer than its start, come and go)
-	left=$(find "$WORK/state" -name '*.tmp' ! -newer "$WORK/restart.stamp")
+	left=$(find "$WORK/state" -name '*.tmp*' ! -newer "$WORK/restart.stamp")
 	[ -z "$left" ] || fail "round $round: temporary files left after the restart: $left"
 done
 echo "$tmps of $ROUNDS kills landed while a state file was being written"
@@ -54,7 +54,7 @@ diff -u "$WORK/lids.0" "$WORK/lids.1" >"$WORK/lids.diff" || fail "LIDs changed: 
 kill "$CLIENT" 2>/dev/null || true
 wait "$CLIENT" 2>/dev/null || true
 stop_pids "$IBSMD_PID" # a clean stop: nothing temporary stays
-left=$(find "$WORK/state" -name '*.tmp')
+left=$(find "$WORK/state" -name '*.tmp*')
 [ -z "$left" ] || fail "temporary files after a clean stop: $left"
 SIM_HOST=host-2 "$IBSA" --transport sim --timeout 100 services >/dev/null 2>&1 || true
 SIM_HOST=host-32 start_ibsmd --sweep-interval 0

@@ -46,7 +46,7 @@ PY
 wait_until 30 test -s "$WORK/state/ibsmd.prom" || fail "no metrics file"
 sleep 1.5 # a write after the subnet came up
 before=$(check_metrics "$WORK/state/ibsmd.prom") || fail "the metrics file: $(head -20 "$WORK/state/ibsmd.prom")"
-ls "$WORK/state" | has "ibsmd.prom.tmp" && fail "a temporary metrics file is left behind"
+ls -A "$WORK/state" | has ".ibsmd.prom.tmp" && fail "a temporary metrics file is left behind"
 echo "metrics file: $ncas CAs, $nlids LIDs, MASTER, subnet up; it parses as Prometheus text: ok"
 
 "$IBSA" --transport sim --sim-node host-1 paths "host-1 HCA-1" "host-2 HCA-1" >/dev/null || fail "ibsa paths"

@@ -273,8 +273,8 @@ START_TEST(lineset_matches_reference)
 }
 END_TEST
 
-/* A state file appears whole, with the mode asked for (a stale temporary file's does not
- * stay), in a directory made for it; a failed begin says why and leaves nothing. */
+/* A state file appears whole, with the mode asked for, in a directory made for it, whatever
+ * a stale temporary file left; a failed begin says why and leaves nothing. */
 START_TEST(statefile_whole_or_not)
 {
 	char dir[] = "/tmp/test_statefile.XXXXXX";
@@ -297,6 +297,9 @@ START_TEST(statefile_whole_or_not)
 	struct stat st;
 	ck_assert_int_eq(stat(sf.path, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	/* a stale temporary file is not written through but removed when the state is loaded */
+	ck_assert_int_eq(access(stale, F_OK), 0);
+	statefile_discard_tmp(sub, "keys");
 	ck_assert_int_ne(access(stale, F_OK), 0);
 	char line[16] = {0};
 	f = fopen(sf.path, "r");
@@ -308,6 +311,64 @@ START_TEST(statefile_whole_or_not)
 	rmdir(dir);
 	ck_assert_int_eq(statefile_begin(&sf, "/nonexistent/dir/below", "keys", 0600), -1);
 	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
+static char *slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Only a name of the writer's own making is written to: a symlink planted at the fixed name
+ * older versions used ("keys.tmp") must not lead the write (as root) to its target, and the
+ * file still appears whole; an existing file is replaced by rename, not rewritten in place. */
+START_TEST(statefile_ignores_planted_symlink)
+{
+	char dir[] = "/tmp/test_statefile.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char victim[128], link[128], target[128], buf[64];
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link, sizeof(link), "%s/keys.tmp", dir);
+	snprintf(target, sizeof(target), "%s/keys", dir);
+	FILE *f = fopen(victim, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("precious\n", f);
+	fclose(f);
+	ck_assert_int_eq(symlink(victim, link), 0);
+	f = fopen(target, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("old\n", f);
+	fclose(f);
+	struct stat before, after;
+	ck_assert_int_eq(stat(target, &before), 0);
+
+	struct statefile sf;
+	ck_assert_int_eq(statefile_begin(&sf, dir, "keys", 0600), 0);
+	fputs("new\n", sf.f);
+	fflush(sf.f);
+	/* until the commit, readers see the old file whole */
+	ck_assert_str_eq(slurp(target, buf, sizeof(buf)), "old\n");
+	ck_assert_int_eq(statefile_commit(&sf), 0);
+
+	ck_assert_str_eq(slurp(victim, buf, sizeof(buf)), "precious\n");
+	ck_assert_str_eq(slurp(target, buf, sizeof(buf)), "new\n");
+	ck_assert_int_eq(lstat(target, &after), 0);
+	ck_assert(S_ISREG(after.st_mode));
+	ck_assert_uint_ne(after.st_ino, before.st_ino); /* a new file renamed into place */
+	ck_assert_uint_eq(after.st_mode & 0777, 0600);
+	/* the planted link is someone else's to remove; nothing of the writer's is left */
+	ck_assert_int_eq(lstat(link, &after), 0);
+	ck_assert(S_ISLNK(after.st_mode));
+	ck_assert_int_eq(unlink(link), 0);
+	ck_assert_int_eq(unlink(target), 0);
+	ck_assert_int_eq(unlink(victim), 0);
+	ck_assert_int_eq(rmdir(dir), 0); /* fails if a temporary file was left */
 }
 END_TEST
 
@@ -323,6 +384,7 @@ int main(void)
 	tcase_add_test(tc, log_rl_bucket);
 	tcase_add_test(tc, lineset_matches_reference);
 	tcase_add_test(tc, statefile_whole_or_not);
+	tcase_add_test(tc, statefile_ignores_planted_symlink);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
