@@ -21,6 +21,7 @@
 #include "daemon/status.h"
 #include "fabric/dump.h"
 #include "pm/pm.h"
+#include "util/escape.h"
 #include "util/statefile.h"
 
 #define LINE_MAX_BYTES 512
@@ -165,10 +166,10 @@ static void counters(struct control *c, const char *spec, FILE *out, bool json)
 			continue;
 		const uint64_t *k = ps->total;
 		if (json) {
-			fprintf(out,
-			        "%s{\"node\":\"%s\",\"guid\":\"0x%016" PRIx64
-			        "\",\"port\":%u,\"lid\":%u",
-			        shown ? "," : "", nd->desc, nd->guid, t->ports[p].num, lid);
+			fprintf(out, "%s{\"node\":", shown ? "," : "");
+			json_put_str(out, nd->desc, sizeof(nd->desc));
+			fprintf(out, ",\"guid\":\"0x%016" PRIx64 "\",\"port\":%u,\"lid\":%u",
+			        nd->guid, t->ports[p].num, lid);
 			for (unsigned i = 0; i < PM_NCOUNTERS; i++)
 				fprintf(out, ",\"%s\":%" PRIu64,
 				        pm_counter_name((enum pm_counter)i), k[i]);
@@ -280,8 +281,13 @@ static void run_command(struct control *c, char *line, FILE *out)
 		char why[512];
 		if (control_write_dumps(c, why, sizeof(why)) < 0)
 			fprintf(out, "error: %s\n", why);
-		else
-			fprintf(out, json ? "{\"dir\":\"%s\"}\n" : "written to %s\n", why);
+		else if (json) {
+			fputs("{\"dir\":", out); /* a path: any bytes but NUL */
+			json_put_str(out, why, sizeof(why));
+			fputs("}\n", out);
+		} else {
+			fprintf(out, "written to %s\n", why);
+		}
 	} else {
 		fprintf(out,
 		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "

@@ -4,6 +4,7 @@
 #include "fabric/dump.h"
 
 #include "mad/link_speed.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -249,21 +250,6 @@ void topo_dump_lfts(const struct topo *t, FILE *out)
 	}
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 void topo_dump_routes_json(const struct topo *t, FILE *out)
 {
 	fputc('[', out);
@@ -275,7 +261,7 @@ void topo_dump_routes_json(const struct topo *t, FILE *out)
 			continue;
 		fprintf(out, "%s{\"guid\":\"0x%016" PRIx64 "\",\"lid\":%u,\"desc\":",
 		        first_sw ? "" : ",", nd->guid, t->ports[nd->first_port].lid);
-		json_str(out, nd->desc);
+		json_put_str(out, nd->desc, sizeof(nd->desc));
 		fprintf(out, ",\"lft\":[");
 		bool first = true;
 		uint32_t top = sw->lft_size < TOPO_LID_COUNT ? sw->lft_size : TOPO_LID_COUNT;
@@ -302,7 +288,7 @@ void topo_dump_topology_json(const struct topo *t, FILE *out)
 		bool sw = topo_is_switch(t, n);
 		fprintf(out, "%s{\"guid\":\"0x%016" PRIx64 "\",\"type\":\"%s\",\"desc\":",
 		        first ? "" : ",", nd->guid, sw ? "switch" : "ca");
-		json_str(out, nd->desc);
+		json_put_str(out, nd->desc, sizeof(nd->desc));
 		fprintf(out, ",\"nports\":%u,\"lid\":%u,\"links\":[", nd->nports,
 		        sw ? t->ports[nd->first_port].lid : 0);
 		bool firstp = true;

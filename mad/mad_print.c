@@ -2,6 +2,7 @@
 #include "mad/mad_layout.h"
 
 #include "mad/link_speed.h"
+#include "util/escape.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -64,6 +65,10 @@ static void print_value(FILE *out, const struct mad_field *f, uint64_t v, bool j
 static void print_bytes(FILE *out, const struct mad_field *f, const uint8_t *p, bool json)
 {
 	size_t n = f->bytes;
+	if (f->type == MF_TEXT && json) {
+		json_put_str(out, (const char *)p, n);
+		return;
+	}
 	if (f->type == MF_TEXT) {
 		fputc('"', out);
 		for (size_t i = 0; i < n && p[i]; i++) {
@@ -72,7 +77,7 @@ static void print_bytes(FILE *out, const struct mad_field *f, const uint8_t *p, 
 			else if (isprint(p[i]))
 				fputc(p[i], out);
 			else
-				fprintf(out, json ? "\\u%04x" : "\\x%02x", p[i]);
+				fprintf(out, "\\x%02x", p[i]);
 		}
 		fputc('"', out);
 		return;

@@ -8,6 +8,8 @@
 
 #include <systemd/sd-journal.h>
 
+#include "util/escape.h"
+
 static const char *const level_names[] = {
     [LOGL_ERR] = "err",   [LOGL_WARN] = "warn",   [LOGL_NOTICE] = "notice",
     [LOGL_INFO] = "info", [LOGL_DEBUG] = "debug",
@@ -44,8 +46,11 @@ void log_vmsg(const struct log *lg, enum log_level level, const char *subsys, co
 {
 	if (!log_enabled(lg, level))
 		return;
-	char msg[1024];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	char raw[1024], esc[1024];
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* arguments may be wire text (a NodeDescription): a newline in one must not start
+	 * a line that looks like ours */
+	const char *msg = log_needs_escape(raw) ? log_escape(esc, sizeof(esc), raw) : raw;
 
 	if (lg && lg->sink == LOG_SINK_JOURNAL) {
 		sd_journal_send("MESSAGE=%s: %s", subsys, msg, "PRIORITY=%d", (int)level,
@@ -141,20 +146,22 @@ void log_event(const struct log *lg, enum log_level level, const char *event,
 		snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_SUBSYSTEM=event");
 		snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_EVENT=%s", event);
 		for (unsigned i = 0; i < nfields; i++) {
-			char key[48];
+			char key[48], val[sizeof(fields[i].value)];
 			size_t k = 0;
 			for (const char *c = fields[i].key; *c && k < sizeof(key) - 1; c++)
 				key[k++] = (char)toupper((unsigned char)*c);
 			key[k] = 0;
-			snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_%s=%s", key, fields[i].value);
+			snprintf(bufs[n++], sizeof(bufs[0]), "IBSMD_%s=%s", key,
+			         log_escape(val, sizeof(val), fields[i].value));
 		}
 		for (unsigned i = 0; i < n; i++) {
 			iov[i].iov_base = bufs[i];
 			iov[i].iov_len = strlen(bufs[i]);
 		}
 		/* MESSAGE may be longer than a field buffer: give it its own */
-		char mbuf[800];
-		snprintf(mbuf, sizeof(mbuf), "MESSAGE=event: %s", msg);
+		char mbuf[800], esc[768];
+		snprintf(mbuf, sizeof(mbuf), "MESSAGE=event: %s",
+		         log_escape(esc, sizeof(esc), msg));
 		iov[0].iov_base = mbuf;
 		iov[0].iov_len = strlen(mbuf);
 		sd_journal_sendv(iov, (int)n);

@@ -1,5 +1,6 @@
 /* The control language of fabricsim: the admin socket, `fabricsim ctl`, and script files.
  * One command per line; the answer is text. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@ static const char help[] =
     "drop PERCENT [NODE PORT]    lose MADs crossing a port, or everywhere\n"
     "train NODE PORT RATE|none   the cable carries at most RATE (e.g. 4xHDR, 2xNDR, EDR):\n"
     "                            the link trains again below what its ends could run\n"
+    "desc NODE HEX               its NodeDescription becomes those bytes (up to 64, no 00),\n"
+    "                            as a host's root may set any: quotes, newlines, not UTF-8\n"
     "legacy-sma NODE on|off      its SMA predates IBA 1.5: PortInfo with AttributeModifier\n"
     "                            bit 31 (SMSupportExtendedSpeeds) gets \"invalid field\"\n"
     "refuse NODE ATTR            its SMA answers Sets of attribute ATTR (e.g. 0x18) with\n"
@@ -135,6 +138,25 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			} else {
 				fabric_cable_limit(f, p, w, sp);
 			}
+		}
+	} else if (!strcmp(argv[0], "desc") && argc == 3) {
+		/* hex, because the interesting bytes (space, newline) would not survive argv */
+		uint32_t n = fabric_find_node(f, argv[1]);
+		size_t hl = strlen(argv[2]);
+		char d[sizeof(f->nodes[0].desc)] = {0};
+		bool ok = n != FS_NONE && hl % 2 == 0 && hl / 2 < sizeof(d);
+		for (size_t i = 0; ok && i < hl / 2; i++) {
+			char two[3] = {argv[2][2 * i], argv[2][2 * i + 1], 0};
+			ok = isxdigit((unsigned char)two[0]) && isxdigit((unsigned char)two[1]);
+			d[i] = (char)strtoul(two, NULL, 16);
+			ok = ok && d[i];
+		}
+		if (!ok) {
+			fprintf(o,
+			        "desc NODE HEX: a node and 1-64 bytes in hex, none of them 00\n");
+			rc = -1;
+		} else {
+			memcpy(f->nodes[n].desc, d, sizeof(d));
 		}
 	} else if (!strcmp(argv[0], "legacy-sma") && argc == 3) {
 		uint32_t n = fabric_find_node(f, argv[1]);

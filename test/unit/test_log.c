@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/log.h"
 
 START_TEST(levels_and_format)
@@ -62,6 +63,51 @@ START_TEST(level_names)
 }
 END_TEST
 
+/* A NodeDescription is 64 bytes any host sets: in a log line it must not end the line (and
+ * forge the next), whatever it holds. */
+START_TEST(wire_text_stays_on_its_line)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct log lg;
+	log_init(&lg);
+	lg.stream = f;
+	const char desc[] = "a\"b\\c\nwarn sm: forged\x01\xff\xc3\xa9";
+	log_warn(&lg, "sm", "node \"%s\" port %u", desc, 1u);
+	struct log_field fl[1] = {{.key = "node_desc"}};
+	snprintf(fl[0].value, sizeof(fl[0].value), "%s", desc);
+	log_event(&lg, LOGL_WARN, "link_down", fl, 1, "link down at \"%s\"", desc);
+	fclose(f);
+	/* two entries, two lines; the valid UTF-8 (e-acute) kept, the rest as \xNN */
+	ck_assert_str_eq(
+	    buf, "warn sm: node \"a\"b\\c\\x0awarn sm: forged\\x01\\xff\xc3\xa9\" port 1\n"
+	         "warn event: link down at \"a\"b\\c\\x0awarn sm: forged\\x01\\xff\xc3\xa9\" "
+	         "[event=link_down node_desc=a\"b\\c\\x0awarn sm: forged\\x01\\xff\xc3\xa9]\n");
+	free(buf);
+}
+END_TEST
+
+/* JSON (RFC 8259) of the same: escapes where JSON needs them, U+FFFD for a stray byte. */
+START_TEST(json_string_escapes)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char desc[] = "a\"b\\c\n\x01\x7f\xff\xc3\xa9\xc0\xaf\xed\xa0\x80\xe2\x80\xa8z";
+	json_put_str(f, desc, sizeof(desc));
+	fputc(' ', f);
+	json_put_str(f, "0123456789", 4); /* a field without its NUL: no further than its size */
+	fclose(f);
+	ck_assert_str_eq(buf, "\"a\\\"b\\\\c\\u000a\\u0001\\u007f\\ufffd\xc3\xa9"
+	                      "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\u2028z\" \"0123\"");
+	free(buf);
+	const unsigned char four[] = {0xf0, 0x9f, 0x98, 0x80};
+	ck_assert_uint_eq(utf8_seq_len(four, 4), 4);
+	ck_assert_uint_eq(utf8_seq_len(four, 3), 0); /* cut short */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -69,6 +115,8 @@ int main(void)
 	tcase_add_test(tc, levels_and_format);
 	tcase_add_test(tc, level_names);
 	tcase_add_test(tc, event_fields);
+	tcase_add_test(tc, wire_text_stays_on_its_line);
+	tcase_add_test(tc, json_string_escapes);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
