@@ -41,8 +41,11 @@ static const struct command commands[] = {
     {"services", cmd_services,
      "services [ID]            ServiceRecords\n"
      "  services add ID [--name NAME] [--lease SECONDS] [--pkey PKEY] [--gid GID]\n"
-     "                           register a service (default: the local port's GID)\n"
-     "  services delete ID [--gid GID]   remove one"},
+     "                  [--key KEY]\n"
+     "                           register a service (default: the local port's GID);\n"
+     "                           KEY: up to 32 hex digits\n"
+     "  services delete ID [--gid GID] [--pkey PKEY] [--key KEY]   remove one\n"
+     "                           (another port's service: its KEY, or --sm-key)"},
     {"informinfo", cmd_informinfo,
      "informinfo               InformInfoRecords: who subscribed to what"},
     {"events", cmd_events,

@@ -408,8 +408,37 @@ int cmd_paths(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
-/* services [ID]; services add ID [--name N] [--lease S] [--pkey P] [--gid G]; services delete ID
- * [--gid G] [--pkey P]. Registration is for the local port unless --gid names another. */
+/* A ServiceKey: hex digits (0x optional, ':' between bytes allowed), up to 16 bytes, read as
+ * one big-endian number, so that 0x5ec and 00:..:05:ec are the same key. */
+static int parse_service_key(const char *s, uint8_t key[16])
+{
+	char hex[33];
+	size_t n = 0;
+	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
+		s += 2;
+	for (; *s; s++) {
+		if (*s == ':')
+			continue;
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')) ||
+		    n == 32)
+			return -1;
+		hex[n++] = *s;
+	}
+	if (!n)
+		return -1;
+	memset(key, 0, 16);
+	for (size_t i = 0; i < n; i++) {
+		char d = hex[n - 1 - i];
+		unsigned v = d <= '9' ? (unsigned)(d - '0') : (unsigned)((d | 0x20) - 'a' + 10);
+		key[15 - i / 2] |= (uint8_t)(i % 2 ? v << 4 : v);
+	}
+	return 0;
+}
+
+/* services [ID]; services add ID [--name N] [--lease S] [--pkey P] [--gid G] [--key K];
+ * services delete ID [--gid G] [--pkey P] [--key K]. Registration is for the local port unless
+ * --gid names another. */
 int cmd_services(struct cli *c, int argc, char **argv)
 {
 	const char *verb =
@@ -462,6 +491,17 @@ int cmd_services(struct cli *c, int argc, char **argv)
 		} else if (!strcmp(opt, "--pkey")) {
 			mad_bits_set(req, 192, 16, strtoul(val, &e, 0));
 			mask |= 1ull << 2;
+		} else if (!strcmp(opt, "--key")) {
+			/* the service's key: set with add, and what proves the right to replace or
+			 * delete a service another port registered */
+			if (parse_service_key(val, req + 32) < 0) {
+				fprintf(stderr,
+				        "ibsa services: \"%s\" is not a ServiceKey (up to 32 hex "
+				        "digits)\n",
+				        val);
+				return EXIT_USAGE;
+			}
+			mask |= 1ull << 5;
 		} else {
 			fprintf(stderr, "ibsa services %s: unknown option \"%s\"\n", verb, opt);
 			return EXIT_USAGE;

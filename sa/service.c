@@ -17,6 +17,7 @@
 #define SR_COMP_GID       (1ull << 1)
 #define SR_COMP_PKEY      (1ull << 2)
 #define SR_COMP_LEASE     (1ull << 4)
+#define SR_COMP_KEY       (1ull << 5)
 #define SR_LEASE_INFINITE 0xffffffffu
 
 struct sa_service {
@@ -115,7 +116,8 @@ static void expire(struct sa *sa)
 }
 
 /* The record as a requester sees it: the lease is what is left of it, and the ServiceKey
- * (the owner's secret) reads as zeros, as OpenSM answers it. */
+ * (the owner's secret) reads as zeros. IBA (and OpenSM) would show it to a trusted requester;
+ * nobody needs it back, so nobody gets it. */
 #define SR_KEY 32 /* byte offset of ServiceKey */
 static void present(const struct sa *sa, const struct sa_service *s, uint8_t *out)
 {
@@ -126,6 +128,43 @@ static void present(const struct sa *sa, const struct sa_service *s, uint8_t *ou
 		uint32_t secs = left <= 0 ? 0 : (uint32_t)(left + 0.999);
 		mad_bits_set(out, 224, 32, secs);
 	}
+}
+
+/* The same 16 bytes, in a time that does not tell how many matched. */
+static bool key_equal(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t d = 0;
+	for (size_t i = 0; i < 16; i++)
+		d |= (uint8_t)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* Is the requester the port the service belongs to (its ServiceGID's)? */
+static bool requester_owns(const struct sa_req *rq, const uint8_t *rec)
+{
+	return rq->requester != TOPO_NONE &&
+	       sa_guid_port(rq->sa, mad_bits_get(rec + 8, 64, 64)) == rq->requester;
+}
+
+/* May the requester replace or delete a registered service? IBA ties a service to its
+ * ServiceKey (15.2.5.14): the request must carry the record's key, or come from the
+ * service's own port, or be trusted (the SM_Key). Before, any member of the partition could
+ * take over or remove another host's service. A record registered without a key (zeros,
+ * what every client sends when it has none) is its port's alone: zeros prove nothing. */
+static bool may_change(const struct sa_req *rq, const uint8_t *stored, const uint8_t *req)
+{
+	static const uint8_t none[16];
+	if (rq->trusted || requester_owns(rq, stored))
+		return true;
+	return !key_equal(stored + SR_KEY, none) && key_equal(stored + SR_KEY, req + SR_KEY);
+}
+
+/* Logged by sa_request_finish, rate limited. */
+static uint16_t refuse_change(struct sa_req *rq)
+{
+	rq->why = "the service is another port's: the request has neither its ServiceKey nor "
+	          "the SM_Key";
+	return MAD_STATUS_SA_REQ_DENIED;
 }
 
 void sa_service_builtin(struct sa *sa, const struct mad_service_record *r)
@@ -140,10 +179,14 @@ void sa_build_service_records(const struct sa_req *rq, struct sa_records *out)
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
 		if (!requester_sees(rq, sa->svcs[i].rec))
 			continue;
+		/* a query may select by the key (sa_service_hide_keys blanks it after), but only
+		 * one that may know it: else the answers would tell a guess right from wrong */
+		bool knows = rq->trusted || requester_owns(rq, sa->svcs[i].rec);
+		if ((rq->h.comp_mask & SR_COMP_KEY) && !knows)
+			continue;
 		uint8_t *rec = sa_records_add(out);
 		if (rec) {
 			present(sa, &sa->svcs[i], rec);
-			/* a query may select by the key: sa_service_hide_keys blanks it after */
 			memcpy(rec + SR_KEY, sa->svcs[i].rec + SR_KEY, 16);
 		}
 	}
@@ -201,6 +244,8 @@ uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, ui
 		if (!memcmp(r, n.rec, 24) && (rec_pkey(r) & 0x7fff) == (pkey & 0x7fff))
 			slot = &sa->svcs[i]; /* the same service registered again: renewed */
 	}
+	if (slot && !may_change(rq, slot->rec, n.rec))
+		return refuse_change(rq);
 	if (!slot) {
 		if (sa->nsvcs >= SA_MAX_SERVICES ||
 		    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0)
@@ -218,29 +263,30 @@ uint16_t sa_service_delete(struct sa_req *rq, const uint8_t *req, uint64_t mask,
 	struct sa *sa = rq->sa;
 	/* The record deleted is the one the request's ServiceID, ServiceGID and P_Key name
 	 * (its record ID), whatever the mask says, as OpenSM deletes; masked components must
-	 * match too. One request never wipes more than that one record. */
+	 * match too, but for the ServiceKey: in a Delete it is the credential (may_change), and
+	 * a wrong one is refused as such, not answered as "no such record". One request never
+	 * wipes more than that one record. */
 	expire(sa);
 	struct sa_components c;
 	sa_service_components(&c);
-	uint32_t keep = 0, gone = 0;
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
 		struct sa_service *s = &sa->svcs[i];
 		bool rid = !memcmp(s->rec, req, 8) &&
 		           mad_bits_get(s->rec + 8, 64, 64) == mad_bits_get(req + 8, 64, 64) &&
 		           (rec_pkey(s->rec) == rec_pkey(req) ||
 		            (!(mask & SR_COMP_PKEY) && !rec_pkey(req)));
-		if (!gone && rid && requester_in(rq, rec_pkey(s->rec)) &&
-		    sa_components_match(&c, mask, req, s->rec)) {
-			if (!gone++)
-				present(sa, s, answer);
+		if (!rid || !requester_in(rq, rec_pkey(s->rec)) ||
+		    !sa_components_match(&c, mask & ~SR_COMP_KEY, req, s->rec))
 			continue;
-		}
-		sa->svcs[keep++] = *s;
-	}
-	sa->nsvcs = keep;
-	if (gone)
+		if (!may_change(rq, s->rec, req))
+			return refuse_change(rq);
+		present(sa, s, answer);
+		memmove(s, s + 1, (sa->nsvcs - i - 1) * sizeof(*s));
+		sa->nsvcs--;
 		sa_state_changed(sa);
-	return gone ? 0 : MAD_STATUS_SA_NO_RECORDS;
+		return 0;
+	}
+	return MAD_STATUS_SA_NO_RECORDS;
 }
 
 void sa_service_hide_keys(struct sa_records *r)

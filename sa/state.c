@@ -4,6 +4,8 @@
  *
  * STATE_DIR/sa-state is text, a line per item, written whole to a temporary file, synced
  * and renamed over the old one, so a crash leaves the previous version, never half of one.
+ * Mode 0600: the records carry their ServiceKeys, which are what lets a host change another
+ * host's service.
  * A client's change (a registration, a join, a subscription) is answered only once the
  * file holding it is on disk: answers wait for the next save, which comes within a few
  * milliseconds and carries every change made meanwhile (a group commit), so an
@@ -74,7 +76,7 @@ int sa_state_save(struct sa *sa)
 static int state_save(struct sa *sa)
 {
 	struct statefile sf;
-	if (statefile_begin(&sf, sa->cfg->state_dir, STATE_FILE, 0644) < 0) {
+	if (statefile_begin(&sf, sa->cfg->state_dir, STATE_FILE, 0600) < 0) {
 		log_err(sa->log, "sa", "cannot write %s: %s; clients' state is not kept", sf.tmp,
 		        strerror(errno));
 		return -1;
