@@ -408,6 +408,39 @@ static void sample_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		c->nsamples++;
 }
 
+/* Give the bound socket (mode 0660 by the umask) to control_group. chown to a group this
+ * process is not in takes CAP_CHOWN, which a unit may not grant: then the socket is made
+ * root only (0600), and the log says so instead of naming a group that has no access. A
+ * directory made here is given to the group too, or its members could not reach the
+ * socket; one made by others is only checked. */
+static void share_with_group(struct control *c, const struct log *lg, const char *dir,
+                             bool made_dir)
+{
+	const char *group = c->rl->cfg->control_group;
+	if (chown(c->path, (uid_t)-1, c->gid) < 0) {
+		int e = errno;
+		chmod(c->path, 0600);
+		c->gid = (gid_t)-1;
+		log_warn(lg, "control",
+		         "control_group \"%s\": cannot give %s to that group (%s): the control "
+		         "socket is root only (0600); the daemon needs CAP_CHOWN for it (in the "
+		         "unit's CapabilityBoundingSet) or run without control_group",
+		         group, c->path, strerror(e));
+		return;
+	}
+	if (made_dir && chown(dir, (uid_t)-1, c->gid) < 0)
+		log_warn(lg, "control", "cannot give %s to group %s: %s", dir, group,
+		         strerror(errno));
+	struct stat st;
+	if (stat(dir, &st) == 0 && !(st.st_mode & S_IXOTH) &&
+	    !(st.st_gid == c->gid && (st.st_mode & S_IXGRP)))
+		log_warn(lg, "control",
+		         "control_group \"%s\": its members cannot reach %s: the directory %s "
+		         "(mode %04o) is closed to them; open it (RuntimeDirectoryMode=0755) or "
+		         "give it to the group",
+		         group, c->path, dir, (unsigned)(st.st_mode & 07777));
+}
+
 int control_start(struct control *c, struct reload *rl, struct sa *sa, struct ev_loop *loop)
 {
 	memset(c, 0, sizeof(*c));
@@ -442,10 +475,15 @@ int control_start(struct control *c, struct reload *rl, struct sa *sa, struct ev
 	char dir[108];
 	snprintf(dir, sizeof(dir), "%s", c->path);
 	char *slash = strrchr(dir, '/');
+	bool made_dir = false;
 	if (slash && slash != dir) {
 		*slash = 0;
-		if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0750) == 0)
+			made_dir = true;
+		else if (errno != EEXIST)
 			log_warn(lg, "control", "cannot make %s: %s", dir, strerror(errno));
+	} else {
+		snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct sockaddr_un sa_un = {.sun_family = AF_UNIX};
@@ -473,17 +511,19 @@ int control_start(struct control *c, struct reload *rl, struct sa *sa, struct ev
 	umask(old);
 	if (rc < 0)
 		goto fail;
-	if (c->gid != (gid_t)-1 && chown(c->path, (uid_t)-1, c->gid) < 0)
-		log_warn(lg, "control", "chown %s to group %s: %s", c->path, cfg->control_group,
-		         strerror(errno));
+	if (c->gid != (gid_t)-1)
+		share_with_group(c, lg, dir, made_dir);
 	if (listen(fd, 16) < 0)
 		goto fail;
 	c->fd = fd;
 	ev_io_init(&c->accept_w, accept_cb, fd, EV_READ);
 	c->accept_w.data = c;
 	ev_io_start(loop, &c->accept_w);
-	log_info(lg, "control", "control socket %s (mode %s)", c->path,
-	         c->gid == (gid_t)-1 ? "0600, root only" : "0660, root and control_group");
+	if (c->gid == (gid_t)-1)
+		log_info(lg, "control", "control socket %s (mode 0600, root only)", c->path);
+	else
+		log_info(lg, "control", "control socket %s (mode 0660, root and group %s)", c->path,
+		         cfg->control_group);
 	return 0;
 fail:
 	log_err(lg, "control", "cannot listen on %s: %s; the daemon runs without it", c->path,
