@@ -51,7 +51,8 @@ static const struct command commands[] = {
     {"events", cmd_events,
      "events [--trap N]... [--count N] [--timeout S]\n"
      "                           subscribe to ports coming and going (traps 64/65),\n"
-     "                           or to the traps named\n"
+     "                           or to the traps named (0xffff: all; the security\n"
+     "                           traps 256-259 only with --sm-key)\n"
      "                           and print the SA's Reports as they arrive"},
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"

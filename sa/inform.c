@@ -25,8 +25,18 @@ struct sa_sub {
 	uint32_t port;               /* the subscriber's port: Reports go to its LID now */
 	struct mad_inform_info info; /* what it asked for, the QPN inside */
 	uint16_t enumr; /* SubscriberEnum: stable while it lasts, kept across restarts */
-	bool trusted;   /* subscribed with the SM_Key: hears of every port and group */
+	bool trusted;   /* subscribed with the SM_Key: hears of every port and group, and gets
+	                 * the security traps (kept in the state file and the standby's copy) */
 };
+
+/* Security traps (IBA 14.2.5.1: 256 Bad M_Key, 257 Bad P_Key, 258 Bad Q_Key, 259 P_Key
+ * violation at a switch port) name the keys presented and tell an attacker which probes
+ * were seen: only for subscribers that gave the SM_Key, both when they subscribe and when
+ * a trap is delivered (a subscription to 0xffff names no trap at all). */
+static bool trap_needs_trust(bool is_generic, uint16_t trap)
+{
+	return is_generic && trap >= 256 && trap <= 259;
+}
 
 /* sub_by_enum key: port and SubscriberEnum (never 0: ports count from 1 here) */
 static uint64_t enum_key(uint32_t port, uint16_t e)
@@ -139,9 +149,7 @@ uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)
 		return MAD_STATUS_SA_REQ_INVALID;
 	if (rq->requester == TOPO_NONE)
 		return MAD_STATUS_SA_REQ_DENIED; /* Reports need a port to go to */
-	/* security traps (bad M_Key, P_Key, Q_Key, switch P_Key) only for trusted requesters */
-	if (in.subscribe && in.is_generic && in.trap_number >= 256 && in.trap_number <= 259 &&
-	    !rq->trusted)
+	if (in.subscribe && trap_needs_trust(in.is_generic, in.trap_number) && !rq->trusted)
 		return MAD_STATUS_SA_REQ_INVALID;
 	/* Reports go to the QP the subscription came from (as OpenSM keeps it); an
 	 * unsubscription names that QP in the record */
@@ -267,6 +275,9 @@ static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, co
 	for (uint32_t i = 0; i < sa->nsubs; i++) {
 		const struct sa_sub *s = &sa->subs[i];
 		if (!wants(sa, s, n, port, gid) || !hears_of(sa, s, port, pkey))
+			continue;
+		/* e.g. a subscription to every trap (0xffff) without the SM_Key */
+		if (trap_needs_trust(n->is_generic, n->trap_number) && !s->trusted)
 			continue;
 		struct mad_sa_hdr h;
 		mad_sa_hdr_init(&h, MAD_METHOD_REPORT, MAD_ATTR_NOTICE, 0);
