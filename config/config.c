@@ -51,6 +51,7 @@ void config_defaults(struct ibsmd_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
 	snprintf(c->control_socket, sizeof(c->control_socket), "/run/ibsmd/control");
 	c->metrics_interval_s = 15;
+	c->metrics_per_address = 8;
 	c->pm_interval_s = 60;
 	c->pm_window = 8;
 	c->pm_threshold_symbol_errors = 10;
@@ -627,6 +628,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_METRICS_INTERVAL] = {"metrics_interval", OPT_UINT, F(metrics_interval_s), 0, 3600,
                              OPT_LIVE},
     [CK_METRICS_LISTEN] = {"metrics_listen", OPT_STR, F(metrics_listen), 0, 0, 0},
+    [CK_METRICS_PER_ADDRESS] = {"metrics_per_address", OPT_UINT, F(metrics_per_address), 1, 16, 0},
     [CK_PM_INTERVAL] = {"pm_interval", OPT_UINT, F(pm_interval_s), 0, 86400, OPT_LIVE},
     [CK_PM_WINDOW] = {"pm_window", OPT_UINT, F(pm_window), 1, 64, OPT_LIVE},
     [CK_PM_THRESHOLD_SYMBOL_ERRORS] = {"pm_threshold_symbol_errors", OPT_UINT,

@@ -164,6 +164,7 @@ enum config_key {
 	CK_METRICS_FILE,
 	CK_METRICS_INTERVAL,
 	CK_METRICS_LISTEN,
+	CK_METRICS_PER_ADDRESS,
 	CK_PM_INTERVAL,
 	CK_PM_WINDOW,
 	CK_PM_THRESHOLD_SYMBOL_ERRORS,
@@ -246,6 +247,9 @@ struct ibsmd_config {
 	char metrics_file[256];
 	unsigned metrics_interval_s;
 	char metrics_listen[128];
+	/* HTTP connections one client address may hold at once (of 16 in all), so that one
+	 * host cannot keep the others from the endpoint */
+	unsigned metrics_per_address;
 	/* the performance manager: every pm_interval seconds (0: off) it reads every port's
 	 * counters, pm_window requests at most in flight; an error counter that grows by at
 	 * least its threshold (0: never) between two readings raises an event */

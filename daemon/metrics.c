@@ -384,6 +384,7 @@ int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop)
 	m->mhd = MHD_start_daemon(MHD_USE_EPOLL | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
 	                          NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR, &ss,
 	                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+	                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->metrics_per_address,
 	                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
 	if (!m->mhd) {
 		log_err(lg, "metrics", "cannot serve metrics on %s: %s; no HTTP endpoint",

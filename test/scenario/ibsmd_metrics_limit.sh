@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The metrics endpoint under one greedy address: a client at 127.0.0.1 opens 16 connections
+# (the endpoint's whole capacity) and holds them, sending nothing. Only metrics_per_address
+# (the default, 8) stay open, the rest are closed at once; meanwhile a scrape from another
+# address (127.0.0.2, loopback too) gets the metrics, and once the hog lets go, so does
+# 127.0.0.1. A lower metrics_per_address (3) holds the hog to 3.
+# Usage: ibsmd_metrics_limit.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_fabricsim "fattree:radix=4,levels=2"
+
+# hog PER: 16 idle connections from 127.0.0.1; PER of them must stay open while a scrape
+# from 127.0.0.2 is answered; then a scrape from 127.0.0.1 once they are closed
+hog() {
+	python3 - "$PORT" "$1" <<'PY'
+import socket, sys, time
+port, per = int(sys.argv[1]), int(sys.argv[2])
+
+def get(src):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
+    s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    s.close()
+    return data
+
+def alive(s):
+    s.setblocking(False)
+    try:
+        return s.recv(1) != b""  # b"": closed by the server
+    except BlockingIOError:
+        return True
+    except ConnectionError:
+        return False
+
+hogs = []
+for _ in range(16):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.1", 0))
+    hogs.append(s)
+    time.sleep(0.02)  # one at a time, as the daemon's loop takes them
+time.sleep(1)
+open_ = sum(alive(s) for s in hogs)
+if open_ != per:
+    sys.exit(f"{open_} of 16 connections from one address stay open, not {per}")
+other = get("127.0.0.2")
+if b"200 OK" not in other.split(b"\r\n")[0] or b"ibsmd_subnet_up" not in other:
+    sys.exit(f"a scrape from 127.0.0.2 beside the hog: {other[:200]!r}")
+for s in hogs:
+    s.close()
+time.sleep(0.5)
+again = get("127.0.0.1")
+if b"ibsmd_subnet_up" not in again:
+    sys.exit(f"a scrape from 127.0.0.1 after the hog: {again[:200]!r}")
+print(f"16 from one address: {per} kept, {16 - per} closed; 127.0.0.2 scraped meanwhile: ok")
+PY
+}
+
+SIM_HOST=host-1 start_ibsmd --config <(printf 'metrics_listen: "127.0.0.1:%s"\nsweep_interval: 0\n' "$PORT")
+wait_until 10 grep -q "serving Prometheus metrics" "$WORK/ibsmd.log" || fail "no HTTP endpoint"
+hog 8 || fail "metrics_per_address 8 (the default)"
+stop_pids "$IBSMD_PID"
+
+SIM_HOST=host-1 start_ibsmd --config <(printf 'metrics_listen: "127.0.0.1:%s"\nmetrics_per_address: 3\nsweep_interval: 0\n' "$PORT")
+wait_until 10 grep -q "serving Prometheus metrics" "$WORK/ibsmd.log" || fail "no HTTP endpoint"
+hog 3 || fail "metrics_per_address 3"
