@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 
 #include "pm/pm.h"
+#include "util/escape.h"
 #include "util/statefile.h"
 
 #define P "ibsmd_"
@@ -172,12 +173,7 @@ void metrics_render(const struct metrics *m, FILE *out)
 				        P "port_counter_total{guid=\"0x%016" PRIx64
 				          "\",port=\"%u\",node=\"",
 				        nd->guid, t->ports[p].num);
-				for (const char *ch = nd->desc; *ch; ch++) {
-					if (*ch == '"' || *ch == '\\')
-						fputc('\\', out);
-					if (*ch != '\n')
-						fputc(*ch, out);
-				}
+				prom_put_label(out, nd->desc, sizeof(nd->desc));
 				fprintf(out, "\",counter=\"%s\"} %" PRIu64 "\n",
 				        pm_counter_name((enum pm_counter)i), s->total[i]);
 			}

@@ -79,6 +79,28 @@ void json_put_str(FILE *out, const char *s, size_t max)
 	fputc('"', out);
 }
 
+void prom_put_label(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = bounded_len(s, max);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq_len(p + i, n - i);
+		if (!len) {
+			fputs("\xef\xbf\xbd", out); /* U+FFFD */
+			i++;
+		} else if (p[i] == '\\' || p[i] == '"') {
+			fputc('\\', out);
+			fputc(p[i++], out);
+		} else if (p[i] == '\n') {
+			fputs("\\n", out);
+			i++;
+		} else {
+			fwrite(p + i, 1, len, out);
+			i += len;
+		}
+	}
+}
+
 /* Bytes of s from i that go to a log as they are (0: escape the byte at i). */
 static size_t log_plain(const unsigned char *s, size_t n, size_t i)
 {

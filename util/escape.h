@@ -17,6 +17,11 @@ size_t utf8_seq_len(const unsigned char *s, size_t n);
  * them as line ends), and every byte that is not part of well-formed UTF-8 as \uFFFD. */
 void json_put_str(FILE *out, const char *s, size_t max);
 
+/* s (up to its NUL or max bytes) as a Prometheus label value, without the quotes: '\', '"'
+ * and newline escaped as the text format asks, each byte that is not UTF-8 as U+FFFD (a
+ * scraper refuses the whole page over one). */
+void prom_put_label(FILE *out, const char *s, size_t max);
+
 /* src for a log line, into dst (len bytes, always terminated; cut at a whole escape):
  * control characters, DEL, C1 controls and bytes that are not UTF-8 as \xNN, so that no
  * text can end a line or forge the next one. Returns dst. */

@@ -3,8 +3,9 @@
 # holding a double quote, a backslash, a newline followed by text that looks like a log line,
 # a 0x01 and a byte that is not UTF-8, on two switches and a host. Every JSON output that
 # carries it still parses and shows it escaped (the stray byte as U+FFFD): ibsa --json nodes
-# (SA NodeRecords), the control socket's dump topology, dump routes and counters; a log line
-# naming the node (a link between the two switches going down) stays one line, the newline written \x0a.
+# (SA NodeRecords), the control socket's dump topology, dump routes and counters, and so does
+# the metrics file, where it is a label; a log line naming the node (a link between the two
+# switches going down) stays one line, the newline written \x0a.
 # Usage: ibsmd_wire_text.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 FS="$BUILD/test/fabricsim/fabricsim"
@@ -15,7 +16,7 @@ HEX=$(printf 'evil"q\\b\nwarn sm: forged\001\377' | od -An -tx1 | tr -d ' \n')
 for n in leaf-1 spine-1 host-2; do
 	"$FS" ctl desc "$n" "$HEX" >/dev/null || fail "fabricsim ctl desc $n"
 done
-SIM_HOST=host-3 start_ibsmd --config <(printf 'pm_interval: 1\nsweep_interval: 0\n')
+SIM_HOST=host-3 start_ibsmd --config <(printf 'pm_interval: 1\nsweep_interval: 0\nmetrics_interval: 1\n')
 
 # the text as JSON must give it: U+FFFD for the byte that is not UTF-8
 check() { # FILE WHAT: FILE parses as JSON and holds the description twice (leaf and host)
@@ -49,6 +50,21 @@ check "$WORK/routes.json" routes || fail "dump routes --json: $(cat "$WORK/route
 counted() { ctl counters >"$WORK/counters.json" && check "$WORK/counters.json" counters; }
 wait_until 20 counted || fail "counters --json: $(cat "$WORK/counters.json")"
 echo "ibsa --json nodes, dump topology, dump routes, counters: parse, description escaped: ok"
+
+# the metrics file names a port with errors by its node's description, as a label
+"$FS" ctl errors leaf-1 1 symbol_errors 5 >/dev/null
+prom() {
+	/usr/bin/python3 - "$WORK/state/ibsmd.prom" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+want = 'evil"q\\b\nwarn sm: forged\x01\ufffd'
+text = open(sys.argv[1], encoding="utf-8").read()  # strict: raw bytes fail here
+nodes = [s.labels.get("node") for f in text_string_to_metric_families(text) for s in f.samples]
+sys.exit(0 if want in nodes else 1)
+PY
+}
+wait_until 20 prom || fail "the metrics file: $(grep port_counter_total "$WORK/state/ibsmd.prom" | cat -A | head -3)"
+echo "metrics file: parses, the description a label, escaped: ok"
 
 # a line about the leaf: its link to spine-1 goes down (both ends carry the description)
 port=$(for p in 1 2 3 4; do "$FS" ctl port leaf-1 $p | grep -q '"spine-1"' && echo $p; done || true)

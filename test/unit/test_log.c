@@ -108,6 +108,19 @@ START_TEST(json_string_escapes)
 }
 END_TEST
 
+/* A Prometheus label of the same: the text format's three escapes, U+FFFD for a stray byte. */
+START_TEST(prom_label_escapes)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	prom_put_label(f, "a\"b\\c\n\x01\xff\xc3\xa9", 64);
+	fclose(f);
+	ck_assert_str_eq(buf, "a\\\"b\\\\c\\n\x01\xef\xbf\xbd\xc3\xa9");
+	free(buf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -117,6 +130,7 @@ int main(void)
 	tcase_add_test(tc, event_fields);
 	tcase_add_test(tc, wire_text_stays_on_its_line);
 	tcase_add_test(tc, json_string_escapes);
+	tcase_add_test(tc, prom_label_escapes);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
