@@ -6,7 +6,7 @@
 
 #define S struct mad_sync_req
 static const struct mad_field sync_req_fields[] = {
-    MAD_H(S, sm_key, MF_U64, 0, 64),       MAD_H(S, epoch, MF_U64, 64, 64),
+    MAD_H(S, guid, MF_U64, 0, 64),         MAD_H(S, epoch, MF_U64, 64, 64),
     MAD_H(S, generation, MF_U64, 128, 64), MAD_H(S, checksum, MF_U64, 192, 64),
     MAD_H(S, count, MF_U32, 256, 32),      MAD_HA(S, digest, MF_U64, 320, 64, SYNC_NDIGESTS, 64),
 };

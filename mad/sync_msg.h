@@ -17,7 +17,7 @@
 /* Not registered with anyone: a class of the vendor range and an OUI-shaped tag that no
  * vendor we know uses. Both ends must agree; nothing else on a fabric answers them. */
 #define MAD_CLASS_IBSMD_SYNC   0x3d
-#define MAD_SYNC_CLASS_VERSION 1
+#define MAD_SYNC_CLASS_VERSION 2 /* 2: authenticated (1 carried the SM_Key) */
 #define MAD_SYNC_OUI           0x1b5d0cu
 #define MAD_SYNC_HDR_END       40 /* common + RMPP header + reserved byte + OUI */
 #define MAD_SYNC_DATA_SIZE     (256 - MAD_SYNC_HDR_END)
@@ -31,8 +31,16 @@ enum mad_sync_digest {
 	SYNC_NDIGESTS
 };
 
+/* Authentication (sync/auth.h): a request carries a random nonce and a MAC in its data
+ * area, an answer a MAC in its header; raw bytes at these offsets, outside the field codecs */
+#define MAD_SYNC_NONCE_BYTES  16
+#define MAD_SYNC_MAC_BYTES    32
+#define MAD_SYNC_REQ_NONCE_AT 64
+#define MAD_SYNC_REQ_MAC_AT   80 /* ... to 112 */
+#define MAD_SYNC_RESP_MAC_AT  80
+
 struct mad_sync_req {
-	uint64_t sm_key;     /* the requester's: the master answers only with its own */
+	uint64_t guid;       /* the requester's port GUID (the MAC vouches for it) */
 	uint64_t epoch;      /* the master instance the requester's items came from (0: none) */
 	uint64_t generation; /* ... and how far it got */
 	uint64_t checksum;   /* of the items it holds */
@@ -56,7 +64,7 @@ struct mad_sync_resp {
 	uint32_t payload_len; /* bytes of text after this header */
 	uint64_t digest[SYNC_NDIGESTS];
 };
-#define MAD_SYNC_RESP_SIZE 80 /* the response header's bytes; the payload follows */
+#define MAD_SYNC_RESP_SIZE 112 /* the response header's bytes (MAC last); the payload follows */
 
 MAD_CODEC_DECLARE(mad_sync_req, mad_sync_req);
 MAD_CODEC_DECLARE(mad_sync_resp, mad_sync_resp);

@@ -11,11 +11,13 @@
 #include <time.h>
 
 #include <ev.h>
+#include <sodium.h>
 
 #include "config/config.h"
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
 #include "mad/sync_msg.h"
+#include "sync/auth.h"
 #include "sync/journal.h"
 #include "util/log.h"
 #include "util/u64map.h"
@@ -62,7 +64,8 @@ struct sync {
 	struct ev_loop *loop;
 	uint64_t digest[SYNC_NDIGESTS];
 	struct sync_stats st;
-	struct log_rl rl_refused, rl_config, rl_bad, rl_served;
+	struct log_rl rl_refused, rl_config, rl_bad, rl_served, rl_auth;
+	struct sync_auth auth;
 
 	/* master */
 	struct sync_journal j;
@@ -82,6 +85,7 @@ struct sync {
 	uint64_t digest_reported[SYNC_NDIGESTS];
 	ev_timer poll, save;
 	double asked_at;
+	uint8_t nonce[MAD_SYNC_NONCE_BYTES]; /* of the request out: its answer's MAC covers it */
 	/* does the master serve the sync? found in its SA, per master */
 	uint64_t probed_guid; /* the master it is known for (0: none) */
 	enum { PROBE_NONE, PROBE_OUT, PROBE_YES, PROBE_LATER, PROBE_NO } probe;
@@ -259,9 +263,11 @@ static bool handover_ready(void *ctx, uint64_t guid)
 	return false;
 }
 
+/* `standby`, `nonce`: whom the answer is for and the nonce of its request, which the
+ * answer's MAC covers */
 static void respond(struct sync *s, const struct mad_addr *from, const struct mad_hdr *req,
                     uint16_t status, const struct mad_sync_resp *resp, const char *payload,
-                    size_t len)
+                    size_t len, uint64_t standby, const uint8_t *nonce)
 {
 	struct mad_hdr h = *req;
 	h.method = MAD_METHOD_GET_RESP;
@@ -286,6 +292,7 @@ static void respond(struct sync *s, const struct mad_addr *from, const struct ma
 	mad_sync_resp_encode(&out, data, MAD_SYNC_RESP_SIZE, NULL);
 	if (len)
 		memcpy(data + MAD_SYNC_RESP_SIZE, payload, len);
+	sync_auth_sign_resp(&s->auth, standby, nonce, data, total);
 	/* always by RMPP, even when one segment holds it: the standby expects one form */
 	int r = mad_dispatcher_respond_rmpp(s->d, &to, hdr, MAD_SYNC_HDR_END, data, total);
 	free(data);
@@ -332,7 +339,7 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 		       "LID %u: class 0x%02x version %u OUI 0x%06x is not ibsmd's sync: answered "
 		       "BAD_VERSION",
 		       from->lid, h.mgmt_class, h.class_version, mad_sync_get_oui(mad));
-		respond(s, from, &h, MAD_STATUS_BAD_VERSION, NULL, NULL, 0);
+		respond(s, from, &h, MAD_STATUS_BAD_VERSION, NULL, NULL, 0, 0, NULL);
 		return;
 	}
 	if (h.method != MAD_METHOD_GET || h.attr_id != MAD_ATTR_SYNC_STATE) {
@@ -342,34 +349,41 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 		respond(s, from, &h,
 		        h.method != MAD_METHOD_GET ? MAD_STATUS_UNSUP_METHOD
 		                                   : MAD_STATUS_UNSUP_METHOD_ATTR,
-		        NULL, NULL, 0);
+		        NULL, NULL, 0, 0, NULL);
 		return;
 	}
 	struct mad_sync_req rq;
 	mad_sync_req_decode(mad + MAD_SYNC_HDR_END, MAD_SYNC_DATA_SIZE, &rq, NULL);
-	uint64_t guid = 0;
-	if (s->cfg->sm_key && rq.sm_key != s->cfg->sm_key) {
-		/* the items hold secrets (service keys): silence, as the SA gives a wrong key */
+	const uint8_t *data = mad + MAD_SYNC_HDR_END, *nonce = data + MAD_SYNC_REQ_NONCE_AT;
+	uint64_t self = sm_info(s->sm).guid, guid = 0;
+	if (!sync_auth_check_req(&s->auth, self, data)) {
+		/* the items hold secrets (M_Keys, service keys): silence, as the SA gives a
+		 * wrong key */
 		s->st.refused++;
-		log_rl(s->log, &s->rl_refused, LOGL_WARN, "sync",
-		       "LID %u asked for the standby copy with a wrong SM_Key: ignored", from->lid);
+		s->st.unauthenticated++;
+		log_rl(s->log, &s->rl_auth, LOGL_WARN, "sync",
+		       "ALARM: LID %u (port GUID " GUID_FMT " by its word) asked for the standby "
+		       "copy with a MAC that is not this subnet's: ignored. A standby of this "
+		       "subnet needs the same m_key_secret (or, without one, the same sm_key)",
+		       from->lid, rq.guid);
 		return;
 	}
 	struct mad_sync_resp resp = {.kind = SYNC_NOT_READY};
-	if (!sm_peer_at_lid(s->sm, from->lid, &guid)) {
-		/* not (yet) an SM this one polled and trusts: it asks again */
+	if (!sm_peer_at_lid(s->sm, from->lid, &guid) || guid != rq.guid) {
+		/* not (yet) an SM this one polled and trusts, or not the port the request names:
+		 * it asks again */
 		s->st.refused++;
 		log_rl(s->log, &s->rl_refused, LOGL_INFO, "sync",
-		       "LID %u asked for the standby copy but is no SM this master knows (yet): "
-		       "answered not ready",
-		       from->lid);
-		respond(s, from, &h, 0, &resp, NULL, 0);
+		       "LID %u asked for the standby copy but is no SM this master knows (yet) "
+		       "as port GUID " GUID_FMT ": answered not ready",
+		       from->lid, rq.guid);
+		respond(s, from, &h, 0, &resp, NULL, 0, rq.guid, nonce);
 		return;
 	}
 	check_digests(s, rq.digest, "standby", guid, from->lid);
 	struct sync_peer *peer = peer_get(s, guid);
 	if (sm_info(s->sm).state != SM_STATE_MASTER || !sa_state_ready(s->sa)) {
-		respond(s, from, &h, 0, &resp, NULL, 0);
+		respond(s, from, &h, 0, &resp, NULL, 0, guid, nonce);
 		return;
 	}
 	refresh(s);
@@ -397,7 +411,7 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 	} else {
 		s->st.served_current++;
 	}
-	respond(s, from, &h, 0, &resp, payload, plen);
+	respond(s, from, &h, 0, &resp, payload, plen, guid, nonce);
 	free(payload);
 }
 
@@ -564,6 +578,17 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 	}
 	uint64_t master = 0;
 	sm_master_lid(s->sm, &master);
+	if (!sync_auth_check_resp(&s->auth, sm_info(s->sm).guid, s->nonce,
+	                          res->mad + MAD_SYNC_HDR_END,
+	                          MAD_SYNC_RESP_SIZE + r.payload_len)) {
+		s->st.unauthenticated++;
+		log_rl(s->log, &s->rl_auth, LOGL_WARN, "sync",
+		       "ALARM: an answer to the sync request from LID %u does not carry this "
+		       "subnet's MAC for it: dropped, nothing taken from it. A master of this "
+		       "subnet needs the same m_key_secret (or, without one, the same sm_key)",
+		       res->from.lid);
+		return;
+	}
 	if (r.kind != SYNC_NOT_READY) {
 		/* the master's configuration, reported once per difference */
 		bool changed = false;
@@ -754,13 +779,16 @@ static void ask(struct sync *s)
 	                    .attr_id = MAD_ATTR_SYNC_STATE};
 	mad_hdr_encode(&h, mad, sizeof(mad), NULL);
 	mad_sync_set_oui(mad);
-	struct mad_sync_req rq = {.sm_key = s->cfg->sm_key,
+	struct mad_sync_req rq = {.guid = sm_info(s->sm).guid,
 	                          .epoch = s->m.epoch,
 	                          .generation = s->m.gen,
 	                          .checksum = s->m.set.sum,
 	                          .count = lineset_count(&s->m.set)};
 	memcpy(rq.digest, s->digest, sizeof(rq.digest));
 	mad_sync_req_encode(&rq, mad + MAD_SYNC_HDR_END, MAD_SYNC_DATA_SIZE, NULL);
+	randombytes_buf(s->nonce, sizeof(s->nonce));
+	memcpy(mad + MAD_SYNC_HDR_END + MAD_SYNC_REQ_NONCE_AT, s->nonce, sizeof(s->nonce));
+	sync_auth_sign_req(&s->auth, guid, mad + MAD_SYNC_HDR_END);
 	struct mad_request req = {.to = {.lid = lid, .qpn = 1, .qkey = QP1_QKEY},
 	                          .mad = mad,
 	                          .len = MAD_SIZE,
@@ -837,6 +865,17 @@ struct sync *sync_new(struct sm *sm, struct sa *sa)
 	s->rl_config = LOG_RL_INIT(1, 60000);
 	s->rl_bad = LOG_RL_DEFAULT;
 	s->rl_served = LOG_RL_DEFAULT;
+	s->rl_auth = LOG_RL_INIT(3, 10000);
+	if (sync_auth_init(&s->auth, s->cfg) < 0) {
+		log_err(s->log, "sync", "libsodium does not initialize: no standby sync");
+		free(s);
+		return NULL;
+	}
+	if (!s->auth.from_secret)
+		log_notice(s->log, "sync",
+		           "the standby sync is authenticated by a key derived from the sm_key; "
+		           "with m_key_secret set it is derived from that secret instead, which "
+		           "never crosses the wire");
 	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
 		s->digest[i] = config_digest(s->cfg, (enum config_digest_part)i);
 	sync_journal_init(&s->j, new_epoch(), JOURNAL_MIN_MAX);
@@ -856,6 +895,8 @@ void sync_config_changed(struct sync *s)
 {
 	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
 		s->digest[i] = config_digest(s->cfg, (enum config_digest_part)i);
+	if (sync_auth_init(&s->auth, s->cfg) < 0)
+		log_err(s->log, "sync", "libsodium does not initialize: the sync key is unchanged");
 	/* a master and a standby that now differ (or agree again) say so at once */
 	memset(s->digest_reported, 0, sizeof(s->digest_reported));
 }
@@ -884,6 +925,7 @@ void sync_free(struct sync *s)
 	sync_stop(s);
 	sync_journal_free(&s->j);
 	sync_mirror_free(&s->m);
+	sync_auth_wipe(&s->auth);
 	vec_free(&s->peers);
 	u64map_free(&s->peer_by_guid);
 	free(s);

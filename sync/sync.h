@@ -33,6 +33,8 @@ struct sync_stats {
 	uint64_t served_full, served_delta, served_current, refused;
 	/* as a standby */
 	uint64_t got_full, got_delta, got_current, diverged, malformed, failed;
+	/* both: requests or answers without this subnet's MAC (sync/auth.h) */
+	uint64_t unauthenticated;
 	uint32_t items; /* items held (master: its own; standby: its copy) */
 	uint64_t gen;   /* generation reached */
 	bool in_step;   /* standby: the last answer left the copy equal to the master's */

@@ -2,7 +2,9 @@
  * The first byte picks the side:
  *   0: a standby takes a master's answer (response header + payload) into a copy that
  *      already holds a full copy of a small master (epoch 0x1b5d, generation 2);
- *   1: a master answers a standby's request from that small master's journal.
+ *   1: a master answers a standby's request from that small master's journal;
+ *   2: the MACs (sync/auth.h): a request or an answer off the wire with a MAC nobody made
+ *      must fail the check, and the same bytes with the MAC made for them must pass.
  * Nothing here may crash, leak or read past the input, whatever the bytes. */
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "mad/sync_msg.h"
+#include "sync/auth.h"
 #include "sync/journal.h"
 #include "sync_small_master.h"
 
@@ -75,6 +78,43 @@ static void master_side(const uint8_t *data, size_t size)
 	sync_journal_free(&j);
 }
 
+static void macs(const uint8_t *data, size_t size)
+{
+	static struct sync_auth a;
+	static bool ready;
+	if (!ready) {
+		struct ibsmd_config c;
+		config_defaults(&c);
+		c.sm_key = 0x5ec1e7;
+		if (sync_auth_init(&a, &c) < 0)
+			abort();
+		config_free(&c);
+		ready = true;
+	}
+	uint8_t req[MAD_SYNC_DATA_SIZE] = {0};
+	memcpy(req, data, size < sizeof(req) ? size : sizeof(req));
+	if (sync_auth_check_req(&a, 0x100001, req))
+		abort(); /* a MAC out of nowhere */
+	sync_auth_sign_req(&a, 0x100001, req);
+	if (!sync_auth_check_req(&a, 0x100001, req) || sync_auth_check_req(&a, 0x100002, req))
+		abort();
+	if (size < MAD_SYNC_NONCE_BYTES)
+		return;
+	const uint8_t *nonce = data;
+	uint8_t *body = malloc(size + MAD_SYNC_RESP_SIZE);
+	if (!body)
+		return;
+	memset(body, 0, size + MAD_SYNC_RESP_SIZE);
+	memcpy(body, data, size);
+	size_t len = size < MAD_SYNC_RESP_SIZE ? MAD_SYNC_RESP_SIZE : size;
+	if (sync_auth_check_resp(&a, 0x100003, nonce, body, len))
+		abort();
+	sync_auth_sign_resp(&a, 0x100003, nonce, body, len);
+	if (!sync_auth_check_resp(&a, 0x100003, nonce, body, len))
+		abort();
+	free(body);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -85,5 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		standby_side(data + 1, size - 1);
 	else if (data[0] == 1)
 		master_side(data + 1, size - 1);
+	else if (data[0] == 2)
+		macs(data + 1, size - 1);
 	return 0;
 }

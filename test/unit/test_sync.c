@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mad/sync_msg.h"
+#include "sync/auth.h"
 #include "sync/journal.h"
 #include "check_run.h"
 
@@ -247,7 +248,7 @@ END_TEST
 
 START_TEST(wire_round_trip)
 {
-	struct mad_sync_req q = {.sm_key = 0x1122334455667788ull,
+	struct mad_sync_req q = {.guid = 0x1122334455667788ull,
 	                         .epoch = 0xfeedull << 40,
 	                         .generation = 77,
 	                         .checksum = 0x8000000000000001ull,
@@ -259,7 +260,7 @@ START_TEST(wire_round_trip)
 	ck_assert_int_eq(mad_sync_req_decode(buf, sizeof(buf), &q2, NULL), 0);
 	/* field by field: the structs have padding, which a decoder need not write (memcmp
 	 * passed under ASan, which happened to leave both zeroed, and failed at -O2) */
-	ck_assert_uint_eq(q2.sm_key, q.sm_key);
+	ck_assert_uint_eq(q2.guid, q.guid);
 	ck_assert_uint_eq(q2.epoch, q.epoch);
 	ck_assert_uint_eq(q2.generation, q.generation);
 	ck_assert_uint_eq(q2.checksum, q.checksum);
@@ -293,6 +294,60 @@ START_TEST(wire_round_trip)
 }
 END_TEST
 
+/* The MACs: a request or an answer is taken only as it was made, by a holder of the same
+ * key, for the port it names and (an answer) for the request it answers. */
+START_TEST(macs_bind_key_guids_nonce_and_bytes)
+{
+	struct ibsmd_config c;
+	config_defaults(&c);
+	c.sm_key = 0x5ec1e7;
+	struct sync_auth a, other;
+	ck_assert_int_eq(sync_auth_init(&a, &c), 0);
+	c.sm_key = 0x5ec1e8;
+	ck_assert_int_eq(sync_auth_init(&other, &c), 0);
+	ck_assert(!a.from_secret);
+
+	uint8_t req[MAD_SYNC_DATA_SIZE] = {0};
+	struct mad_sync_req q = {.guid = 0x100003, .epoch = 9, .generation = 4};
+	ck_assert_int_eq(mad_sync_req_encode(&q, req, sizeof(req), NULL), 0);
+	memset(req + MAD_SYNC_REQ_NONCE_AT, 0xa5, MAD_SYNC_NONCE_BYTES);
+	sync_auth_sign_req(&a, 0x100001, req);
+	ck_assert(sync_auth_check_req(&a, 0x100001, req));
+	ck_assert(!sync_auth_check_req(&a, 0x100005, req));     /* meant for another master */
+	ck_assert(!sync_auth_check_req(&other, 0x100001, req)); /* another subnet's key */
+	req[0] ^= 1;                                            /* another requester GUID */
+	ck_assert(!sync_auth_check_req(&a, 0x100001, req));
+	req[0] ^= 1;
+	req[MAD_SYNC_REQ_NONCE_AT] ^= 1;
+	ck_assert(!sync_auth_check_req(&a, 0x100001, req));
+	req[MAD_SYNC_REQ_NONCE_AT] ^= 1;
+	req[MAD_SYNC_DATA_SIZE - 1] ^= 1; /* even the reserved bytes are covered */
+	ck_assert(!sync_auth_check_req(&a, 0x100001, req));
+	req[MAD_SYNC_DATA_SIZE - 1] ^= 1;
+	memset(req + MAD_SYNC_REQ_MAC_AT, 0, MAD_SYNC_MAC_BYTES); /* no MAC at all */
+	ck_assert(!sync_auth_check_req(&a, 0x100001, req));
+
+	uint8_t nonce[MAD_SYNC_NONCE_BYTES], nonce2[MAD_SYNC_NONCE_BYTES];
+	memset(nonce, 1, sizeof(nonce));
+	memset(nonce2, 2, sizeof(nonce2));
+	uint8_t body[MAD_SYNC_RESP_SIZE + 5] = {0};
+	struct mad_sync_resp r = {.kind = SYNC_FULL, .payload_len = 5, .count = 1};
+	ck_assert_int_eq(mad_sync_resp_encode(&r, body, MAD_SYNC_RESP_SIZE, NULL), 0);
+	memcpy(body + MAD_SYNC_RESP_SIZE, "+a 1\n", 5);
+	sync_auth_sign_resp(&a, 0x100003, nonce, body, sizeof(body));
+	ck_assert(sync_auth_check_resp(&a, 0x100003, nonce, body, sizeof(body)));
+	ck_assert(!sync_auth_check_resp(&a, 0x100003, nonce2, body, sizeof(body))); /* replayed */
+	ck_assert(!sync_auth_check_resp(&a, 0x100005, nonce, body, sizeof(body)));  /* not ours */
+	ck_assert(!sync_auth_check_resp(&other, 0x100003, nonce, body, sizeof(body)));
+	ck_assert(!sync_auth_check_resp(&a, 0x100003, nonce, body, sizeof(body) - 1));
+	ck_assert(!sync_auth_check_resp(&a, 0x100003, nonce, body, 10)); /* shorter than a header */
+	body[MAD_SYNC_RESP_SIZE + 1] = 'b';                              /* a changed line */
+	ck_assert(!sync_auth_check_resp(&a, 0x100003, nonce, body, sizeof(body)));
+	sync_auth_wipe(&a);
+	sync_auth_wipe(&other);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sync");
@@ -302,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, trimmed_journal_falls_back_to_full);
 	tcase_add_test(tc, malformed_answers_change_nothing);
 	tcase_add_test(tc, wire_round_trip);
+	tcase_add_test(tc, macs_bind_key_guids_nonce_and_bytes);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
