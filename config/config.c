@@ -612,6 +612,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_SM_POLL_RETRIES] = {"sm_poll_retries", OPT_UINT, F(sm_poll_retries), 1, 100, OPT_LIVE},
     [CK_SM_STICKY] = {"sm_sticky", OPT_BOOL, F(sm_sticky), 0, 0, OPT_LIVE},
     [CK_IGNORE_OTHER_SM] = {"ignore_other_sm", OPT_BOOL, F(ignore_other_sm), 0, 0, 0},
+    [CK_SHOW_SM_KEY] = {"show_sm_key", OPT_BOOL, F(show_sm_key), 0, 0, OPT_LIVE},
     [CK_STATE_DIR] = {"state_dir", OPT_STR, F(state_dir), 0, 0, 0},
     [CK_LOG_LEVEL] = {"log_level", OPT_LOGLEVEL, F(log_level), 0, 0, OPT_LIVE},
     [CK_DEFAULT_IPOIB] = {"default_ipoib", OPT_BOOL, F(default_ipoib), 0, 0, OPT_LIVE},

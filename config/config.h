@@ -150,6 +150,7 @@ enum config_key {
 	CK_SM_POLL_RETRIES,
 	CK_SM_STICKY,
 	CK_IGNORE_OTHER_SM,
+	CK_SHOW_SM_KEY,
 	CK_STATE_DIR,
 	CK_LOG_LEVEL,
 	CK_DEFAULT_IPOIB,
@@ -215,6 +216,9 @@ struct ibsmd_config {
 	unsigned sm_poll_interval_ms, sm_poll_retries;
 	bool sm_sticky;       /* a master keeps the subnet when an SM of higher priority appears */
 	bool ignore_other_sm; /* no election: master whatever other SMs say (labs) */
+	/* SMInfo shows the SM_Key to any requester while the SM's port is not M_Key protected,
+	 * as OpenSM 3.3 does (it ignores an SM that shows key 0) */
+	bool show_sm_key;
 	uint8_t subnet_timeout;
 	/* InformInfo subscriptions one port may hold: one port must not take the room and the
 	 * Reports of all */

@@ -11,13 +11,23 @@
  *
  * SM_Keys: an SM that answers with a non-zero key that is not ours belongs to someone else:
  * it is ignored and reported, never followed, and its Sets are refused. An SM that answers
- * with key 0 has only declined to show it (OpenSM does so to any requester that does not say
- * it is master), and IBA gives no other way to tell; it takes part in the election. Our own
- * requests never carry the key, so a foreign SM learns nothing from them. */
+ * with key 0 has only declined to show it (OpenSM shows its key only to a requester that says
+ * it is master); it takes part in the election, but this SM hands the subnet over only to
+ * an SM that has shown the key, and obeys a Set only from one that proves it (below).
+ *
+ * The key is shown only to a requester that proves it knows it (IBA 14.4.1): by the M_Key
+ * of this SM's port when ports are protected, or by a proof in its SMInfo payload. ibsmd
+ * puts there, instead of the key, a keyed hash of the key and both port GUIDs: it names
+ * the asker and the asked, so the port that receives it (a stranger too) learns nothing it
+ * could show anyone else. A Set is obeyed when its payload carries the key or that proof,
+ * or when it comes from the port of an SM that has shown the key; HANDOVER and DISCOVER
+ * also from the port of the master this SM stands by for (OpenSM's Sets carry key 0). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "sm/sm_int.h"
 
@@ -121,20 +131,55 @@ static uint16_t remote_lid(const struct sm *sm, const struct sm_remote *r)
 	return l ? l : r->lid;
 }
 
-/* Our SMInfo as a payload: the key only for an SM that has shown it knows it. */
-static void own_payload(const struct sm *sm, uint8_t state, bool with_key, uint8_t data[64])
+/* The proof of the SM_Key an SMInfo payload carries from port GUID `from` to port GUID `to`
+ * (see the top of this file): SipHash-2-4 (libsodium's short hash, a MAC for short messages)
+ * keyed by a BLAKE2b digest of the key. 0 when there is no key to prove. */
+static uint64_t key_proof(const struct sm *sm, uint64_t from, uint64_t to)
+{
+	uint64_t key = sm->cfg->sm_key;
+	if (!key || !from || !to)
+		return 0;
+	static const char label[] = "ibsmd SMInfo SM_Key proof v1";
+	uint8_t in[sizeof(label) - 1 + 8], k[crypto_shorthash_KEYBYTES], msg[16],
+	    out[crypto_shorthash_BYTES];
+	memcpy(in, label, sizeof(label) - 1);
+	for (int i = 0; i < 8; i++) {
+		in[sizeof(label) - 1 + i] = (uint8_t)(key >> (56 - 8 * i));
+		msg[i] = (uint8_t)(from >> (56 - 8 * i));
+		msg[8 + i] = (uint8_t)(to >> (56 - 8 * i));
+	}
+	crypto_generichash(k, sizeof(k), in, sizeof(in), NULL, 0);
+	crypto_shorthash(out, msg, sizeof(msg), k);
+	sodium_memzero(k, sizeof(k));
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | out[i];
+	return v && v != key ? v : 1;
+}
+
+/* An SMInfo payload from GUID `from` proves the SM_Key to this SM. */
+static bool payload_proves(const struct sm *sm, const struct mad_sm_info *si)
+{
+	uint64_t key = sm->cfg->sm_key;
+	return key && si->sm_key &&
+	       (si->sm_key == key || si->sm_key == key_proof(sm, si->guid, sm->local.port_guid));
+}
+
+/* Our SMInfo as a payload for the SM at port GUID `to`: the key itself for an SM that has
+ * shown it knows it, the proof for any other (0: to whoever answers at a port). */
+static void own_payload(const struct sm *sm, uint8_t state, uint64_t to, bool with_key,
+                        uint8_t data[64])
 {
 	struct mad_sm_info si = sm_info(sm);
 	si.state = state;
-	if (with_key)
-		si.sm_key = sm->cfg->sm_key;
+	si.sm_key = with_key ? sm->cfg->sm_key : key_proof(sm, sm->local.port_guid, to);
 	memset(data, 0, 64);
 	mad_sm_info_encode(&si, data, 64, NULL);
 }
 
 static bool knows_key(const struct sm *sm, const struct sm_remote *r)
 {
-	return r->answered && r->si.sm_key && r->si.sm_key == sm->cfg->sm_key;
+	return r->answered && sm->cfg->sm_key && (r->proved || r->si.sm_key == sm->cfg->sm_key);
 }
 
 /* ---- asking other SMs ---- */
@@ -154,7 +199,8 @@ static void ask(struct sm *sm, uint32_t port, uint64_t guid, uint8_t why, bool c
                 unsigned timeout_ms)
 {
 	uint8_t data[64];
-	own_payload(sm, sm->state, false, data);
+	uint64_t to = guid ? guid : port != TOPO_NONE ? port_guid(&sm->topo, port) : 0;
+	own_payload(sm, sm->state, to, false, data);
 	struct ask a = {.guid = guid, .port = port, .why = why};
 	if (!counted)
 		sm->detached++;
@@ -199,6 +245,16 @@ static void on_handover_answer(struct sm *sm, const struct mad_result *res,
 
 static void handover(struct sm *sm, struct sm_remote *r)
 {
+	if (sm->cfg->sm_key && !knows_key(sm, r)) {
+		/* a host that runs an SM of its own with a high priority must not get the
+		 * subnet for the asking */
+		log_rl(sm->log, &sm->el.rl_unproved, LOGL_WARN, "election",
+		       "SM GUID " GUID_FMT " (LID %u, priority %u, %s) outranks this one but has "
+		       "not shown this subnet's SM_Key: not handing the subnet over. If it is "
+		       "one of this subnet's SMs, give it the same sm_key",
+		       r->guid, remote_lid(sm, r), r->si.priority, state_str(r->si.state));
+		return;
+	}
 	sm->el.handover_to = sm->el.handover_last = r->guid;
 	sm->el.handovers_sent++;
 	log_notice(sm->log, "election",
@@ -268,7 +324,10 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 	if (r->discovering == 255)
 		r->discovering = 254;
 	r->rogue = sm->cfg->sm_key && si->sm_key && si->sm_key != sm->cfg->sm_key;
+	if (sm->cfg->sm_key && si->sm_key == sm->cfg->sm_key)
+		r->proved = true;
 	if (r->rogue) {
+		r->proved = false;
 		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
 		       "ALARM: an SM at port GUID " GUID_FMT " (LID %u) answers SMInfo with an "
 		       "SM_Key that is not this subnet's: ignored (it says %s, priority %u); it "
@@ -373,6 +432,16 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 	}
 	if (si.guid == sm->local.port_guid)
 		return;
+	if (a->port != TOPO_NONE && port_guid(&sm->topo, a->port) &&
+	    si.guid != port_guid(&sm->topo, a->port)) {
+		/* an SM answers for its own port: one that names another would be taken for
+		 * an SM it is not */
+		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
+		       "ALARM: the SM at port GUID " GUID_FMT " answers SMInfo as GUID " GUID_FMT
+		       ": ignored",
+		       port_guid(&sm->topo, a->port), si.guid);
+		return;
+	}
 	r = remote_add(sm, si.guid, a->port);
 	if (!r)
 		return;
@@ -694,7 +763,7 @@ static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t s
 		return;
 	}
 	uint8_t data[64];
-	own_payload(sm, state, knows_key(sm, r), data);
+	own_payload(sm, state, r->guid, knows_key(sm, r), data);
 	sm->detached++;
 	if (r->port != TOPO_NONE)
 		sm_send_dr_port(sm, r->port, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod, data,
@@ -705,6 +774,54 @@ static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t s
 	sm->detached--;
 }
 
+/* The port an SMP came from, as the model knows it: by its source LID when LID-routed; on a
+ * directed route, back from this SM's port along the ports each node recorded in the return
+ * path as it received it (IBA 14.2.2.2). TOPO_NONE when the model cannot tell. */
+static uint32_t sender_port(const struct sm *sm, const struct mad_addr *from,
+                            const struct mad_smp *smp)
+{
+	const struct topo *t = &sm->topo;
+	if (t->sm_port == TOPO_NONE || t->sm_port >= t->nports)
+		return TOPO_NONE;
+	if (smp->hdr.mgmt_class != MAD_CLASS_SUBN_DR)
+		return from->lid && from->lid < TOPO_LID_COUNT ? t->lid_port[from->lid] : TOPO_NONE;
+	if (smp->dr_slid != 0xffff || smp->dr_dlid != 0xffff || smp->hop_cnt > 63)
+		return TOPO_NONE; /* partly LID-routed: not followed */
+	if (smp->hop_cnt == 0)
+		return t->sm_port;
+	uint32_t cur = t->sm_port;
+	for (unsigned h = smp->hop_cnt - 1u; h >= 1; h--) {
+		uint32_t peer = topo_reader_peer(t, cur);
+		if (peer == TOPO_NONE)
+			return TOPO_NONE;
+		uint32_t n = t->ports[peer].node;
+		if (!topo_is_switch(t, n) || smp->return_path[h] == 0)
+			return TOPO_NONE;
+		cur = topo_port(t, n, smp->return_path[h]);
+		if (cur == TOPO_NONE)
+			return TOPO_NONE;
+	}
+	return topo_reader_peer(t, cur);
+}
+
+/* A Set may change this SM's state only from an SM that knows the SM_Key (see the top of the
+ * file); `src_ok`: it came from the port of the SM it names. */
+static bool set_allowed(struct sm *sm, uint32_t mod, const struct mad_sm_info *asked,
+                        const struct sm_remote *r, bool src_ok)
+{
+	if (!sm->cfg->sm_key)
+		return !r || !r->rogue; /* no key to check: any SM of this subnet */
+	if (payload_proves(sm, asked))
+		return true;
+	if (!src_ok || !r || r->rogue)
+		return false;
+	if (knows_key(sm, r))
+		return true;
+	/* OpenSM, master, hands over or has this standby sweep with key 0 in its Sets */
+	return (mod == SMINFO_HANDOVER || mod == SMINFO_DISCOVER) &&
+	       sm->state == SM_STATE_STANDBY && sm->el.master == asked->guid;
+}
+
 static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_smp *smp,
                        bool show_key)
 {
@@ -713,14 +830,24 @@ static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_sm
 	uint32_t mod = smp->hdr.attr_mod;
 	const struct ibsmd_config *c = sm->cfg;
 	struct sm_remote *r = asked.guid ? remote_find(sm, asked.guid) : NULL;
-	/* the key, or a zero key from an SM we know and that never showed another */
-	bool key_ok = !c->sm_key || asked.sm_key == c->sm_key ||
-	              (!asked.sm_key && r && r->answered && !r->rogue);
-	if (!key_ok || (r && r->rogue)) {
+	uint32_t sp = sender_port(sm, from, smp);
+	bool src_ok = asked.guid && sp != TOPO_NONE && port_guid(&sm->topo, sp) == asked.guid;
+	if (c->sm_key && asked.sm_key && asked.sm_key != c->sm_key && !payload_proves(sm, &asked)) {
 		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
 		       "ALARM: SMInfo Set %s from LID %u (GUID " GUID_FMT ") with an SM_Key that "
 		       "is not this subnet's: refused",
 		       mod_str(mod), from->lid, asked.guid);
+		respond(sm, from, smp, MAD_STATUS_INVALID_FIELD, false);
+		return;
+	}
+	if (!set_allowed(sm, mod, &asked, r, src_ok)) {
+		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
+		       "ALARM: SMInfo Set %s from LID %u naming SM GUID " GUID_FMT
+		       " (which says it is %s): %s; refused",
+		       mod_str(mod), from->lid, asked.guid, state_str(asked.state),
+		       !src_ok ? "it does not come from that SM's port"
+		       : r     ? "that SM has not shown this subnet's SM_Key"
+		               : "no SM of that GUID has answered this one");
 		respond(sm, from, smp, MAD_STATUS_INVALID_FIELD, false);
 		return;
 	}
@@ -756,7 +883,7 @@ static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_sm
 	           mod_str(mod), asked.guid, from->lid, state_str(st));
 	if (!r)
 		r = remote_add(sm, asked.guid, port_of_guid(&sm->topo, asked.guid));
-	if (r && from->lid && from->lid < 0xc000)
+	if (r && src_ok && from->lid && from->lid < 0xc000)
 		r->lid = from->lid;
 	else if (r && asked.state == SM_STATE_MASTER && sm->topo.sm_port != TOPO_NONE &&
 	         sm->topo.ports[sm->topo.sm_port].pi.master_sm_lid < 0xc000)
@@ -837,19 +964,19 @@ void election_handle_sm_info(struct sm *sm, const struct mad_addr *from, const u
 	}
 	if (mad_is_response(smp.hdr.method))
 		return;
-	/* The SM_Key goes to a requester that authenticates (IBA 14.2.5.13, as OpenSM does
-	 * it): with the M_Key when ibsmd protects its ports with one, or by showing the SM_Key
-	 * itself in its SMInfo; without M_Key protection, to any SM that asks, or no other SM
-	 * (OpenSM among them) could take ibsmd for one of its own subnet. */
+	/* The SM_Key goes to a requester that authenticates (IBA 14.4.1): with the M_Key of
+	 * this SM's port when ibsmd protects its ports with one, or by proving the key in its
+	 * SMInfo payload (ibsmd's standbys and masters do). OpenSM shows no key to ibsmd's
+	 * questions as a standby and takes key 0 from ibsmd as "not shown", which IBA allows. */
 	struct mad_sm_info asked = {0};
 	mad_sm_info_decode(smp.data, sizeof(smp.data), &asked, NULL);
 	const struct ibsmd_config *c = sm->cfg;
 	uint64_t own = mkey_in_use(sm, sm->local.port_guid);
 	bool mkey_protected = own && c->m_key_protect >= 1;
-	bool knows = asked.sm_key == c->sm_key || !mkey_protected || smp.mkey == own ||
-	             smp.mkey == mkey_wanted(sm, sm->local.port_guid);
-	if (asked.guid && asked.sm_key && c->sm_key && asked.sm_key != c->sm_key)
-		knows = false; /* it showed another subnet's key */
+	bool knows = payload_proves(sm, &asked) ||
+	             (mkey_protected &&
+	              (smp.mkey == own || smp.mkey == mkey_wanted(sm, sm->local.port_guid))) ||
+	             (!mkey_protected && c->show_sm_key);
 	++sm->act_count;
 	if (smp.hdr.method == MAD_METHOD_SET) {
 		handle_set(sm, from, &smp, knows);
@@ -869,6 +996,19 @@ void election_init(struct sm *sm)
 	sm->el.rl_rogue = LOG_RL_INIT(3, 10000);
 	sm->el.rl_blind = LOG_RL_INIT(3, 60000);
 	sm->el.rl_set = LOG_RL_INIT(5, 1000);
+	sm->el.rl_unproved = LOG_RL_INIT(2, 60000);
+	if (sodium_init() < 0)
+		log_err(sm->log, "election", "libsodium does not initialize: SM_Key proofs fail");
+	uint64_t key = sm->cfg->sm_key;
+	if (key == 0)
+		log_warn(sm->log, "election",
+		         "sm_key 0: any host that runs an SM can take this subnet's mastership; "
+		         "set sm_key to a random 64-bit value, the same on every SM of the subnet");
+	else if (key == 1)
+		log_warn(sm->log, "election",
+		         "sm_key 1 (the default, as OpenSM's): anyone can guess it and act as an "
+		         "SM of this subnet, a trusted SA requester and a standby; set sm_key to a "
+		         "random 64-bit value, the same on every SM of the subnet");
 	ev_init(&sm->el.poll_timer, poll_cb);
 }
 

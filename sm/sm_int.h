@@ -55,10 +55,13 @@ struct sm_remote {
 	struct mad_sm_info si;    /* its last answer (SM_Key as it answered it) */
 	bool answered;            /* it answered since it was found */
 	bool rogue;               /* it answered with an SM_Key that is not ours */
-	bool polling;             /* a Get is on its way */
-	double asked;             /* ... since then (a lost callback must not silence it) */
-	unsigned misses;          /* polls in a row it did not answer */
-	uint32_t answered_sweep;  /* the topo sweep in which it last answered */
+	/* it answered with ours: it knows the SM_Key (an SM that hides the key from a standby,
+	 * as OpenSM does, stays proved once it showed it to this SM as master) */
+	bool proved;
+	bool polling;            /* a Get is on its way */
+	double asked;            /* ... since then (a lost callback must not silence it) */
+	unsigned misses;         /* polls in a row it did not answer */
+	uint32_t answered_sweep; /* the topo sweep in which it last answered */
 };
 
 /* Election, polling and handover (sm/election.c). */
@@ -75,7 +78,7 @@ struct sm_election {
 	bool trust_fabric; /* ... and keeps the LIDs the ports hold before its own file's */
 	bool deciding;     /* the sweep waits for SMInfo answers before it goes on */
 	ev_timer poll_timer;
-	struct log_rl rl_rogue, rl_set, rl_blind;
+	struct log_rl rl_rogue, rl_set, rl_blind, rl_unproved;
 	uint64_t handovers_sent, takeovers;
 	unsigned held; /* discoveries in a row that saw too little of the subnet to take it */
 };

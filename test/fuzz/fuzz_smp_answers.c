@@ -8,7 +8,8 @@
  *             a port state, a LID, a PortInfo Set echoed changed, ...);
  *   otherwise it passes as the SMA gave it.
  * When the input runs out the fabric stops lying, and the sweep runs to its end (or a
- * bounded number of turns). Nothing may crash, leak or hang, whatever the answers. */
+ * bounded number of turns). What input is left after the sweep is SMInfo requests to the SM
+ * from strangers (see strangers()). Nothing may crash, leak or hang, whatever the bytes. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,6 +74,56 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 }
 
+/* SMInfo Gets and Sets from a host that is no SM of the subnet, one per 32 input bytes:
+ * method, modifier, LID-routed or directed route (with a hop count and a return path the
+ * sender makes up), source LID, M_Key and the SMInfo payload (GUID, SM_Key, state) all
+ * from the input. The SM must answer or drop each, and act on none it cannot trust. */
+static void strangers(struct run *r, struct ev_loop *loop)
+{
+	while (r->left >= 32) {
+		const uint8_t *b = r->in;
+		r->in += 32;
+		r->left -= 32;
+		struct mad_smp smp;
+		uint8_t method = b[0] & 1 ? MAD_METHOD_SET : MAD_METHOD_GET;
+		uint32_t mod = b[1] & 7;
+		if (b[0] & 2) {
+			uint8_t path[64] = {0};
+			unsigned hops = b[2] & 7;
+			for (unsigned h = 1; h <= hops; h++)
+				path[h] = b[3 + h] & 7;
+			if (mad_smp_init_dr(&smp, method, MAD_ATTR_SM_INFO, mod, path, hops, NULL) <
+			    0)
+				continue;
+			for (unsigned h = 1; h <= hops; h++)
+				smp.return_path[h] =
+				    b[11 + h] & 7; /* as if switches had filled it */
+			smp.hop_ptr = (uint8_t)hops;
+			if (b[0] & 4)
+				smp.dr_slid = b[3];
+		} else {
+			mad_smp_init_lid(&smp, method, MAD_ATTR_SM_INFO, mod);
+		}
+		uint64_t g = 0, k = 0;
+		for (int i = 0; i < 4; i++) {
+			g = g << 8 | b[20 + i];
+			k = k << 8 | b[24 + i];
+		}
+		struct mad_sm_info si = {.guid = g & 0x1000ff ? (g & 0xff) | 0x100000 : g,
+		                         .sm_key = b[0] & 8 ? 1 : k,
+		                         .state = b[28] & 3,
+		                         .priority = b[29] & 15};
+		mad_sm_info_encode(&si, smp.data, sizeof(smp.data), NULL);
+		smp.mkey = b[30];
+		uint8_t m[MAD_SIZE] = {0};
+		mad_smp_encode(&smp, m, sizeof(m), NULL);
+		struct mad_addr from = {.lid = b[0] & 2 ? 0xffff : b[31], .qpn = 0};
+		fake_deliver(r->ft, &from, m, MAD_SIZE, 0);
+		for (int i = 0; i < 4; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -127,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			st = sm_status(sm);
 		} while ((st.sweeping || !st.sweeps) && ev_time() < end);
 		ev_timer_stop(loop, &tick);
+		strangers(&r, loop);
 		sm_stop(sm);
 	}
 	sm_free(sm);

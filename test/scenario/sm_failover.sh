@@ -82,11 +82,13 @@ verify_passes || fail "not routed before the kill: $("$FS" verify | tail -2)"
 lft_sets >"$WORK/lft.0"
 mlids >"$WORK/mlids.0"
 
-# 1. the rogue: another subnet's SM_Key, which it shows to anyone (no M_Key protection);
-# ours are M_Key protected and show theirs only to an SM with our M_Key
+# 1. the rogue: another subnet's SM_Key and a higher priority. It cannot prove our key, so
+# A does not hand over to it (and tells why); ours are M_Key protected and show their key
+# only to an SM with our M_Key or a proof of the key
 sm R host-4 15 "sm_key: 0xbad" "m_key: 0x0bad" "m_key_protect: 0"
 LID_R=$(lid_of host-4)
-wait_until 30 grep -q "ALARM" "$WORK/A.log" || fail "A did not report the rogue SM"
+wait_until 30 grep -q "has not shown this subnet's SM_Key: not handing" "$WORK/A.log" ||
+	fail "A did not report the rogue SM"
 wait_until 30 grep -q "standing by" "$WORK/R.log" || fail "the rogue neither stands by nor says why"
 [ "$(state_of "$LID_A")" = 3 ] || fail "the rogue took the subnet from A"
 [ "$(state_of "$LID_R")" != 3 ] || fail "the rogue is master"

@@ -22,7 +22,10 @@ FS="$BUILD/test/fabricsim/fabricsim"
 start_ibsim "$WORK/ft72.net"
 
 sm() { # NAME HOST PRIORITY
-	start_named_ibsmd "$1" "$2" "$3" "sweep_interval: 0" "sm_poll_interval_ms: 500" "sm_poll_retries: 3"
+	# no M_Keys here: ibsmd shows its SM_Key to OpenSM only as OpenSM does (show_sm_key),
+	# or OpenSM ignores it (sm_failover_opensm.sh has them prove it by M_Key instead)
+	start_named_ibsmd "$1" "$2" "$3" "sweep_interval: 0" "sm_poll_interval_ms: 500" \
+		"sm_poll_retries: 3" "show_sm_key: true"
 }
 osm() { # NAME HOST PRIORITY: OpenSM polling every second, 2 retries (its fastest)
 	local name=$1 host=$2 prio=$3

@@ -4,6 +4,8 @@
 # coming back at a higher priority gets the subnet by handover; an ibsmd of higher priority
 # gets it back from OpenSM by handover; OpenSM, standing by under ibsmd, takes over when
 # ibsmd is killed. fabricsim verify passes after each step.
+# Both protect their ports with the same M_Key: that is how OpenSM and ibsmd show each other
+# the SM_Key (OpenSM ignores an SM that shows none), while a host without it sees key 0.
 # Usage: sm_failover_opensm.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +17,8 @@ start_fabricsim "fattree:radix=12,levels=2" --max-clients 32
 osm() { # NAME HOST PRIORITY: OpenSM polling every second, 2 retries (its fastest)
 	local name=$1 host=$2 prio=$3
 	mkdir -p "$WORK/$name"
-	printf 'sminfo_polling_timeout 1000\npolling_retry_number 2\n' >"$WORK/$name/opensm.conf"
+	printf 'sminfo_polling_timeout 1000\npolling_retry_number 2\nm_key 0x5eed00005eed0000\nm_key_protection_level 1\n' \
+		>"$WORK/$name/opensm.conf"
 	(cd "$WORK/$name" && OSM_TMP_DIR="$WORK/$name" OSM_CACHE_DIR="$WORK/$name" \
 		SIM_HOST=$host LD_PRELOAD=$PRELOAD exec opensm -p "$prio" -f "$WORK/$name/opensm.log" \
 		-d 2 -s 1 -F "$WORK/$name/opensm.conf" \
@@ -23,7 +26,9 @@ osm() { # NAME HOST PRIORITY: OpenSM polling every second, 2 retries (its fastes
 	PIDS+=($!)
 	eval "PID_$name=$!"
 }
-sm() { start_named_ibsmd "$1" "$2" "$3" "sweep_interval: 1"; }
+sm() {
+	start_named_ibsmd "$1" "$2" "$3" "sweep_interval: 1" "m_key: 0x5eed00005eed0000" "m_key_protect: 1"
+}
 state_of() { sm_state_of "$@"; }
 states() { echo "$(state_of "$(lid_of host-1)")/$(state_of "$(lid_of host-2)")"; }
 states_are() { [ "$(states)" = "$1" ]; }
@@ -63,6 +68,11 @@ wait_until 30 state_is host-3 3 || fail "ibsmd A is not master"
 wait_until 30 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
 verify_passes || fail "not routed after the handover to ibsmd"
 echo "handover OpenSM -> ibsmd"
+# a host without the M_Key reads SMInfo from both: neither shows it the SM_Key
+for h in host-3 host-1; do
+	key=$(on_sim host-9 smpdump "$(lid_of $h)" 0x20 2>/dev/null | awk 'NR == 1 { print $5 $6 $7 $8 }')
+	[ "$key" = 0000000000000000 ] || fail "the SM on $h showed its SM_Key to a host: $key"
+done
 
 # 5. OpenSM and ibsmd B stand by under A; kill -9 A: the higher of them (OpenSM, 12) takes over
 wait_until 20 states_are 2/2 || fail "OpenSM/B should both stand by under A: $(states)"

@@ -305,16 +305,22 @@ static struct mad_sm_info ask_sm_info(struct harness *h, uint64_t key, uint64_t 
 
 START_TEST(sm_info_keys)
 {
-	/* Without M_Key protection the SM_Key goes to any SM that asks: OpenSM, which asks
-	 * with neither key, must see ibsmd's to take it for an SM of its own subnet (it
-	 * ignored ibsmd, which answered 0, and went MASTER beside it) */
+	/* The SM_Key goes only to a requester that proves it may have it: without M_Key
+	 * protection a Get with neither key learns nothing (any host could ask), unless the
+	 * administrator chose OpenSM's way (show_sm_key) */
 	struct harness h;
 	harness_init(&h, "fattree:radix=4,levels=2");
 	h.cfg.sm_key = 0x5ec1e7;
 	h.cfg.sm_priority = 9;
 	struct mad_sm_info si = ask_sm_info(&h, 0, 0);
-	ck_assert_uint_eq(si.sm_key, 0x5ec1e7);
+	ck_assert_uint_eq(si.sm_key, 0);
 	ck_assert_uint_eq(si.priority, 9);
+	si = ask_sm_info(&h, 0x1234, 0);
+	ck_assert_uint_eq(si.sm_key, 0);
+	h.cfg.show_sm_key = true;
+	si = ask_sm_info(&h, 0, 0);
+	ck_assert_uint_eq(si.sm_key, 0x5ec1e7);
+	h.cfg.show_sm_key = false;
 	uint32_t act = si.act_count;
 	/* with M_Key protection, only to one that shows the M_Key or the SM_Key */
 	h.cfg.m_key = 0xabcdef;
@@ -371,6 +377,11 @@ START_TEST(sm_info_sets)
 	ck_assert_uint_eq(set_sm_info(&h, 4, SM_STATE_MASTER, 0xbad, &si),
 	                  MAD_STATUS_INVALID_FIELD);
 	ck_assert_uint_eq(si.sm_key, 0);
+	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_MASTER);
+	/* key 0 from an SM that never answered, from a LID that is not its port's: neither
+	 * DISABLE nor STANDBY nor HANDOVER is obeyed (any host could send them) */
+	ck_assert_uint_eq(set_sm_info(&h, 3, SM_STATE_MASTER, 0, &si), MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(set_sm_info(&h, 4, SM_STATE_MASTER, 0, &si), MAD_STATUS_INVALID_FIELD);
 	ck_assert_uint_eq(sm_info(h.sm).state, SM_STATE_MASTER);
 	/* a master with our key says STANDBY: this one stands by */
 	ck_assert_uint_eq(set_sm_info(&h, 4, SM_STATE_MASTER, 0x5ec1e7, &si), 0);
