@@ -34,6 +34,11 @@ void config_defaults(struct ibsmd_config *c)
 	c->mad_window_per_node = 4;
 	c->mad_queue_max = 4096;
 	c->sa_subscriptions_per_port = 64;
+	/* a host registers a few services per program that offers one, and IPoIB creates a
+	 * group per IP multicast address it is the first to join (a handful per interface):
+	 * far below these, which still leave the 65,536 services and 16K MLIDs to many ports */
+	c->sa_services_per_port = 256;
+	c->sa_groups_per_port = 64;
 	c->link_flap_threshold = 10;
 	c->link_flap_window_s = 60;
 	c->link_flap_hold_s = 300;
@@ -601,6 +606,10 @@ static const struct opt opts[CONFIG_NKEYS] = {
                                  1000000, OPT_LIVE},
     [CK_SA_SUBSCRIPTIONS_PER_PORT] = {"sa_subscriptions_per_port", OPT_UINT,
                                       F(sa_subscriptions_per_port), 1, 65536, OPT_LIVE},
+    [CK_SA_SERVICES_PER_PORT] = {"sa_services_per_port", OPT_UINT, F(sa_services_per_port), 1,
+                                 65536, OPT_LIVE},
+    [CK_SA_GROUPS_PER_PORT] = {"sa_groups_per_port", OPT_UINT, F(sa_groups_per_port), 1, 16383,
+                               OPT_LIVE},
     [CK_SM_KEY] = {"sm_key", OPT_UINT, F(sm_key), 0, UINT64_MAX, OPT_HEX},
     [CK_M_KEY] = {"m_key", OPT_UINT, F(m_key), 0, UINT64_MAX, OPT_HEX},
     [CK_M_KEY_SECRET] = {"m_key_secret", OPT_SECRET, F(m_key_secret), 0, 0, 0},

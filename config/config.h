@@ -135,6 +135,8 @@ enum config_key {
 	CK_SUBNET_PREFIX,
 	CK_SUBNET_TIMEOUT,
 	CK_SA_SUBSCRIPTIONS_PER_PORT,
+	CK_SA_SERVICES_PER_PORT,
+	CK_SA_GROUPS_PER_PORT,
 	CK_LINK_FLAP_THRESHOLD,
 	CK_LINK_FLAP_WINDOW,
 	CK_LINK_FLAP_HOLD,
@@ -223,6 +225,9 @@ struct ibsmd_config {
 	/* InformInfo subscriptions one port may hold: one port must not take the room and the
 	 * Reports of all */
 	unsigned sa_subscriptions_per_port;
+	/* ServiceRecords one port may register, and multicast groups (each an MLID) one port
+	 * may create: one host must not take the SA's room (or the MLIDs) of all */
+	unsigned sa_services_per_port, sa_groups_per_port;
 	/* link health: a link that goes up or down this many times (0: never) within the
 	 * window is disabled for the hold time */
 	unsigned link_flap_threshold, link_flap_window_s, link_flap_hold_s;

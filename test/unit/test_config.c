@@ -110,6 +110,8 @@ static const struct {
     {"lmc: [1\n", ":", "expected"},
     {"- a list\n", ":1:", "mapping"},
     {"default_ipoib_rate: 7\n", ":1:", "rate"},
+    {"sa_services_per_port: 0\n", ":1:", "sa_services_per_port"},
+    {"sm_priority: 1\nsa_groups_per_port: 16384\n", ":2:", "sa_groups_per_port"},
 };
 
 START_TEST(bad_file_named)
