@@ -612,6 +612,7 @@ void sa_free(struct sa *sa)
 	sa_path_jobs_free(sa);
 	sa_path_cache_free(sa);
 	free(sa->svcs);
+	u64map_free(&sa->svcs_of_port);
 	free(sa->subs);
 	u64map_free(&sa->sub_by_enum);
 	u64map_free(&sa->sub_by_what);

@@ -51,6 +51,7 @@ struct sa {
 	struct log_rl rl_client; /* what clients change (joins, registrations, subscriptions) */
 	struct sa_service *svcs;
 	uint32_t nsvcs, svcs_cap;
+	struct u64map svcs_of_port; /* registering port's GUID -> services it registered */
 	struct mad_service_record builtin_svc; /* the SM's own service; id 0: none */
 	struct sa_sub *subs;                   /* InformInfo subscriptions */
 	uint32_t nsubs, subs_cap;
@@ -191,6 +192,8 @@ void sa_hex_put(FILE *f, const uint8_t *b, size_t n);
 bool sa_hex_get(const char *s, uint8_t *out, size_t n);
 void sa_service_save(struct sa *sa, FILE *f);
 bool sa_service_restore(struct sa *sa, const char *line);
+/* Drop every service (a standby's SA keeps none of its own), and the counts per port. */
+void sa_service_forget(struct sa *sa);
 void sa_inform_save(struct sa *sa, FILE *f);
 /* Drop every subscription (a standby's SA keeps none of its own). */
 void sa_inform_forget(struct sa *sa);

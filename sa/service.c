@@ -23,7 +23,30 @@
 struct sa_service {
 	uint8_t rec[SR_SIZE]; /* as registered, on the wire */
 	double expires;       /* ev_now time; 0 never */
+	uint64_t by; /* the GUID of the port that registered it (0: a trusted requester the SA
+	              * could not place): it counts against that port's sa_services_per_port */
 };
+
+static uint32_t svcs_of(const struct sa *sa, uint64_t by)
+{
+	return by ? u64map_count(&sa->svcs_of_port, by) : 0;
+}
+
+/* A service gone: room for one more of its registrant's. */
+static void uncount(struct sa *sa, const struct sa_service *s)
+{
+	if (s->by)
+		u64map_count_add(&sa->svcs_of_port, s->by, -1);
+}
+
+/* Count a new service against its registrant; false when out of memory. */
+static bool count(struct sa *sa, uint64_t by)
+{
+	if (!by)
+		return true;
+	uint32_t was = svcs_of(sa, by);
+	return u64map_count_add(&sa->svcs_of_port, by, 1) == was + 1;
+}
 
 /* IBA 15.2.5.14: each ServiceData element is a component of its own, which a layout cannot
  * say (it describes the arrays whole). */
@@ -99,6 +122,7 @@ static void expire(struct sa *sa)
 			       "service 0x%016llx of GID port 0x%016llx: lease ended",
 			       (unsigned long long)mad_bits_get(s->rec, 0, 64),
 			       (unsigned long long)mad_bits_get(s->rec, 128, 64));
+			uncount(sa, s);
 			continue;
 		}
 		if (sa_guid_port(sa, mad_bits_get(s->rec + 8, 64, 64)) == TOPO_NONE) {
@@ -106,6 +130,7 @@ static void expire(struct sa *sa)
 			       "service 0x%016llx of GID port 0x%016llx: port left the fabric",
 			       (unsigned long long)mad_bits_get(s->rec, 0, 64),
 			       (unsigned long long)mad_bits_get(s->rec, 128, 64));
+			uncount(sa, s);
 			continue;
 		}
 		sa->svcs[keep++] = *s;
@@ -246,9 +271,24 @@ uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, ui
 	}
 	if (slot && !may_change(rq, slot->rec, n.rec))
 		return refuse_change(rq);
-	if (!slot) {
+	if (slot) {
+		n.by = slot->by; /* a renewal takes no new room: it stays its registrant's */
+	} else {
+		/* counted against the port that asks, not the ServiceGID's: a host may register
+		 * for another port, and must not fill that port's room (nor all of the SA's) */
+		n.by = rq->requester == TOPO_NONE ? 0 : topo_port_guid(sa->t, rq->requester);
+		if (n.by && svcs_of(sa, n.by) >= sa->cfg->sa_services_per_port) {
+			log_rl(sa->log, &sa->rl_client, LOGL_WARN, "sa",
+			       "LID %u (port GUID " GUID_FMT
+			       ") has registered %u services, the most "
+			       "sa_services_per_port allows: ServiceRecord 0x%016llx refused",
+			       rq->from.lid, n.by, svcs_of(sa, n.by),
+			       (unsigned long long)mad_bits_get(n.rec, 0, 64));
+			return MAD_STATUS_SA_NO_RESOURCES;
+		}
 		if (sa->nsvcs >= SA_MAX_SERVICES ||
-		    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0)
+		    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0 ||
+		    !count(sa, n.by))
 			return MAD_STATUS_SA_NO_RESOURCES;
 		slot = &sa->svcs[sa->nsvcs++];
 	}
@@ -281,6 +321,7 @@ uint16_t sa_service_delete(struct sa_req *rq, const uint8_t *req, uint64_t mask,
 		if (!may_change(rq, s->rec, req))
 			return refuse_change(rq);
 		present(sa, s, answer);
+		uncount(sa, s);
 		memmove(s, s + 1, (sa->nsvcs - i - 1) * sizeof(*s));
 		sa->nsvcs--;
 		sa_state_changed(sa);
@@ -295,12 +336,14 @@ void sa_service_hide_keys(struct sa_records *r)
 		memset(r->buf + (size_t)i * r->stride + SR_KEY, 0, 16);
 }
 
+/* The registrant goes with each record, so that the counts per port come back with the
+ * records (from the state file, or a standby's copy) and are never kept apart from them. */
 void sa_service_save(struct sa *sa, FILE *f)
 {
 	for (uint32_t i = 0; i < sa->nsvcs; i++) {
 		fprintf(f, "service %.3f ", sa->svcs[i].expires);
 		sa_hex_put(f, sa->svcs[i].rec, SR_SIZE);
-		fputc('\n', f);
+		fprintf(f, " 0x%016llx\n", (unsigned long long)sa->svcs[i].by);
 	}
 }
 
@@ -308,14 +351,26 @@ bool sa_service_restore(struct sa *sa, const char *line)
 {
 	struct sa_service n;
 	char hex[2 * SR_SIZE + 2];
-	if (sscanf(line, "%lf %353s", &n.expires, hex) != 2 || !sa_hex_get(hex, n.rec, SR_SIZE))
+	unsigned long long by;
+	int got = sscanf(line, "%lf %353s %llx", &n.expires, hex, &by);
+	if (got < 2 || !sa_hex_get(hex, n.rec, SR_SIZE))
 		return false;
+	/* files from before the registrant was kept: most hosts register their own services */
+	n.by = got == 3 ? (uint64_t)by : mad_bits_get(n.rec + 8, 64, 64);
 	if ((n.expires && n.expires <= ev_now(sa->loop)) ||
 	    sa_guid_port(sa, mad_bits_get(n.rec + 8, 64, 64)) == TOPO_NONE)
 		return false; /* its lease ended or its port left while ibsmd was down */
+	/* a port over sa_services_per_port (lowered since) keeps what it had: the bound is on
+	 * new registrations, and a restart must not drop a host's services */
 	if (sa->nsvcs >= SA_MAX_SERVICES ||
-	    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0)
+	    array_reserve(&sa->svcs, &sa->svcs_cap, sa->nsvcs + 1ull) < 0 || !count(sa, n.by))
 		return false;
 	sa->svcs[sa->nsvcs++] = n;
 	return true;
+}
+
+void sa_service_forget(struct sa *sa)
+{
+	sa->nsvcs = 0;
+	u64map_clear(&sa->svcs_of_port);
 }

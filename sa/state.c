@@ -203,7 +203,7 @@ void sa_state_reset(struct sa *sa)
 	/* The clients' state is the master's now, and comes back from it by the sync: what this
 	 * SM held goes, so that it cannot come back stale if this SM is master again. */
 	sa_state_save(sa);
-	sa->nsvcs = 0;
+	sa_service_forget(sa);
 	sa_inform_forget(sa);
 	sa_mcast_forget(sa);
 	struct topo *t = sa->t;

@@ -417,6 +417,57 @@ START_TEST(inform_limit_per_port)
 }
 END_TEST
 
+/* A ServiceRecord `from` registers (or deletes) for node `owner`'s port, with the SM_Key or
+ * not. */
+static int service_for(uint32_t from, uint32_t owner, uint64_t id, bool set, uint64_t key)
+{
+	struct mad_service_record r = {.id = id, .pkey = 0xffff, .lease = 0xffffffffu};
+	mad_bits_set(r.gid, 0, 64, E.cfg.subnet_prefix);
+	mad_bits_set(r.gid, 64, 64, port_guid_of(owner));
+	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
+	mad_service_record_encode(&r, rec, sizeof(rec), NULL);
+	return ask_key(from, key, set ? MAD_METHOD_SET : MAD_METHOD_DELETE, MAD_ATTR_SERVICE_RECORD,
+	               set ? 0x17 : 0x7, rec, sizeof(rec));
+}
+
+START_TEST(service_limit_per_port)
+{
+	/* One port could register SA_MAX_SERVICES (65,536) and leave none for anyone: now
+	 * it gets sa_services_per_port, counted against the port that asks */
+	ck_assert_uint_eq(E.cfg.sa_services_per_port, 256);
+	E.cfg.sa_services_per_port = 3; /* live: the SA reads the configuration it runs with */
+	for (uint64_t id = 0x200; id < 0x203; id++)
+		ck_assert_int_eq(service_for(A1, A1, id, true, 0), 0);
+	ck_assert_int_eq(service_for(A1, A1, 0x203, true, 0), MAD_STATUS_SA_NO_RESOURCES);
+	/* nor for another port, nor with the SM_Key (as subscriptions): the asker's room */
+	ck_assert_int_eq(service_for(A1, A2, 0x203, true, 0), MAD_STATUS_SA_NO_RESOURCES);
+	ck_assert_int_eq(service_for(A1, A1, 0x203, true, SM_KEY), MAD_STATUS_SA_NO_RESOURCES);
+	/* a renewal is no new one */
+	ck_assert_int_eq(service_for(A1, A1, 0x201, true, 0), 0);
+	/* the others are not held back, nor is A2 whose GID A1 tried */
+	ck_assert_int_eq(service_for(B1, B1, 0x300, true, 0), 0);
+	ck_assert_int_eq(service_for(A2, A2, 0x400, true, 0), 0);
+	/* one deleted makes room for one */
+	ck_assert_int_eq(service_for(A1, A1, 0x201, false, 0), 0);
+	ck_assert_int_eq(service_for(A1, A2, 0x203, true, 0), 0);
+	ck_assert_int_eq(service_for(A1, A1, 0x204, true, 0), MAD_STATUS_SA_NO_RESOURCES);
+	/* the one A1 registered for A2 is A1's: A2 deleting it gives A1 the room */
+	ck_assert_int_eq(service_for(A2, A2, 0x203, false, 0), 0);
+	ck_assert_int_eq(service_for(A1, A1, 0x204, true, 0), 0);
+	/* a lease that ends gives it back too */
+	struct mad_service_record r = {.id = 0x205, .pkey = 0xffff, .lease = 0};
+	mad_bits_set(r.gid, 0, 64, E.cfg.subnet_prefix);
+	mad_bits_set(r.gid, 64, 64, port_guid_of(B1));
+	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
+	mad_service_record_encode(&r, rec, sizeof(rec), NULL);
+	E.cfg.sa_services_per_port = 2; /* B1 holds 0x300: room for one */
+	ck_assert_int_eq(ask(B1, MAD_METHOD_SET, MAD_ATTR_SERVICE_RECORD, 0x17, rec, sizeof(rec)),
+	                 0);
+	ck_assert_int_eq(service_for(B1, B1, 0x301, true, 0), 0); /* 0x205's lease ended */
+	ck_assert_int_eq(service_for(B1, B1, 0x302, true, 0), MAD_STATUS_SA_NO_RESOURCES);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sa_handlers");
@@ -427,6 +478,7 @@ int main(void)
 	tcase_add_test(tc, component_masks_and_statuses);
 	tcase_add_test(tc, paths_follow_partitions);
 	tcase_add_test(tc, inform_limit_per_port);
+	tcase_add_test(tc, service_limit_per_port);
 	tcase_add_test(tc, partition_leaks);
 	suite_add_tcase(s, tc);
 	return check_run(s);
