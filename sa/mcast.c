@@ -56,6 +56,8 @@ struct sa_group {
 	struct u64map by_guid; /* member by port GUID */
 	uint32_t full;         /* members with a full JoinState bit */
 	bool well_known;       /* an IPoIB broadcast group the SA keeps */
+	uint64_t creator;      /* the GUID of the port whose join created it (0: the SA's own): it
+	                        * counts against that port's sa_groups_per_port while it exists */
 };
 
 static const uint8_t zero_gid[16];
@@ -139,6 +141,8 @@ static void drop_group(struct sa *sa, struct sa_group *g)
 	log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa", "multicast group %s (MLID 0x%04x) deleted",
 	       gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
 	sm_mcast_set(sa->sm, g->rec.mlid, NULL, 0);
+	if (g->creator) /* room for one more of its creator's */
+		u64map_count_add(&sa->groups_of_port, g->creator, -1);
 	free(g->m);
 	u64map_free(&g->by_guid);
 	uint32_t i = (uint32_t)(g - sa->groups), last = sa->ngroups - 1;
@@ -442,6 +446,19 @@ static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t 
 			    rq, MAD_STATUS_SA_INSUF_COMPONENTS,
 			    "creating a group needs Q_Key, P_Key, SL, FlowLabel and TClass "
 			    "(o15-0.1.3)");
+		/* each group takes an MLID: one port must not take them all. Counted against
+		 * the port that asks (a proxy join creates for the requester), trusted or not,
+		 * as subscriptions are; joining a group that exists takes no MLID */
+		uint64_t creator = topo_port_guid(sa->t, rq->requester);
+		uint32_t made = u64map_count(&sa->groups_of_port, creator);
+		if (made >= sa->cfg->sa_groups_per_port) {
+			log_rl(sa->log, &sa->rl_client, LOGL_WARN, "sa",
+			       "LID %u (port GUID " GUID_FMT
+			       ") has created %u multicast groups, the "
+			       "most sa_groups_per_port allows: a new group refused",
+			       rq->from.lid, creator, made);
+			return MAD_STATUS_SA_NO_RESOURCES;
+		}
 		struct mad_mcmember_record c = *q;
 		if (!memcmp(c.mgid, zero_gid, 16)) {
 			if (!make_mgid(sa, &c, mask))
@@ -460,6 +477,11 @@ static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t 
 		g = new_group(sa, &c, false);
 		if (!g)
 			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
+		if (u64map_count_add(&sa->groups_of_port, creator, 1) != made + 1) {
+			drop_group(sa, g);
+			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
+		}
+		g->creator = creator;
 		created = true;
 	} else if (!fields_match(g, q, mask)) {
 		return refuse(
@@ -828,6 +850,7 @@ void sa_mcast_free(struct sa *sa)
 	sa->groups = NULL;
 	sa->ngroups = sa->groups_cap = 0;
 	idxmap_free(&sa->group_by_mgid);
+	u64map_free(&sa->groups_of_port);
 	free(sa->group_of_mlid);
 	sa->group_of_mlid = NULL;
 	sa->mlid_hint = 0;
@@ -848,7 +871,8 @@ void sa_mcast_save(struct sa *sa, FILE *f)
 		mad_mcmember_record_encode(&g->rec, w, sizeof(w), NULL);
 		fprintf(f, "group %d ", g->well_known);
 		sa_hex_put(f, w, mad_mcmember_record_layout.size);
-		fputc('\n', f);
+		/* the creator goes with the group: its count comes back with it */
+		fprintf(f, " 0x%016llx\n", (unsigned long long)g->creator);
 		for (uint32_t k = 0; k < g->n; k++) {
 			const struct sa_member *mb = &g->m[k];
 			fputs("member ", f);
@@ -866,7 +890,8 @@ bool sa_mcast_restore_group(struct sa *sa, const char *line)
 	char hex[2 * MAD_SA_DATA_SIZE + 2];
 	uint8_t w[MAD_SA_DATA_SIZE] = {0};
 	struct mad_mcmember_record r;
-	if (sscanf(line, "%d %401s", &wk, hex) != 2 ||
+	unsigned long long creator = 0; /* files from before it was kept: counted for nobody */
+	if (sscanf(line, "%d %401s %llx", &wk, hex, &creator) < 2 ||
 	    !sa_hex_get(hex, w, mad_mcmember_record_layout.size) ||
 	    mad_mcmember_record_decode(w, sizeof(w), &r, NULL) < 0)
 		return false;
@@ -874,7 +899,15 @@ bool sa_mcast_restore_group(struct sa *sa, const char *line)
 	if (find_group(sa, r.mgid) || group_by_mlid(sa, r.mlid) || r.mlid < SM_MLID_BASE ||
 	    (uint32_t)(r.mlid - SM_MLID_BASE) >= cap)
 		return false; /* the MLID is no longer there for it: the clients will join again */
-	return new_group(sa, &r, wk != 0) != NULL;
+	struct sa_group *g = new_group(sa, &r, wk != 0);
+	if (!g)
+		return false;
+	/* counted even beyond sa_groups_per_port (lowered since): a restart drops no group
+	 * that clients use, the bound is on new ones */
+	uint32_t made = u64map_count(&sa->groups_of_port, creator);
+	if (creator && u64map_count_add(&sa->groups_of_port, creator, 1) == made + 1)
+		g->creator = creator;
+	return true;
 }
 
 bool sa_mcast_restore_member(struct sa *sa, const char *line)

@@ -67,6 +67,7 @@ struct sa {
 	uint32_t *group_of_mlid;      /* MLID - SM_MLID_BASE -> groups index + 1 (0: free) */
 	uint32_t mlid_hint;           /* no free MLID below SM_MLID_BASE + this */
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
+	struct u64map groups_of_port; /* creating port's GUID -> groups it created that exist */
 	struct sa_path_cache *pcache; /* sa/path.c */
 	uint8_t *pkey_sl; /* per 15-bit P_Key: its partition's SL + 1, 0 none (from the policy) */
 	uint64_t *qos_groups; /* per port: the QoS port groups it is in (sa/qos.c) */

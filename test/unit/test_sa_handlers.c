@@ -468,6 +468,59 @@ START_TEST(service_limit_per_port)
 }
 END_TEST
 
+/* MCMemberRecord from node `from` for `member`'s port: join (creating group g when it is the
+ * first) or leave, as a full member. */
+static int group_for(uint32_t from, uint32_t member, unsigned g, bool join)
+{
+	struct mad_mcmember_record r = {
+	    .qkey = 0x1234, .pkey = 0xffff, .join_state = 1, .scope = 5};
+	static const uint8_t base[16] = {0xff, 0x15, 0x12, 0x34};
+	memcpy(r.mgid, base, 16);
+	r.mgid[15] = (uint8_t)g;
+	mad_bits_set(r.port_gid, 0, 64, E.cfg.subnet_prefix);
+	mad_bits_set(r.port_gid, 64, 64, port_guid_of(member));
+	uint64_t mask = MCM_COMP_MGID | MCM_COMP_PORT_GID | MCM_COMP_JOIN_STATE;
+	if (join)
+		mask |= MCM_COMP_QKEY | MCM_COMP_TCLASS | MCM_COMP_PKEY | MCM_COMP_FLOW_LABEL |
+		        MCM_COMP_SL;
+	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
+	mad_mcmember_record_encode(&r, rec, sizeof(rec), NULL);
+	return ask(from, join ? MAD_METHOD_SET : MAD_METHOD_DELETE, MAD_ATTR_MCMEMBER_RECORD, mask,
+	           rec, sizeof(rec));
+}
+
+START_TEST(group_limit_per_port)
+{
+	/* One port could create groups until no MLID was left for anyone: now it creates
+	 * sa_groups_per_port, and joins groups that exist without limit */
+	ck_assert_uint_eq(E.cfg.sa_groups_per_port, 64);
+	E.cfg.sa_groups_per_port = 2;
+	for (uint32_t i = 0; i < E.t->nsws; i++)
+		E.t->sws[i].si.multicast_fdb_cap = 64; /* the fixture's switches say none */
+	ck_assert_int_eq(group_for(A1, A1, 1, true), 0);
+	ck_assert_int_eq(group_for(A1, A1, 2, true), 0);
+	ck_assert_int_eq(group_for(A1, A1, 3, true), MAD_STATUS_SA_NO_RESOURCES);
+	/* a proxy join that would create one is the asker's too */
+	ck_assert_int_eq(group_for(A1, A2, 3, true), MAD_STATUS_SA_NO_RESOURCES);
+	/* another port creates; A1 joins what exists */
+	ck_assert_int_eq(group_for(B1, B1, 3, true), 0);
+	ck_assert_int_eq(group_for(A1, A1, 3, true), 0);
+	ck_assert_int_eq(group_for(B1, B1, 2, true), 0);
+	/* a group counts for its creator while it exists, whoever is in it */
+	ck_assert_int_eq(group_for(A1, A1, 2, false), 0); /* B1 keeps group 2 */
+	ck_assert_int_eq(group_for(A1, A1, 4, true), MAD_STATUS_SA_NO_RESOURCES);
+	ck_assert_int_eq(group_for(B1, B1, 2, false), 0); /* gone: A1 has room */
+	ck_assert_int_eq(group_for(A1, A1, 4, true), 0);
+	ck_assert_int_eq(group_for(A1, A1, 5, true), MAD_STATUS_SA_NO_RESOURCES);
+	/* B1's creation is B1's, though B1 left and A1 holds it */
+	ck_assert_int_eq(group_for(B1, B1, 3, false), 0);
+	ck_assert_int_eq(group_for(B1, B1, 6, true), 0);
+	ck_assert_int_eq(group_for(B1, B1, 7, true), MAD_STATUS_SA_NO_RESOURCES);
+	ck_assert_int_eq(group_for(A1, A1, 3, false), 0); /* group 3 goes */
+	ck_assert_int_eq(group_for(B1, B1, 7, true), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sa_handlers");
@@ -479,6 +532,7 @@ int main(void)
 	tcase_add_test(tc, paths_follow_partitions);
 	tcase_add_test(tc, inform_limit_per_port);
 	tcase_add_test(tc, service_limit_per_port);
+	tcase_add_test(tc, group_limit_per_port);
 	tcase_add_test(tc, partition_leaks);
 	suite_add_tcase(s, tc);
 	return check_run(s);
