@@ -584,6 +584,15 @@ unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d)
 	return d->nrmpp;
 }
 
+/* A scan of at most the transfers under way, which the SA keeps to a few hundred. */
+unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < d->nrmpp; i++)
+		n += d->rmpp[i]->sender && !d->rmpp[i]->done && d->rmpp[i]->peer.lid == lid;
+	return n;
+}
+
 size_t mad_dispatcher_rmpp_bytes(const struct mad_dispatcher *d)
 {
 	size_t n = 0;

@@ -124,8 +124,32 @@ bool sa_components_match(const struct sa_components *c, uint64_t mask, const uin
 	return true;
 }
 
+void sa_records_filter(struct sa_records *r, const struct sa_components *c, uint64_t mask,
+                       const uint8_t *want, uint32_t max)
+{
+	r->filt = c;
+	r->mask = mask;
+	r->want = want;
+	r->max = max;
+}
+
+void sa_records_settle(struct sa_records *r)
+{
+	if (!r->pending)
+		return;
+	r->pending = false;
+	if (r->filt && !sa_components_match(r->filt, r->mask, r->want,
+	                                    r->buf + (size_t)(r->n - 1) * r->stride))
+		r->n--; /* its place is taken by the next */
+}
+
 uint8_t *sa_records_add(struct sa_records *r)
 {
+	sa_records_settle(r);
+	if (r->max && r->n >= r->max) {
+		r->capped = true;
+		return NULL;
+	}
 	if (r->n == r->cap) {
 		uint32_t ncap = r->cap ? r->cap * 2 : 64;
 		uint8_t *nb = realloc(r->buf, (size_t)ncap * r->stride);
@@ -136,6 +160,7 @@ uint8_t *sa_records_add(struct sa_records *r)
 	}
 	uint8_t *rec = r->buf + (size_t)r->n++ * r->stride;
 	memset(rec, 0, r->stride);
+	r->pending = r->filt != NULL;
 	return rec;
 }
 

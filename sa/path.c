@@ -230,6 +230,7 @@ struct path_scan {
 	unsigned numb;
 	uint32_t *srcs, *dsts, ns, nd, i, j;
 	uint32_t one_s, one_d;
+	bool too_big; /* past what one transfer carries: stopped, NO_RESOURCES */
 };
 
 /* The records of one (source, destination) pair of a scan. false when out of memory. */
@@ -424,15 +425,31 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 	return 0;
 }
 
+/* A table stopped at what one transfer carries: what was built goes, the answer says why. */
+static uint16_t too_big(struct sa_req *rq, struct sa_records *out)
+{
+	sa_records_free(out);
+	rq->why = "more paths than one transfer carries; a narrower component mask (a source "
+	          "or a destination) gets its part";
+	return MAD_STATUS_SA_NO_RESOURCES;
+}
+
 /* Go on with the scan for up to `pairs` pairs. true when it is over (all pairs, or out of
  * memory: what was found goes). */
 static bool scan_step(struct sa_req *rq, struct path_scan *sc, struct sa_records *out,
                       uint64_t pairs)
 {
+	/* no more than one transfer carries (the rest would be NO_RESOURCES when sent): a
+	 * table of every pair grows as the square of the fabric, 1.7 GB at 5,184 hosts */
+	size_t most = MAD_RMPP_MAX_BYTES / out->stride;
 	for (; sc->i < sc->ns; sc->i++, sc->j = 0) {
 		for (; sc->j < sc->nd; sc->j++) {
 			if (!pairs--)
 				return false;
+			if (out->n >= most) {
+				sc->too_big = true;
+				return true;
+			}
 			if (!path_pair(rq, sc, sc->srcs[sc->i], sc->dsts[sc->j], out))
 				return true;
 		}
@@ -449,7 +466,7 @@ uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool tab
 		return st == SA_PATHS_DONE ? 0 : st;
 	scan_step(rq, &sc, out, UINT64_MAX);
 	scan_free(&sc);
-	return 0;
+	return sc.too_big ? too_big(rq, out) : 0;
 }
 
 /* ---- PathRecord tables a slice at a time ---- */
@@ -467,6 +484,16 @@ struct sa_path_job {
 	ev_timer w;
 	struct sa_path_job *next;
 };
+
+const struct sa_path_job *sa_path_job_next(const struct sa_path_job *j)
+{
+	return j->next;
+}
+
+uint32_t sa_path_job_requester(const struct sa_path_job *j)
+{
+	return j->rq.requester;
+}
 
 static void job_end(struct sa *sa, struct sa_path_job *job, uint16_t st)
 {
@@ -511,7 +538,7 @@ static void job_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	if (job_slice(job))
-		job_end(sa, job, 0);
+		job_end(sa, job, job->sc.too_big ? too_big(&job->rq, &job->rq.out) : 0);
 	else
 		ev_timer_again(sa->loop, &job->w);
 }
@@ -537,9 +564,10 @@ uint16_t sa_path_table(struct sa_req *rq)
 	                          : scan_step(&job->rq, &job->sc, &job->rq.out, UINT64_MAX);
 	if (done) {
 		rq->out = job->rq.out;
+		bool big = job->sc.too_big;
 		scan_free(&job->sc);
 		free(job);
-		return 0;
+		return big ? too_big(rq, &rq->out) : 0;
 	}
 	job->generation = sa->t->generation;
 	ev_init(&job->w, job_cb);

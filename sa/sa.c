@@ -281,18 +281,17 @@ static uint16_t h_records(struct sa_req *rq)
 	rq->only_lid = 0;
 	if ((mask & 1) && cp->n && cp->c[0].bitoff == 0 && cp->c[0].bitlen == 16)
 		rq->only_lid = (uint16_t)(rq->data[0] << 8 | rq->data[1]);
-	struct sa_records all = {.size = rq->out.size, .stride = rq->out.stride};
-	a->build(rq, &all);
+	/* filtered as they are built, and no more than the answer can use: a Get (one
+	 * record, or TOO_MANY_RECORDS) holds two at most, a table one transfer's worth (more
+	 * is NO_RESOURCES when it is sent); a whole-fabric build per Get took memory in
+	 * proportion to the fabric for every request any host sent */
+	uint32_t max = rq->h.hdr.method == MAD_METHOD_GET
+	                   ? (a->get_first ? 1 : 2)
+	                   : (uint32_t)(MAD_RMPP_MAX_BYTES / rq->out.stride + 1);
+	sa_records_filter(&rq->out, cp, mask, rq->data, max);
+	a->build(rq, &rq->out);
+	sa_records_settle(&rq->out);
 	rq->only_lid = 0;
-	for (uint32_t i = 0; i < all.n; i++) {
-		const uint8_t *rec = all.buf + (size_t)i * all.stride;
-		if (!sa_components_match(cp, mask, rq->data, rec))
-			continue;
-		uint8_t *o = sa_records_add(&rq->out);
-		if (o)
-			memcpy(o, rec, all.stride);
-	}
-	sa_records_free(&all);
 	return 0;
 }
 
@@ -484,7 +483,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		rq.out.size = rq.out.stride = 72; /* ClassPortInfo */
 	}
 	bool table = slot == SLOT_GET_TABLE || slot == SLOT_GET_MULTI;
-	if (table && sa_tables_busy(sa)) {
+	if (table && (sa_tables_busy(sa) || sa_port_tables_busy(sa, &rq))) {
 		/* before the table is built, not after: a burst of whole-fabric tables must
 		 * not take the loop to learn there is no room to send them */
 		sa->st.busy++;
@@ -495,6 +494,22 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	if (st == SA_DEFERRED)
 		return; /* a job builds it a slice at a time and answers (sa_request_finish) */
 	sa_request_finish(&rq, st);
+}
+
+bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq)
+{
+	if (rq->trusted)
+		return false; /* the administrator's tools */
+	if (mad_dispatcher_rmpp_sends_to(sa->d, rq->from.lid) >= SA_TRANSFERS_PER_PORT) {
+		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
+		       "LID %u has %u tables on their way to it already: answered BUSY",
+		       rq->from.lid, SA_TRANSFERS_PER_PORT);
+		return true;
+	}
+	unsigned mine = 0;
+	for (const struct sa_path_job *j = sa->jobs; j; j = sa_path_job_next(j))
+		mine += sa_path_job_requester(j) == rq->requester;
+	return mine >= SA_JOBS_PER_PORT;
 }
 
 bool sa_tables_busy(const struct sa *sa)

@@ -35,13 +35,29 @@ void sa_components_from_layout(const struct mad_layout *l, struct sa_components 
 bool sa_components_match(const struct sa_components *c, uint64_t mask, const uint8_t *a,
                          const uint8_t *b);
 
-/* A growing buffer of wire records of one size. */
+/* A growing buffer of wire records of one size.
+ *
+ * With a filter (sa_records_filter) it keeps only records whose masked components match the
+ * request's, checking each when the next is added (builders encode a record after adding
+ * it), and at most `max` of them: past that sa_records_add returns NULL and `capped` is set.
+ * A Get then holds two records at most, however many the fabric has, and a table no more
+ * than one transfer carries. */
 struct sa_records {
 	uint8_t *buf;
 	size_t size, stride; /* record size on the wire, and padded to 8 */
 	uint32_t n, cap;
+	const struct sa_components *filt; /* NULL: every record is kept */
+	uint64_t mask;
+	const uint8_t *want;
+	uint32_t max; /* 0: no bound */
+	bool pending; /* the last record is not checked against the filter yet */
+	bool capped;  /* more records than max were offered */
 };
 uint8_t *sa_records_add(struct sa_records *r);
+void sa_records_filter(struct sa_records *r, const struct sa_components *c, uint64_t mask,
+                       const uint8_t *want, uint32_t max);
+/* Check the last record added (after a filtered build). */
+void sa_records_settle(struct sa_records *r);
 void sa_records_free(struct sa_records *r);
 
 struct sa;

@@ -21,7 +21,12 @@
 #define SA_MAX_TRANSFERS      256          /* RMPP answers under way before tables get BUSY */
 #define SA_MAX_TRANSFER_BYTES (256u << 20) /* ... or bytes of them */
 #define SA_MAX_JOBS           4            /* tables built a slice at a time, at once */
-#define SA_DEFERRED           0xfffeu      /* a handler's status: a job answers later */
+/* ... of which one port (an untrusted requester) may have: one table built a slice at a time,
+ * and 16 answers by RMPP under way (a host's tools ask a few at once; one port must not take
+ * the room of all and leave other hosts BUSY) */
+#define SA_JOBS_PER_PORT      1
+#define SA_TRANSFERS_PER_PORT 16
+#define SA_DEFERRED           0xfffeu /* a handler's status: a job answers later */
 
 struct sa_service;
 struct sa_sub;
@@ -220,8 +225,12 @@ bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *f
  * whose fabric changes under it answers BUSY: the client asks again. */
 uint16_t sa_path_table(struct sa_req *rq);
 void sa_path_jobs_free(struct sa *sa);
+const struct sa_path_job *sa_path_job_next(const struct sa_path_job *j);
+uint32_t sa_path_job_requester(const struct sa_path_job *j);
 /* Tables have no room now (transfers under way, bytes held, jobs): BUSY before building. */
 bool sa_tables_busy(const struct sa *sa);
+/* Tables of this port's already under way: its share is taken. */
+bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq);
 struct sa_held_answer {
 	struct mad_addr to;
 	uint8_t mad[MAD_SIZE];

@@ -4,7 +4,10 @@
  * sa_probe --flood N: N table requests at once from a client that never acknowledges.
  * sa_probe --path-burst N: N whole-fabric PathRecord tables, then a Get (see path_burst).
  * sa_probe --trap LIDADDR PORT N: N traps 129 to the SM naming LIDADDR's port PORT (see
- * send_traps). */
+ * send_traps).
+ * sa_probe --path-table all|own: one PathRecord GetTable, of every pair or of this port's
+ * paths (SLID), never acknowledged; prints "table STATUS" of its first answer (see
+ * path_table). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -184,6 +187,37 @@ static int path_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 	return 0;
 }
 
+/* One PathRecord table: every pair (mask 0) or this port's (SLID); the status of its
+ * first answer, waiting up to 5 minutes (a whole-fabric table of a large fabric is built a
+ * slice at a time). Segments are never acknowledged: the status is what is wanted. */
+static int path_table(struct mad_transport *t, const struct mad_local_port *lp, bool own)
+{
+	uint8_t m[MAD_SIZE], rec[64] = {0};
+	struct mad_path_record q = {.slid = lp->lid};
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD, own ? PR_COMP_SLID : 0, rec,
+	        sizeof(rec));
+	mad_bits_set(m, 64, 64, 0x7300000ull);
+	struct mad_addr to = {.lid = lp->sm_lid, .qpn = 1, .qkey = QP1_QKEY};
+	while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN)
+		usleep(1000);
+	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
+	while (poll(&p, 1, 300000) > 0) {
+		uint8_t buf[MAD_SIZE];
+		struct mad_addr from;
+		size_t len;
+		unsigned flags;
+		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0) {
+			if ((mad_bits_get(buf, 64, 64) & 0xffffffffull) != 0x7300000ull)
+				continue;
+			printf("table 0x%04x\n", (unsigned)mad_bits_get(buf, 32, 16));
+			return 0;
+		}
+	}
+	printf("table timeout\n");
+	return 1;
+}
+
 /* n traps 129 (local link integrity) to the SM's QP0, LID-routed from this port, naming
  * LIDADDR's port PORT: a host that lies about whose port is in trouble, to get another's
  * link disabled. Prints "traps N". */
@@ -267,6 +301,11 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "--trap")) {
 		int rc = send_traps(t, &lp, (uint16_t)strtoul(argv[2], NULL, 0),
 		                    (uint8_t)atoi(argv[3]), atoi(argv[4]));
+		mad_transport_close(t);
+		return rc;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--path-table")) {
+		int rc = path_table(t, &lp, !strcmp(argv[2], "own"));
 		mad_transport_close(t);
 		return rc;
 	}
