@@ -10,7 +10,12 @@
  * are in flight at once (one per host), so the SA sees them interleaved. With --leave-all,
  * every host leaves every group it is in at the end; --members
  * FILE starts from the memberships an earlier run printed. Prints the resulting membership, one
- * "MGID PORT-GUID" line each, and exits 1 on any unexpected answer. */
+ * "MGID PORT-GUID" line each, and exits 1 on any unexpected answer.
+ *
+ *   mcast_churn --step HOST GROUP join|leave
+ *
+ * One request from host-HOST for group GROUP (created when it is the first join), its status
+ * printed as 0xSSSS: the scenarios' single steps, refusals included. */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <poll.h>
@@ -67,8 +72,50 @@ static int send_req(struct host *h, bool join, int g, uint64_t tid)
 	return h->t->ops->send(h->t, &to, mad, sizeof(mad), 0);
 }
 
+static int step(int host, int g, bool join)
+{
+	struct host h = {0};
+	char node[32], err[256];
+	snprintf(node, sizeof(node), "host-%d", host);
+	struct mad_transport_opts topts = {.sim_node = node};
+	if (g < 0 || g >= MAX_GROUPS ||
+	    mad_transport_open_sim(&topts, &h.t, err, sizeof(err)) < 0 ||
+	    h.t->ops->query_port(h.t, &h.lp) < 0) {
+		fprintf(stderr, "mcast_churn: %s: %s\n", node,
+		        g < 0 || g >= MAX_GROUPS ? "group" : err);
+		return 2;
+	}
+	int rc = 1;
+	if (send_req(&h, join, g, 0x20000) < 0) {
+		fprintf(stderr, "mcast_churn: %s: send failed\n", node);
+		goto out;
+	}
+	struct pollfd p = {.fd = h.t->ops->fd(h.t), .events = POLLIN};
+	while (rc && poll(&p, 1, 5000) > 0) {
+		uint8_t mad[MAD_SIZE];
+		struct mad_addr from;
+		size_t len;
+		unsigned flags;
+		struct mad_sa_hdr sh;
+		while (rc && h.t->ops->recv(h.t, &from, mad, sizeof(mad), &len, &flags) > 0) {
+			if (mad_sa_hdr_decode(mad, len, &sh, NULL) < 0 ||
+			    (sh.hdr.tid & 0xffffffffull) != 0x20000)
+				continue;
+			printf("0x%04x\n", sh.hdr.status);
+			rc = 0;
+		}
+	}
+	if (rc)
+		fprintf(stderr, "mcast_churn: %s: no answer in 5 s\n", node);
+out:
+	mad_transport_close(h.t);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "--step"))
+		return step(atoi(argv[2]), atoi(argv[3]), !strcmp(argv[4], "join"));
 	int nhosts = 10, ngroups = 10, ops = 100;
 	unsigned seed = 1;
 	bool leave_all = false;
