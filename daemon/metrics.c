@@ -137,6 +137,13 @@ void metrics_render(const struct metrics *m, FILE *out)
 	        sa->bad_key);
 	counter(out, "sa_reports_sent_total", "event Reports sent to subscribers",
 	        sa->reports_sent);
+	/* the Reports' own lane (mad/dispatcher.c): what silent subscribers hold up */
+	gauge(out, "sa_reports_in_flight", "Reports waiting for a subscriber's answer",
+	      mc->report_inflight);
+	gauge(out, "sa_reports_waiting", "Reports queued for their subscribers", mc->report_queued);
+	counter(out, "sa_reports_dropped_total",
+	        "Reports dropped unsent: a subscriber's backlog or all subscribers' full",
+	        mc->report_dropped);
 	gauge(out, "sa_multicast_groups", "multicast groups", sc.groups);
 	gauge(out, "sa_services", "registered services", sc.services);
 	gauge(out, "sa_subscriptions", "event subscriptions (InformInfo)", sc.subscriptions);

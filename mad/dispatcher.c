@@ -11,6 +11,19 @@
 
 #include <infiniband/mad.h>
 
+/* Two lanes. The main one holds the SM's SMPs and every request whose peer is expected to
+ * answer: `window` in flight, `window_per_dest` per destination, one FIFO. The Report lane
+ * holds the SA's Reports to subscribers, whom nothing obliges to answer: a subscriber that
+ * never acknowledges held 4 slots of the main window for each Report's 4 attempts (800 ms),
+ * its Reports queued ahead of the SM's SMPs, and its silence passed for fabric loss (more
+ * attempts and shorter waits for every SMP). In the Report lane each destination has a queue
+ * of its own, served in turn, report_per_dest in flight and at most report_backlog_per_dest
+ * waiting (a newer Report pushes out its oldest: a subscriber that stays silent loses old
+ * news, not the others' or the SM's); report_window in flight in all, beside the main
+ * window, and report_backlog waiting in all (then new ones are refused), which also keeps
+ * Reports from taking the transaction slots the SM needs. Its retries are fixed and its
+ * outcomes never feed the loss estimate. */
+
 static void fifo_init(struct fifo *f)
 {
 	f->head = f->tail = NIL;
@@ -50,7 +63,8 @@ static uint32_t dest_lookup(struct mad_dispatcher *d, uint64_t key)
 	if (u64map_put(&d->dest_index, key, i) < 0)
 		return NIL;
 	d->ndests++;
-	d->dests[i] = (struct dest){.key = key, .blocked_head = NIL, .blocked_tail = NIL};
+	d->dests[i] =
+	    (struct dest){.key = key, .blocked_head = NIL, .blocked_tail = NIL, .run_next = NIL};
 	return i;
 }
 
@@ -203,6 +217,82 @@ static void pump(struct mad_dispatcher *d)
 	}
 }
 
+/* ---- the Report lane ---- */
+
+static void lane_make_runnable(struct mad_dispatcher *d, uint32_t di)
+{
+	struct dest *ds = &d->dests[di];
+	if (ds->runnable || !ds->nblocked || ds->inflight >= d->o.report_per_dest)
+		return;
+	ds->runnable = true;
+	ds->run_next = NIL;
+	if (d->run_tail == NIL)
+		d->run_head = di;
+	else
+		d->dests[d->run_tail].run_next = di;
+	d->run_tail = di;
+}
+
+static uint32_t lane_pop_waiting(struct mad_dispatcher *d, struct dest *ds)
+{
+	struct fifo f = {ds->blocked_head, ds->blocked_tail};
+	uint32_t idx = fifo_pop(d, &f);
+	ds->blocked_head = f.head;
+	ds->blocked_tail = f.tail;
+	ds->nblocked--;
+	d->c.report_queued--;
+	return idx;
+}
+
+/* One request from each runnable destination in turn, so that a destination with a long
+ * backlog does not delay the others. */
+static void pump_reports(struct mad_dispatcher *d)
+{
+	while (d->c.report_inflight < d->o.report_window && d->run_head != NIL) {
+		uint32_t di = d->run_head;
+		struct dest *ds = &d->dests[di];
+		d->run_head = ds->run_next;
+		if (d->run_head == NIL)
+			d->run_tail = NIL;
+		ds->runnable = false;
+		struct txn *t = txn_at(d, lane_pop_waiting(d, ds));
+		ds->inflight++;
+		d->c.report_inflight++;
+		t->state = TXN_INFLIGHT;
+		txn_attempt(d, t);
+		lane_make_runnable(d, di);
+	}
+}
+
+/* End a waiting Report unsent. */
+static void lane_drop_oldest(struct mad_dispatcher *d, uint32_t di)
+{
+	struct txn *t = txn_at(d, lane_pop_waiting(d, &d->dests[di]));
+	d->c.report_dropped++;
+	struct mad_result res = {.error = -ENOBUFS, .from = t->to, .tid = t->tid};
+	mad_result_fn cb = t->cb;
+	void *ctx = t->ctx;
+	txn_release(d, t);
+	if (cb)
+		cb(d, &res, ctx);
+}
+
+static void lane_submit(struct mad_dispatcher *d, struct txn *t)
+{
+	struct dest *ds = &d->dests[t->dest];
+	struct fifo f = {ds->blocked_head, ds->blocked_tail};
+	fifo_push(d, &f, t->idx);
+	ds->blocked_head = f.head;
+	ds->blocked_tail = f.tail;
+	ds->nblocked++;
+	d->c.report_queued++;
+	uint32_t di = t->dest;
+	if (ds->nblocked > d->o.report_backlog_per_dest)
+		lane_drop_oldest(d, di);
+	lane_make_runnable(d, di);
+	pump_reports(d);
+}
+
 /* Under loss the default retries are not enough: at 50% loss each way an attempt is
  * answered one time in four, and four attempts fail 32% of the time, so that a sweep of
  * a few thousand MADs always leaves some undone and sweeps again and again. A request with
@@ -276,8 +366,15 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
                      const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	ev_timer_stop(d->loop, &t->timer);
-	d->c.inflight--;
-	if (t->dest != NIL) {
+	bool report = t->report;
+	if (report) {
+		d->c.report_inflight--;
+		d->dests[t->dest].inflight--;
+		lane_make_runnable(d, t->dest);
+	} else {
+		d->c.inflight--;
+	}
+	if (t->dest != NIL && !report) {
 		struct dest *ds = &d->dests[t->dest];
 		ds->inflight--;
 		if (ds->blocked_head != NIL) {
@@ -291,9 +388,11 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
 		d->c.timed_out++;
 	else if (!error)
 		d->c.completed++;
-	if ((error == -ETIMEDOUT || !error) && t->attempts)
+	/* a subscriber's silence says nothing of the fabric's losses */
+	if ((error == -ETIMEDOUT || !error) && t->attempts && !report)
 		estimate(d, t->attempts, !error);
-	if (!error && t->attempts == 1) /* Karn: a retried one's answer may be to any attempt */
+	/* Karn: a retried one's answer may be to any attempt */
+	if (!error && t->attempts == 1 && !report)
 		rtt_sample(d, ev_now(d->loop) - t->sent_at);
 
 	struct mad_result res = {
@@ -314,6 +413,7 @@ void disp_txn_finish(struct mad_dispatcher *d, struct txn *t, int error, uint16_
 	if (cb)
 		cb(d, &res, ctx);
 	pump(d);
+	pump_reports(d);
 }
 
 static void txn_retry_or_fail(struct mad_dispatcher *d, struct txn *t)
@@ -351,6 +451,11 @@ int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
 		return -EINVAL;
 	if (req->len > MAD_SIZE)
 		return -EMSGSIZE; /* RMPP-segmented requests are not needed by any user yet */
+	bool report = req->lane == MAD_LANE_REPORT;
+	if (report && d->c.report_queued >= d->o.report_backlog) {
+		d->c.report_dropped++;
+		return -ENOBUFS;
+	}
 	struct txn *t = txn_alloc(d);
 	if (!t)
 		return -ENOMEM;
@@ -362,7 +467,8 @@ int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
 	t->to = req->to;
 	t->timeout_ms = req->timeout_ms ? req->timeout_ms : d->o.timeout_ms;
 	t->retries_left = req->retries >= 0 ? (unsigned)req->retries : d->o.retries;
-	t->adaptive = req->retries < 0 && !req->timeout_ms;
+	t->adaptive = req->retries < 0 && !req->timeout_ms && !report;
+	t->report = report;
 	t->attempts = 0;
 	t->outstanding = 0;
 	t->cb = req->cb;
@@ -370,6 +476,8 @@ int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
 	uint64_t key = req->dest_key;
 	if (!key && req->mad[1] != MAD_CLASS_SUBN_DR)
 		key = (1ull << 32) | req->to.lid; /* apart from caller keys, which are small */
+	if (report) /* apart from the main lane's: a lane's room is its own */
+		key = (2ull << 32) | (req->dest_key ? req->dest_key : req->to.lid);
 	if (key) {
 		t->dest = dest_lookup(d, key);
 		if (t->dest == NIL) {
@@ -379,6 +487,10 @@ int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)
 	}
 	t->state = TXN_QUEUED;
 	d->c.requests++;
+	if (report) {
+		lane_submit(d, t);
+		return 0;
+	}
 	d->c.queued++;
 	fifo_push(d, &d->pending, t->idx);
 	pump(d);
@@ -543,12 +655,21 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 		d->o.rmpp_recv_per_peer = 8;
 	if (!d->o.rmpp_recv_bytes)
 		d->o.rmpp_recv_bytes = 65536;
+	if (!d->o.report_window)
+		d->o.report_window = 16;
+	if (!d->o.report_per_dest)
+		d->o.report_per_dest = 1;
+	if (!d->o.report_backlog_per_dest)
+		d->o.report_backlog_per_dest = 1024;
+	if (!d->o.report_backlog)
+		d->o.report_backlog = 65536;
 	d->rl_rmpp = LOG_RL_INIT(10, 10000);
 	d->rl_mismatch = LOG_RL_INIT(10, 10000);
 	d->est_attempts = d->est_answered = 32; /* a fabric answers until it is seen not to */
 	d->free_head = NIL;
 	fifo_init(&d->pending);
 	fifo_init(&d->ready);
+	d->run_head = d->run_tail = NIL;
 	ev_io_init(&d->io, io_cb, t->ops->fd(t), EV_READ);
 	ev_io_start(loop, &d->io);
 	if (t->ops->flush) {
@@ -624,7 +745,8 @@ const struct mad_counters *mad_dispatcher_counters(const struct mad_dispatcher *
 
 bool mad_dispatcher_idle(const struct mad_dispatcher *d)
 {
-	return d->c.inflight == 0 && d->c.queued == 0 && rmpp_active(d) == 0;
+	return d->c.inflight == 0 && d->c.queued == 0 && d->c.report_inflight == 0 &&
+	       d->c.report_queued == 0 && rmpp_active(d) == 0;
 }
 
 void mad_dispatcher_log_counters(const struct mad_dispatcher *d)
@@ -635,10 +757,11 @@ void mad_dispatcher_log_counters(const struct mad_dispatcher *d)
 	         " answered %" PRIu64 " retried %" PRIu64 " timed out %" PRIu64
 	         " unmatched %" PRIu64 " malformed %" PRIu64 " send errors %" PRIu64
 	         " busy %" PRIu64 " RMPP sent %" PRIu64 " received %" PRIu64 " aborted %" PRIu64
-	         " max in flight %u",
+	         " max in flight %u; Reports in flight %u waiting %u dropped %" PRIu64,
 	         d->t->desc, c->sent, c->received, c->requests, c->completed, c->retried,
 	         c->timed_out, c->unmatched, c->malformed, c->send_errors, c->busy,
-	         c->rmpp_sent_transfers, c->rmpp_recv_transfers, c->rmpp_aborted, c->inflight_max);
+	         c->rmpp_sent_transfers, c->rmpp_recv_transfers, c->rmpp_aborted, c->inflight_max,
+	         c->report_inflight, c->report_queued, c->report_dropped);
 	for (unsigned i = 1; i < 8; i++)
 		if (c->status_code[i])
 			log_info(d->o.log, "mad", "answers with status 0x%04x (%s): %" PRIu64,

@@ -4,6 +4,8 @@
  *   window allows them out: at most `window` in flight in total and `window_per_dest` per
  *   destination (a node, named by the caller's dest_key). Answers are matched on the low 32
  *   bits of the TID: the kernel (agent id) and ibsim (client id) rewrite the upper bits.
+ * - Requests to peers that may never answer (the SA's Reports to subscribers) go in a lane of
+ *   their own, with its own window and a bounded backlog per destination (MAD_LANE_REPORT).
  * - Each request ends in exactly one call of its callback: with the answer, or with an error
  *   after its retries (late and duplicate answers are counted and dropped).
  * - Unsolicited MADs (requests to us: traps, SMInfo, SA queries) go to a handler per class.
@@ -39,6 +41,10 @@ struct mad_dispatcher_opts {
 	 * the time of every lookup. Defaults 256, 8 and 65,536. Transfers that answer our
 	 * own requests are not bound by these. */
 	unsigned rmpp_recv_max, rmpp_recv_per_peer, rmpp_recv_bytes;
+	/* The Report lane (MAD_LANE_REPORT), beside `window` and never within it: in flight in
+	 * all and per destination, and waiting per destination (the oldest is dropped for a
+	 * newer one) and in all (a new one is refused). Defaults 16, 1, 1,024 and 65,536. */
+	unsigned report_window, report_per_dest, report_backlog_per_dest, report_backlog;
 	const struct log *log;
 };
 
@@ -61,13 +67,18 @@ struct mad_counters {
 	uint64_t rmpp_refused;      /* unasked transfers refused: too many at once, or too large */
 	uint64_t status_code[8];    /* answers by MAD status code field (bits 2-4), 0 unused */
 	uint64_t status_class[128]; /* answers by class-specific status (bits 8-14), 0 unused */
-	unsigned inflight, inflight_max, queued;
+	unsigned inflight, inflight_max, queued; /* MAD_LANE_MAIN's */
+	/* MAD_LANE_REPORT's: requests in flight and waiting, and those dropped or refused for
+	 * a full backlog (ended with -ENOBUFS) */
+	unsigned report_inflight, report_queued;
+	uint64_t report_dropped;
 };
 
 /* The outcome of a request. */
 struct mad_result {
 	int error;          /* 0 answered; -ETIMEDOUT no answer after retries; -ECOMM RMPP aborted;
-	                       -ECANCELED dispatcher closed */
+	                       -ECANCELED dispatcher closed; -ENOBUFS dropped unsent from a full
+	                       MAD_LANE_REPORT backlog */
 	uint16_t status;    /* the answer's MAD status (directed route: the 15-bit status) */
 	const uint8_t *mad; /* the answer; for RMPP the header of the first segment and all data */
 	size_t len;
@@ -78,6 +89,14 @@ struct mad_result {
 
 typedef void (*mad_result_fn)(struct mad_dispatcher *d, const struct mad_result *res, void *ctx);
 
+/* The window and queue a request waits in. */
+enum mad_lane {
+	MAD_LANE_MAIN, /* the SM's SMPs, SA and client requests: `window`, `window_per_dest` */
+	/* notices to subscribers, who may never answer: report_* above, with fixed retries
+	 * (their losses are not the fabric's, so they do not adapt retries and waits) */
+	MAD_LANE_REPORT,
+};
+
 struct mad_request {
 	struct mad_addr to;
 	const uint8_t *mad; /* the request, at most 256 bytes; its TID is assigned here */
@@ -86,6 +105,7 @@ struct mad_request {
 	int retries;         /* <0: the dispatcher's default, raised while MADs get lost */
 	uint64_t dest_key;   /* per-destination window key (e.g. node index + 1); 0: LID-routed
 	                        MADs use the LID, directed-route ones are not limited */
+	enum mad_lane lane;  /* 0: MAD_LANE_MAIN */
 	mad_result_fn cb;
 	void *ctx;
 };
@@ -103,7 +123,10 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 void mad_dispatcher_cancel_all(struct mad_dispatcher *d);
 void mad_dispatcher_free(struct mad_dispatcher *d);
 
-/* Queue a request. 0, or -EINVAL/-EMSGSIZE/-ENOMEM (the callback is then not called). */
+/* Queue a request. 0, or -EINVAL/-EMSGSIZE/-ENOMEM, or -ENOBUFS for a Report-lane request
+ * when that lane's whole backlog is full (the callback is then not called). A Report-lane
+ * request may end the oldest waiting for the same destination (its callback runs before
+ * this returns, with -ENOBUFS). */
 int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req);
 
 void mad_dispatcher_set_handler(struct mad_dispatcher *d, uint8_t mgmt_class, mad_request_fn fn,
@@ -125,7 +148,7 @@ const struct mad_counters *mad_dispatcher_counters(const struct mad_dispatcher *
 double mad_dispatcher_answer_rate(const struct mad_dispatcher *d);
 /* Log the counters at INFO, one line, plus nonzero status counts. */
 void mad_dispatcher_log_counters(const struct mad_dispatcher *d);
-/* True when nothing is queued, in flight or in an RMPP transfer. */
+/* True when nothing is queued, in flight (in either lane) or in an RMPP transfer. */
 bool mad_dispatcher_idle(const struct mad_dispatcher *d);
 
 /* The header length (MAD + RMPP + class header) of an RMPP-capable class, 0 if the class

@@ -37,6 +37,7 @@ struct txn {
 	/* the dispatcher's default retries and timeout: more attempts, and shorter waits for
 	 * each, when MADs get lost (see adapted_attempts, attempt_timeout) */
 	bool adaptive;
+	bool report;    /* in MAD_LANE_REPORT */
 	double sent_at; /* the last attempt's */
 	mad_result_fn cb;
 	void *ctx;
@@ -48,7 +49,12 @@ struct txn {
 struct dest {
 	uint64_t key;
 	unsigned inflight;
+	/* the main lane: requests popped while the destination was full; the Report lane:
+	 * every request waiting for it, oldest first */
 	uint32_t blocked_head, blocked_tail;
+	uint32_t nblocked; /* Report lane: how many wait */
+	uint32_t run_next; /* Report lane: next in the dispatcher's run list */
+	bool runnable;     /* Report lane: in the run list */
 };
 
 struct fifo {
@@ -68,6 +74,9 @@ struct mad_dispatcher {
 	uint32_t nchunks, ntxn, free_head;
 	uint16_t gen_base; /* first generation of every slot: differs between processes */
 	struct fifo pending, ready;
+
+	/* Report-lane destinations with requests waiting and room in flight, in turn */
+	uint32_t run_head, run_tail;
 
 	struct dest *dests; /* destinations, indexed through dest_index */
 	uint32_t ndests, dests_cap;

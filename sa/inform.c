@@ -6,6 +6,7 @@
  * sweep before: ports that came sends trap 64 (GID in service), ports that went trap 65, as
  * Reports to every subscriber that asked. A subscription ends by an unsubscribe, or when the
  * subscriber's port leaves the fabric. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,7 +216,13 @@ static void on_report_answered(struct mad_dispatcher *d, const struct mad_result
 {
 	(void)d;
 	struct sa *sa = ctx;
-	if (r->error) {
+	if (r->error == -ENOBUFS) {
+		sa->st.reports_lost++;
+		log_rl(sa->log, &sa->rl_refused, LOGL_WARN, "sa",
+		       "Report to LID %u QPN %u dropped unsent: the subscriber leaves too many "
+		       "unacknowledged",
+		       r->from.lid, r->from.qpn);
+	} else if (r->error) {
 		sa->st.reports_lost++;
 		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
 		       "Report to LID %u QPN %u not acknowledged: the subscriber may be gone",
@@ -289,11 +296,22 @@ static void deliver(struct sa *sa, const struct mad_notice *n, uint32_t port, co
 		    .mad = mad,
 		    .len = sizeof(mad),
 		    .retries = -1,
+		    /* apart from the SM's SMPs: a subscriber that never acknowledges costs only
+		     * its own Reports (see the lanes in mad/dispatcher.c) */
+		    .lane = MAD_LANE_REPORT,
 		    .cb = on_report_answered,
 		    .ctx = sa,
 		};
-		if (mad_dispatcher_send(sa->d, &rq) == 0)
+		int rc = mad_dispatcher_send(sa->d, &rq);
+		if (rc == 0) {
 			sa->st.reports_sent++;
+		} else {
+			sa->st.reports_lost++;
+			log_rl(sa->log, &sa->rl_refused, LOGL_WARN, "sa",
+			       "Report to LID %u not sent: %s", rq.to.lid,
+			       rc == -ENOBUFS ? "too many Reports wait for their subscribers"
+			                      : strerror(-rc));
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ struct fabric {
 	bool bounce_first;     /* first attempt comes back undelivered */
 	unsigned drop_percent; /* attempts lost at random (seed) */
 	bool kernel;           /* a lost attempt comes back MAD_RECV_TIMED_OUT, as the kernel's */
+	uint16_t silent_lid;   /* attempts to this LID and above are never answered (0: none) */
 	uint32_t timeouts_seen[NREQ_MAX]; /* what each request's last attempt asked */
 	unsigned seed;
 	unsigned attempts[NREQ_MAX];
@@ -63,7 +64,7 @@ static void on_send(struct fake_transport *f, const struct mad_addr *to, const u
 	fb->timeouts_seen[id] = f->last_timeout_ms;
 	struct mad_addr from = {.lid = to->lid, .qpn = 1};
 	uint8_t ans[MAD_SIZE];
-	if (fb->drop_all || n <= fb->drop_first) {
+	if (fb->drop_all || n <= fb->drop_first || (fb->silent_lid && to->lid >= fb->silent_lid)) {
 		if (fb->kernel) /* the kernel's timer ran out: the request comes back */
 			fake_deliver(fb->ft, to, mad, MAD_SIZE, MAD_RECV_TIMED_OUT);
 		return;
@@ -165,6 +166,39 @@ static void submit(struct fabric *fb, unsigned id, unsigned key, unsigned timeou
 	if (fb->outstanding > fb->outstanding_max)
 		fb->outstanding_max = fb->outstanding;
 	fb->per_key[key]++;
+}
+
+/* A request in the Report lane to a subscriber at lid: 0 or what the send returned. */
+static int submit_report(struct fabric *fb, unsigned id, uint16_t lid, unsigned timeout_ms,
+                         int retries)
+{
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, id);
+	uint8_t buf[MAD_SIZE] = {0};
+	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
+	ctxs[id] = (struct req_ctx){.fb = fb, .id = id};
+	fb->results[id] = 1;
+	struct mad_request rq = {
+	    .to = {.lid = lid, .qpn = 1},
+	    .mad = buf,
+	    .len = sizeof(buf),
+	    .timeout_ms = timeout_ms,
+	    .retries = retries,
+	    .lane = MAD_LANE_REPORT,
+	    .cb = on_done,
+	    .ctx = &ctxs[id],
+	};
+	int rc = mad_dispatcher_send(fb->d, &rq);
+	if (rc == 0)
+		fb->outstanding++;
+	return rc;
+}
+
+static void run_for(struct fabric *fb, double s)
+{
+	ev_tstamp end = ev_time() + s;
+	while (ev_time() < end)
+		ev_run(fb->loop, EVRUN_NOWAIT);
 }
 
 static void run_until_done(struct fabric *fb, unsigned n)
@@ -580,6 +614,104 @@ START_TEST(free_cancels_everything_once)
 }
 END_TEST
 
+/* 40 subscribers that never acknowledge, 30 Reports each, and then 500 SMPs: the SMPs get
+ * the whole main window at once and finish in a few loop turns. In one lane the Reports
+ * held the window 4 attempts x 200 ms at a time (1,200 of them, 64 at a time: 15 s before
+ * the SMPs' turn), and their silence lowered the answer rate the SMPs' retries adapt to. */
+START_TEST(reports_have_a_lane_of_their_own)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = {.window = 64, .window_per_dest = 4};
+	fabric_init(&fb, &o);
+	fb.silent_lid = 1000;
+	for (unsigned i = 0; i < 1200; i++)
+		ck_assert_int_eq(submit_report(&fb, i, (uint16_t)(1000 + i % 40), 0, -1), 0);
+	ev_run(fb.loop, EVRUN_NOWAIT);
+	const struct mad_counters *c = mad_dispatcher_counters(fb.d);
+	ck_assert_uint_eq(c->report_inflight, 16); /* report_window */
+	ck_assert_uint_eq(c->report_queued, 1200 - 16);
+	ck_assert_uint_eq(c->inflight, 0);
+	ck_assert_uint_eq(c->queued, 0);
+	ck_assert_uint_eq(fb.ft->sends, 16);
+	ev_tstamp start = ev_time();
+	for (unsigned i = 2000; i < 2500; i++)
+		submit(&fb, i, 1 + i % 5, 0, -1);
+	while (fb.done < 500) {
+		ev_run(fb.loop, EVRUN_ONCE);
+		ck_assert_uint_le(c->report_inflight, 16);
+	}
+	ck_assert_double_lt(ev_time() - start, 0.15); /* a Report's first timeout is 0.2 s */
+	for (unsigned i = 2000; i < 2500; i++)
+		ck_assert_int_eq(fb.results[i], 0);
+	/* one Report in flight per subscriber, each tried 4 times (retries fixed at 3): 16
+	 * subscribers' first Reports time out at 0.8 s; the answer rate stays the SMPs' */
+	run_for(&fb, 1.0);
+	ck_assert_uint_ge(c->timed_out, 16);
+	for (unsigned i = 0; i < 1200; i++)
+		ck_assert_uint_le(fb.attempts[i], 4);
+	ck_assert_double_eq(mad_dispatcher_answer_rate(fb.d), 1.0);
+	ck_assert_uint_eq(c->retried_lossy, 0);
+	ck_assert(!mad_dispatcher_idle(fb.d));
+	fabric_free(&fb);
+}
+END_TEST
+
+/* A subscriber's backlog: a newer Report pushes out its oldest waiting one (ended with
+ * -ENOBUFS); the lane's whole backlog full, a new Report is refused. */
+START_TEST(report_backlog_drops_the_oldest)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = {.report_backlog_per_dest = 8, .report_backlog = 20};
+	fabric_init(&fb, &o);
+	fb.silent_lid = 1000;
+	for (unsigned i = 0; i < 10; i++) /* 0 in flight, 1..9 wait: 1 pushed out */
+		ck_assert_int_eq(submit_report(&fb, i, 1000, 1000, 0), 0);
+	const struct mad_counters *c = mad_dispatcher_counters(fb.d);
+	ck_assert_uint_eq(c->report_inflight, 1);
+	ck_assert_uint_eq(c->report_queued, 8);
+	ck_assert_uint_eq(c->report_dropped, 1);
+	ck_assert_int_eq(fb.results[1], -ENOBUFS);
+	for (unsigned i = 0; i < 10; i++)
+		if (i != 1)
+			ck_assert_int_eq(fb.results[i], 1);
+	for (unsigned i = 10; i < 22; i++) /* 10 in flight, 11..13 pushed out */
+		ck_assert_int_eq(submit_report(&fb, i, 1001, 1000, 0), 0);
+	for (unsigned i = 11; i < 14; i++)
+		ck_assert_int_eq(fb.results[i], -ENOBUFS);
+	ck_assert_uint_eq(c->report_queued, 16);
+	for (unsigned i = 22; i < 27; i++) /* 22 in flight, 23..26 wait: 20 in all */
+		ck_assert_int_eq(submit_report(&fb, i, 1002, 1000, 0), 0);
+	ck_assert_uint_eq(c->report_queued, 20);
+	ck_assert_int_eq(submit_report(&fb, 27, 1003, 1000, 0), -ENOBUFS);
+	ck_assert_uint_eq(c->report_dropped, 5);
+	ck_assert_uint_eq(c->report_inflight, 3);
+	ck_assert_uint_eq(fb.ft->sends, 3);
+	fabric_free(&fb);
+}
+END_TEST
+
+/* Subscribers take turns: one that answers is served while two silent ones hold long
+ * backlogs and the whole lane window (2). In one queue it came after all 200. */
+START_TEST(reports_take_turns_per_subscriber)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = {.report_window = 2};
+	fabric_init(&fb, &o);
+	fb.silent_lid = 1000;
+	for (unsigned i = 0; i < 200; i++)
+		ck_assert_int_eq(submit_report(&fb, i, (uint16_t)(1000 + i % 2), 20, 0), 0);
+	ev_tstamp start = ev_time();
+	ck_assert_int_eq(submit_report(&fb, 500, 20, 20, 0), 0);
+	while (fb.results[500] == 1) {
+		ev_run(fb.loop, EVRUN_ONCE);
+		ck_assert_double_lt(ev_time() - start, 1.0);
+	}
+	ck_assert_int_eq(fb.results[500], 0);
+	ck_assert_uint_le(fb.done, 4);
+	fabric_free(&fb);
+}
+END_TEST
+
 START_TEST(bad_requests_refused)
 {
 	struct fabric fb;
@@ -614,6 +746,9 @@ static Suite *dispatcher_suite(void)
 	tcase_add_test(tc, requests_reach_their_handler_and_junk_is_counted);
 	tcase_add_test(tc, free_cancels_everything_once);
 	tcase_add_test(tc, bad_requests_refused);
+	tcase_add_test(tc, reports_have_a_lane_of_their_own);
+	tcase_add_test(tc, report_backlog_drops_the_oldest);
+	tcase_add_test(tc, reports_take_turns_per_subscriber);
 	suite_add_tcase(s, tc);
 	return s;
 }
