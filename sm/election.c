@@ -11,9 +11,10 @@
  *
  * SM_Keys: an SM that answers with a non-zero key that is not ours belongs to someone else:
  * it is ignored and reported, never followed, and its Sets are refused. An SM that answers
- * with key 0 has only declined to show it (OpenSM shows its key only to a requester that says
- * it is master); it takes part in the election, but this SM hands the subnet over only to
- * an SM that has shown the key, and obeys a Set only from one that proves it (below).
+ * with key 0 declined to show it; every SM of the subnet shows it to a question that proves
+ * the key (ibsmd) or carries its port's M_Key (OpenSM 3.3 shows it to anyone without M_Key
+ * protection), so one that never has is a stranger: this SM neither stands by for it nor
+ * hands it the subnet, and obeys a Set only from an SM that proves the key (below).
  *
  * The key is shown only to a requester that proves it knows it (IBA 14.4.1): by the M_Key
  * of this SM's port when ports are protected, or by a proof in its SMInfo payload. ibsmd
@@ -104,8 +105,9 @@ static struct sm_remote *remote_add(struct sm *sm, uint64_t guid, uint32_t port)
 		u64map_del(&sm->el.by_guid, guid);
 		return NULL;
 	}
-	r->guid = guid;
-	r->port = port;
+	/* a fresh entry: the slot may hold what a forgotten SM left (vec_push does not clear),
+	 * and a stranger must not inherit another SM's proof of the key */
+	*r = (struct sm_remote){.guid = guid, .port = port};
 	return r;
 }
 
@@ -482,6 +484,23 @@ void election_query(struct sm *sm)
 	}
 }
 
+/* May this SM stand by for r? Only if r knows the SM_Key: every SM of the subnet shows it
+ * to a question that proves it (ibsmd) or to a master's or one with its M_Key (OpenSM 3.3
+ * shows it to anyone without M_Key protection); an SM that does not is a stranger, and
+ * following it would leave the subnet to it. */
+static bool follows(struct sm *sm, const struct sm_remote *r)
+{
+	if (!sm->cfg->sm_key || knows_key(sm, r))
+		return true;
+	if (r->si.state == SM_STATE_MASTER || above_me(sm, r))
+		log_rl(sm->log, &sm->el.rl_nofollow, LOGL_WARN, "election",
+		       "SM GUID " GUID_FMT " (LID %u, priority %u, %s) has not shown this "
+		       "subnet's SM_Key: not standing by for it. If it is one of this subnet's "
+		       "SMs, give it the same sm_key",
+		       r->guid, remote_lid(sm, r), r->si.priority, state_str(r->si.state));
+	return false;
+}
+
 bool election_decide(struct sm *sm)
 {
 	if (sm->state == SM_STATE_MASTER)
@@ -492,6 +511,8 @@ bool election_decide(struct sm *sm)
 	for (uint32_t i = 0; i < sm->el.sms.n && !sm->cfg->ignore_other_sm; i++) {
 		const struct sm_remote *r = &sm->el.sms.v[i];
 		if (r->rogue || !r->answered || r->answered_sweep != sm->topo.sweep)
+			continue;
+		if (!follows(sm, r))
 			continue;
 		if (r->si.state == SM_STATE_MASTER) {
 			if (!master ||
@@ -531,7 +552,7 @@ bool election_wait_known(struct sm *sm)
 	const struct sm_remote *late = NULL;
 	for (uint32_t i = 0; i < el->sms.n; i++) {
 		const struct sm_remote *r = &el->sms.v[i];
-		if (r->rogue || !r->answered)
+		if (r->rogue || !r->answered || (sm->cfg->sm_key && !knows_key(sm, r)))
 			continue;
 		bool outranks = r->si.state == SM_STATE_MASTER || above_me(sm, r);
 		if (!outranks)
@@ -997,6 +1018,7 @@ void election_init(struct sm *sm)
 	sm->el.rl_blind = LOG_RL_INIT(3, 60000);
 	sm->el.rl_set = LOG_RL_INIT(5, 1000);
 	sm->el.rl_unproved = LOG_RL_INIT(2, 60000);
+	sm->el.rl_nofollow = LOG_RL_INIT(2, 60000);
 	if (sodium_init() < 0)
 		log_err(sm->log, "election", "libsodium does not initialize: SM_Key proofs fail");
 	uint64_t key = sm->cfg->sm_key;

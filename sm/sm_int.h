@@ -78,7 +78,7 @@ struct sm_election {
 	bool trust_fabric; /* ... and keeps the LIDs the ports hold before its own file's */
 	bool deciding;     /* the sweep waits for SMInfo answers before it goes on */
 	ev_timer poll_timer;
-	struct log_rl rl_rogue, rl_set, rl_blind, rl_unproved;
+	struct log_rl rl_rogue, rl_set, rl_blind, rl_unproved, rl_nofollow;
 	uint64_t handovers_sent, takeovers;
 	unsigned held; /* discoveries in a row that saw too little of the subnet to take it */
 };
