@@ -8,6 +8,8 @@
 # - the whole-fabric table stops at what one transfer carries and is answered NO_RESOURCES
 #   (before, each was built whole, 400 MB, and only then refused);
 # - a NodeRecord Get from another host is answered meanwhile.
+# And host-6 asks 20 NodeRecord tables at once, acknowledging none: 16 are sent, 4 BUSY
+# (before, all 20: one host could hold all 256 transfers the SA allows at once).
 # Usage: sa_quota_tables.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -38,5 +40,10 @@ echo "ibsmd's peak memory: $before MB before, $after MB after"
 # (ASan keeps freed memory in quarantine: its figure runs higher than a release build's 140)
 [ $((after - before)) -lt 380 ] ||
 	fail "the table took $((after - before)) MB (one transfer's worth is 64 MB)"
+read -r _ answered busy lost < <(probe host-6 --node-burst 20)
+echo "host-6's 20 NodeRecord tables, unacknowledged: $answered sent, $busy BUSY, $lost unanswered"
+[ "$answered/$busy/$lost" = 16/4/0 ] || fail "want 16 sent and 4 BUSY, got $answered/$busy/$lost"
+SIM_HOST=host-7 "$BUILD/cli/ibsa" --transport sim nodes >/dev/null 2>"$WORK/nodes.err" ||
+	fail "host-7's NodeRecords while host-6's transfers are held: $(cat "$WORK/nodes.err")"
 kill -0 "$IBSMD_PID" || fail "ibsmd died"
 echo PASS

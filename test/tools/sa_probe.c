@@ -5,6 +5,8 @@
  * sa_probe --path-burst N: N whole-fabric PathRecord tables, then a Get (see path_burst).
  * sa_probe --trap LIDADDR PORT N: N traps 129 to the SM naming LIDADDR's port PORT (see
  * send_traps).
+ * sa_probe --node-burst N: N NodeRecord GetTables at once, never acknowledged; prints
+ * "nodes ANSWERED BUSY LOST" (see node_burst).
  * sa_probe --path-table all|own: one PathRecord GetTable, of every pair or of this port's
  * paths (SLID), never acknowledged; prints "table STATUS" of its first answer (see
  * path_table). */
@@ -187,6 +189,46 @@ static int path_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 	return 0;
 }
 
+/* n NodeRecord tables at once, whose segments are never acknowledged (their transfers stay
+ * under way at the SA until it gives them up): how many were answered, BUSY or not at all. */
+static int node_burst(struct mad_transport *t, const struct mad_local_port *lp, int n)
+{
+	if (n < 1 || n > 1000)
+		return 2;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr to = {.lid = lp->sm_lid, .qpn = 1, .qkey = QP1_QKEY};
+	for (int i = 0; i < n; i++) {
+		request(m, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0);
+		mad_bits_set(m, 64, 64, 0x7400000ull + (uint64_t)i);
+		while (t->ops->send(t, &to, m, MAD_SIZE, 0) == -EAGAIN)
+			usleep(1000);
+	}
+	bool *seen = calloc((size_t)n, 1);
+	if (!seen)
+		return 1;
+	int answered = 0, busy = 0;
+	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
+	while (answered + busy < n && poll(&p, 1, 5000) > 0) {
+		uint8_t buf[MAD_SIZE];
+		struct mad_addr from;
+		size_t len;
+		unsigned flags;
+		while (t->ops->recv(t, &from, buf, sizeof(buf), &len, &flags) > 0) {
+			int i = (int)((mad_bits_get(buf, 64, 64) & 0xffffffffull) - 0x7400000ull);
+			if (i < 0 || i >= n || seen[i])
+				continue;
+			seen[i] = true;
+			if (mad_bits_get(buf, 32, 16) & MAD_STATUS_BUSY)
+				busy++;
+			else
+				answered++;
+		}
+	}
+	free(seen);
+	printf("nodes %d %d %d\n", answered, busy, n - answered - busy);
+	return 0;
+}
+
 /* One PathRecord table: every pair (mask 0) or this port's (SLID); the status of its
  * first answer, waiting up to 5 minutes (a whole-fabric table of a large fabric is built a
  * slice at a time). Segments are never acknowledged: the status is what is wanted. */
@@ -301,6 +343,11 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "--trap")) {
 		int rc = send_traps(t, &lp, (uint16_t)strtoul(argv[2], NULL, 0),
 		                    (uint8_t)atoi(argv[3]), atoi(argv[4]));
+		mad_transport_close(t);
+		return rc;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--node-burst")) {
+		int rc = node_burst(t, &lp, atoi(argv[2]));
 		mad_transport_close(t);
 		return rc;
 	}

@@ -195,6 +195,40 @@ static bool table_has_node(uint32_t n)
 	return false;
 }
 
+/* A filtered build keeps only the records that match, and no more than max of them: a Get
+ * holds two however many the fabric has (it used to build every record first). */
+START_TEST(records_filter_keeps_what_the_answer_uses)
+{
+	struct sa_components c;
+	sa_components_from_layout(&mad_node_record_layout, &c);
+	uint8_t want[128] = {0};
+	struct mad_node_record q = {.lid = 3};
+	mad_node_record_encode(&q, want, sizeof(want), NULL);
+	size_t size = mad_node_record_layout.size,
+	       stride = mad_sa_record_stride(&mad_node_record_layout);
+	for (int max = 0; max <= 2; max += 2) {
+		struct sa_records r = {.size = size, .stride = stride};
+		sa_records_filter(&r, &c, 1 /* LID */, want, (uint32_t)max);
+		for (int i = 0; i < 1000; i++) {
+			uint8_t *rec = sa_records_add(&r);
+			struct mad_node_record nr = {.lid = (uint16_t)(i % 10)};
+			if (rec)
+				mad_node_record_encode(&nr, rec, size, NULL);
+		}
+		sa_records_settle(&r);
+		ck_assert_uint_eq(r.n, max ? 2u : 100u);
+		ck_assert(r.capped == (max != 0));
+		ck_assert_uint_le(r.cap, max ? 64u : 128u); /* never the whole build */
+		for (uint32_t i = 0; i < r.n; i++) {
+			struct mad_node_record got;
+			mad_node_record_decode(r.buf + i * stride, size, &got, NULL);
+			ck_assert_uint_eq(got.lid, 3);
+		}
+		sa_records_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(visibility_by_partition)
 {
 	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
@@ -526,6 +560,7 @@ int main(void)
 	Suite *s = suite_create("sa_handlers");
 	TCase *tc = tcase_create("all");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, records_filter_keeps_what_the_answer_uses);
 	tcase_add_test(tc, visibility_by_partition);
 	tcase_add_test(tc, unknown_requester_sees_nothing);
 	tcase_add_test(tc, component_masks_and_statuses);
