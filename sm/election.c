@@ -135,7 +135,9 @@ static uint16_t remote_lid(const struct sm *sm, const struct sm_remote *r)
 
 /* The proof of the SM_Key an SMInfo payload carries from port GUID `from` to port GUID `to`
  * (see the top of this file): SipHash-2-4 (libsodium's short hash, a MAC for short messages)
- * keyed by a BLAKE2b digest of the key. 0 when there is no key to prove. */
+ * keyed by a BLAKE2b digest of the key, and of m_key_secret when it is set: the port that
+ * receives a proof could test guesses of a 64-bit key against it offline, not of a secret of
+ * 256 bits. 0 when there is no key to prove. */
 static uint64_t key_proof(const struct sm *sm, uint64_t from, uint64_t to)
 {
 	uint64_t key = sm->cfg->sm_key;
@@ -150,7 +152,10 @@ static uint64_t key_proof(const struct sm *sm, uint64_t from, uint64_t to)
 		msg[i] = (uint8_t)(from >> (56 - 8 * i));
 		msg[8 + i] = (uint8_t)(to >> (56 - 8 * i));
 	}
-	crypto_generichash(k, sizeof(k), in, sizeof(in), NULL, 0);
+	const struct ibsmd_config *c = sm->cfg;
+	crypto_generichash(k, sizeof(k), in, sizeof(in),
+	                   c->has_m_key_secret ? c->m_key_secret_key : NULL,
+	                   c->has_m_key_secret ? sizeof(c->m_key_secret_key) : 0);
 	crypto_shorthash(out, msg, sizeof(msg), k);
 	sodium_memzero(k, sizeof(k));
 	uint64_t v = 0;
@@ -371,6 +376,16 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 		log_rl(sm->log, &sm->rl_garbage, LOGL_WARN, "election",
 		       "SMInfo asked of GUID " GUID_FMT " answered by GUID " GUID_FMT ": ignored",
 		       a->guid, si.guid);
+		ok = false;
+	}
+	/* every SM of the subnet shows the key to our questions (see the top): an answer
+	 * without it, from an SM that has shown it before, is not taken (a host that guessed
+	 * the TID could otherwise keep a dead master alive, or make it seem to stand down) */
+	if (ok && sm->cfg->sm_key && si.sm_key != sm->cfg->sm_key && r && r->proved) {
+		log_rl(sm->log, &sm->el.rl_rogue, LOGL_WARN, "election",
+		       "an SMInfo answer for SM GUID " GUID_FMT " does not show the SM_Key it "
+		       "showed before: not taken (forged?)",
+		       r->guid);
 		ok = false;
 	}
 	if (a->why == ASK_POLL_MASTER) {
@@ -784,7 +799,9 @@ static void send_set(struct sm *sm, struct sm_remote *r, uint32_t mod, uint8_t s
 		return;
 	}
 	uint8_t data[64];
-	own_payload(sm, state, r->guid, knows_key(sm, r), data);
+	/* the key itself only by directed route to the SM's port in the model: a LID may come
+	 * from a MasterSMLID that a port without M_Key protection lets anyone set */
+	own_payload(sm, state, r->guid, knows_key(sm, r) && r->port != TOPO_NONE, data);
 	sm->detached++;
 	if (r->port != TOPO_NONE)
 		sm_send_dr_port(sm, r->port, MAD_METHOD_SET, MAD_ATTR_SM_INFO, mod, data,
@@ -810,7 +827,13 @@ static uint32_t sender_port(const struct sm *sm, const struct mad_addr *from,
 		return TOPO_NONE; /* partly LID-routed: not followed */
 	if (smp->hop_cnt == 0)
 		return t->sm_port;
-	uint32_t cur = t->sm_port;
+	/* where it came in: this CA port, or the switch port the last hop recorded (an SM on
+	 * a switch's port 0) */
+	uint32_t cur = topo_is_switch(t, t->sm_node)
+	                   ? topo_port(t, t->sm_node, smp->return_path[smp->hop_cnt])
+	                   : t->sm_port;
+	if (cur == TOPO_NONE || cur == t->nodes[t->sm_node].first_port)
+		return TOPO_NONE;
 	for (unsigned h = smp->hop_cnt - 1u; h >= 1; h--) {
 		uint32_t peer = topo_reader_peer(t, cur);
 		if (peer == TOPO_NONE)
@@ -1022,6 +1045,12 @@ void election_init(struct sm *sm)
 	if (sodium_init() < 0)
 		log_err(sm->log, "election", "libsodium does not initialize: SM_Key proofs fail");
 	uint64_t key = sm->cfg->sm_key;
+	if (key && sm->cfg->m_key && sm->cfg->m_key_protect && !sm->cfg->has_m_key_secret)
+		log_warn(
+		    sm->log, "election",
+		    "one m_key on every port: SMInfo shows the SM_Key to a requester with this "
+		    "port's M_Key, and a host that reads its own port's key holds it; set "
+		    "m_key_secret (each port then has a key of its own)");
 	if (key == 0)
 		log_warn(sm->log, "election",
 		         "sm_key 0: any host that runs an SM can take this subnet's mastership; "

@@ -872,10 +872,20 @@ struct sync *sync_new(struct sm *sm, struct sa *sa)
 		return NULL;
 	}
 	if (!s->auth.from_secret)
-		log_notice(s->log, "sync",
-		           "the standby sync is authenticated by a key derived from the sm_key; "
-		           "with m_key_secret set it is derived from that secret instead, which "
-		           "never crosses the wire");
+		/* the SM_Key goes to whoever shows this port's M_Key, or to anyone */
+		log_msg(s->log,
+		        s->cfg->show_sm_key || (s->cfg->m_key && s->cfg->m_key_protect)
+		            ? LOGL_WARN
+		            : LOGL_NOTICE,
+		        "sync",
+		        "the standby sync is authenticated by a key derived from the sm_key%s; set "
+		        "m_key_secret (the same file on every SM) and it is derived from that "
+		        "secret instead, which never crosses the wire",
+		        s->cfg->show_sm_key ? ", which show_sm_key shows any host"
+		        : s->cfg->m_key && s->cfg->m_key_protect
+		            ? ", which SMInfo shows any host that holds the one m_key every port "
+		              "carries"
+		            : "");
 	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
 		s->digest[i] = config_digest(s->cfg, (enum config_digest_part)i);
 	sync_journal_init(&s->j, new_epoch(), JOURNAL_MIN_MAX);
