@@ -158,8 +158,8 @@ size_t mad_rmpp_hdr_len(uint8_t mgmt_class);
 unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d);
 /* Bytes of the answers being sent by RMPP (memory held until they are ACKed). */
 size_t mad_dispatcher_rmpp_bytes(const struct mad_dispatcher *d);
-/* RMPP transfers this side is sending to one LID. */
-unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid);
+/* RMPP transfers this side is sending to LIDs lid..lid + count - 1 (one port's LMC range). */
+unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid, unsigned count);
 /* The largest transfer either way: mad_dispatcher_respond_rmpp refuses more (-EMSGSIZE). */
 #define MAD_RMPP_MAX_BYTES (64u << 20)
 

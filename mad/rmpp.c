@@ -585,11 +585,14 @@ unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d)
 }
 
 /* A scan of at most the transfers under way, which the SA keeps to a few hundred. */
-unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid)
+unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid, unsigned count)
 {
 	unsigned n = 0;
-	for (uint32_t i = 0; i < d->nrmpp; i++)
-		n += d->rmpp[i]->sender && !d->rmpp[i]->done && d->rmpp[i]->peer.lid == lid;
+	for (uint32_t i = 0; i < d->nrmpp; i++) {
+		const struct rmpp_session *r = d->rmpp[i];
+		n += r->sender && !r->done && r->peer.lid >= lid &&
+		     (unsigned)(r->peer.lid - lid) < count;
+	}
 	return n;
 }
 

@@ -500,7 +500,14 @@ bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq)
 {
 	if (rq->trusted)
 		return false; /* the administrator's tools */
-	if (mad_dispatcher_rmpp_sends_to(sa->d, rq->from.lid) >= SA_TRANSFERS_PER_PORT) {
+	/* per port, not per LID: a port of LMC k answers at 2^k LIDs */
+	uint16_t base = rq->from.lid;
+	unsigned count = 1;
+	if (rq->requester != TOPO_NONE && sa->t->ports[rq->requester].lid) {
+		base = sa->t->ports[rq->requester].lid;
+		count = 1u << sa->t->ports[rq->requester].lmc;
+	}
+	if (mad_dispatcher_rmpp_sends_to(sa->d, base, count) >= SA_TRANSFERS_PER_PORT) {
 		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
 		       "LID %u has %u tables on their way to it already: answered BUSY",
 		       rq->from.lid, SA_TRANSFERS_PER_PORT);
