@@ -176,14 +176,16 @@ static void counters(struct control *c, const char *spec, FILE *out, bool json)
 			fprintf(out, ",\"xmit_bytes_per_s\":%.0f,\"rcv_bytes_per_s\":%.0f}",
 			        ps->xmit_rate, ps->rcv_rate);
 		} else {
+			char d[4 * sizeof(nd->desc)];
 			fprintf(out,
 			        "%-24.24s 0x%016" PRIx64 " %4u %5u %8" PRIu64 " %6" PRIu64
 			        " %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %14" PRIu64
 			        " %14" PRIu64 " %10.0f %10.0f\n",
-			        nd->desc, nd->guid, t->ports[p].num, lid, k[PM_SYMBOL_ERRORS],
-			        k[PM_LINK_ERROR_RECOVERY], k[PM_LINK_DOWNED], k[PM_RCV_ERRORS],
-			        k[PM_XMIT_DISCARDS], k[PM_EXCESSIVE_BUFFER_OVERRUNS],
-			        k[PM_XMIT_DATA], k[PM_RCV_DATA], ps->xmit_rate, ps->rcv_rate);
+			        text_desc(d, sizeof(d), nd->desc), nd->guid, t->ports[p].num, lid,
+			        k[PM_SYMBOL_ERRORS], k[PM_LINK_ERROR_RECOVERY], k[PM_LINK_DOWNED],
+			        k[PM_RCV_ERRORS], k[PM_XMIT_DISCARDS],
+			        k[PM_EXCESSIVE_BUFFER_OVERRUNS], k[PM_XMIT_DATA], k[PM_RCV_DATA],
+			        ps->xmit_rate, ps->rcv_rate);
 		}
 		shown++;
 	}

@@ -47,7 +47,8 @@ void topo_dump_ibnetdiscover(const struct topo *t, FILE *out)
 		if (!nd->present)
 			continue;
 		bool sw = topo_is_switch(t, n);
-		char name[32], peer_name[32];
+		char name[32], peer_name[32], d[4 * sizeof(nd->desc)], pd[4 * sizeof(nd->desc)];
+		const char *desc = text_desc(d, sizeof(d), nd->desc);
 		node_name(t, n, name, sizeof(name));
 		fprintf(out, "vendid=0x%x\ndevid=0x%x\nsysimgguid=0x%" PRIx64 "\n",
 		        nd->ni.vendor_id, nd->ni.device_id, nd->ni.system_image_guid);
@@ -56,10 +57,10 @@ void topo_dump_ibnetdiscover(const struct topo *t, FILE *out)
 			fprintf(out, "switchguid=0x%" PRIx64 "(%" PRIx64 ")\n", nd->guid,
 			        nd->ni.port_guid);
 			fprintf(out, "Switch\t%u \"%s\"\t\t# \"%s\" base port 0 lid %u lmc %u\n",
-			        nd->nports, name, nd->desc, t->ports[p0].lid, t->ports[p0].lmc);
+			        nd->nports, name, desc, t->ports[p0].lid, t->ports[p0].lmc);
 		} else {
 			fprintf(out, "caguid=0x%" PRIx64 "\n", nd->guid);
-			fprintf(out, "Ca\t%u \"%s\"\t\t# \"%s\"\n", nd->nports, name, nd->desc);
+			fprintf(out, "Ca\t%u \"%s\"\t\t# \"%s\"\n", nd->nports, name, desc);
 		}
 		for (unsigned num = 1; num <= nd->nports; num++) {
 			uint32_t p = topo_port(t, n, num);
@@ -78,7 +79,8 @@ void topo_dump_ibnetdiscover(const struct topo *t, FILE *out)
 			fprintf(out, "\t\t# ");
 			if (!sw)
 				fprintf(out, "lid %u lmc %u ", pp->lid, pp->lmc);
-			fprintf(out, "\"%s\" lid %u %s%s\n", t->nodes[qn].desc, port_lid(t, q),
+			fprintf(out, "\"%s\" lid %u %s%s\n",
+			        text_desc(pd, sizeof(pd), t->nodes[qn].desc), port_lid(t, q),
 			        width_str(pp->pi.link_width_active), speed_str(&pp->pi));
 		}
 		fputc('\n', out);
@@ -93,12 +95,14 @@ static void lst_end(const struct topo *t, uint32_t p, FILE *out)
 	uint32_t lp = topo_lid_port(t, p);
 	const struct mad_port_info *lpi = &t->ports[lp].pi;
 	bool is_sm = t->ports[lp].lid && t->ports[lp].lid == lpi->master_sm_lid;
+	char d[4 * sizeof(nd->desc)];
 	fprintf(out,
 	        "{ %s%s Ports:%02X SystemGUID:%016" PRIx64 " NodeGUID:%016" PRIx64
 	        " PortGUID:%016" PRIx64 " VenID:%06X DevID:%04X Rev:%08X {%s} LID:%04X PN:%02X } ",
 	        topo_is_switch(t, n) ? "SW" : "CA", is_sm ? "-SM" : "", nd->nports,
 	        nd->ni.system_image_guid, nd->guid, topo_port_guid(t, p), nd->ni.vendor_id,
-	        nd->ni.device_id, nd->ni.revision, nd->desc, t->ports[lp].lid, t->ports[p].num);
+	        nd->ni.device_id, nd->ni.revision, text_desc(d, sizeof(d), nd->desc),
+	        t->ports[lp].lid, t->ports[p].num);
 }
 
 void topo_dump_subnet_lst(const struct topo *t, FILE *out)
@@ -230,8 +234,10 @@ void topo_dump_lfts(const struct topo *t, FILE *out)
 			continue;
 		uint32_t top = sw->lft_size < TOPO_LID_COUNT ? sw->lft_size : TOPO_LID_COUNT;
 		uint32_t max = top ? top - 1 : 0;
+		char d[4 * sizeof(nd->desc)];
 		fprintf(out, "Unicast lids [0-%u] of switch Lid %u guid 0x%016" PRIx64 " ('%s'):\n",
-		        max, t->ports[nd->first_port].lid, nd->guid, nd->desc);
+		        max, t->ports[nd->first_port].lid, nd->guid,
+		        text_desc(d, sizeof(d), nd->desc));
 		for (uint32_t lid = 0; lid < top; lid++) {
 			uint8_t port = sw->lft[lid];
 			if (port == 0xff || port > nd->nports)
@@ -241,7 +247,8 @@ void topo_dump_lfts(const struct topo *t, FILE *out)
 			if (dst != TOPO_NONE) {
 				uint32_t dn = t->ports[dst].node;
 				fprintf(out, "%s portguid 0x%016" PRIx64 ": '%s'\n",
-				        type_str(t, dn), topo_port_guid(t, dst), t->nodes[dn].desc);
+				        type_str(t, dn), topo_port_guid(t, dst),
+				        text_desc(d, sizeof(d), t->nodes[dn].desc));
 			} else {
 				fprintf(out, "unknown node and type\n");
 			}

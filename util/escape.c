@@ -1,6 +1,7 @@
 #include "util/escape.h"
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <string.h>
 
 size_t utf8_seq_len(const unsigned char *s, size_t n)
@@ -101,9 +102,15 @@ void prom_put_label(FILE *out, const char *s, size_t max)
 	}
 }
 
-/* Bytes of s from i that go to a log as they are (0: escape the byte at i). */
-static size_t log_plain(const unsigned char *s, size_t n, size_t i)
+/* What a text dump quotes or brackets a NodeDescription with (ibnetdiscover's "...",
+ * opensm-subnet.lst's {...}, the LFT dump's '...'), and the escape itself. */
+static const char text_special[] = "\"'\\{}";
+
+/* Bytes of s from i that go out as they are (0: escape the byte at i). */
+static size_t plain(const unsigned char *s, size_t n, size_t i, bool text)
 {
+	if (text && strchr(text_special, s[i]) && s[i])
+		return 0;
 	size_t len = utf8_seq_len(s + i, n - i);
 	if (!len)
 		return 0;
@@ -113,16 +120,16 @@ static size_t log_plain(const unsigned char *s, size_t n, size_t i)
 	return len;
 }
 
-int log_needs_escape(const char *s)
+static int needs_escape(const char *s, bool text)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 	for (size_t i = 0; i < n;) {
-		if (p[i] >= 0x20 && p[i] < 0x7f) { /* the usual: plain ASCII */
-			i++;
+		if (p[i] >= 0x20 && p[i] < 0x7f && !(text && strchr(text_special, p[i]))) {
+			i++; /* the usual: plain ASCII */
 			continue;
 		}
-		size_t len = log_plain(p, n, i);
+		size_t len = plain(p, n, i, text);
 		if (!len)
 			return 1;
 		i += len;
@@ -130,14 +137,19 @@ int log_needs_escape(const char *s)
 	return 0;
 }
 
-char *log_escape(char *dst, size_t len, const char *src)
+int log_needs_escape(const char *s)
+{
+	return needs_escape(s, false);
+}
+
+static char *escape(char *dst, size_t len, const char *src, bool text)
 {
 	const unsigned char *p = (const unsigned char *)src;
 	size_t n = strlen(src), at = 0;
 	if (!len)
 		return dst;
 	for (size_t i = 0; i < n;) {
-		size_t k = log_plain(p, n, i);
+		size_t k = plain(p, n, i, text);
 		if (k) {
 			if (at + k >= len)
 				break;
@@ -157,4 +169,14 @@ char *log_escape(char *dst, size_t len, const char *src)
 	}
 	dst[at] = 0;
 	return dst;
+}
+
+char *log_escape(char *dst, size_t len, const char *src)
+{
+	return escape(dst, len, src, false);
+}
+
+const char *text_desc(char *buf, size_t len, const char *desc)
+{
+	return needs_escape(desc, true) ? escape(buf, len, desc, true) : desc;
 }

@@ -30,4 +30,10 @@ char *log_escape(char *dst, size_t len, const char *src);
 /* Does s need log_escape at all? (The common case is no: it is copied as is.) */
 int log_needs_escape(const char *s);
 
+/* A NodeDescription (NUL-terminated) for a text dump that quotes or brackets it: desc itself
+ * when it is plain, else escaped into buf (len bytes; 4 per byte of desc suffice) as
+ * log_escape does, and '"', '\'', '\\', '{' and '}' as \xNN too, so that no description can
+ * end its field or its line early. */
+const char *text_desc(char *buf, size_t len, const char *desc);
+
 #endif

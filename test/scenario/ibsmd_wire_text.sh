@@ -51,6 +51,19 @@ counted() { ctl counters >"$WORK/counters.json" && check "$WORK/counters.json" c
 wait_until 20 counted || fail "counters --json: $(cat "$WORK/counters.json")"
 echo "ibsa --json nodes, dump topology, dump routes, counters: parse, description escaped: ok"
 
+# the text dumps quote or bracket it (ibnetdiscover "...", the LFT dump '...', counters):
+# there it is \xNN for the quote, backslash, newline, 0x01 and the stray byte, never split
+esc='evil\x22q\x5cb\x0awarn sm: forged\x01\xff'
+"$IBSA" --control "$WORK/control" dump topology >"$WORK/topology.txt" || fail "dump topology"
+n=$(grep -c -F "\"$esc\"" "$WORK/topology.txt" || true)
+[ "$n" -ge 3 ] || fail "ibnetdiscover dump ($n lines): $(grep -n -a 'evil' "$WORK/topology.txt" | head -3)"
+"$IBSA" --control "$WORK/control" dump routes >"$WORK/routes.txt" || fail "dump routes"
+grep -q -F "('$esc')" "$WORK/routes.txt" || fail "LFT dump: $(grep -a -m2 evil "$WORK/routes.txt")"
+"$IBSA" --control "$WORK/control" counters >"$WORK/counters.txt" || fail "counters"
+grep -q -a '^warn sm\|^q\\b' "$WORK/topology.txt" "$WORK/routes.txt" "$WORK/counters.txt" &&
+	fail "a text dump has a line the description began: $(grep -a -n '^warn sm' "$WORK"/*.txt)"
+echo "text dumps: the description escaped within its quotes, on its line: ok"
+
 # the metrics file names a port with errors by its node's description, as a label
 "$FS" ctl errors leaf-1 1 symbol_errors 5 >/dev/null
 prom() {

@@ -109,6 +109,21 @@ START_TEST(json_string_escapes)
 END_TEST
 
 /* A Prometheus label of the same: the text format's three escapes, U+FFFD for a stray byte. */
+/* A text dump's field: the description itself when plain (no copy), else escaped so that
+ * it can close neither its quotes nor its braces nor its line. */
+START_TEST(text_desc_keeps_its_field)
+{
+	char buf[4 * 65];
+	const char *plain = "host-1 HCA-1";
+	ck_assert_ptr_eq(text_desc(buf, sizeof(buf), plain), plain);
+	ck_assert_str_eq(text_desc(buf, sizeof(buf), "a\"b'c\\d{e}f\ng\001h\377"),
+	                 "a\\x22b\\x27c\\x5cd\\x7be\\x7df\\x0ag\\x01h\\xff");
+	ck_assert_str_eq(text_desc(buf, sizeof(buf), "caf\xc3\xa9"), "caf\xc3\xa9"); /* UTF-8 */
+	char small[8];
+	ck_assert_str_eq(text_desc(small, sizeof(small), "\n\n\n"), "\\x0a"); /* cut whole */
+}
+END_TEST
+
 START_TEST(prom_label_escapes)
 {
 	char *buf = NULL;
@@ -131,6 +146,7 @@ int main(void)
 	tcase_add_test(tc, wire_text_stays_on_its_line);
 	tcase_add_test(tc, json_string_escapes);
 	tcase_add_test(tc, prom_label_escapes);
+	tcase_add_test(tc, text_desc_keeps_its_field);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
