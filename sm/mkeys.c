@@ -22,6 +22,7 @@
 
 #include <sodium.h>
 
+#include "sm/saved.h"
 #include "sm/sm_int.h"
 #include "util/statefile.h"
 
@@ -122,13 +123,12 @@ int mkeys_load(struct sm *sm)
 	while (fgets(line, sizeof(line), fp)) {
 		lineno++;
 		uint64_t guid, key;
-		unsigned port;
+		uint8_t port;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		if (!strncmp(line, "hop ", 4)) {
-			if (sscanf(line, "hop %" SCNx64 " %u %" SCNx64, &guid, &port, &key) == 3 &&
-			    guid && port && port < 255 && key)
-				sm_hops_set(sm, guid, (uint8_t)port, key);
+		if (sm_saved_kind(line) == SM_SAVED_HOP) {
+			if (sm_saved_parse_hop(line, &guid, &port, &key))
+				sm_hops_set(sm, guid, port, key);
 			continue;
 		}
 		if (sscanf(line, "%" SCNx64 " %" SCNx64, &guid, &key) != 2 || !guid) {
@@ -163,8 +163,8 @@ int mkeys_save(struct sm *sm)
 		fprintf(fp, "0x%016" PRIx64 " 0x%016" PRIx64 "\n", m->v[i].guid, m->v[i].key);
 	/* where the ports lead (protection level 2): a restart finds its way with them */
 	for (uint32_t i = 0; i < m->hops.n; i++)
-		fprintf(fp, "hop 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", m->hops.v[i].node_guid,
-		        m->hops.v[i].port, m->hops.v[i].far_guid);
+		sm_saved_put_hop(fp, m->hops.v[i].node_guid, m->hops.v[i].port,
+		                 m->hops.v[i].far_guid);
 	if (statefile_commit(&sf) < 0) {
 		log_err(sm->log, "mkeys", "writing %s failed: %s", sf.path, strerror(errno));
 		return -1;

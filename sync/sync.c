@@ -17,6 +17,7 @@
 #include "mad/dispatcher.h"
 #include "mad/mad_header.h"
 #include "mad/sync_msg.h"
+#include "sm/saved.h"
 #include "sync/auth.h"
 #include "sync/journal.h"
 #include "util/log.h"
@@ -109,59 +110,29 @@ static uint64_t new_epoch(void)
 
 /* ---- the items: guid2lid lines, then the SA's state-file lines ---- */
 
+/* The SM's items are written and parsed by sm/saved.c, as its state files are. */
 static void put_lid(void *ctx, uint64_t guid, uint16_t lid)
 {
-	fprintf(ctx, "lid 0x%016" PRIx64 " 0x%04x\n", guid, lid);
+	sm_saved_put_lid(ctx, guid, lid);
 }
 
-static bool parse_lid(const char *line, uint64_t *guid, unsigned *lid)
-{
-	return sscanf(line, "lid %" SCNx64 " %x", guid, lid) == 2 && *guid && *lid && *lid < 0xc000;
-}
-
-static bool is_lid(const char *line)
-{
-	return !strncmp(line, "lid ", 4);
-}
-
-/* The M_Keys ports carry: secrets, as the rest of this channel, that only SMs that show the
- * SM_Key get. */
+/* The M_Keys ports carry: secrets, as the rest of this channel, that only SMs that hold the
+ * sync key get. */
 static void put_mkey(void *ctx, uint64_t guid, uint64_t key)
 {
-	fprintf(ctx, "mkey 0x%016" PRIx64 " 0x%016" PRIx64 "\n", guid, key);
-}
-
-static bool parse_mkey(const char *line, uint64_t *guid, uint64_t *key)
-{
-	return sscanf(line, "mkey %" SCNx64 " %" SCNx64, guid, key) == 2 && *guid && *key;
-}
-
-static bool is_mkey(const char *line)
-{
-	return !strncmp(line, "mkey ", 5);
+	sm_saved_put_mkey(ctx, guid, key);
 }
 
 /* Where the master's ports lead, under M_Key protection level 2 (sm_hops_each). */
 static void put_hop(void *ctx, uint64_t node_guid, uint8_t port, uint64_t far_guid)
 {
-	fprintf(ctx, "hop 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", node_guid, port, far_guid);
-}
-
-static bool parse_hop(const char *line, uint64_t *node_guid, unsigned *port, uint64_t *far_guid)
-{
-	return sscanf(line, "hop %" SCNx64 " %u %" SCNx64, node_guid, port, far_guid) == 3 &&
-	       *node_guid && *port && *port < 255 && *far_guid;
-}
-
-static bool is_hop(const char *line)
-{
-	return !strncmp(line, "hop ", 4);
+	sm_saved_put_hop(ctx, node_guid, port, far_guid);
 }
 
 /* Lines that are the SM's (LIDs, M_Keys, hops), not the SA's. */
 static bool is_sm_item(const char *line)
 {
-	return is_lid(line) || is_mkey(line) || is_hop(line);
+	return sm_saved_kind(line) != SM_SAVED_NONE;
 }
 
 /* Bring the journal up to what the SM and the SA hold now, if either changed. */
@@ -477,31 +448,29 @@ static void on_line(void *ctx, char op, const char *line)
 {
 	struct sync *s = ctx;
 	uint64_t guid, key;
-	unsigned port;
-	if (is_hop(line)) {
-		if (!parse_hop(line, &guid, &port, &key))
+	uint8_t port;
+	uint16_t lid;
+	switch (sm_saved_kind(line)) {
+	case SM_SAVED_HOP:
+		if (!sm_saved_parse_hop(line, &guid, &port, &key))
 			return;
 		if (op == '+')
-			sm_hops_set(s->sm, guid, (uint8_t)port, key);
-		else if (sm_hops_get(s->sm, guid, (uint8_t)port) == key)
-			sm_hops_set(s->sm, guid, (uint8_t)port, 0); /* not a newer line's */
+			sm_hops_set(s->sm, guid, port, key);
+		else if (sm_hops_get(s->sm, guid, port) == key)
+			sm_hops_set(s->sm, guid, port, 0); /* not a newer line's */
 		return;
-	}
-	if (is_mkey(line)) {
-		if (!parse_mkey(line, &guid, &key))
+	case SM_SAVED_MKEY:
+		if (sm_saved_parse_mkey(line, &guid, &key))
+			apply_mkey(s, op, guid, key);
+		return;
+	case SM_SAVED_LID:
+		if (!sm_saved_parse_lid(line, &guid, &lid))
 			return;
-		apply_mkey(s, op, guid, key);
+		sm_guid2lid_set(s->sm, guid, op == '+' ? lid : 0);
+		s->lids_dirty = true;
 		return;
+	case SM_SAVED_NONE: s->sa_dirty = true; return;
 	}
-	if (!is_lid(line)) {
-		s->sa_dirty = true;
-		return;
-	}
-	unsigned lid;
-	if (!parse_lid(line, &guid, &lid))
-		return;
-	sm_guid2lid_set(s->sm, guid, op == '+' ? (uint16_t)lid : 0);
-	s->lids_dirty = true;
 }
 
 struct lid_check {
@@ -514,7 +483,7 @@ static void check_lid(void *ctx, uint64_t guid, uint16_t lid)
 {
 	struct lid_check *c = ctx;
 	char line[64];
-	int n = snprintf(line, sizeof(line), "lid 0x%016" PRIx64 " 0x%04x", guid, lid);
+	int n = sm_saved_lid_line(line, sizeof(line), guid, lid);
 	if (lineset_has(&c->s->m.set, line, (size_t)n))
 		return;
 	if (array_reserve(&c->drop, &c->cap, c->n + 1ull) == 0)
@@ -530,17 +499,25 @@ static void reconcile_lids(struct sync *s)
 		sm_guid2lid_set(s->sm, c.drop[i], 0);
 	free(c.drop);
 	for (uint32_t i = 0; i < s->m.set.lines.n; i++) {
-		uint64_t guid;
-		unsigned lid;
-		if (is_lid(s->m.set.lines.v[i]) && parse_lid(s->m.set.lines.v[i], &guid, &lid))
-			sm_guid2lid_set(s->sm, guid, (uint16_t)lid);
-		uint64_t key;
-		unsigned port;
-		if (is_mkey(s->m.set.lines.v[i]) && parse_mkey(s->m.set.lines.v[i], &guid, &key))
-			sm_mkeys_set(s->sm, guid, key);
-		if (is_hop(s->m.set.lines.v[i]) &&
-		    parse_hop(s->m.set.lines.v[i], &guid, &port, &key))
-			sm_hops_set(s->sm, guid, (uint8_t)port, key);
+		const char *line = s->m.set.lines.v[i];
+		uint64_t guid, key;
+		uint16_t lid;
+		uint8_t port;
+		switch (sm_saved_kind(line)) {
+		case SM_SAVED_LID:
+			if (sm_saved_parse_lid(line, &guid, &lid))
+				sm_guid2lid_set(s->sm, guid, lid);
+			break;
+		case SM_SAVED_MKEY:
+			if (sm_saved_parse_mkey(line, &guid, &key))
+				sm_mkeys_set(s->sm, guid, key);
+			break;
+		case SM_SAVED_HOP:
+			if (sm_saved_parse_hop(line, &guid, &port, &key))
+				sm_hops_set(s->sm, guid, port, key);
+			break;
+		case SM_SAVED_NONE: break;
+		}
 	}
 	s->mkeys_dirty = true;
 	s->lids_dirty = true;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mad/sync_msg.h"
+#include "sm/saved.h"
 #include "sync/auth.h"
 #include "sync/journal.h"
 #include "check_run.h"
@@ -348,6 +349,41 @@ START_TEST(macs_bind_key_guids_nonce_and_bytes)
 }
 END_TEST
 
+/* The SM's item lines, which the state files and the sync share: each reads back what it
+ * wrote, and a line of another kind or out of range is refused. */
+START_TEST(saved_lines_read_back)
+{
+	char buf[256];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	ck_assert_ptr_nonnull(f);
+	sm_saved_put_lid(f, 0x100003, 0x2a);
+	sm_saved_put_mkey(f, 0x100003, 0x5eed);
+	sm_saved_put_hop(f, 0x200000, 7, 0x100005);
+	fclose(f);
+	char *save, *line = strtok_r(buf, "\n", &save);
+	uint64_t g, k;
+	uint16_t lid;
+	uint8_t port;
+	ck_assert_int_eq(sm_saved_kind(line), SM_SAVED_LID);
+	ck_assert(sm_saved_parse_lid(line, &g, &lid) && g == 0x100003 && lid == 0x2a);
+	ck_assert(!sm_saved_parse_mkey(line, &g, &k));
+	line = strtok_r(NULL, "\n", &save);
+	ck_assert_int_eq(sm_saved_kind(line), SM_SAVED_MKEY);
+	ck_assert(sm_saved_parse_mkey(line, &g, &k) && g == 0x100003 && k == 0x5eed);
+	line = strtok_r(NULL, "\n", &save);
+	ck_assert_int_eq(sm_saved_kind(line), SM_SAVED_HOP);
+	ck_assert(sm_saved_parse_hop(line, &g, &port, &k) && g == 0x200000 && port == 7 &&
+	          k == 0x100005);
+	char one[64];
+	ck_assert_int_eq(sm_saved_lid_line(one, sizeof(one), 0x100003, 0x2a),
+	                 (int)strlen("lid 0x0000000000100003 0x002a"));
+	ck_assert(!sm_saved_parse_lid("lid 0x100003 0xc000", &g, &lid)); /* multicast */
+	ck_assert(!sm_saved_parse_hop("hop 0x200000 0 0x100005", &g, &port, &k));
+	ck_assert(!sm_saved_parse_hop("hop 0x200000 255 0x100005", &g, &port, &k));
+	ck_assert_int_eq(sm_saved_kind("service 0x1 2"), SM_SAVED_NONE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sync");
@@ -358,6 +394,7 @@ int main(void)
 	tcase_add_test(tc, malformed_answers_change_nothing);
 	tcase_add_test(tc, wire_round_trip);
 	tcase_add_test(tc, macs_bind_key_guids_nonce_and_bytes);
+	tcase_add_test(tc, saved_lines_read_back);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -1,0 +1,30 @@
+/* The SM's saved items as text lines, each format written and parsed here alone: the mkeys
+ * file's "hop" lines (sm/mkeys.c) and the standby sync's items (sync/sync.c: "lid", "mkey",
+ * "hop"), so that a file and the sync cannot come to disagree about a line. (The guid2lid
+ * and mkeys files' own "GUID VALUE" lines, OpenSM's formats, are sm/lids.c's and
+ * sm/mkeys.c's alone.) */
+#ifndef IBSMD_SM_SAVED_H
+#define IBSMD_SM_SAVED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum sm_saved_kind { SM_SAVED_NONE, SM_SAVED_LID, SM_SAVED_MKEY, SM_SAVED_HOP };
+
+/* Which kind of item a line is, by its first word. */
+enum sm_saved_kind sm_saved_kind(const char *line);
+
+/* "lid GUID LID": a port's base LID; _line: into buf (without the newline), its length. */
+void sm_saved_put_lid(FILE *f, uint64_t guid, uint16_t lid);
+int sm_saved_lid_line(char *buf, size_t len, uint64_t guid, uint16_t lid);
+bool sm_saved_parse_lid(const char *line, uint64_t *guid, uint16_t *lid);
+/* "mkey GUID KEY": the M_Key a port carries. */
+void sm_saved_put_mkey(FILE *f, uint64_t guid, uint64_t key);
+bool sm_saved_parse_mkey(const char *line, uint64_t *guid, uint64_t *key);
+/* "hop NODE-GUID PORT FAR-GUID": where a node's port leads (M_Key protection level 2). */
+void sm_saved_put_hop(FILE *f, uint64_t node_guid, uint8_t port, uint64_t far_guid);
+bool sm_saved_parse_hop(const char *line, uint64_t *node_guid, uint8_t *port, uint64_t *far_guid);
+
+#endif
