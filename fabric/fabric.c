@@ -116,6 +116,26 @@ void topo_unlink(struct topo *t, uint32_t a)
 	t->ports[a].peer = TOPO_NONE;
 }
 
+void topo_forget_links(struct topo *t)
+{
+	for (uint32_t p = 0; p < t->nports; p++)
+		t->ports[p].peer = TOPO_NONE;
+}
+
+int topo_set_port_guid(struct topo *t, uint32_t port, uint64_t guid)
+{
+	uint32_t other = u64map_get(&t->by_port_guid, guid);
+	if (other != U64MAP_NONE && other != port)
+		return -1;
+	uint64_t was = t->ports[port].guid;
+	if (was && was != guid && u64map_get(&t->by_port_guid, was) == port)
+		u64map_del(&t->by_port_guid, was);
+	t->ports[port].guid = guid;
+	if (guid && u64map_put(&t->by_port_guid, guid, port) < 0)
+		return -1;
+	return 0;
+}
+
 /* Does the node's directed route still lead to it, over links routes may use? */
 static bool path_holds(const struct topo *t, uint32_t target)
 {

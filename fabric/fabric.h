@@ -193,6 +193,17 @@ static inline uint32_t topo_reader_peer(const struct topo *t, uint32_t p)
 	return t->last_peer[p];
 }
 void topo_unlink(struct topo *t, uint32_t a);
+/* Every link forgotten (a full sweep finds them again; readers keep the last completed ones,
+ * topo_reader_peer). */
+void topo_forget_links(struct topo *t);
+/* A CA port's GUID, indexed (by_port_guid): -1 when another port holds that GUID (a
+ * duplicate: nothing changes). A GUID the port held before leaves the index. */
+int topo_set_port_guid(struct topo *t, uint32_t port, uint64_t guid);
+/* A port gives its LIDs back (gone, unreachable, or its LID could not be kept). */
+static inline void topo_release_lid(struct topo *t, uint32_t port)
+{
+	t->ports[port].lid = 0;
+}
 
 /* Directed routes from the SM to every node over the known links (a node's route is kept
  * while it holds; links held out of routing are crossed only where nothing else leads), and

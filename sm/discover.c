@@ -181,14 +181,11 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 	struct topo_node *n = &t->nodes[node];
 	uint32_t arrival = topo_port(t, node, ni.local_port_num);
 	if (n->type != NODE_TYPE_SWITCH) {
-		uint32_t other = u64map_get(&t->by_port_guid, ni.port_guid);
-		if (other != U64MAP_NONE && other != arrival) {
+		if (topo_set_port_guid(t, arrival, ni.port_guid) < 0) {
 			log_err(sm->log, "discover", "duplicate port GUID " GUID_FMT " at route %s",
 			        ni.port_guid, route);
 			return;
 		}
-		t->ports[arrival].guid = ni.port_guid;
-		u64map_put(&t->by_port_guid, ni.port_guid, arrival);
 	}
 	bool new_link =
 	    pr->from_port != TOPO_NONE && !pr->full && t->ports[pr->from_port].peer != arrival;
@@ -424,8 +421,7 @@ void discover_full(struct sm *sm)
 	sm->structural = false;
 	sm->grew = true; /* a full sweep balances the routes afresh */
 	/* forget the links: this sweep finds them again */
-	for (uint32_t p = 0; p < t->nports; p++)
-		t->ports[p].peer = TOPO_NONE;
+	topo_forget_links(t);
 	struct probe pr = {.from_port = TOPO_NONE, .hops = 0, .full = true};
 	sm_send_dr(sm, TOPO_NONE, pr.path, 0, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0, NULL, 0,
 	           on_node_info, &pr, sizeof(pr));

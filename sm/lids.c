@@ -122,7 +122,7 @@ int lids_assign(struct sm *sm)
 		if (p != t->sm_port && topo_port_endpoint(t, p))
 			order[n++] = p;
 		else if (!topo_port_endpoint(t, p) && p != t->sm_port)
-			t->ports[p].lid = 0; /* gone, or no longer reachable: gives its LIDs back */
+			topo_release_lid(t, p); /* gone, or no longer reachable */
 	}
 	bool *done = calloc(n + 1, sizeof(bool));
 	/* keep: this sweep's LID, the state file's, the fabric's; then allocate. A master that
@@ -148,7 +148,7 @@ int lids_assign(struct sm *sm)
 			if (try_keep(&a, p, cand, pass == 2 && i != 0 && !live_first))
 				done[i] = true;
 			else if (pass == 0)
-				t->ports[p].lid = 0;
+				topo_release_lid(t, p);
 		}
 	}
 	uint32_t fresh = 0, failed = 0;

@@ -34,6 +34,36 @@ static uint32_t ca_port(const struct small *s, uint32_t n)
 	return topo_port(&s->t, n, 1);
 }
 
+/* The model keeps its own rules: a port's GUID and the index agree, a duplicate changes
+ * nothing, and forgetting links leaves none one-sided. */
+START_TEST(mutators_keep_the_index)
+{
+	struct small s;
+	small_build(&s, NULL);
+	struct topo *t = &s.t;
+	uint32_t pb = ca_port(&s, s.b), pc = ca_port(&s, s.c);
+	uint64_t gb = t->ports[pb].guid, gc = t->ports[pc].guid;
+	ck_assert_uint_eq(u64map_get(&t->by_port_guid, gb), pb);
+	/* c claims b's GUID: refused, both as they were */
+	ck_assert_int_eq(topo_set_port_guid(t, pc, gb), -1);
+	ck_assert_uint_eq(t->ports[pc].guid, gc);
+	ck_assert_uint_eq(u64map_get(&t->by_port_guid, gb), pb);
+	/* b's HCA replaced: the new GUID indexed, the old one gone from the index */
+	ck_assert_int_eq(topo_set_port_guid(t, pb, 0xabc), 0);
+	ck_assert_uint_eq(u64map_get(&t->by_port_guid, 0xabc), pb);
+	ck_assert_uint_eq(u64map_get(&t->by_port_guid, gb), U64MAP_NONE);
+	/* now c may take the freed GUID */
+	ck_assert_int_eq(topo_set_port_guid(t, pc, gb), 0);
+	ck_assert_uint_eq(u64map_get(&t->by_port_guid, gc), U64MAP_NONE);
+	topo_forget_links(t);
+	for (uint32_t p = 0; p < t->nports; p++)
+		ck_assert_uint_eq(t->ports[p].peer, TOPO_NONE);
+	topo_release_lid(t, pb);
+	ck_assert_uint_eq(t->ports[pb].lid, 0);
+	topo_free(t);
+}
+END_TEST
+
 START_TEST(predicates)
 {
 	struct small s;
@@ -349,6 +379,7 @@ int main(void)
 {
 	Suite *s = suite_create("fabric");
 	TCase *tc = tcase_create("all");
+	tcase_add_test(tc, mutators_keep_the_index);
 	tcase_add_test(tc, predicates);
 	tcase_add_test(tc, paths_and_presence);
 	tcase_add_test(tc, pkeys_from_policy);
