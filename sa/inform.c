@@ -357,7 +357,9 @@ void sa_report_mgid(struct sa *sa, uint16_t trap, const uint8_t *mgid, uint16_t 
 	send_reports(sa, trap, mgid, TOPO_NONE, pkey);
 }
 
-void sa_sweep_done(struct sa *sa)
+/* After a sweep: subscriptions of ports that left end, and ports that came into or went out
+ * of service are reported (traps 64, 65). */
+void sa_inform_sweep_done(struct sa *sa)
 {
 	const struct topo *t = sa->t;
 	if (t->nports > sa->served_cap) {
@@ -369,8 +371,6 @@ void sa_sweep_done(struct sa *sa)
 		sa->served_cap = t->nports;
 	}
 	/* subscribers whose port left take their subscriptions with them */
-	sa_state_apply(sa); /* the first time: what the state file holds, now ports are known */
-	sa_guidinfo_sweep_done(sa);
 	for (uint32_t i = 0; i < sa->nsubs;) {
 		if (!topo_port_in_service(t, sa->subs[i].port)) {
 			sub_del(sa, i);
@@ -387,8 +387,6 @@ void sa_sweep_done(struct sa *sa)
 		sa->served[p] = now;
 	}
 	sa->served_once = true;
-	sa_mcast_sweep_done(sa);
-	sa_qos_sweep_done(sa);
 }
 
 void sa_inform_save(struct sa *sa, FILE *f)

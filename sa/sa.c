@@ -643,6 +643,18 @@ void sa_free(struct sa *sa)
 	free(sa);
 }
 
+/* What every sweep asks of the SA, in order: the state file's clients placed once ports are
+ * known, alias GUIDs, subscriptions and the in/out-of-service reports, multicast trees, the
+ * QoS policy's ports. */
+void sa_sweep_done(struct sa *sa)
+{
+	sa_state_apply(sa);
+	sa_guidinfo_sweep_done(sa);
+	sa_inform_sweep_done(sa);
+	sa_mcast_sweep_done(sa);
+	sa_qos_sweep_done(sa);
+}
+
 static void on_sweep_done(void *ctx, bool structural)
 {
 	(void)structural;

@@ -225,6 +225,7 @@ bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *f
  * whose fabric changes under it answers BUSY: the client asks again. */
 uint16_t sa_path_table(struct sa_req *rq);
 void sa_path_jobs_free(struct sa *sa);
+void sa_inform_sweep_done(struct sa *sa);
 const struct sa_path_job *sa_path_job_next(const struct sa_path_job *j);
 uint32_t sa_path_job_requester(const struct sa_path_job *j);
 /* Tables have no room now (transfers under way, bytes held, jobs): BUSY before building. */
