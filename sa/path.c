@@ -75,58 +75,6 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 	return false;
 }
 
-uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid)
-{
-	uint64_t prefix = mad_bits_get(gid, 0, 64);
-	/* our subnet's prefix, or any link-local one (fe80::/10): both mean this subnet */
-	if (prefix != sa->cfg->subnet_prefix && (prefix >> 54) != (0xfe80000000000000ull >> 54))
-		return TOPO_NONE;
-	return sa_guid_port(sa, mad_bits_get(gid, 64, 64));
-}
-
-uint32_t sa_guid_port(const struct sa *sa, uint64_t guid)
-{
-	const struct topo *t = sa->t;
-	uint32_t p = u64map_get(&t->by_port_guid, guid);
-	if (p == U64MAP_NONE) {
-		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
-		if (n != U64MAP_NONE && topo_is_switch(t, n))
-			p = t->nodes[n].first_port;
-		else if ((p = topo_alias_port(sa->t, guid)) == TOPO_NONE) /* an alias GUID */
-			return TOPO_NONE;
-	}
-	return t->nodes[t->ports[p].node].present ? p : TOPO_NONE;
-}
-
-void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
-{
-	const struct topo *t = sa->t;
-	mad_bits_set(gid, 0, 64, sa->cfg->subnet_prefix);
-	mad_bits_set(gid, 64, 64, topo_port_guid(t, port));
-}
-
-bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b)
-{
-	return topo_shared_pkey(sa->t, a, b) != 0;
-}
-
-bool sa_visible(const struct sa_req *rq, uint32_t port)
-{
-	if (rq->trusted)
-		return true; /* the SM's own tools */
-	if (rq->requester == TOPO_NONE)
-		return false; /* a requester the SA cannot place sees nothing */
-	const struct sa *sa = rq->sa;
-	uint32_t lp = topo_lid_port(sa->t, port);
-	/* a port always sees itself, even a limited member of every partition it is in */
-	return lp == rq->requester || sa_ports_share(sa, rq->requester, lp);
-}
-
-bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)
-{
-	return topo_port_has_pkey(sa->t, port, pkey, full);
-}
-
 /* A selector (0 greater, 1 less, 2 exactly, 3 largest) applied to what the path offers, by
  * an order (bigger is better). 0 when it cannot be met, else the value to answer. */
 static unsigned apply_selector(unsigned sel, unsigned want, unsigned have)

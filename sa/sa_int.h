@@ -144,8 +144,8 @@ uint16_t sa_service_delete(struct sa_req *rq, const uint8_t *req, uint64_t mask,
 uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer);
 void sa_build_inform_records(const struct sa_req *rq, struct sa_records *out);
 
-/* The port a GID of this subnet names (TOPO_NONE: none, or not in the fabric now), and the
- * GID of a port (a switch's: its node GUID). */
+/* sa/ports.c. The port a GID of this subnet names (TOPO_NONE: none, or not in the fabric now), and
+ * the GID of a port (a switch's: its node GUID). */
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid);
 /* The same by the GUID alone: ServiceGIDs, where OpenSM ignores the prefix and clients
  * (osmtest) send it in the wrong byte order. */
