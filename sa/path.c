@@ -454,7 +454,7 @@ static void job_end(struct sa *sa, struct sa_path_job *job, uint16_t st)
 	sa->njobs--;
 	ev_timer_stop(sa->loop, &job->w);
 	scan_free(&job->sc);
-	sa_request_finish(&job->rq, st);
+	job->rq.finish(&job->rq, st);
 	free(job);
 }
 

@@ -255,6 +255,8 @@ static void answer_error(struct sa *sa, const struct mad_addr *to, const struct 
 	send_answer(sa, to, req, method, status, NULL, false);
 }
 
+static void request_finish(struct sa_req *rqp, uint16_t st);
+
 /* ---- handlers ---- */
 
 static const struct sa_attr *attr_of(const struct sa_req *rq)
@@ -441,6 +443,7 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	}
 	rq.trusted = h->sm_key != 0 && h->sm_key == sa->cfg->sm_key;
 	rq.changes = sa->state_changes;
+	rq.finish = request_finish;
 	rq.requester = from->lid < TOPO_LID_COUNT ? sa->t->lid_port[from->lid] : TOPO_NONE;
 	rq.data = mad + MAD_SA_HDR_END;
 	rq.len = len - MAD_SA_HDR_END;
@@ -492,8 +495,8 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	}
 	uint16_t st = a->on[slot](&rq);
 	if (st == SA_DEFERRED)
-		return; /* a job builds it a slice at a time and answers (sa_request_finish) */
-	sa_request_finish(&rq, st);
+		return; /* a job builds it a slice at a time and answers (rq.finish) */
+	request_finish(&rq, st);
 }
 
 bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq)
@@ -526,7 +529,8 @@ bool sa_tables_busy(const struct sa *sa)
 	       sa->njobs >= SA_MAX_JOBS;
 }
 
-void sa_request_finish(struct sa_req *rqp, uint16_t st)
+/* Answer a request its handler ended with status st, and free its records. */
+static void request_finish(struct sa_req *rqp, uint16_t st)
 {
 	struct sa_req rq = *rqp;
 	struct sa *sa = rq.sa;

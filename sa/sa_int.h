@@ -110,6 +110,9 @@ struct sa_req {
 	uint64_t changes;      /* sa->state_changes when it came: did it change the state? */
 	const char *why;       /* why it was refused, for the log */
 	struct sa_records out; /* the answer being built */
+	/* answers it, once a handler that deferred (SA_DEFERRED) is done: sa.c sets it, so a
+	 * handler never calls back up into sa.c */
+	void (*finish)(struct sa_req *rq, uint16_t status);
 };
 
 typedef void (*sa_build_fn)(const struct sa_req *rq, struct sa_records *out);
@@ -240,8 +243,6 @@ struct sa_held_answer {
  * sa->held for the next save, which comes within a few milliseconds. */
 void sa_state_hold(struct sa *sa, const struct mad_addr *to, const uint8_t *mad);
 void sa_state_release(struct sa *sa); /* send what is held (after a save, or at the end) */
-/* Answer a request its handler ended with status st (sa.c), and free rq->out. */
-void sa_request_finish(struct sa_req *rq, uint16_t st);
 uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out);
 /* PathRecords for a MultiPathRecord request (len bytes, its GIDs included): every
