@@ -279,6 +279,10 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 	if (sm->el.handover_to)
 		return;
 	if (r->si.state == SM_STATE_STANDBY && !c->sm_sticky && r->si.priority > c->sm_priority) {
+		if (c->sm_key && !knows_key(sm, r)) {
+			handover(sm, r); /* says why it does not; the sync is not asked */
+			return;
+		}
 		for (unsigned i = 0; i < sm->nlisteners; i++) {
 			const struct sm_listener *l = &sm->listeners[i];
 			if (l->handover_ready && !l->handover_ready(l->ctx, r->guid)) {
@@ -307,6 +311,14 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 		/* two masters (a merged subnet, or a master that ignored us): the lesser yields */
 		if (above_me(sm, r))
 			handover(sm, r);
+		else if (c->sm_key && !knows_key(sm, r))
+			/* not one of this subnet's SMs: it will not hand over, and it may try to
+			 * program the ports (M_Keys stop it) */
+			log_rl(sm->log, &sm->el.rl_unproved, LOGL_WARN, "election",
+			       "ALARM: SM GUID " GUID_FMT " (LID %u, priority %u) says it is "
+			       "master too and has not shown this subnet's SM_Key: a stranger; "
+			       "remove it",
+			       r->guid, remote_lid(sm, r), r->si.priority);
 		else
 			log_rl(sm->log, &sm->el.rl_set, LOGL_NOTICE, "election",
 			       "SM GUID " GUID_FMT " (LID %u, priority %u) is master too: it "

@@ -45,6 +45,8 @@ for _ in 1 2 3 4 5 6; do
 	sleep 1
 done
 grep -q "HANDOVER" "$WORK/S2.log" && fail "S2 was handed the subnet: $(grep HANDOVER "$WORK/S2.log")"
+grep -q "handing over without it\|waits until it holds this master's state" "$WORK/A.log" &&
+	fail "A's log speaks of handing over to the stranger: $(grep 'handing over without it\|waits until' "$WORK/A.log" | head -2)"
 kill -9 "$PID_S2"
 echo "A keeps the subnet from a stranger of higher priority"
 
