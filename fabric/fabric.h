@@ -204,6 +204,12 @@ static inline void topo_release_lid(struct topo *t, uint32_t port)
 {
 	t->ports[port].lid = 0;
 }
+/* A port's LID block, as the SM gives it out (lid_port follows when the model is indexed). */
+static inline void topo_assign_lid(struct topo *t, uint32_t port, uint16_t lid, uint8_t lmc)
+{
+	t->ports[port].lid = lid;
+	t->ports[port].lmc = lmc;
+}
 
 /* Directed routes from the SM to every node over the known links (a node's route is kept
  * while it holds; links held out of routing are crossed only where nothing else leads), and

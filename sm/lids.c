@@ -52,11 +52,9 @@ static bool block_free(const struct assign *a, uint32_t lid, uint8_t lmc, uint64
 
 static void take(struct assign *a, uint32_t port, uint32_t lid, uint8_t lmc)
 {
-	struct topo_port *p = &a->sm->topo.ports[port];
 	for (uint32_t l = lid; l < lid + (1u << lmc); l++)
 		a->owner[l] = port;
-	p->lid = (uint16_t)lid;
-	p->lmc = lmc;
+	topo_assign_lid(&a->sm->topo, port, (uint16_t)lid, lmc);
 }
 
 /* The first of these candidates that is valid and free. */
