@@ -184,9 +184,10 @@ static void own_payload(const struct sm *sm, uint8_t state, uint64_t to, bool wi
 	mad_sm_info_encode(&si, data, 64, NULL);
 }
 
+/* r->proved is set by remote_update, the one place an answer is taken in */
 static bool knows_key(const struct sm *sm, const struct sm_remote *r)
 {
-	return r->answered && sm->cfg->sm_key && (r->proved || r->si.sm_key == sm->cfg->sm_key);
+	return r->answered && sm->cfg->sm_key && r->proved;
 }
 
 /* ---- asking other SMs ---- */
