@@ -14,7 +14,7 @@
 #include "daemon/control.h"
 #include "daemon/dryrun.h"
 #include "daemon/events.h"
-#include "daemon/import_opensm.h"
+#include "import/opensm.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/reload.h"

@@ -1,4 +1,4 @@
-/* Fuzz target: the importer of OpenSM's QoS configuration (daemon/import_qos.c). The first
+/* Fuzz target: the importer of OpenSM's QoS configuration (import/qos.c). The first
  * byte picks the input: even, a qos-policy.conf; odd, opensm.conf lines ("key value") that
  * may be qos_* table options. Nothing here may crash, leak or read past the input; whatever
  * is accepted is written out as YAML. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/import_qos.h"
+#include "import/qos.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* The importer. OpenSM's files are line formats of their own (no library reads them): the
  * parsers here follow OpenSM's documented grammar (doc/partition-config.txt, opensm(8)) and
  * the behaviour OpenSM 3.3 shows on the wire, which the suite checks port by port. */
-#include "daemon/import_opensm.h"
+#include "import/opensm.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/import_qos.h"
+#include "import/qos.h"
 #include "mad/link_speed.h"
 #include "routing/engine.h"
 

@@ -3,8 +3,8 @@
  * per port class SL-to-VL and VL arbitration tables). What ibsmd cannot express (per port
  * scopes of tables, node types, QoS classes, path bits) is refused with the file and line,
  * never dropped: a policy that silently lost a rule would move traffic to another SL. */
-#ifndef IBSMD_DAEMON_IMPORT_QOS_H
-#define IBSMD_DAEMON_IMPORT_QOS_H
+#ifndef IBSMD_IMPORT_QOS_H
+#define IBSMD_IMPORT_QOS_H
 
 #include <stdbool.h>
 #include <stddef.h>

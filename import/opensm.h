@@ -2,8 +2,8 @@
  * policy) written as the equivalent ibsmd YAML, with a comment for each OpenSM option that
  * has no counterpart and what ibsmd does instead. What cannot be translated is an error
  * naming the file and line. */
-#ifndef IBSMD_DAEMON_IMPORT_OPENSM_H
-#define IBSMD_DAEMON_IMPORT_OPENSM_H
+#ifndef IBSMD_IMPORT_OPENSM_H
+#define IBSMD_IMPORT_OPENSM_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
-/* OpenSM's QoS configuration as ibsmd.yaml's qos: section (see import_qos.h). The parser
+/* OpenSM's QoS configuration as ibsmd.yaml's qos: section (see qos.h). The parser
  * follows the grammar of OpenSM's doc/QoS_management_in_OpenSM.txt: sections (port-groups,
  * qos-setup, qos-levels, qos-ulps, qos-match-rules) of blocks (port-group ... end-port-group)
  * of "key: value" lines; qos-ulps lines are "ULP[, criterion value] : SL". No library reads
  * the format, hence the hand-written parser; it is fuzzed (test/fuzz/fuzz_import.c). */
-#include "daemon/import_qos.h"
+#include "import/qos.h"
 
 #include <ctype.h>
 #include <errno.h>
