@@ -1,29 +1,21 @@
-/* ibsmd: the InfiniBand subnet manager daemon. main owns everything: it creates the SM, the
- * SA and the standby sync and wires the SA and the sync in as the SM's listeners; the SM knows
- * nothing of either. */
+/* ibsmd: the InfiniBand subnet manager daemon. main reads the options and the configuration,
+ * opens the port and hands them to the daemon (daemon.c), which wires the SM, the SA and the
+ * standby sync together; or it does one of the commands that end at once (--import-opensm,
+ * --check-config, --dump-config, --dry-run). */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
-#include "daemon/control.h"
+#include "daemon/daemon.h"
 #include "daemon/dryrun.h"
-#include "daemon/events.h"
-#include "import/opensm.h"
-#include "daemon/metrics.h"
 #include "daemon/notify.h"
-#include "daemon/reload.h"
 #include "daemon/settings.h"
-#include "mad/dispatcher.h"
+#include "import/opensm.h"
 #include "routing/engine.h"
-#include "sa/sa.h"
-#include "sync/sync.h"
-#include "sm/sm.h"
 
 static void usage(FILE *out)
 {
@@ -85,24 +77,86 @@ static int parse_local_port(const char *s, struct mad_transport_opts *to, char *
 	return 0;
 }
 
-static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+/* What the command line asks for. */
+struct options {
+	const char *transport;
+	struct mad_transport_opts to;
+	char local_ca[64]; /* --local-port's device name, which to.ca_name points to */
+	/* command-line values override the file: they are kept aside and applied after it, at
+	 * start and at every reload */
+	struct settings set;
+	int verbose;
+	const char *import_parts, *import_qos;
+	bool import, once, wait_port, check_only, dump, dry;
+};
+
+/* A number option from 0 to max; what names the option and its range for the refusal. -1
+ * when taken; else the exit code. */
+static int parse_bounded(const char *arg, long max, const char *what, int *out)
 {
-	(void)revents;
-	(void)w;
-	ev_break(loop, EVBREAK_ALL);
+	char *e;
+	long v = strtol(arg, &e, 10);
+	if (*e || v < 0 || v > max) {
+		fprintf(stderr, "ibsmd: %s, not \"%s\"\n", what, arg);
+		return 2;
+	}
+	*out = (int)v;
+	return -1;
 }
 
-static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
+/* One option into op (or lg). -1 to go on; else the exit code: 0 after --help, 2 for a bad
+ * value. */
+static int parse_option(int o, const char *arg, struct options *op, struct log *lg)
 {
-	(void)loop;
-	(void)revents;
-	struct reload *r = w->data;
-	log_notice(r->log, "config", "SIGHUP: reading the configuration again");
-	if (reload_apply(r) < 0)
-		sm_request_sweep(r->sm, NULL, 0); /* a SIGHUP still rediscovers the fabric */
+	switch (o) {
+	case 't': op->transport = arg; break;
+	case 'C': op->to.ca_name = arg; break;
+	case 'P': op->to.port_num = (unsigned)strtoul(arg, NULL, 0); break;
+	case 'G': op->to.port_guid = strtoull(arg, NULL, 0); break;
+	case 'W':
+		if (parse_local_port(arg, &op->to, op->local_ca, sizeof(op->local_ca)) < 0) {
+			fprintf(stderr,
+			        "ibsmd: --local-port takes a port GUID (0x0002c90300001234) "
+			        "or DEVICE:PORT (mlx5_0:1), not \"%s\"\n",
+			        arg);
+			return 2;
+		}
+		break;
+	case 'N': op->to.sim_node = arg; break;
+	case 'c': op->set.config_file = arg; break;
+	case 'K': op->check_only = true; break;
+	case 'D': op->dump = true; break;
+	case 'I': op->import = true; break;
+	case 'A': op->import_parts = arg; break;
+	case 'Q': op->import_qos = arg; break;
+	case 'o': op->once = true; break;
+	case 'y': op->dry = true; break;
+	case 'w': op->wait_port = true; break;
+	case 's': op->set.state_dir = arg; break;
+	case 'S': op->set.control_socket = arg; break;
+	case 'R': op->set.engines = arg; break;
+	case 'l': return parse_bounded(arg, 7, "--lmc takes 0 to 7", &op->set.lmc);
+	case 'i':
+		return parse_bounded(arg, 86400, "--sweep-interval takes 0 to 86400 s",
+		                     &op->set.sweep_interval);
+	case 'p': return parse_bounded(arg, 15, "--priority takes 0 to 15", &op->set.priority);
+	case 'L':
+		op->set.log_level = log_level_parse(arg);
+		if (op->set.log_level < 0) {
+			fprintf(stderr, "ibsmd: unknown log level \"%s\"\n", arg);
+			return 2;
+		}
+		break;
+	case 'v': op->verbose++; break;
+	case 'j': lg->sink = LOG_SINK_JOURNAL; break;
+	case 'h': usage(stdout); return 0;
+	default: usage(stderr); return 2;
+	}
+	return -1;
 }
 
-int main(int argc, char **argv)
+/* The options up to the operands (optind). -1 to go on; else the exit code. */
+static int parse_options(int argc, char **argv, struct options *op, struct log *lg)
 {
 	static const struct option opts[] = {
 	    {"transport", required_argument, NULL, 't'},
@@ -131,279 +185,127 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct log lg;
-	log_init(&lg);
-	lg.timestamps = true;
-	struct ibsmd_config cfg;
-	config_defaults(&cfg);
-	struct mad_transport_opts to = {.roles = MAD_ROLE_SM | MAD_ROLE_SA, .log = &lg};
-	const char *transport = "umad";
-	/* command-line values override the file: they are kept aside and applied after it, at
-	 * start and at every reload */
-	struct settings set = {.lmc = -1, .sweep_interval = -1, .priority = -1, .log_level = -1};
-	int verbose = 0;
-	char local_ca[64];
-	const char *import_parts = NULL, *import_qos = NULL;
-	bool import = false;
-	bool once = false, wait_port = false, check_only = false, dump = false, dry = false;
+	*op = (struct options){
+	    .transport = "umad",
+	    .to = {.roles = MAD_ROLE_SM | MAD_ROLE_SA, .log = lg},
+	    .set = {.lmc = -1, .sweep_interval = -1, .priority = -1, .log_level = -1},
+	};
 	int o;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (o) {
-		case 't': transport = optarg; break;
-		case 'C': to.ca_name = optarg; break;
-		case 'P': to.port_num = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'G': to.port_guid = strtoull(optarg, NULL, 0); break;
-		case 'W':
-			if (parse_local_port(optarg, &to, local_ca, sizeof(local_ca)) < 0) {
-				fprintf(
-				    stderr,
-				    "ibsmd: --local-port takes a port GUID (0x0002c90300001234) "
-				    "or DEVICE:PORT (mlx5_0:1), not \"%s\"\n",
-				    optarg);
-				return 2;
-			}
-			break;
-		case 'N': to.sim_node = optarg; break;
-		case 'c': set.config_file = optarg; break;
-		case 'K': check_only = true; break;
-		case 'D': dump = true; break;
-		case 'I': import = true; break;
-		case 'A': import_parts = optarg; break;
-		case 'Q': import_qos = optarg; break;
-		case 'o': once = true; break;
-		case 'y': dry = true; break;
-		case 'w': wait_port = true; break;
-		case 's': set.state_dir = optarg; break;
-		case 'S': set.control_socket = optarg; break;
-		case 'R': set.engines = optarg; break;
-		case 'l': {
-			char *e;
-			long v = strtol(optarg, &e, 10);
-			if (*e || v < 0 || v > 7) {
-				fprintf(stderr, "ibsmd: --lmc takes 0 to 7, not \"%s\"\n", optarg);
-				return 2;
-			}
-			set.lmc = (int)v;
-			break;
-		}
-		case 'i': {
-			char *e;
-			long v = strtol(optarg, &e, 10);
-			if (*e || v < 0 || v > 86400) {
-				fprintf(stderr,
-				        "ibsmd: --sweep-interval takes 0 to 86400 s, not \"%s\"\n",
-				        optarg);
-				return 2;
-			}
-			set.sweep_interval = (int)v;
-			break;
-		}
-		case 'p': {
-			char *e;
-			long v = strtol(optarg, &e, 10);
-			if (*e || v < 0 || v > 15) {
-				fprintf(stderr, "ibsmd: --priority takes 0 to 15, not \"%s\"\n",
-				        optarg);
-				return 2;
-			}
-			set.priority = (int)v;
-			break;
-		}
-		case 'L':
-			set.log_level = log_level_parse(optarg);
-			if (set.log_level < 0) {
-				fprintf(stderr, "ibsmd: unknown log level \"%s\"\n", optarg);
-				return 2;
-			}
-			break;
-		case 'v': verbose++; break;
-		case 'j': lg.sink = LOG_SINK_JOURNAL; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
+		int rc = parse_option(o, optarg, op, lg);
+		if (rc >= 0)
+			return rc;
 	}
-	if (import) {
-		/* OpenSM's files as ibsmd YAML on standard output */
-		const char *conf = optind < argc ? argv[optind++] : NULL;
-		char ierr[512];
-		if (optind != argc || (!conf && !import_parts && !import_qos)) {
-			usage(stderr);
-			return 2;
-		}
-		if (import_opensm(conf, import_parts, import_qos, stdout, ierr, sizeof(ierr)) < 0) {
-			fflush(stdout);
-			fprintf(stderr, "ibsmd: %s\n", ierr);
-			return 2;
-		}
-		return fflush(stdout) == 0 ? 0 : 1;
+	return -1;
+}
+
+/* --import-opensm: OpenSM's files as ibsmd YAML on standard output. The exit code. */
+static int run_import(const struct options *op, int argc, char **argv)
+{
+	const char *conf = optind < argc ? argv[optind++] : NULL;
+	char ierr[512];
+	if (optind != argc || (!conf && !op->import_parts && !op->import_qos)) {
+		usage(stderr);
+		return 2;
 	}
+	if (import_opensm(conf, op->import_parts, op->import_qos, stdout, ierr, sizeof(ierr)) < 0) {
+		fflush(stdout);
+		fprintf(stderr, "ibsmd: %s\n", ierr);
+		return 2;
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* The configuration into d->cfg, and --check-config and --dump-config, which end there.
+ * -1 to go on; else the exit code. */
+static int configure(struct options *op, int argc, char **argv, struct daemon *d)
+{
 	/* --check-config takes the file as its operand; nothing else has operands */
-	if (check_only && optind + 1 == argc)
-		set.config_file = argv[optind++];
-	else if (check_only && !set.config_file)
-		set.config_file = SETTINGS_DEFAULT_FILE;
+	if (op->check_only && optind + 1 == argc)
+		op->set.config_file = argv[optind++];
+	else if (op->check_only && !op->set.config_file)
+		op->set.config_file = SETTINGS_DEFAULT_FILE;
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
 	char err[512];
-	if (settings_load(&set, &cfg, err, sizeof(err)) < 0) {
+	if (settings_load(&op->set, &d->cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
-		config_free(&cfg);
 		return 2;
 	}
-	if (check_only || dump) {
-		if (dump)
-			config_dump(&cfg, stdout);
+	if (op->check_only || op->dump) {
+		if (op->dump)
+			config_dump(&d->cfg, stdout);
 		else
-			printf("%s: configuration OK\n", set.config_file);
-		config_free(&cfg);
+			printf("%s: configuration OK\n", op->set.config_file);
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
-	lg.level = reload_log_level(&cfg, verbose);
-
-	if (strcmp(transport, "umad") != 0 && strcmp(transport, "sim") != 0) {
+	d->log->level = reload_log_level(&d->cfg, op->verbose);
+	if (strcmp(op->transport, "umad") != 0 && strcmp(op->transport, "sim") != 0) {
 		fprintf(stderr,
 		        "ibsmd: unknown transport \"%s\": use umad (hardware) or sim "
 		        "(ibsim, fabricsim)\n",
-		        transport);
-		config_free(&cfg);
+		        op->transport);
 		return 2;
 	}
-	if (dry)
-		to.roles =
+	return -1;
+}
+
+/* The port into d->transport, waited for with --wait-for-port. -1 when open; else the exit
+ * code. */
+static int open_transport(struct options *op, struct daemon *d)
+{
+	if (op->dry)
+		op->to.roles =
 		    MAD_ROLE_CLIENT; /* no SM or SA agent: the running SM's port stays its own */
-	struct mad_transport *t;
+	char err[512];
 	for (unsigned tries = 0;; tries++) {
-		if (mad_transport_open(transport, &to, &t, err, sizeof(err)) == 0)
-			break;
-		if (!wait_port) {
+		if (mad_transport_open(op->transport, &op->to, &d->transport, err, sizeof(err)) ==
+		    0)
+			return -1;
+		if (!op->wait_port) {
 			fprintf(stderr, "ibsmd: %s\n", err);
-			config_free(&cfg);
 			return 3;
 		}
 		/* at boot the port may come after the service (drivers load asynchronously);
 		 * wait for it, saying why, rather than fail and rely on restarts */
 		if (tries % 30 == 0)
-			log_notice(&lg, "sm", "waiting for the port: %s", err);
+			log_notice(d->log, "sm", "waiting for the port: %s", err);
 		notify_waiting(err);
 		sleep(1);
 	}
-	if (dry) {
-		int rc = dry_run(&cfg, &lg, t);
-		mad_transport_close(t);
-		config_free(&cfg);
+}
+
+int main(int argc, char **argv)
+{
+	struct log lg;
+	log_init(&lg);
+	lg.timestamps = true;
+	struct options op;
+	int rc = parse_options(argc, argv, &op, &lg);
+	if (rc >= 0)
+		return rc;
+	if (op.import)
+		return run_import(&op, argc, argv);
+
+	struct daemon d = {.log = &lg, .settings = &op.set, .verbose = op.verbose, .once = op.once};
+	config_defaults(&d.cfg);
+	rc = configure(&op, argc, argv, &d);
+	if (rc < 0)
+		rc = open_transport(&op, &d);
+	if (rc >= 0) {
+		daemon_stop(&d);
 		return rc;
 	}
-	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
-	struct sm *sm = sm_new(&cfg, &lg, loop, t, once);
-	struct sa *sa = sm ? sa_new(sm) : NULL;
-	struct sync *sync = sa ? sync_new(sm, sa) : NULL;
-	struct notify nt = {0};
-	struct metrics mx = {0};
-	struct events ev = {.log = &lg};
-	struct pm_listener pm_hooks = events_pm_listener(&ev);
-	struct pm *pm = sync && !once ? pm_new(sm, &pm_hooks) : NULL;
-	struct reload rl = {.settings = &set,
-	                    .cfg = &cfg,
-	                    .log = &lg,
-	                    .verbose = verbose,
-	                    .sm = sm,
-	                    .sync = sync,
-	                    .notify = &nt,
-	                    .metrics = &mx,
-	                    .pm = pm};
-	struct control ctl = {0};
-	if (sync) {
-		notify_start(&nt, sm, loop);
-		if (!once) {
-			/* without either the daemon still runs */
-			control_start(&ctl, &rl, sa, loop);
-			ctl.pm = pm;
-			metrics_start(&mx, &ctl, loop);
-			pm_reconfigure(pm);
-		}
-		struct sm_listener hooks = sa_listener(sa), sync_hooks = sync_listener(sync),
-		                   nt_hooks = notify_listener(&nt),
-		                   ctl_hooks = control_listener(&ctl);
-		sm_add_listener(sm, &hooks);
-		sm_add_listener(sm, &sync_hooks);
-		sm_add_listener(sm, &nt_hooks);
-		if (!once)
-			sm_add_listener(sm, &ctl_hooks);
-	}
-	if (!sync || sm_start(sm) < 0) {
+	if (op.dry) {
+		rc = dry_run(&d.cfg, &lg, d.transport);
+	} else if (daemon_start(&d) < 0) {
 		fprintf(stderr, "ibsmd: cannot start the SM\n");
-		pm_stop(pm);
-		metrics_stop(&mx);
-		control_stop(&ctl);
-		notify_stop(&nt);
-		sync_stop(sync);
-		sm_stop(sm);
-		pm_free(pm);
-		sync_free(sync);
-		sa_free(sa);
-		sm_free(sm);
-		mad_transport_close(t);
-		config_free(&cfg);
-		return 1;
+		rc = 1;
+	} else {
+		rc = daemon_run(&d);
 	}
-	ev_signal sigint, sigterm, sighup;
-	ev_signal_init(&sigint, stop_cb, SIGINT);
-	ev_signal_init(&sigterm, stop_cb, SIGTERM);
-	ev_signal_init(&sighup, hup_cb, SIGHUP);
-	sighup.data = &rl;
-	ev_signal_start(loop, &sigint);
-	ev_signal_start(loop, &sigterm);
-	ev_signal_start(loop, &sighup);
-	signal(SIGPIPE, SIG_IGN);
-
-	ev_run(loop, 0);
-
-	int rc = 0;
-	if (once) {
-		struct sm_status st = sm_status(sm);
-		const struct sm_counts *c = &st.counts;
-		if (st.up && !st.exit_code) {
-			printf("subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, %u "
-			       "LIDs, routed by %s in %.3f s (total %.3f s)\n",
-			       c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
-			       st.engine, st.times.route, st.times.total);
-			const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
-			if (st.sweeps > 1 || mc->retried || mc->timed_out)
-				printf("MADs: %" PRIu64 " sent in %" PRIu64 " sweep(s), %" PRIu64
-				       " retried (%" PRIu64
-				       " beyond mad_retries for the loss), %" PRIu64
-				       " unanswered after all retries; %.0f%% of attempts answered "
-				       "lately\n",
-				       mc->sent, st.sweeps, mc->retried, mc->retried_lossy,
-				       mc->timed_out,
-				       100 * mad_dispatcher_answer_rate(sm_dispatcher(sm)));
-			/* the files OpenSM's --once leaves too, for ibdmchk and the like */
-			char why[512];
-			ctl.rl = &rl;
-			if (cfg.dump_after_sweep && control_write_dumps(&ctl, why, sizeof(why)) < 0)
-				log_warn(&lg, "control", "dump_after_sweep: %s", why);
-		} else {
-			printf("subnet not up: %s\n",
-			       st.exit_reason[0] ? st.exit_reason : "unknown");
-			rc = 1;
-		}
-	}
-	pm_stop(pm);
-	metrics_stop(&mx);
-	control_stop(&ctl);
-	notify_stop(&nt);
-	/* in this order: transactions end while the SA and the sync their callbacks use are
-	 * there */
-	sync_stop(sync);
-	sm_stop(sm);
-	sm_clear_listeners(sm);
-	pm_free(pm);
-	sync_free(sync);
-	sa_free(sa);
-	sm_free(sm);
-	mad_transport_close(t);
-	config_free(&cfg);
+	daemon_stop(&d);
 	return rc;
 }
