@@ -135,3 +135,17 @@ bool sa_guidinfo_restore(struct sa *sa, const char *line)
 	sm_aliases_changed(sa->sm, p, index / 8u);
 	return true;
 }
+
+void sa_guidinfo_forget(struct sa *sa)
+{
+	struct topo *t = sa->t;
+	while (t->aliases.n) {
+		const struct topo_alias *a = &t->aliases.v[t->aliases.n - 1];
+		uint32_t p = topo_alias_port(t, a->guid);
+		unsigned index = a->index;
+		topo_alias_del(t, a->guid);
+		if (p != TOPO_NONE)
+			sm_aliases_changed(sa->sm, p, index / 8u);
+	}
+	sa->alias_changes_saved = t->alias_changes;
+}

@@ -140,6 +140,7 @@ void sa_inform_forget(struct sa *sa)
 	u64map_clear(&sa->sub_by_enum);
 	u64map_clear(&sa->sub_by_what);
 	u64map_clear(&sa->subs_of_port);
+	sa->served_once = false; /* as master again, the first sweep is a baseline again */
 }
 
 uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer)

@@ -52,6 +52,32 @@ struct sa_attr {
 	}
 #define RECORDS(id_, layout_, ...) RECORDS_ON(id_, layout_, .on = GETS(h_records), __VA_ARGS__)
 
+/* The clients' state, a kind of line each (sa/state.c), in the order the file lists them. */
+static const struct sa_state_kind kinds[] = {
+    {.prefix = "service",
+     .pass = 1,
+     .save = sa_service_save,
+     .restore = sa_service_restore,
+     .forget = sa_service_forget},
+    {.prefix = "group",
+     .pass = 2,
+     .save = sa_mcast_save, /* and its members' lines after each group */
+     .restore = sa_mcast_restore_group,
+     .restored = sa_mcast_restore_done,
+     .forget = sa_mcast_forget},
+    {.prefix = "member", .pass = 3, .restore = sa_mcast_restore_member},
+    {.prefix = "sub",
+     .pass = 4,
+     .save = sa_inform_save,
+     .restore = sa_inform_restore,
+     .forget = sa_inform_forget},
+    {.prefix = "alias",
+     .pass = 0,
+     .save = sa_guidinfo_save,
+     .restore = sa_guidinfo_restore,
+     .forget = sa_guidinfo_forget},
+};
+
 static const struct sa_attr attrs[] = {
     RECORDS(MAD_ATTR_NODE_RECORD, mad_node_record_layout, .build = sa_build_node_records),
     RECORDS(MAD_ATTR_PORT_INFO_RECORD, mad_port_info_record_layout,
@@ -613,6 +639,8 @@ struct sa *sa_new(struct sm *sm)
 					c->c[j].subset = true;
 		}
 	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		sa_state_register(sa, &kinds[i]);
 	sa_state_load(sa);
 	mad_dispatcher_set_handler(sa->d, MAD_CLASS_SUBN_ADM, on_sa_request, sa);
 	return sa;
@@ -672,8 +700,9 @@ static void on_trap(void *ctx, const struct mad_notice *trap)
 
 static void on_state_changed(void *ctx, uint8_t state)
 {
-	if (state == SM_STATE_STANDBY)
-		sa_state_reset(ctx);
+	/* the paths cached went with the aliases the clients' state held */
+	if (state == SM_STATE_STANDBY && sa_state_reset(ctx))
+		sa_path_cache_free(ctx);
 }
 
 struct sm_listener sa_listener(struct sa *sa)

@@ -35,7 +35,9 @@ struct sa_alias;
 struct sa_path_cache;
 void sa_path_cache_free(struct sa *sa);
 
-#define SA_NATTRS 14 /* the record attributes sa.c answers */
+#define SA_NATTRS          14 /* the record attributes sa.c answers */
+#define SA_STATE_MAX_KINDS 8  /* kinds of line in the state file (sa/state.c) */
+struct sa_state_kind;
 
 struct sa_path_job;
 
@@ -81,6 +83,8 @@ struct sa {
 	uint64_t alias_seq;
 	uint64_t alias_changes_saved; /* topo.alias_changes when the state file was written */
 	/* the state file (sa/state.c) */
+	const struct sa_state_kind *kinds[SA_STATE_MAX_KINDS]; /* its kinds of line */
+	unsigned nkinds;
 	char **pending; /* its lines, until the first sweep lets them be applied */
 	uint32_t npending, pending_cap;
 	bool state_ready, state_dirty;
@@ -186,19 +190,34 @@ void sa_guidinfo_components(struct sa_components *c);
 uint16_t sa_guidinfo_change(struct sa_req *rq, bool set, const uint8_t *req, uint64_t mask,
                             uint8_t *answer);
 void sa_guidinfo_sweep_done(struct sa *sa);
-void sa_guidinfo_save(struct sa *sa, FILE *f);
-bool sa_guidinfo_restore(struct sa *sa, const char *line);
 
-/* The state file (sa/state.c) and each part's lines in it. */
+/* The state file (sa/state.c): a line per item the clients made, of a kind each. A kind is
+ * registered by its owner (sa.c wires them, as it fills attrs[]), so that state.c calls the
+ * owners only through the table and they call state.c (sa_state_changed, the hex helpers):
+ * its line format is written by its save and read by its restore alone, for the file and
+ * the standby sync both. */
+struct sa_state_kind {
+	const char *prefix; /* the line's first word; restore gets what follows it and a space */
+	/* restored in ascending passes, as the lines may come in any order (a standby's copy is
+	 * a set): the aliases first, as they name ports; a group before its members */
+	unsigned pass;
+	void (*save)(struct sa *sa, FILE *f); /* every line (NULL: written by another kind's) */
+	bool (*restore)(struct sa *sa, const char *rest); /* false: dropped */
+	void (*restored)(struct sa *sa); /* once every line was read (NULL: nothing to do) */
+	void (*forget)(struct sa *sa);   /* a handover: drop every item (NULL: another's does) */
+};
+void sa_state_register(struct sa *sa, const struct sa_state_kind *k);
 void sa_state_load(struct sa *sa);  /* at start: read it */
 void sa_state_apply(struct sa *sa); /* after the first sweep: restore what it holds */
 void sa_state_changed(struct sa *sa);
 int sa_state_save(struct sa *sa);
 void sa_state_free(struct sa *sa);
-/* A master handed over: forget the clients' state (the new master's copy comes by the sync). */
-void sa_state_reset(struct sa *sa);
+/* A master handed over: forget the clients' state (the new master's copy comes by the sync).
+ * False: there was none to forget (not restored yet, or forgotten already). */
+bool sa_state_reset(struct sa *sa);
 void sa_hex_put(FILE *f, const uint8_t *b, size_t n);
 bool sa_hex_get(const char *s, uint8_t *out, size_t n);
+/* Each kind's save, restore and forget ("service", "group" and "member", "sub", "alias"). */
 void sa_service_save(struct sa *sa, FILE *f);
 bool sa_service_restore(struct sa *sa, const char *line);
 /* Drop every service (a standby's SA keeps none of its own), and the counts per port. */
@@ -207,10 +226,14 @@ void sa_inform_save(struct sa *sa, FILE *f);
 /* Drop every subscription (a standby's SA keeps none of its own). */
 void sa_inform_forget(struct sa *sa);
 bool sa_inform_restore(struct sa *sa, const char *line);
-void sa_mcast_save(struct sa *sa, FILE *f);
+void sa_mcast_save(struct sa *sa, FILE *f); /* groups, each followed by its members */
 bool sa_mcast_restore_group(struct sa *sa, const char *line);
 bool sa_mcast_restore_member(struct sa *sa, const char *line);
 void sa_mcast_restore_done(struct sa *sa); /* trees for the restored groups */
+void sa_guidinfo_save(struct sa *sa, FILE *f);
+bool sa_guidinfo_restore(struct sa *sa, const char *line);
+/* Drop every alias from the model (and the ports' GUIDInfo tables follow). */
+void sa_guidinfo_forget(struct sa *sa);
 
 /* Do two ports share a partition, one of them as a full member (so they can talk)? */
 bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b);

@@ -18,7 +18,9 @@
  *   alias PORT-GUID INDEX ALIAS-GUID
  * It is read when ibsmd starts and applied after the first sweep, when the ports are known:
  * what belongs to a port that is not in the fabric any more is dropped, as it would have
- * been had ibsmd stayed up. A line it cannot read is logged with its number and skipped. */
+ * been had ibsmd stayed up. A line it cannot read is logged with its number and skipped.
+ * Each kind of line is its owner's (struct sa_state_kind, registered from sa.c): this file
+ * knows none of them by name. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +105,12 @@ static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		sa_state_release(sa);
 }
 
+void sa_state_register(struct sa *sa, const struct sa_state_kind *k)
+{
+	if (sa->nkinds < SA_STATE_MAX_KINDS)
+		sa->kinds[sa->nkinds++] = k;
+}
+
 void sa_state_write(struct sa *sa, FILE *f)
 {
 	if (!sa->state_ready) {
@@ -111,10 +119,9 @@ void sa_state_write(struct sa *sa, FILE *f)
 			fprintf(f, "%s\n", sa->pending[i]);
 		return;
 	}
-	sa_service_save(sa, f);
-	sa_mcast_save(sa, f);
-	sa_inform_save(sa, f);
-	sa_guidinfo_save(sa, f);
+	for (unsigned i = 0; i < sa->nkinds; i++)
+		if (sa->kinds[i]->save)
+			sa->kinds[i]->save(sa, f);
 }
 
 bool sa_state_ready(const struct sa *sa)
@@ -196,34 +203,23 @@ int sa_state_replace(struct sa *sa, const char *const *lines, uint32_t n)
 	return 0;
 }
 
-void sa_state_reset(struct sa *sa)
+bool sa_state_reset(struct sa *sa)
 {
 	if (!sa->state_ready)
-		return;
+		return false;
 	/* The clients' state is the master's now, and comes back from it by the sync: what this
 	 * SM held goes, so that it cannot come back stale if this SM is master again. */
 	sa_state_save(sa);
-	sa_service_forget(sa);
-	sa_inform_forget(sa);
-	sa_mcast_forget(sa);
-	struct topo *t = sa->t;
-	while (t->aliases.n) {
-		const struct topo_alias *a = &t->aliases.v[t->aliases.n - 1];
-		uint32_t p = topo_alias_port(t, a->guid);
-		unsigned index = a->index;
-		topo_alias_del(t, a->guid);
-		if (p != TOPO_NONE)
-			sm_aliases_changed(sa->sm, p, index / 8u);
-	}
-	sa->alias_changes_saved = t->alias_changes;
-	sa_path_cache_free(sa);
-	sa->served_once = false;
+	for (unsigned i = 0; i < sa->nkinds; i++)
+		if (sa->kinds[i]->forget)
+			sa->kinds[i]->forget(sa);
 	sa->state_ready = false;
 	sa->state_dirty = false;
 	sa->state_changes++;
 	log_notice(sa->log, "sa",
 	           "standing by: services, groups and subscriptions are the master's now; this SA "
 	           "keeps the copy the master sends");
+	return true;
 }
 
 void sa_state_changed(struct sa *sa)
@@ -262,35 +258,15 @@ void sa_state_load(struct sa *sa)
 	fclose(f);
 }
 
-/* Restore order: a member needs its group. The lines may come in any order (a standby's copy
- * is a set), so each kind is applied in its own pass. */
-enum { PASS_ALIAS, PASS_SERVICE, PASS_GROUP, PASS_MEMBER, PASS_SUB, PASS_UNKNOWN, NPASS };
-
-static int pass_of(const char *l)
+/* The kind of a line, by its first word (NULL: none registered). */
+static const struct sa_state_kind *kind_of(const struct sa *sa, const char *l)
 {
-	if (!strncmp(l, "alias ", 6))
-		return PASS_ALIAS;
-	if (!strncmp(l, "service ", 8))
-		return PASS_SERVICE;
-	if (!strncmp(l, "group ", 6))
-		return PASS_GROUP;
-	if (!strncmp(l, "member ", 7))
-		return PASS_MEMBER;
-	if (!strncmp(l, "sub ", 4))
-		return PASS_SUB;
-	return PASS_UNKNOWN;
-}
-
-static bool restore_line(struct sa *sa, int pass, const char *l)
-{
-	switch (pass) {
-	case PASS_ALIAS: return sa_guidinfo_restore(sa, l + 6);
-	case PASS_SERVICE: return sa_service_restore(sa, l + 8);
-	case PASS_GROUP: return sa_mcast_restore_group(sa, l + 6);
-	case PASS_MEMBER: return sa_mcast_restore_member(sa, l + 7);
-	case PASS_SUB: return sa_inform_restore(sa, l + 4);
-	default: return false;
+	for (unsigned i = 0; i < sa->nkinds; i++) {
+		size_t n = strlen(sa->kinds[i]->prefix);
+		if (!strncmp(l, sa->kinds[i]->prefix, n) && l[n] == ' ')
+			return sa->kinds[i];
 	}
+	return NULL;
 }
 
 void sa_state_apply(struct sa *sa)
@@ -299,13 +275,19 @@ void sa_state_apply(struct sa *sa)
 		return;
 	char path[512];
 	path_of(sa, path, sizeof(path), "");
+	/* each kind in its pass, lines of no kind after them all */
+	unsigned unknown = 0;
+	for (unsigned i = 0; i < sa->nkinds; i++)
+		if (sa->kinds[i]->pass >= unknown)
+			unknown = sa->kinds[i]->pass + 1;
 	uint32_t ok = 0, bad = 0;
-	for (int pass = 0; pass < NPASS; pass++) {
+	for (unsigned pass = 0; pass <= unknown; pass++) {
 		for (uint32_t i = 0; i < sa->npending; i++) {
 			const char *l = sa->pending[i];
-			if (pass_of(l) != pass)
+			const struct sa_state_kind *k = kind_of(sa, l);
+			if ((k ? k->pass : unknown) != pass)
 				continue;
-			if (restore_line(sa, pass, l)) {
+			if (k && k->restore(sa, l + strlen(k->prefix) + 1)) {
 				ok++;
 			} else {
 				bad++;
@@ -315,7 +297,9 @@ void sa_state_apply(struct sa *sa)
 		}
 	}
 	drop_pending(sa);
-	sa_mcast_restore_done(sa);
+	for (unsigned i = 0; i < sa->nkinds; i++)
+		if (sa->kinds[i]->restored)
+			sa->kinds[i]->restored(sa);
 	sa->state_ready = true;
 	sa->state_changes++;
 	if (ok || bad)
