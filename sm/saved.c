@@ -4,20 +4,29 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* Each kind's first word, the one spelling its writer and its parser both use. */
+static const char *const words[] = {
+    [SM_SAVED_LID] = "lid", [SM_SAVED_MKEY] = "mkey", [SM_SAVED_HOP] = "hop"};
+
 enum sm_saved_kind sm_saved_kind(const char *line)
 {
-	if (!strncmp(line, "lid ", 4))
-		return SM_SAVED_LID;
-	if (!strncmp(line, "mkey ", 5))
-		return SM_SAVED_MKEY;
-	if (!strncmp(line, "hop ", 4))
-		return SM_SAVED_HOP;
+	for (int k = SM_SAVED_LID; k <= SM_SAVED_HOP; k++) {
+		size_t n = strlen(words[k]);
+		if (!strncmp(line, words[k], n) && line[n] == ' ')
+			return (enum sm_saved_kind)k;
+	}
 	return SM_SAVED_NONE;
+}
+
+/* What follows the word of a line of kind k (NULL: the line is not of it). */
+static const char *rest_of(const char *line, enum sm_saved_kind k)
+{
+	return sm_saved_kind(line) == k ? line + strlen(words[k]) + 1 : NULL;
 }
 
 int sm_saved_lid_line(char *buf, size_t len, uint64_t guid, uint16_t lid)
 {
-	return snprintf(buf, len, "lid 0x%016" PRIx64 " 0x%04x", guid, lid);
+	return snprintf(buf, len, "%s 0x%016" PRIx64 " 0x%04x", words[SM_SAVED_LID], guid, lid);
 }
 
 void sm_saved_put_lid(FILE *f, uint64_t guid, uint16_t lid)
@@ -29,8 +38,9 @@ void sm_saved_put_lid(FILE *f, uint64_t guid, uint16_t lid)
 
 bool sm_saved_parse_lid(const char *line, uint64_t *guid, uint16_t *lid)
 {
+	const char *r = rest_of(line, SM_SAVED_LID);
 	unsigned l;
-	if (sscanf(line, "lid %" SCNx64 " %x", guid, &l) != 2 || !*guid || !l || l >= 0xc000)
+	if (!r || sscanf(r, "%" SCNx64 " %x", guid, &l) != 2 || !*guid || !l || l >= 0xc000)
 		return false;
 	*lid = (uint16_t)l;
 	return true;
@@ -38,23 +48,26 @@ bool sm_saved_parse_lid(const char *line, uint64_t *guid, uint16_t *lid)
 
 void sm_saved_put_mkey(FILE *f, uint64_t guid, uint64_t key)
 {
-	fprintf(f, "mkey 0x%016" PRIx64 " 0x%016" PRIx64 "\n", guid, key);
+	fprintf(f, "%s 0x%016" PRIx64 " 0x%016" PRIx64 "\n", words[SM_SAVED_MKEY], guid, key);
 }
 
 bool sm_saved_parse_mkey(const char *line, uint64_t *guid, uint64_t *key)
 {
-	return sscanf(line, "mkey %" SCNx64 " %" SCNx64, guid, key) == 2 && *guid && *key;
+	const char *r = rest_of(line, SM_SAVED_MKEY);
+	return r && sscanf(r, "%" SCNx64 " %" SCNx64, guid, key) == 2 && *guid && *key;
 }
 
 void sm_saved_put_hop(FILE *f, uint64_t node_guid, uint8_t port, uint64_t far_guid)
 {
-	fprintf(f, "hop 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", node_guid, port, far_guid);
+	fprintf(f, "%s 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n", words[SM_SAVED_HOP], node_guid,
+	        port, far_guid);
 }
 
 bool sm_saved_parse_hop(const char *line, uint64_t *node_guid, uint8_t *port, uint64_t *far_guid)
 {
+	const char *r = rest_of(line, SM_SAVED_HOP);
 	unsigned p;
-	if (sscanf(line, "hop %" SCNx64 " %u %" SCNx64, node_guid, &p, far_guid) != 3 ||
+	if (!r || sscanf(r, "%" SCNx64 " %u %" SCNx64, node_guid, &p, far_guid) != 3 ||
 	    !*node_guid || !p || p >= 255 || !*far_guid)
 		return false;
 	*port = (uint8_t)p;

@@ -13,7 +13,8 @@
 
 enum sm_saved_kind { SM_SAVED_NONE, SM_SAVED_LID, SM_SAVED_MKEY, SM_SAVED_HOP };
 
-/* Which kind of item a line is, by its first word. */
+/* Which kind of item a line is, by its first word (and a space). Each parser below takes
+ * only a line of its own kind. */
 enum sm_saved_kind sm_saved_kind(const char *line);
 
 /* "lid GUID LID": a port's base LID; _line: into buf (without the newline), its length. */

@@ -360,6 +360,10 @@ START_TEST(saved_lines_read_back)
 	sm_saved_put_mkey(f, 0x100003, 0x5eed);
 	sm_saved_put_hop(f, 0x200000, 7, 0x100005);
 	fclose(f);
+	/* byte for byte what the mkeys files and the standbys of earlier versions hold */
+	ck_assert_str_eq(buf, "lid 0x0000000000100003 0x002a\n"
+	                      "mkey 0x0000000000100003 0x0000000000005eed\n"
+	                      "hop 0x0000000000200000 7 0x0000000000100005\n");
 	char *save, *line = strtok_r(buf, "\n", &save);
 	uint64_t g, k;
 	uint16_t lid;
@@ -381,6 +385,8 @@ START_TEST(saved_lines_read_back)
 	ck_assert(!sm_saved_parse_hop("hop 0x200000 0 0x100005", &g, &port, &k));
 	ck_assert(!sm_saved_parse_hop("hop 0x200000 255 0x100005", &g, &port, &k));
 	ck_assert_int_eq(sm_saved_kind("service 0x1 2"), SM_SAVED_NONE);
+	ck_assert_int_eq(sm_saved_kind("lids 0x1 2"), SM_SAVED_NONE); /* a word, not a prefix */
+	ck_assert(!sm_saved_parse_hop("mkey 0x200000 7 0x100005", &g, &port, &k));
 }
 END_TEST
 
