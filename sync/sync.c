@@ -108,12 +108,28 @@ static uint64_t new_epoch(void)
 	return e ? e : 1;
 }
 
-/* ---- the items: guid2lid lines, then the SA's state-file lines ---- */
+/* ---- the items: the SM's lines (LIDs, M_Keys, hops), then the SA's state-file lines ---- */
 
 /* The SM's items are written and parsed by sm/saved.c, as its state files are. */
 static void put_lid(void *ctx, uint64_t guid, uint16_t lid)
 {
 	sm_saved_put_lid(ctx, guid, lid);
+}
+
+static void save_lids(struct sync *s, FILE *f)
+{
+	sm_guid2lid_each(s->sm, put_lid, f);
+}
+
+/* A standby's guid2lid follows the master's lines. */
+static void apply_lid(struct sync *s, char op, const char *line)
+{
+	uint64_t guid;
+	uint16_t lid;
+	if (!sm_saved_parse_lid(line, &guid, &lid))
+		return;
+	sm_guid2lid_set(s->sm, guid, op == '+' ? lid : 0);
+	s->lids_dirty = true;
 }
 
 /* The M_Keys ports carry: secrets, as the rest of this channel, that only SMs that hold the
@@ -123,16 +139,84 @@ static void put_mkey(void *ctx, uint64_t guid, uint64_t key)
 	sm_saved_put_mkey(ctx, guid, key);
 }
 
+static void save_mkeys(struct sync *s, FILE *f)
+{
+	sm_mkeys_each(s->sm, put_mkey, f);
+}
+
+/* A key the master no longer lists is forgotten only if it is still the one we hold: a
+ * change comes as the old line out and the new one in, in either order. Keys the standby
+ * learned itself stay (they are knowledge of the ports, not assignments). */
+static void apply_mkey(struct sync *s, char op, const char *line)
+{
+	uint64_t guid, key, held;
+	if (!sm_saved_parse_mkey(line, &guid, &key))
+		return;
+	if (op == '+')
+		sm_mkeys_set(s->sm, guid, key);
+	else if (sm_mkeys_get(s->sm, guid, &held) && held == key)
+		sm_mkeys_set(s->sm, guid, 0);
+	s->mkeys_dirty = true;
+}
+
 /* Where the master's ports lead, under M_Key protection level 2 (sm_hops_each). */
 static void put_hop(void *ctx, uint64_t node_guid, uint8_t port, uint64_t far_guid)
 {
 	sm_saved_put_hop(ctx, node_guid, port, far_guid);
 }
 
-/* Lines that are the SM's (LIDs, M_Keys, hops), not the SA's. */
-static bool is_sm_item(const char *line)
+static void save_hops(struct sync *s, FILE *f)
 {
-	return sm_saved_kind(line) != SM_SAVED_NONE;
+	sm_hops_each(s->sm, put_hop, f);
+}
+
+static void apply_hop(struct sync *s, char op, const char *line)
+{
+	uint64_t guid, far;
+	uint8_t port;
+	if (!sm_saved_parse_hop(line, &guid, &port, &far))
+		return;
+	if (op == '+')
+		sm_hops_set(s->sm, guid, port, far);
+	else if (sm_hops_get(s->sm, guid, port) == far)
+		sm_hops_set(s->sm, guid, port, 0); /* not a newer line's */
+}
+
+/* The SA's lines (sa/state.c's kinds) go to its pending state whole (flush_copy). */
+static void save_sa(struct sync *s, FILE *f)
+{
+	sa_state_write(s->sa, f);
+}
+
+static void apply_sa(struct sync *s, char op, const char *line)
+{
+	(void)op;
+	(void)line;
+	s->sa_dirty = true;
+}
+
+/* The kinds of item, in the order the master lists them; a line of no SM kind is the SA's.
+ * A standby hands each changed line to its kind's apply, and after a full copy every line
+ * (op '+'), so that an item is taken in by one piece of code whichever way it came. */
+static const struct item_kind {
+	enum sm_saved_kind kind;
+	void (*save)(struct sync *s, FILE *f);
+	void (*apply)(struct sync *s, char op, const char *line);
+} kinds[] = {
+    {SM_SAVED_LID, save_lids, apply_lid},
+    {SM_SAVED_MKEY, save_mkeys, apply_mkey},
+    {SM_SAVED_HOP, save_hops, apply_hop},
+    {SM_SAVED_NONE, save_sa, apply_sa},
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static const struct item_kind *kind_of(const char *line)
+{
+	enum sm_saved_kind k = sm_saved_kind(line);
+	for (size_t i = 0; i < NKINDS; i++)
+		if (kinds[i].kind == k)
+			return &kinds[i];
+	return &kinds[NKINDS - 1];
 }
 
 /* Bring the journal up to what the SM and the SA hold now, if either changed. */
@@ -150,10 +234,8 @@ static void refresh(struct sync *s)
 		log_err(s->log, "sync", "out of memory: standbys are not updated");
 		return;
 	}
-	sm_guid2lid_each(s->sm, put_lid, f);
-	sm_mkeys_each(s->sm, put_mkey, f);
-	sm_hops_each(s->sm, put_hop, f);
-	sa_state_write(s->sa, f);
+	for (size_t i = 0; i < NKINDS; i++)
+		kinds[i].save(s, f);
 	if (fclose(f) != 0) {
 		free(text);
 		log_err(s->log, "sync", "out of memory: standbys are not updated");
@@ -408,7 +490,7 @@ static void flush_copy(struct sync *s)
 		}
 		uint32_t n = 0;
 		for (uint32_t i = 0; i < s->m.set.lines.n; i++)
-			if (!is_sm_item(s->m.set.lines.v[i]))
+			if (kind_of(s->m.set.lines.v[i])->kind == SM_SAVED_NONE)
 				lines[n++] = s->m.set.lines.v[i];
 		if (sa_state_replace(s->sa, lines, n) == 0)
 			s->sa_dirty = false;
@@ -431,46 +513,10 @@ static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	flush_copy(w->data);
 }
 
-/* A key the master no longer lists is forgotten only if it is still the one we hold: a
- * change comes as the old line out and the new one in, in either order. Keys the standby
- * learned itself stay (they are knowledge of the ports, not assignments). */
-static void apply_mkey(struct sync *s, char op, uint64_t guid, uint64_t key)
-{
-	uint64_t held;
-	if (op == '+')
-		sm_mkeys_set(s->sm, guid, key);
-	else if (sm_mkeys_get(s->sm, guid, &held) && held == key)
-		sm_mkeys_set(s->sm, guid, 0);
-	s->mkeys_dirty = true;
-}
-
 static void on_line(void *ctx, char op, const char *line)
 {
 	struct sync *s = ctx;
-	uint64_t guid, key;
-	uint8_t port;
-	uint16_t lid;
-	switch (sm_saved_kind(line)) {
-	case SM_SAVED_HOP:
-		if (!sm_saved_parse_hop(line, &guid, &port, &key))
-			return;
-		if (op == '+')
-			sm_hops_set(s->sm, guid, port, key);
-		else if (sm_hops_get(s->sm, guid, port) == key)
-			sm_hops_set(s->sm, guid, port, 0); /* not a newer line's */
-		return;
-	case SM_SAVED_MKEY:
-		if (sm_saved_parse_mkey(line, &guid, &key))
-			apply_mkey(s, op, guid, key);
-		return;
-	case SM_SAVED_LID:
-		if (!sm_saved_parse_lid(line, &guid, &lid))
-			return;
-		sm_guid2lid_set(s->sm, guid, op == '+' ? lid : 0);
-		s->lids_dirty = true;
-		return;
-	case SM_SAVED_NONE: s->sa_dirty = true; return;
-	}
+	kind_of(line)->apply(s, op, line);
 }
 
 struct lid_check {
@@ -490,7 +536,8 @@ static void check_lid(void *ctx, uint64_t guid, uint16_t lid)
 		c->drop[c->n++] = guid;
 }
 
-/* After a full copy: the SM's guid2lid is exactly the master's. */
+/* After a full copy: the SM's guid2lid is exactly the master's, and every line is taken in
+ * as a delta's would be. */
 static void reconcile_lids(struct sync *s)
 {
 	struct lid_check c = {.s = s};
@@ -498,27 +545,8 @@ static void reconcile_lids(struct sync *s)
 	for (uint32_t i = 0; i < c.n; i++)
 		sm_guid2lid_set(s->sm, c.drop[i], 0);
 	free(c.drop);
-	for (uint32_t i = 0; i < s->m.set.lines.n; i++) {
-		const char *line = s->m.set.lines.v[i];
-		uint64_t guid, key;
-		uint16_t lid;
-		uint8_t port;
-		switch (sm_saved_kind(line)) {
-		case SM_SAVED_LID:
-			if (sm_saved_parse_lid(line, &guid, &lid))
-				sm_guid2lid_set(s->sm, guid, lid);
-			break;
-		case SM_SAVED_MKEY:
-			if (sm_saved_parse_mkey(line, &guid, &key))
-				sm_mkeys_set(s->sm, guid, key);
-			break;
-		case SM_SAVED_HOP:
-			if (sm_saved_parse_hop(line, &guid, &port, &key))
-				sm_hops_set(s->sm, guid, port, key);
-			break;
-		case SM_SAVED_NONE: break;
-		}
-	}
+	for (uint32_t i = 0; i < s->m.set.lines.n; i++)
+		on_line(s, '+', s->m.set.lines.v[i]);
 	s->mkeys_dirty = true;
 	s->lids_dirty = true;
 	s->sa_dirty = true;
