@@ -411,14 +411,16 @@ static unsigned one_scope(unsigned mask)
 	return 2;
 }
 
-static int import_partitions(struct imp *im, const char *file)
+/* partitions.conf without its comments, as one text, and the line each byte is on. 0; -1
+ * with err. */
+static int read_statements(struct imp *im, const char *file, char **textp, size_t *tlenp,
+                           unsigned **lines_atp)
 {
 	FILE *fp = fopen(file, "r");
 	if (!fp) {
 		snprintf(im->err, im->errlen, "%s: %s", file, strerror(errno));
 		return -1;
 	}
-	/* the statements (up to ';'), with the line each starts on */
 	char *text = NULL;
 	size_t tlen = 0;
 	unsigned *lines_at = NULL; /* the line of each byte's start of statement */
@@ -448,6 +450,300 @@ static int import_partitions(struct imp *im, const char *file)
 		text[tlen] = 0;
 	}
 	fclose(fp);
+	*textp = text;
+	*tlenp = tlen;
+	*lines_atp = lines_at;
+	return 0;
+}
+
+/* A header's flags after its name, into np. 0; -1 with err. */
+static int partition_flags(struct imp *im, const char *file, unsigned sline, char **save,
+                           struct ipart *np)
+{
+	int rc = 0;
+	char *tok;
+	while (rc == 0 && (tok = strtok_r(NULL, ",", save))) {
+		char *f = trim(tok), *v = strchr(f, '=');
+		if (v) {
+			*v++ = 0;
+			f = trim(f);
+			v = trim(v);
+		}
+		int g = group_flag(im, file, sline, f, v, &np->mtu, &np->rate, &np->sl,
+		                   &np->scope_mask, &np->qkey, NULL, NULL);
+		if (g < 0) {
+			rc = -1;
+		} else if (g == 0) {
+			continue;
+		} else if (prefix_of(f, "ipoib")) {
+			np->ipoib = true;
+		} else if (prefix_of(f, "defmember")) {
+			if (v && prefix_of(v, "full"))
+				np->defmember = 1;
+			else if (v && prefix_of(v, "both"))
+				np->defmember = 3;
+			else if (v && prefix_of(v, "limited"))
+				np->defmember = 2;
+			else
+				rc = fail(im, file, sline, "defmember=%s: full, limited or both",
+				          v ? v : "");
+		} else if (!strcmp(f, "indx0")) {
+			np->indx0 = true; /* newer OpenSMs: the key at index 0 */
+		} else {
+			rc = fail(im, file, sline, "unknown partition flag \"%s\"", f);
+		}
+	}
+	return rc;
+}
+
+/* The header, Name[=PKey][,flag[=value]]..., into np. 0; -1 with err. */
+static int partition_header(struct imp *im, const char *file, unsigned sline, char *hdr,
+                            struct ipart *np)
+{
+	*np = (struct ipart){.defmember = 2, .mtu = 4, .rate = 3, .line = sline};
+	bool has_pkey = false;
+	char *save = NULL;
+	char *tok = strtok_r(hdr, ",", &save);
+	char *name = tok ? trim(tok) : NULL;
+	char *eq = name ? strchr(name, '=') : NULL;
+	if (eq) {
+		*eq = 0;
+		char *id = trim(eq + 1), *e;
+		unsigned long pk = strtoul(id, &e, 0);
+		if (*e || !*id || !(pk & 0x7fff) || pk > 0xffff)
+			return fail(im, file, sline, "P_Key \"%s\" is not a 15-bit number", id);
+		np->pkey = (uint16_t)(pk & 0x7fff);
+		has_pkey = true;
+		name = trim(name);
+	} else if (name && isdigit((unsigned char)*name)) {
+		np->pkey = (uint16_t)(strtoul(name, NULL, 0) & 0x7fff);
+		has_pkey = np->pkey != 0;
+		name = (char *)"";
+	}
+	if (!has_pkey)
+		return fail(im, file, sline,
+		            "partition \"%s\" has no P_Key: OpenSM makes one up, ibsmd needs it "
+		            "written (Name=0xPKEY)",
+		            name ? name : "");
+	snprintf(np->name, sizeof(np->name), "%s", name && *name ? name : "");
+	if (partition_flags(im, file, sline, &save, np) < 0)
+		return -1;
+	if (np->scope_mask & (np->scope_mask - 1))
+		return fail(im, file, sline,
+		            "several scope= flags (one IPoIB group per scope): ibsmd makes one "
+		            "group per partition");
+	return 0;
+}
+
+/* The partition np defines, merged with an earlier definition of the same P_Key (OpenSM
+ * merges them). NULL with err when out of memory. */
+static struct ipart *partition_merge(struct imp *im, const char *file, unsigned sline,
+                                     struct ipart **parts, unsigned *nparts, const struct ipart *np)
+{
+	struct ipart *pt = NULL;
+	for (unsigned i = 0; i < *nparts; i++)
+		if ((*parts)[i].pkey == np->pkey)
+			pt = &(*parts)[i];
+	if (!pt) {
+		struct ipart *n2 = realloc(*parts, (*nparts + 1) * sizeof(**parts));
+		if (!n2) {
+			fail(im, file, sline, "out of memory");
+			return NULL;
+		}
+		*parts = n2;
+		pt = &(*parts)[(*nparts)++];
+		*pt = *np;
+	} else {
+		pt->ipoib |= np->ipoib;
+		pt->indx0 |= np->indx0;
+		/* a later header's flags apply to its own members: defmember is per line */
+		pt->defmember = np->defmember;
+	}
+	return pt;
+}
+
+/* mgid=MGID and its flags (rest, the statement after it) as a group of pt, with the header's
+ * np for what the flags leave. 0; -1 with err. */
+static int partition_mgid(struct imp *im, const char *file, unsigned sline, const char *v,
+                          char *rest, const struct ipart *np, struct ipart *pt)
+{
+	uint8_t gid[16];
+	if (!v || inet_pton(AF_INET6, v, gid) != 1 || gid[0] != 0xff)
+		return fail(im, file, sline, "mgid=%s: not a multicast GID", v ? v : "");
+	unsigned mtu = np->mtu, rate = np->rate, sl = np->sl, smask = np->scope_mask, tclass = 0,
+	         flow = 0;
+	uint32_t qkey = np->qkey;
+	int rc = 0;
+	for (char *fs = NULL, *f = rest ? strtok_r(rest, ",", &fs) : NULL; f && !rc;
+	     f = strtok_r(NULL, ",", &fs)) {
+		char *fv = strchr(f, '=');
+		if (fv)
+			*fv++ = 0;
+		int g = group_flag(im, file, sline, trim(f), fv ? trim(fv) : NULL, &mtu, &rate, &sl,
+		                   &smask, &qkey, &tclass, &flow);
+		if (g > 0)
+			rc = fail(im, file, sline, "unknown group flag \"%s\"", trim(f));
+		else if (g < 0)
+			rc = -1;
+	}
+	if (rc)
+		return rc;
+	if (gid[2] == 0xa0 && gid[3] == 0x1b && (gid[1] & 0xf) == 2) {
+		/* OpenSM refuses it (an SA-assigned signature with link-local scope): so does
+		 * the import */
+		fprintf(im->out,
+		        "# %s line %u: mgid=%s left out: OpenSM refuses "
+		        "the SA's "
+		        "0xA01B signature with link-local scope\n",
+		        file, sline, v);
+		return 0;
+	}
+	/* an IP group (ff1x:401b or ff1x:601b) carries the partition's P_Key and, without
+	 * one, IPoIB's Q_Key */
+	if ((gid[2] == 0x40 || gid[2] == 0x60) && gid[3] == 0x1b) {
+		uint16_t full = (uint16_t)(np->pkey | 0x8000);
+		gid[4] = (uint8_t)(full >> 8);
+		gid[5] = (uint8_t)full;
+		if (!qkey)
+			qkey = 0x0b1b;
+	}
+	char text6[INET6_ADDRSTRLEN];
+	inet_ntop(AF_INET6, gid, text6, sizeof(text6));
+	const char *g = "10";
+	rate_gbps(rate, &g);
+	append(&pt->groups, &pt->groups_len,
+	       "      - {mgid: \"%s\", mtu: %u, rate: %s, sl: %u, scope: "
+	       "%u, q_key: "
+	       "0x%08x, tclass: %u, flow_label: 0x%05x}\n",
+	       text6, 128u << mtu, g, im->qos ? sl : 0, one_scope(smask), qkey, tclass, flow);
+	return 0;
+}
+
+/* One member, NAME[=full|limited|both], of pt; defmember when it says none. 0; -1 with
+ * err. */
+static int partition_member(struct imp *im, const char *file, unsigned sline, const char *item,
+                            const char *v, uint8_t defmember, struct ipart *pt)
+{
+	uint8_t ms = defmember;
+	if (v) {
+		ms = prefix_of(v, "full") ? 1 : prefix_of(v, "both") ? 3 : 2;
+	}
+	if (ms == 3 && !im->allow_both) {
+		ms = 1; /* OpenSM gives "both" only with allow_both_pkeys */
+	}
+	const char *msn = ms == 1 ? "full" : ms == 3 ? "both" : "limited";
+	const char *kind = NULL;
+	if (!strcmp(item, "ALL"))
+		kind = "all";
+	else if (!strcmp(item, "ALL_CAS"))
+		kind = "all_cas";
+	else if (!strcmp(item, "ALL_SWITCHES"))
+		kind = "all_switches";
+	else if (!strcmp(item, "SELF"))
+		kind = "self";
+	else if (!strcmp(item, "ALL_ROUTERS"))
+		kind = NULL; /* no routers on an ibsmd subnet yet: nobody */
+	else if (!strcmp(item, "NONE") || !*item)
+		kind = NULL;
+	else {
+		char *e;
+		unsigned long long gu = strtoull(item, &e, 0);
+		if (*e || !gu)
+			return fail(im, file, sline, "\"%s\" is not a port GUID", item);
+		append(&pt->members, &pt->members_len, "      - 0x%016llx: %s\n", gu, msn);
+	}
+	if (kind)
+		append(&pt->members, &pt->members_len, "      - %s: %s\n", kind, msn);
+	return 0;
+}
+
+/* The members, NAME[=full|limited|both], ..., or mgid=MGID[,flags] to the end, into pt.
+ * 0; -1 with err. */
+static int partition_members(struct imp *im, const char *file, unsigned sline, char *mem,
+                             const struct ipart *np, struct ipart *pt)
+{
+	int rc = 0;
+	char *m = mem;
+	while (rc == 0 && m && *m) {
+		char *comma = strchr(m, ',');
+		char *item = m;
+		if (comma)
+			*comma = 0;
+		item = trim(item);
+		char *v = strchr(item, '=');
+		if (v) {
+			*v++ = 0;
+			item = trim(item);
+			v = trim(v);
+		}
+		if (!strcmp(item, "mgid")) /* the group, and its flags: the rest */
+			return partition_mgid(im, file, sline, v, comma ? comma + 1 : NULL, np, pt);
+		rc = partition_member(im, file, sline, item, v, np->defmember, pt);
+		m = comma ? comma + 1 : NULL;
+	}
+	return rc;
+}
+
+/* One statement, header ':' members, into parts. 0; -1 with err. */
+static int partition_statement(struct imp *im, const char *file, unsigned sline, char *stmt,
+                               struct ipart **parts, unsigned *nparts)
+{
+	char *colon = strchr(stmt, ':');
+	if (!colon)
+		return fail(im, file, sline, "no ':' between the partition and its members");
+	*colon = 0;
+	struct ipart np;
+	if (partition_header(im, file, sline, stmt, &np) < 0)
+		return -1;
+	struct ipart *pt = partition_merge(im, file, sline, parts, nparts, &np);
+	if (!pt)
+		return -1;
+	return partition_members(im, file, sline, colon + 1, &np, pt);
+}
+
+static void write_partitions(struct imp *im, const char *file, const struct ipart *parts,
+                             unsigned nparts)
+{
+	bool have_default = false;
+	for (unsigned i = 0; i < nparts; i++)
+		have_default |= parts[i].pkey == 0x7fff;
+	fprintf(im->out, "# partitions from %s\npartitions:\n", file);
+	if (!have_default)
+		/* OpenSM's rule when the file says nothing of the default partition */
+		fprintf(im->out, "  - name: \"Default\"\n    pkey: 0x7fff\n    members:\n"
+		                 "      - all: limited\n      - self: full\n    ipoib: true\n");
+	for (unsigned i = 0; i < nparts; i++) {
+		const struct ipart *p = &parts[i];
+		const char *g = "10";
+		rate_gbps(p->rate, &g);
+		fprintf(im->out, "  - name: \"%s\"    # %s line %u\n    pkey: 0x%04x\n", p->name,
+		        file, p->line, p->pkey);
+		if (p->indx0)
+			fprintf(im->out, "    indx0: true\n");
+		if (p->sl && im->qos)
+			fprintf(im->out, "    sl: %u\n", p->sl);
+		else if (p->sl)
+			fprintf(im->out, "    # sl=%u: OpenSM uses it only with qos TRUE\n", p->sl);
+		fprintf(im->out, "    members:%s\n%s", p->members_len ? "" : " []",
+		        p->members ? p->members : "");
+		fprintf(im->out,
+		        "    ipoib: %s\n    mtu: %u\n    rate: %s\n    scope: %u\n    q_key: "
+		        "0x%08x\n",
+		        p->ipoib ? "true" : "false", 128u << p->mtu, g, one_scope(p->scope_mask),
+		        p->qkey ? p->qkey : 0x0b1b);
+		if (p->groups_len)
+			fprintf(im->out, "    groups:\n%s", p->groups);
+	}
+}
+
+static int import_partitions(struct imp *im, const char *file)
+{
+	/* the statements (up to ';'), with the line each starts on */
+	char *text = NULL;
+	size_t tlen = 0;
+	unsigned *lines_at = NULL;
+	if (read_statements(im, file, &text, &tlen, &lines_at) < 0)
+		return -1;
 	struct ipart *parts = NULL;
 	unsigned nparts = 0;
 	int rc = 0;
@@ -470,253 +766,10 @@ static int import_partitions(struct imp *im, const char *file)
 		text[end] = 0;
 		char *stmt = text + at;
 		at = end + 1;
-		char *colon = strchr(stmt, ':');
-		if (!colon) {
-			rc = fail(im, file, sline, "no ':' between the partition and its members");
-			break;
-		}
-		*colon = 0;
-		char *hdr = stmt, *mem = colon + 1;
-		/* header: Name[=PKey][,flag[=value]]... */
-		struct ipart np = {.defmember = 2, .mtu = 4, .rate = 3, .line = sline};
-		bool has_pkey = false;
-		char *save = NULL;
-		char *tok = strtok_r(hdr, ",", &save);
-		char *name = tok ? trim(tok) : NULL;
-		char *eq = name ? strchr(name, '=') : NULL;
-		if (eq) {
-			*eq = 0;
-			char *id = trim(eq + 1), *e;
-			unsigned long pk = strtoul(id, &e, 0);
-			if (*e || !*id || !(pk & 0x7fff) || pk > 0xffff) {
-				rc = fail(im, file, sline, "P_Key \"%s\" is not a 15-bit number",
-				          id);
-				break;
-			}
-			np.pkey = (uint16_t)(pk & 0x7fff);
-			has_pkey = true;
-			name = trim(name);
-		} else if (name && isdigit((unsigned char)*name)) {
-			np.pkey = (uint16_t)(strtoul(name, NULL, 0) & 0x7fff);
-			has_pkey = np.pkey != 0;
-			name = (char *)"";
-		}
-		if (!has_pkey) {
-			rc = fail(
-			    im, file, sline,
-			    "partition \"%s\" has no P_Key: OpenSM makes one up, ibsmd needs it "
-			    "written (Name=0xPKEY)",
-			    name ? name : "");
-			break;
-		}
-		snprintf(np.name, sizeof(np.name), "%s", name && *name ? name : "");
-		while (rc == 0 && (tok = strtok_r(NULL, ",", &save))) {
-			char *f = trim(tok), *v = strchr(f, '=');
-			if (v) {
-				*v++ = 0;
-				f = trim(f);
-				v = trim(v);
-			}
-			int g = group_flag(im, file, sline, f, v, &np.mtu, &np.rate, &np.sl,
-			                   &np.scope_mask, &np.qkey, NULL, NULL);
-			if (g < 0) {
-				rc = -1;
-			} else if (g == 0) {
-				continue;
-			} else if (prefix_of(f, "ipoib")) {
-				np.ipoib = true;
-			} else if (prefix_of(f, "defmember")) {
-				if (v && prefix_of(v, "full"))
-					np.defmember = 1;
-				else if (v && prefix_of(v, "both"))
-					np.defmember = 3;
-				else if (v && prefix_of(v, "limited"))
-					np.defmember = 2;
-				else
-					rc =
-					    fail(im, file, sline,
-					         "defmember=%s: full, limited or both", v ? v : "");
-			} else if (!strcmp(f, "indx0")) {
-				np.indx0 = true; /* newer OpenSMs: the key at index 0 */
-			} else {
-				rc = fail(im, file, sline, "unknown partition flag \"%s\"", f);
-			}
-		}
-		if (rc)
-			break;
-		if (np.scope_mask & (np.scope_mask - 1)) {
-			rc = fail(
-			    im, file, sline,
-			    "several scope= flags (one IPoIB group per scope): ibsmd makes one "
-			    "group per partition");
-			break;
-		}
-		/* merge with an earlier definition of the same P_Key (OpenSM merges them) */
-		struct ipart *pt = NULL;
-		for (unsigned i = 0; i < nparts; i++)
-			if (parts[i].pkey == np.pkey)
-				pt = &parts[i];
-		if (!pt) {
-			struct ipart *n2 = realloc(parts, (nparts + 1) * sizeof(*parts));
-			if (!n2) {
-				rc = fail(im, file, sline, "out of memory");
-				break;
-			}
-			parts = n2;
-			pt = &parts[nparts++];
-			*pt = np;
-		} else {
-			pt->ipoib |= np.ipoib;
-			pt->indx0 |= np.indx0;
-			/* a later header's flags apply to its own members: defmember is per line */
-			pt->defmember = np.defmember;
-		}
-		/* members: NAME[=full|limited|both], ..., or mgid=MGID[,flags] to the end */
-		char *m = mem;
-		while (rc == 0 && m && *m) {
-			char *comma = strchr(m, ',');
-			char *item = m;
-			if (comma)
-				*comma = 0;
-			item = trim(item);
-			char *v = strchr(item, '=');
-			if (v) {
-				*v++ = 0;
-				item = trim(item);
-				v = trim(v);
-			}
-			if (!strcmp(item, "mgid")) {
-				/* the group, and its flags: the rest of the statement */
-				uint8_t gid[16];
-				if (!v || inet_pton(AF_INET6, v, gid) != 1 || gid[0] != 0xff) {
-					rc = fail(im, file, sline, "mgid=%s: not a multicast GID",
-					          v ? v : "");
-					break;
-				}
-				unsigned mtu = np.mtu, rate = np.rate, sl = np.sl,
-				         smask = np.scope_mask, tclass = 0, flow = 0;
-				uint32_t qkey = np.qkey;
-				char *rest = comma ? comma + 1 : NULL;
-				for (char *fs = NULL, *f = rest ? strtok_r(rest, ",", &fs) : NULL;
-				     f && !rc; f = strtok_r(NULL, ",", &fs)) {
-					char *fv = strchr(f, '=');
-					if (fv)
-						*fv++ = 0;
-					int g = group_flag(im, file, sline, trim(f),
-					                   fv ? trim(fv) : NULL, &mtu, &rate, &sl,
-					                   &smask, &qkey, &tclass, &flow);
-					if (g > 0)
-						rc = fail(im, file, sline,
-						          "unknown group flag \"%s\"", trim(f));
-					else if (g < 0)
-						rc = -1;
-				}
-				if (rc)
-					break;
-				if (gid[2] == 0xa0 && gid[3] == 0x1b && (gid[1] & 0xf) == 2) {
-					/* OpenSM refuses it (an SA-assigned signature with
-					 * link-local scope): so does the import */
-					fprintf(im->out,
-					        "# %s line %u: mgid=%s left out: OpenSM refuses "
-					        "the SA's "
-					        "0xA01B signature with link-local scope\n",
-					        file, sline, v);
-					break;
-				}
-				/* an IP group (ff1x:401b or ff1x:601b) carries the partition's
-				 * P_Key and, without one, IPoIB's Q_Key */
-				if ((gid[2] == 0x40 || gid[2] == 0x60) && gid[3] == 0x1b) {
-					uint16_t full = (uint16_t)(np.pkey | 0x8000);
-					gid[4] = (uint8_t)(full >> 8);
-					gid[5] = (uint8_t)full;
-					if (!qkey)
-						qkey = 0x0b1b;
-				}
-				char text6[INET6_ADDRSTRLEN];
-				inet_ntop(AF_INET6, gid, text6, sizeof(text6));
-				const char *g = "10";
-				rate_gbps(rate, &g);
-				append(&pt->groups, &pt->groups_len,
-				       "      - {mgid: \"%s\", mtu: %u, rate: %s, sl: %u, scope: "
-				       "%u, q_key: "
-				       "0x%08x, tclass: %u, flow_label: 0x%05x}\n",
-				       text6, 128u << mtu, g, im->qos ? sl : 0, one_scope(smask),
-				       qkey, tclass, flow);
-				break;
-			}
-			uint8_t ms = np.defmember;
-			if (v) {
-				ms = prefix_of(v, "full") ? 1 : prefix_of(v, "both") ? 3 : 2;
-			}
-			if (ms == 3 && !im->allow_both) {
-				ms = 1; /* OpenSM gives "both" only with allow_both_pkeys */
-			}
-			const char *msn = ms == 1 ? "full" : ms == 3 ? "both" : "limited";
-			const char *kind = NULL;
-			if (!strcmp(item, "ALL"))
-				kind = "all";
-			else if (!strcmp(item, "ALL_CAS"))
-				kind = "all_cas";
-			else if (!strcmp(item, "ALL_SWITCHES"))
-				kind = "all_switches";
-			else if (!strcmp(item, "SELF"))
-				kind = "self";
-			else if (!strcmp(item, "ALL_ROUTERS"))
-				kind = NULL; /* no routers on an ibsmd subnet yet: nobody */
-			else if (!strcmp(item, "NONE") || !*item)
-				kind = NULL;
-			else {
-				char *e;
-				unsigned long long gu = strtoull(item, &e, 0);
-				if (*e || !gu) {
-					rc = fail(im, file, sline, "\"%s\" is not a port GUID",
-					          item);
-					break;
-				}
-				append(&pt->members, &pt->members_len, "      - 0x%016llx: %s\n",
-				       gu, msn);
-			}
-			if (kind)
-				append(&pt->members, &pt->members_len, "      - %s: %s\n", kind,
-				       msn);
-			m = comma ? comma + 1 : NULL;
-		}
+		rc = partition_statement(im, file, sline, stmt, &parts, &nparts);
 	}
-	bool have_default = false;
-	for (unsigned i = 0; i < nparts; i++)
-		have_default |= parts[i].pkey == 0x7fff;
-	if (!rc) {
-		fprintf(im->out, "# partitions from %s\npartitions:\n", file);
-		if (!have_default)
-			/* OpenSM's rule when the file says nothing of the default partition */
-			fprintf(im->out,
-			        "  - name: \"Default\"\n    pkey: 0x7fff\n    members:\n"
-			        "      - all: limited\n      - self: full\n    ipoib: true\n");
-		for (unsigned i = 0; i < nparts; i++) {
-			const struct ipart *p = &parts[i];
-			const char *g = "10";
-			rate_gbps(p->rate, &g);
-			fprintf(im->out, "  - name: \"%s\"    # %s line %u\n    pkey: 0x%04x\n",
-			        p->name, file, p->line, p->pkey);
-			if (p->indx0)
-				fprintf(im->out, "    indx0: true\n");
-			if (p->sl && im->qos)
-				fprintf(im->out, "    sl: %u\n", p->sl);
-			else if (p->sl)
-				fprintf(im->out, "    # sl=%u: OpenSM uses it only with qos TRUE\n",
-				        p->sl);
-			fprintf(im->out, "    members:%s\n%s", p->members_len ? "" : " []",
-			        p->members ? p->members : "");
-			fprintf(
-			    im->out,
-			    "    ipoib: %s\n    mtu: %u\n    rate: %s\n    scope: %u\n    q_key: "
-			    "0x%08x\n",
-			    p->ipoib ? "true" : "false", 128u << p->mtu, g,
-			    one_scope(p->scope_mask), p->qkey ? p->qkey : 0x0b1b);
-			if (p->groups_len)
-				fprintf(im->out, "    groups:\n%s", p->groups);
-		}
-	}
+	if (!rc)
+		write_partitions(im, file, parts, nparts);
 	for (unsigned i = 0; i < nparts; i++) {
 		free(parts[i].members);
 		free(parts[i].groups);

@@ -554,6 +554,99 @@ static int block_key(struct ctx *c, enum blk blk, struct block *b, const char *k
 	return cfail(c, "unknown key \"%s\" here", key);
 }
 
+/* A section's start or end word: 1 taken, 0 not one, -1 refused with err. */
+static int section_word(struct ctx *c, const char *s, enum sec *sec, enum blk blk)
+{
+	static const struct {
+		const char *word;
+		enum sec sec;
+	} secs[] = {{"port-groups", S_GROUPS},
+	            {"qos-setup", S_SETUP},
+	            {"qos-levels", S_LEVELS},
+	            {"qos-ulps", S_ULPS},
+	            {"qos-match-rules", S_RULES}};
+	for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+		if (!strcmp(s, secs[i].word)) {
+			if (*sec != S_NONE)
+				return cfail(c, "%s inside another section", s);
+			*sec = secs[i].sec;
+			return 1;
+		}
+		if (!strncmp(s, "end-", 4) && !strcmp(s + 4, secs[i].word)) {
+			if (*sec != secs[i].sec || blk != B_NONE)
+				return cfail(c, "%s without its %s (or inside a block)", s,
+				             secs[i].word);
+			*sec = S_NONE;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A block's start or end word in section sec; the end translates the block. 1 taken, 0 not
+ * one, -1 refused with err. */
+static int block_word(struct ctx *c, const char *s, enum sec sec, enum blk *blk, struct block *b)
+{
+	static const struct {
+		enum sec sec;
+		const char *word;
+		enum blk blk;
+	} blks[] = {{S_GROUPS, "port-group", B_GROUP},
+	            {S_LEVELS, "qos-level", B_LEVEL},
+	            {S_RULES, "qos-match-rule", B_RULE},
+	            {S_SETUP, "sl2vl-tables", B_TABLES},
+	            {S_SETUP, "vlarb-tables", B_TABLES}};
+	for (size_t i = 0; i < sizeof(blks) / sizeof(blks[0]); i++) {
+		if (sec != blks[i].sec)
+			continue;
+		if (!strcmp(s, blks[i].word)) {
+			if (*blk != B_NONE)
+				return cfail(c, "%s inside another block", s);
+			*blk = blks[i].blk;
+			memset(b, 0, sizeof(*b));
+			b->line = c->line;
+			return 1;
+		}
+		if (!strncmp(s, "end-", 4) && !strcmp(s + 4, blks[i].word)) {
+			if (*blk != blks[i].blk)
+				return cfail(c, "%s without its %s", s, blks[i].word);
+			int r = *blk == B_GROUP   ? end_group(c, b)
+			        : *blk == B_LEVEL ? end_level(c, b)
+			        : *blk == B_RULE  ? end_rule(c, b)
+			                          : 0;
+			if (r < 0)
+				return -1;
+			*blk = B_NONE;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One line of the policy, without its comment and blanks. 0; -1 refused with err. */
+static int policy_line(struct ctx *c, char *s, enum sec *sec, enum blk *blk, struct block *b)
+{
+	int r = section_word(c, s, sec, *blk);
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (*sec == S_ULPS)
+		return ulp_line(c, s) < 0 ? -1 : 0;
+	r = block_word(c, s, *sec, blk, b);
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (*blk == B_TABLES)
+		return cfail(c,
+		             "qos-setup's per-port scopes (%s) cannot be translated: ibsmd's "
+		             "tables are per port class (qos_ca_*, qos_swe_*, qos_sw0_*, qos_rtr_* "
+		             "in opensm.conf; vl_tables in ibsmd.yaml)",
+		             s);
+	char *colon = strchr(s, ':');
+	if (*blk == B_NONE || !colon)
+		return cfail(c, "\"%s\" is not expected here", s);
+	*colon = 0;
+	return block_key(c, *blk, b, trim(s), trim(colon + 1)) < 0 ? -1 : 0;
+}
+
 int qos_import_policy_text(struct qos_import *q, const char *text, size_t len, const char *file,
                            char *err, size_t errlen)
 {
@@ -584,96 +677,7 @@ int qos_import_policy_text(struct qos_import *q, const char *text, size_t len, c
 		if (hash)
 			*hash = 0;
 		char *s = trim(line);
-		if (!*s)
-			continue;
-		static const struct {
-			const char *word;
-			enum sec sec;
-		} secs[] = {{"port-groups", S_GROUPS},
-		            {"qos-setup", S_SETUP},
-		            {"qos-levels", S_LEVELS},
-		            {"qos-ulps", S_ULPS},
-		            {"qos-match-rules", S_RULES}};
-		bool done = false;
-		for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]) && !done; i++) {
-			if (!strcmp(s, secs[i].word)) {
-				if (sec != S_NONE) {
-					cfail(&c, "%s inside another section", s);
-					goto out;
-				}
-				sec = secs[i].sec;
-				done = true;
-			} else if (!strncmp(s, "end-", 4) && !strcmp(s + 4, secs[i].word)) {
-				if (sec != secs[i].sec || blk != B_NONE) {
-					cfail(&c, "%s without its %s (or inside a block)", s,
-					      secs[i].word);
-					goto out;
-				}
-				sec = S_NONE;
-				done = true;
-			}
-		}
-		if (done)
-			continue;
-		if (sec == S_ULPS) {
-			if (ulp_line(&c, s) < 0)
-				goto out;
-			continue;
-		}
-		static const struct {
-			enum sec sec;
-			const char *word;
-			enum blk blk;
-		} blks[] = {{S_GROUPS, "port-group", B_GROUP},
-		            {S_LEVELS, "qos-level", B_LEVEL},
-		            {S_RULES, "qos-match-rule", B_RULE},
-		            {S_SETUP, "sl2vl-tables", B_TABLES},
-		            {S_SETUP, "vlarb-tables", B_TABLES}};
-		for (size_t i = 0; i < sizeof(blks) / sizeof(blks[0]) && !done; i++) {
-			if (sec != blks[i].sec)
-				continue;
-			if (!strcmp(s, blks[i].word)) {
-				if (blk != B_NONE) {
-					cfail(&c, "%s inside another block", s);
-					goto out;
-				}
-				blk = blks[i].blk;
-				memset(b, 0, sizeof(*b));
-				b->line = c.line;
-				done = true;
-			} else if (!strncmp(s, "end-", 4) && !strcmp(s + 4, blks[i].word)) {
-				if (blk != blks[i].blk) {
-					cfail(&c, "%s without its %s", s, blks[i].word);
-					goto out;
-				}
-				int r = blk == B_GROUP   ? end_group(&c, b)
-				        : blk == B_LEVEL ? end_level(&c, b)
-				        : blk == B_RULE  ? end_rule(&c, b)
-				                         : 0;
-				if (r < 0)
-					goto out;
-				blk = B_NONE;
-				done = true;
-			}
-		}
-		if (done)
-			continue;
-		if (blk == B_TABLES) {
-			cfail(
-			    &c,
-			    "qos-setup's per-port scopes (%s) cannot be translated: ibsmd's "
-			    "tables are per port class (qos_ca_*, qos_swe_*, qos_sw0_*, qos_rtr_* "
-			    "in opensm.conf; vl_tables in ibsmd.yaml)",
-			    s);
-			goto out;
-		}
-		char *colon = strchr(s, ':');
-		if (blk == B_NONE || !colon) {
-			cfail(&c, "\"%s\" is not expected here", s);
-			goto out;
-		}
-		*colon = 0;
-		if (block_key(&c, blk, b, trim(s), trim(colon + 1)) < 0)
+		if (*s && policy_line(&c, s, &sec, &blk, b) < 0)
 			goto out;
 	}
 	if (sec != S_NONE || blk != B_NONE) {
