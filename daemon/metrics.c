@@ -43,29 +43,23 @@ static const char *state_label(uint8_t s)
 	}
 }
 
-void metrics_render(const struct metrics *m, FILE *out)
+static const uint8_t states[] = {SM_STATE_MASTER, SM_STATE_STANDBY, SM_STATE_DISCOVERING,
+                                 SM_STATE_NOT_ACTIVE};
+
+/* This SM, the subnet's size and the other SMs. */
+static void render_sm(FILE *out, struct sm *sm, const struct sm_status *st)
 {
-	const struct control *c = m->ctl;
-	struct sm *sm = c->rl->sm;
-	struct sm_status st = sm_status(sm);
 	struct mad_sm_info si = sm_info(sm);
-	const struct sm_counts *k = &st.counts;
-	const struct sm_phase_times *tm = &st.times;
-	const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
-	const struct sa_stats *sa = sa_stats(c->sa);
-	struct sa_counts sc = sa_counts(c->sa);
-	const struct sync_stats *sy = sync_stats(c->rl->sync);
+	const struct sm_counts *k = &st->counts;
 
 	help(out, "info", "gauge", "this SM: its port GUID");
 	fprintf(out, P "info{guid=\"0x%016" PRIx64 "\"} 1\n", si.guid);
 	help(out, "sm_state", "gauge", "1 for the SM's state (IBA SMInfo:SMState)");
-	static const uint8_t states[] = {SM_STATE_MASTER, SM_STATE_STANDBY, SM_STATE_DISCOVERING,
-	                                 SM_STATE_NOT_ACTIVE};
 	for (size_t i = 0; i < sizeof(states); i++)
 		fprintf(out, P "sm_state{state=\"%s\"} %d\n", state_label(states[i]),
 		        si.state == states[i]);
 	gauge(out, "sm_priority", "the SM's priority in the election", si.priority);
-	gauge(out, "subnet_up", "1 once every linked port is ACTIVE", st.up);
+	gauge(out, "subnet_up", "1 once every linked port is ACTIVE", st->up);
 	help(out, "nodes", "gauge", "nodes in the subnet, by type");
 	fprintf(out, P "nodes{type=\"switch\"} %u\n" P "nodes{type=\"ca\"} %u\n", k->switches,
 	        k->cas);
@@ -85,15 +79,23 @@ void metrics_render(const struct metrics *m, FILE *out)
 		fprintf(out, P "other_sms{state=\"%s\"} %u\n", state_label(states[i]),
 		        by_state[states[i] & 3]);
 	gauge(out, "foreign_sms", "SMs that showed another subnet's SM_Key", foreign);
+}
+
+/* The sweeps: how many, what they took and sent. */
+static void render_sweeps(FILE *out, const struct sm_status *st)
+{
+	const struct sm_counts *k = &st->counts;
+	const struct sm_phase_times *tm = &st->times;
 
 	counter(out, "sweeps_total", "sweeps started (full and partial; light ones not counted)",
-	        st.sweeps);
-	gauge(out, "sweeping", "1 while a sweep is under way", st.sweeping);
-	gauge(out, "routing", "1 while a routing engine computes (off the event loop)", st.routing);
-	counter(out, "traps_total", "traps received from the fabric", st.traps);
+	        st->sweeps);
+	gauge(out, "sweeping", "1 while a sweep is under way", st->sweeping);
+	gauge(out, "routing", "1 while a routing engine computes (off the event loop)",
+	      st->routing);
+	counter(out, "traps_total", "traps received from the fabric", st->traps);
 	gauge(out, "links_quarantined",
 	      "links disabled for flapping or babbling (link_flap_threshold, trap_flood_threshold)",
-	      st.links_held);
+	      st->links_held);
 	help(out, "sweep_phase_seconds", "gauge", "the last sweep's phases, in seconds");
 	const struct {
 		const char *name;
@@ -109,7 +111,10 @@ void metrics_render(const struct metrics *m, FILE *out)
 	        P "sweep_sets{kind=\"lft_block\"} %u\n" P "sweep_sets{kind=\"port_info\"} %u\n" P
 	          "sweep_sets{kind=\"vl_table\"} %u\n" P "sweep_sets{kind=\"pkey_block\"} %u\n",
 	        k->lft_blocks_sent, k->port_sets, k->vl_sets, k->pkey_sets);
+}
 
+static void render_mads(FILE *out, const struct mad_counters *mc)
+{
 	counter(out, "mads_sent_total", "MADs sent, retries and RMPP segments included", mc->sent);
 	counter(out, "mads_received_total", "MADs received", mc->received);
 	counter(out, "mad_transactions_total", "requests sent", mc->requests);
@@ -119,6 +124,13 @@ void metrics_render(const struct metrics *m, FILE *out)
 	        mc->unmatched);
 	counter(out, "mads_malformed_total", "MADs dropped as malformed", mc->malformed);
 	gauge(out, "mads_in_flight", "requests waiting for an answer", mc->inflight);
+}
+
+/* The SA's requests and answers, its Reports and what it holds. */
+static void render_sa(FILE *out, struct sa *s, const struct mad_counters *mc)
+{
+	const struct sa_stats *sa = sa_stats(s);
+	struct sa_counts sc = sa_counts(s);
 
 	counter(out, "sa_requests_total", "SA requests received", sa->requests);
 	help(out, "sa_answers_total", "counter", "SA answers by attribute and status");
@@ -147,45 +159,62 @@ void metrics_render(const struct metrics *m, FILE *out)
 	gauge(out, "sa_multicast_groups", "multicast groups", sc.groups);
 	gauge(out, "sa_services", "registered services", sc.services);
 	gauge(out, "sa_subscriptions", "event subscriptions (InformInfo)", sc.subscriptions);
+}
 
-	if (c->pm) {
-		const struct pm_stats *ps = pm_stats(c->pm);
-		counter(out, "pm_sweeps_total",
-		        "performance manager sweeps of every port's counters", ps->sweeps);
-		gauge(out, "pm_sweep_seconds", "the last performance manager sweep's duration",
-		      ps->last_sweep_s);
-		gauge(out, "pm_ports", "ports read in the last performance manager sweep",
-		      ps->ports);
-		counter(out, "pm_unanswered_total", "PortCounters requests without an answer",
-		        ps->unanswered);
-		help(out, "port_errors_total", "counter",
-		     "error counters summed over every port, since ibsmd started reading them");
-		for (unsigned i = 0; i < PM_NERRORS; i++)
-			fprintf(out, P "port_errors_total{counter=\"%s\"} %" PRIu64 "\n",
-			        pm_counter_name((enum pm_counter)i), ps->errors[i]);
-		/* per port, only those with errors: every port of a large fabric would be
-		 * hundreds of thousands of series, nearly all zero */
-		help(out, "port_counter_total", "counter",
-		     "a port's error counter, for ports that have counted errors");
-		const struct topo *t = sm_fabric(sm);
-		for (uint32_t p = 0; p < t->nports; p++) {
-			const struct pm_port_stats *s = pm_port(c->pm, p);
-			if (!s)
+/* The performance manager's sweeps and the ports' error counters. */
+static void render_pm(FILE *out, const struct pm *pm, struct sm *sm)
+{
+	const struct pm_stats *ps = pm_stats(pm);
+	counter(out, "pm_sweeps_total", "performance manager sweeps of every port's counters",
+	        ps->sweeps);
+	gauge(out, "pm_sweep_seconds", "the last performance manager sweep's duration",
+	      ps->last_sweep_s);
+	gauge(out, "pm_ports", "ports read in the last performance manager sweep", ps->ports);
+	counter(out, "pm_unanswered_total", "PortCounters requests without an answer",
+	        ps->unanswered);
+	help(out, "port_errors_total", "counter",
+	     "error counters summed over every port, since ibsmd started reading them");
+	for (unsigned i = 0; i < PM_NERRORS; i++)
+		fprintf(out, P "port_errors_total{counter=\"%s\"} %" PRIu64 "\n",
+		        pm_counter_name((enum pm_counter)i), ps->errors[i]);
+	/* per port, only those with errors: every port of a large fabric would be
+	 * hundreds of thousands of series, nearly all zero */
+	help(out, "port_counter_total", "counter",
+	     "a port's error counter, for ports that have counted errors");
+	const struct topo *t = sm_fabric(sm);
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct pm_port_stats *s = pm_port(pm, p);
+		if (!s)
+			continue;
+		const struct topo_node *nd = &t->nodes[t->ports[p].node];
+		for (unsigned i = 0; i < PM_NERRORS; i++) {
+			if (!s->total[i])
 				continue;
-			const struct topo_node *nd = &t->nodes[t->ports[p].node];
-			for (unsigned i = 0; i < PM_NERRORS; i++) {
-				if (!s->total[i])
-					continue;
-				fprintf(out,
-				        P "port_counter_total{guid=\"0x%016" PRIx64
-				          "\",port=\"%u\",node=\"",
-				        nd->guid, t->ports[p].num);
-				prom_put_label(out, nd->desc, sizeof(nd->desc));
-				fprintf(out, "\",counter=\"%s\"} %" PRIu64 "\n",
-				        pm_counter_name((enum pm_counter)i), s->total[i]);
-			}
+			fprintf(out,
+			        P "port_counter_total{guid=\"0x%016" PRIx64
+			          "\",port=\"%u\",node=\"",
+			        nd->guid, t->ports[p].num);
+			prom_put_label(out, nd->desc, sizeof(nd->desc));
+			fprintf(out, "\",counter=\"%s\"} %" PRIu64 "\n",
+			        pm_counter_name((enum pm_counter)i), s->total[i]);
 		}
 	}
+}
+
+void metrics_render(const struct metrics *m, FILE *out)
+{
+	const struct control *c = m->ctl;
+	struct sm *sm = c->rl->sm;
+	struct sm_status st = sm_status(sm);
+	const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
+	const struct sync_stats *sy = sync_stats(c->rl->sync);
+
+	render_sm(out, sm, &st);
+	render_sweeps(out, &st);
+	render_mads(out, mc);
+	render_sa(out, c->sa, mc);
+	if (c->pm)
+		render_pm(out, c->pm, sm);
 	gauge(out, "sync_items", "items of state mirrored to standbys (held, or copied)",
 	      sy->items);
 	gauge(out, "sync_in_step", "standby: 1 when its copy equals the master's", sy->in_step);
