@@ -133,33 +133,24 @@ static uint32_t pos_of(const struct grid *g, const uint16_t *c)
 	return p;
 }
 
-int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
+/* The switch with links and the lowest GUID, NONE when no switch has links. */
+static uint32_t grid_seed(const struct routing_ctx *ctx)
 {
-	memset(g, 0, sizeof(*g));
-	uint32_t ns = ctx->nsw;
-	if (find_dims(g, ctx, engine) < 0 || check_cabling(g, ctx, engine) < 0)
-		return -1;
-	/* coordinates as offsets from the seed (the lowest GUID), wrapped on rings */
 	uint32_t seed = NONE;
-	for (uint32_t s = 0; s < ns; s++)
+	for (uint32_t s = 0; s < ctx->nsw; s++)
 		if (ctx->adj_start[s] != ctx->adj_start[s + 1] &&
 		    (seed == NONE || ctx->t->nodes[ctx->t->sws[s].node].guid <
 		                         ctx->t->nodes[ctx->t->sws[seed].node].guid))
 			seed = s;
-	if (seed == NONE) {
-		snprintf(ctx->why, sizeof(ctx->why), "%s: no switch links", engine);
-		return -1;
-	}
-	for (unsigned d = 0; d < g->ndims; d++) {
-		g->n[d] = ring_length(g, ctx, d);
-		g->ring[d] = g->n[d] != 0;
-	}
-	int32_t *c = malloc(sizeof(int32_t) * GRID_MAX_DIMS * (ns + 1));
-	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
-	bool *seen = calloc(ns + 1, sizeof(bool));
-	int rc = -1;
-	if (!c || !queue || !seen)
-		goto oom;
+	return seed;
+}
+
+/* Each switch's coordinates (c, GRID_MAX_DIMS each) as offsets from the seed, wrapped on
+ * rings, breadth first; seen marks those reached. 0; -1 with ctx->why when a switch is
+ * reached at two places. */
+static int grid_place(const struct grid *g, struct routing_ctx *ctx, const char *engine,
+                      uint32_t seed, int32_t *c, uint32_t *queue, bool *seen)
+{
 	uint32_t head = 0, tail = 0;
 	seen[seed] = true;
 	memset(c + seed * GRID_MAX_DIMS, 0, sizeof(int32_t) * GRID_MAX_DIMS);
@@ -187,11 +178,18 @@ int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
 				    "%s: switch \"%s\" is reached at two places of the grid (from "
 				    "\"%s\" by port %u): not a mesh or torus",
 				    engine, sw_name(ctx, m), sw_name(ctx, s), p);
-				goto out;
+				return -1;
 			}
 		}
 	}
-	/* lines: from 0 to their extent */
+	return 0;
+}
+
+/* Lines from 0 to their extent, and the grid's places. 0; -1 with ctx->why. */
+static int grid_extents(struct grid *g, struct routing_ctx *ctx, const char *engine, int32_t *c,
+                        const bool *seen)
+{
+	uint32_t ns = ctx->nsw;
 	for (unsigned d = 0; d < g->ndims; d++) {
 		if (g->ring[d])
 			continue;
@@ -207,7 +205,7 @@ int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
 		if (hi - lo + 1 >= NOWHERE) {
 			snprintf(ctx->why, sizeof(ctx->why), "%s: dimension %u too long", engine,
 			         d);
-			goto out;
+			return -1;
 		}
 		g->n[d] = (uint16_t)(hi - lo + 1);
 	}
@@ -218,14 +216,23 @@ int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
 		snprintf(ctx->why, sizeof(ctx->why),
 		         "%s: the grid would have %u places for %u switches: not a mesh or torus",
 		         engine, g->npos, ns);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* g's coordinates of each switch and the switch at each place. 0; -1 with ctx->why when
+ * two take one place; -2 out of memory. */
+static int grid_index(struct grid *g, struct routing_ctx *ctx, const char *engine, const int32_t *c,
+                      const bool *seen)
+{
+	uint32_t ns = ctx->nsw;
 	g->coord = malloc(sizeof(uint16_t) * GRID_MAX_DIMS * (ns + 1));
 	g->at = malloc(sizeof(uint32_t) * (g->npos + 1));
 	g->gap = calloc((size_t)g->npos * GRID_MAX_DIMS + 1, 1);
 	g->broken = calloc((size_t)g->npos * GRID_MAX_DIMS + 1, sizeof(bool));
 	if (!g->coord || !g->at || !g->gap || !g->broken)
-		goto oom;
+		return -2;
 	for (uint32_t p = 0; p < g->npos; p++)
 		g->at[p] = NONE;
 	for (uint32_t s = 0; s < ns; s++) {
@@ -241,12 +248,17 @@ int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
 			snprintf(ctx->why, sizeof(ctx->why),
 			         "%s: switches \"%s\" and \"%s\" take the same place of the grid",
 			         engine, sw_name(ctx, g->at[p]), sw_name(ctx, s));
-			goto out;
+			return -1;
 		}
 		g->at[p] = s;
 	}
-	/* gaps: a plus link missing where the grid has one (a ring's every position, a line's
-	 * all but the last); a ring with a gap is broken */
+	return 0;
+}
+
+/* Gaps: a plus link missing where the grid has one (a ring's every position, a line's all
+ * but the last); a ring with a gap is broken. */
+static void grid_gaps(struct grid *g, const struct routing_ctx *ctx)
+{
 	for (uint32_t p = 0; p < g->npos; p++) {
 		uint16_t cp[GRID_MAX_DIMS] = {0};
 		for (unsigned d = 0, r = p; d < g->ndims; d++) {
@@ -266,17 +278,42 @@ int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
 			g->broken[pos_of(g, base) * GRID_MAX_DIMS + d] = true;
 		}
 	}
-	rc = 0;
-	goto out;
-oom:
-	snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
-out:
+}
+
+int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
+{
+	memset(g, 0, sizeof(*g));
+	uint32_t ns = ctx->nsw;
+	if (find_dims(g, ctx, engine) < 0 || check_cabling(g, ctx, engine) < 0)
+		return -1;
+	/* coordinates as offsets from the seed (the lowest GUID), wrapped on rings */
+	uint32_t seed = grid_seed(ctx);
+	if (seed == NONE) {
+		snprintf(ctx->why, sizeof(ctx->why), "%s: no switch links", engine);
+		return -1;
+	}
+	for (unsigned d = 0; d < g->ndims; d++) {
+		g->n[d] = ring_length(g, ctx, d);
+		g->ring[d] = g->n[d] != 0;
+	}
+	int32_t *c = malloc(sizeof(int32_t) * GRID_MAX_DIMS * (ns + 1));
+	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
+	bool *seen = calloc(ns + 1, sizeof(bool));
+	int rc = !c || !queue || !seen ? -2 : grid_place(g, ctx, engine, seed, c, queue, seen);
+	if (rc == 0)
+		rc = grid_extents(g, ctx, engine, c, seen);
+	if (rc == 0)
+		rc = grid_index(g, ctx, engine, c, seen);
+	if (rc == 0)
+		grid_gaps(g, ctx);
+	if (rc == -2)
+		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
 	free(c);
 	free(queue);
 	free(seen);
 	if (rc < 0)
 		grid_free(g);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 void grid_free(struct grid *g)

@@ -372,134 +372,174 @@ static int tree_escape(struct routing_ctx *ctx, const struct chans *c, uint32_t 
 	return 0;
 }
 
-static int nue_unicast(struct routing_ctx *ctx, void *state)
+/* What one nue_unicast run works with, allocated once for every destination. */
+struct nue_run {
+	uint32_t *roots;
+	bool *leaf;
+	struct chans c;
+	struct cdg g;
+	struct dijkstra d;
+	struct weights ww;
+	struct deps dp;
+	uint16_t *dist, *bfsd;
+	uint32_t *bq;
+	struct refusals rf;
+	uint32_t *cand, *walked;
+	bool *active;
+	uint32_t *by;       /* switches in GUID order */
+	uint64_t base, hop; /* the weights' hop cost, and what a hop costs longer trees */
+	unsigned esc;       /* the escape routes' layer */
+	uint16_t used;      /* the layers that hold a tree */
+};
+
+static int nue_run_alloc(struct routing_ctx *ctx, struct nue *st, struct nue_run *r)
 {
-	struct nue *st = state;
-	uint32_t ns = ctx->nsw, nroots = 0;
-	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1));
-	bool *leaf = malloc(sizeof(bool) * (ns + 1));
-	struct chans c = {0};
-	struct cdg g = {0};
-	struct dijkstra d = {0};
-	struct weights ww = {0};
-	struct deps dp = {0};
-	int rc = -1;
-	bool oom = false;
+	uint32_t ns = ctx->nsw;
 	st->nlids = (uint32_t)ctx->max_lid + 1;
 	st->lid_layer = calloc(st->nlids, 1);
-	dp.sw = malloc(sizeof(uint32_t) * (ns + 1));
-	dp.in = malloc(ns + 1);
-	dp.out = malloc(ns + 1);
-	uint16_t *dist = malloc(sizeof(uint16_t) * (ns + 1));
-	uint16_t *bfsd = malloc(sizeof(uint16_t) * (ns + 1));
-	uint32_t *bq = malloc(sizeof(uint32_t) * (ns + 1));
-	struct refusals rf = {calloc(ctx->adj_start[ns] + 1, sizeof(uint32_t)), 0};
-	uint32_t *cand = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
-	uint32_t *walked = calloc(ns + 1, sizeof(uint32_t));
-	bool *active = malloc(sizeof(bool) * (ns + 1));
-	uint32_t *by = switches_by_guid(ctx);
-	if (!roots || !leaf || !st->lid_layer || !dp.sw || !dp.in || !dp.out || !dist || !bfsd ||
-	    !bq || !cand || !walked || !active || !by || chans_build(ctx, &c) < 0 ||
-	    cdg_init(&g, ctx) < 0 || dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0)
-		goto oom;
+	r->roots = malloc(sizeof(uint32_t) * (ns + 1));
+	r->leaf = malloc(sizeof(bool) * (ns + 1));
+	r->dp.sw = malloc(sizeof(uint32_t) * (ns + 1));
+	r->dp.in = malloc(ns + 1);
+	r->dp.out = malloc(ns + 1);
+	r->dist = malloc(sizeof(uint16_t) * (ns + 1));
+	r->bfsd = malloc(sizeof(uint16_t) * (ns + 1));
+	r->bq = malloc(sizeof(uint32_t) * (ns + 1));
+	r->rf = (struct refusals){calloc(ctx->adj_start[ns] + 1, sizeof(uint32_t)), 0};
+	r->cand = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
+	r->walked = calloc(ns + 1, sizeof(uint32_t));
+	r->active = malloc(sizeof(bool) * (ns + 1));
+	r->by = switches_by_guid(ctx);
+	if (!r->roots || !r->leaf || !st->lid_layer || !r->dp.sw || !r->dp.in || !r->dp.out ||
+	    !r->dist || !r->bfsd || !r->bq || !r->cand || !r->walked || !r->active || !r->by ||
+	    chans_build(ctx, &r->c) < 0 || cdg_init(&r->g, ctx) < 0 ||
+	    dijkstra_alloc(&r->d, ns) < 0 || weights_init(&r->ww, ctx) < 0)
+		return -1;
+	return 0;
+}
 
-	/* the escape routes: up/down from the configured or detected roots */
-	if (routing_configured_roots(ctx, "nue", roots, &nroots) < 0)
-		goto out;
+static void nue_run_free(struct nue_run *r)
+{
+	free(r->roots);
+	free(r->leaf);
+	free(r->dp.sw);
+	free(r->dp.in);
+	free(r->dp.out);
+	free(r->dist);
+	free(r->bfsd);
+	free(r->bq);
+	free(r->rf.at);
+	free(r->cand);
+	free(r->walked);
+	free(r->active);
+	free(r->by);
+	chans_free(&r->c);
+	cdg_free(&r->g);
+	dijkstra_free(&r->d);
+	weights_free(&r->ww);
+}
+
+/* The escape routes, up/down from the configured or detected roots, laid in the top layer
+ * for every destination. 0; -1 with ctx->why; -2 out of memory. */
+static int escape_routes(struct routing_ctx *ctx, struct nue *st, struct nue_run *r)
+{
+	uint32_t nroots = 0;
+	if (routing_configured_roots(ctx, "nue", r->roots, &nroots) < 0)
+		return -1;
 	if (!nroots) {
-		routing_host_switches(ctx, leaf);
-		if (routing_detect_roots(ctx, leaf, roots, &nroots) < 0) {
+		routing_host_switches(ctx, r->leaf);
+		if (routing_detect_roots(ctx, r->leaf, r->roots, &nroots) < 0) {
 			snprintf(ctx->why, sizeof(ctx->why), "nue: no root switch found");
-			goto out;
+			return -1;
 		}
 	}
-	if (tree_escape(ctx, &c, roots[0]) < 0)
-		goto oom;
-	unsigned esc = st->budget - 1u;
-	routing_host_switches(ctx, leaf);
+	if (tree_escape(ctx, &r->c, r->roots[0]) < 0)
+		return -2;
+	r->esc = st->budget - 1u;
+	routing_host_switches(ctx, r->leaf);
 	uint32_t epoch = 0;
-	for (uint32_t t = 0; t < ns; t++)
+	for (uint32_t t = 0; t < ctx->nsw; t++)
 		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
-			int r = lay_escape(&g, ctx, leaf, t, ctx->dst[i].lid, esc, walked, ++epoch);
-			if (r == -2)
-				goto oom;
-			if (r < 0) {
+			int rc = lay_escape(&r->g, ctx, r->leaf, t, ctx->dst[i].lid, r->esc,
+			                    r->walked, ++epoch);
+			if (rc == -2)
+				return -2;
+			if (rc < 0) {
 				snprintf(
 				    ctx->why, sizeof(ctx->why),
 				    "nue: the up/down escape routes towards LID %u close a cycle",
 				    ctx->dst[i].lid);
-				goto out;
+				return -1;
 			}
 		}
+	return 0;
+}
 
-	/* the weights' hop cost (hosts^2 + 1, weights_init), and what a hop costs longer trees */
-	uint64_t nhosts = 0;
+/* Destination i (on switch t): its tree in the lowest layer that takes one, shortest where
+ * one does, else longer, else the escape routes. 0; -2 out of memory. */
+static int route_destination(struct routing_ctx *ctx, struct nue *st, struct nue_run *r, uint32_t t,
+                             uint32_t i)
+{
+	uint32_t ns = ctx->nsw;
+	struct dijkstra *d = &r->d;
+	uint16_t lid = ctx->dst[i].lid;
+	/* the switches it can be reached from, and their distances */
+	routing_bfs(ctx, t, r->bfsd, r->bq);
+	uint32_t reach = 0;
 	for (uint32_t s = 0; s < ns; s++)
-		nhosts += ww.hosts[s];
-	uint64_t base = nhosts * nhosts + 1;
-	uint64_t hop = nhosts;
-	/* every destination: its tree in the lowest layer that takes one */
-	uint16_t used = 0;
-	/* destination switches in GUID order, as sssp takes them: the trees then do not
-	 * follow where the SM sits (the 5,184-host tree's worst shift load 4 -> 1, the 6x6x6
-	 * torus's 18-19 -> 16 with 8 VLs) */
-	for (uint32_t o = 0; o < ns; o++) {
-		uint32_t t = by[o];
-		uint32_t first = weighted_first_host(ctx, t);
-		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
-			if (!ctx->dst[i].port && first != NONE)
-				continue; /* below: it follows the first host */
-			uint16_t lid = ctx->dst[i].lid;
-			/* the switches it can be reached from, and their distances */
-			routing_bfs(ctx, t, bfsd, bq);
-			uint32_t reach = 0;
-			for (uint32_t s = 0; s < ns; s++)
-				reach += bfsd[s] != RT_INF;
-			/* shortest paths where a layer takes them, else longer ones */
-			uint32_t l = 0;
-			for (unsigned pass = 0; pass < 2 && (!pass || l == st->budget); pass++)
-				for (l = 0; l < st->budget &&
-				            !layer_tree(ctx, &c, &g, l, t, ww.w, base, hop,
-				                        pass ? NULL : bfsd, bq, leaf, active, &d,
-				                        dist, cand, &dp, &rf, reach, &oom);
-				     l++)
-					if (oom)
-						goto oom;
-			bool longer = false;
-			for (uint32_t k = 0; l < st->budget && k < d.nsettled && !longer; k++)
-				longer = dist[d.order[k]] != bfsd[d.order[k]];
-			if (l == st->budget) {
-				st->lid_layer[lid] = (uint8_t)esc;
-				st->escaped++;
-				used |= (uint16_t)(1u << esc);
-				continue;
-			}
-			st->lid_layer[lid] = (uint8_t)l;
-			used |= (uint16_t)(1u << l);
-			if (longer)
-				st->longer++;
-			else
-				st->shortest++;
-			for (uint32_t k = 1; k < d.nsettled; k++) {
-				uint32_t s = d.order[k];
-				ctx->t->sws[s].lft[lid] = ctx->adj[d.next[s]].port;
-			}
-			if (ctx->dst[i].port)
-				weights_lay(&ww, ctx, &d);
-		}
-		/* the switch's own LIDs: its first host's routes and layer */
-		for (uint32_t i = ctx->dst_start[t]; first != NONE && i < ctx->dst_start[t + 1];
-		     i++) {
-			if (ctx->dst[i].port)
-				continue;
-			uint16_t lid = ctx->dst[i].lid, like = ctx->dst[first].lid;
-			for (uint32_t s = 0; s < ns; s++)
-				if (s != t)
-					ctx->t->sws[s].lft[lid] = ctx->t->sws[s].lft[like];
-			st->lid_layer[lid] = st->lid_layer[like];
-		}
+		reach += r->bfsd[s] != RT_INF;
+	/* shortest paths where a layer takes them, else longer ones */
+	uint32_t l = 0;
+	bool oom = false;
+	for (unsigned pass = 0; pass < 2 && (!pass || l == st->budget); pass++)
+		for (l = 0; l < st->budget &&
+		            !layer_tree(ctx, &r->c, &r->g, l, t, r->ww.w, r->base, r->hop,
+		                        pass ? NULL : r->bfsd, r->bq, r->leaf, r->active, d,
+		                        r->dist, r->cand, &r->dp, &r->rf, reach, &oom);
+		     l++)
+			if (oom)
+				return -2;
+	bool longer = false;
+	for (uint32_t k = 0; l < st->budget && k < d->nsettled && !longer; k++)
+		longer = r->dist[d->order[k]] != r->bfsd[d->order[k]];
+	if (l == st->budget) {
+		st->lid_layer[lid] = (uint8_t)r->esc;
+		st->escaped++;
+		r->used |= (uint16_t)(1u << r->esc);
+		return 0;
 	}
-	/* layers renumbered without gaps (the escape layer may be the only one above a few) */
+	st->lid_layer[lid] = (uint8_t)l;
+	r->used |= (uint16_t)(1u << l);
+	if (longer)
+		st->longer++;
+	else
+		st->shortest++;
+	for (uint32_t k = 1; k < d->nsettled; k++) {
+		uint32_t s = d->order[k];
+		ctx->t->sws[s].lft[lid] = ctx->adj[d->next[s]].port;
+	}
+	if (ctx->dst[i].port)
+		weights_lay(&r->ww, ctx, d);
+	return 0;
+}
+
+/* Switch t's own LIDs: its first host's routes and layer. */
+static void follow_first_host(struct routing_ctx *ctx, struct nue *st, uint32_t t, uint32_t first)
+{
+	for (uint32_t i = ctx->dst_start[t]; first != NONE && i < ctx->dst_start[t + 1]; i++) {
+		if (ctx->dst[i].port)
+			continue;
+		uint16_t lid = ctx->dst[i].lid, like = ctx->dst[first].lid;
+		for (uint32_t s = 0; s < ctx->nsw; s++)
+			if (s != t)
+				ctx->t->sws[s].lft[lid] = ctx->t->sws[s].lft[like];
+		st->lid_layer[lid] = st->lid_layer[like];
+	}
+}
+
+/* The layers renumbered without gaps (the escape layer may be the only one above a few). */
+static void renumber_layers(struct nue *st, uint16_t used)
+{
 	uint8_t remap[16];
 	st->nlayers = 0;
 	for (unsigned l = 0; l < 16; l++)
@@ -510,33 +550,47 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 	for (uint32_t lid = 0; lid < st->nlids; lid++)
 		if (used & (1u << st->lid_layer[lid]))
 			st->lid_layer[lid] = remap[st->lid_layer[lid]];
+}
+
+static int nue_unicast(struct routing_ctx *ctx, void *state)
+{
+	struct nue *st = state;
+	uint32_t ns = ctx->nsw;
+	struct nue_run r = {0};
+	int rc = nue_run_alloc(ctx, st, &r) < 0 ? -2 : escape_routes(ctx, st, &r);
+	if (rc < 0)
+		goto out;
+
+	/* the weights' hop cost (hosts^2 + 1, weights_init), and what a hop costs longer trees */
+	uint64_t nhosts = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		nhosts += r.ww.hosts[s];
+	r.base = nhosts * nhosts + 1;
+	r.hop = nhosts;
+	/* destination switches in GUID order, as sssp takes them: the trees then do not
+	 * follow where the SM sits (the 5,184-host tree's worst shift load 4 -> 1, the 6x6x6
+	 * torus's 18-19 -> 16 with 8 VLs) */
+	for (uint32_t o = 0; o < ns && rc == 0; o++) {
+		uint32_t t = r.by[o];
+		uint32_t first = weighted_first_host(ctx, t);
+		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1] && rc == 0; i++)
+			if (ctx->dst[i].port || first == NONE) /* else it follows the first host */
+				rc = route_destination(ctx, st, &r, t, i);
+		if (rc == 0)
+			follow_first_host(ctx, st, t, first);
+	}
+	if (rc < 0)
+		goto out;
+	renumber_layers(st, r.used);
 	log_notice(ctx->log, "routing",
 	           "nue: %u destinations on shortest paths, %u on longer ones, %u on escape "
 	           "routes; %u virtual layer(s) of %u",
 	           st->shortest, st->longer, st->escaped, st->nlayers, st->budget);
-	rc = 0;
-	goto out;
-oom:
-	snprintf(ctx->why, sizeof(ctx->why), "nue: out of memory");
 out:
-	free(roots);
-	free(leaf);
-	free(dp.sw);
-	free(dp.in);
-	free(dp.out);
-	free(dist);
-	free(bfsd);
-	free(bq);
-	free(rf.at);
-	free(cand);
-	free(walked);
-	free(active);
-	free(by);
-	chans_free(&c);
-	cdg_free(&g);
-	dijkstra_free(&d);
-	weights_free(&ww);
-	return rc;
+	if (rc == -2)
+		snprintf(ctx->why, sizeof(ctx->why), "nue: out of memory");
+	nue_run_free(&r);
+	return rc < 0 ? -1 : 0;
 }
 
 static uint8_t nue_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid, uint16_t dlid)
