@@ -61,141 +61,172 @@ static void mark(const struct topo *t, const struct config_member *m, uint8_t ms
  * naming it, as OpenSM decides; "both" gives it the full and the limited key. */
 #define MS_BOTH_SEEN 4
 
-int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
+/* topo_pkeys_update's working arrays, per port */
+struct pkey_work {
+	uint8_t *flags;
+	uint32_t *touched;
+	uint32_t *count;
+	struct pkey_pair *pairs; /* (port, key) of every partition but the default */
+	uint32_t npairs, pairs_cap;
+};
+
+/* Partition pt's members: as (port, key) pairs, or for the default partition each port's
+ * first key, kept in count[] for the moment (1 limited, 2 full, 3 both). 0; -1 out of
+ * memory. */
+static int partition_pairs(const struct topo *t, const struct config_partition *pt,
+                           struct pkey_work *w)
 {
-	uint8_t *flags = calloc(t->nports + 1u, 1);
-	uint32_t *touched = malloc((t->nports + 1u) * sizeof(uint32_t));
-	uint32_t *count = calloc(t->nports + 2u, sizeof(uint32_t));
-	struct pkey_pair *pairs = NULL;
-	uint32_t npairs = 0, pairs_cap = 0;
-	int rc = 0;
-	t->pkeys_truncated = 0;
-	if (!flags || !touched || !count) {
-		rc = -1;
-		goto out;
+	uint32_t ntouched = 0;
+	for (unsigned m = 0; m < pt->nmembers; m++) {
+		uint8_t ms = pt->members[m].membership ? pt->members[m].membership : pt->defmember;
+		if (ms == CM_BOTH)
+			ms |= MS_BOTH_SEEN;
+		mark(t, &pt->members[m], ms, w->flags, w->touched, &ntouched);
 	}
-	/* every partition's members, as (port, key) pairs; the default partition decides each
-	 * port's first key instead */
-	const struct config_partition *dflt = NULL;
-	for (unsigned i = 0; i < cfg->npartitions && !rc; i++) {
-		const struct config_partition *pt = &cfg->partitions[i];
-		uint32_t ntouched = 0;
-		for (unsigned m = 0; m < pt->nmembers; m++) {
-			uint8_t ms =
-			    pt->members[m].membership ? pt->members[m].membership : pt->defmember;
-			if (ms == CM_BOTH)
-				ms |= MS_BOTH_SEEN;
-			mark(t, &pt->members[m], ms, flags, touched, &ntouched);
+	for (uint32_t k = 0; k < ntouched; k++) {
+		uint32_t p = w->touched[k];
+		uint8_t f = w->flags[p];
+		w->flags[p] = 0;
+		if (pt->pkey == 0x7fff) {
+			w->count[p] = (f & MS_BOTH_SEEN) ? 3 : (f & CM_FULL) ? 2 : 1;
+			continue;
 		}
-		if (pt->pkey == 0x7fff)
-			dflt = pt;
-		for (uint32_t k = 0; k < ntouched; k++) {
-			uint32_t p = touched[k];
-			uint8_t f = flags[p];
-			flags[p] = 0;
-			if (pt->pkey == 0x7fff) {
-				/* remembered in count[] for the moment: 1 limited, 2 full, 3 both
-				 */
-				count[p] = (f & MS_BOTH_SEEN) ? 3 : (f & CM_FULL) ? 2 : 1;
-				continue;
-			}
-			if (array_reserve(&pairs, &pairs_cap, npairs + 2ull) < 0) {
-				rc = -1;
-				break;
-			}
-			bool full = f & (CM_FULL | MS_BOTH_SEEN),
-			     limited = (f & MS_BOTH_SEEN) || !full;
-			if (full)
-				pairs[npairs++] =
-				    (struct pkey_pair){p, (uint16_t)(pt->pkey | 0x8000), pt->indx0};
-			if (limited)
-				pairs[npairs++] =
-				    (struct pkey_pair){p, pt->pkey, pt->indx0 && !full};
-		}
+		if (array_reserve(&w->pairs, &w->pairs_cap, w->npairs + 2ull) < 0)
+			return -1;
+		bool full = f & (CM_FULL | MS_BOTH_SEEN), limited = (f & MS_BOTH_SEEN) || !full;
+		if (full)
+			w->pairs[w->npairs++] =
+			    (struct pkey_pair){p, (uint16_t)(pt->pkey | 0x8000), pt->indx0};
+		if (limited)
+			w->pairs[w->npairs++] = (struct pkey_pair){p, pt->pkey, pt->indx0 && !full};
 	}
-	if (rc)
-		goto out;
-	/* the default partition: full for every port unless configured; then as configured,
-	 * limited for the ports it does not list (switches' management ports included, as
-	 * OpenSM does), the SM's own port always full (it must manage everyone) */
-	uint16_t *first = malloc((t->nports + 1u) * sizeof(uint16_t) * 2);
-	if (!first) {
-		rc = -1;
-		goto out;
-	}
+	return 0;
+}
+
+/* The default partition: full for every port unless configured; then as configured,
+ * limited for the ports it does not list (switches' management ports included, as OpenSM
+ * does), the SM's own port always full (it must manage everyone). Two keys a port in
+ * first, the second 0 unless "both". */
+static void default_keys(const struct topo *t, bool configured, const uint32_t *count,
+                         uint16_t *first)
+{
 	for (uint32_t p = 0; p < t->nports; p++) {
-		uint32_t d = !dflt ? 2 : count[p] ? count[p] : 1; /* not listed: limited */
+		uint32_t d = !configured ? 2 : count[p] ? count[p] : 1; /* not listed: limited */
 		if (p == t->sm_port)
 			d = d == 3 ? 3 : 2;
 		first[2 * p] = d == 1 ? 0x7fff : 0xffff;
 		first[2 * p + 1] = d == 3 ? 0x7fff : 0; /* "both": the limited key too */
 	}
-	/* group the pairs by port (counting sort: linear in ports and pairs) */
-	memset(count, 0, (t->nports + 2u) * sizeof(uint32_t));
-	for (uint32_t i = 0; i < npairs; i++)
-		count[pairs[i].port + 1]++;
+}
+
+/* The pairs grouped by port (counting sort: linear in ports and pairs); after it count[p]
+ * is the end of port p's pairs, its start count[p - 1] (0 for p = 0). NULL out of memory. */
+static struct pkey_pair *pairs_by_port(const struct topo *t, struct pkey_work *w)
+{
+	memset(w->count, 0, (t->nports + 2u) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < w->npairs; i++)
+		w->count[w->pairs[i].port + 1]++;
 	for (uint32_t p = 0; p < t->nports; p++)
-		count[p + 1] += count[p];
-	struct pkey_pair *sorted = malloc((npairs + 1u) * sizeof(*sorted));
-	if (!sorted) {
-		free(first);
-		rc = -1;
-		goto out;
-	}
-	for (uint32_t i = 0; i < npairs; i++)
-		sorted[count[pairs[i].port]++] = pairs[i];
-	/* count[p] is now the end of port p's pairs; its start is count[p - 1] (0 for p = 0) */
-	t->npkeys = 0;
-	uint32_t at = 0;
-	for (uint32_t p = 0; p < t->nports && !rc; p++) {
-		struct topo_port *port = &t->ports[p];
-		uint32_t end = count[p];
-		port->npkeys = 0;
-		port->pkey_at = t->npkeys;
-		if (!keyed(t, p)) {
-			at = end;
+		w->count[p + 1] += w->count[p];
+	struct pkey_pair *sorted = malloc((w->npairs + 1u) * sizeof(*sorted));
+	if (!sorted)
+		return NULL;
+	for (uint32_t i = 0; i < w->npairs; i++)
+		sorted[w->count[w->pairs[i].port]++] = w->pairs[i];
+	return sorted;
+}
+
+/* Port p's keys in the model from its pairs (at to end) and its default keys (first). 0;
+ * -1 out of memory. */
+static int port_keys(struct topo *t, uint32_t p, const struct pkey_pair *sorted, uint32_t at,
+                     uint32_t end, const uint16_t *first)
+{
+	struct topo_port *port = &t->ports[p];
+	/* as many keys as the port's table holds (PartitionCap), and the model keeps */
+	unsigned cap = t->nodes[port->node].ni.partition_cap;
+	if (!cap || cap > TOPO_MAX_PKEYS)
+		cap = TOPO_MAX_PKEYS;
+	if (array_reserve(&t->pkeys, &t->pkeys_cap, t->npkeys + (uint64_t)cap) < 0)
+		return -1;
+	uint16_t *pk = t->pkeys + t->npkeys;
+	unsigned k = 0;
+	/* indx0: that partition's key first, the default after it */
+	for (uint32_t i = at; i < end && !k; i++)
+		if (sorted[i].indx0)
+			pk[k++] = sorted[i].key;
+	pk[k++] = first[2 * p];
+	if (first[2 * p + 1] && k < cap)
+		pk[k++] = first[2 * p + 1];
+	bool over = false;
+	for (uint32_t i = at; i < end; i++) {
+		if (sorted[i].indx0 && pk[0] == sorted[i].key)
 			continue;
-		}
-		/* as many keys as the port's table holds (PartitionCap), and the model keeps */
-		unsigned cap = t->nodes[port->node].ni.partition_cap;
-		if (!cap || cap > TOPO_MAX_PKEYS)
-			cap = TOPO_MAX_PKEYS;
-		if (array_reserve(&t->pkeys, &t->pkeys_cap, t->npkeys + (uint64_t)cap) < 0) {
-			rc = -1;
+		if (k == cap) {
+			over = true;
 			break;
 		}
-		uint16_t *pk = t->pkeys + t->npkeys;
-		unsigned k = 0;
-		/* indx0: that partition's key first, the default after it */
-		for (uint32_t i = at; i < end && !k; i++)
-			if (sorted[i].indx0)
-				pk[k++] = sorted[i].key;
-		pk[k++] = first[2 * p];
-		if (first[2 * p + 1] && k < cap)
-			pk[k++] = first[2 * p + 1];
-		bool over = false;
-		for (uint32_t i = at; i < end; i++) {
-			if (sorted[i].indx0 && pk[0] == sorted[i].key)
-				continue;
-			if (k == cap) {
-				over = true;
-				break;
-			}
-			pk[k++] = sorted[i].key;
-		}
-		if (over)
-			t->pkeys_truncated++;
-		port->npkeys = (uint8_t)k;
-		t->npkeys += k;
+		pk[k++] = sorted[i].key;
+	}
+	if (over)
+		t->pkeys_truncated++;
+	port->npkeys = (uint8_t)k;
+	t->npkeys += k;
+	return 0;
+}
+
+/* Every port's keys from the grouped pairs. 0; -1 out of memory. */
+static int all_port_keys(struct topo *t, const struct pkey_pair *sorted, const uint32_t *count,
+                         const uint16_t *first)
+{
+	t->npkeys = 0;
+	uint32_t at = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		uint32_t end = count[p];
+		t->ports[p].npkeys = 0;
+		t->ports[p].pkey_at = t->npkeys;
+		if (keyed(t, p) && port_keys(t, p, sorted, at, end, first) < 0)
+			return -1;
 		at = end;
 	}
+	return 0;
+}
+
+int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
+{
+	struct pkey_work w = {.flags = calloc(t->nports + 1u, 1),
+	                      .touched = malloc((t->nports + 1u) * sizeof(uint32_t)),
+	                      .count = calloc(t->nports + 2u, sizeof(uint32_t))};
+	uint16_t *first = NULL;
+	struct pkey_pair *sorted = NULL;
+	int rc = -1;
+	t->pkeys_truncated = 0;
+	if (!w.flags || !w.touched || !w.count)
+		goto out;
+	/* every partition's members, as (port, key) pairs; the default partition decides each
+	 * port's first key instead */
+	const struct config_partition *dflt = NULL;
+	for (unsigned i = 0; i < cfg->npartitions; i++) {
+		const struct config_partition *pt = &cfg->partitions[i];
+		if (pt->pkey == 0x7fff)
+			dflt = pt;
+		if (partition_pairs(t, pt, &w) < 0)
+			goto out;
+	}
+	first = malloc((t->nports + 1u) * sizeof(uint16_t) * 2);
+	if (!first)
+		goto out;
+	default_keys(t, dflt != NULL, w.count, first);
+	sorted = pairs_by_port(t, &w);
+	if (!sorted)
+		goto out;
+	rc = all_port_keys(t, sorted, w.count, first);
+out:
 	free(sorted);
 	free(first);
-out:
-	free(flags);
-	free(touched);
-	free(count);
-	free(pairs);
+	free(w.flags);
+	free(w.touched);
+	free(w.count);
+	free(w.pairs);
 	return rc;
 }
 
