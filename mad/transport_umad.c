@@ -435,6 +435,134 @@ static int open_side(struct umad_side *sd, char *err, size_t errlen)
 	return sd->portid;
 }
 
+/* The local port, and its SMI device when QP0 is on one of its own: each side opened. 0, or
+ * -errno with the reason in err (nothing left open). */
+static int open_sides(struct umad_transport *u, const struct mad_transport_opts *opts, char *err,
+                      size_t errlen)
+{
+	char ca[UMAD_CA_NAME_LEN];
+	int port;
+	int r = pick_port(opts, ca, &port, err, errlen);
+	if (r < 0)
+		return r;
+	struct umad_side *smi = &u->side[0], *gsi = &u->side[1];
+	find_pair(ca, port, smi->ca_name, &smi->port_num, gsi->ca_name, &gsi->port_num, opts->log);
+	u->pair = strcmp(smi->ca_name, gsi->ca_name) != 0 || smi->port_num != gsi->port_num;
+	if ((r = open_side(smi, err, errlen)) < 0)
+		return r;
+	if (!u->pair) {
+		*gsi = *smi;
+		snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d", ca, port);
+		return 0;
+	}
+	if ((r = open_side(gsi, err, errlen)) < 0) {
+		umad_close_port(smi->portid);
+		return r;
+	}
+	snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d (SMI %s port %d)",
+	         gsi->ca_name, gsi->port_num, smi->ca_name, smi->port_num);
+	log_notice(opts->log, "mad",
+	           "%s port %d has its QP0 on an SMI device of its own: SMPs go through %s "
+	           "port %d, the SA and the sync through %s port %d",
+	           ca, port, smi->ca_name, smi->port_num, gsi->ca_name, gsi->port_num);
+	return 0;
+}
+
+/* The agents of the roles asked for. 0, or <0 with the reason in err. */
+static int register_agents(struct umad_transport *u, const struct mad_transport_opts *opts,
+                           char *err, size_t errlen)
+{
+	static const uint8_t sm_methods[] = {MAD_METHOD_GET, MAD_METHOD_SET, MAD_METHOD_TRAP,
+	                                     MAD_METHOD_TRAP_REPRESS};
+	static const uint8_t sa_methods[] = {MAD_METHOD_GET,       MAD_METHOD_SET,
+	                                     MAD_METHOD_GET_TABLE, MAD_METHOD_GET_TRACE_TABLE,
+	                                     MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE};
+	int r;
+	if (opts->roles & MAD_ROLE_SM) {
+		if ((r = register_agent(u, MAD_CLASS_SUBN_LID, 1, sm_methods, 4)) < 0 ||
+		    (r = register_agent(u, MAD_CLASS_SUBN_DR, 1, sm_methods, 4)) < 0) {
+			snprintf(err, errlen, "umad: cannot register the SM agents on %s",
+			         u->base.desc);
+			return r;
+		}
+	}
+	if (opts->roles & MAD_ROLE_SA) {
+		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, sa_methods, sizeof(sa_methods))) <
+		    0) {
+			snprintf(err, errlen, "umad: cannot register the SA agent on %s",
+			         u->base.desc);
+			return r;
+		}
+	} else if (opts->roles & MAD_ROLE_SUBSCRIBER) {
+		static const uint8_t report[] = {MAD_METHOD_REPORT};
+		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, report, 1)) < 0) {
+			snprintf(err, errlen,
+			         "umad: cannot register for the SA's Reports on %s (another "
+			         "subscriber on this port holds them)",
+			         u->base.desc);
+			return r;
+		}
+	}
+
+	if (opts->roles & MAD_ROLE_SM) {
+		/* standby sync (mad/sync_msg.h): without it the SM still works, unsynced */
+		static const uint8_t sync_methods[] = {MAD_METHOD_GET};
+		if (register_agent(u, MAD_CLASS_IBSMD_SYNC, MAD_SYNC_CLASS_VERSION, sync_methods,
+		                   1) < 0)
+			log_warn(u->base.log, "mad",
+			         "%s: no agent for the standby sync class 0x%02x: standbys of this "
+			         "SM will not be kept in sync",
+			         u->base.desc, MAD_CLASS_IBSMD_SYNC);
+	}
+	return 0;
+}
+
+/* How MADs are read: umad descriptors that cannot be polled (a preload's) get a reader
+ * thread, a pair's two an epoll set. 0, or <0 with the reason in err. */
+static int start_reading(struct umad_transport *u, char *err, size_t errlen)
+{
+	int r;
+	int fd = umad_get_fd(u->side[0].portid);
+	if (fcntl(fd, F_GETFD) < 0) {
+		int sp[2];
+		if (u->pair) {
+			snprintf(err, errlen, "umad: an SMI/GSI pair needs pollable umad devices");
+			return -ENOTSUP;
+		}
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+			r = -errno;
+			snprintf(err, errlen, "umad: socketpair: %s", strerror(errno));
+			return r;
+		}
+		u->pipe_rd = sp[0];
+		u->pipe_wr = sp[1];
+		u->threaded = true;
+		if ((r = pthread_create(&u->reader, NULL, reader_main, u)) != 0) {
+			close(sp[0]);
+			close(sp[1]);
+			snprintf(err, errlen, "umad: cannot start the reader thread: %s",
+			         strerror(r));
+			return -r;
+		}
+		return 0;
+	}
+	/* a kernel (or its emulation): every request with a timeout comes back */
+	u->base.reports_timeouts = true;
+	if (u->pair) {
+		u->epfd = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event ev = {.events = EPOLLIN};
+		if (u->epfd < 0 || epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ||
+		    epoll_ctl(u->epfd, EPOLL_CTL_ADD, umad_get_fd(u->side[1].portid), &ev) < 0) {
+			r = -errno;
+			snprintf(err, errlen, "umad: epoll: %s", strerror(errno));
+			if (u->epfd >= 0)
+				close(u->epfd);
+			return r;
+		}
+	}
+	return 0;
+}
+
 int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_transport **out,
                             char *err, size_t errlen)
 {
@@ -450,114 +578,12 @@ int mad_transport_open_umad(const struct mad_transport_opts *opts, struct mad_tr
 	u->issm_fd = -1;
 	for (int i = 0; i < 256; i++)
 		u->agent[i] = -1;
-	char ca[UMAD_CA_NAME_LEN];
-	int port;
-	int r = pick_port(opts, ca, &port, err, errlen);
+	int r = open_sides(u, opts, err, errlen);
 	if (r < 0)
 		goto fail;
-	struct umad_side *smi = &u->side[0], *gsi = &u->side[1];
-	find_pair(ca, port, smi->ca_name, &smi->port_num, gsi->ca_name, &gsi->port_num, opts->log);
-	u->pair = strcmp(smi->ca_name, gsi->ca_name) != 0 || smi->port_num != gsi->port_num;
-	if ((r = open_side(smi, err, errlen)) < 0)
-		goto fail;
-	if (!u->pair) {
-		*gsi = *smi;
-		snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d", ca, port);
-	} else {
-		if ((r = open_side(gsi, err, errlen)) < 0) {
-			umad_close_port(smi->portid);
-			goto fail;
-		}
-		snprintf(u->base.desc, sizeof(u->base.desc), "umad %s port %d (SMI %s port %d)",
-		         gsi->ca_name, gsi->port_num, smi->ca_name, smi->port_num);
-		log_notice(opts->log, "mad",
-		           "%s port %d has its QP0 on an SMI device of its own: SMPs go through %s "
-		           "port %d, the SA and the sync through %s port %d",
-		           ca, port, smi->ca_name, smi->port_num, gsi->ca_name, gsi->port_num);
-	}
-
-	static const uint8_t sm_methods[] = {MAD_METHOD_GET, MAD_METHOD_SET, MAD_METHOD_TRAP,
-	                                     MAD_METHOD_TRAP_REPRESS};
-	static const uint8_t sa_methods[] = {MAD_METHOD_GET,       MAD_METHOD_SET,
-	                                     MAD_METHOD_GET_TABLE, MAD_METHOD_GET_TRACE_TABLE,
-	                                     MAD_METHOD_GET_MULTI, MAD_METHOD_DELETE};
-	if (opts->roles & MAD_ROLE_SM) {
-		if ((r = register_agent(u, MAD_CLASS_SUBN_LID, 1, sm_methods, 4)) < 0 ||
-		    (r = register_agent(u, MAD_CLASS_SUBN_DR, 1, sm_methods, 4)) < 0) {
-			snprintf(err, errlen, "umad: cannot register the SM agents on %s",
-			         u->base.desc);
-			goto fail_port;
-		}
-	}
-	if (opts->roles & MAD_ROLE_SA) {
-		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, sa_methods, sizeof(sa_methods))) <
-		    0) {
-			snprintf(err, errlen, "umad: cannot register the SA agent on %s",
-			         u->base.desc);
-			goto fail_port;
-		}
-	} else if (opts->roles & MAD_ROLE_SUBSCRIBER) {
-		static const uint8_t report[] = {MAD_METHOD_REPORT};
-		if ((r = register_agent(u, MAD_CLASS_SUBN_ADM, 2, report, 1)) < 0) {
-			snprintf(err, errlen,
-			         "umad: cannot register for the SA's Reports on %s (another "
-			         "subscriber on this port holds them)",
-			         u->base.desc);
-			goto fail_port;
-		}
-	}
-
-	if (opts->roles & MAD_ROLE_SM) {
-		/* standby sync (mad/sync_msg.h): without it the SM still works, unsynced */
-		static const uint8_t sync_methods[] = {MAD_METHOD_GET};
-		if (register_agent(u, MAD_CLASS_IBSMD_SYNC, MAD_SYNC_CLASS_VERSION, sync_methods,
-		                   1) < 0)
-			log_warn(u->base.log, "mad",
-			         "%s: no agent for the standby sync class 0x%02x: standbys of this "
-			         "SM will not be kept in sync",
-			         u->base.desc, MAD_CLASS_IBSMD_SYNC);
-	}
-
-	int fd = umad_get_fd(smi->portid);
-	if (fcntl(fd, F_GETFD) < 0) {
-		int sp[2];
-		if (u->pair) {
-			r = -ENOTSUP;
-			snprintf(err, errlen, "umad: an SMI/GSI pair needs pollable umad devices");
-			goto fail_port;
-		}
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
-			r = -errno;
-			snprintf(err, errlen, "umad: socketpair: %s", strerror(errno));
-			goto fail_port;
-		}
-		u->pipe_rd = sp[0];
-		u->pipe_wr = sp[1];
-		u->threaded = true;
-		if ((r = pthread_create(&u->reader, NULL, reader_main, u)) != 0) {
-			close(sp[0]);
-			close(sp[1]);
-			snprintf(err, errlen, "umad: cannot start the reader thread: %s",
-			         strerror(r));
-			r = -r;
-			goto fail_port;
-		}
-	} else {
-		/* a kernel (or its emulation): every request with a timeout comes back */
-		u->base.reports_timeouts = true;
-		if (u->pair) {
-			u->epfd = epoll_create1(EPOLL_CLOEXEC);
-			struct epoll_event ev = {.events = EPOLLIN};
-			if (u->epfd < 0 || epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ||
-			    epoll_ctl(u->epfd, EPOLL_CTL_ADD, umad_get_fd(gsi->portid), &ev) < 0) {
-				r = -errno;
-				snprintf(err, errlen, "umad: epoll: %s", strerror(errno));
-				if (u->epfd >= 0)
-					close(u->epfd);
-				goto fail_port;
-			}
-		}
-	}
+	if ((r = register_agents(u, opts, err, errlen)) < 0 ||
+	    (r = start_reading(u, err, errlen)) < 0)
+		goto fail_port;
 	*out = &u->base;
 	return 0;
 fail_port:
