@@ -416,133 +416,125 @@ static void answer(const struct mad_mcmember_record *r, struct sa_records *out)
 		mad_mcmember_record_encode(&a, rec, out->size, NULL);
 }
 
-static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t mask,
-                     struct sa_records *out)
+/* The port joining (*p) and whether the requester joins it for another (*proxy): 0, else the
+ * status refusing the join. */
+static uint16_t join_port(struct sa_req *rq, const struct mad_mcmember_record *q, uint64_t mask,
+                          uint32_t *p, bool *proxy)
 {
 	struct sa *sa = rq->sa;
-	uint64_t guid = mad_bits_get(q->port_gid, 64, 64);
-	uint32_t p = sa_gid_port(sa, q->port_gid);
-	if (p == TOPO_NONE)
+	*p = sa_gid_port(sa, q->port_gid);
+	if (*p == TOPO_NONE)
 		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "PortGID names no port of the subnet");
 	if (rq->requester == TOPO_NONE)
 		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "the requester's LID names no port");
-	bool proxy = topo_lid_port(sa->t, p) != topo_lid_port(sa->t, rq->requester);
-	if (proxy && !sa_ports_share(sa, p, rq->requester))
+	*proxy = topo_lid_port(sa->t, *p) != topo_lid_port(sa->t, rq->requester);
+	if (*proxy && !sa_ports_share(sa, *p, rq->requester))
 		return refuse(
 		    rq, MAD_STATUS_SA_REQ_INVALID,
 		    "a proxy join for a port that shares no partition with the requester");
 	if ((mask & MCM_COMP_PKEY) && !(q->pkey & 0x7fff))
 		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "P_Key 0 is no partition");
-	uint8_t js = q->join_state & 0xf;
-	struct sa_group *g = find_group(sa, q->mgid);
-	bool created = false;
-	if (!g) {
-		if (!(js & JOIN_FULLISH))
-			return refuse(
-			    rq, MAD_STATUS_SA_REQ_INVALID,
-			    "no such group, and only a full member creates one (o15-0.1.9)");
-		if ((mask & MCM_CREATE) != MCM_CREATE)
-			return refuse(
-			    rq, MAD_STATUS_SA_INSUF_COMPONENTS,
-			    "creating a group needs Q_Key, P_Key, SL, FlowLabel and TClass "
-			    "(o15-0.1.3)");
-		/* each group takes an MLID: one port must not take them all. Counted against
-		 * the port that asks (a proxy join creates for the requester), trusted or not,
-		 * as subscriptions are; joining a group that exists takes no MLID */
-		uint64_t creator = topo_port_guid(sa->t, rq->requester);
-		uint32_t made = u64map_count(&sa->groups_of_port, creator);
-		if (made >= sa->cfg->sa_groups_per_port) {
-			log_rl(sa->log, &sa->rl_client, LOGL_WARN, "sa",
-			       "LID %u (port GUID " GUID_FMT
-			       ") has created %u multicast groups, the "
-			       "most sa_groups_per_port allows: a new group refused",
-			       rq->from.lid, creator, made);
-			return MAD_STATUS_SA_NO_RESOURCES;
-		}
-		struct mad_mcmember_record c = *q;
-		if (!memcmp(c.mgid, zero_gid, 16)) {
-			if (!make_mgid(sa, &c, mask))
-				return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "no free MGID");
-		} else if (!mgid_acceptable(sa, &c, mask)) {
-			return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
-			              "MGID malformed, or an IPoIB MGID without (or unlike) its "
-			              "partition's broadcast group");
-		}
-		if (!choose_mtu_rate(sa, p, &c, mask))
-			return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
-			              "the MTU or rate asked for is beyond the port's");
-		c.mlid = new_mlid(sa, q->mlid);
-		if (!c.mlid)
-			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "no free MLID");
-		g = new_group(sa, &c, false);
-		if (!g)
-			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
-		if (u64map_count_add(&sa->groups_of_port, creator, 1) != made + 1) {
-			drop_group(sa, g);
-			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
-		}
-		g->creator = creator;
-		created = true;
-	} else if (!fields_match(g, q, mask)) {
+	return 0;
+}
+
+/* The group a join asks for and that does not exist, made for it: 0 with *gp, else the
+ * status refusing the join. */
+static uint16_t create_group(struct sa_req *rq, const struct mad_mcmember_record *q, uint64_t mask,
+                             uint32_t p, uint8_t js, struct sa_group **gp)
+{
+	struct sa *sa = rq->sa;
+	if (!(js & JOIN_FULLISH))
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
+		              "no such group, and only a full member creates one (o15-0.1.9)");
+	if ((mask & MCM_CREATE) != MCM_CREATE)
+		return refuse(rq, MAD_STATUS_SA_INSUF_COMPONENTS,
+		              "creating a group needs Q_Key, P_Key, SL, FlowLabel and TClass "
+		              "(o15-0.1.3)");
+	/* each group takes an MLID: one port must not take them all. Counted against the port
+	 * that asks (a proxy join creates for the requester), trusted or not, as subscriptions
+	 * are; joining a group that exists takes no MLID */
+	uint64_t creator = topo_port_guid(sa->t, rq->requester);
+	uint32_t made = u64map_count(&sa->groups_of_port, creator);
+	if (made >= sa->cfg->sa_groups_per_port) {
+		log_rl(sa->log, &sa->rl_client, LOGL_WARN, "sa",
+		       "LID %u (port GUID " GUID_FMT ") has created %u multicast groups, the "
+		       "most sa_groups_per_port allows: a new group refused",
+		       rq->from.lid, creator, made);
+		return MAD_STATUS_SA_NO_RESOURCES;
+	}
+	struct mad_mcmember_record c = *q;
+	if (!memcmp(c.mgid, zero_gid, 16)) {
+		if (!make_mgid(sa, &c, mask))
+			return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "no free MGID");
+	} else if (!mgid_acceptable(sa, &c, mask)) {
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
+		              "MGID malformed, or an IPoIB MGID without (or unlike) its "
+		              "partition's broadcast group");
+	}
+	if (!choose_mtu_rate(sa, p, &c, mask))
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
+		              "the MTU or rate asked for is beyond the port's");
+	c.mlid = new_mlid(sa, q->mlid);
+	if (!c.mlid)
+		return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "no free MLID");
+	struct sa_group *g = new_group(sa, &c, false);
+	if (!g)
+		return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
+	if (u64map_count_add(&sa->groups_of_port, creator, 1) != made + 1) {
+		drop_group(sa, g);
+		return refuse(rq, MAD_STATUS_SA_NO_RESOURCES, "out of memory");
+	}
+	g->creator = creator;
+	*gp = g;
+	return 0;
+}
+
+/* Why port p may not join g as asked (mb: its membership, if any), or 0. */
+static uint16_t join_refusal(struct sa_req *rq, const struct mad_mcmember_record *q, uint64_t mask,
+                             uint32_t p, uint8_t js, const struct sa_group *g,
+                             const struct sa_member *mb)
+{
+	struct sa *sa = rq->sa;
+	bool full;
+	if (!selectors_match(g, q, mask))
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
+		              "the group's MTU or rate is not as asked");
+	if (!port_can(sa, p, g))
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
+		              "the port cannot carry the group's MTU or rate");
+	if (!js)
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "JoinState 0");
+	if (!sa_port_has_pkey(sa, p, g->rec.pkey, &full))
+		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
+		              "the port is not in the group's partition");
+	if (mb && !may_modify(rq, g, mb))
 		return refuse(
 		    rq, MAD_STATUS_SA_REQ_INVALID,
-		    "Q_Key, P_Key, TClass, SL, FlowLabel or HopLimit differ from the group's");
-	}
-	bool full;
-	struct sa_member *mb = find_member(g, guid);
-	uint16_t st = 0;
-	if (!selectors_match(g, q, mask))
-		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID,
-		            "the group's MTU or rate is not as asked");
-	else if (!port_can(sa, p, g))
-		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID,
-		            "the port cannot carry the group's MTU or rate");
-	else if (!js)
-		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID, "JoinState 0");
-	else if (!sa_port_has_pkey(sa, p, g->rec.pkey, &full))
-		st = refuse(rq, MAD_STATUS_SA_REQ_INVALID,
-		            "the port is not in the group's partition");
-	else if (mb && !may_modify(rq, g, mb))
-		st =
-		    refuse(rq, MAD_STATUS_SA_REQ_INVALID,
-		           "the member joined by itself: only its own port changes it (o15-0.2.1)");
-	if (st) {
-		if (created)
-			drop_group(sa, g);
-		return st;
-	}
-	uint8_t before = 0;
-	if (!mb) {
-		if (array_reserve(&g->m, &g->cap, g->n + 1ull) < 0) {
-			if (created)
-				drop_group(sa, g);
-			return MAD_STATUS_SA_NO_RESOURCES;
-		}
-		if (u64map_put(&g->by_guid, guid, g->n) < 0) {
-			if (created)
-				drop_group(sa, g);
-			return MAD_STATUS_SA_NO_RESOURCES;
-		}
-		mb = &g->m[g->n++];
-		*mb =
-		    (struct sa_member){.guid = guid, .port = p, .scope = q->scope, .proxy = proxy};
-		sa_port_gid(sa, p, mb->gid);
-		mad_bits_set(mb->gid, 64, 64, guid); /* the GUID it joined with */
-		update_tree(sa, g);
-	} else {
-		before = mb->join;
-	}
-	mb->join |= js;
-	if ((js & JOIN_FULLISH) && !(before & JOIN_FULLISH) && ++g->full == 1)
-		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid, g->rec.pkey);
-	if (created) {
-		char mgid[48];
-		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
-		       "multicast group %s created with MLID 0x%04x",
-		       gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
-	}
-	sa_state_changed(sa);
-	/* the answer: the request, with the group's parameters and the port's JoinState */
+		    "the member joined by itself: only its own port changes it (o15-0.2.1)");
+	return 0;
+}
+
+/* Port p a new member of g by guid: 0 with *mbp, or the status when out of memory. */
+static uint16_t add_member(struct sa *sa, struct sa_group *g, const struct mad_mcmember_record *q,
+                           uint64_t guid, uint32_t p, bool proxy, struct sa_member **mbp)
+{
+	if (array_reserve(&g->m, &g->cap, g->n + 1ull) < 0)
+		return MAD_STATUS_SA_NO_RESOURCES;
+	if (u64map_put(&g->by_guid, guid, g->n) < 0)
+		return MAD_STATUS_SA_NO_RESOURCES;
+	struct sa_member *mb = &g->m[g->n++];
+	*mb = (struct sa_member){.guid = guid, .port = p, .scope = q->scope, .proxy = proxy};
+	sa_port_gid(sa, p, mb->gid);
+	mad_bits_set(mb->gid, 64, 64, guid); /* the GUID it joined with */
+	update_tree(sa, g);
+	*mbp = mb;
+	return 0;
+}
+
+/* The answer to a join: the request, with the group's parameters and the port's JoinState. */
+static void join_answer(const struct mad_mcmember_record *q, const struct sa_group *g,
+                        const struct sa_member *mb, struct sa_records *out)
+{
 	struct mad_mcmember_record a = *q;
 	memcpy(a.mgid, g->rec.mgid, 16);
 	a.qkey = g->rec.qkey;
@@ -558,6 +550,50 @@ static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t 
 	a.scope = mb->scope;
 	a.join_state = mb->join;
 	answer(&a, out);
+}
+
+static uint16_t join(struct sa_req *rq, struct mad_mcmember_record *q, uint64_t mask,
+                     struct sa_records *out)
+{
+	struct sa *sa = rq->sa;
+	uint64_t guid = mad_bits_get(q->port_gid, 64, 64);
+	uint32_t p;
+	bool proxy;
+	uint16_t st = join_port(rq, q, mask, &p, &proxy);
+	if (st)
+		return st;
+	uint8_t js = q->join_state & 0xf;
+	struct sa_group *g = find_group(sa, q->mgid);
+	bool created = !g;
+	if (created) {
+		if ((st = create_group(rq, q, mask, p, js, &g)))
+			return st;
+	} else if (!fields_match(g, q, mask)) {
+		return refuse(
+		    rq, MAD_STATUS_SA_REQ_INVALID,
+		    "Q_Key, P_Key, TClass, SL, FlowLabel or HopLimit differ from the group's");
+	}
+	struct sa_member *mb = find_member(g, guid);
+	uint8_t before = mb ? mb->join : 0;
+	st = join_refusal(rq, q, mask, p, js, g, mb);
+	if (!st && !mb)
+		st = add_member(sa, g, q, guid, p, proxy, &mb);
+	if (st) {
+		if (created)
+			drop_group(sa, g);
+		return st;
+	}
+	mb->join |= js;
+	if ((js & JOIN_FULLISH) && !(before & JOIN_FULLISH) && ++g->full == 1)
+		sa_report_mgid(sa, TRAP_MGID_IN, g->rec.mgid, g->rec.pkey);
+	if (created) {
+		char mgid[48];
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "multicast group %s created with MLID 0x%04x",
+		       gid_str(g->rec.mgid, mgid, sizeof(mgid)), g->rec.mlid);
+	}
+	sa_state_changed(sa);
+	join_answer(q, g, mb, out);
 	return 0;
 }
 
