@@ -106,128 +106,142 @@ static void explore(struct sm *sm, uint32_t node, uint32_t arrival, bool full)
 	}
 }
 
-static void on_node_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
-                         void *ctx)
+/* No NodeInfo, or an error status, for probe pr: probed again by another route in this
+ * sweep, or the link it left by taken for half-dead. */
+static void no_node_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                         const struct probe *pr, const char *route)
 {
-	const struct probe *pr = ctx;
 	struct topo *t = &sm->topo;
-	char route[200];
-	path_str(pr->path, pr->hops, route, sizeof(route));
-	if (!smp || smp->dr_status) {
-		if (pr->from_port != TOPO_NONE && !smp && sm->rounds < 2) {
-			/* its route may cross a link that has just gone (or flaps): probed again
-			 * by a new route before the node behind is taken for dead */
-			uint32_t *slot = vec_push(&sm->reprobe);
-			if (slot) {
-				*slot = pr->from_port;
-				sm->retry = true;
-				return;
-			}
+	if (pr->from_port != TOPO_NONE && !smp && sm->rounds < 2) {
+		/* its route may cross a link that has just gone (or flaps): probed again by a
+		 * new route before the node behind is taken for dead */
+		uint32_t *slot = vec_push(&sm->reprobe);
+		if (slot) {
+			*slot = pr->from_port;
+			sm->retry = true;
+			return;
 		}
-		if (pr->from_port != TOPO_NONE) {
-			char name[160];
-			sm_node_name(sm, t->ports[pr->from_port].node, name, sizeof(name));
-			log_rl(sm->log, &sm->rl_no_answer, LOGL_WARN, "discover",
-			       "no NodeInfo through %s port %u (route %s): the link is up but "
-			       "nothing answers behind it (half-dead link or hung node)%s",
-			       name, t->ports[pr->from_port].num, route,
-			       res->error ? "" : ", the node answered with an error status");
-			topo_unlink(t, pr->from_port);
-			if (!smp) {
-				/* the next sweep reads its ports and probes again */
-				sm->probes_lost++;
-				sm_dirty(sm, t->ports[pr->from_port].node);
-			}
-		} else {
-			log_err(sm->log, "discover", "the SM's own port does not answer NodeInfo");
-		}
+	}
+	if (pr->from_port == TOPO_NONE) {
+		log_err(sm->log, "discover", "the SM's own port does not answer NodeInfo");
 		return;
 	}
-	struct mad_node_info ni;
-	mad_node_info_decode(smp->data, sizeof(smp->data), &ni, NULL);
-	if (!ni.node_guid || ni.num_ports == 0 ||
-	    (ni.node_type != NODE_TYPE_CA && ni.node_type != NODE_TYPE_SWITCH &&
-	     ni.node_type != NODE_TYPE_ROUTER) ||
-	    (ni.node_type == NODE_TYPE_SWITCH
-	         ? ni.local_port_num > ni.num_ports
-	         : ni.local_port_num == 0 || ni.local_port_num > ni.num_ports)) {
+	char name[160];
+	sm_node_name(sm, t->ports[pr->from_port].node, name, sizeof(name));
+	log_rl(sm->log, &sm->rl_no_answer, LOGL_WARN, "discover",
+	       "no NodeInfo through %s port %u (route %s): the link is up but "
+	       "nothing answers behind it (half-dead link or hung node)%s",
+	       name, t->ports[pr->from_port].num, route,
+	       res->error ? "" : ", the node answered with an error status");
+	topo_unlink(t, pr->from_port);
+	if (!smp) {
+		/* the next sweep reads its ports and probes again */
+		sm->probes_lost++;
+		sm_dirty(sm, t->ports[pr->from_port].node);
+	}
+}
+
+/* A NodeInfo that makes sense: a GUID, ports, a known type, and the port it was entered by
+ * among them. Logged when not. */
+static bool node_info_valid(struct sm *sm, const struct mad_node_info *ni, const char *route)
+{
+	if (!ni->node_guid || ni->num_ports == 0 ||
+	    (ni->node_type != NODE_TYPE_CA && ni->node_type != NODE_TYPE_SWITCH &&
+	     ni->node_type != NODE_TYPE_ROUTER) ||
+	    (ni->node_type == NODE_TYPE_SWITCH
+	         ? ni->local_port_num > ni->num_ports
+	         : ni->local_port_num == 0 || ni->local_port_num > ni->num_ports)) {
 		log_rl(sm->log, &sm->rl_garbage, LOGL_WARN, "discover",
 		       "node at route %s answers a malformed NodeInfo (GUID " GUID_FMT
 		       ", type %u, %u ports, entered on port %u): ignored",
-		       route, ni.node_guid, ni.node_type, ni.num_ports, ni.local_port_num);
-		return;
+		       route, ni->node_guid, ni->node_type, ni->num_ports, ni->local_port_num);
+		return false;
 	}
-	uint32_t node = u64map_get(&t->by_guid, ni.node_guid);
-	bool is_new = node == U64MAP_NONE;
-	if (!is_new) {
+	return true;
+}
+
+/* The node in the model by its GUID, added when new (*is_new), with the port GUID of a CA
+ * or router port. TOPO_NONE, logged, for a duplicate node or port GUID or out of memory. */
+static uint32_t place_node(struct sm *sm, const struct mad_node_info *ni, const char *route,
+                           bool *is_new)
+{
+	struct topo *t = &sm->topo;
+	uint32_t node = u64map_get(&t->by_guid, ni->node_guid);
+	*is_new = node == U64MAP_NONE;
+	if (!*is_new) {
 		struct topo_node *n = &t->nodes[node];
-		if (n->type != ni.node_type || n->nports != ni.num_ports) {
+		if (n->type != ni->node_type || n->nports != ni->num_ports) {
 			log_err(
 			    sm->log, "discover",
 			    "duplicate node GUID " GUID_FMT ": a %s with %u ports at route %s, "
 			    "and a %s with %u ports at route(s) seen before: the second is left "
 			    "out; fix the GUIDs",
-			    ni.node_guid, node_type_str(ni.node_type), ni.num_ports, route,
+			    ni->node_guid, node_type_str(ni->node_type), ni->num_ports, route,
 			    node_type_str(n->type), n->nports);
-			return;
+			return TOPO_NONE;
 		}
 	} else {
-		node = topo_add_node(t, &ni);
+		node = topo_add_node(t, ni);
 		if (node == TOPO_NONE) {
 			log_err(sm->log, "discover", "out of memory at route %s", route);
-			return;
+			return TOPO_NONE;
 		}
 	}
+	if (t->nodes[node].type != NODE_TYPE_SWITCH &&
+	    topo_set_port_guid(t, topo_port(t, node, ni->local_port_num), ni->port_guid) < 0) {
+		log_err(sm->log, "discover", "duplicate port GUID " GUID_FMT " at route %s",
+		        ni->port_guid, route);
+		return TOPO_NONE;
+	}
+	return node;
+}
+
+/* What the link from pr->from_port to arrival tells before it is recorded: a port reached
+ * from two places, or (partial sweep) a link that came up. */
+static void link_events(struct sm *sm, const struct probe *pr, const struct mad_node_info *ni,
+                        uint32_t arrival)
+{
+	struct topo *t = &sm->topo;
+	uint32_t was = t->ports[arrival].peer;
+	if (was != TOPO_NONE && was != pr->from_port && !pr->full &&
+	    t->nodes[t->ports[was].node].seen == t->sweep) {
+		char a[160], b[160];
+		sm_node_name(sm, t->ports[was].node, a, sizeof(a));
+		sm_node_name(sm, t->ports[pr->from_port].node, b, sizeof(b));
+		log_warn(sm->log, "discover",
+		         "port %u of " GUID_FMT " is reached both from %s and from %s: "
+		         "duplicate GUID or miscabled fabric",
+		         ni->local_port_num, ni->node_guid, a, b);
+	}
+	if (pr->full || t->ports[pr->from_port].peer == arrival)
+		return;
+	sm->structural = true;
+	char name[160], g[20], pn[4], fg[20], fpn[4];
+	const struct topo_port *near = &t->ports[pr->from_port];
+	snprintf(g, sizeof(g), "0x%016" PRIx64, t->nodes[near->node].guid);
+	snprintf(pn, sizeof(pn), "%u", near->num);
+	snprintf(fg, sizeof(fg), "0x%016" PRIx64, ni->node_guid);
+	snprintf(fpn, sizeof(fpn), "%u", ni->local_port_num);
+	const char *kv[] = {"node_guid", g,   "node_desc", t->nodes[near->node].desc,
+	                    "port",      pn,  "peer_guid", fg,
+	                    "peer_port", fpn, NULL};
+	sm_event(sm, LOGL_NOTICE, "link_up", kv, "link up at %s port %u",
+	         sm_node_name(sm, near->node, name, sizeof(name)), near->num);
+	/* a link that was not there before adds capacity: routes are balanced over it, now,
+	 * or (held until ACTIVE) in the pass that lets it in */
+	if (!health_link_event(sm, pr->from_port, arrival, true))
+		sm->grew = true;
+}
+
+/* Explore what is new, what came back, and (full sweep) everything once; and a switch at
+ * the far end of a link that came up, which may have come up with it (a reset between two
+ * sweeps: its SwitchInfo tells). Else a CA port not read yet is read. */
+static void explore_found(struct sm *sm, const struct probe *pr, const struct mad_smp *smp,
+                          const struct mad_node_info *ni, uint32_t node, uint32_t arrival,
+                          bool is_new, bool new_link, const char *route)
+{
+	struct topo *t = &sm->topo;
 	struct topo_node *n = &t->nodes[node];
-	uint32_t arrival = topo_port(t, node, ni.local_port_num);
-	if (n->type != NODE_TYPE_SWITCH) {
-		if (topo_set_port_guid(t, arrival, ni.port_guid) < 0) {
-			log_err(sm->log, "discover", "duplicate port GUID " GUID_FMT " at route %s",
-			        ni.port_guid, route);
-			return;
-		}
-	}
-	bool new_link =
-	    pr->from_port != TOPO_NONE && !pr->full && t->ports[pr->from_port].peer != arrival;
-	if (pr->from_port != TOPO_NONE) {
-		uint32_t was = t->ports[arrival].peer;
-		if (was != TOPO_NONE && was != pr->from_port && !pr->full &&
-		    t->nodes[t->ports[was].node].seen == t->sweep) {
-			char a[160], b[160];
-			sm_node_name(sm, t->ports[was].node, a, sizeof(a));
-			sm_node_name(sm, t->ports[pr->from_port].node, b, sizeof(b));
-			log_warn(sm->log, "discover",
-			         "port %u of " GUID_FMT " is reached both from %s and from %s: "
-			         "duplicate GUID or miscabled fabric",
-			         ni.local_port_num, ni.node_guid, a, b);
-		}
-		if (!pr->full && t->ports[pr->from_port].peer != arrival) {
-			sm->structural = true;
-			char name[160], g[20], pn[4], fg[20], fpn[4];
-			const struct topo_port *near = &t->ports[pr->from_port];
-			snprintf(g, sizeof(g), "0x%016" PRIx64, t->nodes[near->node].guid);
-			snprintf(pn, sizeof(pn), "%u", near->num);
-			snprintf(fg, sizeof(fg), "0x%016" PRIx64, ni.node_guid);
-			snprintf(fpn, sizeof(fpn), "%u", ni.local_port_num);
-			const char *kv[] = {
-			    "node_guid", g,   "node_desc", t->nodes[near->node].desc,
-			    "port",      pn,  "peer_guid", fg,
-			    "peer_port", fpn, NULL};
-			sm_event(sm, LOGL_NOTICE, "link_up", kv, "link up at %s port %u",
-			         sm_node_name(sm, near->node, name, sizeof(name)), near->num);
-			/* a link that was not there before adds capacity: routes are balanced
-			 * over it, now, or (held until ACTIVE) in the pass that lets it in */
-			if (!health_link_event(sm, pr->from_port, arrival, true))
-				sm->grew = true;
-		}
-		topo_link(t, pr->from_port, arrival);
-	} else {
-		t->sm_node = node;
-		t->sm_port = n->type == NODE_TYPE_SWITCH ? n->first_port : arrival;
-	}
-	/* explore what is new, what came back, and (full sweep) everything once; and a switch
-	 * at the far end of a link that came up, which may have come up with it (a reset
-	 * between two sweeps: its SwitchInfo tells) */
 	if (is_new || !n->present || (pr->full && n->seen != t->sweep) ||
 	    (new_link && n->type == NODE_TYPE_SWITCH && n->seen != t->sweep)) {
 		if (!is_new && !n->present) {
@@ -240,10 +254,10 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		 * echoes is its key (a port without one answers any, and its PortInfo, read
 		 * next, says so) */
 		if (sm->cfg->m_key_protect >= 2 && smp->mkey)
-			mkey_learned(sm, ni.port_guid, smp->mkey);
+			mkey_learned(sm, ni->port_guid, smp->mkey);
 		memcpy(n->path, pr->path, sizeof(n->path));
 		n->hops = pr->hops;
-		n->ni = ni;
+		n->ni = *ni;
 		n->present = true;
 		if (is_new || !pr->full) {
 			char name[160];
@@ -253,8 +267,41 @@ static void on_node_info(struct sm *sm, const struct mad_result *res, const stru
 		}
 		explore(sm, node, arrival, pr->full);
 	} else if (n->type != NODE_TYPE_SWITCH && !t->ports[arrival].known) {
-		read_port(sm, node, ni.local_port_num, pr->full);
+		read_port(sm, node, ni->local_port_num, pr->full);
 	}
+}
+
+static void on_node_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                         void *ctx)
+{
+	const struct probe *pr = ctx;
+	struct topo *t = &sm->topo;
+	char route[200];
+	path_str(pr->path, pr->hops, route, sizeof(route));
+	if (!smp || smp->dr_status) {
+		no_node_info(sm, res, smp, pr, route);
+		return;
+	}
+	struct mad_node_info ni;
+	mad_node_info_decode(smp->data, sizeof(smp->data), &ni, NULL);
+	if (!node_info_valid(sm, &ni, route))
+		return;
+	bool is_new;
+	uint32_t node = place_node(sm, &ni, route, &is_new);
+	if (node == TOPO_NONE)
+		return;
+	uint32_t arrival = topo_port(t, node, ni.local_port_num);
+	bool new_link =
+	    pr->from_port != TOPO_NONE && !pr->full && t->ports[pr->from_port].peer != arrival;
+	if (pr->from_port != TOPO_NONE) {
+		link_events(sm, pr, &ni, arrival);
+		topo_link(t, pr->from_port, arrival);
+	} else {
+		t->sm_node = node;
+		t->sm_port =
+		    t->nodes[node].type == NODE_TYPE_SWITCH ? t->nodes[node].first_port : arrival;
+	}
+	explore_found(sm, pr, smp, &ni, node, arrival, is_new, new_link, route);
 }
 
 static void probe(struct sm *sm, uint32_t from_port, bool full)
