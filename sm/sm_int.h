@@ -199,6 +199,9 @@ struct sm {
 	 * go as answers come back (backlog_head: the next to go) */
 	VEC(struct sm_req *) backlog;
 	uint32_t backlog_head;
+	/* the SMP service's hook "room in the MAD window": the sweep fills it with more of its
+	 * LFT blocks (program_lft_more); the service never calls a phase by name */
+	void (*smp_room)(struct sm *sm);
 	/* LFT blocks still to send, made as room comes (program_lft_more): block b of switch
 	 * s next, up to blocks per switch; one pending unit while active */
 	struct {
@@ -279,6 +282,10 @@ int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsi
 int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, uint16_t attr,
                 uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb, const void *ctx,
                 size_t ctxlen);
+/* At stop: the SMPs still in the SM's own queue are dropped (the phase stops counting them). */
+void sm_smp_drop_backlog(struct sm *sm);
+/* Room for a dirty flag per node of the model; < 0 out of memory. */
+int sm_dirty_grow(struct sm *sm);
 /* Start a phase: next runs when the phase's last MAD is answered (at once if none). */
 void sm_phase_begin(struct sm *sm, void (*next)(struct sm *sm));
 void sm_phase_check(struct sm *sm);
