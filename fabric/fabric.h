@@ -323,6 +323,14 @@ void topo_guid_info_block(const struct topo *t, uint32_t port, unsigned b, struc
  * an absence): VL, P_Key, and a switch's LFT and MFT blocks, and what its management port
  * held (read again). They are sent again. */
 void topo_forget_tables(struct topo *t, uint32_t node);
+/* Room for a switch's LFT as it holds it (lft_hw) up to size entries; entries new to it are
+ * unknown (0xfe matches no wanted port: their blocks are written). < 0: out of memory. */
+int topo_lft_hw_reserve(struct topo *t, uint32_t sw, uint32_t size);
+/* An LFT block the switch holds, as it answered a Get or acknowledged a Set (ignored beyond
+ * lft_hw: the table was forgotten meanwhile). */
+void topo_lft_hw_store(struct topo *t, uint32_t sw, uint32_t block, const uint8_t ports[64]);
+/* A port's P_Key table as programmed, by its signature (0: unknown, written again). */
+void topo_set_pkey_sig(struct topo *t, uint32_t port, uint32_t sig);
 /* The index + 1 of a VL arbitration block in topo.vlarb, added if new; 0 when out of room. */
 uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl);
 /* ... and of an SL-to-VL table in topo.sl2vl. */

@@ -7,6 +7,33 @@
 
 /* Interning scans the few distinct tables: there are a handful (one per VL count a link
  * runs), never one per port. */
+int topo_lft_hw_reserve(struct topo *t, uint32_t sw, uint32_t size)
+{
+	struct topo_switch *s = &t->sws[sw];
+	if (s->lft_hw && s->lft_hw_size >= size)
+		return 0;
+	uint32_t had = s->lft_hw ? s->lft_hw_size : 0;
+	uint8_t *n = realloc(s->lft_hw, size);
+	if (!n)
+		return -1;
+	memset(n + had, 0xfe, size - had);
+	s->lft_hw = n;
+	s->lft_hw_size = size;
+	return 0;
+}
+
+void topo_lft_hw_store(struct topo *t, uint32_t sw, uint32_t block, const uint8_t ports[64])
+{
+	struct topo_switch *s = &t->sws[sw];
+	if (s->lft_hw && block * 64 + 64 <= s->lft_hw_size)
+		memcpy(s->lft_hw + block * 64, ports, 64);
+}
+
+void topo_set_pkey_sig(struct topo *t, uint32_t port, uint32_t sig)
+{
+	t->ports[port].pkey_sig = sig;
+}
+
 uint16_t topo_vlarb_intern(struct topo *t, const struct mad_vlarb_table *tbl)
 {
 	for (uint32_t i = 0; i < t->nvlarb; i++)

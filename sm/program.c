@@ -62,9 +62,7 @@ static void on_lft_done(struct sm *sm, const struct mad_result *res, const struc
 	if (!smp || smp->dr_status)
 		return;
 	/* remember what the switch now holds, so later sweeps send only differences */
-	struct topo_switch *sw = &sm->topo.sws[sm->topo.nodes[ref[0]].sw];
-	if (sw->lft_hw && ref[2] * 64 + 64 <= sw->lft_hw_size)
-		memcpy(sw->lft_hw + ref[2] * 64, smp->data, 64);
+	topo_lft_hw_store(&sm->topo, sm->topo.nodes[ref[0]].sw, ref[2], smp->data);
 }
 
 static void on_switch_info_set(struct sm *sm, const struct mad_result *res,
@@ -93,7 +91,7 @@ static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
 	const uint32_t *ref = ctx; /* node, attr, modifier, port index, signature */
 	on_set_done(sm, res, smp, ctx);
 	if (smp && !smp->dr_status)
-		sm->topo.ports[ref[3]].pkey_sig = ref[4];
+		topo_set_pkey_sig(&sm->topo, ref[3], ref[4]);
 	else if (smp) /* refused, not lost: it goes without enforcement, and is not asked again */
 		sm->topo.ports[ref[3]].refused |= TOPO_REFUSED_PKEYS;
 }
@@ -105,9 +103,9 @@ static void on_ca_pkeys_set(struct sm *sm, const struct mad_result *res, const s
 	                            * before the last) */
 	on_set_done(sm, res, smp, ctx);
 	if (smp && !smp->dr_status && ref[4])
-		sm->topo.ports[ref[3]].pkey_sig = ref[4];
+		topo_set_pkey_sig(&sm->topo, ref[3], ref[4]);
 	else if (!smp || smp->dr_status)
-		sm->topo.ports[ref[3]].pkey_sig = 0; /* a block failed: all of them again */
+		topo_set_pkey_sig(&sm->topo, ref[3], 0); /* a block failed: all of them again */
 }
 
 static void on_pkeys_read(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -119,7 +117,7 @@ static void on_pkeys_read(struct sm *sm, const struct mad_result *res, const str
 		return; /* stays unknown: it is written */
 	struct mad_pkey_table tbl;
 	mad_pkey_table_decode(smp->data, sizeof(smp->data), &tbl, NULL);
-	sm->topo.ports[ref[0]].pkey_sig = pkeys_sig(tbl.pkey, 32);
+	topo_set_pkey_sig(&sm->topo, ref[0], pkeys_sig(tbl.pkey, 32));
 }
 
 /* Ports up and running whose P_Key block 0 we do not know (a takeover, a restart) may hold
@@ -229,9 +227,7 @@ static void on_lft_read(struct sm *sm, const struct mad_result *res, const struc
 	const uint32_t *ref = ctx; /* [0] node, [1] block */
 	if (!smp || smp->dr_status)
 		return; /* stays unknown (0xfe): the block is written */
-	struct topo_switch *sw = &sm->topo.sws[sm->topo.nodes[ref[0]].sw];
-	if (sw->lft_hw && ref[1] * 64 + 64 <= sw->lft_hw_size)
-		memcpy(sw->lft_hw + ref[1] * 64, smp->data, 64);
+	topo_lft_hw_store(&sm->topo, sm->topo.nodes[ref[0]].sw, ref[1], smp->data);
 }
 
 /* Switches whose tables we do not know (a fresh start, a takeover, a switch that came
@@ -249,13 +245,8 @@ void program_read_tables(struct sm *sm)
 		uint32_t top = sw->si.linear_fdb_top;
 		if (!t->nodes[node].present || sw->lft_hw || !top || top >= TOPO_LID_COUNT)
 			continue; /* known, or it holds nothing yet */
-		uint32_t size = (top / 64 + 1) * 64;
-		uint8_t *hw = malloc(size);
-		if (!hw)
+		if (topo_lft_hw_reserve(t, s, (top / 64 + 1) * 64) < 0)
 			continue;
-		memset(hw, 0xfe, size);
-		sw->lft_hw = hw;
-		sw->lft_hw_size = size;
 		for (uint32_t b = 0; b * 64 <= top; b++) {
 			uint32_t ref[2] = {node, b};
 			sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_LFT, b, NULL, 0,
@@ -375,17 +366,9 @@ void program_tables(struct sm *sm)
 			mad_switch_info_encode(&si, data, sizeof(data), NULL);
 			send_set(sm, node, MAD_ATTR_SWITCH_INFO, 0, data, on_switch_info_set);
 		}
-		if (!sw->lft_hw || sw->lft_hw_size < sw->lft_size) {
-			uint8_t *n = realloc(sw->lft_hw, sw->lft_size);
-			if (!n)
-				continue;
-			/* unknown contents: 0xfe never matches a wanted entry, so every block
-			 * goes out the first time */
-			memset(n + (sw->lft_hw ? sw->lft_hw_size : 0), 0xfe,
-			       sw->lft_size - (sw->lft_hw ? sw->lft_hw_size : 0));
-			sw->lft_hw = n;
-			sw->lft_hw_size = sw->lft_size;
-		}
+		/* unknown contents: every block goes out the first time */
+		if (topo_lft_hw_reserve(t, s, sw->lft_size) < 0)
+			continue;
 		if ((sw->lft_size + 63) / 64 > lft_blocks)
 			lft_blocks = (sw->lft_size + 63) / 64;
 	}
@@ -421,7 +404,7 @@ void program_tables(struct sm *sm)
 		if (sw0 && nk <= 1 && (!nk || keys[0] == 0xffff) && !port->pkey_sig)
 			continue;
 		if (!sw0 && port->pi.port_state == PORT_STATE_INIT)
-			port->pkey_sig = 0; /* it may have been reset with its device */
+			topo_set_pkey_sig(t, p, 0); /* it may have been reset with its device */
 		unsigned blocks = (nk + 31u) / 32u;
 		if (!blocks)
 			blocks = 1;

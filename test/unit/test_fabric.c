@@ -336,11 +336,25 @@ START_TEST(interned_tables)
 	/* the LFT as programmed */
 	uint16_t lid = t->ports[bp].lid;
 	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, lid), 0xff); /* never programmed */
-	sw->lft_hw = calloc(64, 1);
-	sw->lft_hw_size = 64;
-	sw->lft_hw[lid] = 2;
-	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, lid), 2);
-	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, 100), 0xff); /* past the table */
+	uint32_t si = (uint32_t)(sw - t->sws);
+	ck_assert_int_eq(topo_lft_hw_reserve(t, si, 64), 0);
+	ck_assert_uint_eq(sw->lft_hw_size, 64);
+	ck_assert_uint_eq(topo_lft_hw(t, si, lid), 0xfe); /* held, not known yet: written */
+	uint8_t block[64];
+	memset(block, 2, sizeof(block));
+	topo_lft_hw_store(t, si, 0, block); /* as the switch acknowledged it */
+	ck_assert_uint_eq(topo_lft_hw(t, si, lid), 2);
+	ck_assert_uint_eq(topo_lft_hw(t, si, 100), 0xff); /* past the table */
+	topo_lft_hw_store(t, si, 1, block);               /* past it too: ignored */
+	ck_assert_uint_eq(sw->lft_hw_size, 64);
+	/* growing keeps what is known, and what it adds is unknown */
+	ck_assert_int_eq(topo_lft_hw_reserve(t, si, 128), 0);
+	ck_assert_uint_eq(topo_lft_hw(t, si, lid), 2);
+	ck_assert_uint_eq(topo_lft_hw(t, si, 100), 0xfe);
+	ck_assert_int_eq(topo_lft_hw_reserve(t, si, 64), 0); /* never shrinks */
+	ck_assert_uint_eq(sw->lft_hw_size, 128);
+	topo_set_pkey_sig(t, out, 99);
+	ck_assert_uint_eq(t->ports[out].pkey_sig, 99);
 	/* a switch reset empties its LFT and MFT: our copies of both are forgotten, so that
 	 * every block goes out again (an MFT block taken as known would never be resent) */
 	sw->mft_mlids = 64;
@@ -351,6 +365,7 @@ START_TEST(interned_tables)
 	ck_assert_uint_eq(sw->lft_hw_size, 0);
 	ck_assert_uint_eq(topo_lft_hw(t, sw - t->sws, lid), 0xff);
 	ck_assert(!sw->mft_known[0] && !sw->mft_known[1]);
+	ck_assert_uint_eq(t->ports[out].pkey_sig, 0);
 	topo_free(t);
 }
 END_TEST
