@@ -77,6 +77,12 @@ struct ctx {
 	uint32_t nrows, row_len;
 	uint32_t *lid_row; /* FS_MAX_UCAST entries, FS_NONE: the file has no row */
 	bool *vl_seen;     /* per channel*16+vl: reported as a VL its link does not run */
+	/* APM: the switches sources enter by, one source endpoint on each (to name a pair),
+	 * room for one destination's 2^LMC routes, pairs all of whose routes cross a link (by
+	 * the link's lower port index) and the distinct routes counted */
+	uint32_t *apm_sws, napm_sws, *apm_src;
+	struct apm_route *apm_routes;
+	uint64_t *apm_spof, apm_route_sum;
 };
 
 static uint32_t switch_of(const struct fabric *f, uint32_t node)
@@ -568,6 +574,203 @@ static void shift_permutations(struct ctx *c)
 	free(touched);
 }
 
+/* ---- alternate paths (APM): the 2^LMC routes from a switch to one destination ---- */
+
+#define APM_HOPS 64
+
+struct apm_route {
+	bool ok;                   /* it reaches the destination */
+	unsigned n;                /* switch-to-switch links crossed */
+	uint32_t link[APM_HOPS];   /* each as its lower port index: a failure takes both ways */
+	uint32_t sw[APM_HOPS + 1]; /* the switches, the source's first, the destination's last */
+};
+
+/* Follows the LFTs from switch s to `lid` (one of dst's), as lft_dist does, keeping the links
+ * and switches: the route a packet to that LID takes. */
+static void apm_walk(const struct ctx *c, uint32_t s, uint16_t lid, const struct endpoint *dst,
+                     struct apm_route *rt)
+{
+	const struct fabric *f = c->f;
+	rt->n = 0;
+	rt->ok = false;
+	for (;;) {
+		rt->sw[rt->n] = s;
+		if (dst->sw == s && dst->port == f->nodes[f->sws[s].node].first_port) {
+			rt->ok = true; /* the destination is this switch's port 0 */
+			return;
+		}
+		const struct fs_switch *sw = &f->sws[s];
+		if (rt->n >= APM_HOPS || lid >= sw->lft_size || lid > sw->si.linear_fdb_top ||
+		    sw->lft[lid] == 0xff || sw->lft[lid] == 0)
+			return;
+		uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
+		if (out == FS_NONE || !active_link(f, out))
+			return;
+		uint32_t peer = f->ports[out].peer;
+		uint32_t pn = f->ports[peer].node;
+		if (!fs_is_switch(f, pn)) {
+			rt->ok = peer == dst->port;
+			return;
+		}
+		rt->link[rt->n++] = out < peer ? out : peer;
+		s = switch_of(f, pn);
+	}
+}
+
+static bool apm_same(const struct apm_route *a, const struct apm_route *b)
+{
+	return a->n == b->n && !memcmp(a->link, b->link, sizeof(a->link[0]) * a->n);
+}
+
+static bool apm_link_apart(const struct apm_route *a, const struct apm_route *b)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		for (unsigned j = 0; j < b->n; j++)
+			if (a->link[i] == b->link[j])
+				return false;
+	return true;
+}
+
+/* No switch in common but the two ends' own: sw[1..n-1] are the ones in between. Two
+ * one-hop routes over the same link have none in between and are still one route: link
+ * disjoint is asked too. */
+static bool apm_switch_apart(const struct apm_route *a, const struct apm_route *b)
+{
+	if (!apm_link_apart(a, b))
+		return false;
+	for (unsigned i = 1; i < a->n; i++)
+		for (unsigned j = 1; j < b->n; j++)
+			if (a->sw[i] == b->sw[j])
+				return false;
+	return true;
+}
+
+/* The links on every route that arrives: the pairs' single points of failure. */
+static void apm_common_links(struct ctx *c, unsigned nok, uint64_t weight)
+{
+	const struct apm_route *first = &c->apm_routes[0];
+	for (unsigned i = 0; i < first->n; i++) {
+		bool all = true;
+		for (unsigned k = 1; k < nok && all; k++) {
+			const struct apm_route *o = &c->apm_routes[k];
+			all = false;
+			for (unsigned j = 0; j < o->n; j++)
+				if (o->link[j] == first->link[i])
+					all = true;
+		}
+		if (all)
+			c->apm_spof[first->link[i]] += weight;
+	}
+}
+
+/* One source switch to one destination: its distinct routes, and whether two of them are
+ * link- or switch-disjoint, counted for every source endpoint entering there (their routes
+ * are the switch's). */
+static void apm_pair(struct ctx *c, uint32_t s, uint32_t di)
+{
+	const struct endpoint *dst = &c->ep[di];
+	struct verify_report *r = c->r;
+	unsigned nok = 0; /* routes [0, nok) are the distinct ones that arrive */
+	for (uint32_t k = 0; k < (1u << dst->lmc) && dst->lid + k < FS_MAX_UCAST; k++) {
+		struct apm_route *rt = &c->apm_routes[nok];
+		apm_walk(c, s, (uint16_t)(dst->lid + k), dst, rt);
+		if (!rt->ok)
+			continue;
+		bool dup = false;
+		for (unsigned j = 0; j < nok && !dup; j++)
+			dup = apm_same(&c->apm_routes[j], rt);
+		if (!dup)
+			nok++;
+	}
+	bool link_apart = false, sw_apart = false;
+	for (unsigned i = 0; i < nok && !sw_apart; i++)
+		for (unsigned j = i + 1; j < nok && !sw_apart; j++) {
+			const struct apm_route *a = &c->apm_routes[i], *b = &c->apm_routes[j];
+			if (apm_link_apart(a, b)) {
+				link_apart = true;
+				sw_apart = apm_switch_apart(a, b);
+			}
+		}
+	uint64_t w = c->nsrc[s];
+	r->apm_pairs += w;
+	c->apm_route_sum += w * nok;
+	r->apm_link_disjoint += link_apart ? w : 0;
+	r->apm_switch_disjoint += sw_apart ? w : 0;
+	if (nok)
+		apm_common_links(c, nok, w);
+	if (!link_apart && !r->apm_example[0])
+		snprintf(r->apm_example, sizeof(r->apm_example),
+		         "\"%s\" -> \"%s\" (LID %u): %u route(s), none link-disjoint",
+		         fs_node_of(c->f, c->ep[c->apm_src[s]].port)->name,
+		         fs_node_of(c->f, dst->port)->name, dst->lid, nok);
+}
+
+/* Whether APM is measured (an endpoint has LMC > 0), and its tables if so: the switches
+ * sources enter by, and one source endpoint on each. */
+static void apm_setup(struct ctx *c)
+{
+	const struct fabric *f = c->f;
+	bool any = false;
+	for (uint32_t i = 0; i < c->nep; i++)
+		any |= c->ep[i].lmc > 0;
+	if (!any)
+		return;
+	c->apm_sws = malloc(sizeof(uint32_t) * (f->nsws + 1));
+	c->apm_src = malloc(sizeof(uint32_t) * (f->nsws + 1));
+	c->apm_routes = malloc(sizeof(struct apm_route) * 128);
+	c->apm_spof = calloc(f->nports + 1u, sizeof(uint64_t));
+	if (!c->apm_sws || !c->apm_src || !c->apm_routes || !c->apm_spof)
+		return;
+	for (uint32_t s = 0; s < f->nsws; s++)
+		c->apm_src[s] = FS_NONE;
+	for (uint32_t i = 0; i < c->nep; i++) {
+		const struct endpoint *e = &c->ep[i];
+		if (e->sw == FS_NONE || !e->lid ||
+		    (!c->o->all && fs_is_switch(f, f->ports[e->port].node)) ||
+		    c->apm_src[e->sw] != FS_NONE)
+			continue;
+		c->apm_src[e->sw] = i;
+		c->apm_sws[c->napm_sws++] = e->sw;
+	}
+	c->r->apm_checked = true;
+}
+
+/* Every source switch to destination di (called from the destination loop). */
+static void apm_dest(struct ctx *c, uint32_t di)
+{
+	const struct endpoint *dst = &c->ep[di];
+	if (!c->r->apm_checked || !c->apm_spof || !dst->lid || dst->sw == FS_NONE ||
+	    (!c->o->all && fs_is_switch(c->f, c->f->ports[dst->port].node)))
+		return;
+	if (dst->lmc > c->r->apm_lmc)
+		c->r->apm_lmc = dst->lmc;
+	for (uint32_t i = 0; i < c->napm_sws; i++)
+		if (c->apm_sws[i] != dst->sw)
+			apm_pair(c, c->apm_sws[i], di);
+}
+
+/* The figures from the sums, the worst single point of failure named; frees the tables. */
+static void apm_finish(struct ctx *c)
+{
+	const struct fabric *f = c->f;
+	struct verify_report *r = c->r;
+	if (r->apm_pairs)
+		r->apm_routes_mean = (double)c->apm_route_sum / (double)r->apm_pairs;
+	for (uint32_t p = 0; c->apm_spof && p < f->nports; p++) {
+		if (c->apm_spof[p] <= r->apm_spof_pairs)
+			continue;
+		uint32_t q = f->ports[p].peer;
+		r->apm_spof_pairs = c->apm_spof[p];
+		snprintf(r->apm_spof_link, sizeof(r->apm_spof_link), "\"%s\"/%u - \"%s\"/%u",
+		         fs_node_of(f, p)->name, f->ports[p].num, fs_node_of(f, q)->name,
+		         f->ports[q].num);
+	}
+	free(c->apm_sws);
+	free(c->apm_src);
+	free(c->apm_routes);
+	free(c->apm_spof);
+}
+
 /* The SM's path SL dump (ibsmd writes it as ibsmd-path-sl.dump):
  *   max_lid 0x0096
  *   row 0 0120-...        one SL digit (hex) per destination LID 1..max_lid, '-': none
@@ -754,6 +957,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 		if (c.ep[i].sw != FS_NONE &&
 		    (o.all || !fs_is_switch(f, f->ports[c.ep[i].port].node)))
 			c.nsrc[c.ep[i].sw]++;
+	apm_setup(&c);
 
 	uint64_t hop_sum = 0;
 	uint32_t lid_index = 0;
@@ -807,7 +1011,9 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 				cdg_lid(&c, (uint16_t)lid, ++lid_index);
 			}
 		}
+		apm_dest(&c, di);
 	}
+	apm_finish(&c);
 	if (r->pairs_reached)
 		r->hops_mean = (double)hop_sum / (double)r->pairs_reached;
 	cdg_cycles(&c);
@@ -975,6 +1181,25 @@ static void mask_str(uint16_t m, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void apm_print(const struct verify_report *r, FILE *out)
+{
+	fprintf(out,
+	        "APM:       LMC %u, %" PRIu64 " pairs on different switches: %.1f%% with a "
+	        "link-disjoint alternate, %.1f%% switch-disjoint, %.2f routes per pair\n",
+	        r->apm_lmc, r->apm_pairs, pct(r->apm_link_disjoint, r->apm_pairs),
+	        pct(r->apm_switch_disjoint, r->apm_pairs), r->apm_routes_mean);
+	if (r->apm_spof_pairs)
+		fprintf(out, "           worst link: %s on every route of %" PRIu64 " pairs\n",
+		        r->apm_spof_link, r->apm_spof_pairs);
+	if (r->apm_example[0])
+		fprintf(out, "           e.g. %s\n", r->apm_example);
+}
+
 void verify_print(const struct verify_report *r, FILE *out)
 {
 	fprintf(out, "ports:     %u of %u linked ports ACTIVE\n", r->ports_active, r->ports_linked);
@@ -1015,6 +1240,8 @@ void verify_print(const struct verify_report *r, FILE *out)
 		        "shift:     worst link load %u over %u shift permutations of %u hosts%s\n",
 		        r->shift_worst, r->shift_hosts - 1, r->shift_hosts,
 		        r->shift_worst <= 1 ? " (every one free of congestion)" : "");
+	if (r->apm_checked)
+		apm_print(r, out);
 	for (unsigned i = 0; i < r->nissues; i++)
 		fprintf(out, "problem:   %s\n", r->issues[i]);
 	if (r->issues_dropped)
@@ -1064,6 +1291,17 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	        r->mlids, r->mlid_members, r->mlids_bad, r->link_routes_min, r->link_routes_max,
 	        r->link_routes_mean);
 	json_str(out, r->worst_link);
+	fprintf(out,
+	        "},\"apm\":{\"checked\":%s,\"lmc\":%u,\"pairs\":%" PRIu64
+	        ",\"link_disjoint\":%" PRIu64 ",\"switch_disjoint\":%" PRIu64
+	        ",\"link_disjoint_pct\":%.2f,\"switch_disjoint_pct\":%.2f,\"routes_mean\":%.3f,"
+	        "\"spof_pairs\":%" PRIu64 ",\"spof_link\":",
+	        r->apm_checked ? "true" : "false", r->apm_lmc, r->apm_pairs, r->apm_link_disjoint,
+	        r->apm_switch_disjoint, pct(r->apm_link_disjoint, r->apm_pairs),
+	        pct(r->apm_switch_disjoint, r->apm_pairs), r->apm_routes_mean, r->apm_spof_pairs);
+	json_str(out, r->apm_spof_link);
+	fputs(",\"example\":", out);
+	json_str(out, r->apm_example);
 	fputs("},\"issues\":[", out);
 	for (unsigned i = 0; i < r->nissues; i++) {
 		if (i)

@@ -54,6 +54,19 @@ struct verify_report {
 	/* shift permutations (host i to host i + k): the worst flows of one on a switch link */
 	bool shift_checked;
 	unsigned shift_hosts, shift_worst, shift_worst_k;
+	/* alternate paths (APM), when an endpoint has LMC > 0: pairs of endpoints on different
+	 * switches (CA to CA, as the credit check), and the 2^LMC routes from the source's switch
+	 * to the destination's LIDs along the LFTs. An alternate is worth having when it shares
+	 * no switch-to-switch link with the primary (it survives any one ISL failure), better
+	 * still no switch but the two ends' own (it survives a switch failure too) */
+	bool apm_checked;
+	unsigned apm_lmc; /* the largest LMC among the destinations */
+	uint64_t apm_pairs, apm_link_disjoint, apm_switch_disjoint;
+	double apm_routes_mean; /* distinct routes per pair */
+	/* the link on every route of the most pairs (their single point of failure), how many;
+	 * a pair with no link-disjoint alternate, by its ports' nodes */
+	uint64_t apm_spof_pairs;
+	char apm_spof_link[160], apm_example[200];
 	/* examples of what is wrong */
 	char **issues;
 	unsigned nissues, issues_dropped;

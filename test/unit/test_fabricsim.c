@@ -707,6 +707,121 @@ START_TEST(verify_finds_a_credit_loop)
 }
 END_TEST
 
+/* Alternate paths at LMC 1 on six switches: links A-B, A-C, B-C, B-D, C-D, B-F, F-D and
+ * the bridge D-E; hosts HA on A, HD on D, HE on E. Each case unplugs the host it leaves
+ * out, so that its figures are the whole fabric's. */
+static const char apm_net[] = "Switch 8 \"A\"\n[1] \"B\"[1]\n[2] \"C\"[1]\n[8] \"HA\"[1]\n"
+                              "Switch 8 \"B\"\n[2] \"D\"[1]\n[3] \"C\"[3]\n[4] \"F\"[1]\n"
+                              "Switch 8 \"C\"\n[2] \"D\"[2]\n"
+                              "Switch 8 \"D\"\n[3] \"E\"[1]\n[4] \"F\"[2]\n[8] \"HD\"[1]\n"
+                              "Switch 8 \"E\"\n[8] \"HE\"[1]\n"
+                              "Switch 8 \"F\"\n"
+                              "Ca 1 \"HA\"\nCa 1 \"HD\"\nCa 1 \"HE\"\n";
+
+static uint32_t apm_host(const char *name, uint16_t lid)
+{
+	uint32_t p = fabric_port(&F, fabric_find_node(&F, name), 1);
+	F.ports[p].pi.lid = lid;
+	F.ports[p].pi.lmc = 1;
+	return p;
+}
+
+/* Routes to LID lid along the switches named, each "switch:port" */
+static void apm_route(uint16_t lid, const char *hops)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", hops);
+	for (char *save, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char sw[8];
+		unsigned port;
+		ck_assert_int_eq(sscanf(t, "%7[^:]:%u", sw, &port), 2);
+		program(sw, lid, (uint8_t)port);
+	}
+}
+
+START_TEST(verify_alternate_paths)
+{
+	fabric_free(&F);
+	fabric_init(&F);
+	struct fs_error err;
+	ck_assert_msg(netfile_parse(&F, "apm", apm_net, &err) == 0, "%s", err.msg);
+	all_active();
+	uint32_t ha = apm_host("HA", 4), hd = apm_host("HD", 8), he = apm_host("HE", 12);
+	/* to HA (4, 5): from D by B and by C; from E through D */
+	apm_route(4, "A:8 B:1 C:1 D:1 E:1 F:1");
+	apm_route(5, "A:8 B:1 C:1 D:2 E:1 F:1");
+	/* to HD (8, 9): from A by B and by C */
+	apm_route(8, "A:1 B:2 C:2 D:8 E:1 F:2");
+	apm_route(9, "A:2 B:2 C:2 D:8 E:1 F:2");
+	/* to HE (12, 13): from A by B and by C, then both over the bridge D-E */
+	apm_route(12, "A:1 B:2 C:2 D:3 E:8 F:2");
+	apm_route(13, "A:2 B:2 C:2 D:3 E:8 F:2");
+	struct verify_report r;
+
+	/* two parallel paths, A-B-D and A-C-D, both ways: every pair has a switch-disjoint
+	 * alternate */
+	F.ports[he].unplugged = true;
+	verify_run(&F, NULL, &r);
+	ck_assert_msg(r.pairs_unreached == 0, "%s", r.nissues ? r.issues[0] : "");
+	ck_assert(r.apm_checked);
+	ck_assert_uint_eq(r.apm_lmc, 1);
+	ck_assert_uint_eq(r.apm_pairs, 2);
+	ck_assert_uint_eq(r.apm_link_disjoint, 2);
+	ck_assert_uint_eq(r.apm_switch_disjoint, 2);
+	ck_assert_double_eq_tol(r.apm_routes_mean, 2.0, 1e-9);
+	ck_assert_uint_eq(r.apm_spof_pairs, 0);
+	ck_assert_str_eq(r.apm_example, "");
+	verify_report_free(&r);
+
+	/* HA and HE: two routes each way, but both over the bridge D-E: no alternate */
+	F.ports[he].unplugged = false;
+	F.ports[hd].unplugged = true;
+	verify_run(&F, NULL, &r);
+	ck_assert_uint_eq(r.apm_pairs, 2);
+	ck_assert_uint_eq(r.apm_link_disjoint, 0);
+	ck_assert_uint_eq(r.apm_switch_disjoint, 0);
+	ck_assert_double_eq_tol(r.apm_routes_mean, 2.0, 1e-9);
+	ck_assert_uint_eq(r.apm_spof_pairs, 2);
+	ck_assert_str_eq(r.apm_spof_link, "\"D\"/3 - \"E\"/1");
+	ck_assert_ptr_nonnull(strstr(r.apm_example, "none link-disjoint"));
+	verify_report_free(&r);
+
+	/* HA to LID 9 the long way, A-C-B-F-D: no link in common with A-B-D, but switch B */
+	F.ports[hd].unplugged = false;
+	F.ports[he].unplugged = true;
+	apm_route(9, "A:2 C:3 B:4 F:2");
+	verify_run(&F, NULL, &r);
+	ck_assert_uint_eq(r.pairs_unreached, 0);
+	ck_assert_uint_eq(r.apm_pairs, 2);
+	ck_assert_uint_eq(r.apm_link_disjoint, 2);
+	ck_assert_uint_eq(r.apm_switch_disjoint, 1); /* HD to HA still by B and by C */
+	verify_report_free(&r);
+
+	/* both LIDs of HD the same way from A: one route, the pair named */
+	apm_route(9, "A:1 B:2");
+	verify_run(&F, NULL, &r);
+	ck_assert_uint_eq(r.apm_link_disjoint, 1);
+	ck_assert_double_eq_tol(r.apm_routes_mean, 1.5, 1e-9);
+	ck_assert_uint_eq(r.apm_spof_pairs, 1); /* A-B and B-D, on HA to HD's one route */
+	ck_assert_str_eq(r.apm_example, "\"HA\" -> \"HD\" (LID 8): 1 route(s), none link-disjoint");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+	verify_print_json(&r, o);
+	fclose(o);
+	ck_assert_ptr_nonnull(strstr(buf, "\"apm\":{\"checked\":true,\"lmc\":1,\"pairs\":2,"
+	                                  "\"link_disjoint\":1,\"switch_disjoint\":1,"));
+	free(buf);
+	verify_report_free(&r);
+
+	/* without LMC nothing is measured */
+	F.ports[ha].pi.lmc = F.ports[hd].pi.lmc = F.ports[he].pi.lmc = 0;
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.apm_checked);
+	verify_report_free(&r);
+}
+END_TEST
+
 /* ---- building fabrics ---- */
 
 START_TEST(netfile_errors_name_file_and_line)
@@ -978,6 +1093,7 @@ int main(void)
 	tcase_add_test(sma, pma_counts_what_crossed);
 	tcase_add_test(sma, verify_unicast_lids_and_multicast);
 	tcase_add_test(sma, verify_finds_a_credit_loop);
+	tcase_add_test(sma, verify_alternate_paths);
 	suite_add_tcase(s, sma);
 	TCase *build = tcase_create("building");
 	tcase_set_timeout(build, 60);
