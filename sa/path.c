@@ -24,9 +24,16 @@ static void link_caps(const struct topo *t, uint32_t p, struct path *pa)
 		pa->rate = r;
 }
 
-/* Follow the LFTs from src port to dlid. */
-static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path *pa)
+/* Follow the LFTs from src port to dlid. hops (room for SA_PATH_HOPS_MAX), when given,
+ * gets the port each hop leaves by, so that alternate paths can be told apart by what they
+ * cross. */
+static bool trace_hops(const struct topo *t, uint32_t src, uint16_t dlid, struct path *pa,
+                       uint32_t *hops, unsigned *nhops)
 {
+	unsigned dummy;
+	if (!nhops)
+		nhops = &dummy;
+	*nhops = 0;
 	pa->hops = 0;
 	pa->mtu = 5;
 	pa->rate = MAD_RATE_MAX_CODE; /* the fastest: the links lower it */
@@ -44,10 +51,12 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 		if (peer == TOPO_NONE)
 			return false;
 		link_caps(t, src, pa);
+		if (hops)
+			hops[(*nhops)++] = src;
 		at = peer;
 		pa->hops++;
 	}
-	for (unsigned guard = 0; guard < 64; guard++) {
+	for (unsigned guard = 0; guard < SA_PATH_HOPS_MAX - 1; guard++) {
 		uint32_t node = t->ports[at].node;
 		if (topo_lid_port(t, at) == dst)
 			return true;
@@ -69,10 +78,24 @@ static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path
 		if (peer == TOPO_NONE)
 			return false;
 		link_caps(t, out, pa);
+		if (hops)
+			hops[(*nhops)++] = out;
 		at = peer;
 		pa->hops++;
 	}
 	return false;
+}
+
+static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path *pa)
+{
+	return trace_hops(t, src, dlid, pa, NULL, NULL);
+}
+
+bool sa_path_hops(const struct topo *t, uint32_t src, uint16_t dlid, uint32_t *hops,
+                  unsigned *nhops)
+{
+	struct path pa;
+	return trace_hops(t, src, dlid, &pa, hops, nhops);
 }
 
 /* A selector (0 greater, 1 less, 2 exactly, 3 largest) applied to what the path offers, by
@@ -181,19 +204,107 @@ struct path_scan {
 	bool too_big; /* past what one transfer carries: stopped, NO_RESOURCES */
 };
 
+/* One (SLID, DLID) of a pair of endpoints, with the Preference its place in the order gives
+ * it: 1 when a record was added, 0 when none matches, -1 when out of memory. */
+static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, uint32_t d,
+                     uint16_t pkey, uint16_t slid, uint16_t dlid, uint8_t pref,
+                     struct sa_records *out)
+{
+	struct sa *sa = rq->sa;
+	const struct mad_path_record q = sc->q;
+	uint64_t mask = sc->mask;
+	if ((mask & PR_COMP_SLID) && slid != q.slid)
+		return 0;
+	if ((mask & PR_COMP_DLID) && dlid != q.dlid)
+		return 0;
+	struct path pa;
+	if (!cached_trace(sa, s, dlid, &pa))
+		return 0;
+	/* the QoS class (the level's SL, else the
+	 * partition's) with the routing engine's layer
+	 * (deadlock avoidance; sm_path_sl_class); the level
+	 * also caps MTU and rate */
+	const struct config_qos_level *lv = sa_qos_level(
+	    sa, s, d, mask & (PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1), q.service_id, pkey);
+	uint8_t cls = 0;
+	if (lv)
+		cls = lv->sl;
+	else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
+		cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
+	uint8_t sl = sm_path_sl_class(sa->sm, slid, dlid, cls);
+	uint8_t pkt_life = PKT_LIFE_DEFAULT;
+	if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
+		pa.mtu = lv->mtu_limit;
+	if (lv && lv->rate_limit && mad_rate_mbps(pa.rate) > mad_rate_mbps(lv->rate_limit))
+		pa.rate = lv->rate_limit;
+	if (lv && lv->packet_life != 0xff)
+		pkt_life = lv->packet_life;
+	struct mad_path_record r = {
+	    .service_id = q.service_id,
+	    .dlid = dlid,
+	    .slid = slid,
+	    .hop_limit = 0,
+	    .tclass = q.tclass,
+	    .flow_label = q.flow_label,
+	    .reversible = 1,
+	    .num_path = 0,
+	    .pkey = (uint16_t)(pkey | 0x8000),
+	    .sl = sl,
+	    .mtu_selector = 2,
+	    .mtu = pa.mtu,
+	    .rate_selector = 2,
+	    .rate = pa.rate,
+	    .pkt_life_selector = 2,
+	    .pkt_life = pkt_life,
+	    .preference = pref,
+	};
+	if ((mask & PR_COMP_SL) && q.sl != sl)
+		return 0;
+	if (mask & PR_COMP_MTU) {
+		unsigned sel = mask & PR_COMP_MTU_SELECTOR ? q.mtu_selector : 2;
+		unsigned v = apply_selector(sel, q.mtu, pa.mtu);
+		if (!v)
+			return 0;
+		r.mtu = (uint8_t)v;
+	}
+	if (mask & PR_COMP_RATE) {
+		unsigned sel = mask & PR_COMP_RATE_SELECTOR ? q.rate_selector : 2;
+		unsigned v = apply_selector(sel, mad_rate_mbps(q.rate), mad_rate_mbps(pa.rate));
+		if (!v)
+			return 0;
+		if (v != mad_rate_mbps(pa.rate))
+			r.rate = q.rate;
+	}
+	if (mask & PR_COMP_PKT_LIFE) {
+		unsigned sel = mask & PR_COMP_PKT_LIFE_SELECTOR ? q.pkt_life_selector : 2;
+		/* shorter is better: compare inverted */
+		unsigned v = apply_selector(sel == 0   ? 1
+		                            : sel == 1 ? 0
+		                                       : sel,
+		                            64 - q.pkt_life, 64 - pkt_life);
+		if (!v)
+			return 0;
+		r.pkt_life = (uint8_t)(64 - v);
+	}
+	sa_port_gid(sa, s, r.sgid);
+	sa_port_gid(sa, d, r.dgid);
+	uint8_t *rec = sa_records_add(out);
+	if (!rec)
+		return -1;
+	mad_path_record_encode(&r, rec, out->size, NULL);
+	return 1;
+}
+
 /* The records of one (source, destination) pair of a scan. false when out of memory. */
 static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s, uint32_t d,
                       struct sa_records *out)
 {
 	struct sa *sa = rq->sa;
 	const struct topo *t = sa->t;
-	const struct mad_path_record q = sc->q;
-	uint64_t mask = sc->mask;
-	unsigned numb = sc->numb;
 	const struct topo_port *sp = &t->ports[s], *dp = &t->ports[d];
 	bool sfull, dfull;
 	uint16_t pkey = sc->pkey;
-	if (!(mask & PR_COMP_PKEY)) {
+	if (!(sc->mask & PR_COMP_PKEY)) {
 		/* no partition asked for: one they share */
 		pkey = topo_shared_pkey(t, topo_lid_port(t, s), topo_lid_port(t, d));
 		if (!pkey)
@@ -202,94 +313,28 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 	if (!sa_port_has_pkey(sa, s, pkey, &sfull) || !sa_port_has_pkey(sa, d, pkey, &dfull) ||
 	    (!sfull && !dfull))
 		return true; /* not partners in that partition */
+	/* The LID pairs in the order OpenSM gives them: S0/D0, S1/D1, ... first, Preference 0,
+	 * then the rest with the source LID varying slowest, Preference 2. The engines spread a
+	 * port's LIDs over different routes, so pairs that differ at both ends are the likeliest
+	 * to be independent in both directions, and APM takes the first two. */
+	unsigned ns = 1u << sp->lmc, nd = 1u << dp->lmc, ndiag = ns < nd ? ns : nd;
 	unsigned count = 0;
-	for (uint32_t so = 0; so < (1u << sp->lmc); so++) {
-		uint16_t slid = (uint16_t)(sp->lid + so);
-		if ((mask & PR_COMP_SLID) && slid != q.slid)
-			continue;
-		for (uint32_t dof = 0; dof < (1u << dp->lmc) && count < numb; dof++) {
-			uint16_t dlid = (uint16_t)(dp->lid + dof);
-			if ((mask & PR_COMP_DLID) && dlid != q.dlid)
-				continue;
-			struct path pa;
-			if (!cached_trace(sa, s, dlid, &pa))
-				continue;
-			/* the QoS class (the level's SL, else the
-			 * partition's) with the routing engine's layer
-			 * (deadlock avoidance; sm_path_sl_class); the level
-			 * also caps MTU and rate */
-			const struct config_qos_level *lv = sa_qos_level(
-			    sa, s, d, mask & (PR_COMP_SERVICE_ID | PR_COMP_SERVICE_ID << 1),
-			    q.service_id, pkey);
-			uint8_t cls = 0;
-			if (lv)
-				cls = lv->sl;
-			else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
-				cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
-			uint8_t sl = sm_path_sl_class(sa->sm, slid, dlid, cls);
-			uint8_t pkt_life = PKT_LIFE_DEFAULT;
-			if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
-				pa.mtu = lv->mtu_limit;
-			if (lv && lv->rate_limit &&
-			    mad_rate_mbps(pa.rate) > mad_rate_mbps(lv->rate_limit))
-				pa.rate = lv->rate_limit;
-			if (lv && lv->packet_life != 0xff)
-				pkt_life = lv->packet_life;
-			struct mad_path_record r = {
-			    .service_id = q.service_id,
-			    .dlid = dlid,
-			    .slid = slid,
-			    .hop_limit = 0,
-			    .tclass = q.tclass,
-			    .flow_label = q.flow_label,
-			    .reversible = 1,
-			    .num_path = 0,
-			    .pkey = (uint16_t)(pkey | 0x8000),
-			    .sl = sl,
-			    .mtu_selector = 2,
-			    .mtu = pa.mtu,
-			    .rate_selector = 2,
-			    .rate = pa.rate,
-			    .pkt_life_selector = 2,
-			    .pkt_life = pkt_life,
-			};
-			if ((mask & PR_COMP_SL) && q.sl != sl)
-				continue;
-			if (mask & PR_COMP_MTU) {
-				unsigned sel = mask & PR_COMP_MTU_SELECTOR ? q.mtu_selector : 2;
-				unsigned v = apply_selector(sel, q.mtu, pa.mtu);
-				if (!v)
-					continue;
-				r.mtu = (uint8_t)v;
-			}
-			if (mask & PR_COMP_RATE) {
-				unsigned sel = mask & PR_COMP_RATE_SELECTOR ? q.rate_selector : 2;
-				unsigned v = apply_selector(sel, mad_rate_mbps(q.rate),
-				                            mad_rate_mbps(pa.rate));
-				if (!v)
-					continue;
-				if (v != mad_rate_mbps(pa.rate))
-					r.rate = q.rate;
-			}
-			if (mask & PR_COMP_PKT_LIFE) {
-				unsigned sel =
-				    mask & PR_COMP_PKT_LIFE_SELECTOR ? q.pkt_life_selector : 2;
-				/* shorter is better: compare inverted */
-				unsigned v = apply_selector(sel == 0   ? 1
-				                            : sel == 1 ? 0
-				                                       : sel,
-				                            64 - q.pkt_life, 64 - pkt_life);
-				if (!v)
-					continue;
-				r.pkt_life = (uint8_t)(64 - v);
-			}
-			sa_port_gid(sa, s, r.sgid);
-			sa_port_gid(sa, d, r.dgid);
-			uint8_t *rec = sa_records_add(out);
-			if (!rec)
+	for (unsigned k = 0; k < ndiag && count < sc->numb; k++) {
+		int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + k),
+		                  (uint16_t)(dp->lid + k), 0, out);
+		if (r < 0)
+			return false;
+		count += (unsigned)r;
+	}
+	for (unsigned so = 0; so < ns; so++) {
+		for (unsigned dof = 0; dof < nd && count < sc->numb; dof++) {
+			if (so == dof)
+				continue; /* on the diagonal, given above */
+			int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + so),
+			                  (uint16_t)(dp->lid + dof), 2, out);
+			if (r < 0)
 				return false;
-			mad_path_record_encode(&r, rec, out->size, NULL);
-			count++;
+			count += (unsigned)r;
 		}
 	}
 	return true;
@@ -540,81 +585,4 @@ void sa_path_jobs_free(struct sa *sa)
 		free(job);
 	}
 	sa->njobs = 0;
-}
-
-/* MultiPathRecord component bits (IBA 15.2.5.20), and the PathRecord bits they map to */
-static const struct {
-	uint64_t mpr, pr;
-} mpr_to_pr[] = {
-    {1ull << 0, PR_COMP_RAW_TRAFFIC},        {1ull << 2, PR_COMP_FLOW_LABEL},
-    {1ull << 3, PR_COMP_HOP_LIMIT},          {1ull << 4, PR_COMP_TCLASS},
-    {1ull << 5, PR_COMP_REVERSIBLE},         {1ull << 7, PR_COMP_PKEY},
-    {1ull << 8, PR_COMP_QOS_CLASS},          {1ull << 9, PR_COMP_SL},
-    {1ull << 10, PR_COMP_MTU_SELECTOR},      {1ull << 11, PR_COMP_MTU},
-    {1ull << 12, PR_COMP_RATE_SELECTOR},     {1ull << 13, PR_COMP_RATE},
-    {1ull << 14, PR_COMP_PKT_LIFE_SELECTOR}, {1ull << 15, PR_COMP_PKT_LIFE},
-    {1ull << 16, PR_COMP_SERVICE_ID},      /* ServiceID, 8 MSBs ... */
-    {1ull << 21, PR_COMP_SERVICE_ID << 1}, /* ... and 56 LSBs */
-};
-#define MPR_COMP_NUMB_PATH  (1ull << 6)
-#define MPR_COMP_SGID_COUNT (1ull << 19)
-#define MPR_COMP_DGID_COUNT (1ull << 20)
-#define MPR_FIXED           24
-
-uint16_t sa_multipaths(struct sa_req *rq, const uint8_t *req, size_t len, uint64_t mask,
-                       struct sa_records *out)
-{
-	struct sa *sa = rq->sa;
-	if (len < MPR_FIXED)
-		return MAD_STATUS_SA_REQ_INVALID;
-	if (!(mask & MPR_COMP_SGID_COUNT) || !(mask & MPR_COMP_DGID_COUNT))
-		return MAD_STATUS_SA_INSUF_COMPONENTS;
-	unsigned ns = req[15], nd = req[16]; /* SGIDCount, DGIDCount */
-	if (!ns || !nd)
-		return MAD_STATUS_SA_INSUF_COMPONENTS;
-	if (MPR_FIXED + (size_t)(ns + nd) * 16 > len)
-		return MAD_STATUS_SA_REQ_INVALID; /* more GIDs than the request carries */
-	const uint8_t *gids = req + MPR_FIXED;
-	for (unsigned i = 0; i < ns + nd; i++)
-		if (sa_gid_port(sa, gids + 16 * i) == TOPO_NONE)
-			return MAD_STATUS_SA_INVALID_GID;
-	/* the PathRecord the shared components make, asked for each SGID-DGID pair */
-	struct mad_path_record p = {0};
-	p.raw_traffic = (uint8_t)mad_bits_get(req, 0, 1);
-	p.flow_label = (uint32_t)mad_bits_get(req, 4, 20);
-	p.hop_limit = (uint8_t)mad_bits_get(req, 24, 8);
-	p.tclass = req[4];
-	p.reversible = (uint8_t)mad_bits_get(req, 40, 1);
-	p.pkey = (uint16_t)mad_bits_get(req, 48, 16);
-	p.qos_class = (uint16_t)mad_bits_get(req, 64, 12);
-	p.sl = (uint8_t)mad_bits_get(req, 76, 4);
-	p.mtu_selector = (uint8_t)mad_bits_get(req, 80, 2);
-	p.mtu = (uint8_t)mad_bits_get(req, 82, 6);
-	p.rate_selector = (uint8_t)mad_bits_get(req, 88, 2);
-	p.rate = (uint8_t)mad_bits_get(req, 90, 6);
-	p.pkt_life_selector = (uint8_t)mad_bits_get(req, 96, 2);
-	p.pkt_life = (uint8_t)mad_bits_get(req, 98, 6);
-	p.service_id = mad_bits_get(req, 104, 8) << 56 | mad_bits_get(req, 136, 56);
-	uint64_t pmask = PR_COMP_SGID | PR_COMP_DGID;
-	for (size_t i = 0; i < sizeof(mpr_to_pr) / sizeof(mpr_to_pr[0]); i++)
-		if (mask & mpr_to_pr[i].mpr)
-			pmask |= mpr_to_pr[i].pr;
-	unsigned limit = (mask & MPR_COMP_NUMB_PATH) && req[5] & 0x7f ? req[5] & 0x7f : 127;
-	for (unsigned s = 0; s < ns; s++) {
-		for (unsigned d = 0; d < nd && out->n < limit; d++) {
-			memcpy(p.sgid, gids + 16 * s, 16);
-			memcpy(p.dgid, gids + 16 * (ns + d), 16);
-			uint8_t wire[64] = {0};
-			mad_path_record_encode(&p, wire, sizeof(wire), NULL);
-			struct sa_records one = {.size = out->size, .stride = out->stride};
-			uint16_t st = sa_paths(rq, wire, pmask, true, &one);
-			for (uint32_t k = 0; !st && k < one.n && out->n < limit; k++) {
-				uint8_t *r = sa_records_add(out);
-				if (r)
-					memcpy(r, one.buf + (size_t)k * one.stride, out->stride);
-			}
-			sa_records_free(&one);
-		}
-	}
-	return 0;
 }

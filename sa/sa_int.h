@@ -268,8 +268,14 @@ void sa_state_hold(struct sa *sa, const struct mad_addr *to, const uint8_t *mad)
 void sa_state_release(struct sa *sa); /* send what is held (after a save, or at the end) */
 uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                   struct sa_records *out);
+/* The ports a packet from port src to dlid leaves by, one per hop, as the programmed
+ * tables send it (hops: room for SA_PATH_HOPS_MAX). false when the tables do not deliver. */
+#define SA_PATH_HOPS_MAX 65 /* the source's link and 64 switch hops */
+bool sa_path_hops(const struct topo *t, uint32_t src, uint16_t dlid, uint32_t *hops,
+                  unsigned *nhops);
 /* PathRecords for a MultiPathRecord request (len bytes, its GIDs included): every
- * SGID-DGID pair, at most NumbPath in all. */
+ * SGID-DGID pair, at most NumbPath in all; with an IndependenceSelector, a set of
+ * mutually independent paths first (sa/multipath.c). */
 uint16_t sa_multipaths(struct sa_req *rq, const uint8_t *req, size_t len, uint64_t mask,
                        struct sa_records *out);
 
