@@ -304,14 +304,32 @@ static int endpoint_gid(struct cli *c, const char *s, uint8_t gid[16])
 	return rc;
 }
 
-/* mpaths SRC[,SRC...] DST[,DST...]: a MultiPathRecord GetMulti for every pair */
+/* mpaths' --independent: the IndependenceSelector asked for (link 1, node 2), 0 for none,
+ * -1 when the word is not one. */
+static int independence_arg(int argc, char **argv)
+{
+	if (argc == 3)
+		return 0;
+	if (argc == 5 && !strcmp(argv[3], "--independent")) {
+		if (!strcmp(argv[4], "link"))
+			return 1;
+		if (!strcmp(argv[4], "node"))
+			return 2;
+	}
+	return -1;
+}
+
+/* mpaths SRC[,SRC...] DST[,DST...] [--independent link|node]: a MultiPathRecord GetMulti
+ * for every pair, the paths that share no link (or no switch) first when asked */
 int cmd_mpaths(struct cli *c, int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "ibsa mpaths: give SRC[,SRC...] and DST[,DST...]\n");
+	int indep = independence_arg(argc, argv);
+	if (indep < 0) {
+		fprintf(stderr, "ibsa mpaths: give SRC[,SRC...] and DST[,DST...], and maybe "
+		                "--independent link|node\n");
 		return EXIT_USAGE;
 	}
-	struct mad_multipath_record mp = {0};
+	struct mad_multipath_record mp = {.independence_selector = (uint8_t)indep};
 	for (int side = 0; side < 2; side++) {
 		char *list = strdup(argv[1 + side]), *save = NULL;
 		if (!list)
@@ -338,13 +356,22 @@ int cmd_mpaths(struct cli *c, int argc, char **argv)
 	uint8_t req[MAD_SA_DATA_SIZE] = {0};
 	mad_multipath_record_encode(&mp, req, sizeof(req), NULL);
 	struct sa_answer ans;
-	/* SGIDCount and DGIDCount */
-	int rc = sa_query(c, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD,
-	                  (1ull << 19) | (1ull << 20), req, sizeof(req), &ans, "mpaths");
+	/* SGIDCount and DGIDCount, and IndependenceSelector when asked */
+	uint64_t mask = (1ull << 19) | (1ull << 20) | (indep ? 1ull << 17 : 0);
+	int rc = sa_query(c, MAD_METHOD_GET_MULTI, MAD_ATTR_MULTIPATH_RECORD, mask, req,
+	                  sizeof(req), &ans, "mpaths");
 	if (rc == EXIT_OK) {
 		print_records(c, &mad_path_record_layout, &ans, "path");
 		if (!ans.n)
 			rc = EXIT_MAD_STATUS;
+		else if (indep && !c->json) {
+			/* ibsmd says in each record's NumbPath how many lead the answer as the
+			 * independent set (Preference 0) */
+			struct mad_path_record first;
+			mad_path_record_decode(ans.recs, ans.stride, &first, NULL);
+			printf("# %u %s-independent path%s first\n", first.num_path,
+			       indep == 1 ? "link" : "node", first.num_path == 1 ? "" : "s");
+		}
 	}
 	cli_answer_free(&ans.a);
 	return rc;
