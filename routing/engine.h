@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "fabric/fabric.h"
 #include "util/log.h"
+#include "util/vec.h"
 
 #define RT_INF UINT16_MAX
 
@@ -159,5 +160,34 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
                     uint32_t ncand);
 /* At t itself: its LIDs leave by their own ports. */
 void routing_assign_local(struct routing_ctx *ctx, uint32_t t);
+
+/* ---- alternate routes for LMC blocks (routing/lmc.c) ---- */
+
+/* An engine's rule for the alternates: switch v may forward to neighbour w, whose own route
+ * on is in state w_state; the state of v's route then, or -1 when the rule forbids the step.
+ * dst_state: the destination switch's. */
+struct routing_alt_rules {
+	int (*step)(const void *arg, uint32_t v, uint32_t w, uint8_t w_state);
+	const void *arg;
+	uint8_t dst_state;
+};
+struct routing_alt_change {
+	uint32_t sw;
+	uint16_t lid;
+	uint8_t port; /* what it held before */
+};
+/* The entries the alternates changed, to put back (an engine whose layering fails). */
+struct routing_alt_undo {
+	VEC(struct routing_alt_change) changes;
+};
+/* After an engine routed every LID: route each CA port's LIDs 2i+1 away from its LIDs 2i
+ * (no shared link from any switch, no shared switch where the graph allows), within rules
+ * (NULL: any step). undo (optional) records the changes; alt (optional, one per ctx->dst
+ * entry, false on entry) is set for the destinations given alternates. What it found is
+ * logged. 0, or -1 (out of memory, ctx->why). */
+int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
+                           struct routing_alt_undo *undo, bool *alt);
+/* Put back what the alternates changed (undo emptied). */
+void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo);
 
 #endif

@@ -48,7 +48,9 @@ static int minhop_unicast(struct routing_ctx *ctx, void *state)
 	struct minhop m = {ctx, h.d};
 	routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
 	routing_hops_free(&h);
-	return 0;
+	/* LMC: the odd LIDs of a block take routes apart from the even ones, longer where no
+	 * disjoint shortest path exists (minhop is not free of credit loops either way) */
+	return routing_lmc_alternates(ctx, NULL, NULL, NULL);
 }
 
 const struct routing_engine routing_minhop = {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "routing/cdg.h"
+#include "routing/updown.h"
 #include "routing/weighted.h"
 
 #define NONE UINT32_MAX
@@ -95,8 +96,62 @@ out:
 
 /* ---- dfsssp: layers ---- */
 
-/* First fit: every path in turn goes to the lowest layer its dependencies leave acyclic. */
-static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st)
+/* The dependencies of the path from switch s0 to lid (along the tables): switch, input and
+ * output of each hop after the first. */
+static unsigned path_deps(const struct routing_ctx *ctx, const struct cdg *g, uint32_t s0,
+                          uint32_t t, uint16_t lid, uint32_t *dsw, uint8_t *din, uint8_t *dout)
+{
+	unsigned nd = 0, in = 0;
+	bool came = false;
+	for (uint32_t s = s0, hop = 0; s != t && hop < 64; hop++) {
+		uint8_t p = ctx->t->sws[s].lft[lid];
+		uint32_t ch = p && p != 0xff ? cdg_channel(g, s, p) : NONE;
+		if (ch == NONE)
+			break;
+		if (came && nd < 64) {
+			dsw[nd] = s;
+			din[nd] = (uint8_t)in;
+			dout[nd++] = p;
+		}
+		came = true;
+		in = g->in[ch];
+		s = g->to_sw[ch];
+	}
+	return nd;
+}
+
+/* The lowest layer from lo on that takes the path's dependencies without a cycle (they are
+ * added to it), budget when none does; -2 out of memory. */
+static int fit_path(struct cdg *g, unsigned lo, unsigned budget, const uint32_t *dsw,
+                    const uint8_t *din, const uint8_t *dout, unsigned nd)
+{
+	for (unsigned l = lo; l < budget; l++) {
+		unsigned k = 0;
+		int r = 0;
+		bool fresh[64];
+		for (; k < nd; k++) {
+			r = cdg_add(g, l, dsw[k], din[k], dout[k]);
+			if (r < 0)
+				break;
+			fresh[k] = r == 1;
+		}
+		if (k == nd)
+			return (int)l;
+		/* undo this try: the layer stays as it was */
+		while (k--)
+			if (fresh[k])
+				cdg_remove(g, l, dsw[k], din[k], dout[k]);
+		if (r == -2)
+			return -2;
+	}
+	return (int)budget;
+}
+
+/* First fit: every path in turn goes to the lowest layer its dependencies leave acyclic.
+ * The LMC alternates (alt[d], NULL: none) come after all the others, in layers above theirs:
+ * an alternate then never pushes a primary route up, and alternates that keep a rule of
+ * their own (up/down) share one layer. */
+static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool *alt)
 {
 	struct cdg g;
 	int rc = -1;
@@ -105,81 +160,113 @@ static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st)
 		goto out;
 	}
 	uint32_t ns = ctx->nsw;
-	unsigned used = 1;
+	unsigned used = 1, lo = 0;
 	uint64_t tried = 0;
-	for (uint32_t t = 0; t < ns; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
-			uint16_t lid = ctx->dst[d].lid;
-			for (uint32_t s0 = 0; s0 < ns; s0++) {
-				uint32_t src = st->src_of_sw[s0];
-				if (src == NONE || s0 == t)
+	for (int pass = 0; pass < (alt ? 2 : 1); pass++) {
+		if (pass == 1)
+			lo = used;
+		for (uint32_t t = 0; t < ns; t++)
+			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+				if (alt && alt[d] != (pass == 1))
 					continue;
-				/* the path's dependencies */
-				uint32_t dsw[64];
-				uint8_t din[64], dout[64];
-				unsigned nd = 0, in = 0;
-				bool came = false;
-				for (uint32_t s = s0, hop = 0; s != t && hop < 64; hop++) {
-					uint8_t p = ctx->t->sws[s].lft[lid];
-					uint32_t ch = p && p != 0xff ? cdg_channel(&g, s, p) : NONE;
-					if (ch == NONE)
-						break;
-					if (came && nd < 64) {
-						dsw[nd] = s;
-						din[nd] = (uint8_t)in;
-						dout[nd++] = p;
-					}
-					came = true;
-					in = g.in[ch];
-					s = g.to_sw[ch];
-				}
-				unsigned l = 0;
-				for (; l < st->budget; l++) {
-					unsigned k = 0;
-					int r = 0;
-					bool fresh[64];
-					for (; k < nd; k++) {
-						r = cdg_add(&g, l, dsw[k], din[k], dout[k]);
-						if (r < 0)
-							break;
-						fresh[k] = r == 1;
-					}
-					if (k == nd)
-						break;
-					/* undo this try: the layer stays as it was */
-					while (k--)
-						if (fresh[k])
-							cdg_remove(&g, l, dsw[k], din[k], dout[k]);
-					if (r == -2) {
+				for (uint32_t s0 = 0; s0 < ns; s0++) {
+					uint32_t src = st->src_of_sw[s0];
+					if (src == NONE || s0 == t)
+						continue;
+					uint32_t dsw[64];
+					uint8_t din[64], dout[64];
+					unsigned nd = path_deps(ctx, &g, s0, t, ctx->dst[d].lid,
+					                        dsw, din, dout);
+					int l = fit_path(&g, lo, st->budget, dsw, din, dout, nd);
+					tried++;
+					if (l == -2) {
 						why_oom(ctx, "dfsssp");
 						goto out;
 					}
+					if ((unsigned)l == st->budget) {
+						bool capped =
+						    ctx->cfg &&
+						    ctx->cfg->routing_max_vls == st->budget;
+						snprintf(ctx->why, sizeof(ctx->why),
+						         "dfsssp: the %s need more than %u virtual "
+						         "layers to be free of credit loops, and "
+						         "%s %u VL%s",
+						         pass ? "LMC alternates" : "shortest paths",
+						         st->budget,
+						         capped ? "routing_max_vls allows"
+						                : "the switch links run",
+						         st->budget, st->budget == 1 ? "" : "s");
+						goto out;
+					}
+					st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
+					if ((unsigned)l + 1 > used)
+						used = (unsigned)l + 1;
 				}
-				tried++;
-				if (l == st->budget) {
-					bool capped =
-					    ctx->cfg && ctx->cfg->routing_max_vls == st->budget;
-					snprintf(
-					    ctx->why, sizeof(ctx->why),
-					    "dfsssp: the shortest paths need more than %u virtual "
-					    "layers to be free of credit loops, and %s %u VL%s",
-					    st->budget,
-					    capped ? "routing_max_vls allows"
-					           : "the switch links run",
-					    st->budget, st->budget == 1 ? "" : "s");
-					goto out;
-				}
-				st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
-				if (l + 1 > used)
-					used = l + 1;
 			}
-		}
+	}
 	st->nlayers = (uint8_t)used;
-	log_notice(ctx->log, "routing", "dfsssp: %llu paths in %u virtual layer(s) of %u",
-	           (unsigned long long)tried, st->nlayers, st->budget);
+	log_notice(ctx->log, "routing", "dfsssp: %llu paths in %u virtual layer(s) of %u%s",
+	           (unsigned long long)tried, st->nlayers, st->budget,
+	           lo ? " (LMC alternates from the first free one)" : "");
 	rc = 0;
 out:
 	cdg_free(&g);
+	return rc;
+}
+
+/* dfsssp at LMC > 0: the alternates routed freely in layers of their own; if they need more
+ * than the VLs left, routed by the up/down rule instead, which one layer takes; if even that
+ * does not fit, the alternate LIDs keep sssp's routes. */
+static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
+{
+	uint32_t ns = ctx->nsw, nroots = 0;
+	struct routing_alt_undo undo = {0};
+	bool *alt = calloc(st->ndst + 1, sizeof(bool));
+	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1));
+	bool *leaf = malloc(ns + 1);
+	struct updown u = {0};
+	int rc = -1;
+	if (!alt || !roots || !leaf) {
+		why_oom(ctx, "dfsssp");
+		goto out;
+	}
+	if (routing_lmc_alternates(ctx, NULL, &undo, alt) < 0)
+		goto out;
+	if (!undo.changes.n) {
+		rc = dfsssp_first_fit(ctx, st, NULL);
+		goto out;
+	}
+	if (dfsssp_first_fit(ctx, st, alt) == 0) {
+		rc = 0;
+		goto out;
+	}
+	log_notice(ctx->log, "routing", "%s: the alternates go by the up/down rule instead",
+	           ctx->why);
+	routing_lmc_revert(ctx, &undo);
+	memset(alt, 0, st->ndst * sizeof(bool));
+	routing_host_switches(ctx, leaf);
+	if (routing_detect_roots(ctx, leaf, roots, &nroots) == 0 &&
+	    updown_init(&u, ctx, roots, nroots, false) == 0) {
+		struct routing_alt_rules rules = {updown_alt_step, &u, UD_DOWN};
+		if (routing_lmc_alternates(ctx, &rules, &undo, alt) < 0)
+			goto out;
+		if (dfsssp_first_fit(ctx, st, alt) == 0) {
+			rc = 0;
+			goto out;
+		}
+		routing_lmc_revert(ctx, &undo);
+	}
+	log_warn(ctx->log, "routing",
+	         "dfsssp: no room for the LMC alternates (%s): the alternate LIDs follow sssp's "
+	         "routes, which may share links with the primary ones",
+	         ctx->why);
+	rc = dfsssp_first_fit(ctx, st, NULL);
+out:
+	updown_free(&u);
+	vec_free(&undo.changes);
+	free(alt);
+	free(roots);
+	free(leaf);
 	return rc;
 }
 
@@ -265,7 +352,11 @@ static int sssp_unicast(struct routing_ctx *ctx, void *state)
 	}
 	if (sssp_route(ctx, &c, engine) < 0)
 		goto out;
-	rc = st->layered ? dfsssp_first_fit(ctx, st) : 0;
+	/* LMC alternates before the layering, which then covers them */
+	if (st->layered)
+		rc = dfsssp_layers_lmc(ctx, st);
+	else
+		rc = routing_lmc_alternates(ctx, NULL, NULL, NULL);
 out:
 	chans_free(&c);
 	return rc;

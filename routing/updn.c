@@ -31,6 +31,9 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	         u.ranked);
 	struct updown_hooks h = {.route = updn_route, .arg = ctx};
 	int rc = updown_route_all(&u, ctx, leaf, &h);
+	struct routing_alt_rules rules = {.step = updown_alt_step, .arg = &u, .dst_state = UD_DOWN};
+	if (rc == 0)
+		rc = routing_lmc_alternates(ctx, &rules, NULL, NULL);
 	updown_free(&u);
 	free(leaf);
 	return rc;

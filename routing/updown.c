@@ -72,6 +72,13 @@ bool updown_first_phase(const struct updown *u, uint32_t a, uint32_t b)
 	return u->reverse ? away : towards_roots;
 }
 
+int updown_alt_step(const void *arg, uint32_t v, uint32_t w, uint8_t w_state)
+{
+	if (updown_first_phase(arg, v, w))
+		return UD_UP;
+	return w_state == UD_DOWN ? UD_DOWN : -1;
+}
+
 void updown_label(struct updown *u, const struct routing_ctx *ctx, uint32_t dst)
 {
 	/* One BFS backwards from dst labels every switch with its distance and how its route

@@ -37,6 +37,10 @@ void updown_free(struct updown *u);
 /* Is a -> b a move of the first phase (up: towards the roots, or away from them reversed)? */
 bool updown_first_phase(const struct updown *u, uint32_t a, uint32_t b);
 
+/* The up/down rule for LMC alternates (struct routing_alt_rules, arg: the updown, dst_state
+ * UD_DOWN): a step down only onto a switch whose route descends all the way. */
+int updown_alt_step(const void *arg, uint32_t v, uint32_t w, uint8_t w_state);
+
 /* Label every switch for destination switch dst. */
 void updown_label(struct updown *u, const struct routing_ctx *ctx, uint32_t dst);
 
