@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agents.h"
 #include "mad/mad_types.h"
 #include "server.h"
 #include "topology.h"
@@ -52,6 +53,8 @@ static const char help[] =
     "port NODE PORT              a port's state, LID and peer\n"
     "lft NODE                    a switch's LFT: LID port, for every set entry\n"
     "lids                        every endpoint's GUID, LID, LMC and node\n"
+    "send NODE PORT DLID         a data packet from a port to DLID through the tables and\n"
+    "                            port states as they are: where it arrives, or why it drops\n"
     "mkeys                       every endpoint's GUID, M_Key, protection, lease, M_Key\n"
     "                            violations and node\n"
     "lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
@@ -302,6 +305,28 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			pi->lid = (uint16_t)strtoul(argv[3], NULL, 0);
 			pi->lmc = argc == 5 ? (uint8_t)atoi(argv[4]) : 0;
 			fabric_lid_update(f, lp, old, old_lmc);
+		}
+	} else if (!strcmp(argv[0], "send") && argc == 4) {
+		/* the data plane as a packet meets it (ACTIVE links only): what an HCA's traffic on
+		 * a path does when a link fails and nobody has reprogrammed anything yet */
+		uint32_t from;
+		char *e;
+		unsigned long dlid = strtoul(argv[3], &e, 0);
+		if (node_port(f, argv[1], argv[2], &from, o) < 0) {
+			rc = -1;
+		} else if (*e || !dlid || dlid > 0xbfff) {
+			fprintf(o, "bad DLID \"%s\"\n", argv[3]);
+			rc = -1;
+		} else {
+			struct route r;
+			if (route_lid(f, from, (uint16_t)dlid, false, &r) == 0) {
+				fprintf(o, "delivered to \"%s\" port %u in %u hops\n",
+				        f->nodes[f->ports[r.arrival].node].name,
+				        f->ports[r.arrival].num, r.hops);
+			} else {
+				fprintf(o, "dropped after %u hops: %s\n", r.hops, r.why);
+				rc = -1;
+			}
 		}
 	} else if (!strcmp(argv[0], "lids")) {
 		for (uint32_t i = 0; i < f->nports; i++) {
