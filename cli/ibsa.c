@@ -25,7 +25,8 @@ static const struct command commands[] = {
      "                         PathRecords; SRC/DST: LID, port GUID, GID,\n"
      "                           node description, or all; for a service, a partition"},
     {"mpaths", cmd_mpaths,
-     "mpaths SRC[,SRC..] DST[,DST..]  PathRecords for every pair (MultiPathRecord)"},
+     "mpaths SRC[,SRC..] DST[,DST..] [--independent link|node]  PathRecords for every pair "
+     "(MultiPathRecord); --independent: those sharing no link (node: no switch) first"},
     {"mcast", cmd_mcast, "mcast [MGID]             multicast groups (members with --sm-key)"},
     {"mft", cmd_mft, "mft [SWITCH-LID]         multicast forwarding tables"},
     {"sm", cmd_sm, "sm                       SMInfoRecords"},
