@@ -59,11 +59,16 @@ struct alt {
 	uint16_t ref[8];
 	unsigned nref;
 	bool *covered;
+	/* 2-edge-connected components of the switch graph: a switch in another component than
+	 * the destination's crosses a bridge to it, and no alternate avoids that */
+	uint32_t *comp;
+	uint32_t *peer_edge; /* per edge (index into adj): the same cable the other way */
 	struct {
 		uint32_t blocks; /* LID pairs (2i, 2i+1) of CA ports */
 		uint32_t kept;   /* ... that kept the engine's routes: a host switch had no way */
 		/* host switches x pairs: paths to 2i and 2i+1 sharing no link, no switch */
 		uint64_t sources, link_disjoint, switch_disjoint;
+		uint64_t possible; /* ... of the sources not across a bridge from the destination */
 	} stats;
 	struct routing_alt_undo *undo;
 };
@@ -179,6 +184,54 @@ static bool better(const struct alt *a, uint32_t v, uint16_t lid, struct alt_sco
 /* One round: every switch not in the tree with a neighbour in it picks its best way in (with
  * level > 0 only through switches joined in the last round, which keeps the rounds in order
  * of length). Then all of them join at once. Returns how many. */
+/* The edges by which v may join now: into the tree, through a switch of the level before
+ * (level > 0), by the rules. */
+static bool may_join(const struct alt *a, uint32_t v, uint32_t e, uint32_t t, uint16_t level)
+{
+	uint32_t w = a->ctx->adj[e].to;
+	if (w != t && a->par[w] == NONE)
+		return false;
+	if (level && a->len[w] + 1u != level)
+		return false;
+	return join_state(a, v, e) >= 0;
+}
+
+/* v's best way in now, NONE if none: each edge scored against each LID v should keep apart
+ * from (one marking of a path serves all of v's edges). */
+static uint32_t best_way_in(struct alt *a, uint32_t v, uint32_t t, uint16_t lid1, uint16_t level)
+{
+	const struct routing_ctx *ctx = a->ctx;
+	uint32_t first = ctx->adj_start[v], n = ctx->adj_start[v + 1] - first;
+	struct alt_score es[256];
+	if (n > 256)
+		n = 256;
+	for (uint32_t k = 0; k < n; k++)
+		es[k] = (struct alt_score){false, false, UINT32_MAX};
+	bool all = a->nref > 1 && !a->covered[v];
+	for (unsigned i = all ? 0 : a->nref - 1; i < a->nref; i++) {
+		if (!mark_primary(a, v, t, a->ref[i]))
+			continue;
+		for (uint32_t k = 0; k < n; k++) {
+			if (!may_join(a, v, first + k, t, level))
+				continue;
+			struct alt_score s = score(a, v, first + k, t);
+			if (score_better(s, es[k]))
+				es[k] = s;
+		}
+	}
+	uint32_t be = NONE;
+	struct alt_score bs = {0};
+	for (uint32_t k = 0; k < n; k++) {
+		if (!may_join(a, v, first + k, t, level))
+			continue;
+		if (better(a, v, lid1, es[k], first + k, bs, be)) {
+			be = first + k;
+			bs = es[k];
+		}
+	}
+	return be;
+}
+
 static uint32_t round_grow(struct alt *a, uint32_t t, uint16_t lid1, uint16_t level)
 {
 	struct routing_ctx *ctx = a->ctx;
@@ -186,22 +239,7 @@ static uint32_t round_grow(struct alt *a, uint32_t t, uint16_t lid1, uint16_t le
 	for (uint32_t v = 0; v < a->ns; v++) {
 		if (a->par[v] != NONE || v == t || a->seen[v] != 1)
 			continue;
-		uint32_t be = NONE;
-		struct alt_score bs = {0};
-		for (uint32_t e = ctx->adj_start[v]; e < ctx->adj_start[v + 1]; e++) {
-			uint32_t w = ctx->adj[e].to;
-			if (w != t && a->par[w] == NONE)
-				continue;
-			if (level && a->len[w] + 1u != level)
-				continue;
-			if (join_state(a, v, e) < 0)
-				continue;
-			struct alt_score s = score_v(a, v, e, t);
-			if (better(a, v, lid1, s, e, bs, be)) {
-				be = e;
-				bs = s;
-			}
-		}
+		uint32_t be = best_way_in(a, v, t, lid1, level);
 		if (be == NONE)
 			continue;
 		a->cand[a->ncand] = v;
@@ -357,7 +395,7 @@ static bool improve_pair(struct alt *a, uint32_t v, uint32_t t, uint16_t lid0)
 	return false;
 }
 
-#define ALT_PASSES 8
+#define ALT_PASSES 3
 /* switches up to which pairs of moves are tried */
 #define ALT_PAIR_MAX 64
 
@@ -365,7 +403,7 @@ static void improve(struct alt *a, uint32_t t, uint16_t lid0)
 {
 	bool short_of = false;
 	for (uint32_t v = 0; v < a->ns && !short_of; v++)
-		short_of = a->par[v] != NONE &&
+		short_of = a->par[v] != NONE && a->comp[v] == a->comp[t] &&
 		           vscore(a, v, t, lid0) < SCORE_LINK + SCORE_SWITCH - ALT_MAX_HOPS &&
 		           a->hosts[v];
 	if (!short_of)
@@ -384,7 +422,8 @@ static void improve(struct alt *a, uint32_t t, uint16_t lid0)
 		for (uint32_t v = 0; v < a->ns; v++)
 			a->seen[v] = 0;
 		for (uint32_t v = 0; v < a->ns; v++) {
-			if (a->par[v] == NONE || !a->hosts[v] ||
+			/* a host switch across a bridge from t can have none: not worth a move */
+			if (a->par[v] == NONE || !a->hosts[v] || a->comp[v] != a->comp[t] ||
 			    vscore(a, v, t, lid0) >= SCORE_LINK + SCORE_SWITCH - ALT_MAX_HOPS)
 				continue;
 			for (uint32_t x = v, h = 0; x != t && a->seen[x] != 2 && h < ALT_MAX_HOPS;
@@ -520,6 +559,7 @@ static void count(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
 		if (v == t || !a->hosts[v] || next_hop(a, v, lid0) == NONE)
 			continue;
 		a->stats.sources++;
+		a->stats.possible += a->comp[v] == a->comp[t];
 		bool link = lft_apart_v(a, v, t, lid1, &sw);
 		a->stats.link_disjoint += link;
 		a->stats.switch_disjoint += link && sw;
@@ -546,6 +586,70 @@ static void block_refs(struct alt *a, uint32_t t, uint32_t d, uint32_t i)
 	}
 }
 
+/* Label the 2-edge-connected components (Tarjan's bridges, iterative; parallel links are
+ * separate edges, so a doubled cable is no bridge). Returns -1 out of memory. */
+static int two_edge_components(struct alt *a)
+{
+	const struct routing_ctx *ctx = a->ctx;
+	uint32_t ns = a->ns, *disc = malloc(sizeof(uint32_t) * (ns + 1)),
+	         *low = malloc(sizeof(uint32_t) * (ns + 1)),
+	         *pe = malloc(sizeof(uint32_t) * (ns + 1)),
+	         *it = malloc(sizeof(uint32_t) * (ns + 1)),
+	         *stk = malloc(sizeof(uint32_t) * (ns + 1));
+	if (!disc || !low || !pe || !it || !stk) {
+		free(disc), free(low), free(pe), free(it), free(stk);
+		return -1;
+	}
+	uint32_t clock = 0, ncomp = 0, sp = 0, vs = 0;
+	for (uint32_t v = 0; v < ns; v++)
+		disc[v] = NONE;
+	for (uint32_t r = 0; r < ns; r++) {
+		if (disc[r] != NONE)
+			continue;
+		/* the DFS path in a->stack (reused), the component stack in stk */
+		disc[r] = low[r] = clock++;
+		pe[r] = NONE;
+		it[r] = ctx->adj_start[r];
+		a->stack[vs++] = r;
+		stk[sp++] = r;
+		while (vs) {
+			uint32_t v = a->stack[vs - 1];
+			if (it[v] < ctx->adj_start[v + 1]) {
+				uint32_t e = it[v]++, w = ctx->adj[e].to;
+				/* the edge back to the parent: the same cable, seen from v */
+				if (pe[v] != NONE && e == a->peer_edge[pe[v]])
+					continue;
+				if (disc[w] == NONE) {
+					disc[w] = low[w] = clock++;
+					pe[w] = e;
+					it[w] = ctx->adj_start[w];
+					a->stack[vs++] = w;
+					stk[sp++] = w;
+				} else if (disc[w] < low[v]) {
+					low[v] = disc[w];
+				}
+				continue;
+			}
+			vs--;
+			if (vs) {
+				uint32_t u = a->stack[vs - 1];
+				if (low[v] < low[u])
+					low[u] = low[v];
+			}
+			if (low[v] == disc[v]) { /* v heads a component: pop it */
+				uint32_t x;
+				do {
+					x = stk[--sp];
+					a->comp[x] = ncomp;
+				} while (x != v);
+				ncomp++;
+			}
+		}
+	}
+	free(disc), free(low), free(pe), free(it), free(stk);
+	return 0;
+}
+
 static int alt_init(struct alt *a, struct routing_ctx *ctx)
 {
 	const struct topo *t = ctx->t;
@@ -562,13 +666,18 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 	a->choice = malloc(sizeof(uint32_t) * (ns + 1));
 	a->seen = malloc(sizeof(uint32_t) * (ns + 1));
 	a->covered = calloc(ns + 1, sizeof(bool));
+	a->comp = malloc(sizeof(uint32_t) * (ns + 1));
+	a->peer_edge = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
+	uint32_t *edge_at = malloc(sizeof(uint32_t) * (np + 1));
 	a->kid = malloc(sizeof(uint32_t) * (ns + 1));
 	a->sib = malloc(sizeof(uint32_t) * (ns + 1));
 	a->stack = malloc(sizeof(uint32_t) * (ns + 1));
-	if (!a->covered || !a->kid || !a->sib || !a->stack || !a->peer || !a->link || !a->par ||
-	    !a->len || !a->state || !a->link_mark || !a->sw_mark || !a->cand || !a->choice ||
-	    !a->seen)
+	if (!edge_at || !a->comp || !a->peer_edge || !a->covered || !a->kid || !a->sib ||
+	    !a->stack || !a->peer || !a->link || !a->par || !a->len || !a->state || !a->link_mark ||
+	    !a->sw_mark || !a->cand || !a->choice || !a->seen) {
+		free(edge_at);
 		return -1;
+	}
 	for (uint32_t i = 0; i < np; i++)
 		a->peer[i] = a->link[i] = NONE;
 	for (uint32_t s = 0; s < ns; s++)
@@ -577,8 +686,17 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 			uint32_t peer = t->ports[tp].peer;
 			a->peer[ctx->port_base[s] + ctx->adj[e].port] = ctx->adj[e].to;
 			a->link[ctx->port_base[s] + ctx->adj[e].port] = peer < tp ? peer : tp;
+			edge_at[ctx->port_base[s] + ctx->adj[e].port] = e;
 		}
-	return 0;
+	for (uint32_t s = 0; s < ns; s++)
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
+			uint32_t tp = t->nodes[t->sws[s].node].first_port + ctx->adj[e].port;
+			uint32_t w = ctx->adj[e].to;
+			a->peer_edge[e] =
+			    edge_at[ctx->port_base[w] + t->ports[t->ports[tp].peer].num];
+		}
+	free(edge_at);
+	return two_edge_components(a);
 }
 
 static void alt_free(struct alt *a)
@@ -594,6 +712,8 @@ static void alt_free(struct alt *a)
 	free(a->choice);
 	free(a->seen);
 	free(a->covered);
+	free(a->comp);
+	free(a->peer_edge);
 	free(a->kid);
 	free(a->sib);
 	free(a->stack);
@@ -641,9 +761,9 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 	}
 	log_info(ctx->log, "routing",
 	         "LMC alternates: %u LID pairs (%u kept the engine's routes); from %llu host "
-	         "switches %llu link-disjoint, %llu switch-disjoint",
+	         "switches (%llu not across a bridge) %llu link-disjoint, %llu switch-disjoint",
 	         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
-	         (unsigned long long)a.stats.link_disjoint,
+	         (unsigned long long)a.stats.possible, (unsigned long long)a.stats.link_disjoint,
 	         (unsigned long long)a.stats.switch_disjoint);
 	free(hosts);
 	alt_free(&a);
