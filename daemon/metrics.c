@@ -1,10 +1,10 @@
-/* Metrics. The HTTP side is libmicrohttpd run from our event loop (its epoll descriptor is
- * one more ev_io, MHD_run does the work), so it never touches the SM from another thread. */
+/* Metrics. The HTTP side is libmicrohttpd run from our event loop (daemon/httpd.c: its epoll
+ * descriptor is one more ev_io, MHD_run does the work), so it never touches the SM from
+ * another thread. */
 #include "daemon/metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,70 +319,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return ret;
 }
 
-static void mhd_schedule(struct metrics *m)
-{
-	MHD_UNSIGNED_LONG_LONG ms;
-	ev_timer_stop(m->loop, &m->mhd_timer);
-	if (MHD_get_timeout(m->mhd, &ms) == MHD_YES) {
-		ev_timer_set(&m->mhd_timer, (double)ms / 1000., 0.);
-		ev_timer_start(m->loop, &m->mhd_timer);
-	}
-}
-
-static void mhd_io_cb(struct ev_loop *loop, ev_io *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	struct metrics *m = w->data;
-	MHD_run(m->mhd);
-	mhd_schedule(m);
-}
-
-static void mhd_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	struct metrics *m = w->data;
-	MHD_run(m->mhd);
-	mhd_schedule(m);
-}
-
-/* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address) */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, char *why, size_t len)
-{
-	char host[128];
-	const char *port;
-	if (spec[0] == '[') {
-		const char *end = strchr(spec, ']');
-		if (!end || end[1] != ':') {
-			snprintf(why, len, "\"%s\": [ADDRESS]:PORT", spec);
-			return -1;
-		}
-		snprintf(host, sizeof(host), "%.*s", (int)(end - spec - 1), spec + 1);
-		port = end + 2;
-	} else {
-		const char *colon = strrchr(spec, ':');
-		if (!colon) {
-			snprintf(why, len, "\"%s\": ADDRESS:PORT (or :PORT for every address)",
-			         spec);
-			return -1;
-		}
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
-		port = colon + 1;
-	}
-	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
-	                         .ai_socktype = SOCK_STREAM},
-	                *res = NULL;
-	int rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-	if (rc) {
-		snprintf(why, len, "\"%s\": %s", spec, gai_strerror(rc));
-		return -1;
-	}
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	return 0;
-}
-
 int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop)
 {
 	memset(m, 0, sizeof(*m));
@@ -409,27 +345,21 @@ int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop)
 		return 0;
 	struct sockaddr_storage ss;
 	char why[256];
-	if (parse_listen(cfg->metrics_listen, &ss, why, sizeof(why)) < 0) {
+	if (httpd_parse_listen(cfg->metrics_listen, &ss, why, sizeof(why)) < 0) {
 		log_err(lg, "metrics", "metrics_listen %s: no HTTP endpoint", why);
 		return -1;
 	}
-	m->mhd = MHD_start_daemon(MHD_USE_EPOLL | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
-	                          NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR, &ss,
-	                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-	                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->metrics_per_address,
-	                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-	if (!m->mhd) {
+	struct MHD_Daemon *mhd = MHD_start_daemon(
+	    MHD_USE_EPOLL | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
+	    on_request, m, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->metrics_per_address,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+	if (!mhd) {
 		log_err(lg, "metrics", "cannot serve metrics on %s: %s; no HTTP endpoint",
 		        cfg->metrics_listen, strerror(errno));
 		return -1;
 	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	ev_io_init(&m->mhd_io, mhd_io_cb, di->epoll_fd, EV_READ);
-	m->mhd_io.data = m;
-	ev_io_start(loop, &m->mhd_io);
-	ev_init(&m->mhd_timer, mhd_timer_cb);
-	m->mhd_timer.data = m;
-	mhd_schedule(m);
+	httpd_attach(&m->http, mhd, loop);
 	log_notice(lg, "metrics", "serving Prometheus metrics on http://%s/metrics",
 	           cfg->metrics_listen);
 	return 0;
@@ -440,11 +370,6 @@ void metrics_stop(struct metrics *m)
 	if (!m->loop)
 		return;
 	ev_timer_stop(m->loop, &m->file_timer);
-	if (m->mhd) {
-		ev_io_stop(m->loop, &m->mhd_io);
-		ev_timer_stop(m->loop, &m->mhd_timer);
-		MHD_stop_daemon(m->mhd);
-		m->mhd = NULL;
-	}
+	httpd_detach(&m->http);
 	m->loop = NULL;
 }

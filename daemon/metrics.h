@@ -8,17 +8,13 @@
 #include <stdio.h>
 
 #include "daemon/control.h"
-
-struct MHD_Daemon;
+#include "daemon/httpd.h"
 
 struct metrics {
 	struct control *ctl; /* the daemon's parts, and the SA's request rate samples */
 	struct ev_loop *loop;
 	ev_timer file_timer;
-	struct MHD_Daemon *mhd;
-	ev_io mhd_io;       /* libmicrohttpd's epoll descriptor, in our loop */
-	ev_timer mhd_timer; /* its connection timeouts */
-	ev_prepare mhd_prep;
+	struct httpd http; /* the HTTP endpoint, when metrics_listen names one */
 	char file[300];
 	uint64_t written, served;
 	struct log_rl rl;
