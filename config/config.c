@@ -85,6 +85,24 @@ void config_free(struct ibsmd_config *c)
 	c->qos = NULL;
 }
 
+/* The run-time API's entries follow the file's (sm/tenants.c appends them), so the file's
+ * are a prefix: what a reload compares, a dump writes and a digest covers. */
+unsigned config_file_partitions(const struct ibsmd_config *c)
+{
+	unsigned n = 0;
+	while (n < c->npartitions && !c->partitions[n].api)
+		n++;
+	return n;
+}
+
+unsigned config_file_members(const struct config_partition *p)
+{
+	unsigned n = 0;
+	while (n < p->nmembers && !p->members[n].api)
+		n++;
+	return n;
+}
+
 struct config_partition *config_partition_add(struct ibsmd_config *c)
 {
 	if (c->npartitions == CONFIG_MAX_PARTITIONS)
@@ -1076,7 +1094,9 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 	uint64_t h = FNV_INIT;
 	switch (part) {
 	case CONFIG_DIGEST_PARTITIONS:
-		for (unsigned i = 0; i < c->npartitions; i++) {
+		/* the file's alone: the API's members reach standbys by the sync, a moment
+		 * apart, and must not make the files look different meanwhile */
+		for (unsigned i = 0, np = config_file_partitions(c); i < np; i++) {
 			const struct config_partition *p = &c->partitions[i];
 			FNV_VAL(h, p->pkey);
 			FNV_VAL(h, p->defmember);
@@ -1088,10 +1108,11 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 			FNV_VAL(h, p->ipoib_rate);
 			FNV_VAL(h, p->ipoib_scope);
 			FNV_VAL(h, p->ipoib_qkey);
-			FNV_VAL(h, p->nmembers);
-			for (unsigned k = 0; k < p->nmembers; k++) {
+			FNV_VAL(h, nm);
+			for (unsigned k = 0; k < nm; k++) {
 				FNV_VAL(h, p->members[k].guid);
 				FNV_VAL(h, p->members[k].kind);
+			unsigned nm = config_file_members(p);
 				FNV_VAL(h, p->members[k].membership);
 			}
 			FNV_VAL(h, p->ngroups);
@@ -1181,12 +1202,13 @@ static void dump_partition(FILE *out, const struct config_partition *pt)
 		fprintf(out, "    indx0: true\n");
 	if (pt->has_sl)
 		fprintf(out, "    sl: %u\n", pt->sl);
-	fprintf(out, "    members:%s\n", pt->nmembers ? "" : " []");
+	unsigned nm = config_file_members(pt); /* the API's are in partitions-api */
+	fprintf(out, "    members:%s\n", nm ? "" : " []");
 	static const char *const kinds[] = {[CM_ALL] = "all",
 	                                    [CM_ALL_CAS] = "all_cas",
 	                                    [CM_ALL_SWITCHES] = "all_switches",
 	                                    [CM_SELF] = "self"};
-	for (unsigned i = 0; i < pt->nmembers; i++) {
+	for (unsigned i = 0; i < nm; i++) {
 		const struct config_member *m = &pt->members[i];
 		fprintf(out, "      - ");
 		if (m->kind == CM_GUID)
@@ -1254,12 +1276,13 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 			        log_level_name(c->log_level < 0 ? LOGL_NOTICE
 			                                        : (enum log_level)c->log_level));
 			break;
-		case OPT_PARTITIONS:
-			if (!c->npartitions)
+		case OPT_PARTITIONS: {
+			unsigned np = config_file_partitions(c);
+			if (!np)
 				fprintf(out, " []\n");
 			else
 				fputc('\n', out);
-			for (unsigned i = 0; i < c->npartitions; i++)
+			for (unsigned i = 0; i < np; i++)
 				dump_partition(out, &c->partitions[i]);
 			break;
 		case OPT_QOS: cfg_dump_qos(out, c->qos); break;
@@ -1275,10 +1298,11 @@ static bool partition_equal(const struct config_partition *a, const struct confi
 	    a->indx0 != b->indx0 || a->has_sl != b->has_sl || a->sl != b->sl ||
 	    a->ipoib != b->ipoib || a->ipoib_mtu != b->ipoib_mtu ||
 	    a->ipoib_rate != b->ipoib_rate || a->ipoib_scope != b->ipoib_scope ||
-	    a->ipoib_qkey != b->ipoib_qkey || a->nmembers != b->nmembers ||
+	    a->ipoib_qkey != b->ipoib_qkey || config_file_members(a) != config_file_members(b) ||
+		}
 	    a->ngroups != b->ngroups)
 		return false;
-	for (unsigned i = 0; i < a->nmembers; i++)
+	for (unsigned i = 0, nm = config_file_members(a); i < nm; i++)
 		if (a->members[i].guid != b->members[i].guid ||
 		    a->members[i].kind != b->members[i].kind ||
 		    a->members[i].membership != b->members[i].membership)
@@ -1313,9 +1337,10 @@ bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b
 		       !memcmp(a->m_key_secret_key, b->m_key_secret_key,
 		               sizeof(a->m_key_secret_key));
 	case OPT_PARTITIONS:
-		if (a->npartitions != b->npartitions)
+		/* the file's: the API's members are no change of the file */
+		if (config_file_partitions(a) != config_file_partitions(b))
 			return false;
-		for (unsigned i = 0; i < a->npartitions; i++)
+		for (unsigned i = 0, np = config_file_partitions(a); i < np; i++)
 			if (!partition_equal(&a->partitions[i], &b->partitions[i]))
 				return false;
 		return true;

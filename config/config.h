@@ -28,6 +28,9 @@ struct config_member {
 	uint64_t guid; /* CM_GUID */
 	uint8_t kind;
 	uint8_t membership; /* CM_FULL, CM_LIMITED or CM_BOTH; 0: the partition's default */
+	/* added at run time (sm/tenants.h), after the file's own members: not the file's, so
+	 * a reload, a dump and the digests peers compare leave it out */
+	bool api;
 };
 
 /* A multicast group the SA creates with the partition (partitions.conf's "mgid=" lines) */
@@ -54,6 +57,7 @@ struct config_partition {
 	struct config_mgroup *groups;
 	unsigned ngroups;
 	uint32_t line, col; /* where the file defines it, for messages */
+	bool api; /* a partition of the run-time API's own, after the file's (as members' api) */
 };
 
 /* A QoS policy (config/qos.c): what OpenSM's qos-policy.conf and its qos_* options say.
@@ -294,7 +298,11 @@ void config_dump(const struct ibsmd_config *c, FILE *out);
 /* Do a and b hold the same value for option k? */
 bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b,
                       enum config_key k);
-/* Move option k's value from src to dst (partitions are moved, not copied: src loses them). */
+/* Move option k's value from src to dst (partitions are moved, not copied: src loses them,
+ * and dst loses the run-time API's entries, which sm/tenants.c merges in again). */
+/* The file's partitions (those before the API's), and a partition's file members. */
+unsigned config_file_partitions(const struct ibsmd_config *c);
+unsigned config_file_members(const struct config_partition *p);
 void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum config_key k);
 
 /* Digests of what a master and its standbys must agree on, so that a takeover does not change

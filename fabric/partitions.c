@@ -33,6 +33,10 @@ static void mark(const struct topo *t, const struct config_member *m, uint8_t ms
 			only = n != U64MAP_NONE && topo_is_switch(t, n) ? t->nodes[n].first_port
 			                                                : TOPO_NONE;
 		}
+		/* an alias GUID (a virtual function's, as orchestrators give them): the P_Key
+		 * table that enforces it is its physical port's */
+		if (only == TOPO_NONE)
+			only = topo_alias_port(t, m->guid);
 		if (only == TOPO_NONE || only >= t->nports)
 			return;
 		break;

@@ -809,7 +809,10 @@ static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate
 	ensure_group(sa, &r, "IPoIB broadcast group");
 }
 
-void sa_mcast_sweep_done(struct sa *sa)
+/* The groups the partition policy asks for (IPoIB broadcast groups, configured groups),
+ * created if missing, and each partition's SL: after every sweep, and when partitions
+ * change at run time (sm/tenants.h). */
+void sa_mcast_partitions(struct sa *sa)
 {
 	const struct ibsmd_config *c = sa->cfg;
 	bool default_done = false;
@@ -847,6 +850,11 @@ void sa_mcast_sweep_done(struct sa *sa)
 	if (!default_done && c->default_ipoib)
 		ensure_bcast(sa, 0x7fff, c->default_ipoib_mtu, c->default_ipoib_rate, 0,
 		             SCOPE_LINK_LOCAL, IPOIB_QKEY);
+}
+
+void sa_mcast_sweep_done(struct sa *sa)
+{
+	sa_mcast_partitions(sa);
 	/* members whose port left the fabric leave their groups */
 	for (uint32_t i = 0; i < sa->ngroups;) {
 		struct sa_group *g = &sa->groups[i];

@@ -705,12 +705,18 @@ static void on_state_changed(void *ctx, uint8_t state)
 		sa_path_cache_free(ctx);
 }
 
+static void on_partitions_changed(void *ctx)
+{
+	sa_mcast_partitions(ctx);
+}
+
 struct sm_listener sa_listener(struct sa *sa)
 {
 	return (struct sm_listener){.ctx = sa,
 	                            .sweep_done = on_sweep_done,
 	                            .trap = on_trap,
-	                            .state_changed = on_state_changed};
+	                            .state_changed = on_state_changed,
+	                            .partitions_changed = on_partitions_changed};
 }
 
 struct sa_counts sa_counts(const struct sa *sa)

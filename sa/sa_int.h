@@ -172,6 +172,9 @@ uint16_t sa_mcast_path(struct sa_req *rq, const struct mad_path_record *q, uint6
                        uint32_t src, struct sa_records *out);
 /* The IPoIB broadcast groups of the configured partitions, created once the subnet is up. */
 void sa_mcast_sweep_done(struct sa *sa);
+/* The groups the partition policy asks for, and each partition's SL: after a sweep, and
+ * after a change at run time. */
+void sa_mcast_partitions(struct sa *sa);
 
 /* QoS (sa/qos.c): the port groups each port is in, from the policy, after every sweep; and
  * the level of a path (the first rule that matches, else the default level; NULL: none). */

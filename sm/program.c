@@ -183,6 +183,58 @@ static void program_switch_pkeys(struct sm *sm)
 	}
 }
 
+/* P_Keys of CA ports, and of switches' management ports when the policy gives them keys
+ * (all_switches): every block the keys need, 32 keys each, and the blocks a longer table had
+ * before, emptied; only where the port holds others (known from our Sets, or read). */
+static void program_ca_pkeys(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		struct topo_port *port = &t->ports[p];
+		const struct topo_node *n = &t->nodes[port->node];
+		bool sw0 = n->type == NODE_TYPE_SWITCH && port->num == 0;
+		if (!n->present || (n->type == NODE_TYPE_SWITCH && !sw0) ||
+		    !t->ports[topo_lid_port(t, p)].lid)
+			continue;
+		unsigned nk;
+		const uint16_t *keys = topo_port_pkeys(t, p, &nk);
+		/* a switch's port 0 keeps its own table unless the policy gives it more than the
+		 * full default key */
+		if (sw0 && nk <= 1 && (!nk || keys[0] == 0xffff) && !port->pkey_sig)
+			continue;
+		if (!sw0 && port->pi.port_state == PORT_STATE_INIT)
+			topo_set_pkey_sig(t, p, 0); /* it may have been reset with its device */
+		unsigned blocks = (nk + 31u) / 32u;
+		if (!blocks)
+			blocks = 1;
+		uint16_t all[TOPO_MAX_PKEYS + 32] = {0};
+		memcpy(all, keys, nk * sizeof(uint16_t));
+		uint32_t sig = pkeys_sig(all, blocks * 32u);
+		if (port->pkey_sig == sig)
+			continue;
+		unsigned upto = blocks > port->pkey_blocks ? blocks : port->pkey_blocks;
+		for (unsigned b = 0; b < upto; b++) {
+			struct mad_pkey_table tbl = {0};
+			if (b < blocks)
+				memcpy(tbl.pkey, all + b * 32u, sizeof(tbl.pkey));
+			uint8_t data[64] = {0};
+			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
+			/* the signature is the port's once its last block is set */
+			uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, b, p,
+			                   b + 1 == upto ? sig : 0};
+			if (sw0)
+				sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET,
+				           MAD_ATTR_PKEY_TABLE, b, data, sizeof(data),
+				           on_ca_pkeys_set, ref, sizeof(ref));
+			else
+				sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, b, data,
+				                sizeof(data), on_ca_pkeys_set, ref, sizeof(ref));
+			sm->counts.pkey_sets++;
+		}
+		port->pkey_blocks = (uint8_t)blocks;
+	}
+}
+
 /* Does LFT block b need sending? Entries of LIDs nobody holds any more do not count: a
  * vanished node must not make every switch in the fabric rewrite a table. */
 static bool block_differs(const struct topo *t, const struct topo_switch *sw, uint32_t b)
@@ -386,54 +438,7 @@ void program_tables(struct sm *sm)
 		mcast_topology_changed(sm);
 	sm->rejoin = false;
 	mcast_program(sm);
-	/* P_Keys of CA ports, and of switches' management ports when the policy gives them
-	 * keys (all_switches): every block the keys need, 32 keys each, and the blocks a
-	 * longer table had before, emptied; only where the port holds others (known from our
-	 * Sets, or read) */
-	for (uint32_t p = 0; p < t->nports; p++) {
-		struct topo_port *port = &t->ports[p];
-		const struct topo_node *n = &t->nodes[port->node];
-		bool sw0 = n->type == NODE_TYPE_SWITCH && port->num == 0;
-		if (!n->present || (n->type == NODE_TYPE_SWITCH && !sw0) ||
-		    !t->ports[topo_lid_port(t, p)].lid)
-			continue;
-		unsigned nk;
-		const uint16_t *keys = topo_port_pkeys(t, p, &nk);
-		/* a switch's port 0 keeps its own table unless the policy gives it more than the
-		 * full default key */
-		if (sw0 && nk <= 1 && (!nk || keys[0] == 0xffff) && !port->pkey_sig)
-			continue;
-		if (!sw0 && port->pi.port_state == PORT_STATE_INIT)
-			topo_set_pkey_sig(t, p, 0); /* it may have been reset with its device */
-		unsigned blocks = (nk + 31u) / 32u;
-		if (!blocks)
-			blocks = 1;
-		uint16_t all[TOPO_MAX_PKEYS + 32] = {0};
-		memcpy(all, keys, nk * sizeof(uint16_t));
-		uint32_t sig = pkeys_sig(all, blocks * 32u);
-		if (port->pkey_sig == sig)
-			continue;
-		unsigned upto = blocks > port->pkey_blocks ? blocks : port->pkey_blocks;
-		for (unsigned b = 0; b < upto; b++) {
-			struct mad_pkey_table tbl = {0};
-			if (b < blocks)
-				memcpy(tbl.pkey, all + b * 32u, sizeof(tbl.pkey));
-			uint8_t data[64] = {0};
-			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
-			/* the signature is the port's once its last block is set */
-			uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, b, p,
-			                   b + 1 == upto ? sig : 0};
-			if (sw0)
-				sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET,
-				           MAD_ATTR_PKEY_TABLE, b, data, sizeof(data),
-				           on_ca_pkeys_set, ref, sizeof(ref));
-			else
-				sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, b, data,
-				                sizeof(data), on_ca_pkeys_set, ref, sizeof(ref));
-			sm->counts.pkey_sets++;
-		}
-		port->pkey_blocks = (uint8_t)blocks;
-	}
+	program_ca_pkeys(sm);
 	program_switch_pkeys(sm);
 	program_lft_more(sm);
 }
@@ -634,4 +639,20 @@ void program_activate(struct sm *sm)
 		if (topo_port_managed(t, p) && t->ports[p].pi.port_state == PORT_STATE_ARMED)
 			port_set(sm, p, PORT_STATE_ACTIVE);
 	}
+}
+
+void program_pkeys_now(struct sm *sm)
+{
+	if (topo_pkeys_update(&sm->topo, sm->cfg) < 0) {
+		log_err(sm->log, "program", "out of memory: ports keep their P_Keys until a sweep");
+		return;
+	}
+	if (sm->state != SM_STATE_MASTER || sm->dry_run)
+		return; /* a standby sends nothing; it holds the policy for a takeover */
+	/* outside the phases: only the tables that differ from what the ports hold go, and a
+	 * sweep under way does not wait for them */
+	sm->detached++;
+	program_ca_pkeys(sm);
+	program_switch_pkeys(sm);
+	sm->detached--;
 }

@@ -4,13 +4,17 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "config/config.h"
+
 /* Each kind's first word, the one spelling its writer and its parser both use. */
-static const char *const words[] = {
-    [SM_SAVED_LID] = "lid", [SM_SAVED_MKEY] = "mkey", [SM_SAVED_HOP] = "hop"};
+static const char *const words[] = {[SM_SAVED_LID] = "lid",
+                                    [SM_SAVED_MKEY] = "mkey",
+                                    [SM_SAVED_HOP] = "hop",
+                                    [SM_SAVED_PMEMBER] = "pmember"};
 
 enum sm_saved_kind sm_saved_kind(const char *line)
 {
-	for (int k = SM_SAVED_LID; k <= SM_SAVED_HOP; k++) {
+	for (int k = SM_SAVED_LID; k <= SM_SAVED_PMEMBER; k++) {
 		size_t n = strlen(words[k]);
 		if (!strncmp(line, words[k], n) && line[n] == ' ')
 			return (enum sm_saved_kind)k;
@@ -71,5 +75,32 @@ bool sm_saved_parse_hop(const char *line, uint64_t *node_guid, uint8_t *port, ui
 	    !*node_guid || !p || p >= 255 || !*far_guid)
 		return false;
 	*port = (uint8_t)p;
+	return true;
+}
+
+void sm_saved_put_pmember(FILE *f, const struct sm_saved_pmember *m)
+{
+	fprintf(f, "%s 0x%04x 0x%016" PRIx64 " %s %d %d\n", words[SM_SAVED_PMEMBER], m->pkey,
+	        m->guid, m->membership == CM_LIMITED ? "limited" : "full", m->index0, m->ipoib);
+}
+
+bool sm_saved_parse_pmember(const char *line, struct sm_saved_pmember *m)
+{
+	const char *r = rest_of(line, SM_SAVED_PMEMBER);
+	unsigned pkey, index0, ipoib;
+	char ms[8];
+	if (!r ||
+	    sscanf(r, "%x %" SCNx64 " %7s %u %u", &pkey, &m->guid, ms, &index0, &ipoib) != 5 ||
+	    !pkey || pkey >= 0x7fff || !m->guid || index0 > 1 || ipoib > 1)
+		return false;
+	if (!strcmp(ms, "full"))
+		m->membership = CM_FULL;
+	else if (!strcmp(ms, "limited"))
+		m->membership = CM_LIMITED;
+	else
+		return false;
+	m->pkey = (uint16_t)pkey;
+	m->index0 = index0;
+	m->ipoib = ipoib;
 	return true;
 }

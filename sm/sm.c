@@ -671,6 +671,11 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 		         "cannot read %s/mkeys: %s; ports are tried with the keys the "
 		         "configuration gives",
 		         cfg->state_dir, strerror(errno));
+	if (tenants_load(sm) < 0)
+		log_warn(log, "partitions",
+		         "cannot read %s/partitions-api: %s; partitions added at run time are not "
+		         "applied until it is readable",
+		         cfg->state_dir, strerror(errno));
 	ev_init(&sm->kick_timer, kick_cb);
 	ev_init(&sm->light_timer, light_cb);
 	ev_init(&sm->local_watch, local_watch_cb);
@@ -748,6 +753,9 @@ void sm_config_changed(struct sm *sm)
 		ev_timer_set(&sm->light_timer, cfg->sweep_interval_s, cfg->sweep_interval_s);
 		ev_timer_start(sm->loop, &sm->light_timer);
 	}
+	/* a reload replaced the file's partitions: the API's members go back in (a SIGHUP
+	 * never drops them) */
+	tenants_merge(sm);
 	sm->reroute = true; /* another engine or roots: routes computed afresh */
 	sm_request_sweep(sm, NULL, 0);
 }
@@ -810,6 +818,7 @@ void sm_free(struct sm *sm)
 	u64map_free(&sm->mk.hop_idx);
 	vec_free(&sm->mk.hops);
 	free(sm->dirty);
+	tenants_free(sm);
 	free(sm);
 }
 

@@ -47,6 +47,9 @@ struct sm_listener {
 	/* may the subnet be handed over to this standby SM now? false defers it (a standby
 	 * still receiving the master's state); the SM asks again at its next poll */
 	bool (*handover_ready)(void *ctx, uint64_t guid);
+	/* the partitions changed at run time (sm/tenants.h), the ports' tables are on their
+	 * way: the SA makes the IPoIB groups of new partitions (master only) */
+	void (*partitions_changed)(void *ctx);
 };
 
 /* Set up the SM on an open transport: NULL (logged) on failure. No MAD goes out before

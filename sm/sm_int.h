@@ -18,6 +18,7 @@
 #include "mad/mad_header.h"
 #include "fabric/fabric.h"
 #include "routing/engine.h"
+#include "sm/saved.h"
 #include "sm/sm.h"
 #include "util/u64map.h"
 #include "util/vec.h"
@@ -228,8 +229,13 @@ struct sm {
 	 * by a new route, before whatever is behind them is taken for lost */
 	VEC(uint32_t) reprobe;
 	uint32_t once_best;
-	unsigned once_stale;    /* gives up at SM_ONCE_STALE_MAX */
-	bool aliases_written;   /* every alias GUID block written once */
+	unsigned once_stale;  /* gives up at SM_ONCE_STALE_MAX */
+	bool aliases_written; /* every alias GUID block written once */
+	/* partition members added at run time (sm/tenants.c), in the order added */
+	struct {
+		VEC(struct sm_saved_pmember) items;
+		uint64_t changes;
+	} tn;
 	struct u64map guid2lid; /* LIDs kept across restarts */
 	bool guid2lid_dirty;
 	uint64_t guid2lid_changes;
@@ -407,6 +413,16 @@ void mcast_stop(struct sm *sm);
 void mcast_free(struct sm *sm);
 void mcast_topology_changed(struct sm *sm); /* every tree is recomputed next time */
 void mcast_program(struct sm *sm);          /* send the MFT blocks that changed */
+
+/* Partitions changed at run time (sm/tenants.c): read partitions-api and merge it into the
+ * running configuration (at start); merge again after the file's partitions were replaced
+ * (a reload); free. 0, or -1 (errno: the file; or out of memory, logged). */
+int tenants_load(struct sm *sm);
+int tenants_merge(struct sm *sm);
+void tenants_free(struct sm *sm);
+/* The partition policy changed outside a sweep: every port's P_Keys from it again, and, as
+ * master, the tables that now differ sent at once (sm/program.c). */
+void program_pkeys_now(struct sm *sm);
 
 /* A structured event (log_event), rate limited: a flapping link must not flood the journal.
  * fields: "key", value pairs given as a NULL-terminated list of strings. */

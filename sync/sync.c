@@ -18,6 +18,7 @@
 #include "mad/mad_header.h"
 #include "mad/sync_msg.h"
 #include "sm/saved.h"
+#include "sm/tenants.h"
 #include "sync/auth.h"
 #include "sync/journal.h"
 #include "util/log.h"
@@ -77,11 +78,13 @@ struct sync {
 
 	/* standby */
 	struct sync_mirror m;
-	bool have_copy;   /* the mirror holds a master's items (the SA's pending lines follow) */
-	bool asking;      /* a request is out */
-	bool sa_dirty;    /* the SA's copy of the mirror is behind */
-	bool lids_dirty;  /* guid2lid changed: save it */
-	bool mkeys_dirty; /* the M_Keys in use changed: save them */
+	bool have_copy;      /* the mirror holds a master's items (the SA's pending lines follow) */
+	bool asking;         /* a request is out */
+	bool sa_dirty;       /* the SA's copy of the mirror is behind */
+	bool lids_dirty;     /* guid2lid changed: save it */
+	bool mkeys_dirty;    /* the M_Keys in use changed: save them */
+	bool pmembers_dirty; /* partition members added at run time changed: save them */
+	uint64_t seen_pmembers;
 	bool stopped;
 	uint64_t digest_reported[SYNC_NDIGESTS];
 	ev_timer poll, save;
@@ -182,6 +185,19 @@ static void apply_hop(struct sync *s, char op, const char *line)
 		sm_hops_set(s->sm, guid, port, 0); /* not a newer line's */
 }
 
+/* Partition members added at run time (sm/tenants.h): a standby's follow the master's at
+ * once, into its running policy, and are saved with the rest (flush_copy). */
+static void save_pmembers(struct sync *s, FILE *f)
+{
+	tenants_each(s->sm, f);
+}
+
+static void apply_pmember(struct sync *s, char op, const char *line)
+{
+	tenants_apply(s->sm, op, line);
+	s->pmembers_dirty = true;
+}
+
 /* The SA's lines (sa/state.c's kinds) go to its pending state whole (flush_copy). */
 static void save_sa(struct sync *s, FILE *f)
 {
@@ -203,9 +219,8 @@ static const struct item_kind {
 	void (*save)(struct sync *s, FILE *f);
 	void (*apply)(struct sync *s, char op, const char *line);
 } kinds[] = {
-    {SM_SAVED_LID, save_lids, apply_lid},
-    {SM_SAVED_MKEY, save_mkeys, apply_mkey},
-    {SM_SAVED_HOP, save_hops, apply_hop},
+    {SM_SAVED_LID, save_lids, apply_lid}, {SM_SAVED_MKEY, save_mkeys, apply_mkey},
+    {SM_SAVED_HOP, save_hops, apply_hop}, {SM_SAVED_PMEMBER, save_pmembers, apply_pmember},
     {SM_SAVED_NONE, save_sa, apply_sa},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -224,8 +239,9 @@ static void refresh(struct sync *s)
 {
 	uint64_t lids = sm_guid2lid_changes(s->sm), sa = sa_state_changes(s->sa);
 	uint64_t mkeys = sm_mkeys_changes(s->sm), hops = sm_hops_changes(s->sm);
+	uint64_t pm = tenants_changes(s->sm);
 	if (s->journal_on && lids == s->seen_lids && sa == s->seen_sa && mkeys == s->seen_mkeys &&
-	    hops == s->seen_hops)
+	    hops == s->seen_hops && pm == s->seen_pmembers)
 		return;
 	char *text = NULL;
 	size_t len = 0;
@@ -251,6 +267,7 @@ static void refresh(struct sync *s)
 	s->seen_lids = lids;
 	s->seen_mkeys = mkeys;
 	s->seen_hops = hops;
+	s->seen_pmembers = pm;
 	s->seen_sa = sa;
 	s->st.items = lineset_count(&s->j.cur);
 	s->st.gen = s->j.gen;
@@ -504,6 +521,10 @@ static void flush_copy(struct sync *s)
 		sm_mkeys_save(s->sm);
 		s->mkeys_dirty = false;
 	}
+	if (s->pmembers_dirty) {
+		tenants_save(s->sm);
+		s->pmembers_dirty = false;
+	}
 }
 
 static void save_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -536,6 +557,30 @@ static void check_lid(void *ctx, uint64_t guid, uint16_t lid)
 		c->drop[c->n++] = guid;
 }
 
+/* After a full copy: partition members the master's copy does not list go. */
+static void drop_pmembers(struct sync *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	tenants_each(s->sm, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return;
+	}
+	for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (!lineset_has(&s->m.set, line, strlen(line)))
+			tenants_apply(s->sm, '-', line);
+	}
+	free(text);
+	s->pmembers_dirty = true;
+}
+
 /* After a full copy: the SM's guid2lid is exactly the master's, and every line is taken in
  * as a delta's would be. */
 static void reconcile_lids(struct sync *s)
@@ -545,6 +590,7 @@ static void reconcile_lids(struct sync *s)
 	for (uint32_t i = 0; i < c.n; i++)
 		sm_guid2lid_set(s->sm, c.drop[i], 0);
 	free(c.drop);
+	drop_pmembers(s);
 	for (uint32_t i = 0; i < s->m.set.lines.n; i++)
 		on_line(s, '+', s->m.set.lines.v[i]);
 	s->mkeys_dirty = true;
@@ -655,7 +701,7 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 		           "generation %" PRIu64 ", %u bytes in %.3f s",
 		           master, res->from.lid, r.kind == SYNC_FULL ? "full copy" : "changes",
 		           r.count, r.to_gen, r.payload_len, ev_time() - s->asked_at);
-	if (s->sa_dirty || s->lids_dirty)
+	if (s->sa_dirty || s->lids_dirty || s->pmembers_dirty)
 		schedule_save(s);
 }
 
