@@ -1,12 +1,13 @@
 /* Alternate routes for the LIDs of an LMC block (APM): after an engine has routed every LID,
- * the odd offsets of each CA port's block are routed again so that, from every switch, the
- * path to LID 2i+1 shares no switch-to-switch link with the path to LID 2i (and no switch
- * but the two ends where the graph allows). A connection then holds a primary and an
- * alternate path that no single link failure takes down together. From LID 3 on, a switch
- * that has such a pair among the LIDs before already pairs 2i+1 with 2i; one that has none
- * takes an alternate apart from any of them.
+ * the LIDs of each CA port's block after the first are routed again so that, from every
+ * switch, the path to LID 1 shares no switch-to-switch link with the path to LID 0 (and no
+ * switch but the two ends where the graph allows), and each later LID keeps apart from one
+ * of the LIDs before it: for a switch that has such a pair already, from the LID just
+ * before; for one that has none yet, from any of them. A connection then holds a primary
+ * and an alternate path that no single link failure takes down together; LID 0 keeps the
+ * engine's route, the shortest.
  *
- * A switch's table cannot tell where a packet came from, so LID 2i+1's routes form a tree
+ * A switch's table cannot tell where a packet came from, so a LID's routes form a tree
  * towards the destination switch like any other LID's. It is grown from the destination
  * outwards in rounds by path length, each switch joining by the neighbour already in the
  * tree that keeps it furthest apart (link-disjoint, then switch-disjoint, then fewest shared
@@ -17,14 +18,15 @@
  * to another neighbour when that raises the score of the switches behind it, and on small
  * fabrics a neighbour and the switch move together. Alternates are longer than shortest
  * where no disjoint shortest path exists. If the engine's own routes already keep every
- * host switch apart (fat trees), they stay.
+ * host switch apart (fat trees), they stay. A host switch across a bridge from the
+ * destination can have no alternate, and no effort goes to it.
  *
  * Engines with a deadlock rule pass it as rules: each switch in the tree carries a state
  * (up/down's "descends all the way"), and a switch may take only a step the rule allows
  * from its neighbour's state, so every alternate is a route the engine could have chosen.
  * Engines that break credit loops with layers (dfsssp) run this before their layering, which
- * then covers the alternates too. If a host switch that routes LID 2i cannot join at all,
- * the block keeps the engine's own routes. */
+ * then covers the alternates too. If a host switch that routes LID 0 cannot join at all,
+ * the LID keeps the engine's own routes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,7 @@
 
 #define NONE         UINT32_MAX
 #define ALT_MAX_HOPS 64
+#define ALT_STEP     1
 
 struct alt {
 	struct routing_ctx *ctx;
@@ -502,11 +505,15 @@ static bool engine_disjoint(struct alt *a, uint32_t t, uint16_t lid0, uint16_t l
 	return true;
 }
 
-/* Route LID lid1 of destination switch t disjointly from lid0. false: some host switch
- * routing lid0 found no way in; nothing was changed. A switch without hosts that finds none
+/* What became of a LID's alternate: none (the engine's routes stay: a host switch found no
+ * way in), the engine's routes kept (they keep apart already), or a tree of its own. */
+enum alt_outcome { ALT_NONE, ALT_ENGINE, ALT_TREE };
+
+/* Route LID lid1 of destination switch t apart from the LIDs before it. ALT_NONE: some host
+ * switch routing lid0 found no way in; nothing was changed. A switch without hosts that finds none
  * keeps the engine's route: no packet reaches it on the way to lid1 (no switch in the tree
  * forwards to it), and its own route leads into the tree, where it stays. */
-static bool route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
+static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
 {
 	struct routing_ctx *ctx = a->ctx;
 	uint32_t need = 0, joined_need = 0;
@@ -519,7 +526,7 @@ static bool route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t l
 	}
 	a->state[t] = a->rules ? a->rules->dst_state : 0;
 	if (engine_disjoint(a, t, lid0, lid1))
-		return true; /* the engine's routes do already (fat trees): kept as they are */
+		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
 	for (uint16_t level = 1; level < ALT_MAX_HOPS; level++)
 		if (!round_grow(a, t, lid1, level))
 			break; /* nobody joined at this length: nobody can be one longer */
@@ -528,7 +535,7 @@ static bool route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t l
 	for (uint32_t v = 0; v < a->ns; v++)
 		joined_need += a->par[v] != NONE && a->hosts[v];
 	if (joined_need < need)
-		return false;
+		return ALT_NONE;
 	improve(a, t, lid0);
 	for (uint32_t v = 0; v < a->ns; v++) {
 		if (a->par[v] == NONE)
@@ -547,7 +554,7 @@ static bool route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t l
 		load[port]++;
 		lft[lid1] = port;
 	}
-	return true;
+	return ALT_TREE;
 }
 
 /* The host switches whose paths to lid0 and lid1 (or another LID of the block before it)
@@ -746,13 +753,15 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 			       ctx->dst[end].port == ctx->dst[d].port && ctx->dst[d].port &&
 			       ctx->dst[end].lid == ctx->dst[end - 1].lid + 1u)
 				end++;
-			for (uint32_t i = d; i + 1 < end; i += 2) {
+			for (uint32_t i = d; i + 1 < end; i += ALT_STEP) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
 				a.stats.blocks++;
 				block_refs(&a, t, d, i + 1);
-				if (!route_alternate(&a, t, l0, l1))
-					a.stats.kept++;
-				else if (alt)
+				/* only a tree of its own is an alternate to the layering: the
+				 * engine's routes kept are layered as primary ones */
+				enum alt_outcome o = route_alternate(&a, t, l0, l1);
+				a.stats.kept += o == ALT_NONE;
+				if (alt && o == ALT_TREE)
 					alt[i + 1] = true;
 				count(&a, t, l0, l1);
 			}

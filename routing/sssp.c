@@ -148,10 +148,10 @@ static int fit_path(struct cdg *g, unsigned lo, unsigned budget, const uint32_t 
 }
 
 /* First fit: every path in turn goes to the lowest layer its dependencies leave acyclic.
- * The LMC alternates (alt[d], NULL: none) come after all the others, in layers above theirs:
- * an alternate then never pushes a primary route up, and alternates that keep a rule of
- * their own (up/down) share one layer. */
-static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool *alt)
+ * The LMC alternates (alt[d], NULL: none) come after all the others, in layers above theirs
+ * (above) or in any (first fit from layer 0): above, an alternate never pushes a primary
+ * route up, and alternates that keep a rule of their own (up/down) share one layer. */
+static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool *alt, bool above)
 {
 	struct cdg g;
 	int rc = -1;
@@ -163,7 +163,7 @@ static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool
 	unsigned used = 1, lo = 0;
 	uint64_t tried = 0;
 	for (int pass = 0; pass < (alt ? 2 : 1); pass++) {
-		if (pass == 1)
+		if (pass == 1 && above)
 			lo = used;
 		for (uint32_t t = 0; t < ns; t++)
 			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
@@ -214,9 +214,11 @@ out:
 	return rc;
 }
 
-/* dfsssp at LMC > 0: the alternates routed freely in layers of their own; if they need more
- * than the VLs left, routed by the up/down rule instead, which one layer takes; if even that
- * does not fit, the alternate LIDs keep sssp's routes. */
+/* dfsssp at LMC > 0: the alternates routed freely in layers of their own, or among the
+ * primary routes' layers where they fit; if they need more than the VLs, routed by the
+ * up/down rule instead, which one layer takes, or else
+ * among the primary routes' layers where they fit; if even that does not fit, the alternate
+ * LIDs keep sssp's routes. */
 static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 {
 	uint32_t ns = ctx->nsw, nroots = 0;
@@ -233,10 +235,11 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 	if (routing_lmc_alternates(ctx, NULL, &undo, alt) < 0)
 		goto out;
 	if (!undo.changes.n) {
-		rc = dfsssp_first_fit(ctx, st, NULL);
+		rc = dfsssp_first_fit(ctx, st, NULL, false);
 		goto out;
 	}
-	if (dfsssp_first_fit(ctx, st, alt) == 0) {
+	if (dfsssp_first_fit(ctx, st, alt, true) == 0 ||
+	    dfsssp_first_fit(ctx, st, alt, false) == 0) {
 		rc = 0;
 		goto out;
 	}
@@ -250,7 +253,10 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 		struct routing_alt_rules rules = {updown_alt_step, &u, UD_DOWN};
 		if (routing_lmc_alternates(ctx, &rules, &undo, alt) < 0)
 			goto out;
-		if (dfsssp_first_fit(ctx, st, alt) == 0) {
+		/* above the primary routes' layers, else among them where they fit (the
+		 * primary routes may have taken every VL) */
+		if (dfsssp_first_fit(ctx, st, alt, true) == 0 ||
+		    dfsssp_first_fit(ctx, st, alt, false) == 0) {
 			rc = 0;
 			goto out;
 		}
@@ -260,7 +266,7 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 	         "dfsssp: no room for the LMC alternates (%s): the alternate LIDs follow sssp's "
 	         "routes, which may share links with the primary ones",
 	         ctx->why);
-	rc = dfsssp_first_fit(ctx, st, NULL);
+	rc = dfsssp_first_fit(ctx, st, NULL, false);
 out:
 	updown_free(&u);
 	vec_free(&undo.changes);
