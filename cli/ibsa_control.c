@@ -16,6 +16,8 @@ static const char *const control_commands[] = {"status", "sweep",    "reroute", 
 
 bool cli_is_control_command(const char *name)
 {
+	if (!strcmp(name, "partition")) /* partition add|remove|show: run-time partitions */
+		return true;
 	for (size_t i = 0; i < sizeof(control_commands) / sizeof(control_commands[0]); i++)
 		if (!strcmp(name, control_commands[i]))
 			return true;

@@ -1098,6 +1098,7 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		 * apart, and must not make the files look different meanwhile */
 		for (unsigned i = 0, np = config_file_partitions(c); i < np; i++) {
 			const struct config_partition *p = &c->partitions[i];
+			unsigned nm = config_file_members(p);
 			FNV_VAL(h, p->pkey);
 			FNV_VAL(h, p->defmember);
 			FNV_VAL(h, p->indx0);
@@ -1112,7 +1113,6 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 			for (unsigned k = 0; k < nm; k++) {
 				FNV_VAL(h, p->members[k].guid);
 				FNV_VAL(h, p->members[k].kind);
-			unsigned nm = config_file_members(p);
 				FNV_VAL(h, p->members[k].membership);
 			}
 			FNV_VAL(h, p->ngroups);
@@ -1285,6 +1285,7 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 			for (unsigned i = 0; i < np; i++)
 				dump_partition(out, &c->partitions[i]);
 			break;
+		}
 		case OPT_QOS: cfg_dump_qos(out, c->qos); break;
 		}
 	}
@@ -1299,7 +1300,6 @@ static bool partition_equal(const struct config_partition *a, const struct confi
 	    a->ipoib != b->ipoib || a->ipoib_mtu != b->ipoib_mtu ||
 	    a->ipoib_rate != b->ipoib_rate || a->ipoib_scope != b->ipoib_scope ||
 	    a->ipoib_qkey != b->ipoib_qkey || config_file_members(a) != config_file_members(b) ||
-		}
 	    a->ngroups != b->ngroups)
 		return false;
 	for (unsigned i = 0, nm = config_file_members(a); i < nm; i++)

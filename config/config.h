@@ -288,6 +288,9 @@ void config_free(struct ibsmd_config *c);
 struct config_partition *config_partition_add(struct ibsmd_config *c);
 int config_partition_member(struct config_partition *p, uint8_t kind, uint64_t guid,
                             uint8_t membership);
+/* The file's partitions (those before the API's), and a partition's file members. */
+unsigned config_file_partitions(const struct ibsmd_config *c);
+unsigned config_file_members(const struct config_partition *p);
 
 const char *config_key_name(enum config_key k);
 /* Does a reload apply this option to a running daemon (else it takes a restart)? */
@@ -300,9 +303,6 @@ bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b
                       enum config_key k);
 /* Move option k's value from src to dst (partitions are moved, not copied: src loses them,
  * and dst loses the run-time API's entries, which sm/tenants.c merges in again). */
-/* The file's partitions (those before the API's), and a partition's file members. */
-unsigned config_file_partitions(const struct ibsmd_config *c);
-unsigned config_file_members(const struct config_partition *p);
 void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum config_key k);
 
 /* Digests of what a master and its standbys must agree on, so that a takeover does not change

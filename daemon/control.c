@@ -21,6 +21,7 @@
 #include "daemon/status.h"
 #include "fabric/dump.h"
 #include "pm/pm.h"
+#include "sm/tenants.h"
 #include "util/escape.h"
 #include "util/statefile.h"
 
@@ -73,6 +74,193 @@ static bool peer_allowed(const struct control *c, int fd)
 		if (groups[i] == c->gid)
 			return true;
 	return false;
+}
+
+/* ---- partitions changed at run time (sm/tenants.h) ---- */
+
+static const char *member_kind(uint8_t kind)
+{
+	static const char *const names[] = {[CM_GUID] = "guid",
+	                                    [CM_ALL] = "all",
+	                                    [CM_ALL_CAS] = "all_cas",
+	                                    [CM_ALL_SWITCHES] = "all_switches",
+	                                    [CM_SELF] = "self"};
+	return kind <= CM_SELF ? names[kind] : "?";
+}
+
+static const char *ms_word(uint8_t ms)
+{
+	return ms == CM_BOTH ? "both" : ms == CM_LIMITED ? "limited" : "full";
+}
+
+static void partition_put(const struct tenants_partition *p, FILE *out, bool json)
+{
+	if (!json) {
+		fprintf(out, "0x%04x %s (%s) index0 %s ipoib %s\n", p->pkey, p->name,
+		        p->from_file ? "ibsmd.yaml" : "API", p->index0 ? "yes" : "no",
+		        p->ipoib ? "yes" : "no");
+		for (unsigned i = 0; i < p->nmembers; i++) {
+			const struct tenants_member *m = &p->members[i];
+			if (m->kind == CM_GUID)
+				fprintf(out, "  0x%016" PRIx64, m->guid);
+			else
+				fprintf(out, "  %s", member_kind(m->kind));
+			fprintf(out, " %s %s%s\n", ms_word(m->membership),
+			        m->from_api ? "api" : "file",
+			        m->in_fabric ? "" : " (not in the fabric)");
+		}
+		return;
+	}
+	fprintf(out, "{\"pkey\":\"0x%04x\",\"name\":", p->pkey);
+	json_put_str(out, p->name, sizeof(p->name));
+	fprintf(out, ",\"from_file\":%s,\"index0\":%s,\"ip_over_ib\":%s,\"members\":[",
+	        p->from_file ? "true" : "false", p->index0 ? "true" : "false",
+	        p->ipoib ? "true" : "false");
+	for (unsigned i = 0; i < p->nmembers; i++) {
+		const struct tenants_member *m = &p->members[i];
+		fprintf(out, "%s{\"kind\":\"%s\"", i ? "," : "", member_kind(m->kind));
+		if (m->kind == CM_GUID)
+			fprintf(out, ",\"guid\":\"0x%016" PRIx64 "\"", m->guid);
+		fprintf(out, ",\"membership\":\"%s\",\"from_api\":%s,\"in_fabric\":%s}",
+		        ms_word(m->membership), m->from_api ? "true" : "false",
+		        m->in_fabric ? "true" : "false");
+	}
+	fprintf(out, "]}");
+}
+
+static void partition_show(struct sm *sm, int argc, char **argv, FILE *out, bool json)
+{
+	char err[256];
+	if (argc == 3) {
+		char *e;
+		unsigned long pk = strtoul(argv[2], &e, 16);
+		struct tenants_partition p;
+		if (*e || pk > 0xffff) {
+			fprintf(out, "error: \"%s\" is not a P_Key (0x0001 to 0x7ffe)\n", argv[2]);
+			return;
+		}
+		if (tenants_get(sm, (uint16_t)pk, &p, err, sizeof(err)) != TENANTS_OK) {
+			fprintf(out, "error: %s\n", err);
+			return;
+		}
+		partition_put(&p, out, json);
+		if (json)
+			fputc('\n', out);
+		tenants_partition_free(&p);
+		return;
+	}
+	struct tenants_partition *all;
+	unsigned n;
+	if (tenants_list(sm, &all, &n, err, sizeof(err)) != TENANTS_OK) {
+		fprintf(out, "error: %s\n", err);
+		return;
+	}
+	if (json)
+		fprintf(out, "{\"partitions\":[");
+	for (unsigned i = 0; i < n; i++) {
+		if (json && i)
+			fputc(',', out);
+		partition_put(&all[i], out, json);
+	}
+	if (json)
+		fprintf(out, "]}\n");
+	tenants_list_free(all, n);
+}
+
+/* "GUID,GUID,...": each hex, with or without 0x. The count, or -1 with the bad word in err. */
+static int parse_guids(char *list, uint64_t *guids, unsigned cap, char *err, size_t errlen)
+{
+	unsigned n = 0;
+	for (char *save = NULL, *w = strtok_r(list, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		char *e;
+		errno = 0;
+		uint64_t g = strtoull(w, &e, 16);
+		if (*e || e == w || errno || !g || n == cap) {
+			snprintf(err, errlen, n == cap ? "too many GUIDs" : "\"%s\" is not a GUID",
+			         w);
+			return -1;
+		}
+		guids[n++] = g;
+	}
+	return (int)n;
+}
+
+/* add's options after PKEY GUIDS: --membership full|limited, --no-index0, --no-ipoib */
+static int parse_add_opts(int argc, char **argv, struct tenants_add *rq, char *err, size_t errlen)
+{
+	for (int i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-index0"))
+			rq->index0 = false;
+		else if (!strcmp(argv[i], "--no-ipoib"))
+			rq->ipoib = false;
+		else if (!strcmp(argv[i], "--membership") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "full") || !strcmp(argv[i], "limited"))
+				rq->membership = argv[i][0] == 'f' ? CM_FULL : CM_LIMITED;
+			else {
+				snprintf(err, errlen, "membership is full or limited, not \"%s\"",
+				         argv[i]);
+				return -1;
+			}
+		} else {
+			snprintf(err, errlen,
+			         "\"%s\": add takes --membership full|limited, --no-index0, "
+			         "--no-ipoib",
+			         argv[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* partition add PKEY GUID[,GUID..] [opts] | remove PKEY GUID[,GUID..] | show [PKEY] */
+static void partition_cmd(struct control *c, int argc, char **argv, FILE *out, bool json)
+{
+	struct sm *sm = c->rl->sm;
+	bool add = argc >= 4 && !strcmp(argv[1], "add");
+	bool rm = argc == 4 && !strcmp(argv[1], "remove");
+	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "show")) {
+		partition_show(sm, argc, argv, out, json);
+		return;
+	}
+	if (!add && !rm) {
+		fprintf(out, "error: partition add PKEY GUID[,GUID..] [--membership full|limited] "
+		             "[--no-index0] [--no-ipoib], partition remove PKEY GUID[,GUID..], "
+		             "partition show [PKEY]\n");
+		return;
+	}
+	char err[512], *e;
+	static uint64_t guids[LINE_MAX_BYTES / 2];
+	unsigned long pk = strtoul(argv[2], &e, 16);
+	if (*e || e == argv[2] || pk > 0xffff) {
+		fprintf(out, "error: \"%s\" is not a P_Key (0x0001 to 0x7ffe)\n", argv[2]);
+		return;
+	}
+	int n = parse_guids(argv[3], guids, sizeof(guids) / sizeof(guids[0]), err, sizeof(err));
+	struct tenants_add rq = {.pkey = (uint16_t)pk,
+	                         .guids = guids,
+	                         .nguids = n > 0 ? (unsigned)n : 0,
+	                         .membership = CM_FULL,
+	                         .index0 = true,
+	                         .ipoib = true};
+	if (n < 0 || (add && parse_add_opts(argc, argv, &rq, err, sizeof(err)) < 0)) {
+		fprintf(out, "error: %s\n", err);
+		return;
+	}
+	int rc = add ? tenants_add(sm, "ibsa (control socket)", &rq, err, sizeof(err))
+	             : tenants_remove(sm, "ibsa (control socket)", rq.pkey, guids, rq.nguids, err,
+	                              sizeof(err));
+	if (rc != TENANTS_OK) {
+		log_rl(c->rl->log, &c->rl_refused, LOGL_NOTICE, "control",
+		       "partition %s refused: %s", argv[1], err);
+		fprintf(out, "error: %s\n", err);
+	} else if (json) {
+		fputs("{\"ok\":true,\"message\":", out);
+		json_put_str(out, err, sizeof(err));
+		fputs("}\n", out);
+	} else
+		fprintf(out, "%s\n", err);
 }
 
 static const char *dump_dir(const struct control *c, char *buf, size_t len)
@@ -266,6 +454,8 @@ static void run_command(struct control *c, char *line, FILE *out)
 		}
 		fprintf(out, json ? "{\"loglevel\":\"%s\"}\n" : "%s\n",
 		        log_level_name(c->rl->log->level));
+	} else if (!strcmp(argv[0], "partition")) {
+		partition_cmd(c, argc, argv, out, json);
 	} else if (!strcmp(argv[0], "counters") && argc <= 2) {
 		counters(c, argc == 2 ? argv[1] : NULL, out, json);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "topology")) {

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Partitions changed at run time through the control socket (issue 35): `ibsa partition add`
+# puts P_Key 0x0a0b on host-2's and host-3's ports (smpquery pkeys) with only their P_Key
+# tables sent (the SM's Sets grow by the tables of those ports and the switch ports facing
+# them; no LFT block is written); remove takes host-3 out; ibsmd.yaml's own member cannot be
+# removed; bad input is refused with a clear message; a SIGHUP keeps the change, and so do a
+# restart and a takeover by the standby it was synced to.
+# Usage: ibsmd_partition_control.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+FS="$BUILD/test/fabricsim/fabricsim"
+IBSA="$BUILD/cli/ibsa"
+start_fabricsim "fattree:radix=4,levels=2"
+guid_of() { "$FS" ctl lids | awk -v h="$1" '$4 == h { print $1 }'; }
+g1=$(guid_of host-1) g2=$(guid_of host-2) g3=$(guid_of host-3)
+YAML=("sweep_interval: 0" "partitions:" "  - name: storage" "    pkey: 0x0010"
+	"    members: [$g1]")
+start_named_ibsmd A host-8 10 "${YAML[@]}"
+wait_until 60 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
+start_named_ibsmd B host-7 5 "${YAML[@]}"
+ctl() { local who=$1; shift; "$IBSA" --control "$WORK/control-$who" partition "$@"; }
+# host's P_Key table, block 0, as smpquery reads it from the port
+pkeys_of() { on_sim host-6 smpquery pkeys "$(lid_of "$1")" 1 2>/dev/null; }
+has_key() { pkeys_of "$1" | grep -qi "$2"; }
+
+# bad input: refused, with the value at fault named, nothing changed
+expect_refused() { # WORDS-IN-MESSAGE ARGS...
+	local want=$1 out
+	shift
+	out=$(ctl A "$@" 2>&1) && fail "partition $* was taken: $out"
+	grep -q -- "$want" <<<"$out" || fail "partition $*: \"$out\" does not say \"$want\""
+}
+expect_refused "not a port, switch or alias GUID" add 0x0a0b 0x123456789
+expect_refused "not a partition's" add 0x0000 "$g2"
+expect_refused "default partition" add 0x7fff "$g2"
+expect_refused "not a P_Key" add 0x1zz "$g2"
+expect_refused "full or limited" add 0x0a0b "$g2" --membership both
+expect_refused "is not a GUID" add 0x0a0b "$g2,nonsense"
+expect_refused "in ibsmd.yaml" remove 0x0010 "$g1"
+echo "bad P_Keys, GUIDs and memberships and the file's own member refused: ok"
+
+lft0=$(lft_sets)
+sets0=$("$FS" ctl sets host-8)
+ctl A add 0x0a0b "$g2,$g3" --membership full >"$WORK/add.out" || fail "add: $(cat "$WORK/add.out")"
+wait_until 5 has_key host-2 0x8a0b || fail "host-2 lacks 0x8a0b: $(pkeys_of host-2)"
+wait_until 5 has_key host-3 0x8a0b || fail "host-3 lacks 0x8a0b: $(pkeys_of host-3)"
+has_key host-1 0x8a0b && fail "host-1 got 0x8a0b"
+sets=$(($("$FS" ctl sets host-8) - sets0))
+# host-2's and host-3's tables and those of their leaves' ports facing them
+[ "$sets" -le 4 ] || fail "$sets Sets for a change of two ports' P_Keys"
+[ "$(lft_sets)" = "$lft0" ] || fail "LFT blocks were written for a P_Key change"
+grep -q 'partition_changed' "$WORK/A.log" || fail "no partition_changed event in the log"
+echo "add: 0x8a0b on host-2 and host-3 with $sets Sets, no LFT block: ok"
+
+ctl A show 0x0a0b --json >"$WORK/show.json" || fail "show"
+python3 - "$WORK/show.json" "$g2" "$g3" <<'PY' || fail "show: $(cat "$WORK/show.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+guids = sorted(int(m["guid"], 16) for m in p["members"] if m["from_api"])
+assert guids == sorted(int(g, 16) for g in sys.argv[2:]), guids
+assert p["pkey"] == "0x0a0b" and not p["from_file"]
+PY
+
+ctl A remove 0x0a0b "$g3" >/dev/null || fail "remove"
+wait_until 5 eval '! has_key host-3 0x8a0b' || fail "host-3 kept 0x8a0b: $(pkeys_of host-3)"
+has_key host-2 0x8a0b || fail "host-2 lost 0x8a0b with host-3's removal"
+echo "remove: host-3 out, host-2 stays: ok"
+
+# the standby holds the change, written in its state directory
+b_has() { grep -q "^pmember 0x0a0b $g2" "$WORK/state-B/partitions-api" 2>/dev/null; }
+wait_until 20 b_has || fail "the standby B did not get the change"
+
+# a SIGHUP rereads ibsmd.yaml: the API's member stays
+kill -HUP "$PID_A"
+sleep 2
+ctl A show 0x0a0b >/dev/null || fail "the API's partition went with the SIGHUP"
+has_key host-2 0x8a0b || fail "host-2 lost 0x8a0b with the SIGHUP"
+echo "SIGHUP: kept: ok"
+
+# a takeover by B: the P_Key stays on the port and B answers for the partition
+kill -9 "$PID_A"
+b_took_over() { grep -A1000 "taking over" "$WORK/B.log" | grep -q "subnet up"; }
+wait_until 30 b_took_over || fail "B did not take over"
+wait_until 30 ctl B show 0x0a0b >/dev/null || fail "B does not know partition 0x0a0b"
+has_key host-2 0x8a0b || fail "host-2 lost 0x8a0b in the takeover"
+ctl B add 0x0a0b "$g3" >/dev/null || fail "B did not take a change as master"
+wait_until 5 has_key host-3 0x8a0b || fail "B's add did not reach host-3"
+echo "takeover: B holds the partition and changes it: ok"
+
+# a restart of B: the change comes back from its state directory
+kill "$PID_B"
+wait "$PID_B" 2>/dev/null || true
+start_named_ibsmd B host-7 5 "${YAML[@]}"
+b_back() { [ "$(grep -c "subnet up" "$WORK/B.log")" -ge 2 ]; }
+wait_until 60 b_back || fail "B did not come back"
+wait_until 30 ctl B show 0x0a0b >/dev/null || fail "B forgot the partition in a restart"
+ctl B show 0x0a0b | grep -q "$g3" || fail "B forgot host-3's membership in a restart"
+has_key host-3 0x8a0b || fail "host-3 lost 0x8a0b in B's restart"
+echo "restart: kept: ok"
+echo PASS
