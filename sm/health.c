@@ -402,3 +402,9 @@ unsigned sm_links_held(const struct sm *sm)
 {
 	return sm->health.nheld;
 }
+
+uint32_t sm_link_held_port(const struct sm *sm, unsigned i)
+{
+	const struct sm_health *h = &sm->health;
+	return i < h->nheld ? h->links[h->held[i]].near : TOPO_NONE;
+}

@@ -147,6 +147,9 @@ bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
  * node with this GUID (port 0: any of its ports; guid 0: every one). How many. */
 int sm_link_release(struct sm *sm, uint64_t guid, unsigned port);
 unsigned sm_links_held(const struct sm *sm);
+/* The i-th of them (below sm_links_held): the port the SM disabled, whose last_peer is the
+ * other end; TOPO_NONE past the end. */
+uint32_t sm_link_held_port(const struct sm *sm, unsigned i);
 
 /* Routing runs off the event loop (sm_status says when). What cannot run beside it (a
  * reload of the configuration, dumps of the tables) waits for it to end first; the sweep
