@@ -61,7 +61,7 @@ struct tenants_add {
 	bool ipoib;         /* the SA keeps the partition's IPoIB broadcast group */
 };
 /* who: whoever asked, for the journal ("ibsa uid 0", "https alice@10.0.0.5"). TENANTS_OK or
- * an error with its reason in err. */
+ * an error with its reason in err; on TENANTS_OK, err holds a line saying what changed. */
 int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, char *err,
                 size_t errlen);
 /* Remove GUIDs from partition pkey: those the API added. A GUID not a member is no error
