@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon/status.h"
+#include "daemon/topology.h"
 #include "fabric/dump.h"
 #include "pm/pm.h"
 #include "sm/tenants.h"
@@ -383,6 +384,43 @@ static void counters(struct control *c, const char *spec, FILE *out, bool json)
 		fprintf(out, "error: no port read matches \"%s\"\n", spec);
 }
 
+/* "topology slurm|dot": Slurm's topology.conf or a graphviz graph (daemon/topology.h). The
+ * name problems of the first follow the file as "warning: " lines, which ibsa prints on
+ * standard error. */
+static void topology(struct control *c, const char *what, FILE *out)
+{
+	const struct topo *t = sm_fabric(c->rl->sm);
+	if (!strcmp(what, "slurm")) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *problems = open_memstream(&buf, &len);
+		int n = problems ? topology_slurm(t, out, problems) : -1;
+		if (problems)
+			fclose(problems);
+		for (char *line = buf, *nl; n > 0 && line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			fprintf(out, "warning: %.*s\n", nl ? (int)(nl - line) : (int)strlen(line),
+			        line);
+		}
+		free(buf);
+		if (n < 0)
+			fprintf(out, "error: out of memory\n");
+		return;
+	}
+	if (strcmp(what, "dot")) {
+		fprintf(out, "error: topology slurm or topology dot, not \"%s\"\n", what);
+		return;
+	}
+	struct sm *sm = c->rl->sm;
+	unsigned nheld = sm_links_held(sm);
+	uint32_t *held = malloc(sizeof(*held) * (nheld + 1));
+	for (unsigned i = 0; held && i < nheld; i++)
+		held[i] = sm_link_held_port(sm, i);
+	if (!held || topology_dot(t, held, nheld, out) < 0)
+		fprintf(out, "error: out of memory\n");
+	free(held);
+}
+
 /* Run one command line; the answer goes to out. "error: ..." lines tell ibsa it failed. */
 static void run_command(struct control *c, char *line, FILE *out)
 {
@@ -463,6 +501,8 @@ static void run_command(struct control *c, char *line, FILE *out)
 			topo_dump_topology_json(sm_fabric(sm), out);
 		else
 			topo_dump_ibnetdiscover(sm_fabric(sm), out);
+	} else if (!strcmp(argv[0], "topology") && argc == 2) {
+		topology(c, argv[1], out);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
 		sm_routing_wait(sm); /* the tables it fills are the ones dumped */
 		if (json)
@@ -484,7 +524,7 @@ static void run_command(struct control *c, char *line, FILE *out)
 		fprintf(out,
 		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
 		        "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
-		        "release [GUID [PORT]])\n",
+		        "topology slurm|dot, release [GUID [PORT]])\n",
 		        argv[0]);
 	}
 }

@@ -1,0 +1,389 @@
+/* The partition API's outside input, parsed (see api_parse.h). JSON by jansson: no parser of
+ * our own. */
+#include "daemon/api_parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+static int hex_digits(const char *s, size_t max, uint64_t *v)
+{
+	size_t n = 0;
+	uint64_t x = 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+		if (n >= max)
+			return -1;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return (int)n;
+}
+
+static const char *skip_0x(const char *s)
+{
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? s + 2 : s;
+}
+
+int api_parse_pkey(const char *s, uint16_t *pkey)
+{
+	uint64_t v;
+	int n = hex_digits(skip_0x(s), 4, &v);
+	/* the top bit is membership, which UFM ignores here ("0x8001" is "0x0001"); 0x0000 is
+	 * no partition and 0x7fff the default one, which ibsmd.yaml owns */
+	v &= 0x7fff;
+	if (n < 1 || v == 0 || v == 0x7fff)
+		return -1;
+	*pkey = (uint16_t)v;
+	return 0;
+}
+
+int api_parse_guid(const char *s, uint64_t *guid)
+{
+	uint64_t v;
+	if (hex_digits(skip_0x(s), 16, &v) != 16 || v == 0)
+		return -1;
+	*guid = v;
+	return 0;
+}
+
+void api_pkey_req_free(struct api_pkey_req *r)
+{
+	free(r->guids);
+	r->guids = NULL;
+	r->nguids = 0;
+}
+
+static bool has_guid(const struct api_pkey_req *r, uint64_t g)
+{
+	for (size_t i = 0; i < r->nguids; i++)
+		if (r->guids[i] == g)
+			return true;
+	return false;
+}
+
+static int take_guids(json_t *a, struct api_pkey_req *r, char *why, size_t wlen)
+{
+	if (!json_is_array(a)) {
+		snprintf(why, wlen, "\"guids\": expected a list of GUID strings");
+		return -1;
+	}
+	size_t n = json_array_size(a);
+	if (n > API_MAX_GUIDS) {
+		snprintf(why, wlen, "\"guids\": %zu GUIDs, at most %d in one request", n,
+		         API_MAX_GUIDS);
+		return -1;
+	}
+	r->guids = calloc(n ? n : 1, sizeof(*r->guids));
+	if (!r->guids) {
+		snprintf(why, wlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(a, i));
+		uint64_t g;
+		if (!s || api_parse_guid(s, &g) < 0) {
+			snprintf(why, wlen,
+			         "\"guids\"[%zu]: expected a GUID string of 16 hex digits "
+			         "(\"0x\" allowed before them), not zero",
+			         i);
+			return -1;
+		}
+		if (!has_guid(r, g))
+			r->guids[r->nguids++] = g;
+	}
+	return 0;
+}
+
+static int take_bool(json_t *v, const char *key, bool *out, char *why, size_t wlen)
+{
+	if (!json_is_boolean(v)) {
+		snprintf(why, wlen, "\"%s\": expected true or false", key);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* One member of the object: known to this kind of request, and of the right type. */
+static int take_member(const char *key, json_t *v, enum api_req_kind kind, struct api_pkey_req *r,
+                       char *why, size_t wlen)
+{
+	if (!strcmp(key, "pkey")) {
+		const char *s = json_string_value(v);
+		if (!s || api_parse_pkey(s, &r->pkey) < 0) {
+			snprintf(
+			    why, wlen,
+			    "\"pkey\": expected a hexadecimal string from \"0x1\" to \"0x7ffe\" "
+			    "(bit 15, membership, ignored)");
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "guids"))
+		return take_guids(v, r, why, wlen);
+	if (kind == API_REQ_ADD && !strcmp(key, "index0"))
+		return take_bool(v, key, &r->index0, why, wlen);
+	if (kind == API_REQ_ADD && !strcmp(key, "ip_over_ib"))
+		return take_bool(v, key, &r->ip_over_ib, why, wlen);
+	if (kind == API_REQ_ADD && !strcmp(key, "membership")) {
+		const char *s = json_string_value(v);
+		if (!s || (strcmp(s, "full") && strcmp(s, "limited"))) {
+			snprintf(why, wlen, "\"membership\": expected \"full\" or \"limited\"");
+			return -1;
+		}
+		r->full = !strcmp(s, "full");
+		return 0;
+	}
+	/* refused rather than ignored: a client that sends mtu_limit or memberships expects
+	 * them to act, and ibsmd does not do them here */
+	snprintf(why, wlen, "\"%.64s\": not a parameter of this request (%s)", key,
+	         kind == API_REQ_ADD ? "pkey, guids, index0, ip_over_ib, membership"
+	                             : "pkey, guids");
+	return -1;
+}
+
+int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, struct api_pkey_req *r,
+                       char *why, size_t wlen)
+{
+	*r = (struct api_pkey_req){.ip_over_ib = true, .full = true};
+	if (len > API_MAX_BODY) {
+		snprintf(why, wlen, "the body is over %d bytes", API_MAX_BODY);
+		return -1;
+	}
+	json_error_t err;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
+	if (!root) {
+		snprintf(why, wlen, "not JSON: %s at line %d column %d", err.text, err.line,
+		         err.column);
+		return -1;
+	}
+	int rc = 0;
+	if (!json_is_object(root)) {
+		snprintf(why, wlen, "expected a JSON object");
+		rc = -1;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(root, key, v)
+	{
+		if (rc == 0 && take_member(key, v, kind, r, why, wlen) < 0)
+			rc = -1;
+	}
+	if (rc == 0 && !r->pkey) {
+		snprintf(why, wlen, "\"pkey\" is missing");
+		rc = -1;
+	} else if (rc == 0 && !r->guids) {
+		snprintf(why, wlen, "\"guids\" is missing");
+		rc = -1;
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* ---- the users file ---- */
+
+bool api_user_name_ok(const char *name, size_t len)
+{
+	if (len < 1 || len > API_MAX_USER_NAME)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '@' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+void api_users_free(struct api_users *u)
+{
+	if (u->v)
+		sodium_memzero(u->v, u->n * sizeof(*u->v));
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+static struct api_user *find_user(struct api_users *u, const char *name, size_t len)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (strlen(u->v[i].name) == len && !memcmp(u->v[i].name, name, len))
+			return &u->v[i];
+	return NULL;
+}
+
+/* One line, without its newline: blank, a # comment, or name:hash. */
+static int parse_user_line(struct api_users *u, const char *s, size_t len, const char *where,
+                           char *why, size_t wlen)
+{
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
+	if (!len || s[0] == '#')
+		return 0;
+	const char *colon = memchr(s, ':', len);
+	if (!colon || !api_user_name_ok(s, (size_t)(colon - s))) {
+		snprintf(why, wlen, "%s: expected NAME:HASH, NAME 1-%d of A-Z a-z 0-9 . _ @ -",
+		         where, API_MAX_USER_NAME);
+		return -1;
+	}
+	size_t nlen = (size_t)(colon - s), hlen = len - nlen - 1;
+	const char *hash = colon + 1;
+	/* only what crypto_pwhash_str writes: Argon2, with its parameters in the string */
+	if (hlen >= crypto_pwhash_STRBYTES || hlen < 10 || memcmp(hash, "$argon2", 7) ||
+	    memchr(hash, 0, hlen)) {
+		snprintf(why, wlen,
+		         "%s: the hash is not crypto_pwhash_str's (\"$argon2...\"; "
+		         "ibsa passwd NAME writes the line)",
+		         where);
+		return -1;
+	}
+	if (find_user(u, s, nlen)) {
+		snprintf(why, wlen, "%s: user \"%.*s\" given twice", where, (int)nlen, s);
+		return -1;
+	}
+	if (u->n >= API_MAX_USERS) {
+		snprintf(why, wlen, "%s: more than %d users", where, API_MAX_USERS);
+		return -1;
+	}
+	struct api_user *e = &u->v[u->n++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->name, s, nlen);
+	memcpy(e->hash, hash, hlen);
+	return 0;
+}
+
+int api_users_parse(struct api_users *u, const char *text, size_t len, const char *path, char *why,
+                    size_t wlen)
+{
+	*u = (struct api_users){0};
+	randombytes_buf(u->tag_key, sizeof(u->tag_key));
+	u->v = calloc(API_MAX_USERS, sizeof(*u->v));
+	if (!u->v) {
+		snprintf(why, wlen, "%s: out of memory", path);
+		return -1;
+	}
+	unsigned line = 1;
+	for (size_t at = 0; at < len; line++) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		char where[300];
+		snprintf(where, sizeof(where), "%s:%u", path, line);
+		if (parse_user_line(u, text + at, end - at, where, why, wlen) < 0) {
+			api_users_free(u);
+			return -1;
+		}
+		at = end + 1;
+	}
+	if (!u->n) {
+		snprintf(why, wlen, "%s: no users (lines NAME:HASH, from ibsa passwd NAME)", path);
+		api_users_free(u);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_all(int fd, char **buf, size_t *len)
+{
+	size_t cap = 4096;
+	*len = 0;
+	*buf = malloc(cap);
+	while (*buf) {
+		if (*len == cap) {
+			if (cap >= (1u << 20)) { /* 256 users' lines are far less */
+				errno = EFBIG;
+				break;
+			}
+			char *nb = realloc(*buf, cap *= 2);
+			if (!nb)
+				break;
+			*buf = nb;
+		}
+		ssize_t n = read(fd, *buf + *len, cap - *len);
+		if (n == 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			*len += (size_t)n;
+	}
+	free(*buf);
+	*buf = NULL;
+	return -1;
+}
+
+int api_users_load(struct api_users *u, const char *path, char *why, size_t wlen)
+{
+	*u = (struct api_users){0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(why, wlen, "api_users_file %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		snprintf(why, wlen,
+		         "api_users_file %s: mode %04o; it holds password hashes, so it must be a "
+		         "regular file only its owner reads (chmod 0600 %s)",
+		         path, (unsigned)(st.st_mode & 07777), path);
+		close(fd);
+		return -1;
+	}
+	char *buf;
+	size_t len;
+	int rc = read_all(fd, &buf, &len);
+	close(fd);
+	if (rc < 0) {
+		snprintf(why, wlen, "api_users_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = api_users_parse(u, buf, len, path, why, wlen);
+	sodium_memzero(buf, len);
+	free(buf);
+	return rc;
+}
+
+static void tag_of(const struct api_users *u, const char *name, const char *pass,
+                   unsigned char tag[crypto_generichash_BYTES])
+{
+	crypto_generichash_state st;
+	crypto_generichash_init(&st, u->tag_key, sizeof(u->tag_key), crypto_generichash_BYTES);
+	crypto_generichash_update(&st, (const unsigned char *)name, strlen(name) + 1);
+	crypto_generichash_update(&st, (const unsigned char *)pass, strlen(pass));
+	crypto_generichash_final(&st, tag, crypto_generichash_BYTES);
+}
+
+enum api_auth api_users_check(struct api_users *u, const char *name, const char *pass, bool verify)
+{
+	struct api_user *e = find_user(u, name, strlen(name));
+	if (!e)
+		return API_AUTH_UNKNOWN_USER;
+	unsigned char tag[crypto_generichash_BYTES];
+	tag_of(u, name, pass, tag);
+	if (e->has_tag && !sodium_memcmp(tag, e->ok_tag, sizeof(tag)))
+		return API_AUTH_CACHED;
+	if (!verify)
+		return API_AUTH_NEED_VERIFY;
+	if (crypto_pwhash_str_verify(e->hash, pass, strlen(pass)) != 0)
+		return API_AUTH_BAD_PASSWORD;
+	memcpy(e->ok_tag, tag, sizeof(tag));
+	e->has_tag = true;
+	return API_AUTH_OK;
+}
