@@ -95,9 +95,12 @@ static void usage(FILE *out)
 	        "  dump topology|routes|files\n"
 	        "                           the fabric (ibnetdiscover format), the LFTs (OpenSM's\n"
 	        "                           lfts dump, or JSON), or OpenSM's dump files written\n"
-	        "                           into dump_dir\n");
-	fprintf(out, "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
-	             "4 no answer, 5 malformed answer\n");
+	        "                           into dump_dir\n"
+	        "  topology --slurm|--dot   Slurm's topology.conf (topology/tree) or a graphviz\n"
+	        "                           graph of the fabric\n");
+	fprintf(out,
+	        "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
+	        "4 no answer, 5 malformed answer, 6 topology with names left out or changed\n");
 }
 
 static void call_done(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)

@@ -1,5 +1,5 @@
 /* ibsa's commands to the running daemon, over its control socket (not the fabric): status,
- * sweep, reroute, loglevel, dump. The request is the command line; the answer is printed
+ * sweep, reroute, loglevel, dump, topology. The request is the command line; the answer is printed
  * as it comes; an answer that starts with "error: " is the daemon's refusal. */
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 
 static const char *const control_commands[] = {"status", "sweep",    "reroute", "loglevel",
-                                               "dump",   "counters", "release"};
+                                               "dump",   "counters", "release", "topology"};
 
 bool cli_is_control_command(const char *name)
 {
@@ -24,16 +24,87 @@ bool cli_is_control_command(const char *name)
 	return false;
 }
 
+/* The answer: watch its first bytes for "error: ", print everything. */
+static int read_answer(int fd, const char *path)
+{
+	char buf[65536], head[8] = "";
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n && got < 7; i++)
+			head[got++] = buf[i];
+		FILE *to = strncmp(head, "error: ", got < 7 ? got : 7) == 0 ? stderr : stdout;
+		fwrite(buf, 1, (size_t)n, to);
+	}
+	close(fd);
+	if (n < 0) {
+		fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
+		return EXIT_TRANSPORT;
+	}
+	if (got == 0) {
+		fprintf(stderr, "ibsa: ibsmd closed the connection without an answer\n");
+		return EXIT_BAD_ANSWER;
+	}
+	return !strncmp(head, "error: ", 7) ? EXIT_MAD_STATUS : EXIT_OK;
+}
+
+/* topology's answer, line by line: the file on standard output, the daemon's "warning: "
+ * lines (names it could not use) on standard error, so that a redirected topology.conf
+ * holds only what Slurm reads; with warnings the exit status says so. */
+static int read_lines(int fd, const char *path)
+{
+	FILE *in = fdopen(fd, "r");
+	if (!in) {
+		close(fd);
+		fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
+		return EXIT_TRANSPORT;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	bool any = false, error = false, warned = false;
+	while ((n = getline(&line, &cap, in)) > 0) {
+		if (!any && !strncmp(line, "error: ", 7))
+			error = true;
+		any = true;
+		if (!strncmp(line, "warning: ", 9)) {
+			warned = true;
+			fprintf(stderr, "ibsa: %s", line + 9);
+		} else {
+			fwrite(line, 1, (size_t)n, error ? stderr : stdout);
+		}
+	}
+	bool failed = ferror(in);
+	free(line);
+	fclose(in);
+	if (failed) {
+		fprintf(stderr, "ibsa: %s: read error\n", path);
+		return EXIT_TRANSPORT;
+	}
+	if (!any) {
+		fprintf(stderr, "ibsa: ibsmd closed the connection without an answer\n");
+		return EXIT_BAD_ANSWER;
+	}
+	return error ? EXIT_MAD_STATUS : warned ? EXIT_WARNINGS : EXIT_OK;
+}
+
 int cli_control(const char *path, bool json, int argc, char **argv)
 {
 	if (!path)
 		path = getenv("IBSMD_CONTROL");
 	if (!path || !path[0])
 		path = "/run/ibsmd/control";
+	/* "topology --slurm" asks the daemon for "topology slurm" */
+	bool topology = !strcmp(argv[0], "topology");
+	if (topology && (argc != 2 || (strcmp(argv[1], "--slurm") && strcmp(argv[1], "--dot")))) {
+		fprintf(stderr, "ibsa: topology --slurm or topology --dot\n");
+		return EXIT_USAGE;
+	}
 	char line[512];
 	size_t at = 0;
 	for (int i = 0; i < argc; i++) {
-		int n = snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", argv[i]);
+		const char *w = topology && i == 1 ? argv[i] + 2 : argv[i];
+		int n = snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", w);
 		if (n < 0 || (size_t)n >= sizeof(line) - at) {
 			fprintf(stderr, "ibsa: the command is too long\n");
 			return EXIT_USAGE;
@@ -72,24 +143,5 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		}
 		sent += (size_t)n;
 	}
-	/* the answer: watch its first bytes for "error: ", print everything */
-	char buf[65536], head[8] = "";
-	size_t got = 0;
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < n && got < 7; i++)
-			head[got++] = buf[i];
-		FILE *to = strncmp(head, "error: ", got < 7 ? got : 7) == 0 ? stderr : stdout;
-		fwrite(buf, 1, (size_t)n, to);
-	}
-	close(fd);
-	if (n < 0) {
-		fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
-		return EXIT_TRANSPORT;
-	}
-	if (got == 0) {
-		fprintf(stderr, "ibsa: ibsmd closed the connection without an answer\n");
-		return EXIT_BAD_ANSWER;
-	}
-	return !strncmp(head, "error: ", 7) ? EXIT_MAD_STATUS : EXIT_OK;
+	return topology ? read_lines(fd, path) : read_answer(fd, path);
 }
