@@ -48,6 +48,9 @@ bool cli_is_control_command(const char *name);
  * /run/ibsmd/control) and print its answer. An exit code. */
 int cli_control(const char *path, bool json, int argc, char **argv);
 
+/* ibsa passwd NAME: a users-file line for the partition API. An exit code. */
+int cli_passwd(int argc, char **argv);
+
 /* Send one request and run the loop until it ends. */
 void cli_call(struct cli *c, const struct mad_request *req, struct cli_answer *ans);
 void cli_answer_free(struct cli_answer *ans);

@@ -99,6 +99,10 @@ static void usage(FILE *out)
 	        "  topology --slurm|--dot   Slurm's topology.conf (topology/tree) or a graphviz\n"
 	        "                           graph of the fabric\n");
 	fprintf(out,
+	        "other commands:\n"
+	        "  passwd NAME              a line NAME:HASH for api_users_file, the password\n"
+	        "                           read on standard input\n");
+	fprintf(out,
 	        "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
 	        "4 no answer, 5 malformed answer, 6 topology with names left out or changed\n");
 }
@@ -213,6 +217,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (!strcmp(argv[optind], "passwd")) /* neither the fabric nor the daemon */
+		return cli_passwd(argc - optind, argv + optind);
 	if (cli_is_control_command(argv[optind]))
 		return cli_control(control, c.json, argc - optind, argv + optind);
 	const struct command *cmd = NULL;
