@@ -189,5 +189,7 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
                            struct routing_alt_undo *undo, bool *alt);
 /* Put back what the alternates changed (undo emptied). */
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo);
+/* ... for one LID only (an engine that cannot fit that alternate in its layers). */
+void routing_lmc_revert_lid(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint16_t lid);
 
 #endif

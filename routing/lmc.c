@@ -779,17 +779,29 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 	return 0;
 }
 
+static void revert_one(struct routing_ctx *ctx, struct routing_alt_change *c)
+{
+	uint8_t *lft = ctx->t->sws[c->sw].lft;
+	uint32_t *load = ctx->load + ctx->port_base[c->sw];
+	if (lft[c->lid] && lft[c->lid] != 0xff && load[lft[c->lid]])
+		load[lft[c->lid]]--;
+	if (c->port && c->port != 0xff)
+		load[c->port]++;
+	lft[c->lid] = c->port;
+	c->sw = UINT32_MAX; /* put back */
+}
+
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo)
 {
-	for (uint32_t i = undo->changes.n; i-- > 0;) {
-		const struct routing_alt_change *c = &undo->changes.v[i];
-		uint8_t *lft = ctx->t->sws[c->sw].lft;
-		uint32_t *load = ctx->load + ctx->port_base[c->sw];
-		if (lft[c->lid] && lft[c->lid] != 0xff && load[lft[c->lid]])
-			load[lft[c->lid]]--;
-		if (c->port && c->port != 0xff)
-			load[c->port]++;
-		lft[c->lid] = c->port;
-	}
+	for (uint32_t i = undo->changes.n; i-- > 0;)
+		if (undo->changes.v[i].sw != UINT32_MAX)
+			revert_one(ctx, &undo->changes.v[i]);
 	vec_free(&undo->changes);
+}
+
+void routing_lmc_revert_lid(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint16_t lid)
+{
+	for (uint32_t i = undo->changes.n; i-- > 0;)
+		if (undo->changes.v[i].sw != UINT32_MAX && undo->changes.v[i].lid == lid)
+			revert_one(ctx, &undo->changes.v[i]);
 }

@@ -537,6 +537,74 @@ static void follow_first_host(struct routing_ctx *ctx, struct nue *st, uint32_t 
 	}
 }
 
+/* The dependencies of destination LID lid's routes into layer l: at every switch a route
+ * passes on its way (a switch that routes lid and whose next switch is not t), from the
+ * link it arrives by to the one it leaves by. false (the layer as it was) when one closes a
+ * cycle; *oom when out of memory. */
+static bool lay_lid(struct routing_ctx *ctx, struct cdg *g, unsigned l, uint32_t t, uint16_t lid,
+                    struct deps *dp, bool *oom)
+{
+	dp->n = 0;
+	for (uint32_t c = 0; c < ctx->nsw; c++) {
+		uint8_t p = c == t ? 0 : ctx->t->sws[c].lft[lid];
+		uint32_t ch = p && p != 0xff ? cdg_channel(g, c, p) : NONE;
+		if (ch == NONE || g->to_sw[ch] == t)
+			continue;
+		uint32_t x = g->to_sw[ch];
+		uint8_t out = ctx->t->sws[x].lft[lid];
+		if (!out || out == 0xff || cdg_channel(g, x, out) == NONE)
+			continue;
+		int rc = keep(g, l, x, g->in[ch], out, dp);
+		if (rc < 0) {
+			*oom = rc == -2;
+			undo(g, l, dp);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* LMC alternates (routing/lmc.c) over nue's trees: each alternate LID's routes go into the
+ * lowest layer that stays acyclic with them, so nue keeps its guarantee; where no layer
+ * takes them, the LID keeps nue's own tree (whose dependencies its layer holds already).
+ * 0; -2 out of memory. */
+static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_run *r)
+{
+	uint32_t ndst = ctx->dst_start[ctx->nsw];
+	struct routing_alt_undo au = {0};
+	bool *alt = calloc(ndst + 1, sizeof(bool)), oom = false;
+	unsigned placed = 0, kept = 0;
+	if (!alt || routing_lmc_alternates(ctx, NULL, &au, alt) < 0) {
+		free(alt);
+		return -2;
+	}
+	for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom; d++) {
+			if (!alt[d])
+				continue;
+			uint16_t lid = ctx->dst[d].lid;
+			unsigned l = 0;
+			while (l < st->budget && !lay_lid(ctx, &r->g, l, t, lid, &r->dp, &oom) &&
+			       !oom)
+				l++;
+			if (l < st->budget && !oom) {
+				st->lid_layer[lid] = (uint8_t)l;
+				r->used |= (uint16_t)(1u << l);
+				placed++;
+			} else {
+				routing_lmc_revert_lid(ctx, &au, lid);
+				kept++;
+			}
+		}
+	if (!oom)
+		log_info(ctx->log, "routing",
+		         "nue: %u LMC alternates laid in its layers, %u kept nue's own routes",
+		         placed, kept);
+	vec_free(&au.changes);
+	free(alt);
+	return oom ? -2 : 0;
+}
+
 /* The layers renumbered without gaps (the escape layer may be the only one above a few). */
 static void renumber_layers(struct nue *st, uint16_t used)
 {
@@ -579,6 +647,8 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 		if (rc == 0)
 			follow_first_host(ctx, st, t, first);
 	}
+	if (rc == 0)
+		rc = nue_alternates(ctx, st, &r);
 	if (rc < 0)
 		goto out;
 	renumber_layers(st, r.used);

@@ -871,8 +871,11 @@ START_TEST(lmc_alternates)
 	static const struct {
 		const char *engine;
 		double ring, torus;
-	} want[] = {
-	    {"minhop", 1.0, 0.99}, {"sssp", 1.0, 0.99}, {"dfsssp", 1.0, 0.99}, {"updn", 0.3, 0.75}};
+	} want[] = {{"minhop", 1.0, 0.99},
+	            {"sssp", 1.0, 0.99},
+	            {"dfsssp", 1.0, 0.99},
+	            {"updn", 0.3, 0.75},
+	            {"nue", 1.0, 0.95}};
 	for (unsigned g = 0; g < 2; g++) {
 		struct topo t;
 		topo_init(&t);
