@@ -657,6 +657,10 @@ static const struct opt opts[CONFIG_NKEYS] = {
                              OPT_LIVE},
     [CK_METRICS_LISTEN] = {"metrics_listen", OPT_STR, F(metrics_listen), 0, 0, 0},
     [CK_METRICS_PER_ADDRESS] = {"metrics_per_address", OPT_UINT, F(metrics_per_address), 1, 16, 0},
+    [CK_API_LISTEN] = {"api_listen", OPT_STR, F(api_listen), 0, 0, 0},
+    [CK_API_TLS_CERT] = {"api_tls_cert", OPT_STR, F(api_tls_cert), 0, 0, 0},
+    [CK_API_TLS_KEY] = {"api_tls_key", OPT_STR, F(api_tls_key), 0, 0, 0},
+    [CK_API_USERS_FILE] = {"api_users_file", OPT_STR, F(api_users_file), 0, 0, 0},
     [CK_PM_INTERVAL] = {"pm_interval", OPT_UINT, F(pm_interval_s), 0, 86400, OPT_LIVE},
     [CK_PM_WINDOW] = {"pm_window", OPT_UINT, F(pm_window), 1, 64, OPT_LIVE},
     [CK_PM_THRESHOLD_SYMBOL_ERRORS] = {"pm_threshold_symbol_errors", OPT_UINT,
@@ -1033,6 +1037,16 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 		                 "m_key_protect %u without m_key or m_key_secret protects ports "
 		                 "with the key 0, which every host knows: set one of them",
 		                 c->m_key_protect);
+	/* one of the pair is a certificate without its key or a key without its certificate */
+	if (!c->api_tls_cert[0] != !c->api_tls_key[0])
+		return check_err(c, c->api_tls_cert[0] ? CK_API_TLS_CERT : CK_API_TLS_KEY, err,
+		                 errlen,
+		                 "api_tls_cert and api_tls_key: give both (HTTPS) or neither");
+	/* no anonymous partition changes */
+	if (c->api_listen[0] && !c->api_users_file[0])
+		return check_err(c, CK_API_LISTEN, err, errlen,
+		                 "api_listen without api_users_file: the API takes only users "
+		                 "from that file (ibsa passwd NAME writes its lines)");
 	/* which partition holds each P_Key: one look per partition, however many there are */
 	uint32_t *owner = calloc(0x8000, sizeof(uint32_t));
 	if (!owner) {

@@ -172,6 +172,10 @@ enum config_key {
 	CK_METRICS_INTERVAL,
 	CK_METRICS_LISTEN,
 	CK_METRICS_PER_ADDRESS,
+	CK_API_LISTEN,
+	CK_API_TLS_CERT,
+	CK_API_TLS_KEY,
+	CK_API_USERS_FILE,
 	CK_PM_INTERVAL,
 	CK_PM_WINDOW,
 	CK_PM_THRESHOLD_SYMBOL_ERRORS,
@@ -263,6 +267,13 @@ struct ibsmd_config {
 	/* HTTP connections one client address may hold at once (of 16 in all), so that one
 	 * host cannot keep the others from the endpoint */
 	unsigned metrics_per_address;
+	/* the partition API (UFM's REST shapes, for ib-kubernetes): the address to serve it on
+	 * ("": off), the PEM certificate and key for HTTPS (both "": plain HTTP, allowed only on a
+	 * loopback address) and the users file (lines name:crypto_pwhash_str hash, mode 0600) */
+	char api_listen[128];
+	char api_tls_cert[256];
+	char api_tls_key[256];
+	char api_users_file[256];
 	/* the performance manager: every pm_interval seconds (0: off) it reads every port's
 	 * counters, pm_window requests at most in flight; an error counter that grows by at
 	 * least its threshold (0: never) between two readings raises an event */
