@@ -46,9 +46,11 @@ static void create_parts(struct daemon *d)
 	                            .pm = d->pm};
 }
 
-/* The services around the SM, and everything that hears from it as its listeners. */
-static void wire_parts(struct daemon *d)
+/* The services around the SM, and everything that hears from it as its listeners. -1 when
+ * the partition API is configured and cannot be served as configured. */
+static int wire_parts(struct daemon *d)
 {
+	int rc = 0;
 	notify_start(&d->notify, d->sm, d->loop);
 	if (!d->once) {
 		/* without either the daemon still runs */
@@ -56,6 +58,8 @@ static void wire_parts(struct daemon *d)
 		d->control.pm = d->pm;
 		metrics_start(&d->metrics, &d->control, d->loop);
 		pm_reconfigure(d->pm);
+		/* but not without the API an orchestrator was told to use, nor with it open */
+		rc = api_start(&d->api, &d->control, d->loop);
 	}
 	struct sm_listener hooks = sa_listener(d->sa), sync_hooks = sync_listener(d->sync),
 	                   nt_hooks = notify_listener(&d->notify),
@@ -65,13 +69,14 @@ static void wire_parts(struct daemon *d)
 	sm_add_listener(d->sm, &nt_hooks);
 	if (!d->once)
 		sm_add_listener(d->sm, &ctl_hooks);
+	return rc;
 }
 
 int daemon_start(struct daemon *d)
 {
 	create_parts(d);
-	if (d->sync)
-		wire_parts(d);
+	if (d->sync && wire_parts(d) < 0)
+		return -1;
 	if (!d->sync || sm_start(d->sm) < 0)
 		return -1;
 	ev_signal_init(&d->sigint, stop_cb, SIGINT);
@@ -124,6 +129,7 @@ void daemon_stop(struct daemon *d)
 {
 	if (d->loop) {
 		pm_stop(d->pm);
+		api_stop(&d->api);
 		metrics_stop(&d->metrics);
 		control_stop(&d->control);
 		notify_stop(&d->notify);

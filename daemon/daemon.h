@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "config/config.h"
+#include "daemon/api.h"
 #include "daemon/control.h"
 #include "daemon/events.h"
 #include "daemon/metrics.h"
@@ -39,6 +40,7 @@ struct daemon {
 	struct events events;
 	struct notify notify;
 	struct metrics metrics;
+	struct api api;
 	struct control control;
 	struct reload reload;
 	ev_signal sigint, sigterm, sighup;

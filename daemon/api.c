@@ -1,0 +1,443 @@
+/* The partition API (see api.h): routing, authentication and UFM's answer shapes here, the
+ * parsing of what clients send in api_parse.c, the operations in sm/tenants.c. */
+#include "daemon/api.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "sm/tenants.h"
+
+#define REALM "ibsmd"
+#ifndef IBSMD_VERSION /* CMake's project version; a bare compile (test/call_cycles.py) lacks it */
+#define IBSMD_VERSION "unknown"
+#endif
+
+/* One request's state, from its headers to its last body byte. */
+struct api_req {
+	char *body;
+	size_t len, cap;
+	bool too_big;
+	char who[160]; /* "https alice@10.0.0.5", for the journal */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void peer_of(struct MHD_Connection *conn, char *out, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	snprintf(out, len, "?");
+	if (ci && ci->client_addr)
+		getnameinfo(ci->client_addr, sizeof(struct sockaddr_storage), out, (socklen_t)len,
+		            NULL, 0, NI_NUMERICHOST);
+}
+
+/* ---- answers ---- */
+
+static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned code, char *text,
+                                   const char *type)
+{
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", type);
+	if (code == MHD_HTTP_SERVICE_UNAVAILABLE || code == MHD_HTTP_TOO_MANY_REQUESTS)
+		MHD_add_response_header(r, "Retry-After", "1");
+	enum MHD_Result ret = code == MHD_HTTP_UNAUTHORIZED
+	                          ? MHD_queue_basic_auth_fail_response(conn, REALM, r)
+	                          : MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* v (a reference taken) as the JSON body. */
+static enum MHD_Result answer_json(struct MHD_Connection *conn, unsigned code, json_t *v)
+{
+	char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+	json_decref(v);
+	if (!text)
+		return MHD_NO;
+	return answer_text(conn, code, text, "application/json");
+}
+
+static enum MHD_Result answer_error(struct MHD_Connection *conn, unsigned code, const char *msg)
+{
+	return answer_json(conn, code, json_pack("{s:s}", "error", msg));
+}
+
+/* ---- authentication ---- */
+
+/* Who the request's Basic credentials name, in r->who; else an answer queued and false. */
+static bool authenticate(struct api *a, struct MHD_Connection *conn, struct api_req *r,
+                         enum MHD_Result *ret)
+{
+	const struct log *lg = a->ctl->rl->log;
+	char peer[64], *pass = NULL;
+	peer_of(conn, peer, sizeof(peer));
+	char *name = MHD_basic_auth_get_username_password(conn, &pass);
+	enum api_auth res = API_AUTH_UNKNOWN_USER;
+	if (name && pass) {
+		res = api_users_check(&a->users, name, pass, false);
+		uint64_t held;
+		if (res == API_AUTH_NEED_VERIFY && log_rl_allow(&a->verify_bucket, now_ns(), &held))
+			res = api_users_check(&a->users, name, pass, true);
+	}
+	if (res == API_AUTH_OK || res == API_AUTH_CACHED)
+		snprintf(r->who, sizeof(r->who), "https %s@%s", name, peer);
+	if (pass) {
+		sodium_memzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (res == API_AUTH_OK || res == API_AUTH_CACHED) {
+		MHD_free(name);
+		return true;
+	}
+	if (res == API_AUTH_NEED_VERIFY) {
+		log_rl(lg, &a->rl_auth, LOGL_WARN, "api",
+		       "%s: password checks over their rate; answered 429", peer);
+		*ret = answer_error(conn, MHD_HTTP_TOO_MANY_REQUESTS,
+		                    "too many password checks at once; retry");
+	} else {
+		a->unauthorized++;
+		log_rl(lg, &a->rl_auth, LOGL_WARN, "api", "%s: %s; answered 401", peer,
+		       !name                          ? "no Basic credentials"
+		       : res == API_AUTH_UNKNOWN_USER ? "an unknown user"
+		                                      : "a wrong password");
+		*ret = answer_error(conn, MHD_HTTP_UNAUTHORIZED, "wrong user name or password");
+	}
+	if (name)
+		MHD_free(name);
+	return false;
+}
+
+/* ---- the routes ---- */
+
+static unsigned http_status(int st)
+{
+	switch (st) {
+	case TENANTS_OK: return MHD_HTTP_OK;
+	case TENANTS_INVALID: return MHD_HTTP_BAD_REQUEST;
+	case TENANTS_NOT_FOUND: return MHD_HTTP_NOT_FOUND;
+	case TENANTS_REFUSED: return MHD_HTTP_FORBIDDEN;
+	case TENANTS_NOT_MASTER: return MHD_HTTP_SERVICE_UNAVAILABLE;
+	default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+}
+
+/* GET /ufmRest/app/ufm_version: what ib-kubernetes asks to know the SM is there; 200 only
+ * from a master with the subnet up, so that it talks to the SM that can act. */
+static enum MHD_Result route_version(struct api *a, struct MHD_Connection *conn)
+{
+	struct sm *sm = a->ctl->rl->sm;
+	struct sm_status st = sm_status(sm);
+	if (sm_info(sm).state != SM_STATE_MASTER || !st.up)
+		return answer_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                    sm_info(sm).state != SM_STATE_MASTER
+		                        ? "this SM is not the master"
+		                        : "the subnet is not up yet");
+	return answer_json(conn, MHD_HTTP_OK,
+	                   json_pack("{s:s}", "ufm_release_version", "ibsmd " IBSMD_VERSION));
+}
+
+/* A partition in UFM's shape: {"partition", "ip_over_ib", "guids": [{"guid", "membership",
+ * "index0"}]}, the GUIDs as UFM writes them (16 hex digits, no 0x) and only with
+ * guids_data. Members that are not GUIDs (ALL, SELF...) have no UFM form and are left out. */
+static json_t *partition_json(const struct tenants_partition *p, bool guids)
+{
+	json_t *o = json_pack("{s:s,s:b}", "partition", p->name, "ip_over_ib", p->ipoib);
+	if (!o || !guids)
+		return o;
+	json_t *list = json_array();
+	for (unsigned i = 0; list && i < p->nmembers; i++) {
+		const struct tenants_member *m = &p->members[i];
+		if (m->kind != CM_GUID)
+			continue;
+		char g[17];
+		snprintf(g, sizeof(g), "%016" PRIx64, m->guid);
+		json_array_append_new(list,
+		                      json_pack("{s:s,s:s,s:b}", "guid", g, "membership",
+		                                m->membership == CM_LIMITED ? "limited" : "full",
+		                                "index0", p->index0));
+	}
+	json_object_set_new(o, "guids", list ? list : json_null());
+	return o;
+}
+
+static bool want_guids(struct MHD_Connection *conn)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "guids_data");
+	return v && !strcmp(v, "true");
+}
+
+/* GET /ufmRest/resources/pkeys[/]: {"0x5": {...}, ...}, ib-kubernetes's ListGuidsInUse. */
+static enum MHD_Result route_list(struct api *a, struct MHD_Connection *conn)
+{
+	struct tenants_partition *ps = NULL;
+	unsigned n = 0;
+	char err[256] = "";
+	int st = tenants_list(a->ctl->rl->sm, &ps, &n, err, sizeof(err));
+	if (st != TENANTS_OK)
+		return answer_error(conn, http_status(st), err);
+	json_t *all = json_object();
+	bool guids = want_guids(conn);
+	for (unsigned i = 0; all && i < n; i++) {
+		char key[8];
+		snprintf(key, sizeof(key), "0x%x", ps[i].pkey);
+		json_object_set_new(all, key, partition_json(&ps[i], guids));
+	}
+	tenants_list_free(ps, n);
+	return answer_json(conn, MHD_HTTP_OK, all);
+}
+
+/* GET /ufmRest/resources/pkeys/<pkey>[?guids_data=true] */
+static enum MHD_Result route_get(struct api *a, struct MHD_Connection *conn, const char *arg)
+{
+	uint16_t pkey;
+	if (api_parse_pkey(arg, &pkey) < 0)
+		return answer_error(
+		    conn, MHD_HTTP_BAD_REQUEST,
+		    "the P_Key in the path: a hexadecimal number from 0x1 to 0x7ffe");
+	struct tenants_partition p;
+	char err[256] = "";
+	int st = tenants_get(a->ctl->rl->sm, pkey, &p, err, sizeof(err));
+	if (st != TENANTS_OK)
+		return answer_error(conn, http_status(st), err);
+	json_t *o = partition_json(&p, want_guids(conn));
+	tenants_partition_free(&p);
+	return answer_json(conn, MHD_HTTP_OK, o);
+}
+
+/* POST /ufmRest/resources/pkeys[/] and /ufmRest/actions/remove_guids_from_pkey: UFM answers
+ * both with 200 and an empty body, which is what ib-kubernetes checks. */
+static enum MHD_Result route_change(struct api *a, struct MHD_Connection *conn, struct api_req *r,
+                                    enum api_req_kind kind)
+{
+	const struct log *lg = a->ctl->rl->log;
+	if (r->too_big)
+		return answer_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "the body is over 1 MiB");
+	struct api_pkey_req rq;
+	char why[300] = "";
+	if (api_parse_pkey_req(r->body ? r->body : "", r->len, kind, &rq, why, sizeof(why)) < 0) {
+		api_pkey_req_free(&rq);
+		log_rl(lg, &a->rl_bad, LOGL_WARN, "api", "%s: refused, 400: %s", r->who, why);
+		return answer_error(conn, MHD_HTTP_BAD_REQUEST, why);
+	}
+	char err[300] = "";
+	int st;
+	if (kind == API_REQ_ADD) {
+		struct tenants_add add = {.pkey = rq.pkey,
+		                          .guids = rq.guids,
+		                          .nguids = (unsigned)rq.nguids,
+		                          .membership = rq.full ? CM_FULL : CM_LIMITED,
+		                          .index0 = rq.index0,
+		                          .ipoib = rq.ip_over_ib};
+		st = tenants_add(a->ctl->rl->sm, r->who, &add, err, sizeof(err));
+	} else {
+		st = tenants_remove(a->ctl->rl->sm, r->who, rq.pkey, rq.guids, (unsigned)rq.nguids,
+		                    err, sizeof(err));
+	}
+	log_rl(lg, st == TENANTS_OK ? &a->rl_change : &a->rl_bad,
+	       st == TENANTS_OK ? LOGL_INFO : LOGL_WARN, "api",
+	       "%s: %s %zu GUID(s) %s P_Key 0x%04x: %s", r->who,
+	       kind == API_REQ_ADD ? "add" : "remove", rq.nguids,
+	       kind == API_REQ_ADD ? "to" : "from", rq.pkey, st == TENANTS_OK ? "done" : err);
+	api_pkey_req_free(&rq);
+	if (st != TENANTS_OK)
+		return answer_error(conn, http_status(st), err);
+	return answer_text(conn, MHD_HTTP_OK, strdup(""), "application/json");
+}
+
+#define PKEYS   "/ufmRest/resources/pkeys"
+#define VERSION "/ufmRest/app/ufm_version"
+#define REMOVE  "/ufmRest/actions/remove_guids_from_pkey"
+
+static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct api_req *r,
+                             const char *url, const char *method)
+{
+	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	a->served++;
+	if (!strcmp(url, VERSION) && get)
+		return route_version(a, conn);
+	if ((!strcmp(url, PKEYS) || !strcmp(url, PKEYS "/")) && get)
+		return route_list(a, conn);
+	if ((!strcmp(url, PKEYS) || !strcmp(url, PKEYS "/")) && post)
+		return route_change(a, conn, r, API_REQ_ADD);
+	if (!strncmp(url, PKEYS "/", strlen(PKEYS "/")) && get)
+		return route_get(a, conn, url + strlen(PKEYS "/"));
+	if (!strcmp(url, REMOVE) && post)
+		return route_change(a, conn, r, API_REQ_REMOVE);
+	if (!strcmp(url, VERSION) || !strncmp(url, PKEYS, strlen(PKEYS)) || !strcmp(url, REMOVE))
+		return answer_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "not with this method");
+	return answer_error(conn, MHD_HTTP_NOT_FOUND,
+	                    "not a path of this API (" VERSION ", " PKEYS ", " REMOVE ")");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **state)
+{
+	(void)version;
+	struct api *a = cls;
+	struct api_req *r = *state;
+	if (!r) { /* the headers: who asks, before a byte of the body is taken */
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		*state = r;
+		enum MHD_Result ret = MHD_NO;
+		if (!authenticate(a, conn, r, &ret))
+			return ret;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (r->too_big || r->len + n > API_MAX_BODY) {
+			r->too_big = true;
+			return MHD_YES;
+		}
+		if (r->len + n + 1 > r->cap) {
+			size_t cap = (r->len + n + 1) * 2;
+			char *nb = realloc(r->body, cap);
+			if (!nb)
+				return MHD_NO;
+			r->body = nb;
+			r->cap = cap;
+		}
+		memcpy(r->body + r->len, upload_data, n);
+		r->len += n;
+		return MHD_YES;
+	}
+	return route(a, conn, r, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	struct api_req *r = *state;
+	if (r) {
+		free(r->body);
+		free(r);
+		*state = NULL;
+	}
+}
+
+/* ---- start and stop ---- */
+
+/* A PEM file whole, NUL-terminated, for MHD_OPTION_HTTPS_MEM_*. */
+static char *read_pem(const char *path, char *why, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t n = 0;
+	if (f) {
+		buf = calloc(1, 1 << 20);
+		n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+		fclose(f);
+	}
+	if (!f || !buf || !n) {
+		snprintf(why, len, "%s: %s", path, !f ? strerror(errno) : "empty or unreadable");
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* What api_listen and the TLS keys allow, before anything is opened. */
+static int check_setup(struct api *a, struct sockaddr_storage *ss, char *why, size_t len)
+{
+	const struct ibsmd_config *cfg = a->ctl->rl->cfg;
+	bool tls = cfg->api_tls_cert[0] || cfg->api_tls_key[0];
+	if (httpd_parse_listen(cfg->api_listen, ss, why, len) < 0)
+		return -1;
+	if (!tls && !httpd_is_loopback(ss)) {
+		snprintf(why, len,
+		         "\"%s\" is not a loopback address, and plain HTTP would carry the "
+		         "passwords across the network: set api_tls_cert and api_tls_key",
+		         cfg->api_listen);
+		return -1;
+	}
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(why, len, "this libmicrohttpd was built without TLS");
+		return -1;
+	}
+	if (tls && (!(a->cert = read_pem(cfg->api_tls_cert, why, len)) ||
+	            !(a->key = read_pem(cfg->api_tls_key, why, len))))
+		return -1;
+	return api_users_load(&a->users, cfg->api_users_file, why, len);
+}
+
+int api_start(struct api *a, struct control *ctl, struct ev_loop *loop)
+{
+	memset(a, 0, sizeof(*a));
+	a->ctl = ctl;
+	a->rl_auth = LOG_RL_DEFAULT;
+	a->rl_bad = LOG_RL_DEFAULT;
+	a->rl_change = LOG_RL_INIT(20, 100);
+	a->verify_bucket = LOG_RL_INIT(8, 250);
+	const struct ibsmd_config *cfg = ctl->rl->cfg;
+	const struct log *lg = ctl->rl->log;
+	if (!cfg->api_listen[0])
+		return 0;
+	struct sockaddr_storage ss;
+	char why[512];
+	if (check_setup(a, &ss, why, sizeof(why)) < 0) {
+		log_err(lg, "api", "api_listen %s: %s; not starting", cfg->api_listen, why);
+		api_stop(a);
+		return -1;
+	}
+	bool tls = a->cert != NULL;
+	struct MHD_OptionItem opts[] = {
+	    {MHD_OPTION_SOCK_ADDR, 0, &ss},
+	    {MHD_OPTION_CONNECTION_LIMIT, 32, NULL},
+	    {MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16, NULL},
+	    {MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL},
+	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
+	    {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->cert},
+	    {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key},
+	    {MHD_OPTION_END, 0, NULL},
+	};
+	struct MHD_Daemon *mhd = MHD_start_daemon(
+	    MHD_USE_EPOLL | (tls ? MHD_USE_TLS : 0) | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+	    0, NULL, NULL, on_request, a, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (!mhd) {
+		log_err(lg, "api", "cannot serve the API on %s: %s; not starting", cfg->api_listen,
+		        errno ? strerror(errno) : "the certificate or key is not usable PEM");
+		api_stop(a);
+		return -1;
+	}
+	httpd_attach(&a->http, mhd, loop);
+	log_notice(lg, "api", "serving the partition API on %s://%s/ufmRest/ for %zu user(s) of %s",
+	           tls ? "https" : "http", cfg->api_listen, a->users.n, cfg->api_users_file);
+	return 0;
+}
+
+void api_stop(struct api *a)
+{
+	httpd_detach(&a->http);
+	api_users_free(&a->users);
+	if (a->key)
+		sodium_memzero(a->key, strlen(a->key));
+	free(a->key);
+	free(a->cert);
+	a->key = a->cert = NULL;
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The partition API as ib-kubernetes's UFM plugin drives it, over HTTPS with Basic auth
+# against a users file written by `ibsa passwd`: exactly its requests (ufm_version; POST
+# /ufmRest/resources/pkeys with its body; GET /ufmRest/resources/pkeys/?guids_data=true;
+# POST /ufmRest/actions/remove_guids_from_pkey), the P_Keys checked on the ports with
+# smpquery after each change, the answers' shapes as UFM's. Wrong credentials get 401 (logged),
+# bad bodies 400 with the reason; a users file others can read, and plain HTTP off
+# loopback, stop the daemon from starting.
+# Usage: api_partitions.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+need curl
+need openssl
+need smpquery
+IBSA="$BUILD/cli/ibsa"
+FS="$BUILD/test/fabricsim/fabricsim"
+PORT=$((20000 + ($$ + 7) % 20000))
+URL="https://127.0.0.1:$PORT"
+
+# a self-signed certificate for 127.0.0.1, which curl checks as ib-kubernetes does with
+# UFM_CERTIFICATE
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl req"
+chmod 600 "$WORK/key.pem"
+{
+	echo "# the partition API's users"
+	printf 'k8s-secret\n' | "$IBSA" passwd ib-kubernetes
+	printf 'other pass\n' | "$IBSA" passwd operator
+} >"$WORK/users" || fail "ibsa passwd"
+chmod 600 "$WORK/users"
+grep -q '^ib-kubernetes:\$argon2id\$' "$WORK/users" || fail "ibsa passwd wrote: $(cat "$WORK/users")"
+cat >"$WORK/ibsmd.yaml" <<EOF2
+sweep_interval: 0
+api_listen: "127.0.0.1:$PORT"
+api_tls_cert: "$WORK/cert.pem"
+api_tls_key: "$WORK/key.pem"
+api_users_file: "$WORK/users"
+EOF2
+
+start_fabricsim "fattree:radix=4,levels=2"
+SIM_HOST=host-8 start_ibsmd --config "$WORK/ibsmd.yaml"
+grep -q "serving the partition API on https://127.0.0.1:$PORT" "$WORK/ibsmd.log" ||
+	fail "no API: $(grep api "$WORK/ibsmd.log")"
+
+# call METHOD PATH [BODY] [USER:PASS]: the status on stdout, the body in $WORK/body
+call() {
+	local auth=${4:-ib-kubernetes:k8s-secret}
+	curl -s --cacert "$WORK/cert.pem" -u "$auth" -o "$WORK/body" -w '%{http_code}' \
+		-X "$1" -H 'Content-Type: application/json; charset=utf-8' \
+		${3:+--data-binary "$3"} "$URL$2"
+}
+expect() { # CODE METHOD PATH [BODY] [AUTH]
+	local want=$1 got
+	shift
+	got=$(call "$@") || fail "curl $*"
+	[ "$got" = "$want" ] || fail "$1 $2: $got, not $want: $(cat "$WORK/body")"
+}
+
+expect 200 GET /ufmRest/app/ufm_version
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["ufm_release_version"]; assert v.startswith("ibsmd "), v' \
+	"$WORK/body" || fail "ufm_version: $(cat "$WORK/body")"
+echo "ufm_version over HTTPS (certificate checked), Basic auth: 200, $(cat "$WORK/body"): ok"
+
+# wrong credentials: 401 with a Basic challenge, and a log line naming the peer
+expect 401 GET /ufmRest/app/ufm_version "" ib-kubernetes:wrong
+expect 401 GET /ufmRest/app/ufm_version "" nobody:k8s-secret
+code=$(curl -s --cacert "$WORK/cert.pem" -o /dev/null -D "$WORK/headers" -w '%{http_code}' \
+	"$URL/ufmRest/app/ufm_version")
+[ "$code" = 401 ] && grep -qi '^WWW-Authenticate: Basic realm="ibsmd"' "$WORK/headers" ||
+	fail "no credentials: $code $(cat "$WORK/headers")"
+grep -q 'api.*127.0.0.1: a wrong password; answered 401' "$WORK/ibsmd.log" ||
+	fail "a wrong password is not logged: $(grep api "$WORK/ibsmd.log")"
+expect 401 POST /ufmRest/resources/pkeys '{"pkey": "0x0A0B", "guids": []}' operator:wrong
+echo "wrong password, unknown user, no credentials: 401 with a Basic challenge, logged: ok"
+
+# bad bodies: 400, saying what is wrong
+expect 400 POST /ufmRest/resources/pkeys '{"pkey": "0x0A0B", "guids": ["0x1"'
+grep -q 'not JSON' "$WORK/body" || fail "truncated JSON: $(cat "$WORK/body")"
+expect 400 POST /ufmRest/resources/pkeys '{"pkey": "0x7fff", "guids": []}'
+grep -q '0x7ffe' "$WORK/body" || fail "P_Key 0x7fff: $(cat "$WORK/body")"
+expect 400 POST /ufmRest/resources/pkeys '{"pkey": "0x0A0B", "membership": "both", "guids": []}'
+expect 400 POST /ufmRest/resources/pkeys '{"pkey": "0x0A0B", "mtu_limit": 4, "guids": []}'
+expect 400 POST /ufmRest/actions/remove_guids_from_pkey '{"pkey": "0x0A0B", "guids": ["xyz"]}'
+expect 400 POST /ufmRest/actions/remove_guids_from_pkey '{"guids": []}'
+expect 404 GET /ufmRest/resources/systems
+expect 405 GET /ufmRest/actions/remove_guids_from_pkey
+echo "bad JSON, P_Key, membership, unknown parameter, GUID, missing pkey: 400 with the reason: ok"
+
+guid_of() { "$FS" ctl lids | awk -v h="$1" '$4 == h { print $1 }'; }
+g1=$(guid_of host-1)
+g2=$(guid_of host-2)
+[ -n "$g1" ] && [ -n "$g2" ] || fail "no GUIDs for host-1, host-2"
+hex() { printf '%016x' "$1"; } # as ib-kubernetes writes a GUID: 16 hex digits, no 0x
+l1=$(lid_of host-1)
+l2=$(lid_of host-2)
+pkeys_of() { on_sim host-8 smpquery pkeys "$1" 1; }
+
+# AddGuidsToPKey, byte for byte as the plugin formats it
+expect 200 POST /ufmRest/resources/pkeys \
+	"{\"pkey\": \"0x0A0B\", \"index0\": true, \"ip_over_ib\": true, \"membership\": \"full\", \"guids\": [\"$(hex "$g1")\",\"$(hex "$g2")\"]}"
+# index0: the partition's key (full member, 0x8a0b) at index 0 of both hosts' tables
+has_key0() { pkeys_of "$1" | grep -q '^ *0: 0x8a0b'; }
+wait_until 10 has_key0 "$l1" && wait_until 10 has_key0 "$l2" ||
+	fail "after the add, host-1 holds $(pkeys_of "$l1"), host-2 $(pkeys_of "$l2")"
+echo "AddGuidsToPKey 0x0A0B for host-1 and host-2: 200; smpquery: 0x8a0b at index 0 of both: ok"
+
+# ListGuidsInUse: every partition with its GUIDs, as UFM shapes them
+expect 200 GET '/ufmRest/resources/pkeys/?guids_data=true'
+python3 - "$WORK/body" "$(hex "$g1")" "$(hex "$g2")" <<'PY' || fail "pkeys list: $(cat "$WORK/body")"
+import json, sys
+keys = json.load(open(sys.argv[1]))
+p = keys["0xa0b"]
+assert p["partition"] and p["ip_over_ib"] is True, p
+assert sorted(g["guid"] for g in p["guids"]) == sorted(sys.argv[2:]), p
+assert all(g["membership"] == "full" and g["index0"] is True for g in p["guids"]), p
+PY
+expect 200 GET '/ufmRest/resources/pkeys/0x0a0b?guids_data=true'
+python3 - "$WORK/body" "$(hex "$g1")" "$(hex "$g2")" <<'PY' || fail "pkey 0x0a0b: $(cat "$WORK/body")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert sorted(g["guid"] for g in p["guids"]) == sorted(sys.argv[2:]), p
+PY
+expect 404 GET '/ufmRest/resources/pkeys/0x0a0c?guids_data=true'
+echo "GET pkeys/?guids_data=true and pkeys/0x0a0b: both GUIDs, full, index0, in UFM's shape; an unknown P_Key 404: ok"
+
+# RemoveGuidsFromPKey, as the plugin formats it: host-2 leaves, host-1 stays
+expect 200 POST /ufmRest/actions/remove_guids_from_pkey \
+	"{\"pkey\": \"0x0A0B\", \"guids\": [\"$(hex "$g2")\"]}"
+gone2() { ! pkeys_of "$l2" | grep -q 0x8a0b; }
+wait_until 10 gone2 || fail "after the remove, host-2 holds $(pkeys_of "$l2")"
+has_key0 "$l1" || fail "host-1 lost 0x8a0b: $(pkeys_of "$l1")"
+expect 200 GET '/ufmRest/resources/pkeys/0x0a0b?guids_data=true'
+python3 - "$WORK/body" "$(hex "$g1")" <<'PY' || fail "pkey 0x0a0b after remove: $(cat "$WORK/body")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert [g["guid"] for g in p["guids"]] == [sys.argv[2]], p
+PY
+# the same request again (a retry) is no error
+expect 200 POST /ufmRest/actions/remove_guids_from_pkey \
+	"{\"pkey\": \"0x0A0B\", \"guids\": [\"$(hex "$g2")\"]}"
+echo "RemoveGuidsFromPKey host-2: 200; smpquery: host-2 without 0x8a0b, host-1 with it; a retry 200: ok"
+grep -q "https ib-kubernetes@127.0.0.1" "$WORK/ibsmd.log" ||
+	fail "the changes are not logged with who asked: $(grep api "$WORK/ibsmd.log")"
+
+# refused at start: a users file others can read, plain HTTP off loopback
+stop_pids "$IBSMD_PID"
+refused() { # WHAT CONFIG: ibsmd must exit non-zero at once, saying why
+	local rc=0
+	(cd "$WORK" && SIM_HOST=host-8 timeout 60 "$BUILD/daemon/ibsmd" --transport sim \
+		--state-dir "$WORK/state" --control-socket "$WORK/control2" --config "$2" \
+		>"$WORK/refused.out" 2>"$WORK/refused.log") || rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "$1: ibsmd ran (rc $rc): $(tail -5 "$WORK/refused.log")"
+}
+chmod 644 "$WORK/users"
+refused "users file 0644" "$WORK/ibsmd.yaml"
+grep -q "api_users_file $WORK/users: mode 0644" "$WORK/refused.log" ||
+	fail "the 0644 users file is not named: $(cat "$WORK/refused.log")"
+chmod 600 "$WORK/users"
+printf 'api_listen: ":%s"\napi_users_file: "%s"\n' "$PORT" "$WORK/users" >"$WORK/plain.yaml"
+refused "plain HTTP on every address" "$WORK/plain.yaml"
+grep -q 'not a loopback address.*api_tls_cert and api_tls_key' "$WORK/refused.log" ||
+	fail "plain HTTP off loopback: $(cat "$WORK/refused.log")"
+echo "a users file of mode 0644, plain HTTP on every address: ibsmd refuses to start, saying why: ok"
