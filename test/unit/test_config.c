@@ -147,6 +147,21 @@ START_TEST(checks_across_keys)
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "0x0010"));
 	config_free(&c);
+	/* the partition API: a certificate without its key, and no users file */
+	ck_assert_int_eq(load(&c, "api_tls_cert: /etc/c.pem\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":1:"));
+	ck_assert_ptr_nonnull(strstr(err, "api_tls_cert and api_tls_key: give both"));
+	config_free(&c);
+	ck_assert_int_eq(load(&c, "api_listen: \"127.0.0.1:8443\"\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "api_listen without api_users_file"));
+	config_free(&c);
+	ck_assert_int_eq(
+	    load(&c, "api_listen: \"127.0.0.1:8443\"\napi_users_file: /etc/u\n", err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
+	config_free(&c);
 	/* a file that does not exist: its name and the system's reason */
 	config_defaults(&c);
 	ck_assert_int_eq(config_load(&c, "/nonexistent/ibsmd.yaml", err, sizeof(err)), -1);
