@@ -62,6 +62,7 @@ struct alt {
 	uint16_t ref[8];
 	unsigned nref;
 	bool *covered;
+	uint32_t checked; /* host switches engine_disjoint found apart */
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
@@ -495,12 +496,14 @@ static bool lft_apart_v(struct alt *a, uint32_t v, uint32_t t, uint16_t lid, boo
 /* Do the engine's routes to lid1 keep apart already, from every host switch? */
 static bool engine_disjoint(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
 {
+	a->checked = 0;
 	for (uint32_t v = 0; v < a->ns; v++) {
 		bool sw;
 		if (v == t || !a->hosts[v] || next_hop(a, v, lid0) == NONE)
 			continue;
 		if (!lft_apart_v(a, v, t, lid1, &sw) || !sw)
 			return false;
+		a->checked++;
 	}
 	return true;
 }
@@ -763,7 +766,15 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 				a.stats.kept += o == ALT_NONE;
 				if (alt && o == ALT_TREE)
 					alt[i + 1] = true;
-				count(&a, t, l0, l1);
+				if (o == ALT_ENGINE) { /* counted already: every one apart */
+					a.stats.sources += a.checked;
+					a.stats.link_disjoint += a.checked;
+					a.stats.switch_disjoint += a.checked;
+					/* apart: so on the destination's side of every bridge */
+					a.stats.possible += a.checked;
+				} else {
+					count(&a, t, l0, l1);
+				}
 			}
 			d = end;
 		}
