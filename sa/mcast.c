@@ -809,9 +809,64 @@ static void ensure_bcast(struct sa *sa, uint16_t pkey, uint8_t mtu, uint8_t rate
 	ensure_group(sa, &r, "IPoIB broadcast group");
 }
 
+/* Does the partition policy still ask for the SA's own group g (pt: the partition of its
+ * P_Key, NULL if none)? Its IPoIB broadcast group as the partition defines it now (scope
+ * included), one of its configured groups, or the default partition's broadcast group. */
+static bool still_asked(const struct sa *sa, const struct sa_group *g,
+                        const struct config_partition *pt)
+{
+	uint16_t pkey = g->rec.pkey & 0x7fff;
+	uint8_t b[16];
+	if (!pt && pkey == 0x7fff && sa->cfg->default_ipoib) {
+		bcast_mgid(b, SCOPE_LINK_LOCAL, 0xffff);
+		return !memcmp(b, g->rec.mgid, 16);
+	}
+	if (!pt)
+		return false;
+	bcast_mgid(b, pt->ipoib_scope, (uint16_t)(pkey | 0x8000));
+	if (pt->ipoib && !memcmp(b, g->rec.mgid, 16))
+		return true;
+	for (unsigned k = 0; k < pt->ngroups; k++)
+		if (!memcmp(pt->groups[k].mgid, g->rec.mgid, 16))
+			return true;
+	return false;
+}
+
+/* The SA's own groups (IPoIB broadcast, configured) whose partition is gone or no longer
+ * asks for them go, members and all, as UFM deletes a P_Key's group with the P_Key: an API
+ * partition's last member removed must not leave its MLID and MFT entries behind for good.
+ * Groups clients created stay until their last full member leaves, as always. */
+static void drop_unasked(struct sa *sa)
+{
+	const struct ibsmd_config *c = sa->cfg;
+	uint32_t *at = calloc(0x8000, sizeof(*at)); /* P_Key: index of its partition + 1 */
+	if (!at) {
+		log_err(sa->log, "sa", "out of memory: groups of removed partitions kept");
+		return;
+	}
+	for (unsigned i = 0; i < c->npartitions; i++)
+		at[c->partitions[i].pkey & 0x7fff] = i + 1;
+	bool changed = false;
+	for (uint32_t i = 0; i < sa->ngroups;) {
+		struct sa_group *g = &sa->groups[i];
+		uint32_t k = at[g->rec.pkey & 0x7fff];
+		if (!g->well_known || still_asked(sa, g, k ? &c->partitions[k - 1] : NULL)) {
+			i++;
+			continue;
+		}
+		if (g->full) /* its subscribers saw it in use: they learn it is gone */
+			sa_report_mgid(sa, TRAP_MGID_OUT, g->rec.mgid, g->rec.pkey);
+		drop_group(sa, g); /* moves the last group into slot i */
+		changed = true;
+	}
+	free(at);
+	if (changed)
+		sa_state_changed(sa);
+}
+
 /* The groups the partition policy asks for (IPoIB broadcast groups, configured groups),
- * created if missing, and each partition's SL: after every sweep, and when partitions
- * change at run time (sm/tenants.h). */
+ * created if missing and dropped when no longer asked for, and each partition's SL: after
+ * every sweep, and when partitions change at run time (sm/tenants.h). */
 void sa_mcast_partitions(struct sa *sa)
 {
 	const struct ibsmd_config *c = sa->cfg;
@@ -850,6 +905,7 @@ void sa_mcast_partitions(struct sa *sa)
 	if (!default_done && c->default_ipoib)
 		ensure_bcast(sa, 0x7fff, c->default_ipoib_mtu, c->default_ipoib_rate, 0,
 		             SCOPE_LINK_LOCAL, IPOIB_QKEY);
+	drop_unasked(sa);
 }
 
 void sa_mcast_sweep_done(struct sa *sa)

@@ -48,7 +48,8 @@ struct sm_listener {
 	 * still receiving the master's state); the SM asks again at its next poll */
 	bool (*handover_ready)(void *ctx, uint64_t guid);
 	/* the partitions changed at run time (sm/tenants.h), the ports' tables are on their
-	 * way: the SA makes the IPoIB groups of new partitions (master only) */
+	 * way: the SA makes the IPoIB groups of new partitions and drops those of partitions
+	 * gone (master only) */
 	void (*partitions_changed)(void *ctx);
 };
 

@@ -21,7 +21,9 @@
  *    standby that takes over, and a restarted SM (it reads the file), keep them.
  *  - Applied incrementally: only the ports whose P_Key tables change get them (CA ports and
  *    the switch ports facing them), the same turn of the event loop, with no sweep; the SA
- *    creates the IPoIB broadcast group of a new partition with ip_over_ib.
+ *    creates the IPoIB broadcast group of a new partition with ip_over_ib, and deletes it
+ *    (trap 67 to subscribers if in use) when the partition goes with its last member or an
+ *    add turns ip_over_ib off, as UFM deletes a P_Key's group with the P_Key.
  *  - Only the master takes changes (TENANTS_NOT_MASTER elsewhere: a standby's would be
  *    overwritten by its master's copy).
  *  - Each change is a structured journal event "partition_changed" (IBSMD_WHO, IBSMD_PKEY,
