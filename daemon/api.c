@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "daemon/topology.h"
 #include "sm/tenants.h"
 
 #define REALM "ibsmd"
@@ -47,8 +48,9 @@ static void peer_of(struct MHD_Connection *conn, char *out, size_t len)
 
 /* ---- answers ---- */
 
-static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned code, char *text,
-                                   const char *type)
+/* text (malloc'ed, taken) as the body; header: one more header's name and value, or NULL. */
+static enum MHD_Result answer_text_h(struct MHD_Connection *conn, unsigned code, char *text,
+                                     const char *type, const char *header, const char *value)
 {
 	struct MHD_Response *r =
 	    MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
@@ -57,6 +59,8 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned code, c
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", type);
+	if (header)
+		MHD_add_response_header(r, header, value);
 	if (code == MHD_HTTP_SERVICE_UNAVAILABLE || code == MHD_HTTP_TOO_MANY_REQUESTS)
 		MHD_add_response_header(r, "Retry-After", "1");
 	enum MHD_Result ret = code == MHD_HTTP_UNAUTHORIZED
@@ -64,6 +68,12 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned code, c
 	                          : MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned code, char *text,
+                                   const char *type)
+{
+	return answer_text_h(conn, code, text, type, NULL, NULL);
 }
 
 /* v (a reference taken) as the JSON body. */
@@ -263,9 +273,43 @@ static enum MHD_Result route_change(struct api *a, struct MHD_Connection *conn, 
 	return answer_text(conn, MHD_HTTP_OK, strdup(""), "application/json");
 }
 
-#define PKEYS   "/ufmRest/resources/pkeys"
-#define VERSION "/ufmRest/app/ufm_version"
-#define REMOVE  "/ufmRest/actions/remove_guids_from_pkey"
+/* GET /topology/slurm and /topology/dot: daemon/topology.h's texts, byte for byte what the
+ * control socket gives ibsa, for the hosts that have no control socket (a Slurm controller
+ * fetching its topology.conf). Only from a master with the subnet up: a standby does not
+ * sweep, and a file from a model nobody keeps current would place jobs by links long gone.
+ * The name problems ibsa prints are counted in a header, so a script can refuse the file. */
+static enum MHD_Result route_topology(struct api *a, struct MHD_Connection *conn, bool slurm)
+{
+	struct sm *sm = a->ctl->rl->sm;
+	if (sm_info(sm).state != SM_STATE_MASTER || !sm_status(sm).up)
+		return answer_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                    sm_info(sm).state != SM_STATE_MASTER
+		                        ? "this SM is not the master"
+		                        : "the subnet is not up yet");
+	char *text = NULL, count[16];
+	size_t len = 0;
+	int rc = -1;
+	FILE *out = open_memstream(&text, &len);
+	if (out) {
+		rc = slurm ? topology_slurm(sm_fabric(sm), out, NULL)
+		           : control_topology_dot(sm, out);
+		if (fclose(out))
+			rc = -1;
+	}
+	if (rc < 0) {
+		free(text);
+		return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	snprintf(count, sizeof(count), "%d", rc);
+	return answer_text_h(conn, MHD_HTTP_OK, text,
+	                     slurm ? "text/plain; charset=utf-8" : "text/vnd.graphviz",
+	                     slurm ? "X-Ibsmd-Topology-Problems" : NULL, count);
+}
+
+#define TOPOLOGY "/topology/"
+#define PKEYS    "/ufmRest/resources/pkeys"
+#define VERSION  "/ufmRest/app/ufm_version"
+#define REMOVE   "/ufmRest/actions/remove_guids_from_pkey"
 
 static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct api_req *r,
                              const char *url, const char *method)
@@ -282,10 +326,15 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
 		return route_get(a, conn, url + strlen(PKEYS "/"));
 	if (!strcmp(url, REMOVE) && post)
 		return route_change(a, conn, r, API_REQ_REMOVE);
-	if (!strcmp(url, VERSION) || !strncmp(url, PKEYS, strlen(PKEYS)) || !strcmp(url, REMOVE))
+	bool slurm = !strcmp(url, TOPOLOGY "slurm"), dot = !strcmp(url, TOPOLOGY "dot");
+	if ((slurm || dot) && get)
+		return route_topology(a, conn, slurm);
+	if (!strcmp(url, VERSION) || !strncmp(url, PKEYS, strlen(PKEYS)) || !strcmp(url, REMOVE) ||
+	    slurm || dot)
 		return answer_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "not with this method");
 	return answer_error(conn, MHD_HTTP_NOT_FOUND,
-	                    "not a path of this API (" VERSION ", " PKEYS ", " REMOVE ")");
+	                    "not a path of this API (" VERSION ", " PKEYS ", " REMOVE ", " TOPOLOGY
+	                    "slurm, " TOPOLOGY "dot)");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -426,7 +475,9 @@ int api_start(struct api *a, struct control *ctl, struct ev_loop *loop)
 		return -1;
 	}
 	httpd_attach(&a->http, mhd, loop);
-	log_notice(lg, "api", "serving the partition API on %s://%s/ufmRest/ for %zu user(s) of %s",
+	log_notice(lg, "api",
+	           "serving the partition API on %s://%s/ufmRest/ and the topology on /topology/ "
+	           "for %zu user(s) of %s",
 	           tls ? "https" : "http", cfg->api_listen, a->users.n, cfg->api_users_file);
 	return 0;
 }

@@ -384,6 +384,17 @@ static void counters(struct control *c, const char *spec, FILE *out, bool json)
 		fprintf(out, "error: no port read matches \"%s\"\n", spec);
 }
 
+int control_topology_dot(struct sm *sm, FILE *out)
+{
+	unsigned nheld = sm_links_held(sm);
+	uint32_t *held = malloc(sizeof(*held) * (nheld + 1));
+	for (unsigned i = 0; held && i < nheld; i++)
+		held[i] = sm_link_held_port(sm, i);
+	int rc = held ? topology_dot(sm_fabric(sm), held, nheld, out) : -1;
+	free(held);
+	return rc;
+}
+
 /* "topology slurm|dot": Slurm's topology.conf or a graphviz graph (daemon/topology.h). The
  * name problems of the first follow the file as "warning: " lines, which ibsa prints on
  * standard error. */
@@ -411,14 +422,8 @@ static void topology(struct control *c, const char *what, FILE *out)
 		fprintf(out, "error: topology slurm or topology dot, not \"%s\"\n", what);
 		return;
 	}
-	struct sm *sm = c->rl->sm;
-	unsigned nheld = sm_links_held(sm);
-	uint32_t *held = malloc(sizeof(*held) * (nheld + 1));
-	for (unsigned i = 0; held && i < nheld; i++)
-		held[i] = sm_link_held_port(sm, i);
-	if (!held || topology_dot(t, held, nheld, out) < 0)
+	if (control_topology_dot(c->rl->sm, out) < 0)
 		fprintf(out, "error: out of memory\n");
-	free(held);
 }
 
 /* Run one command line; the answer goes to out. "error: ..." lines tell ibsa it failed. */

@@ -6,6 +6,7 @@
 
 #include <ev.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "daemon/reload.h"
@@ -46,5 +47,11 @@ struct sm_listener control_listener(struct control *c);
 /* The heavy sweep's dumps (dump_after_sweep), and on request: write the OpenSM-format files
  * into dir (cfg dump_dir, else STATE_DIR/dump). 0, or -1 with the reason. */
 int control_write_dumps(struct control *c, char *why, size_t len);
+
+/* The fabric for graphviz (daemon/topology.h's topology_dot) with the links the SM holds
+ * quarantined, which only the SM knows: one function, so that the control socket's
+ * "topology dot" and the API's GET /topology/dot draw the same graph. 0, or -1 out of
+ * memory. */
+int control_topology_dot(struct sm *sm, FILE *out);
 
 #endif

@@ -1,7 +1,8 @@
 /* The fabric for schedulers and people: Slurm's topology.conf (topology/tree) and a
  * graphviz graph, written from the SM's model. The control socket serves them ("topology
- * slurm", "topology dot"); anything else that serves them (an HTTP endpoint) calls the same
- * functions with sm_fabric(sm), so that every way out gives the same text. */
+ * slurm", "topology dot"), and so does the partition API (GET /topology/slurm and
+ * /topology/dot), both with these functions and sm_fabric(sm), so that every way out gives
+ * the same text. */
 #ifndef IBSMD_DAEMON_TOPOLOGY_H
 #define IBSMD_DAEMON_TOPOLOGY_H
 

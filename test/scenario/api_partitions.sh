@@ -3,7 +3,8 @@
 # against a users file written by `ibsa passwd`: exactly its requests (ufm_version; POST
 # /ufmRest/resources/pkeys with its body; GET /ufmRest/resources/pkeys/?guids_data=true;
 # POST /ufmRest/actions/remove_guids_from_pkey), the P_Keys checked on the ports with
-# smpquery after each change, the answers' shapes as UFM's. Wrong credentials get 401 (logged),
+# smpquery after each change, the answers' shapes as UFM's; the topology (GET /topology/slurm,
+# /topology/dot) as `ibsa topology` gives it. Wrong credentials get 401 (logged),
 # bad bodies 400 with the reason; a users file others can read, and plain HTTP off
 # loopback, stop the daemon from starting.
 # Usage: api_partitions.sh BUILD_DIR
@@ -42,10 +43,11 @@ SIM_HOST=host-8 start_ibsmd --config "$WORK/ibsmd.yaml"
 grep -q "serving the partition API on https://127.0.0.1:$PORT" "$WORK/ibsmd.log" ||
 	fail "no API: $(grep api "$WORK/ibsmd.log")"
 
-# call METHOD PATH [BODY] [USER:PASS]: the status on stdout, the body in $WORK/body
+# call METHOD PATH [BODY] [USER:PASS]: the status on stdout, the body in $WORK/body, the
+# headers in $WORK/headers
 call() {
 	local auth=${4:-ib-kubernetes:k8s-secret}
-	curl -s --cacert "$WORK/cert.pem" -u "$auth" -o "$WORK/body" -w '%{http_code}' \
+	curl -s --cacert "$WORK/cert.pem" -u "$auth" -o "$WORK/body" -D "$WORK/headers" -w '%{http_code}' \
 		-X "$1" -H 'Content-Type: application/json; charset=utf-8' \
 		${3:+--data-binary "$3"} "$URL$2"
 }
@@ -72,6 +74,28 @@ grep -q 'api.*127.0.0.1: a wrong password; answered 401' "$WORK/ibsmd.log" ||
 	fail "a wrong password is not logged: $(grep api "$WORK/ibsmd.log")"
 expect 401 POST /ufmRest/resources/pkeys '{"pkey": "0x0A0B", "guids": []}' operator:wrong
 echo "wrong password, unknown user, no credentials: 401 with a Basic challenge, logged: ok"
+
+# the topology on the same endpoint, behind the same Basic auth: what the control socket
+# gives ibsa topology, byte for byte, with its content types
+expect 401 GET /topology/slurm "" ib-kubernetes:wrong
+expect 401 GET /topology/dot "" nobody:k8s-secret
+expect 200 GET /topology/slurm
+"$IBSA" --control "$WORK/control" topology --slurm >"$WORK/slurm.ibsa" || fail "ibsa topology --slurm"
+cmp -s "$WORK/body" "$WORK/slurm.ibsa" ||
+	fail "/topology/slurm differs from ibsa's: $(diff "$WORK/body" "$WORK/slurm.ibsa")"
+grep -q "^SwitchName=leaf-1 Nodes=host-\[1-2\]" "$WORK/body" || fail "/topology/slurm: $(cat "$WORK/body")"
+grep -qi '^Content-Type: text/plain' "$WORK/headers" &&
+	grep -qi '^X-Ibsmd-Topology-Problems: 0' "$WORK/headers" ||
+	fail "/topology/slurm headers: $(cat "$WORK/headers")"
+expect 200 GET /topology/dot
+"$IBSA" --control "$WORK/control" topology --dot >"$WORK/dot.ibsa" || fail "ibsa topology --dot"
+cmp -s "$WORK/body" "$WORK/dot.ibsa" ||
+	fail "/topology/dot differs from ibsa's: $(diff "$WORK/body" "$WORK/dot.ibsa")"
+grep -qi '^Content-Type: text/vnd.graphviz' "$WORK/headers" ||
+	fail "/topology/dot headers: $(cat "$WORK/headers")"
+expect 405 POST /topology/slurm
+expect 404 GET /topology/json
+echo "GET /topology/slurm and /topology/dot: 401 without the right credentials, else ibsa topology's text, text/plain and text/vnd.graphviz: ok"
 
 # bad bodies: 400, saying what is wrong
 expect 400 POST /ufmRest/resources/pkeys '{"pkey": "0x0A0B", "guids": ["0x1"'
