@@ -13,6 +13,24 @@
 #include "topology.h"
 #include "verify.h"
 
+/* "pkeys [NODE]": what the SMAs hold, so that a test compares every port's table with an
+ * SM's policy in one call instead of an smpquery per port. */
+static void put_pkeys(const struct fabric *f, const char *only, FILE *o)
+{
+	for (uint32_t i = 0; i < f->nports; i++) {
+		const struct fs_port *pt = &f->ports[i];
+		const struct fs_node *n = fs_node_of(f, i);
+		bool sw0 = n->type == NODE_TYPE_SWITCH && pt->num == 0;
+		if (!n->present || (!sw0 && pt->peer == FS_NONE) || (only && strcmp(only, n->name)))
+			continue;
+		fprintf(o, "%s %u 0x%016llx", n->name, pt->num, (unsigned long long)pt->guid);
+		for (unsigned k = 0, cap = fabric_pkey_cap(f, i); k < cap; k++)
+			if (pt->pkeys[k])
+				fprintf(o, " 0x%04x", pt->pkeys[k]);
+		fputc('\n', o);
+	}
+}
+
 /* The endpoints "lids" and "mkeys" list: present CA ports with a cable, switch port 0. */
 static bool listed_endpoint(const struct fabric *f, uint32_t i)
 {
@@ -55,6 +73,8 @@ static const char help[] =
     "lids                        every endpoint's GUID, LID, LMC and node\n"
     "send NODE PORT DLID         a data packet from a port to DLID through the tables and\n"
     "                            port states as they are: where it arrives, or why it drops\n"
+    "pkeys [NODE]                every cabled port's P_Key table (non-zero entries, in\n"
+    "                            index order): node, port, GUID, keys\n"
     "mkeys                       every endpoint's GUID, M_Key, protection, lease, M_Key\n"
     "                            violations and node\n"
     "lid NODE PORT LID [LMC]     put a LID on a port, as a previous SM might have\n"
@@ -337,6 +357,8 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			fprintf(o, "0x%016llx %u %u %s\n", (unsigned long long)pt->guid, pt->pi.lid,
 			        pt->pi.lmc, n->name);
 		}
+	} else if (!strcmp(argv[0], "pkeys") && argc <= 2) {
+		put_pkeys(f, argc == 2 ? argv[1] : NULL, o);
 	} else if (!strcmp(argv[0], "mkeys")) {
 		for (uint32_t i = 0; i < f->nports; i++) {
 			if (!listed_endpoint(f, i))

@@ -108,6 +108,12 @@ static unsigned pkey_cap(const struct fabric *f, const struct fs_node *n, unsign
 	return n->type == NODE_TYPE_SWITCH ? 8 : 64;
 }
 
+unsigned fabric_pkey_cap(const struct fabric *f, uint32_t port)
+{
+	const struct fs_port *p = &f->ports[port];
+	return pkey_cap(f, &f->nodes[p->node], p->num);
+}
+
 uint32_t fabric_add_node(struct fabric *f, uint8_t type, unsigned nports, const char *name,
                          uint64_t guid)
 {

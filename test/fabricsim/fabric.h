@@ -142,6 +142,9 @@ void fabric_finalize(struct fabric *f);
 
 /* Port index of port number num of node n, FS_NONE if the node has no such port. */
 uint32_t fabric_port(const struct fabric *f, uint32_t node, unsigned num);
+/* Entries in a port's P_Key table (PartitionCap; a switch's external ports: its
+ * PartitionEnforcementCap). */
+unsigned fabric_pkey_cap(const struct fabric *f, uint32_t port);
 /* The port carrying a node's LID: port 0 of a switch, the port itself for a CA. */
 uint32_t fabric_lid_port(const struct fabric *f, uint32_t port);
 uint32_t fabric_find_node(const struct fabric *f, const char *name_or_guid);
