@@ -86,76 +86,23 @@ echo "$CALLS add/remove calls from $CLIENTS_N clients in $ms ms; $nsa SA query p
 
 # the ports as the API's state says, once the last Sets are answered
 "$IBSA" --control "$WORK/control-A" partition show --json >"$WORK/show.json" || fail "show"
+CHECK="$SCENARIO_DIR/partition_pkeys.py"
 compare() {
 	"$FS" ctl pkeys >"$WORK/pkeys"
-	python3 - "$WORK/show.json" "$WORK/pkeys" <<'PY'
-import json, sys
-state = json.load(open(sys.argv[1]))["partitions"]
-want = {}  # port GUID -> its keys in the test's range
-for p in state:
-    pk = int(p["pkey"], 16)
-    if not 0x0a01 <= pk <= 0x0a04:
-        continue
-    assert not p["from_file"], p
-    for m in p["members"]:
-        key = pk | 0x8000 if m["membership"] == "full" else pk
-        want.setdefault(int(m["guid"], 16), set()).add(key)
-lines = [l.split() for l in open(sys.argv[2])]
-checked = 0
-for node, num, guid, *keys in lines:
-    if not node.startswith("host-"):
-        continue
-    have = {int(k, 16) for k in keys if 0x0a01 <= int(k, 16) & 0x7fff <= 0x0a04}
-    exp = want.get(int(guid, 16), set())
-    if have != exp:
-        sys.exit(f"{node} port {num}: holds {sorted(map(hex, have))}, the API says "
-                 f"{sorted(map(hex, exp))}")
-    checked += 1
-print(f"{checked} host ports as the API says ({sum(len(v) for v in want.values())} memberships)")
-PY
+	"$CHECK" hosts "$WORK/show.json" "$WORK/pkeys"
 }
 wait_until 10 compare >/dev/null || compare || fail "the ports' P_Key tables differ from the API's state"
 compare
 # the switch port facing each host: the host's keys of the test's range
-python3 - "$WORK/pkeys" <(for h in $(seq 2 31); do echo "host-$h $("$FS" ctl port "host-$h" 1)"; done) <<'PY' || fail "a switch port facing a host differs from it"
-import sys
-keys = {}
-for l in open(sys.argv[1]):
-    node, num, guid, *k = l.split()
-    keys[(node, int(num))] = {int(x, 16) for x in k if 0x0a01 <= int(x, 16) & 0x7fff <= 0x0a04}
-for l in open(sys.argv[2]):
-    w = l.split()
-    host, peer = w[0], w[w.index("peer") + 1].strip('"')
-    pnum = int(w[w.index("peer") + 2])
-    if keys[(host, 1)] != keys[(peer, pnum)]:
-        sys.exit(f"{host}: {sorted(map(hex, keys[(host, 1)]))}, {peer} port {pnum}: "
-                 f"{sorted(map(hex, keys[(peer, pnum)]))}")
-PY
+for h in $(seq 2 31); do echo "host-$h $("$FS" ctl port "host-$h" 1)"; done >"$WORK/ports"
+"$CHECK" facing "$WORK/pkeys" "$WORK/ports" || fail "a switch port facing a host differs from it"
 [ "$(lft_sets)" = "$lft0" ] || fail "LFT blocks were written during the partition changes"
 echo "every host port and the switch port facing it hold what partition show says; no LFT block: ok"
 
 # the SA's IPoIB broadcast groups, as its state file holds them (an SA query shows a
 # requester only its own partitions' groups, a trusted one only members): one for each API
 # partition with ip_over_ib, none for a partition gone or without it
-groups_as_asked() {
-	python3 - "$WORK/show.json" "$WORK/state-A/sa-state" <<'PY'
-import sys, json
-state = json.load(open(sys.argv[1]))["partitions"]
-want = {int(p["pkey"], 16) for p in state
-        if 0x0a01 <= int(p["pkey"], 16) <= 0x0a04 and p["ip_over_ib"]}
-have = set()
-for l in open(sys.argv[2]):
-    w = l.split()
-    # "group WELL-KNOWN RECORD-HEX CREATOR": the record starts with the MGID
-    if w and w[0] == "group" and w[2].startswith("ff12401b"):
-        pk = int(w[2][8:12], 16) & 0x7fff
-        if 0x0a01 <= pk <= 0x0a04:
-            have.add(pk)
-if have != want:
-    sys.exit(f"groups of {sorted(map(hex, have))}, partitions with IPoIB {sorted(map(hex, want))}")
-print(f"broadcast groups of {sorted(map(hex, have))}, as the partitions ask: ok")
-PY
-}
+groups_as_asked() { "$CHECK" groups "$WORK/show.json" "$WORK/state-A/sa-state"; }
 wait_until 5 groups_as_asked >/dev/null || groups_as_asked || fail "the broadcast groups differ from the partitions"
 groups_as_asked
 echo PASS
