@@ -38,6 +38,7 @@ struct control_conn {
 	char *out; /* the answer, from open_memstream */
 	size_t out_len, out_at;
 	unsigned slot;
+	uid_t uid; /* the peer's, from SO_PEERCRED: who asked, for the journal */
 };
 
 static void conn_close(struct control_conn *k)
@@ -50,21 +51,18 @@ static void conn_close(struct control_conn *k)
 	free(k);
 }
 
-/* May this peer use the socket? The file's mode already says so; SO_PEERCRED checks again,
- * in case the socket's directory or mode were changed behind our back. */
-static bool peer_allowed(const struct control *c, int fd)
+/* May this peer (cr, from SO_PEERCRED) use the socket? The file's mode already says so; the
+ * credentials check again, in case the socket's directory or mode were changed behind our
+ * back. */
+static bool peer_allowed(const struct control *c, const struct ucred *cr)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
-		return false;
-	if (cr.uid == 0 || cr.uid == geteuid())
+	if (cr->uid == 0 || cr->uid == geteuid())
 		return true;
 	if (c->gid == (gid_t)-1)
 		return false;
-	if (cr.gid == c->gid)
+	if (cr->gid == c->gid)
 		return true;
-	struct passwd *pw = getpwuid(cr.uid);
+	struct passwd *pw = getpwuid(cr->uid);
 	if (!pw)
 		return false;
 	gid_t groups[256];
@@ -78,6 +76,19 @@ static bool peer_allowed(const struct control *c, int fd)
 }
 
 /* ---- partitions changed at run time (sm/tenants.h) ---- */
+
+/* "control socket uid 1000 (alice)" for the journal's who: the uid is what the kernel
+ * vouches for; the name, when the user database has one, is for the reader. Looked up only
+ * when a change is made, not for every connection, as a directory service may be slow. */
+static void peer_who(uid_t uid, char *who, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found)
+		snprintf(who, len, "control socket uid %u (%s)", (unsigned)uid, found->pw_name);
+	else
+		snprintf(who, len, "control socket uid %u", (unsigned)uid);
+}
 
 static const char *member_kind(uint8_t kind)
 {
@@ -215,8 +226,9 @@ static int parse_add_opts(int argc, char **argv, struct tenants_add *rq, char *e
 	return 0;
 }
 
-/* partition add PKEY GUID[,GUID..] [opts] | remove PKEY GUID[,GUID..] | show [PKEY] */
-static void partition_cmd(struct control *c, int argc, char **argv, FILE *out, bool json)
+/* partition add PKEY GUID[,GUID..] [opts] | remove PKEY GUID[,GUID..] | show [PKEY]; uid:
+ * the peer's, who asked */
+static void partition_cmd(struct control *c, uid_t uid, int argc, char **argv, FILE *out, bool json)
 {
 	struct sm *sm = c->rl->sm;
 	bool add = argc >= 4 && !strcmp(argv[1], "add");
@@ -249,9 +261,10 @@ static void partition_cmd(struct control *c, int argc, char **argv, FILE *out, b
 		fprintf(out, "error: %s\n", err);
 		return;
 	}
-	int rc = add ? tenants_add(sm, "ibsa (control socket)", &rq, err, sizeof(err))
-	             : tenants_remove(sm, "ibsa (control socket)", rq.pkey, guids, rq.nguids, err,
-	                              sizeof(err));
+	char who[128];
+	peer_who(uid, who, sizeof(who));
+	int rc = add ? tenants_add(sm, who, &rq, err, sizeof(err))
+	             : tenants_remove(sm, who, rq.pkey, guids, rq.nguids, err, sizeof(err));
 	if (rc != TENANTS_OK) {
 		log_rl(c->rl->log, &c->rl_refused, LOGL_NOTICE, "control",
 		       "partition %s refused: %s", argv[1], err);
@@ -426,8 +439,9 @@ static void topology(struct control *c, const char *what, FILE *out)
 		fprintf(out, "error: out of memory\n");
 }
 
-/* Run one command line; the answer goes to out. "error: ..." lines tell ibsa it failed. */
-static void run_command(struct control *c, char *line, FILE *out)
+/* Run one command line from the peer uid; the answer goes to out. "error: ..." lines tell
+ * ibsa it failed. */
+static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 {
 	char *argv[8];
 	int argc = 0;
@@ -498,7 +512,7 @@ static void run_command(struct control *c, char *line, FILE *out)
 		fprintf(out, json ? "{\"loglevel\":\"%s\"}\n" : "%s\n",
 		        log_level_name(c->rl->log->level));
 	} else if (!strcmp(argv[0], "partition")) {
-		partition_cmd(c, argc, argv, out, json);
+		partition_cmd(c, uid, argc, argv, out, json);
 	} else if (!strcmp(argv[0], "counters") && argc <= 2) {
 		counters(c, argc == 2 ? argv[1] : NULL, out, json);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "topology")) {
@@ -529,7 +543,7 @@ static void run_command(struct control *c, char *line, FILE *out)
 		fprintf(out,
 		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
 		        "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
-		        "topology slurm|dot, release [GUID [PORT]])\n",
+		        "topology slurm|dot, partition add|remove|show, release [GUID [PORT]])\n",
 		        argv[0]);
 	}
 }
@@ -581,7 +595,7 @@ static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 		conn_close(k);
 		return;
 	}
-	run_command(k->c, k->line, out);
+	run_command(k->c, k->uid, k->line, out);
 	if (fclose(out) != 0) {
 		conn_close(k);
 		return;
@@ -609,7 +623,10 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	unsigned slot = 0;
 	while (slot < CONTROL_MAX_CONNS && c->conns[slot])
 		slot++;
-	if (slot == CONTROL_MAX_CONNS || !peer_allowed(c, fd)) {
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	bool known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0;
+	if (slot == CONTROL_MAX_CONNS || !known || !peer_allowed(c, &cr)) {
 		log_rl(c->rl->log, &c->rl_refused, LOGL_WARN, "control", "%s",
 		       slot == CONTROL_MAX_CONNS ? "refused a control connection: 16 under way"
 		                                 : "refused a control connection from a user "
@@ -625,6 +642,7 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	k->c = c;
 	k->fd = fd;
 	k->slot = slot;
+	k->uid = cr.uid;
 	c->conns[slot] = k;
 	ev_io_init(&k->io, conn_read_cb, fd, EV_READ);
 	k->io.data = k;

@@ -62,8 +62,9 @@ struct tenants_add {
 	bool index0;        /* the partition's key at index 0 of its members' P_Key tables */
 	bool ipoib;         /* the SA keeps the partition's IPoIB broadcast group */
 };
-/* who: whoever asked, for the journal ("ibsa uid 0", "https alice@10.0.0.5"). TENANTS_OK or
- * an error with its reason in err; on TENANTS_OK, err holds a line saying what changed. */
+/* who: whoever asked, for the journal ("control socket uid 0 (root)", "https alice@10.0.0.5").
+ * TENANTS_OK or an error with its reason in err; on TENANTS_OK, err holds a line saying what
+ * changed. */
 int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, char *err,
                 size_t errlen);
 /* Remove GUIDs from partition pkey: those the API added. A GUID not a member is no error

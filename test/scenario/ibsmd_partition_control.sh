@@ -38,6 +38,17 @@ expect_refused "full or limited" add 0x0a0b "$g2" --membership both
 expect_refused "is not a GUID" add 0x0a0b "$g2,nonsense"
 expect_refused "in ibsmd.yaml" remove 0x0010 "$g1"
 echo "bad P_Keys, GUIDs and memberships and the file's own member refused: ok"
+# a client other than ibsa that sends a word the socket does not know is told every command
+help=$(python3 - "$WORK/control-A" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"bogus\n")
+print(b"".join(iter(lambda: s.recv(4096), b"")).decode())
+PY
+)
+grep -q 'unknown command "bogus".*topology slurm|dot.*partition add|remove|show' <<<"$help" ||
+	fail "the unknown command's help: $help"
 
 lft0=$(lft_sets)
 sets0=$("$FS" ctl sets host-8)
@@ -49,8 +60,11 @@ sets=$(($("$FS" ctl sets host-8) - sets0))
 # host-2's and host-3's tables and those of their leaves' ports facing them
 [ "$sets" -le 4 ] || fail "$sets Sets for a change of two ports' P_Keys"
 [ "$(lft_sets)" = "$lft0" ] || fail "LFT blocks were written for a P_Key change"
-grep -q 'partition_changed' "$WORK/A.log" || fail "no partition_changed event in the log"
-echo "add: 0x8a0b on host-2 and host-3 with $sets Sets, no LFT block: ok"
+# the journal says who asked: the uid the kernel gives for the socket's peer, and its name
+who="control socket uid $(id -u) ($(id -un))"
+grep -qF "event=partition_changed who=$who action=add pkey=0x0a0b" "$WORK/A.log" ||
+	fail "no partition_changed event by \"$who\" in the log: $(grep partition_changed "$WORK/A.log")"
+echo "add: 0x8a0b on host-2 and host-3 with $sets Sets, no LFT block, journalled as by $who: ok"
 
 ctl A show 0x0a0b --json >"$WORK/show.json" || fail "show"
 python3 - "$WORK/show.json" "$g2" "$g3" <<'PY' || fail "show: $(cat "$WORK/show.json")"
