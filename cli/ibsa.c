@@ -97,7 +97,15 @@ static void usage(FILE *out)
 	        "                           lfts dump, or JSON), or OpenSM's dump files written\n"
 	        "                           into dump_dir\n"
 	        "  topology --slurm|--dot   Slurm's topology.conf (topology/tree) or a graphviz\n"
-	        "                           graph of the fabric\n");
+	        "                           graph of the fabric\n"
+	        "  partition add PKEY GUID[,GUID..] [--membership full|limited] [--no-index0]\n"
+	        "                [--no-ipoib]\n"
+	        "                           add ports to a partition (created if new), at once\n"
+	        "                           on their P_Key tables, without a sweep\n"
+	        "  partition remove PKEY GUID[,GUID..]\n"
+	        "                           take ports the API added out of it\n"
+	        "  partition show [PKEY]    the partitions, ibsmd.yaml's and the API's, with\n"
+	        "                           their members\n");
 	fprintf(out,
 	        "other commands:\n"
 	        "  passwd NAME              a line NAME:HASH for api_users_file, the password\n"
