@@ -17,13 +17,9 @@ const char *sm_node_name(const struct sm *sm, uint32_t node, char *buf, size_t l
 	return buf;
 }
 
-void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
-              const char *fmt, ...)
+static void emit(const struct sm *sm, enum log_level level, const char *event,
+                 const char *const *kv, uint64_t held, const char *fmt, va_list ap)
 {
-	uint64_t held = 0;
-	if (!log_enabled(sm->log, level) ||
-	    !log_rl_allow(&sm->rl_events, (uint64_t)(ev_time() * 1e9), &held))
-		return;
 	struct log_field f[8];
 	unsigned n = 0;
 	for (; kv && kv[0] && kv[1] && n < 8; kv += 2, n++) {
@@ -31,15 +27,36 @@ void sm_event(struct sm *sm, enum log_level level, const char *event, const char
 		snprintf(f[n].value, sizeof(f[n].value), "%s", kv[1]);
 	}
 	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (held)
 		log_event(sm->log, level, event, f, n,
 		          "%s (%" PRIu64 " events held back before it)", msg, held);
 	else
 		log_event(sm->log, level, event, f, n, "%s", msg);
+}
+
+void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
+              const char *fmt, ...)
+{
+	uint64_t held = 0;
+	if (!log_enabled(sm->log, level) ||
+	    !log_rl_allow(&sm->rl_events, (uint64_t)(ev_time() * 1e9), &held))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	emit(sm, level, event, kv, held, fmt, ap);
+	va_end(ap);
+}
+
+void sm_audit(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
+              const char *fmt, ...)
+{
+	if (!log_enabled(sm->log, level))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	emit(sm, level, event, kv, 0, fmt, ap);
+	va_end(ap);
 }
 
 void sm_set_state(struct sm *sm, uint8_t state)

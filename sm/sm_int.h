@@ -428,6 +428,9 @@ void program_pkeys_now(struct sm *sm);
  * fields: "key", value pairs given as a NULL-terminated list of strings. */
 void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The same for an audit record of a change an authenticated client made: never held back. */
+void sm_audit(struct sm *sm, enum log_level level, const char *event, const char *const *kv,
+              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* The dry run's report from the sweep just routed (sm/dryrun.c). */
 void dryrun_finish(struct sm *sm);
