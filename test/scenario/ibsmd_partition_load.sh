@@ -47,36 +47,8 @@ client() {
 	done
 }
 
-# the SA meanwhile: nodes and a path, from host-32, each answered
-sa_queries() {
-	local dst t
-	dst=$(lid_of host-1)
-	while [ ! -e "$WORK/load-done" ]; do
-		t=$(date +%s%3N)
-		if "$IBSA" --transport sim --sim-node host-32 --timeout 2000 nodes >/dev/null 2>&1 &&
-			"$IBSA" --transport sim --sim-node host-32 --timeout 2000 paths "$(lid_of host-32)" \
-				"$dst" >/dev/null 2>&1; then
-			echo $(($(date +%s%3N) - t)) >>"$WORK/sa-ok"
-		else
-			echo "$(date +%T.%N) SA query failed" >>"$WORK/sa-failed"
-		fi
-	done
-}
-sa_queries &
-SA_PID=$!
-CLIENTS+=("$SA_PID")
-
-t0=$(date +%s%3N)
-pids=()
-for ((c = 1; c <= CLIENTS_N; c++)); do
-	client "$c" $((CALLS / CLIENTS_N)) &
-	pids+=($!)
-done
-CLIENTS+=("${pids[@]}")
-for p in "${pids[@]}"; do wait "$p"; done
-ms=$(($(date +%s%3N) - t0))
-touch "$WORK/load-done"
-wait "$SA_PID" || true
+partition_load "$CLIENTS_N" "$CALLS"
+ms=$LOAD_MS
 [ ! -s "$WORK/errors" ] || fail "calls refused: $(head -5 "$WORK/errors")"
 [ ! -e "$WORK/sa-failed" ] || fail "the SA did not answer: $(head -3 "$WORK/sa-failed")"
 nsa=$(wc -l <"$WORK/sa-ok")

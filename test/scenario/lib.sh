@@ -276,3 +276,39 @@ sm_state_of() {
 }
 
 lft_sets() { "$BUILD/test/fabricsim/fabricsim" ctl lft-sets | grep -v '^total' | sort; }
+
+# partition_load CLIENTS CALLS: the caller's `client ID COUNT` run CLIENTS times at once (CALLS
+# in all) while the SA is asked for the nodes and a path from host-32 over and over: each
+# pair's milliseconds in $WORK/sa-ok, failures in $WORK/sa-failed; LOAD_MS the clients' wall
+# time. The pids go into the caller's CLIENTS array (its cleanup stops them).
+partition_load() {
+	local n=$1 calls=$2 c p sa t0 pids=()
+	_partition_load_sa &
+	sa=$!
+	CLIENTS+=("$sa")
+	t0=$(date +%s%3N)
+	for ((c = 1; c <= n; c++)); do
+		client "$c" $((calls / n)) &
+		pids+=($!)
+	done
+	CLIENTS+=("${pids[@]}")
+	for p in "${pids[@]}"; do wait "$p"; done
+	LOAD_MS=$(($(date +%s%3N) - t0))
+	touch "$WORK/load-done"
+	wait "$sa" || true
+}
+
+_partition_load_sa() {
+	local ibsa="$BUILD/cli/ibsa" dst t
+	dst=$(lid_of host-1)
+	while [ ! -e "$WORK/load-done" ]; do
+		t=$(date +%s%3N)
+		if "$ibsa" --transport sim --sim-node host-32 --timeout 2000 nodes >/dev/null 2>&1 &&
+			"$ibsa" --transport sim --sim-node host-32 --timeout 2000 paths "$(lid_of host-32)" \
+				"$dst" >/dev/null 2>&1; then
+			echo $(($(date +%s%3N) - t)) >>"$WORK/sa-ok"
+		else
+			echo "$(date +%T.%N) SA query failed" >>"$WORK/sa-failed"
+		fi
+	done
+}
