@@ -51,9 +51,9 @@ stop_sims
 
 "$FS" dump "fattree:radix=8,levels=2" >"$WORK/ft32.net"
 start_ibsim "$WORK/ft32.net"
-SIM_HOST=host-1 umad2sim "$BUILD/daemon/ibsmd" --transport umad --state-dir "$WORK/state-umad" \
-	--sweep-interval 0 >"$WORK/umad.out" 2>"$WORK/umad.log" &
-PIDS+=($!)
+SIM_HOST=host-1 umad2sim_bg "$BUILD/daemon/ibsmd" --transport umad --state-dir "$WORK/state-umad" \
+	--sweep-interval 0 >"$WORK/umad.out" 2>"$WORK/umad.log"
+PIDS+=("$UMAD2SIM_PID")
 wait_until 60 grep -q "subnet up" "$WORK/umad.log" || fail "ibsmd under libumad2sim.so: $(tail -5 "$WORK/umad.log")"
 sleep 6
 grep -q "configured by nobody" "$WORK/umad.log" &&

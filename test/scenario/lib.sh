@@ -74,13 +74,29 @@ UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 # from $WORK (the preload writes a fake sysfs into the current directory). A sanitized binary
 # needs the ASan runtime first in the preload list.
 umad2sim() {
-	[ -f "$UMAD2SIM" ] || fail "$UMAD2SIM missing (package ibsim-utils)"
-	local pre=$UMAD2SIM asan
-	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
-	[ -n "$asan" ] && pre="$asan:$UMAD2SIM"
+	local pre
+	pre=$(umad2sim_preload "$1")
 	(cd "$WORK" && LD_PRELOAD=$pre \
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:suppressions=$SCENARIO_DIR/asan-umad2sim.supp" \
 		"$@")
+}
+
+# umad2sim_bg PROGRAM ARGS...: the same in the background, UMAD2SIM_PID the program itself
+# (a backgrounded umad2sim's $! is a shell that the cleanup kills while the program lives on)
+umad2sim_bg() {
+	local pre
+	pre=$(umad2sim_preload "$1")
+	(cd "$WORK" && LD_PRELOAD=$pre \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:suppressions=$SCENARIO_DIR/asan-umad2sim.supp" \
+		exec "$@") &
+	UMAD2SIM_PID=$!
+}
+
+umad2sim_preload() {
+	[ -f "$UMAD2SIM" ] || fail "$UMAD2SIM missing (package ibsim-utils)"
+	local asan
+	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
+	echo "${asan:+$asan:}$UMAD2SIM"
 }
 
 # The build's umad preload: unchanged libibumad programs (OpenSM, osmtest, saquery, smpquery)
