@@ -36,7 +36,6 @@
 
 #define NONE         UINT32_MAX
 #define ALT_MAX_HOPS 64
-#define ALT_STEP     1
 
 struct alt {
 	struct routing_ctx *ctx;
@@ -756,7 +755,7 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 			       ctx->dst[end].port == ctx->dst[d].port && ctx->dst[d].port &&
 			       ctx->dst[end].lid == ctx->dst[end - 1].lid + 1u)
 				end++;
-			for (uint32_t i = d; i + 1 < end; i += ALT_STEP) {
+			for (uint32_t i = d; i + 1 < end; i++) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
 				a.stats.blocks++;
 				block_refs(&a, t, d, i + 1);
