@@ -13,8 +13,10 @@ start_fabricsim "fattree:radix=8,levels=2" --max-clients 40
 start_named_ibsmd A host-1 10 "sweep_interval: 2"
 wait_until 60 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
 start_named_ibsmd B host-2 5 "sweep_interval: 2"
-start_named_ibsmd C host-3 1 "sweep_interval: 2" "sm_poll_retries: 10"
+# C starts once B stands by: a standby sweeps only before it stands by, so a C that came up
+# first on a loaded machine never met B (one CI run failed so)
 wait_until 30 grep -q "standing by" "$WORK/B.log" || fail "B does not stand by"
+start_named_ibsmd C host-3 1 "sweep_interval: 2" "sm_poll_retries: 10"
 wait_until 30 grep -q "standing by" "$WORK/C.log" || fail "C does not stand by"
 # C must know B (B answered C's question) for B to be the SM it waits for
 wait_until 30 grep -q "SM GUID 0x0000000000100003 (LID [0-9]*): [A-Z]*, priority 5" "$WORK/C.log" ||
