@@ -9,17 +9,22 @@
  *
  * A switch's table cannot tell where a packet came from, so a LID's routes form a tree
  * towards the destination switch like any other LID's. It is grown from the destination
- * outwards in rounds by path length, each switch joining by the neighbour already in the
- * tree that keeps it furthest apart (link-disjoint, then switch-disjoint, then fewest shared
- * links, shorter, the route it holds already, the least loaded port). Joining only through
- * switches already in the tree keeps it loop free. But a switch's route is also the way on
- * for every switch behind it (a switch next to the destination goes straight in, and a
- * neighbour that needed it as a detour has none), so a local search follows: a switch moves
- * to another neighbour when that raises the score of the switches behind it, and on small
- * fabrics a neighbour and the switch move together. Alternates are longer than shortest
- * where no disjoint shortest path exists. If the engine's own routes already keep every
- * host switch apart (fat trees), they stay. A host switch across a bridge from the
- * destination can have no alternate, and no effort goes to it.
+ * outwards, each switch joining by a neighbour already in the tree (which keeps it loop
+ * free): of the switches with a way in, the one whose best way keeps it furthest apart joins
+ * first (link-disjoint, then switch-disjoint, then fewest shared links), shorter before
+ * longer, then the port it holds, then the least loaded. A switch with no way apart yet
+ * waits, since a switch that joins later may give it one (a switch next to the destination
+ * whose primary goes straight in must go round through a neighbour); when only such switches
+ * are left, the least bad joins. A bounded local search follows: a switch moves to another
+ * neighbour when that raises the score of the switches behind it (its route is their way
+ * on), and on small fabrics a neighbour and the switch move together. Alternates are longer
+ * than shortest where no disjoint shortest path exists. If the engine's own routes already
+ * keep every host switch apart (fat trees), they stay. A host switch across a bridge from
+ * the destination can have no alternate, and no effort goes to it.
+ *
+ * Whether a link lies on a switch's primary path is one comparison: the reference LID's
+ * tree is numbered in preorder, and the link from x lies on v's path when v is in x's
+ * subtree. Each way in is scored once, when the switch it enters by joins.
  *
  * Engines with a deadlock rule pass it as rules: each switch in the tree carries a state
  * (up/down's "descends all the way"), and a switch may take only a step the rule allows
@@ -29,13 +34,36 @@
  * the LID keeps the engine's own routes. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "routing/engine.h"
 #include "routing/updown.h"
+#include "routing/weighted.h"
 #include "util/vec.h"
 
 #define NONE         UINT32_MAX
 #define ALT_MAX_HOPS 64
+
+struct alt_score {
+	bool link_ok, sw_ok;
+	uint32_t overlap;
+};
+
+/* A reference LID's routes to the destination switch form a tree: each switch's link
+ * towards it (its cable id, NONE without a route) and the tree's preorder numbering, so
+ * that "is this link on switch v's path" is one comparison, not a walk. */
+struct prim {
+	uint32_t *cable, *tin, *tout;
+};
+
+/* A switch's table, and its ports' far ends, laid out for walking paths. */
+struct alt_sw {
+	const uint8_t *lft;
+	uint32_t lft_size, port_base, nports;
+};
+struct alt_hop {
+	uint32_t to, link; /* the neighbour switch (NONE: none), the cable's id */
+};
 
 struct alt {
 	struct routing_ctx *ctx;
@@ -48,11 +76,16 @@ struct alt {
 	uint32_t *par;
 	uint16_t *len;
 	uint8_t *state;
-	/* marks of the switch's own primary path: links (by topo port) and switches */
-	uint32_t *link_mark, *sw_mark, stamp;
-	/* this round's candidates, and the choice each made */
-	uint32_t *cand, *choice, *seen;
-	uint32_t ncand;
+	struct alt_sw *sw;   /* per switch */
+	struct alt_hop *hop; /* per switch port (port_base) */
+	/* the reference LIDs' trees (prim_build), and its scratch arrays */
+	struct prim prim[8];
+	uint32_t *pnext, *pkid, *psib, *porder, *pstack;
+	/* the growth: each waiting switch's best way in, its score and key */
+	uint32_t *best, *seen;
+	struct alt_score *bscore;
+	uint64_t *key;
+	struct heap hp;
 	uint32_t *kid, *sib, *stack; /* the tree's children lists, for the local search */
 	bool *hosts;                 /* switches with CA ports: each must have an alternate */
 	/* the block's LIDs before the one routed now: a switch's alternate should avoid one of
@@ -61,7 +94,9 @@ struct alt {
 	uint16_t ref[8];
 	unsigned nref;
 	bool *covered;
-	uint32_t checked; /* host switches engine_disjoint found apart */
+	uint32_t checked;      /* host switches engine_disjoint found apart */
+	uint64_t work, budget; /* the local search's switch scorings, and their limit */
+	bool moved;            /* it moved a switch: the growth's scores are stale */
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
@@ -76,11 +111,6 @@ struct alt {
 	struct routing_alt_undo *undo;
 };
 
-struct alt_score {
-	bool link_ok, sw_ok;
-	uint32_t overlap;
-};
-
 static uint32_t next_hop(const struct alt *a, uint32_t s, uint16_t lid)
 {
 	const struct topo_switch *sw = &a->ctx->t->sws[s];
@@ -91,45 +121,75 @@ static uint32_t next_hop(const struct alt *a, uint32_t s, uint16_t lid)
 	return a->peer[a->ctx->port_base[s] + p];
 }
 
-/* Mark the switch's primary path (links, and the switches between its ends). false: it
- * has none (it does not route the LID to t). */
-static bool mark_primary(struct alt *a, uint32_t v, uint32_t t, uint16_t lid)
+/* x on v's path (x == v included) in the reference tree */
+static inline bool anc(const struct prim *p, uint32_t x, uint32_t v)
 {
-	a->stamp++;
-	uint32_t x = v;
-	for (unsigned h = 0; x != t; h++) {
-		uint32_t y = next_hop(a, x, lid);
-		if (y == NONE || h >= ALT_MAX_HOPS)
-			return false;
-		const struct topo_switch *sw = &a->ctx->t->sws[x];
-		a->link_mark[a->link[a->ctx->port_base[x] + sw->lft[lid]]] = a->stamp;
-		if (y != t)
-			a->sw_mark[y] = a->stamp;
-		x = y;
-	}
-	return true;
+	return p->tin[x] <= p->tin[v] && p->tin[v] < p->tout[x];
 }
 
-/* How the path v -> w, then w's path in the tree, meets v's marked primary path. */
-static struct alt_score score(const struct alt *a, uint32_t v, uint32_t e, uint32_t t)
+/* Number lid's tree towards t: preorder from t, a switch whose route loops or ends
+ * elsewhere left out (tin NONE: it has no path). */
+static void prim_build(struct alt *a, struct prim *p, uint32_t t, uint16_t lid)
+{
+	uint32_t ns = a->ns, *par = a->pnext, *kid = a->pkid, *sib = a->psib, *order = a->porder;
+	for (uint32_t v = 0; v < ns; v++) {
+		kid[v] = NONE;
+		p->tin[v] = p->tout[v] = NONE;
+		p->cable[v] = NONE;
+	}
+	for (uint32_t v = 0; v < ns; v++) {
+		par[v] = v == t ? NONE : next_hop(a, v, lid);
+		if (par[v] == NONE)
+			continue;
+		p->cable[v] = a->link[a->ctx->port_base[v] + a->ctx->t->sws[v].lft[lid]];
+		sib[v] = kid[par[v]];
+		kid[par[v]] = v;
+	}
+	uint32_t n = 0, sp = 0;
+	a->pstack[sp++] = t;
+	while (sp) {
+		uint32_t x = a->pstack[--sp];
+		p->tin[x] = n;
+		order[n++] = x;
+		for (uint32_t c = kid[x]; c != NONE; c = sib[c])
+			a->pstack[sp++] = c;
+	}
+	/* subtree sizes, children before parents, then each subtree's end */
+	for (uint32_t i = 0; i < n; i++)
+		p->tout[order[i]] = 1;
+	for (uint32_t i = n; i-- > 1;)
+		p->tout[par[order[i]]] += p->tout[order[i]];
+	for (uint32_t i = 0; i < n; i++)
+		p->tout[order[i]] += p->tin[order[i]];
+}
+
+/* How v's walk (first edge e, then the tree under construction from e's far end) meets v's
+ * path in reference tree r. false: v has no path there. */
+static bool score_ref(const struct alt *a, unsigned r, uint32_t v, uint32_t e, uint32_t t,
+                      struct alt_score *sc)
 {
 	const struct routing_ctx *ctx = a->ctx;
-	struct alt_score sc = {true, true, 0};
+	const struct prim *p = &a->prim[r];
+	if (p->tin[v] == NONE)
+		return false;
+	*sc = (struct alt_score){true, true, 0};
 	uint32_t x = v, edge = e;
-	while (x != t) {
-		uint32_t pid = ctx->port_base[x] + ctx->adj[edge].port;
-		if (a->link_mark[a->link[pid]] == a->stamp) {
-			sc.link_ok = false;
-			sc.overlap++;
+	for (unsigned h = 0; h < ALT_MAX_HOPS; h++) {
+		uint32_t y = ctx->adj[edge].to,
+		         c = a->link[ctx->port_base[x] + ctx->adj[edge].port];
+		if ((p->cable[x] == c && anc(p, x, v)) || (p->cable[y] == c && anc(p, y, v))) {
+			sc->link_ok = false;
+			sc->overlap++;
 		}
-		x = ctx->adj[edge].to;
-		if (x == t)
-			break;
-		if (a->sw_mark[x] == a->stamp)
-			sc.sw_ok = false;
+		if (y == t)
+			return true;
+		if (p->tin[y] < p->tin[v] && p->tin[v] < p->tout[y])
+			sc->sw_ok = false;
+		x = y;
 		edge = a->par[x];
 	}
-	return sc;
+	sc->link_ok = sc->sw_ok = false;
+	return true;
 }
 
 static bool score_better(struct alt_score s, struct alt_score b)
@@ -141,18 +201,14 @@ static bool score_better(struct alt_score s, struct alt_score b)
 	return s.overlap < b.overlap;
 }
 
-/* score() against the LIDs v's alternate should avoid one of: the best. */
+/* score_ref() against the LIDs v's alternate should avoid one of: the best. */
 static struct alt_score score_v(struct alt *a, uint32_t v, uint32_t e, uint32_t t)
 {
-	struct alt_score best = {false, false, UINT32_MAX};
+	struct alt_score best = {false, false, UINT32_MAX}, s;
 	bool all = a->nref > 1 && !a->covered[v];
-	for (unsigned i = all ? 0 : a->nref - 1; i < a->nref; i++) {
-		if (!mark_primary(a, v, t, a->ref[i]))
-			continue;
-		struct alt_score s = score(a, v, e, t);
-		if (score_better(s, best))
+	for (unsigned i = all ? 0 : a->nref - 1; i < a->nref; i++)
+		if (score_ref(a, i, v, e, t, &s) && score_better(s, best))
 			best = s;
-	}
 	return best;
 }
 
@@ -184,77 +240,54 @@ static bool better(const struct alt *a, uint32_t v, uint16_t lid, struct alt_sco
 	return load[ctx->adj[e].port] < load[ctx->adj[be].port];
 }
 
-/* One round: every switch not in the tree with a neighbour in it picks its best way in (with
- * level > 0 only through switches joined in the last round, which keeps the rounds in order
- * of length). Then all of them join at once. Returns how many. */
-/* The edges by which v may join now: into the tree, through a switch of the level before
- * (level > 0), by the rules. */
-static bool may_join(const struct alt *a, uint32_t v, uint32_t e, uint32_t t, uint16_t level)
+/* The heap's order for a way in: apart by link, by switch, fewer shared links, shorter. */
+static uint64_t way_key(struct alt_score s, uint16_t len)
 {
-	uint32_t w = a->ctx->adj[e].to;
-	if (w != t && a->par[w] == NONE)
-		return false;
-	if (level && a->len[w] + 1u != level)
-		return false;
-	return join_state(a, v, e) >= 0;
+	uint64_t ov = s.overlap < 0xfffff ? s.overlap : 0xfffff;
+	return (uint64_t)!s.link_ok << 62 | (uint64_t)!s.sw_ok << 61 | ov << 32 | len;
 }
 
-/* v's best way in now, NONE if none: each edge scored against each LID v should keep apart
- * from (one marking of a path serves all of v's edges). */
-static uint32_t best_way_in(struct alt *a, uint32_t v, uint32_t t, uint16_t lid1, uint16_t level)
+/* The switches next to w, not in the tree, that may join through it: score that way in
+ * and keep it when it is the best each has seen. */
+static void offer(struct alt *a, uint32_t w, uint32_t t, uint16_t lid1)
 {
 	const struct routing_ctx *ctx = a->ctx;
-	uint32_t first = ctx->adj_start[v], n = ctx->adj_start[v + 1] - first;
-	struct alt_score es[256];
-	if (n > 256)
-		n = 256;
-	for (uint32_t k = 0; k < n; k++)
-		es[k] = (struct alt_score){false, false, UINT32_MAX};
-	bool all = a->nref > 1 && !a->covered[v];
-	for (unsigned i = all ? 0 : a->nref - 1; i < a->nref; i++) {
-		if (!mark_primary(a, v, t, a->ref[i]))
+	for (uint32_t e = ctx->adj_start[w]; e < ctx->adj_start[w + 1]; e++) {
+		uint32_t u = ctx->adj[e].to, eu = a->peer_edge[e];
+		if (u == t || a->par[u] != NONE || !a->seen[u] || eu == NONE)
 			continue;
-		for (uint32_t k = 0; k < n; k++) {
-			if (!may_join(a, v, first + k, t, level))
-				continue;
-			struct alt_score s = score(a, v, first + k, t);
-			if (score_better(s, es[k]))
-				es[k] = s;
-		}
-	}
-	uint32_t be = NONE;
-	struct alt_score bs = {0};
-	for (uint32_t k = 0; k < n; k++) {
-		if (!may_join(a, v, first + k, t, level))
+		if (join_state(a, u, eu) < 0)
 			continue;
-		if (better(a, v, lid1, es[k], first + k, bs, be)) {
-			be = first + k;
-			bs = es[k];
-		}
+		struct alt_score s = score_v(a, u, eu, t);
+		if (!better(a, u, lid1, s, eu, a->bscore[u], a->best[u]))
+			continue;
+		a->best[u] = eu;
+		a->bscore[u] = s;
+		a->key[u] = way_key(s, (uint16_t)(a->len[w] + 1));
+		heap_push_or_lower(&a->hp, u);
 	}
-	return be;
 }
 
-static uint32_t round_grow(struct alt *a, uint32_t t, uint16_t lid1, uint16_t level)
+/* Grow the tree from t: of the switches with a way in, the one whose best way keeps it
+ * furthest apart joins first, shorter before longer among equals. A switch that finds no
+ * way apart waits, as a switch joining later may give it one; when only such switches are
+ * left, the least bad joins, and may open ways for the rest. Each way in is scored once,
+ * when the switch it enters by joins (its path in the tree never changes after). */
+static void grow(struct alt *a, uint32_t t, uint16_t lid1)
 {
-	struct routing_ctx *ctx = a->ctx;
-	a->ncand = 0;
 	for (uint32_t v = 0; v < a->ns; v++) {
-		if (a->par[v] != NONE || v == t || a->seen[v] != 1)
-			continue;
-		uint32_t be = best_way_in(a, v, t, lid1, level);
-		if (be == NONE)
-			continue;
-		a->cand[a->ncand] = v;
-		a->choice[a->ncand++] = be;
+		a->best[v] = NONE;
+		a->hp.pos[v] = NONE;
 	}
-	for (uint32_t i = 0; i < a->ncand; i++) {
-		uint32_t v = a->cand[i], e = a->choice[i], w = ctx->adj[e].to;
+	a->hp.n = 0;
+	offer(a, t, t, lid1);
+	while (a->hp.n) {
+		uint32_t v = heap_pop(&a->hp), e = a->best[v];
 		a->par[v] = e;
-		a->len[v] = (uint16_t)(a->len[w] + 1);
+		a->len[v] = (uint16_t)(a->len[a->ctx->adj[e].to] + 1);
 		a->state[v] = (uint8_t)join_state(a, v, e);
+		offer(a, v, t, lid1);
 	}
-	return a->ncand;
 }
 
 /* ---- local search: a switch moves into the tree elsewhere when that helps ----
@@ -287,6 +320,7 @@ static int64_t subtree_score(struct alt *a, uint32_t v, uint32_t t, uint16_t lid
 	while (n) {
 		uint32_t x = a->stack[--n];
 		sum += vscore(a, x, t, lid0);
+		a->work++;
 		for (uint32_t c = a->kid[x]; c != NONE; c = a->sib[c])
 			a->stack[n++] = c;
 	}
@@ -325,6 +359,7 @@ static int move_state(struct alt *a, uint32_t v, uint32_t e, uint32_t t)
 
 static void move(struct alt *a, uint32_t v, uint32_t e, uint8_t st)
 {
+	a->moved = true;
 	kid_unlink(a, a->ctx->adj[a->par[v]].to, v);
 	a->par[v] = e;
 	a->state[v] = st;
@@ -399,6 +434,9 @@ static bool improve_pair(struct alt *a, uint32_t v, uint32_t t, uint16_t lid0)
 }
 
 #define ALT_PASSES 3
+/* switch scorings the local search may spend on one LID, per switch: most of its gain at a
+ * fraction of its cost (the growth leaves it little to find) */
+#define ALT_SEARCH_WORK 8
 /* switches up to which pairs of moves are tried */
 #define ALT_PAIR_MAX 64
 
@@ -436,9 +474,11 @@ static void improve(struct alt *a, uint32_t t, uint16_t lid0)
 			}
 		}
 		bool moved = false;
-		for (uint32_t v = 0; v < a->ns; v++)
+		for (uint32_t v = 0; v < a->ns && a->work < a->budget; v++)
 			if (a->par[v] != NONE && a->seen[v] == 2)
 				moved |= improve_one(a, v, t, lid0);
+		if (a->work >= a->budget)
+			break;
 		if (moved)
 			continue;
 		/* stuck: pairs of moves, for the host switches still short of a link-disjoint
@@ -455,11 +495,12 @@ static void improve(struct alt *a, uint32_t t, uint16_t lid0)
 }
 
 /* Does the path to lid along the tables avoid the links (sw: and the switches) of v's path
- * to ref? */
-static bool lft_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint16_t lid, bool *sw)
+ * in reference tree r? */
+static bool lft_apart(struct alt *a, unsigned r, uint32_t v, uint32_t t, uint16_t lid, bool *sw)
 {
+	const struct prim *p = &a->prim[r];
 	*sw = false;
-	if (!mark_primary(a, v, t, ref))
+	if (p->tin[v] == NONE)
 		return false;
 	bool sw_ok = true;
 	uint32_t x = v;
@@ -467,10 +508,10 @@ static bool lft_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint1
 		uint32_t y = next_hop(a, x, lid);
 		if (y == NONE || h >= ALT_MAX_HOPS)
 			return false;
-		uint8_t p = a->ctx->t->sws[x].lft[lid];
-		if (a->link_mark[a->link[a->ctx->port_base[x] + p]] == a->stamp)
+		uint32_t c = a->link[a->ctx->port_base[x] + a->ctx->t->sws[x].lft[lid]];
+		if ((p->cable[x] == c && anc(p, x, v)) || (p->cable[y] == c && anc(p, y, v)))
 			return false;
-		sw_ok &= y == t || a->sw_mark[y] != a->stamp;
+		sw_ok &= y == t || !(p->tin[y] < p->tin[v] && p->tin[v] < p->tout[y]);
 		x = y;
 	}
 	*sw = sw_ok;
@@ -484,7 +525,7 @@ static bool lft_apart_v(struct alt *a, uint32_t v, uint32_t t, uint16_t lid, boo
 	*sw = false;
 	for (unsigned i = all ? 0 : a->nref - 1; i < a->nref && !*sw; i++) {
 		bool s;
-		if (lft_apart(a, v, t, a->ref[i], lid, &s)) {
+		if (lft_apart(a, i, v, t, lid, &s)) {
 			link = true;
 			*sw |= s;
 		}
@@ -492,20 +533,81 @@ static bool lft_apart_v(struct alt *a, uint32_t v, uint32_t t, uint16_t lid, boo
 	return link;
 }
 
-/* Do the engine's routes to lid1 keep apart already, from every host switch? */
+/* Does lid's path from v avoid the links (sw: and the switches) of ref's path from v? Both
+ * along the tables; one path marked and the other walked, for a single switch's question
+ * (prim_build numbers a whole tree, worth it only for the growth's many questions). */
+static bool path_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint16_t lid, bool *sw)
+{
+	/* paths are short: the ref path's links and switches in a small list, searched
+	 * linearly, beat marking big arrays */
+	uint32_t links[ALT_MAX_HOPS], sws[ALT_MAX_HOPS], n = 0;
+	*sw = false;
+	for (uint32_t x = v; x != t; n++) {
+		const struct alt_sw *s = &a->sw[x];
+		uint8_t p = ref < s->lft_size ? s->lft[ref] : 0;
+		if (!p || p > s->nports || n >= ALT_MAX_HOPS)
+			return false;
+		const struct alt_hop *hp = &a->hop[s->port_base + p];
+		if (hp->to == NONE)
+			return false;
+		links[n] = hp->link;
+		sws[n] = hp->to;
+		x = hp->to;
+	}
+	bool sw_ok = true;
+	for (uint32_t x = v, h = 0; x != t; h++) {
+		const struct alt_sw *s = &a->sw[x];
+		uint8_t p = lid < s->lft_size ? s->lft[lid] : 0;
+		if (!p || p > s->nports || h >= ALT_MAX_HOPS)
+			return false;
+		const struct alt_hop *hp = &a->hop[s->port_base + p];
+		if (hp->to == NONE)
+			return false;
+		for (uint32_t i = 0; i < n; i++)
+			if (links[i] == hp->link)
+				return false;
+		/* the last of sws is t, which both paths share */
+		for (uint32_t i = 0; i + 1 < n && hp->to != t; i++)
+			sw_ok &= sws[i] != hp->to;
+		x = hp->to;
+	}
+	*sw = sw_ok;
+	return true;
+}
+
+/* Has v a pair of the block's LIDs before the one routed now that keep apart? */
+static bool covered_at(struct alt *a, uint32_t v, uint32_t t)
+{
+	bool sw;
+	for (unsigned j = 0; j < a->nref; j++)
+		for (unsigned k = j + 1; k < a->nref; k++)
+			if (path_apart(a, v, t, a->ref[j], a->ref[k], &sw))
+				return true;
+	return false;
+}
+
+/* Do the engine's routes to lid1 keep apart already, by link and switch, from every host
+ * switch: from the LID before it, or (a switch without a disjoint pair yet) from any LID
+ * before it? The common case (fat trees) passes on the first test of each switch. */
 static bool engine_disjoint(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
 {
 	a->checked = 0;
 	for (uint32_t v = 0; v < a->ns; v++) {
-		bool sw;
+		bool sw, ok = false;
 		if (v == t || !a->hosts[v] || next_hop(a, v, lid0) == NONE)
 			continue;
-		if (!lft_apart_v(a, v, t, lid1, &sw) || !sw)
+		ok = path_apart(a, v, t, a->ref[a->nref - 1], lid1, &sw) && sw;
+		if (!ok && a->nref > 1 && !covered_at(a, v, t))
+			for (unsigned i = 0; i + 1 < a->nref && !ok; i++)
+				ok = path_apart(a, v, t, a->ref[i], lid1, &sw) && sw;
+		if (!ok)
 			return false;
 		a->checked++;
 	}
 	return true;
 }
+
+static void refs_prepare(struct alt *a, uint32_t t);
 
 /* What became of a LID's alternate: none (the engine's routes stay: a host switch found no
  * way in), the engine's routes kept (they keep apart already), or a tree of its own. */
@@ -519,6 +621,9 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 {
 	struct routing_ctx *ctx = a->ctx;
 	uint32_t need = 0, joined_need = 0;
+	if (engine_disjoint(a, t, lid0, lid1))
+		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
+	refs_prepare(a, t);
 	for (uint32_t v = 0; v < a->ns; v++) {
 		a->par[v] = NONE;
 		a->len[v] = 0;
@@ -527,17 +632,14 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 		need += a->seen[v] && a->hosts[v];
 	}
 	a->state[t] = a->rules ? a->rules->dst_state : 0;
-	if (engine_disjoint(a, t, lid0, lid1))
-		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
-	for (uint16_t level = 1; level < ALT_MAX_HOPS; level++)
-		if (!round_grow(a, t, lid1, level))
-			break; /* nobody joined at this length: nobody can be one longer */
-	while (round_grow(a, t, lid1, 0))
-		;
+	grow(a, t, lid1);
 	for (uint32_t v = 0; v < a->ns; v++)
 		joined_need += a->par[v] != NONE && a->hosts[v];
 	if (joined_need < need)
 		return ALT_NONE;
+	a->work = 0;
+	a->moved = false;
+	a->budget = (uint64_t)ALT_SEARCH_WORK * a->ns;
 	improve(a, t, lid0);
 	for (uint32_t v = 0; v < a->ns; v++) {
 		if (a->par[v] == NONE)
@@ -561,28 +663,40 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 
 /* The host switches whose paths to lid0 and lid1 (or another LID of the block before it)
  * keep apart. */
-static void count(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
+static void count(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1, bool tree)
 {
 	for (uint32_t v = 0; v < a->ns; v++) {
-		bool sw;
+		bool sw, link;
 		if (v == t || !a->hosts[v] || next_hop(a, v, lid0) == NONE)
 			continue;
 		a->stats.sources++;
 		a->stats.possible += a->comp[v] == a->comp[t];
-		bool link = lft_apart_v(a, v, t, lid1, &sw);
+		if (tree && !a->moved && a->par[v] != NONE) {
+			/* the tables hold the tree, as scored when v joined */
+			link = a->bscore[v].link_ok;
+			sw = a->bscore[v].sw_ok;
+		} else {
+			link = lft_apart_v(a, v, t, lid1, &sw);
+		}
 		a->stats.link_disjoint += link;
 		a->stats.switch_disjoint += link && sw;
 	}
 }
 
-/* For LID 2i+1 of a block at d: the LIDs before it, and which host switches have a
- * disjoint pair among them already. */
-static void block_refs(struct alt *a, uint32_t t, uint32_t d, uint32_t i)
+/* For LID 2i+1 of a block at d: the LIDs before it. */
+static void block_refs(struct alt *a, uint32_t d, uint32_t i)
 {
-	const struct routing_ctx *ctx = a->ctx;
 	a->nref = 0;
 	for (uint32_t k = d; k < i && a->nref < 8; k++)
-		a->ref[a->nref++] = ctx->dst[k].lid;
+		a->ref[a->nref++] = a->ctx->dst[k].lid;
+}
+
+/* For the growth: the reference LIDs' trees, and which host switches have a disjoint pair
+ * among them already. */
+static void refs_prepare(struct alt *a, uint32_t t)
+{
+	for (unsigned r = 0; r < a->nref; r++)
+		prim_build(a, &a->prim[r], t, a->ref[r]);
 	for (uint32_t v = 0; v < a->ns; v++) {
 		a->covered[v] = false;
 		if (a->nref < 2 || v == t || !a->hosts[v])
@@ -590,7 +704,7 @@ static void block_refs(struct alt *a, uint32_t t, uint32_t d, uint32_t i)
 		for (unsigned j = 0; j < a->nref && !a->covered[v]; j++)
 			for (unsigned k = j + 1; k < a->nref && !a->covered[v]; k++) {
 				bool sw;
-				a->covered[v] = lft_apart(a, v, t, a->ref[j], a->ref[k], &sw);
+				a->covered[v] = lft_apart(a, j, v, t, a->ref[k], &sw);
 			}
 	}
 }
@@ -669,10 +783,27 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 	a->par = malloc(sizeof(uint32_t) * (ns + 1));
 	a->len = malloc(sizeof(uint16_t) * (ns + 1));
 	a->state = calloc(ns + 1, 1);
-	a->link_mark = calloc(t->nports + 1, sizeof(uint32_t));
-	a->sw_mark = calloc(ns + 1, sizeof(uint32_t));
-	a->cand = malloc(sizeof(uint32_t) * (ns + 1));
-	a->choice = malloc(sizeof(uint32_t) * (ns + 1));
+	a->sw = malloc(sizeof(struct alt_sw) * (ns + 1));
+	a->hop = malloc(sizeof(struct alt_hop) * (np + 1));
+	bool prim_ok = a->sw && a->hop;
+	for (unsigned r = 0; r < 8; r++) {
+		struct prim *p = &a->prim[r];
+		p->cable = malloc(sizeof(uint32_t) * (ns + 1));
+		p->tin = malloc(sizeof(uint32_t) * (ns + 1));
+		p->tout = malloc(sizeof(uint32_t) * (ns + 1));
+		prim_ok &= p->cable && p->tin && p->tout;
+	}
+	a->pnext = malloc(sizeof(uint32_t) * (ns + 1));
+	a->pkid = malloc(sizeof(uint32_t) * (ns + 1));
+	a->psib = malloc(sizeof(uint32_t) * (ns + 1));
+	a->porder = malloc(sizeof(uint32_t) * (ns + 1));
+	a->pstack = malloc(sizeof(uint32_t) * (ns + 1));
+	a->best = malloc(sizeof(uint32_t) * (ns + 1));
+	a->bscore = malloc(sizeof(struct alt_score) * (ns + 1));
+	a->key = malloc(sizeof(uint64_t) * (ns + 1));
+	a->hp.h = malloc(sizeof(uint32_t) * (ns + 1));
+	a->hp.pos = malloc(sizeof(uint32_t) * (ns + 1));
+	a->hp.key = a->key;
 	a->seen = malloc(sizeof(uint32_t) * (ns + 1));
 	a->covered = calloc(ns + 1, sizeof(bool));
 	a->comp = malloc(sizeof(uint32_t) * (ns + 1));
@@ -682,8 +813,9 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 	a->sib = malloc(sizeof(uint32_t) * (ns + 1));
 	a->stack = malloc(sizeof(uint32_t) * (ns + 1));
 	if (!edge_at || !a->comp || !a->peer_edge || !a->covered || !a->kid || !a->sib ||
-	    !a->stack || !a->peer || !a->link || !a->par || !a->len || !a->state || !a->link_mark ||
-	    !a->sw_mark || !a->cand || !a->choice || !a->seen) {
+	    !a->stack || !a->peer || !a->link || !a->par || !a->len || !a->state || !prim_ok ||
+	    !a->pnext || !a->pkid || !a->psib || !a->porder || !a->pstack || !a->best ||
+	    !a->bscore || !a->key || !a->hp.h || !a->hp.pos || !a->seen) {
 		free(edge_at);
 		return -1;
 	}
@@ -705,6 +837,11 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 			    edge_at[ctx->port_base[w] + t->ports[t->ports[tp].peer].num];
 		}
 	free(edge_at);
+	for (uint32_t s = 0; s < ns; s++)
+		a->sw[s] = (struct alt_sw){t->sws[s].lft, t->sws[s].lft_size, ctx->port_base[s],
+		                           t->nodes[t->sws[s].node].nports};
+	for (uint32_t i = 0; i < np; i++)
+		a->hop[i] = (struct alt_hop){a->peer[i], a->link[i]};
 	return two_edge_components(a);
 }
 
@@ -715,10 +852,23 @@ static void alt_free(struct alt *a)
 	free(a->par);
 	free(a->len);
 	free(a->state);
-	free(a->link_mark);
-	free(a->sw_mark);
-	free(a->cand);
-	free(a->choice);
+	for (unsigned r = 0; r < 8; r++) {
+		free(a->prim[r].cable);
+		free(a->prim[r].tin);
+		free(a->prim[r].tout);
+	}
+	free(a->sw);
+	free(a->hop);
+	free(a->pnext);
+	free(a->pkid);
+	free(a->psib);
+	free(a->porder);
+	free(a->pstack);
+	free(a->best);
+	free(a->bscore);
+	free(a->key);
+	free(a->hp.h);
+	free(a->hp.pos);
 	free(a->seen);
 	free(a->covered);
 	free(a->comp);
@@ -738,6 +888,8 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
 	if (!any)
 		return 0; /* LMC 0: nothing to do */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	bool *hosts = malloc(ctx->nsw + 1);
 	if (!hosts || alt_init(&a, ctx) < 0) {
 		free(hosts);
@@ -758,7 +910,7 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 			for (uint32_t i = d; i + 1 < end; i++) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
 				a.stats.blocks++;
-				block_refs(&a, t, d, i + 1);
+				block_refs(&a, d, i + 1);
 				/* only a tree of its own is an alternate to the layering: the
 				 * engine's routes kept are layered as primary ones */
 				enum alt_outcome o = route_alternate(&a, t, l0, l1);
@@ -772,15 +924,18 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 					/* apart: so on the destination's side of every bridge */
 					a.stats.possible += a.checked;
 				} else {
-					count(&a, t, l0, l1);
+					count(&a, t, l0, l1, o == ALT_TREE);
 				}
 			}
 			d = end;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info(ctx->log, "routing",
-	         "LMC alternates: %u LID pairs (%u kept the engine's routes); from %llu host "
-	         "switches (%llu not across a bridge) %llu link-disjoint, %llu switch-disjoint",
+	         "LMC alternates in %.3f s: %u LID pairs (%u kept the engine's routes); from %llu "
+	         "host switches (%llu not across a bridge) %llu link-disjoint, %llu "
+	         "switch-disjoint",
+	         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
 	         (unsigned long long)a.stats.possible, (unsigned long long)a.stats.link_disjoint,
 	         (unsigned long long)a.stats.switch_disjoint);
