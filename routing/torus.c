@@ -27,6 +27,10 @@ struct torus {
 	bool holes; /* a switch is missing: paths turn round it, twice the VLs */
 	uint32_t nlids;
 	uint32_t *lid_sw; /* LID -> the switch it hangs off (NONE) */
+	/* LMC alternates: the odd LIDs of a port's block go in the reverse dimension order, on
+	 * VLs of their own (two orders on the same VLs could close a credit loop) */
+	bool alt;
+	uint8_t *lid_rev; /* LID -> routed in the reverse order */
 };
 
 static int setup(struct routing_ctx *ctx, void **state, bool tolerant)
@@ -59,12 +63,75 @@ static void torus_free(void *state)
 		return;
 	grid_free(&st->g);
 	free(st->lid_sw);
+	free(st->lid_rev);
 	free(st);
 }
 
 static const char *sw_name(const struct routing_ctx *ctx, uint32_t s)
 {
 	return ctx->t->nodes[ctx->t->sws[s].node].desc;
+}
+
+/* LMC alternates: with LMC above 0, no missing switch (a path stepping round one follows
+ * the plain order only) and VLs for a second set, the odd LIDs of each port's block are
+ * routed in the reverse dimension order. Where the two ends differ in two dimensions or
+ * more, that route shares no link and no switch with the plain one (it goes round the
+ * other sides of the box between them); along one dimension both are the same. -1: out of
+ * memory. */
+static int alternates_setup(struct routing_ctx *ctx, struct torus *st, unsigned vls, unsigned need)
+{
+	const struct grid *g = &st->g;
+	bool lmc = false;
+	for (uint32_t d = 0; d + 1 < ctx->dst_start[ctx->nsw] && !lmc; d++)
+		lmc = ctx->dst[d].port && ctx->dst[d + 1].port == ctx->dst[d].port &&
+		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
+	st->alt = false;
+	if (!lmc || g->ndims < 2)
+		return 0;
+	if (st->holes) {
+		log_notice(ctx->log, "routing",
+		           "%s: a switch is missing from the grid: the LMC alternates keep the "
+		           "plain order (paths stepping round a hole follow it only)",
+		           st->tolerant ? "torus" : "dor");
+		return 0;
+	}
+	if (vls < 2 * need) {
+		log_notice(ctx->log, "routing",
+		           "%s: LMC alternates in the reverse dimension order need %u VLs and the "
+		           "switch links run %u: every LID of a port takes the plain order",
+		           st->tolerant ? "torus" : "dor", 2 * need, vls);
+		return 0;
+	}
+	/* the reverse order must reach wherever the plain one does (a line cut in a place
+	 * only one order avoids) */
+	for (uint32_t t = 0; t < ctx->nsw; t++)
+		for (uint32_t s = 0; s < ctx->nsw && ctx->dst_start[t] < ctx->dst_start[t + 1];
+		     s++) {
+			unsigned d;
+			bool plus;
+			if (s != t && grid_hop(g, s, t, false, &d, &plus) &&
+			    !grid_hop(g, s, t, true, &d, &plus)) {
+				log_notice(
+				    ctx->log, "routing",
+				    "%s: \"%s\" cannot reach \"%s\" in the reverse dimension "
+				    "order: the LMC alternates keep the plain one",
+				    st->tolerant ? "torus" : "dor", sw_name(ctx, s),
+				    sw_name(ctx, t));
+				return 0;
+			}
+		}
+	st->lid_rev = calloc(st->nlids + 1, 1);
+	if (!st->lid_rev)
+		return -1;
+	for (uint32_t d = 0; d < ctx->dst_start[ctx->nsw]; d++) {
+		uint32_t b = d; /* the block's first entry: same port, consecutive LIDs */
+		while (b > 0 && ctx->dst[b].port && ctx->dst[b - 1].port == ctx->dst[b].port &&
+		       ctx->dst[b - 1].lid + 1u == ctx->dst[b].lid)
+			b--;
+		st->lid_rev[ctx->dst[d].lid] = ctx->dst[d].port && (d - b) % 2 == 1;
+	}
+	st->alt = true;
+	return 0;
 }
 
 static int torus_unicast(struct routing_ctx *ctx, void *state)
@@ -130,6 +197,11 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 			leaf[s] |= ctx->dst[i].port != 0;
 		}
 	}
+	if (alternates_setup(ctx, st, vls, need) < 0) {
+		free(leaf);
+		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+		return -1;
+	}
 	int rc = 0;
 	for (uint32_t t = 0; t < ctx->nsw && !rc; t++) {
 		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
@@ -138,9 +210,9 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 		for (uint32_t s = 0; s < ctx->nsw; s++) {
 			if (s == t || ctx->adj_start[s] == ctx->adj_start[s + 1])
 				continue;
-			unsigned d;
-			bool plus;
-			if (!grid_hop(g, s, t, &d, &plus)) {
+			unsigned d, dr;
+			bool plus, plus_r;
+			if (!grid_hop(g, s, t, false, &d, &plus)) {
 				if (!leaf[s] || !leaf[t])
 					continue; /* no host traffic between them */
 				snprintf(
@@ -151,11 +223,15 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 				rc = -1;
 				break;
 			}
-			uint8_t port = plus ? g->plus[d] : g->minus[d];
-			for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++)
-				ctx->t->sws[s].lft[ctx->dst[i].lid] = port;
-			ctx->load[ctx->port_base[s] + port] +=
-			    ctx->dst_start[t + 1] - ctx->dst_start[t];
+			uint8_t port = plus ? g->plus[d] : g->minus[d], port_r = port;
+			if (st->alt && grid_hop(g, s, t, true, &dr, &plus_r))
+				port_r = plus_r ? g->plus[dr] : g->minus[dr];
+			for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
+				uint16_t lid = ctx->dst[i].lid;
+				uint8_t p = st->alt && st->lid_rev[lid] ? port_r : port;
+				ctx->t->sws[s].lft[lid] = p;
+				ctx->load[ctx->port_base[s] + p]++;
+			}
 		}
 	}
 	free(leaf);
@@ -174,7 +250,9 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 static unsigned torus_layers(const void *state)
 {
 	const struct torus *st = state;
-	return st && st->rings ? 1u << st->g.ndims : 1;
+	if (!st)
+		return 1;
+	return (st->rings ? 1u << st->g.ndims : 1) * (st->alt ? 2u : 1u);
 }
 
 static unsigned torus_layer_vls(const void *state)
@@ -182,7 +260,7 @@ static unsigned torus_layer_vls(const void *state)
 	const struct torus *st = state;
 	if (!st)
 		return 1;
-	return (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
+	return (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u) * (st->alt ? 2u : 1u);
 }
 
 static bool torus_by_input(const void *state, uint32_t sw)
@@ -196,10 +274,14 @@ static uint8_t torus_path_sl(const struct routing_ctx *ctx, void *state, uint16_
 {
 	(void)ctx;
 	const struct torus *st = state;
-	if (!st || !st->rings || !st->lid_sw || slid >= st->nlids || dlid >= st->nlids ||
-	    st->lid_sw[slid] == NONE || st->lid_sw[dlid] == NONE)
+	if (!st || !(st->rings || st->alt) || !st->lid_sw || slid >= st->nlids ||
+	    dlid >= st->nlids || st->lid_sw[slid] == NONE || st->lid_sw[dlid] == NONE)
 		return 0;
-	return grid_dateline_bits(&st->g, st->lid_sw[slid], st->lid_sw[dlid]);
+	bool rev = st->alt && st->lid_rev[dlid];
+	uint8_t bits =
+	    st->rings ? grid_dateline_bits(&st->g, st->lid_sw[slid], st->lid_sw[dlid], rev) : 0;
+	/* the reverse order's SLs above the plain one's */
+	return (uint8_t)(bits | (rev ? 1u << (st->rings ? st->g.ndims : 0) : 0));
 }
 
 /* SL = class x 2^dims + dateline bits: VL = class x 2 + the dateline VL of this hop. */
@@ -220,9 +302,15 @@ static void torus_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw,
 		if (di >= 0 && dout >= 0 && di > dout)
 			turn = per / 2;
 	}
+	/* within a class: the dateline bits, then (LMC alternates) the order bit */
+	unsigned dl = st && st->rings ? 1u << st->g.ndims : 1;
 	for (unsigned sl = 0; sl < 16; sl++) {
-		unsigned v = st && st->rings ? grid_vl(&st->g, sw, out, (uint8_t)(sl % L)) : 0;
+		unsigned in_class = sl % L;
+		unsigned v =
+		    st && st->rings ? grid_vl(&st->g, sw, out, (uint8_t)(in_class % dl)) : 0;
 		v += turn;
+		if (in_class / dl) /* the reverse order: the VLs above the plain order's */
+			v += (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
 		unsigned vl = (sl / L) * per + v;
 		if (vl >= nvl)
 			vl = v % nvl; /* the class does not fit here: its dateline VL of class 0 */

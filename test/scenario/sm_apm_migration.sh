@@ -107,7 +107,9 @@ traced() { # SRC DLID: a data packet from SRC's port 1 gets through
 }
 
 "$FS" dump "$SPEC" >"$WORK/fabric.net"
-for spec in "minhop 95 4" "updn 85 3" "dfsssp 95 4" "nue 50 2"; do
+# ENGINE FLOOR NEED, comma-separated (APM_ENGINES picks some)
+IFS=, read -ra SPECS <<<"${APM_ENGINES:-minhop 95 4,updn 85 3,dfsssp 95 4,nue 50 2,torus 85 3}"
+for spec in "${SPECS[@]}"; do
 	read -r engine share need <<<"$spec"
 	cat >"$WORK/ibsmd.yaml" <<EOF
 routing_engine: $engine
