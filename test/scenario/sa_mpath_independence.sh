@@ -5,7 +5,8 @@
 # (fabricsim dump): S0/D0 ... S3/D3 lead with Preference 0; the independent set comes first
 # with Preference 0, its size in every record's NumbPath; its paths share no cable (link) or
 # no switch either (node) there or back beyond the two hosts' own cables and leaves; and
-# every path left out crosses something of the set.
+# every path left out crosses something of the set. saquery (infiniband-diags) reads the
+# PathRecord table by GIDs: all 16 LID pairs, S0/D0 .. S3/D3 first with Preference 0.
 # Usage: sa_mpath_independence.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -39,6 +40,28 @@ if SIM_HOST=host-1 "$IBSA" --transport sim mpaths "$FROM" "$TO" --independent bo
 	>/dev/null 2>&1; then
 	fail "ibsa mpaths --independent both was taken"
 fi
+
+# saquery (infiniband-diags), OpenSM's client, asks for the PathRecords by GIDs: it reads
+# ibsmd's table whole, all 16 LID pairs, S0/D0 ... S3/D3 first
+gid_of() { # NAME: its port's GID, fe80::xxxx:xxxx:xxxx:xxxx
+	awk -v n="$1" '$4 == n { g = sprintf("%016s", substr($1, 3)); gsub(/ /, "0", g)
+		print "fe80::" substr(g, 1, 4) ":" substr(g, 5, 4) ":" substr(g, 9, 4) ":" substr(g, 13, 4); exit }' "$WORK/lids"
+}
+(cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD timeout 30 saquery PR \
+	--sgid "$(gid_of host-1)" --dgid "$(gid_of host-17)") \
+	>"$WORK/saquery-pr.txt" 2>&1 || fail "saquery PR: $(tail -2 "$WORK/saquery-pr.txt")"
+python3 - "$WORK/saquery-pr.txt" "$FROM" "$TO" <<'PY' || fail "saquery PR: $(head -20 "$WORK/saquery-pr.txt")"
+import re, sys
+txt, s0, d0 = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+recs = [dict(re.findall(r"(\w+)\.+(\S+)", b)) for b in txt.split("PathRecord dump:")[1:]]
+pairs = [(int(r["slid"], 0), int(r["dlid"], 0)) for r in recs]
+assert len(pairs) == 16, f"{len(pairs)} PathRecords, want 16"
+assert sorted(pairs) == sorted((s0 + i, d0 + j) for i in range(4) for j in range(4)), pairs
+assert pairs[:4] == [(s0 + i, d0 + i) for i in range(4)], f"first four {pairs[:4]}"
+assert all(int(r["preference"], 0) == 0 for r in recs[:4]), "the first four without Preference 0"
+assert all(int(r["preference"], 0) > 0 for r in recs[4:]), "a later one with Preference 0"
+print("saquery PR: 16 PathRecords, S0/D0 .. S3/D3 first with Preference 0")
+PY
 
 python3 - "$WORK" "$FROM" "$TO" <<'PY'
 import json, os, re, sys
