@@ -10,7 +10,6 @@
 
 static int dnup_unicast(struct routing_ctx *ctx, void *state)
 {
-	(void)state;
 	uint32_t ns = ctx->nsw, n = 0;
 	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1));
 	bool *leaf = malloc(sizeof(bool) * (ns + 1));
@@ -27,7 +26,7 @@ static int dnup_unicast(struct routing_ctx *ctx, void *state)
 		snprintf(ctx->why, sizeof(ctx->why), "no switch has hosts to rank from");
 		goto out;
 	}
-	rc = updown_route(ctx, "dnup", roots, n, true);
+	rc = updown_engine_route(ctx, state, "dnup", roots, n, true);
 out:
 	free(roots);
 	free(leaf);
@@ -37,5 +36,11 @@ out:
 const struct routing_engine routing_dnup = {
     .name = "dnup",
     .summary = "down/up: ranked from the switches with hosts; free of credit loops",
+    .setup = updown_engine_setup,
     .unicast = dnup_unicast,
+    .path_sl = updown_engine_path_sl,
+    .sl2vl = updown_engine_sl2vl,
+    .sl2vl_by_vls = true,
+    .layers = updown_engine_layers,
+    .teardown = updown_engine_free,
 };

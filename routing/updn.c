@@ -2,10 +2,23 @@
  * farthest from the hosts); a route may climb towards the roots and then descend, never
  * climb again, so no cycle of channel dependencies can form and the fabric is free of credit
  * loops on any topology (routing/updown.c). Among such routes the shortest are taken,
- * balanced like min-hop. */
+ * balanced like min-hop.
+ *
+ * LMC alternates (routing/lmc.c) must be up/down routes too, and under one order few are
+ * apart from the primary (every route from a switch with a single way up shares it). Where
+ * the switch links run two VLs, the alternates follow a second order instead, ranked from the
+ * switch farthest from the first roots, on SL/VL 1: each VL then carries the routes of one
+ * order, each free of credit loops. */
 #include <stdlib.h>
 
 #include "routing/updown.h"
+
+/* updn and dnup: which LIDs went on the second order (SL 1) */
+struct ud_state {
+	uint8_t *lid_layer;
+	uint32_t nlids;
+	unsigned nlayers;
+};
 
 static void updn_route(void *arg, uint32_t slot, const struct updown *label, uint32_t s,
                        const uint32_t *cand, uint32_t n, bool climb)
@@ -15,11 +28,23 @@ static void updn_route(void *arg, uint32_t slot, const struct updown *label, uin
 	routing_assign(arg, s, label->dst, cand, n);
 }
 
+/* The second order for LMC alternates: up/down from the switch farthest from u's roots. */
+static int second_order(const struct updown *u, const struct routing_ctx *ctx, struct updown *ub)
+{
+	uint32_t far = UINT32_MAX;
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		if (u->rank[s] != RT_INF && (far == UINT32_MAX || u->rank[s] > u->rank[far]))
+			far = s;
+	if (far == UINT32_MAX)
+		return -1;
+	return updown_init(ub, ctx, &far, 1, false);
+}
+
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
-                 uint32_t nroots, bool reverse)
+                 uint32_t nroots, bool reverse, bool *alt)
 {
 	uint32_t ns = ctx->nsw;
-	struct updown u;
+	struct updown u, ub = {0};
 	bool *leaf = malloc(sizeof(bool) * (ns + 1));
 	if (!leaf || updown_init(&u, ctx, roots, nroots, reverse) < 0) {
 		free(leaf);
@@ -32,16 +57,102 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	struct updown_hooks h = {.route = updn_route, .arg = ctx};
 	int rc = updown_route_all(&u, ctx, leaf, &h);
 	struct routing_alt_rules rules = {.step = updown_alt_step, .arg = &u, .dst_state = UD_DOWN};
-	if (rc == 0)
+	if (rc == 0 && alt && second_order(&u, ctx, &ub) == 0) {
+		rules.arg = &ub;
+		rc = routing_lmc_alternates(ctx, &rules, NULL, alt);
+	} else if (rc == 0) {
 		rc = routing_lmc_alternates(ctx, &rules, NULL, NULL);
+	}
+	updown_free(&ub);
 	updown_free(&u);
 	free(leaf);
 	return rc;
 }
 
+/* Route by up/down (dnup: reversed); at LMC > 0 with two VLs on the switch links, the
+ * alternates on the second order and SL 1. */
+int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine,
+                        const uint32_t *roots, uint32_t nroots, bool reverse)
+{
+	struct ud_state *st = state;
+	uint32_t ndst = ctx->dst_start[ctx->nsw];
+	bool lmc = false;
+	for (uint32_t d = 0; d + 1 < ndst && !lmc; d++)
+		lmc = ctx->dst[d].port && ctx->dst[d + 1].port == ctx->dst[d].port &&
+		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
+	bool *alt = NULL;
+	if (st && lmc && routing_link_vls(ctx) >= 2) {
+		alt = calloc(ndst + 1, sizeof(bool));
+		if (!alt) {
+			snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+			return -1;
+		}
+	} else if (st && lmc) {
+		log_notice(ctx->log, "routing",
+		           "%s: the switch links run 1 VL: the LMC alternates follow the one "
+		           "up/down order, and fewer keep apart from the primary paths",
+		           engine);
+	}
+	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt);
+	if (rc == 0 && st) {
+		free(st->lid_layer);
+		st->nlids = (uint32_t)ctx->max_lid + 1;
+		st->lid_layer = calloc(st->nlids + 1, 1);
+		st->nlayers = 1;
+		if (!st->lid_layer) {
+			snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+			rc = -1;
+		}
+		for (uint32_t d = 0; rc == 0 && alt && d < ndst; d++)
+			if (alt[d]) {
+				st->lid_layer[ctx->dst[d].lid] = 1;
+				st->nlayers = 2;
+			}
+	}
+	free(alt);
+	return rc;
+}
+
+int updown_engine_setup(struct routing_ctx *ctx, void **state)
+{
+	(void)ctx;
+	*state = calloc(1, sizeof(struct ud_state));
+	return *state ? 0 : -1;
+}
+
+void updown_engine_free(void *state)
+{
+	struct ud_state *st = state;
+	if (st)
+		free(st->lid_layer);
+	free(st);
+}
+
+uint8_t updown_engine_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
+                              uint16_t dlid)
+{
+	(void)ctx;
+	(void)slid;
+	const struct ud_state *st = state;
+	return st && st->lid_layer && dlid < st->nlids ? st->lid_layer[dlid] : 0;
+}
+
+void updown_engine_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
+                         uint8_t out, uint8_t vl_of_sl[16])
+{
+	(void)in;
+	const struct ud_state *st = state;
+	routing_layer_sl2vl(ctx, sw, out, st ? st->nlayers : 1, vl_of_sl);
+}
+
+unsigned updown_engine_layers(const void *state)
+{
+	const struct ud_state *st = state;
+	return st && st->nlayers ? st->nlayers : 1;
+}
+
 static int updn_unicast(struct routing_ctx *ctx, void *state)
 {
-	(void)state;
 	uint32_t ns = ctx->nsw, nroots = 0;
 	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1));
 	bool *leaf = malloc(sizeof(bool) * (ns + 1));
@@ -59,7 +170,7 @@ static int updn_unicast(struct routing_ctx *ctx, void *state)
 			goto out;
 		}
 	}
-	rc = updown_route(ctx, "updn", roots, nroots, false);
+	rc = updown_engine_route(ctx, state, "updn", roots, nroots, false);
 out:
 	free(roots);
 	free(leaf);
@@ -69,5 +180,11 @@ out:
 const struct routing_engine routing_updn = {
     .name = "updn",
     .summary = "up/down from root switches (configured or detected): free of credit loops",
+    .setup = updown_engine_setup,
     .unicast = updn_unicast,
+    .path_sl = updown_engine_path_sl,
+    .sl2vl = updown_engine_sl2vl,
+    .sl2vl_by_vls = true,
+    .layers = updown_engine_layers,
+    .teardown = updown_engine_free,
 };

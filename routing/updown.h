@@ -76,9 +76,24 @@ int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool
                      const struct updown_hooks *h);
 
 /* Route every destination by up/down from the given roots (updn; dnup reversed), balanced
- * over the candidates by load. 0, or -1 with ctx->why. */
+ * over the candidates by load, then the LMC alternates: on the same order, or with alt (per
+ * ctx->dst entry, set for the LIDs that got one) on a second order ranked from the switch
+ * farthest from the roots, whose routes must go on a VL of their own. 0, or -1 with
+ * ctx->why. */
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
-                 uint32_t nroots, bool reverse);
+                 uint32_t nroots, bool reverse, bool *alt);
+
+/* updn's and dnup's engine hooks: state records which LIDs go on the second order (SL and
+ * VL 1), taken where LMC > 0 and the switch links run two VLs. */
+int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine,
+                        const uint32_t *roots, uint32_t nroots, bool reverse);
+int updown_engine_setup(struct routing_ctx *ctx, void **state);
+void updown_engine_free(void *state);
+uint8_t updown_engine_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
+                              uint16_t dlid);
+void updown_engine_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
+                         uint8_t out, uint8_t vl_of_sl[16]);
+unsigned updown_engine_layers(const void *state);
 
 /* The roots from the configuration (root_guids, root_guid_file): 0 with *nroots (0 when
  * none are configured), or -1 with ctx->why. */
