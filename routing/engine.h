@@ -187,6 +187,9 @@ struct routing_alt_undo {
  * logged. 0, or -1 (out of memory, ctx->why). */
 int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
                            struct routing_alt_undo *undo, bool *alt);
+/* ... for the LIDs only[d] of ctx->dst only (the others as they are). */
+int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
+                                struct routing_alt_undo *undo, bool *alt, const bool *only);
 /* Put back what the alternates changed (undo emptied). */
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo);
 /* ... for one LID only (an engine that cannot fit that alternate in its layers). */

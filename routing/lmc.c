@@ -881,6 +881,12 @@ static void alt_free(struct alt *a)
 int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
                            struct routing_alt_undo *undo, bool *alt)
 {
+	return routing_lmc_alternates_only(ctx, rules, undo, alt, NULL);
+}
+
+int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
+                                struct routing_alt_undo *undo, bool *alt, const bool *only)
+{
 	struct alt a = {.ctx = ctx, .rules = rules, .undo = undo};
 	bool any = false;
 	for (uint32_t d = 0; d + 1 < (ctx->dst ? ctx->dst_start[ctx->nsw] : 0) && !any; d++)
@@ -909,6 +915,8 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 				end++;
 			for (uint32_t i = d; i + 1 < end; i++) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
+				if (only && !only[i + 1])
+					continue;
 				a.stats.blocks++;
 				block_refs(&a, d, i + 1);
 				/* only a tree of its own is an alternate to the layering: the

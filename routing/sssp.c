@@ -214,6 +214,190 @@ out:
 	return rc;
 }
 
+/* One dependency added to a layer while laying an alternate LID: undone if the LID does not
+ * fit there. */
+struct dep_added {
+	uint32_t sw;
+	uint8_t in, out;
+};
+
+/* Lay every path to alternate LID d (destination switch t) in layer l, as a whole (one table
+ * serves every source: a path cannot leave on its own). false, with the layer as it was,
+ * when some path would close a cycle there; -2 out of memory. */
+static int lay_alt_lid(const struct routing_ctx *ctx, struct sssp *st, struct cdg *g, uint32_t t,
+                       uint32_t d, unsigned l, struct dep_added **added, size_t *cap)
+{
+	size_t n = 0;
+	int ok = 1;
+	for (uint32_t s0 = 0; s0 < ctx->nsw && ok == 1; s0++) {
+		if (st->src_of_sw[s0] == NONE || s0 == t)
+			continue;
+		uint32_t dsw[64];
+		uint8_t din[64], dout[64];
+		unsigned nd = path_deps(ctx, g, s0, t, ctx->dst[d].lid, dsw, din, dout);
+		for (unsigned k = 0; k < nd; k++) {
+			int r = cdg_add(g, l, dsw[k], din[k], dout[k]);
+			if (r < 0) {
+				ok = r == -2 ? -2 : 0;
+				break;
+			}
+			if (r == 1) {
+				if (n == *cap) {
+					size_t nc = *cap ? *cap * 2 : 1024;
+					struct dep_added *a = realloc(*added, nc * sizeof(*a));
+					if (!a) {
+						ok = -2;
+						break;
+					}
+					*added = a;
+					*cap = nc;
+				}
+				(*added)[n++] = (struct dep_added){dsw[k], din[k], dout[k]};
+			}
+		}
+	}
+	if (ok != 1) {
+		while (n--)
+			cdg_remove(g, l, (*added)[n].sw, (*added)[n].in, (*added)[n].out);
+		return ok;
+	}
+	for (uint32_t s0 = 0; s0 < ctx->nsw; s0++)
+		if (st->src_of_sw[s0] != NONE && s0 != t)
+			st->layer[(size_t)st->src_of_sw[s0] * st->ndst + d] = (uint8_t)l;
+	return 1;
+}
+
+/* Lay the paths to LID d path by path, each in the lowest layer that takes it. 0, 1 when
+ * one fits none (ctx->why says so), -2 out of memory. */
+static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, uint32_t t,
+                     uint32_t d, unsigned *used, const char *what)
+{
+	for (uint32_t s0 = 0; s0 < ctx->nsw; s0++) {
+		uint32_t src = st->src_of_sw[s0];
+		if (src == NONE || s0 == t)
+			continue;
+		uint32_t dsw[64];
+		uint8_t din[64], dout[64];
+		unsigned nd = path_deps(ctx, g, s0, t, ctx->dst[d].lid, dsw, din, dout);
+		int l = fit_path(g, 0, st->budget, dsw, din, dout, nd);
+		if (l == -2)
+			return -2;
+		if ((unsigned)l == st->budget) {
+			snprintf(
+			    ctx->why, sizeof(ctx->why),
+			    "dfsssp: the %s need more than %u virtual layers to be free of credit "
+			    "loops",
+			    what, st->budget);
+			return 1;
+		}
+		st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
+		if ((unsigned)l + 1 > *used)
+			*used = (unsigned)l + 1;
+	}
+	return 0;
+}
+
+/* dfsssp's alternates LID by LID, when the whole lot of them does not fit: the primary
+ * routes first fit, path by path; then each free alternate LID (alt[d]) as a whole in the
+ * lowest layer above theirs that takes it, else among them, leaving one layer (the first
+ * above the primary routes) to the up/down order of u; the alternates no layer takes are
+ * routed again by that order and laid whole in that layer (one order's routes never close a
+ * cycle among themselves), and an alternate even that does not give keeps sssp's routes,
+ * laid like the primary ones. 0, or -1 with ctx->why. */
+static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt,
+                             struct routing_alt_undo *undo, const struct updown *u)
+{
+	struct cdg g;
+	struct dep_added *added = NULL;
+	size_t cap = 0;
+	uint32_t ns = ctx->nsw, ndst = st->ndst, free_laid = 0, ud_laid = 0, kept = 0;
+	unsigned used = 1;
+	int rc = -1, r = 0;
+	bool *back = calloc(ndst + 1, sizeof(bool)), *ud = calloc(ndst + 1, sizeof(bool));
+	if (!back || !ud || cdg_init(&g, ctx) < 0) {
+		free(back);
+		free(ud);
+		why_oom(ctx, "dfsssp");
+		return -1;
+	}
+	for (uint32_t t = 0; t < ns && r == 0; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++)
+			if (!alt[d])
+				r = lay_paths(ctx, st, &g, t, d, &used, "shortest paths");
+	if (r != 0 || used >= st->budget) {
+		if (r == 0)
+			snprintf(ctx->why, sizeof(ctx->why),
+			         "dfsssp: the shortest paths take all %u virtual layers",
+			         st->budget);
+		goto out;
+	}
+	unsigned reserved = used;
+	for (uint32_t t = 0; t < ns; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+			if (!alt[d])
+				continue;
+			int ok = 0;
+			for (unsigned k = 1; k < st->budget && ok == 0; k++) {
+				unsigned l = (reserved + k) % st->budget;
+				ok = lay_alt_lid(ctx, st, &g, t, d, l, &added, &cap);
+				if (ok == 1 && l + 1 > used)
+					used = l + 1;
+			}
+			if (ok == -2) {
+				why_oom(ctx, "dfsssp");
+				goto out;
+			}
+			if (ok == 1) {
+				free_laid++;
+				continue;
+			}
+			routing_lmc_revert_lid(ctx, undo, ctx->dst[d].lid);
+			alt[d] = false;
+			back[d] = true;
+		}
+	struct routing_alt_rules rules = {updown_alt_step, u, UD_DOWN};
+	if (routing_lmc_alternates_only(ctx, &rules, undo, ud, back) < 0)
+		goto out;
+	for (uint32_t t = 0; t < ns && r == 0; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++) {
+			if (!back[d])
+				continue;
+			int ok = ud[d] ? lay_alt_lid(ctx, st, &g, t, d, reserved, &added, &cap) : 0;
+			if (ok == -2) {
+				why_oom(ctx, "dfsssp");
+				goto out;
+			}
+			if (ok == 1) {
+				alt[d] = true;
+				ud_laid++;
+				if (reserved + 1 > used)
+					used = reserved + 1;
+				continue;
+			}
+			if (ud[d])
+				routing_lmc_revert_lid(ctx, undo, ctx->dst[d].lid);
+			kept++;
+			r = lay_paths(ctx, st, &g, t, d, &used, "LMC LIDs kept on sssp's routes");
+		}
+	if (r != 0) {
+		if (r == -2)
+			why_oom(ctx, "dfsssp");
+		goto out;
+	}
+	st->nlayers = (uint8_t)used;
+	log_notice(ctx->log, "routing",
+	           "dfsssp: %u virtual layer(s) of %u; LMC alternates laid LID by LID: %u routed "
+	           "freely, %u by the up/down rule (layer %u), %u kept sssp's routes",
+	           st->nlayers, st->budget, free_laid, ud_laid, reserved, kept);
+	rc = 0;
+out:
+	free(added);
+	free(back);
+	free(ud);
+	cdg_free(&g);
+	return rc;
+}
+
 /* dfsssp at LMC > 0: the alternates routed freely in layers of their own, or among the
  * primary routes' layers where they fit; if they need more than the VLs, routed by the
  * up/down rule instead, which one layer takes, or else
@@ -243,13 +427,22 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 		rc = 0;
 		goto out;
 	}
+	routing_host_switches(ctx, leaf);
+	if (routing_detect_roots(ctx, leaf, roots, &nroots) < 0 ||
+	    updown_init(&u, ctx, roots, nroots, false) < 0) {
+		why_oom(ctx, "dfsssp");
+		goto out;
+	}
+	/* LID by LID: each free alternate where a layer takes it, the others up/down */
+	if (dfsssp_fit_by_lid(ctx, st, alt, &undo, &u) == 0) {
+		rc = 0;
+		goto out;
+	}
 	log_notice(ctx->log, "routing", "%s: the alternates go by the up/down rule instead",
 	           ctx->why);
 	routing_lmc_revert(ctx, &undo);
 	memset(alt, 0, st->ndst * sizeof(bool));
-	routing_host_switches(ctx, leaf);
-	if (routing_detect_roots(ctx, leaf, roots, &nroots) == 0 &&
-	    updown_init(&u, ctx, roots, nroots, false) == 0) {
+	{
 		struct routing_alt_rules rules = {updown_alt_step, &u, UD_DOWN};
 		if (routing_lmc_alternates(ctx, &rules, &undo, alt) < 0)
 			goto out;

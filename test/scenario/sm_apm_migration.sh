@@ -17,10 +17,12 @@
 #   through again around the dead link.
 # Only the forward path is asked for: the alternate's return path (the destination to the
 # source's alternate LID) is the SA's to pick independent (MultiPathRecord).
+# sm_apm_migration_dragonfly runs it on a dragonfly (APM_SPEC, APM_ENGINES): dfsssp lays its
+# alternates LID by LID, freely or by the up/down rule, where the whole lot fits no layers.
 # Usage: sm_apm_migration.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 FS="$BUILD/test/fabricsim/fabricsim"
-SPEC="torus:dims=4x4x4,hosts=2"
+SPEC=${APM_SPEC:-torus:dims=4x4x4,hosts=2}
 PAIRS=${APM_PAIRS:-5}
 
 # lft NAME...: every switch's table as fabricsim holds it, one file per switch
