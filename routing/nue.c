@@ -564,45 +564,90 @@ static bool lay_lid(struct routing_ctx *ctx, struct cdg *g, unsigned l, uint32_t
 	return true;
 }
 
+/* The lowest layer that takes alternate LID d's routes whole, from `first` round (but
+ * `skip`): its layer recorded, or false (the layers as they were). */
+static bool lay_alt(struct routing_ctx *ctx, struct nue *st, struct nue_run *r, uint32_t t,
+                    uint32_t d, unsigned first, unsigned skip, bool *oom)
+{
+	uint16_t lid = ctx->dst[d].lid;
+	for (unsigned k = 0; k < st->budget && !*oom; k++) {
+		unsigned l = (first + k) % st->budget;
+		if (l == skip)
+			continue;
+		if (lay_lid(ctx, &r->g, l, t, lid, &r->dp, oom)) {
+			st->lid_layer[lid] = (uint8_t)l;
+			r->used |= (uint16_t)(1u << l);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* LMC alternates (routing/lmc.c) over nue's trees: each alternate LID's routes go into the
- * lowest layer that stays acyclic with them, so nue keeps its guarantee; where no layer
- * takes them, the LID keeps nue's own tree (whose dependencies its layer holds already).
- * 0; -2 out of memory. */
+ * lowest layer that stays acyclic with them, so nue keeps its guarantee. Where no layer
+ * takes them, the LID is routed again by the up/down order of the escape tree (ranked from
+ * its root: the tree's routes are up/down routes of that order, so the escape layer takes
+ * such alternates unless nue's own trees there close a cycle with them), tried in the escape
+ * layer first; failing that the LID keeps nue's own tree (whose dependencies its layer
+ * holds already). 0; -2 out of memory. */
 static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_run *r)
 {
 	uint32_t ndst = ctx->dst_start[ctx->nsw];
 	struct routing_alt_undo au = {0};
-	bool *alt = calloc(ndst + 1, sizeof(bool)), oom = false;
-	unsigned placed = 0, kept = 0;
-	if (!alt || routing_lmc_alternates(ctx, NULL, &au, alt) < 0) {
-		free(alt);
-		return -2;
-	}
+	struct updown u = {0};
+	bool *alt = calloc(ndst + 1, sizeof(bool)), *back = calloc(ndst + 1, sizeof(bool));
+	bool *ud = calloc(ndst + 1, sizeof(bool)), oom = false;
+	unsigned placed = 0, by_order = 0, kept = 0;
+	int rc = -2;
+	if (!alt || !back || !ud || routing_lmc_alternates(ctx, NULL, &au, alt) < 0)
+		goto out;
 	for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom; d++) {
 			if (!alt[d])
 				continue;
-			uint16_t lid = ctx->dst[d].lid;
-			unsigned l = 0;
-			while (l < st->budget && !lay_lid(ctx, &r->g, l, t, lid, &r->dp, &oom) &&
-			       !oom)
-				l++;
-			if (l < st->budget && !oom) {
-				st->lid_layer[lid] = (uint8_t)l;
-				r->used |= (uint16_t)(1u << l);
+			/* the escape layer kept for the up/down ones (they and the escape
+			 * routes never close a cycle together), where there are others */
+			if (lay_alt(ctx, st, r, t, d, 0, st->budget > 1 ? r->esc : UINT32_MAX,
+			            &oom)) {
 				placed++;
-			} else {
-				routing_lmc_revert_lid(ctx, &au, lid);
+			} else if (!oom) {
+				routing_lmc_revert_lid(ctx, &au, ctx->dst[d].lid);
+				back[d] = true;
+			}
+		}
+	if (oom)
+		goto out;
+	if (updown_init(&u, ctx, &r->roots[0], 1, false) < 0)
+		goto out;
+	struct routing_alt_rules rules = {updown_alt_step, &u, UD_DOWN};
+	if (routing_lmc_alternates_only(ctx, &rules, &au, ud, back) < 0)
+		goto out;
+	for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom; d++) {
+			if (!back[d])
+				continue;
+			if (ud[d] && lay_alt(ctx, st, r, t, d, r->esc, UINT32_MAX, &oom)) {
+				by_order++;
+			} else if (!oom) {
+				if (ud[d])
+					routing_lmc_revert_lid(ctx, &au, ctx->dst[d].lid);
 				kept++;
 			}
 		}
-	if (!oom)
-		log_info(ctx->log, "routing",
-		         "nue: %u LMC alternates laid in its layers, %u kept nue's own routes",
-		         placed, kept);
+	if (oom)
+		goto out;
+	log_info(ctx->log, "routing",
+	         "nue: LMC alternates laid in its layers: %u routed freely, %u by the escape "
+	         "tree's up/down order; %u kept nue's own routes",
+	         placed, by_order, kept);
+	rc = 0;
+out:
+	updown_free(&u);
 	vec_free(&au.changes);
 	free(alt);
-	return oom ? -2 : 0;
+	free(back);
+	free(ud);
+	return rc;
 }
 
 /* The layers renumbered without gaps (the escape layer may be the only one above a few). */

@@ -7,8 +7,8 @@
 # - fabricsim verify, following each path's SL (ibsmd-path-sl.dump), finds every LID
 #   reached and, for updn, dfsssp and nue, no credit loop with the alternates in the tables,
 #   and the share of pairs with a link-disjoint alternate at least what each gives today
-#   (minhop 100%, updn 99.7% on its second order, dfsssp 97.8%, torus 85.7%: the pairs on
-#   one line have one dimension-order route; nue 54.2%: its layers take few alternates);
+#   (minhop 100%, updn 99.7% on its second order, dfsssp and nue 98-99%, torus 85.7%: the
+#   pairs on one line have one dimension-order route);
 # - connections picked at random (a fixed seed): one switch-to-switch link on the primary
 #   path is taken down in the simulator; a data packet from the source host (fabricsim ctl
 #   send: the simulator's own forwarding through the switches' tables and port states) no
@@ -111,7 +111,7 @@ traced() { # SRC DLID: a data packet from SRC's port 1 gets through
 
 "$FS" dump "$SPEC" >"$WORK/fabric.net"
 # ENGINE FLOOR NEED, comma-separated (APM_ENGINES picks some)
-IFS=, read -ra SPECS <<<"${APM_ENGINES:-minhop 95 4,updn 99 4,dfsssp 95 4,nue 50 2,torus 85 3}"
+IFS=, read -ra SPECS <<<"${APM_ENGINES:-minhop 95 4,updn 99 4,dfsssp 95 4,nue 95 4,torus 85 3}"
 for spec in "${SPECS[@]}"; do
 	read -r engine share need <<<"$spec"
 	cat >"$WORK/ibsmd.yaml" <<EOF
