@@ -7,8 +7,9 @@
  * LMC alternates (routing/lmc.c) must be up/down routes too, and under one order few are
  * apart from the primary (every route from a switch with a single way up shares it). Where
  * the switch links run two VLs, the alternates follow a second order instead, ranked from the
- * switch farthest from the first roots, on SL/VL 1: each VL then carries the routes of one
- * order, each free of credit loops. */
+ * switch farthest from the first roots, on SL/VL 1; with three VLs, LID 2 and up of each
+ * block follow a third, ranked from the switch farthest from both roots, on SL/VL 2. Each VL
+ * then carries the routes of one order, each free of credit loops. */
 #include <stdlib.h>
 
 #include "routing/updown.h"
@@ -40,11 +41,30 @@ static int second_order(const struct updown *u, const struct routing_ctx *ctx, s
 	return updown_init(ub, ctx, &far, 1, false);
 }
 
-int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
-                 uint32_t nroots, bool reverse, bool *alt)
+/* The third order for LMC 2 and above: from the switch farthest from both orders' roots. */
+static int third_order(const struct updown *u, const struct updown *ub,
+                       const struct routing_ctx *ctx, struct updown *uc)
 {
-	uint32_t ns = ctx->nsw;
-	struct updown u, ub = {0};
+	uint32_t far = UINT32_MAX, best = 0;
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		if (u->rank[s] == RT_INF || ub->rank[s] == RT_INF)
+			continue;
+		uint32_t m = u->rank[s] < ub->rank[s] ? u->rank[s] : ub->rank[s];
+		if (far == UINT32_MAX || m > best) {
+			far = s;
+			best = m;
+		}
+	}
+	if (far == UINT32_MAX)
+		return -1;
+	return updown_init(uc, ctx, &far, 1, false);
+}
+
+int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
+                 uint32_t nroots, bool reverse, uint8_t *alt, unsigned orders)
+{
+	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns];
+	struct updown u, ub = {0}, uc = {0};
 	bool *leaf = malloc(sizeof(bool) * (ns + 1));
 	if (!leaf || updown_init(&u, ctx, roots, nroots, reverse) < 0) {
 		free(leaf);
@@ -57,12 +77,38 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	struct updown_hooks h = {.route = updn_route, .arg = ctx};
 	int rc = updown_route_all(&u, ctx, leaf, &h);
 	struct routing_alt_rules rules = {.step = updown_alt_step, .arg = &u, .dst_state = UD_DOWN};
-	if (rc == 0 && alt && second_order(&u, ctx, &ub) == 0) {
-		rules.arg = &ub;
-		rc = routing_lmc_alternates(ctx, &rules, NULL, alt);
+	bool *only = NULL, *got = NULL;
+	if (rc == 0 && alt && orders >= 2 && second_order(&u, ctx, &ub) == 0) {
+		/* LID 1 of each block on the second order; LIDs 2 and up on the third where
+		 * there is one, else the second */
+		bool third = orders >= 3 && third_order(&u, &ub, ctx, &uc) == 0;
+		only = calloc(ndst + 1, sizeof(bool));
+		got = calloc(ndst + 1, sizeof(bool));
+		rc = only && got ? 0 : -1;
+		for (unsigned pass = 0; pass < 2 && rc == 0; pass++) {
+			for (uint32_t d = 0; d < ndst; d++) {
+				uint32_t b = d;
+				while (b > 0 && ctx->dst[b].port &&
+				       ctx->dst[b - 1].port == ctx->dst[b].port &&
+				       ctx->dst[b - 1].lid + 1u == ctx->dst[b].lid)
+					b--;
+				only[d] = ctx->dst[d].port && (pass ? d - b >= 2 : d - b == 1);
+				got[d] = false;
+			}
+			rules.arg = pass && third ? &uc : &ub;
+			rc = routing_lmc_alternates_only(ctx, &rules, NULL, got, only);
+			for (uint32_t d = 0; rc == 0 && d < ndst; d++)
+				if (got[d])
+					alt[d] = (uint8_t)(pass && third ? 2 : 1);
+		}
+		if (rc < 0 && !ctx->why[0])
+			snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 	} else if (rc == 0) {
 		rc = routing_lmc_alternates(ctx, &rules, NULL, NULL);
 	}
+	free(only);
+	free(got);
+	updown_free(&uc);
 	updown_free(&ub);
 	updown_free(&u);
 	free(leaf);
@@ -70,7 +116,7 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 }
 
 /* Route by up/down (dnup: reversed); at LMC > 0 with two VLs on the switch links, the
- * alternates on the second order and SL 1. */
+ * alternates on the second order and SL 1 (and with three, LID 2 and up on a third, SL 2). */
 int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine,
                         const uint32_t *roots, uint32_t nroots, bool reverse)
 {
@@ -80,9 +126,10 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 	for (uint32_t d = 0; d + 1 < ndst && !lmc; d++)
 		lmc = ctx->dst[d].port && ctx->dst[d + 1].port == ctx->dst[d].port &&
 		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
-	bool *alt = NULL;
-	if (st && lmc && routing_link_vls(ctx) >= 2) {
-		alt = calloc(ndst + 1, sizeof(bool));
+	uint8_t *alt = NULL;
+	unsigned vls = routing_link_vls(ctx);
+	if (st && lmc && vls >= 2) {
+		alt = calloc(ndst + 1, 1);
 		if (!alt) {
 			snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
 			return -1;
@@ -93,7 +140,7 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 		           "up/down order, and fewer keep apart from the primary paths",
 		           engine);
 	}
-	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt);
+	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt, vls >= 3 ? 3 : 2);
 	if (rc == 0 && st) {
 		free(st->lid_layer);
 		st->nlids = (uint32_t)ctx->max_lid + 1;
@@ -105,8 +152,9 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 		}
 		for (uint32_t d = 0; rc == 0 && alt && d < ndst; d++)
 			if (alt[d]) {
-				st->lid_layer[ctx->dst[d].lid] = 1;
-				st->nlayers = 2;
+				st->lid_layer[ctx->dst[d].lid] = alt[d];
+				if (alt[d] + 1u > st->nlayers)
+					st->nlayers = alt[d] + 1u;
 			}
 	}
 	free(alt);

@@ -77,14 +77,15 @@ int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool
 
 /* Route every destination by up/down from the given roots (updn; dnup reversed), balanced
  * over the candidates by load, then the LMC alternates: on the same order, or with alt (per
- * ctx->dst entry, set for the LIDs that got one) on a second order ranked from the switch
- * farthest from the roots, whose routes must go on a VL of their own. 0, or -1 with
- * ctx->why. */
+ * ctx->dst entry: the order, 1 or 2, of the LIDs that got one) and orders 2 on a second
+ * order ranked from the switch farthest from the roots; with orders 3, LID 2 and up of each
+ * block on a third, from the switch farthest from both. Each order's routes must go on VLs of
+ * their own. 0, or -1 with ctx->why. */
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
-                 uint32_t nroots, bool reverse, bool *alt);
+                 uint32_t nroots, bool reverse, uint8_t *alt, unsigned orders);
 
 /* updn's and dnup's engine hooks: state records which LIDs go on the second order (SL and
- * VL 1), taken where LMC > 0 and the switch links run two VLs. */
+ * VL 1) or the third (2), taken where LMC > 0 and the switch links run two VLs (three). */
 int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine,
                         const uint32_t *roots, uint32_t nroots, bool reverse);
 int updown_engine_setup(struct routing_ctx *ctx, void **state);

@@ -1011,16 +1011,39 @@ START_TEST(lmc_alternates_fresh_seeds)
 			continue;
 		}
 		set_lmc(&t, 2);
-		static const char *const engines_lmc[] = {"minhop", "sssp"};
-		for (unsigned e = 0; e < 2; e++) {
-			ck_assert_int_eq(run_engine(&t, engines_lmc[e]), 0);
+		/* minhop and sssp take any path; the deadlock-free engines keep their rule
+		 * (updn's second and third orders on VLs 1 and 2, the layered engines' layers).
+		 * Over 360 graphs (2026-11-28) the least shares were minhop, sssp and dfsssp
+		 * 98.6%, nue 93.7%, updn 88.1% (means 99.9, 99.9, 99.1, 98.5%): floors just
+		 * under those */
+		static const struct {
+			const char *engine;
+			double floor;
+			bool free_of_loops;
+		} want[] = {{"minhop", 0.95, false},
+		            {"sssp", 0.95, false},
+		            {"updn", 0.85, true},
+		            {"dfsssp", 0.95, true},
+		            {"nue", 0.90, true}};
+		for (unsigned e = 0; e < sizeof(want) / sizeof(want[0]); e++) {
+			char why[512];
+			struct fix_routes r;
+			ck_assert_msg(run_engine_full(&t, want[e].engine, NULL, why, sizeof(why),
+			                              &r, NULL) == 0,
+			              "%s, seed %u: %s", want[e].engine, seed + k, why);
+			ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%s, seed %u: %s",
+			              want[e].engine, seed + k, r.first_problem);
+			ck_assert_msg(!want[e].free_of_loops || !r.credit_loop,
+			              "%s, seed %u: credit loop with the alternates",
+			              want[e].engine, seed + k);
 			double share = disjoint_share(&t);
 			fprintf(stderr, "  seed %u, %u switches: %s %.3f link-disjoint\n", seed + k,
-			        sw, engines_lmc[e], share);
+			        sw, want[e].engine, share);
 			ck_assert_msg(
-			    share >= 0.95,
-			    "%s on random graph seed %u (%u switches): %.3f link-disjoint",
-			    engines_lmc[e], seed + k, sw, share);
+			    share >= want[e].floor,
+			    "%s on random graph seed %u (%u switches): %.3f link-disjoint "
+			    "(want %.2f)",
+			    want[e].engine, seed + k, sw, share, want[e].floor);
 		}
 		tested++;
 		topo_free(&t);
@@ -1030,19 +1053,25 @@ START_TEST(lmc_alternates_fresh_seeds)
 END_TEST
 
 /* updn and dnup put the alternates on a second up/down order, on SL and VL 1, where the
- * switch links run two VLs; with one VL they keep the one order (fewer apart), and either
- * way the fabric stays free of credit loops. */
+ * switch links run two VLs, and LIDs 2 and 3 on a third (SL and VL 2) where they run three
+ * or more; with one VL they keep the one order (fewer apart). Either way the fabric stays
+ * free of credit loops. */
 START_TEST(updown_lmc_orders)
 {
 	const char *engine = _i ? "dnup" : "updn";
-	for (unsigned one_vl = 0; one_vl < 2; one_vl++) {
+	/* vl_cap 1: VL0; 2: VL0-1; 4: VL0-7 */
+	static const struct {
+		uint8_t vl_cap;
+		unsigned layers;
+		double floor;
+	} cases[] = {{4, 3, 0.95}, {2, 2, 0.95}, {1, 1, 0.75}};
+	for (unsigned k = 0; k < 3; k++) {
 		struct topo t;
 		topo_init(&t);
 		uint32_t h = fix_torus(&t, 4, 4, 2);
 		fix_finish(&t, h, NULL);
-		if (one_vl)
-			for (uint32_t p = 0; p < t.nports; p++)
-				t.ports[p].pi.vl_cap = 1;
+		for (uint32_t p = 0; p < t.nports; p++)
+			t.ports[p].pi.vl_cap = cases[k].vl_cap;
 		set_lmc(&t, 2);
 		char why[512];
 		struct fix_routes r;
@@ -1050,13 +1079,13 @@ START_TEST(updown_lmc_orders)
 		ck_assert_msg(run_engine_full(&t, engine, NULL, why, sizeof(why), &r, &layers) == 0,
 		              "%s: %s", engine, why);
 		ck_assert_msg(r.unreachable == 0 && r.loops == 0 && !r.credit_loop,
-		              "%s, %u VL(s): %s", engine, one_vl ? 1 : 8, r.first_problem);
-		ck_assert_uint_eq(layers, one_vl ? 1u : 2u);
+		              "%s, vl_cap %u: %s", engine, cases[k].vl_cap, r.first_problem);
+		ck_assert_uint_eq(layers, cases[k].layers);
 		double share = disjoint_share(&t);
-		fprintf(stderr, "updown_lmc_orders: %s with %u VL(s): %.3f link-disjoint\n", engine,
-		        one_vl ? 1 : 8, share);
-		ck_assert_msg(share >= (one_vl ? 0.75 : 0.95), "%s, %u VL(s): %.3f link-disjoint",
-		              engine, one_vl ? 1 : 8, share);
+		fprintf(stderr, "updown_lmc_orders: %s, vl_cap %u: %u layers, %.3f link-disjoint\n",
+		        engine, cases[k].vl_cap, layers, share);
+		ck_assert_msg(share >= cases[k].floor, "%s, vl_cap %u: %.3f link-disjoint", engine,
+		              cases[k].vl_cap, share);
 		topo_free(&t);
 	}
 }
