@@ -4,7 +4,7 @@
 # the destination's LIDs (no switch-to-switch link in common: it survives any one ISL
 # failing; no switch in common but the two ends': it survives a switch failing too), the
 # distinct routes per pair, as `fabricsim verify` reads them from the programmed tables;
-# bring-up time of both and ibsmd's routing phase.
+# bring-up time of both and ibsmd's routing phase, and that phase at LMC 0 ("lmc0 s").
 # Usage: bench/lmc_vs_opensm.sh [BUILD_DIR] [SPEC...]   (a release build: see bench/README.md)
 # ENGINES="minhop updn dfsssp nue" by default, and torus on torus and mesh specs.
 # Figures, not a test: nothing here is judged, least of all the times.
@@ -125,8 +125,9 @@ ibsmd_run() { # ENGINE -> "seconds route-seconds link% switch% routes reach engi
 		"$(apm) $used"
 }
 
-printf "%-46s %5s %-7s | %6s %6s %6s %7s %-9s | %6s %6s %6s %7s %8s %-9s\n" fabric hosts engine \
-	"OSM l%" "sw%" routes "up s" reach "ibsmd l%" "sw%" routes "up s" "route s" reach
+printf "%-46s %5s %-7s | %6s %6s %6s %7s %-9s | %6s %6s %6s %7s %8s %8s %-9s\n" fabric hosts \
+	engine "OSM l%" "sw%" routes "up s" reach "ibsmd l%" "sw%" routes "up s" "route s" \
+	"lmc0 s" reach
 for spec in "${SPECS[@]}"; do
 	hosts=$("$FS" dump "$spec" | grep -c '^Ca')
 	engines=${ENGINES:-minhop updn dfsssp nue}
@@ -141,9 +142,13 @@ for spec in "${SPECS[@]}"; do
 		start "$spec"
 		read -r ib_s ib_route ib_l ib_sw ib_r ib_ok ib_used < <(ibsmd_run "$engine")
 		stop
-		printf "%-46s %5s %-7s | %6s %6s %6s %7s %-9s | %6s %6s %6s %7s %8s %-9s" "$spec" "$hosts" \
-			"$engine" "$os_l" "$os_sw" "$os_r" "$os_s" "$os_ok" "$ib_l" "$ib_sw" "$ib_r" \
-			"$ib_s" "$ib_route" "$ib_ok"
+		# the same engine at LMC 0: what the alternates cost in routing time
+		start "$spec"
+		read -r _ ib_route0 _ < <(LMC=0 ibsmd_run "$engine")
+		stop
+		printf "%-46s %5s %-7s | %6s %6s %6s %7s %-9s | %6s %6s %6s %7s %8s %8s %-9s" "$spec" \
+			"$hosts" "$engine" "$os_l" "$os_sw" "$os_r" "$os_s" "$os_ok" "$ib_l" "$ib_sw" \
+			"$ib_r" "$ib_s" "$ib_route" "$ib_route0" "$ib_ok"
 		# which engine really routed, when it was not the one asked for
 		[ "$os_used" = "$engine" ] || printf "  OpenSM %s" "$os_used"
 		[ "$ib_used" = "$engine" ] || printf "  ibsmd %s" "$ib_used"
