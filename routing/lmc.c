@@ -111,14 +111,21 @@ struct alt {
 	struct routing_alt_undo *undo;
 };
 
+/* Switch x's hop towards lid along its table, NULL where it has none. */
+static inline const struct alt_hop *table_hop(const struct alt *a, uint32_t x, uint16_t lid)
+{
+	const struct alt_sw *s = &a->sw[x];
+	uint8_t p = lid < s->lft_size ? s->lft[lid] : 0;
+	if (!p || p > s->nports)
+		return NULL;
+	const struct alt_hop *hp = &a->hop[s->port_base + p];
+	return hp->to == NONE ? NULL : hp;
+}
+
 static uint32_t next_hop(const struct alt *a, uint32_t s, uint16_t lid)
 {
-	const struct topo_switch *sw = &a->ctx->t->sws[s];
-	uint8_t p = lid < sw->lft_size ? sw->lft[lid] : 0xff;
-	uint32_t n = a->ctx->t->nodes[sw->node].nports;
-	if (!p || p == 0xff || p > n)
-		return NONE;
-	return a->peer[a->ctx->port_base[s] + p];
+	const struct alt_hop *hp = table_hop(a, s, lid);
+	return hp ? hp->to : NONE;
 }
 
 /* x on v's path (x == v included) in the reference tree */
@@ -534,21 +541,16 @@ static bool lft_apart_v(struct alt *a, uint32_t v, uint32_t t, uint16_t lid, boo
 }
 
 /* Does lid's path from v avoid the links (sw: and the switches) of ref's path from v? Both
- * along the tables; one path marked and the other walked, for a single switch's question
- * (prim_build numbers a whole tree, worth it only for the growth's many questions). */
+ * along the tables, for a single switch's question (prim_build numbers a whole tree, worth
+ * it only for the growth's many questions). Paths are short: the ref path's links and
+ * switches go in a small list, searched linearly. */
 static bool path_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint16_t lid, bool *sw)
 {
-	/* paths are short: the ref path's links and switches in a small list, searched
-	 * linearly, beat marking big arrays */
 	uint32_t links[ALT_MAX_HOPS], sws[ALT_MAX_HOPS], n = 0;
 	*sw = false;
 	for (uint32_t x = v; x != t; n++) {
-		const struct alt_sw *s = &a->sw[x];
-		uint8_t p = ref < s->lft_size ? s->lft[ref] : 0;
-		if (!p || p > s->nports || n >= ALT_MAX_HOPS)
-			return false;
-		const struct alt_hop *hp = &a->hop[s->port_base + p];
-		if (hp->to == NONE)
+		const struct alt_hop *hp = n < ALT_MAX_HOPS ? table_hop(a, x, ref) : NULL;
+		if (!hp)
 			return false;
 		links[n] = hp->link;
 		sws[n] = hp->to;
@@ -556,12 +558,8 @@ static bool path_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint
 	}
 	bool sw_ok = true;
 	for (uint32_t x = v, h = 0; x != t; h++) {
-		const struct alt_sw *s = &a->sw[x];
-		uint8_t p = lid < s->lft_size ? s->lft[lid] : 0;
-		if (!p || p > s->nports || h >= ALT_MAX_HOPS)
-			return false;
-		const struct alt_hop *hp = &a->hop[s->port_base + p];
-		if (hp->to == NONE)
+		const struct alt_hop *hp = h < ALT_MAX_HOPS ? table_hop(a, x, lid) : NULL;
+		if (!hp)
 			return false;
 		for (uint32_t i = 0; i < n; i++)
 			if (links[i] == hp->link)

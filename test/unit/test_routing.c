@@ -522,6 +522,19 @@ END_TEST
  * credit loop with each hop on the VL the engine's tables give it (datelines: 2 VLs), the
  * same tables on one VL loop on every torus with a ring of 4 or more; SLs: one dateline bit
  * per dimension. */
+/* Route t with engine (case k of a test): every LID reached, no forwarding loop, no credit
+ * loop with the engine's SLs and VLs; the routes and layers for more checks. */
+static void route_clean(struct topo *t, const char *engine, unsigned k, struct fix_routes *r,
+                        unsigned *layers)
+{
+	char why[512];
+	ck_assert_msg(run_engine_full(t, engine, NULL, why, sizeof(why), r, layers) == 0,
+	              "%s, case %u: %s", engine, k, why);
+	ck_assert_msg(r->unreachable == 0 && r->loops == 0, "%s, case %u: %s", engine, k,
+	              r->first_problem);
+	ck_assert_msg(!r->credit_loop, "%s, case %u: credit loop", engine, k);
+}
+
 START_TEST(grid_engines)
 {
 	const char *engine = _i ? "torus" : "dor";
@@ -535,16 +548,11 @@ START_TEST(grid_engines)
 		topo_init(&t);
 		uint32_t h = fix_grid(&t, cases[k].n, cases[k].nd, cases[k].torus, 1);
 		fix_finish(&t, h, NULL);
-		char why[512];
 		struct fix_routes r;
 		unsigned layers = 0;
-		ck_assert_msg(run_engine_full(&t, engine, NULL, why, sizeof(why), &r, &layers) == 0,
-		              "%s, case %u: %s", engine, k, why);
-		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%s, case %u: %s", engine, k,
-		              r.first_problem);
+		route_clean(&t, engine, k, &r, &layers);
 		ck_assert_msg(r.longer_than_shortest == 0, "%s, case %u: %llu not shortest", engine,
 		              k, (unsigned long long)r.longer_than_shortest);
-		ck_assert_msg(!r.credit_loop, "%s, case %u: credit loop", engine, k);
 		ck_assert_uint_eq(layers, cases[k].torus ? 1u << cases[k].nd : 1u);
 		/* rings of 3 never chain two hops of one dimension: no loop to break there */
 		if (cases[k].torus &&
@@ -579,15 +587,9 @@ START_TEST(grid_lmc_alternates)
 		uint32_t h = fix_grid(&t, cases[k].n, 3, cases[k].torus, 1);
 		fix_finish(&t, h, NULL);
 		set_lmc(&t, 2);
-		char why[512];
 		struct fix_routes r;
 		unsigned layers = 0;
-		ck_assert_msg(run_engine_full(&t, engine, NULL, why, sizeof(why), &r, &layers) == 0,
-		              "%s, case %u: %s", engine, k, why);
-		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%s, case %u: %s", engine, k,
-		              r.first_problem);
-		ck_assert_msg(!r.credit_loop, "%s, case %u: credit loop with the alternates",
-		              engine, k);
+		route_clean(&t, engine, k, &r, &layers);
 		ck_assert_uint_eq(layers, (cases[k].torus ? 8u : 1u) * 2u);
 		double share = disjoint_share(&t);
 		fprintf(stderr, "grid_lmc_alternates: %s, case %u: %.3f link-disjoint\n", engine, k,
@@ -1073,13 +1075,9 @@ START_TEST(updown_lmc_orders)
 		for (uint32_t p = 0; p < t.nports; p++)
 			t.ports[p].pi.vl_cap = cases[k].vl_cap;
 		set_lmc(&t, 2);
-		char why[512];
 		struct fix_routes r;
 		unsigned layers = 0;
-		ck_assert_msg(run_engine_full(&t, engine, NULL, why, sizeof(why), &r, &layers) == 0,
-		              "%s: %s", engine, why);
-		ck_assert_msg(r.unreachable == 0 && r.loops == 0 && !r.credit_loop,
-		              "%s, vl_cap %u: %s", engine, cases[k].vl_cap, r.first_problem);
+		route_clean(&t, engine, k, &r, &layers);
 		ck_assert_uint_eq(layers, cases[k].layers);
 		double share = disjoint_share(&t);
 		fprintf(stderr, "updown_lmc_orders: %s, vl_cap %u: %u layers, %.3f link-disjoint\n",
