@@ -185,6 +185,11 @@ struct routing_alt_undo {
  * (NULL: any step). undo (optional) records the changes; alt (optional, one per ctx->dst
  * entry, false on entry) is set for the destinations given alternates. What it found is
  * logged. 0, or -1 (out of memory, ctx->why). */
+/* Has some CA port more than one LID (LMC > 0)? */
+bool routing_lmc_any(const struct routing_ctx *ctx);
+/* The place of ctx->dst entry d (of destination switch t) in its CA port's block of LIDs: 0
+ * for the base LID and for a switch's own LIDs. */
+unsigned routing_lmc_index(const struct routing_ctx *ctx, uint32_t t, uint32_t d);
 int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
                            struct routing_alt_undo *undo, bool *alt);
 /* ... for the LIDs only[d] of ctx->dst only (the others as they are). */

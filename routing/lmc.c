@@ -876,6 +876,32 @@ static void alt_free(struct alt *a)
 	free(a->stack);
 }
 
+/* Does entry d continue the block of entry d - 1, both of switch t: the same CA port, the
+ * next LID? */
+static bool block_goes_on(const struct routing_ctx *ctx, uint32_t t, uint32_t d)
+{
+	return d > ctx->dst_start[t] && ctx->dst[d].port &&
+	       ctx->dst[d - 1].port == ctx->dst[d].port &&
+	       ctx->dst[d - 1].lid + 1u == ctx->dst[d].lid;
+}
+
+bool routing_lmc_any(const struct routing_ctx *ctx)
+{
+	for (uint32_t t = 0; ctx->dst && t < ctx->nsw; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+			if (block_goes_on(ctx, t, d))
+				return true;
+	return false;
+}
+
+unsigned routing_lmc_index(const struct routing_ctx *ctx, uint32_t t, uint32_t d)
+{
+	unsigned k = 0;
+	while (block_goes_on(ctx, t, d - k))
+		k++;
+	return k;
+}
+
 int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
                            struct routing_alt_undo *undo, bool *alt)
 {
@@ -886,11 +912,7 @@ int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_al
                                 struct routing_alt_undo *undo, bool *alt, const bool *only)
 {
 	struct alt a = {.ctx = ctx, .rules = rules, .undo = undo};
-	bool any = false;
-	for (uint32_t d = 0; d + 1 < (ctx->dst ? ctx->dst_start[ctx->nsw] : 0) && !any; d++)
-		any = ctx->dst[d].port && ctx->dst[d + 1].port == ctx->dst[d].port &&
-		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
-	if (!any)
+	if (!routing_lmc_any(ctx))
 		return 0; /* LMC 0: nothing to do */
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -907,9 +929,7 @@ int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_al
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];) {
 			/* a CA port's block: consecutive entries, same port, consecutive LIDs */
 			uint32_t end = d + 1;
-			while (end < ctx->dst_start[t + 1] &&
-			       ctx->dst[end].port == ctx->dst[d].port && ctx->dst[d].port &&
-			       ctx->dst[end].lid == ctx->dst[end - 1].lid + 1u)
+			while (end < ctx->dst_start[t + 1] && block_goes_on(ctx, t, end))
 				end++;
 			for (uint32_t i = d; i + 1 < end; i++) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;

@@ -81,12 +81,8 @@ static const char *sw_name(const struct routing_ctx *ctx, uint32_t s)
 static int alternates_setup(struct routing_ctx *ctx, struct torus *st, unsigned vls, unsigned need)
 {
 	const struct grid *g = &st->g;
-	bool lmc = false;
-	for (uint32_t d = 0; d + 1 < ctx->dst_start[ctx->nsw] && !lmc; d++)
-		lmc = ctx->dst[d].port && ctx->dst[d + 1].port == ctx->dst[d].port &&
-		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
 	st->alt = false;
-	if (!lmc || g->ndims < 2)
+	if (!routing_lmc_any(ctx) || g->ndims < 2)
 		return 0;
 	if (st->holes) {
 		log_notice(ctx->log, "routing",
@@ -123,13 +119,9 @@ static int alternates_setup(struct routing_ctx *ctx, struct torus *st, unsigned 
 	st->lid_rev = calloc(st->nlids + 1, 1);
 	if (!st->lid_rev)
 		return -1;
-	for (uint32_t d = 0; d < ctx->dst_start[ctx->nsw]; d++) {
-		uint32_t b = d; /* the block's first entry: same port, consecutive LIDs */
-		while (b > 0 && ctx->dst[b].port && ctx->dst[b - 1].port == ctx->dst[b].port &&
-		       ctx->dst[b - 1].lid + 1u == ctx->dst[b].lid)
-			b--;
-		st->lid_rev[ctx->dst[d].lid] = ctx->dst[d].port && (d - b) % 2 == 1;
-	}
+	for (uint32_t t = 0; t < ctx->nsw; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+			st->lid_rev[ctx->dst[d].lid] = routing_lmc_index(ctx, t, d) % 2 == 1;
 	st->alt = true;
 	return 0;
 }

@@ -14,7 +14,8 @@
 
 #include "routing/updown.h"
 
-/* updn and dnup: which LIDs went on the second order (SL 1) */
+/* updn and dnup: the order each LID's routes follow (0 the first; LMC alternates 1 or 2),
+ * which is its SL and VL */
 struct ud_state {
 	uint8_t *lid_layer;
 	uint32_t nlids;
@@ -86,15 +87,13 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 		got = calloc(ndst + 1, sizeof(bool));
 		rc = only && got ? 0 : -1;
 		for (unsigned pass = 0; pass < 2 && rc == 0; pass++) {
-			for (uint32_t d = 0; d < ndst; d++) {
-				uint32_t b = d;
-				while (b > 0 && ctx->dst[b].port &&
-				       ctx->dst[b - 1].port == ctx->dst[b].port &&
-				       ctx->dst[b - 1].lid + 1u == ctx->dst[b].lid)
-					b--;
-				only[d] = ctx->dst[d].port && (pass ? d - b >= 2 : d - b == 1);
-				got[d] = false;
-			}
+			for (uint32_t t = 0; t < ns; t++)
+				for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];
+				     d++) {
+					unsigned k = routing_lmc_index(ctx, t, d);
+					only[d] = pass ? k >= 2 : k == 1;
+					got[d] = false;
+				}
 			rules.arg = pass && third ? &uc : &ub;
 			rc = routing_lmc_alternates_only(ctx, &rules, NULL, got, only);
 			for (uint32_t d = 0; rc == 0 && d < ndst; d++)
@@ -122,10 +121,7 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 {
 	struct ud_state *st = state;
 	uint32_t ndst = ctx->dst_start[ctx->nsw];
-	bool lmc = false;
-	for (uint32_t d = 0; d + 1 < ndst && !lmc; d++)
-		lmc = ctx->dst[d].port && ctx->dst[d + 1].port == ctx->dst[d].port &&
-		      ctx->dst[d + 1].lid == ctx->dst[d].lid + 1u;
+	bool lmc = routing_lmc_any(ctx);
 	uint8_t *alt = NULL;
 	unsigned vls = routing_link_vls(ctx);
 	if (st && lmc && vls >= 2) {
