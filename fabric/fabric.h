@@ -46,7 +46,11 @@ struct topo_port {
 	uint8_t refused;
 	uint8_t npkeys;
 	uint8_t pkey_blocks; /* P_Key blocks the SM last wrote (a shorter table empties the rest) */
-	bool known;          /* PortInfo read at least once */
+	/* the SM's P_Key Sets to this port not answered yet, and whether the keys it should
+	 * hold changed meanwhile (sm/program.c sends one table at a time per port) */
+	uint8_t pkey_inflight;
+	bool pkey_again;
+	bool known; /* PortInfo read at least once */
 	/* routes keep off this port's link for now: it came up and is not ACTIVE yet, or it
 	 * flaps and has not been stable long enough (sm/health.c) */
 	bool unrouted;

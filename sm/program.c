@@ -85,6 +85,28 @@ static uint32_t pkeys_sig(const uint16_t *pk, unsigned n)
 	return h ? h : 1;
 }
 
+static void program_port_pkeys(struct sm *sm, uint32_t p);
+
+/* One P_Key table per port at a time: a Set's answer is what tells us what the port holds,
+ * and a Set sent while another is unanswered could land in either order (a retry of the
+ * first after the second) or be skipped as "already held" against a table that the first
+ * is about to replace. Seen under 500 partition API calls: a port kept keys a later change
+ * had taken back. A change that comes meanwhile is sent when the answers are in. */
+static void pkeys_answered(struct sm *sm, uint32_t p)
+{
+	struct topo_port *port = &sm->topo.ports[p];
+	if (port->pkey_inflight)
+		port->pkey_inflight--;
+	if (port->pkey_inflight || !port->pkey_again)
+		return;
+	port->pkey_again = false;
+	if (sm->state != SM_STATE_MASTER || sm->dry_run || sm->stopped)
+		return;
+	sm->detached++; /* no sweep's phase waits for it */
+	program_port_pkeys(sm, p);
+	sm->detached--;
+}
+
 static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
                                 const struct mad_smp *smp, void *ctx)
 {
@@ -94,6 +116,7 @@ static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
 		topo_set_pkey_sig(&sm->topo, ref[3], ref[4]);
 	else if (smp) /* refused, not lost: it goes without enforcement, and is not asked again */
 		sm->topo.ports[ref[3]].refused |= TOPO_REFUSED_PKEYS;
+	pkeys_answered(sm, ref[3]);
 }
 
 static void on_ca_pkeys_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -106,6 +129,7 @@ static void on_ca_pkeys_set(struct sm *sm, const struct mad_result *res, const s
 		topo_set_pkey_sig(&sm->topo, ref[3], ref[4]);
 	else if (!smp || smp->dr_status)
 		topo_set_pkey_sig(&sm->topo, ref[3], 0); /* a block failed: all of them again */
+	pkeys_answered(sm, ref[3]);
 }
 
 static void on_pkeys_read(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -155,6 +179,31 @@ static void read_pkeys(struct sm *sm)
  * switch drops what the CA sends or would receive in partitions it is not in, and a
  * misbehaving host cannot even reach other partitions' ports. The arm phase then turns on
  * PartitionEnforcementInbound and Outbound there. */
+static void program_switch_port_pkeys(struct sm *sm, uint32_t p)
+{
+	struct topo *t = &sm->topo;
+	struct topo_port *port = &t->ports[p];
+	struct mad_pkey_table tbl = {0};
+	unsigned k = topo_switch_port_pkeys(t, p, tbl.pkey, 32);
+	if (!k || (port->refused & TOPO_REFUSED_PKEYS))
+		return;
+	if (port->pkey_inflight) {
+		port->pkey_again = true;
+		return;
+	}
+	uint32_t sig = pkeys_sig(tbl.pkey, 32);
+	if (port->pkey_sig == sig)
+		return;
+	sm->counts.pkey_sets++;
+	uint8_t data[64] = {0};
+	mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
+	uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, (uint32_t)port->num << 16, p, sig};
+	if (sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE,
+	               (uint32_t)port->num << 16, data, sizeof(data), on_switch_pkeys_set, ref,
+	               sizeof(ref)) == 0)
+		port->pkey_inflight++;
+}
+
 static void program_switch_pkeys(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
@@ -162,77 +211,77 @@ static void program_switch_pkeys(struct sm *sm)
 		const struct topo_node *n = &t->nodes[t->sws[s].node];
 		if (!n->present)
 			continue;
-		for (unsigned num = 1; num <= n->nports; num++) {
-			uint32_t p = n->first_port + num;
-			struct mad_pkey_table tbl = {0};
-			unsigned k = topo_switch_port_pkeys(t, p, tbl.pkey, 32);
-			if (!k || (t->ports[p].refused & TOPO_REFUSED_PKEYS))
-				continue;
-			uint32_t sig = pkeys_sig(tbl.pkey, 32);
-			if (t->ports[p].pkey_sig == sig)
-				continue;
-			sm->counts.pkey_sets++;
-			uint8_t data[64] = {0};
-			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
-			uint32_t ref[5] = {t->sws[s].node, MAD_ATTR_PKEY_TABLE, (uint32_t)num << 16,
-			                   p, sig};
-			sm_send_dr(sm, t->sws[s].node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE,
-			           (uint32_t)num << 16, data, sizeof(data), on_switch_pkeys_set,
-			           ref, sizeof(ref));
-		}
+		for (unsigned num = 1; num <= n->nports; num++)
+			program_switch_port_pkeys(sm, n->first_port + num);
 	}
 }
 
-/* P_Keys of CA ports, and of switches' management ports when the policy gives them keys
+/* P_Keys of a CA port, or of a switch's management port when the policy gives it keys
  * (all_switches): every block the keys need, 32 keys each, and the blocks a longer table had
  * before, emptied; only where the port holds others (known from our Sets, or read). */
-static void program_ca_pkeys(struct sm *sm)
+static void program_ca_port_pkeys(struct sm *sm, uint32_t p)
 {
 	struct topo *t = &sm->topo;
-	for (uint32_t p = 0; p < t->nports; p++) {
-		struct topo_port *port = &t->ports[p];
-		const struct topo_node *n = &t->nodes[port->node];
-		bool sw0 = n->type == NODE_TYPE_SWITCH && port->num == 0;
-		if (!n->present || (n->type == NODE_TYPE_SWITCH && !sw0) ||
-		    !t->ports[topo_lid_port(t, p)].lid)
-			continue;
-		unsigned nk;
-		const uint16_t *keys = topo_port_pkeys(t, p, &nk);
-		/* a switch's port 0 keeps its own table unless the policy gives it more than the
-		 * full default key */
-		if (sw0 && nk <= 1 && (!nk || keys[0] == 0xffff) && !port->pkey_sig)
-			continue;
-		if (!sw0 && port->pi.port_state == PORT_STATE_INIT)
-			topo_set_pkey_sig(t, p, 0); /* it may have been reset with its device */
-		unsigned blocks = (nk + 31u) / 32u;
-		if (!blocks)
-			blocks = 1;
-		uint16_t all[TOPO_MAX_PKEYS + 32] = {0};
-		memcpy(all, keys, nk * sizeof(uint16_t));
-		uint32_t sig = pkeys_sig(all, blocks * 32u);
-		if (port->pkey_sig == sig)
-			continue;
-		unsigned upto = blocks > port->pkey_blocks ? blocks : port->pkey_blocks;
-		for (unsigned b = 0; b < upto; b++) {
-			struct mad_pkey_table tbl = {0};
-			if (b < blocks)
-				memcpy(tbl.pkey, all + b * 32u, sizeof(tbl.pkey));
-			uint8_t data[64] = {0};
-			mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
-			/* the signature is the port's once its last block is set */
-			uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, b, p,
-			                   b + 1 == upto ? sig : 0};
-			if (sw0)
-				sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET,
-				           MAD_ATTR_PKEY_TABLE, b, data, sizeof(data),
-				           on_ca_pkeys_set, ref, sizeof(ref));
-			else
-				sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, b, data,
-				                sizeof(data), on_ca_pkeys_set, ref, sizeof(ref));
-			sm->counts.pkey_sets++;
-		}
-		port->pkey_blocks = (uint8_t)blocks;
+	struct topo_port *port = &t->ports[p];
+	const struct topo_node *n = &t->nodes[port->node];
+	bool sw0 = n->type == NODE_TYPE_SWITCH && port->num == 0;
+	if (!n->present || (n->type == NODE_TYPE_SWITCH && !sw0) ||
+	    !t->ports[topo_lid_port(t, p)].lid)
+		return;
+	unsigned nk;
+	const uint16_t *keys = topo_port_pkeys(t, p, &nk);
+	/* a switch's port 0 keeps its own table unless the policy gives it more than the
+	 * full default key */
+	if (sw0 && nk <= 1 && (!nk || keys[0] == 0xffff) && !port->pkey_sig)
+		return;
+	if (port->pkey_inflight) {
+		port->pkey_again = true;
+		return;
 	}
+	if (!sw0 && port->pi.port_state == PORT_STATE_INIT)
+		topo_set_pkey_sig(t, p, 0); /* it may have been reset with its device */
+	unsigned blocks = (nk + 31u) / 32u;
+	if (!blocks)
+		blocks = 1;
+	uint16_t all[TOPO_MAX_PKEYS + 32] = {0};
+	memcpy(all, keys, nk * sizeof(uint16_t));
+	uint32_t sig = pkeys_sig(all, blocks * 32u);
+	if (port->pkey_sig == sig)
+		return;
+	unsigned upto = blocks > port->pkey_blocks ? blocks : port->pkey_blocks;
+	for (unsigned b = 0; b < upto; b++) {
+		struct mad_pkey_table tbl = {0};
+		if (b < blocks)
+			memcpy(tbl.pkey, all + b * 32u, sizeof(tbl.pkey));
+		uint8_t data[64] = {0};
+		mad_pkey_table_encode(&tbl, data, sizeof(data), NULL);
+		/* the signature is the port's once its last block is set */
+		uint32_t ref[5] = {port->node, MAD_ATTR_PKEY_TABLE, b, p, b + 1 == upto ? sig : 0};
+		int rc =
+		    sw0 ? sm_send_dr(sm, port->node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE,
+		                     b, data, sizeof(data), on_ca_pkeys_set, ref, sizeof(ref))
+		        : sm_send_dr_port(sm, p, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, b, data,
+		                          sizeof(data), on_ca_pkeys_set, ref, sizeof(ref));
+		if (rc == 0)
+			port->pkey_inflight++;
+		sm->counts.pkey_sets++;
+	}
+	port->pkey_blocks = (uint8_t)blocks;
+}
+
+static void program_ca_pkeys(struct sm *sm)
+{
+	for (uint32_t p = 0; p < sm->topo.nports; p++)
+		program_ca_port_pkeys(sm, p);
+}
+
+static void program_port_pkeys(struct sm *sm, uint32_t p)
+{
+	const struct topo_port *port = &sm->topo.ports[p];
+	if (topo_is_switch(&sm->topo, port->node) && port->num > 0)
+		program_switch_port_pkeys(sm, p);
+	else
+		program_ca_port_pkeys(sm, p);
 }
 
 /* Does LFT block b need sending? Entries of LIDs nobody holds any more do not count: a

@@ -38,6 +38,14 @@ struct harness {
 	struct sm *sm;
 	struct sa *sa;
 	uint64_t pkey_sets, other_sets; /* Sets the SM sent, P_Key tables and the rest */
+	/* hold: P_Key Sets reach the ports at once, their answers wait here until released
+	 * (a Set's answer still on its way when the next change comes) */
+	bool hold;
+	unsigned nheld;
+	struct {
+		struct mad_addr from;
+		uint8_t mad[MAD_SIZE];
+	} held[64];
 };
 
 static void on_send(struct fake_transport *ft, const struct mad_addr *to, const uint8_t *mad,
@@ -58,8 +66,25 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 			h->other_sets++;
 	}
 	struct mad_addr a = {.qpn = 0};
-	if (sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid))
-		fake_deliver(h->ft, &a, m, MAD_SIZE, 0);
+	if (!sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid))
+		return;
+	if (h->hold && m[3] == MAD_METHOD_GET_RESP && (m[16] << 8 | m[17]) == ATTR_PKEY_TABLE) {
+		ck_assert_uint_lt(h->nheld, 64);
+		h->held[h->nheld].from = a;
+		memcpy(h->held[h->nheld++].mad, m, MAD_SIZE);
+		return;
+	}
+	fake_deliver(h->ft, &a, m, MAD_SIZE, 0);
+}
+
+/* The held answers arrive, last first (answers need not come in the order of their Sets). */
+static void release_held(struct harness *h)
+{
+	h->hold = false;
+	while (h->nheld) {
+		h->nheld--;
+		fake_deliver(h->ft, &h->held[h->nheld].from, h->held[h->nheld].mad, MAD_SIZE, 0);
+	}
 }
 
 static uint32_t host_port(struct harness *h, int host)
@@ -400,6 +425,55 @@ START_TEST(applied_incrementally)
 }
 END_TEST
 
+/* A change that comes while the Sets of the one before are unanswered (500 API calls from 10
+ * clients do that): the ports end as the last change says. Seen in CI: a port's P_Key Set
+ * went, the next change put the port's keys back to what it held before the first, and as
+ * the answer had not come yet the SM thought the port already held them and sent nothing;
+ * the port kept the first change's keys for good. */
+START_TEST(changes_while_sets_in_flight)
+{
+	struct harness h;
+	harness_init(&h);
+	char err[256];
+	uint64_t g3[] = {guid_of(&h, 3)}, g4[] = {guid_of(&h, 4)};
+	/* add, then remove before the add's answers came: host-3 back to no key */
+	h.hold = true;
+	ck_assert_int_eq(
+	    tenants_add(h.sm, "test",
+	                &(struct tenants_add){
+	                    .pkey = 0x0a0c, .guids = g3, .nguids = 1, .membership = CM_FULL},
+	                err, sizeof(err)),
+	    TENANTS_OK);
+	ck_assert_uint_gt(h.nheld, 0);
+	ck_assert(host_has(&h, 3, 0x8a0c)); /* the Sets landed; their answers wait */
+	ck_assert_int_eq(tenants_remove(h.sm, "test", 0x0a0c, g3, 1, err, sizeof(err)), TENANTS_OK);
+	release_held(&h);
+	run_for(&h, 0.1);
+	ck_assert_msg(!host_has(&h, 3, 0x8a0c), "host-3 kept the key of a change undone");
+	/* full, then limited, then full again, each before the last one's answers */
+	h.hold = true;
+	uint8_t ms[] = {CM_FULL, CM_LIMITED, CM_FULL, CM_LIMITED};
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_int_eq(
+		    tenants_add(h.sm, "test",
+		                &(struct tenants_add){
+		                    .pkey = 0x0a0d, .guids = g4, .nguids = 1, .membership = ms[i]},
+		                err, sizeof(err)),
+		    TENANTS_OK);
+		run_for(&h, 0.005);
+	}
+	release_held(&h);
+	run_for(&h, 0.1);
+	ck_assert_msg(host_has(&h, 4, 0x0a0d) && !host_has(&h, 4, 0x8a0d),
+	              "host-4 is not the limited member the last change made it");
+	/* and what the SM believes the ports hold is what they hold: the next change that
+	 * differs from it goes out */
+	ck_assert_int_eq(add(&h, 0x0a0d, g4, 1, CM_FULL, false, err, sizeof(err)), TENANTS_OK);
+	ck_assert(host_has(&h, 4, 0x8a0d) && !host_has(&h, 4, 0x0a0d));
+	harness_free(&h);
+}
+END_TEST
+
 /* ---- durable: the file, a restart, a reload ---- */
 
 static void same_lists(struct tenants_partition *a, unsigned na, struct tenants_partition *b,
@@ -612,6 +686,7 @@ int main(void)
 	tcase_add_test(tc, pmember_lines);
 	tcase_add_test(tc, validation);
 	tcase_add_test(tc, applied_incrementally);
+	tcase_add_test(tc, changes_while_sets_in_flight);
 	tcase_add_test(tc, saved_and_reloaded);
 	tcase_add_test(tc, failed_write_undoes);
 	tcase_add_test(tc, ipoib_group_follows);
