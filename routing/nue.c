@@ -389,6 +389,7 @@ struct nue_run {
 	uint32_t *by;       /* switches in GUID order */
 	uint64_t base, hop; /* the weights' hop cost, and what a hop costs longer trees */
 	unsigned esc;       /* the escape routes' layer */
+	unsigned trees;     /* the layers nue's trees may take: all, or all but the escape */
 	uint16_t used;      /* the layers that hold a tree */
 };
 
@@ -456,6 +457,11 @@ static int escape_routes(struct routing_ctx *ctx, struct nue *st, struct nue_run
 	if (tree_escape(ctx, &r->c, r->roots[0]) < 0)
 		return -2;
 	r->esc = st->budget - 1u;
+	/* at LMC > 0 the escape layer is kept for the escape routes and the alternates that
+	 * follow the escape tree's up/down order, which always fit there together
+	 * (nue_alternates): on a 200-switch random graph whose 8 layers nue's trees filled,
+	 * the escape layer too, 4.5% of the alternates had found a layer */
+	r->trees = routing_lmc_any(ctx) && st->budget > 1 ? r->esc : st->budget;
 	routing_host_switches(ctx, r->leaf);
 	uint32_t epoch = 0;
 	for (uint32_t t = 0; t < ctx->nsw; t++)
@@ -489,20 +495,20 @@ static int route_destination(struct routing_ctx *ctx, struct nue *st, struct nue
 	for (uint32_t s = 0; s < ns; s++)
 		reach += r->bfsd[s] != RT_INF;
 	/* shortest paths where a layer takes them, else longer ones */
-	uint32_t l = 0;
+	uint32_t l = 0, lim = r->trees;
 	bool oom = false;
-	for (unsigned pass = 0; pass < 2 && (!pass || l == st->budget); pass++)
-		for (l = 0; l < st->budget &&
-		            !layer_tree(ctx, &r->c, &r->g, l, t, r->ww.w, r->base, r->hop,
-		                        pass ? NULL : r->bfsd, r->bq, r->leaf, r->active, d,
-		                        r->dist, r->cand, &r->dp, &r->rf, reach, &oom);
+	for (unsigned pass = 0; pass < 2 && (!pass || l == lim); pass++)
+		for (l = 0;
+		     l < lim && !layer_tree(ctx, &r->c, &r->g, l, t, r->ww.w, r->base, r->hop,
+		                            pass ? NULL : r->bfsd, r->bq, r->leaf, r->active, d,
+		                            r->dist, r->cand, &r->dp, &r->rf, reach, &oom);
 		     l++)
 			if (oom)
 				return -2;
 	bool longer = false;
-	for (uint32_t k = 0; l < st->budget && k < d->nsettled && !longer; k++)
+	for (uint32_t k = 0; l < lim && k < d->nsettled && !longer; k++)
 		longer = r->dist[d->order[k]] != r->bfsd[d->order[k]];
-	if (l == st->budget) {
+	if (l == lim) {
 		st->lid_layer[lid] = (uint8_t)r->esc;
 		st->escaped++;
 		r->used |= (uint16_t)(1u << r->esc);
