@@ -6,10 +6,10 @@
  *
  * LMC alternates (routing/lmc.c) must be up/down routes too, and under one order few are
  * apart from the primary (every route from a switch with a single way up shares it). Where
- * the switch links run two VLs, the alternates follow a second order instead, ranked from the
- * switch farthest from the first roots, on SL/VL 1; with three VLs, LID 2 and up of each
- * block follow a third, ranked from the switch farthest from both roots, on SL/VL 2. Each VL
- * then carries the routes of one order, each free of credit loops. */
+ * the switch links run two VLs or more, LID k of each block follows order k instead, on SL/VL
+ * k, up to 4 orders (VLs 0-3): each ranked from the switch farthest from the roots of the
+ * orders before it; LIDs past the last order follow the last. Each VL then carries the routes
+ * of one order, each free of credit loops. */
 #include <stdlib.h>
 
 #include "routing/updown.h"
@@ -30,27 +30,22 @@ static void updn_route(void *arg, uint32_t slot, const struct updown *label, uin
 	routing_assign(arg, s, label->dst, cand, n);
 }
 
-/* The second order for LMC alternates: up/down from the switch farthest from u's roots. */
-static int second_order(const struct updown *u, const struct routing_ctx *ctx, struct updown *ub)
-{
-	uint32_t far = UINT32_MAX;
-	for (uint32_t s = 0; s < ctx->nsw; s++)
-		if (u->rank[s] != RT_INF && (far == UINT32_MAX || u->rank[s] > u->rank[far]))
-			far = s;
-	if (far == UINT32_MAX)
-		return -1;
-	return updown_init(ub, ctx, &far, 1, false);
-}
+#define UD_ORDERS 4 /* the first order and up to three for the LMC alternates */
 
-/* The third order for LMC 2 and above: from the switch farthest from both orders' roots. */
-static int third_order(const struct updown *u, const struct updown *ub,
-                       const struct routing_ctx *ctx, struct updown *uc)
+/* Order o (1..) for the LMC alternates: up/down from the switch farthest from the roots of
+ * the orders before it (the least of its ranks in them the greatest), so that each order's
+ * up direction points elsewhere. */
+static int next_order(const struct updown *ord, unsigned o, const struct routing_ctx *ctx,
+                      struct updown *next)
 {
 	uint32_t far = UINT32_MAX, best = 0;
 	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		if (u->rank[s] == RT_INF || ub->rank[s] == RT_INF)
+		uint32_t m = UINT32_MAX;
+		for (unsigned k = 0; k < o; k++)
+			if (ord[k].rank[s] < m)
+				m = ord[k].rank[s];
+		if (m == RT_INF || m == UINT32_MAX)
 			continue;
-		uint32_t m = u->rank[s] < ub->rank[s] ? u->rank[s] : ub->rank[s];
 		if (far == UINT32_MAX || m > best) {
 			far = s;
 			best = m;
@@ -58,47 +53,51 @@ static int third_order(const struct updown *u, const struct updown *ub,
 	}
 	if (far == UINT32_MAX)
 		return -1;
-	return updown_init(uc, ctx, &far, 1, false);
+	return updown_init(next, ctx, &far, 1, false);
 }
 
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
                  uint32_t nroots, bool reverse, uint8_t *alt, unsigned orders)
 {
 	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns];
-	struct updown u, ub = {0}, uc = {0};
+	struct updown ord[UD_ORDERS] = {0};
 	bool *leaf = malloc(sizeof(bool) * (ns + 1));
-	if (!leaf || updown_init(&u, ctx, roots, nroots, reverse) < 0) {
+	if (!leaf || updown_init(&ord[0], ctx, roots, nroots, reverse) < 0) {
 		free(leaf);
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 		return -1;
 	}
 	routing_host_switches(ctx, leaf);
 	log_info(ctx->log, "routing", "%s: %u root switch(es), %u switches ranked", engine, nroots,
-	         u.ranked);
+	         ord[0].ranked);
 	struct updown_hooks h = {.route = updn_route, .arg = ctx};
-	int rc = updown_route_all(&u, ctx, leaf, &h);
-	struct routing_alt_rules rules = {.step = updown_alt_step, .arg = &u, .dst_state = UD_DOWN};
+	int rc = updown_route_all(&ord[0], ctx, leaf, &h);
+	struct routing_alt_rules rules = {
+	    .step = updown_alt_step, .arg = &ord[0], .dst_state = UD_DOWN};
 	bool *only = NULL, *got = NULL;
-	if (rc == 0 && alt && orders >= 2 && second_order(&u, ctx, &ub) == 0) {
-		/* LID 1 of each block on the second order; LIDs 2 and up on the third where
-		 * there is one, else the second */
-		bool third = orders >= 3 && third_order(&u, &ub, ctx, &uc) == 0;
+	unsigned n = 1;
+	if (orders > UD_ORDERS)
+		orders = UD_ORDERS;
+	while (rc == 0 && alt && n < orders && next_order(ord, n, ctx, &ord[n]) == 0)
+		n++;
+	if (n >= 2) {
+		/* LID k of each block on order k, the LIDs past the last order on it */
 		only = calloc(ndst + 1, sizeof(bool));
 		got = calloc(ndst + 1, sizeof(bool));
 		rc = only && got ? 0 : -1;
-		for (unsigned pass = 0; pass < 2 && rc == 0; pass++) {
+		for (unsigned o = 1; o < n && rc == 0; o++) {
 			for (uint32_t t = 0; t < ns; t++)
 				for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];
 				     d++) {
 					unsigned k = routing_lmc_index(ctx, t, d);
-					only[d] = pass ? k >= 2 : k == 1;
+					only[d] = o + 1 == n ? k >= o : k == o;
 					got[d] = false;
 				}
-			rules.arg = pass && third ? &uc : &ub;
+			rules.arg = &ord[o];
 			rc = routing_lmc_alternates_only(ctx, &rules, NULL, got, only);
 			for (uint32_t d = 0; rc == 0 && d < ndst; d++)
 				if (got[d])
-					alt[d] = (uint8_t)(pass && third ? 2 : 1);
+					alt[d] = (uint8_t)o;
 		}
 		if (rc < 0 && !ctx->why[0])
 			snprintf(ctx->why, sizeof(ctx->why), "out of memory");
@@ -107,9 +106,8 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	}
 	free(only);
 	free(got);
-	updown_free(&uc);
-	updown_free(&ub);
-	updown_free(&u);
+	for (unsigned k = 0; k < UD_ORDERS; k++)
+		updown_free(&ord[k]);
 	free(leaf);
 	return rc;
 }
@@ -136,7 +134,7 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 		           "up/down order, and fewer keep apart from the primary paths",
 		           engine);
 	}
-	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt, vls >= 3 ? 3 : 2);
+	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt, vls);
 	if (rc == 0 && st) {
 		free(st->lid_layer);
 		st->nlids = (uint32_t)ctx->max_lid + 1;

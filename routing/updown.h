@@ -77,10 +77,10 @@ int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool
 
 /* Route every destination by up/down from the given roots (updn; dnup reversed), balanced
  * over the candidates by load, then the LMC alternates: on the same order, or with alt (per
- * ctx->dst entry: the order, 1 or 2, of the LIDs that got one) and orders 2 on a second
- * order ranked from the switch farthest from the roots; with orders 3, LID 2 and up of each
- * block on a third, from the switch farthest from both. Each order's routes must go on VLs of
- * their own. 0, or -1 with ctx->why. */
+ * ctx->dst entry: the order, 1 to 3, of the LIDs that got one) and orders 2 or more (at most
+ * 4), LID k of each block on order k, each ranked from the switch farthest from the roots of
+ * the orders before it, and the LIDs past the last order on the last. Each order's routes
+ * must go on VLs of their own. 0, or -1 with ctx->why. */
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
                  uint32_t nroots, bool reverse, uint8_t *alt, unsigned orders);
 

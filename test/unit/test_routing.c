@@ -1014,17 +1014,17 @@ START_TEST(lmc_alternates_fresh_seeds)
 		}
 		set_lmc(&t, 2);
 		/* minhop and sssp take any path; the deadlock-free engines keep their rule
-		 * (updn's second and third orders on VLs 1 and 2, the layered engines' layers).
-		 * Over 360 graphs (2026-11-28) the least shares were minhop, sssp and dfsssp
-		 * 98.6%, nue 93.7%, updn 88.1% (means 99.9, 99.9, 99.1, 98.5%): floors just
-		 * under those */
+		 * (updn's orders 1-3 on VLs 1-3, the layered engines' layers). Over 360
+		 * graphs (2026-11-28) the least shares were minhop, sssp and dfsssp 98.6%, nue
+		 * 93.7% (means 99.9, 99.9, 99.1%); updn with its orders on 3 VLs 88.1%, on 4
+		 * 95.7% (mean 99.5%): floors just under those */
 		static const struct {
 			const char *engine;
 			double floor;
 			bool free_of_loops;
 		} want[] = {{"minhop", 0.95, false},
 		            {"sssp", 0.95, false},
-		            {"updn", 0.85, true},
+		            {"updn", 0.90, true},
 		            {"dfsssp", 0.95, true},
 		            {"nue", 0.90, true}};
 		for (unsigned e = 0; e < sizeof(want) / sizeof(want[0]); e++) {
@@ -1054,10 +1054,10 @@ START_TEST(lmc_alternates_fresh_seeds)
 }
 END_TEST
 
-/* updn and dnup put the alternates on a second up/down order, on SL and VL 1, where the
- * switch links run two VLs, and LIDs 2 and 3 on a third (SL and VL 2) where they run three
- * or more; with one VL they keep the one order (fewer apart). Either way the fabric stays
- * free of credit loops. */
+/* updn and dnup put LID k of each block on up/down order k, on SL and VL k, as far as the
+ * switch links run VLs (up to 4 orders): with 2 VLs LIDs 1-3 on a second order, with 8 LIDs
+ * 1, 2 and 3 each on its own; with one VL they keep the one order (fewer apart). Either way
+ * the fabric stays free of credit loops. */
 START_TEST(updown_lmc_orders)
 {
 	const char *engine = _i ? "dnup" : "updn";
@@ -1066,7 +1066,7 @@ START_TEST(updown_lmc_orders)
 		uint8_t vl_cap;
 		unsigned layers;
 		double floor;
-	} cases[] = {{4, 3, 0.95}, {2, 2, 0.95}, {1, 1, 0.75}};
+	} cases[] = {{4, 4, 0.95}, {2, 2, 0.95}, {1, 1, 0.75}};
 	for (unsigned k = 0; k < 3; k++) {
 		struct topo t;
 		topo_init(&t);
