@@ -109,6 +109,14 @@ struct alt {
 		uint64_t possible; /* ... of the sources not across a bridge from the destination */
 	} stats;
 	struct routing_alt_undo *undo;
+	/* a few LIDs' hops from every switch, laid out flat (col_get): engine_disjoint walks
+	 * each host switch's two paths in them, not in the switches' tables, a cache line each */
+	struct alt_col {
+		uint16_t lid; /* 0: empty */
+		struct alt_hop *hop;
+	} col[3];
+	unsigned col_next;
+	uint32_t *stamp, epoch; /* per switch: on the path col_apart walks first */
 };
 
 /* Switch x's hop towards lid along its table, NULL where it has none. */
@@ -573,6 +581,50 @@ static bool path_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint
 	return true;
 }
 
+/* lid's hop from every switch (to NONE where it has none), from the cache or read now. */
+static const struct alt_hop *col_get(struct alt *a, uint16_t lid)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (a->col[i].lid == lid)
+			return a->col[i].hop;
+	struct alt_col *c = &a->col[a->col_next];
+	a->col_next = (a->col_next + 1) % 3;
+	for (uint32_t x = 0; x < a->ns; x++) {
+		const struct alt_hop *hp = table_hop(a, x, lid);
+		c->hop[x] = hp ? *hp : (struct alt_hop){NONE, NONE};
+	}
+	c->lid = lid;
+	return c->hop;
+}
+
+/* Do v's paths along two columns (col_get) share no switch but v and t? Then they share no
+ * link either (a link both used would join two switches both pass), unless both go
+ * straight to t by the same cable. The ref path's switches are stamped, so each question
+ * is a walk along each path, not a comparison of every hop with every other. */
+static bool col_apart(struct alt *a, uint32_t v, uint32_t t, const struct alt_hop *ref,
+                      const struct alt_hop *lid)
+{
+	if (!++a->epoch) { /* wrapped: no stale stamp may match */
+		memset(a->stamp, 0, sizeof(uint32_t) * a->ns);
+		a->epoch = 1;
+	}
+	if (ref[v].to == NONE || lid[v].to == NONE)
+		return false;
+	if (ref[v].to == lid[v].to)
+		return ref[v].to == t && ref[v].link != lid[v].link;
+	unsigned h = 0;
+	for (uint32_t x = ref[v].to; x != t; x = ref[x].to) {
+		if (x == NONE || ++h >= ALT_MAX_HOPS)
+			return false;
+		a->stamp[x] = a->epoch;
+	}
+	h = 0;
+	for (uint32_t x = lid[v].to; x != t; x = lid[x].to)
+		if (x == NONE || ++h >= ALT_MAX_HOPS || a->stamp[x] == a->epoch)
+			return false;
+	return true;
+}
+
 /* Has v a pair of the block's LIDs before the one routed now that keep apart? */
 static bool covered_at(struct alt *a, uint32_t v, uint32_t t)
 {
@@ -590,11 +642,13 @@ static bool covered_at(struct alt *a, uint32_t v, uint32_t t)
 static bool engine_disjoint(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
 {
 	a->checked = 0;
+	const struct alt_hop *c0 = col_get(a, lid0), *cr = col_get(a, a->ref[a->nref - 1]),
+	                     *c1 = col_get(a, lid1);
 	for (uint32_t v = 0; v < a->ns; v++) {
 		bool sw, ok = false;
-		if (v == t || !a->hosts[v] || next_hop(a, v, lid0) == NONE)
+		if (v == t || !a->hosts[v] || c0[v].to == NONE)
 			continue;
-		ok = path_apart(a, v, t, a->ref[a->nref - 1], lid1, &sw) && sw;
+		ok = col_apart(a, v, t, cr, c1);
 		if (!ok && a->nref > 1 && !covered_at(a, v, t))
 			for (unsigned i = 0; i + 1 < a->nref && !ok; i++)
 				ok = path_apart(a, v, t, a->ref[i], lid1, &sw) && sw;
@@ -656,6 +710,9 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 		load[port]++;
 		lft[lid1] = port;
 	}
+	for (unsigned i = 0; i < 3; i++)
+		if (a->col[i].lid == lid1)
+			a->col[i].lid = 0; /* its column is stale now */
 	return ALT_TREE;
 }
 
@@ -810,9 +867,15 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 	a->kid = malloc(sizeof(uint32_t) * (ns + 1));
 	a->sib = malloc(sizeof(uint32_t) * (ns + 1));
 	a->stack = malloc(sizeof(uint32_t) * (ns + 1));
-	if (!edge_at || !a->comp || !a->peer_edge || !a->covered || !a->kid || !a->sib ||
-	    !a->stack || !a->peer || !a->link || !a->par || !a->len || !a->state || !prim_ok ||
-	    !a->pnext || !a->pkid || !a->psib || !a->porder || !a->pstack || !a->best ||
+	a->stamp = calloc(ns + 1, sizeof(uint32_t));
+	bool cols_ok = a->stamp != NULL;
+	for (unsigned i = 0; i < 3; i++) {
+		a->col[i].hop = malloc(sizeof(struct alt_hop) * (ns + 1));
+		cols_ok &= a->col[i].hop != NULL;
+	}
+	if (!cols_ok || !edge_at || !a->comp || !a->peer_edge || !a->covered || !a->kid ||
+	    !a->sib || !a->stack || !a->peer || !a->link || !a->par || !a->len || !a->state ||
+	    !prim_ok || !a->pnext || !a->pkid || !a->psib || !a->porder || !a->pstack || !a->best ||
 	    !a->bscore || !a->key || !a->hp.h || !a->hp.pos || !a->seen) {
 		free(edge_at);
 		return -1;
@@ -874,6 +937,9 @@ static void alt_free(struct alt *a)
 	free(a->kid);
 	free(a->sib);
 	free(a->stack);
+	for (unsigned i = 0; i < 3; i++)
+		free(a->col[i].hop);
+	free(a->stamp);
 }
 
 /* Does entry d continue the block of entry d - 1, both of switch t: the same CA port, the
