@@ -50,7 +50,8 @@ struct topo_port {
 	 * hold changed meanwhile (sm/program.c sends one table at a time per port) */
 	uint8_t pkey_inflight;
 	bool pkey_again;
-	bool known; /* PortInfo read at least once */
+	bool pkey_failed; /* a block of the table on its way failed: the port's table unknown */
+	bool known;       /* PortInfo read at least once */
 	/* routes keep off this port's link for now: it came up and is not ACTIVE yet, or it
 	 * flaps and has not been stable long enough (sm/health.c) */
 	bool unrouted;

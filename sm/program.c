@@ -116,6 +116,8 @@ static void on_switch_pkeys_set(struct sm *sm, const struct mad_result *res,
 		topo_set_pkey_sig(&sm->topo, ref[3], ref[4]);
 	else if (smp) /* refused, not lost: it goes without enforcement, and is not asked again */
 		sm->topo.ports[ref[3]].refused |= TOPO_REFUSED_PKEYS;
+	else /* it may have landed with its answer lost: unknown, so sent again */
+		topo_set_pkey_sig(&sm->topo, ref[3], 0);
 	pkeys_answered(sm, ref[3]);
 }
 
@@ -125,10 +127,13 @@ static void on_ca_pkeys_set(struct sm *sm, const struct mad_result *res, const s
 	const uint32_t *ref = ctx; /* node, attr, modifier, port index, signature (0: a block
 	                            * before the last) */
 	on_set_done(sm, res, smp, ctx);
-	if (smp && !smp->dr_status && ref[4])
+	struct topo_port *port = &sm->topo.ports[ref[3]];
+	if (!smp || smp->dr_status) {
+		port->pkey_failed = true; /* a block failed: all of them again */
+		topo_set_pkey_sig(&sm->topo, ref[3], 0);
+	} else if (ref[4] && !port->pkey_failed) {
 		topo_set_pkey_sig(&sm->topo, ref[3], ref[4]);
-	else if (!smp || smp->dr_status)
-		topo_set_pkey_sig(&sm->topo, ref[3], 0); /* a block failed: all of them again */
+	}
 	pkeys_answered(sm, ref[3]);
 }
 
@@ -249,6 +254,7 @@ static void program_ca_port_pkeys(struct sm *sm, uint32_t p)
 	if (port->pkey_sig == sig)
 		return;
 	unsigned upto = blocks > port->pkey_blocks ? blocks : port->pkey_blocks;
+	port->pkey_failed = false;
 	for (unsigned b = 0; b < upto; b++) {
 		struct mad_pkey_table tbl = {0};
 		if (b < blocks)
@@ -264,8 +270,13 @@ static void program_ca_port_pkeys(struct sm *sm, uint32_t p)
 		                          sizeof(data), on_ca_pkeys_set, ref, sizeof(ref));
 		if (rc == 0)
 			port->pkey_inflight++;
+		else
+			port->pkey_failed =
+			    true; /* the last block's answer must not vouch for it */
 		sm->counts.pkey_sets++;
 	}
+	if (port->pkey_failed && !port->pkey_inflight)
+		topo_set_pkey_sig(t, p, 0);
 	port->pkey_blocks = (uint8_t)blocks;
 }
 

@@ -41,6 +41,9 @@ struct harness {
 	/* hold: P_Key Sets reach the ports at once, their answers wait here until released
 	 * (a Set's answer still on its way when the next change comes) */
 	bool hold;
+	/* drop: P_Key Sets reach the ports, their answers are lost; fail_block0: P_Key block 0
+	 * is refused (not applied, answered with a bad status) */
+	bool drop, fail_block0;
 	unsigned nheld;
 	struct {
 		struct mad_addr from;
@@ -66,7 +69,16 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 			h->other_sets++;
 	}
 	struct mad_addr a = {.qpn = 0};
+	bool pkey_set = m[3] == MAD_METHOD_SET && (m[16] << 8 | m[17]) == ATTR_PKEY_TABLE;
+	uint32_t mod = (uint32_t)m[20] << 24 | (uint32_t)m[21] << 16 | m[22] << 8 | m[23];
+	if (h->fail_block0 && pkey_set && mod == 0) {
+		/* a block past the table: the SMA refuses it as a port refuses what it cannot
+		 * take (a bad status), and sets nothing */
+		m[22] = m[23] = 0xff;
+	}
 	if (!sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid))
+		return;
+	if (h->drop && m[3] == MAD_METHOD_GET_RESP && (m[16] << 8 | m[17]) == ATTR_PKEY_TABLE)
 		return;
 	if (h->hold && m[3] == MAD_METHOD_GET_RESP && (m[16] << 8 | m[17]) == ATTR_PKEY_TABLE) {
 		ck_assert_uint_lt(h->nheld, 64);
@@ -474,6 +486,66 @@ START_TEST(changes_while_sets_in_flight)
 }
 END_TEST
 
+/* A P_Key Set whose answer is lost may still have landed: the SM must not go on believing
+ * the port holds what it held before, or a later change back to that table is never sent
+ * (a switch port facing a host kept a key the host had lost). */
+START_TEST(lost_answers_leave_tables_unknown)
+{
+	struct harness h;
+	harness_init(&h);
+	char err[256];
+	uint64_t g3[] = {guid_of(&h, 3)};
+	h.drop = true;
+	ck_assert_int_eq(
+	    tenants_add(h.sm, "test",
+	                &(struct tenants_add){
+	                    .pkey = 0x0a0e, .guids = g3, .nguids = 1, .membership = CM_FULL},
+	                err, sizeof(err)),
+	    TENANTS_OK);
+	run_for(&h, 0.5); /* every try of each Set times out */
+	h.drop = false;
+	ck_assert(host_has(&h, 3, 0x8a0e)); /* they landed */
+	ck_assert_int_eq(del(&h, 0x0a0e, g3, 1, err, sizeof(err)), TENANTS_OK);
+	run_for(&h, 0.1);
+	ck_assert_msg(!host_has(&h, 3, 0x8a0e), "a table whose Set went unanswered was taken "
+	                                        "as unchanged");
+	harness_free(&h);
+}
+END_TEST
+
+/* A table of several blocks: when one block is refused, the others' answers (the last one
+ * above all) do not vouch for the whole table, which goes again with the next change. */
+START_TEST(refused_block_fails_the_table)
+{
+	struct harness h;
+	harness_init(&h);
+	char err[256];
+	uint64_t g3[] = {guid_of(&h, 3)}, g5[] = {guid_of(&h, 5)};
+	/* 40 partitions: host-3's table takes two blocks */
+	for (uint16_t k = 0; k < 40; k++)
+		ck_assert_int_eq(
+		    add(&h, (uint16_t)(0x0b00 + k), g3, 1, CM_FULL, false, err, sizeof(err)),
+		    TENANTS_OK);
+	uint32_t p = host_port(&h, 3);
+	ck_assert(port_has(&h, p, 0x8b00) && port_has(&h, p, 0x8b27));
+	/* host-3 leaves the first: every key after it moves down, both blocks change; block 0
+	 * is refused, block 1 set */
+	h.fail_block0 = true;
+	ck_assert_int_eq(del(&h, 0x0b00, g3, 1, err, sizeof(err)), TENANTS_OK);
+	run_for(&h, 0.1);
+	h.fail_block0 = false;
+	ck_assert(port_has(&h, p, 0x8b00)); /* block 0 as it was */
+	/* a change elsewhere: host-3's table, not known to be set, goes again */
+	ck_assert_int_eq(add(&h, 0x0a0f, g5, 1, CM_FULL, false, err, sizeof(err)), TENANTS_OK);
+	run_for(&h, 0.1);
+	ck_assert_msg(!port_has(&h, p, 0x8b00), "host-3's refused block was taken as set");
+	for (uint16_t k = 1; k < 40; k++)
+		ck_assert_msg(port_has(&h, p, (uint16_t)(0x8b00 + k)), "host-3 lost 0x%04x",
+		              0x8b00 + k);
+	harness_free(&h);
+}
+END_TEST
+
 /* ---- durable: the file, a restart, a reload ---- */
 
 static void same_lists(struct tenants_partition *a, unsigned na, struct tenants_partition *b,
@@ -687,6 +759,8 @@ int main(void)
 	tcase_add_test(tc, validation);
 	tcase_add_test(tc, applied_incrementally);
 	tcase_add_test(tc, changes_while_sets_in_flight);
+	tcase_add_test(tc, lost_answers_leave_tables_unknown);
+	tcase_add_test(tc, refused_block_fails_the_table);
 	tcase_add_test(tc, saved_and_reloaded);
 	tcase_add_test(tc, failed_write_undoes);
 	tcase_add_test(tc, ipoib_group_follows);
