@@ -581,12 +581,15 @@ static bool path_apart(struct alt *a, uint32_t v, uint32_t t, uint16_t ref, uint
 	return true;
 }
 
-/* lid's hop from every switch (to NONE where it has none), from the cache or read now. */
-static const struct alt_hop *col_get(struct alt *a, uint16_t lid)
+/* lid's hop from every switch (to NONE where it has none), from the cache or read now into
+ * a slot that does not hold keep (a column the caller still uses). */
+static const struct alt_hop *col_get(struct alt *a, uint16_t lid, uint16_t keep)
 {
 	for (unsigned i = 0; i < 3; i++)
 		if (a->col[i].lid == lid)
 			return a->col[i].hop;
+	if (keep && a->col[a->col_next].lid == keep)
+		a->col_next = (a->col_next + 1) % 3;
 	struct alt_col *c = &a->col[a->col_next];
 	a->col_next = (a->col_next + 1) % 3;
 	for (uint32_t x = 0; x < a->ns; x++) {
@@ -642,13 +645,13 @@ static bool covered_at(struct alt *a, uint32_t v, uint32_t t)
 static bool engine_disjoint(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
 {
 	a->checked = 0;
-	const struct alt_hop *c0 = col_get(a, lid0), *cr = col_get(a, a->ref[a->nref - 1]),
-	                     *c1 = col_get(a, lid1);
+	/* the reference is lid0, the LID just before lid1 (block_refs): two columns */
+	const struct alt_hop *c0 = col_get(a, lid0, 0), *c1 = col_get(a, lid1, lid0);
 	for (uint32_t v = 0; v < a->ns; v++) {
 		bool sw, ok = false;
 		if (v == t || !a->hosts[v] || c0[v].to == NONE)
 			continue;
-		ok = col_apart(a, v, t, cr, c1);
+		ok = col_apart(a, v, t, c0, c1);
 		if (!ok && a->nref > 1 && !covered_at(a, v, t))
 			for (unsigned i = 0; i + 1 < a->nref && !ok; i++)
 				ok = path_apart(a, v, t, a->ref[i], lid1, &sw) && sw;

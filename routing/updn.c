@@ -14,7 +14,7 @@
 
 #include "routing/updown.h"
 
-/* updn and dnup: the order each LID's routes follow (0 the first; LMC alternates 1 or 2),
+/* updn and dnup: the order each LID's routes follow (0 the first; LMC alternates 1 to 3),
  * which is its SL and VL */
 struct ud_state {
 	uint8_t *lid_layer;
@@ -112,8 +112,8 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	return rc;
 }
 
-/* Route by up/down (dnup: reversed); at LMC > 0 with two VLs on the switch links, the
- * alternates on the second order and SL 1 (and with three, LID 2 and up on a third, SL 2). */
+/* Route by up/down (dnup: reversed); at LMC > 0 with two VLs or more on the switch links,
+ * LID k of each block on order k and SL k, as many orders as the VLs allow (up to 4). */
 int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine,
                         const uint32_t *roots, uint32_t nroots, bool reverse)
 {
