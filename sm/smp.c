@@ -213,12 +213,6 @@ static void backlog_drain(struct sm *sm)
 			log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
 			if (rq->counted && sm->pending)
 				sm->pending--;
-			/* its owner hears of it as of an SMP that got no answer: what it counts
-			 * (a port's P_Key Sets under way) must not wait for one for good */
-			if (rq->cb) {
-				struct mad_result res = {.error = rc};
-				rq->cb(sm, &res, NULL, rq->ctx);
-			}
 			free(rq);
 			continue;
 		}
