@@ -195,6 +195,19 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 /* ... for the LIDs only[d] of ctx->dst only (the others as they are). */
 int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
                                 struct routing_alt_undo *undo, bool *alt, const bool *only);
+/* Rules to choose among LID by LID (an engine with several up/down orders, each on a VL of
+ * its own): entry d is routed by rules[first[d]] (first NULL: rules[0]) and, where that
+ * leaves a host switch without a link-disjoint pair, by each of the others in turn; the
+ * tables keep the one that leaves the fewest so, and chosen[d] (optional) its index, for
+ * the destinations given alternates of their own. */
+struct routing_alt_choice {
+	const struct routing_alt_rules *rules; /* NULL: any step (then nrules 1) */
+	unsigned nrules;
+	const uint8_t *first;
+	uint8_t *chosen;
+};
+int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
+                                  struct routing_alt_undo *undo, bool *alt, const bool *only);
 /* Put back what the alternates changed (undo emptied). */
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo);
 /* ... for one LID only (an engine that cannot fit that alternate in its layers). */

@@ -29,6 +29,8 @@
  * Engines with a deadlock rule pass it as rules: each switch in the tree carries a state
  * (up/down's "descends all the way"), and a switch may take only a step the rule allows
  * from its neighbour's state, so every alternate is a route the engine could have chosen.
+ * An engine with several rules (updn's orders, each on a VL of its own) lets each LID take
+ * the one that leaves the fewest source switches without a pair apart (route_choice).
  * Engines that break credit loops with layers (dfsssp) run this before their layering, which
  * then covers the alternates too. If a host switch that routes LID 0 cannot join at all,
  * the LID keeps the engine's own routes. */
@@ -97,16 +99,18 @@ struct alt {
 	uint32_t checked;      /* host switches engine_disjoint found apart */
 	uint64_t work, budget; /* the local search's switch scorings, and their limit */
 	bool moved;            /* it moved a switch: the growth's scores are stale */
+	uint64_t probe_cap;    /* a probe's growth stops at this many short (0: no probe) */
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
 	uint32_t *peer_edge; /* per edge (index into adj): the same cable the other way */
-	struct {
+	struct alt_stats {
 		uint32_t blocks; /* LID pairs (2i, 2i+1) of CA ports */
 		uint32_t kept;   /* ... that kept the engine's routes: a host switch had no way */
 		/* host switches x pairs: paths to 2i and 2i+1 sharing no link, no switch */
 		uint64_t sources, link_disjoint, switch_disjoint;
 		uint64_t possible; /* ... of the sources not across a bridge from the destination */
+		uint64_t open;     /* ... that have no pair of the block's LIDs apart so far */
 	} stats;
 	struct routing_alt_undo *undo;
 	/* a few LIDs' hops from every switch, laid out flat (col_get): engine_disjoint walks
@@ -273,6 +277,13 @@ static void offer(struct alt *a, uint32_t w, uint32_t t, uint16_t lid1)
 			continue;
 		if (join_state(a, u, eu) < 0)
 			continue;
+		/* a way in that keeps apart by link and switch already: a new one can win only
+		 * on the tie-breaks after the score, so those decide first whether to score it
+		 * (most switches are offered again by each neighbour that joins after) */
+		if (a->best[u] != NONE && a->bscore[u].link_ok && a->bscore[u].sw_ok &&
+		    !a->bscore[u].overlap &&
+		    !better(a, u, lid1, a->bscore[u], eu, a->bscore[u], a->best[u]))
+			continue;
 		struct alt_score s = score_v(a, u, eu, t);
 		if (!better(a, u, lid1, s, eu, a->bscore[u], a->best[u]))
 			continue;
@@ -296,8 +307,14 @@ static void grow(struct alt *a, uint32_t t, uint16_t lid1)
 	}
 	a->hp.n = 0;
 	offer(a, t, t, lid1);
+	uint64_t open = 0;
 	while (a->hp.n) {
 		uint32_t v = heap_pop(&a->hp), e = a->best[v];
+		/* a probe (route_choice) that has lost already: no switch's score changes
+		 * after it joins, so the host switches short of a pair only add up */
+		if (a->probe_cap && a->seen[v] && a->hosts[v] && a->comp[v] == a->comp[t] &&
+		    !a->covered[v] && !a->bscore[v].link_ok && ++open >= a->probe_cap)
+			return;
 		a->par[v] = e;
 		a->len[v] = (uint16_t)(a->len[a->ctx->adj[e].to] + 1);
 		a->state[v] = (uint8_t)join_state(a, v, e);
@@ -672,11 +689,12 @@ enum alt_outcome { ALT_NONE, ALT_ENGINE, ALT_TREE };
  * switch routing lid0 found no way in; nothing was changed. A switch without hosts that finds none
  * keeps the engine's route: no packet reaches it on the way to lid1 (no switch in the tree
  * forwards to it), and its own route leads into the tree, where it stays. */
-static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1)
+static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1,
+                                        bool probe)
 {
 	struct routing_ctx *ctx = a->ctx;
 	uint32_t need = 0, joined_need = 0;
-	if (engine_disjoint(a, t, lid0, lid1))
+	if (!probe && engine_disjoint(a, t, lid0, lid1))
 		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
 	refs_prepare(a, t);
 	for (uint32_t v = 0; v < a->ns; v++) {
@@ -692,6 +710,8 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 		joined_need += a->par[v] != NONE && a->hosts[v];
 	if (joined_need < need)
 		return ALT_NONE;
+	if (probe)
+		return ALT_TREE; /* the growth only, the tables untouched (route_choice) */
 	a->work = 0;
 	a->moved = false;
 	a->budget = (uint64_t)ALT_SEARCH_WORK * a->ns;
@@ -738,6 +758,7 @@ static void count(struct alt *a, uint32_t t, uint16_t lid0, uint16_t lid1, bool 
 		}
 		a->stats.link_disjoint += link;
 		a->stats.switch_disjoint += link && sw;
+		a->stats.open += a->comp[v] == a->comp[t] && !link && !a->covered[v];
 	}
 }
 
@@ -980,7 +1001,104 @@ int routing_lmc_alternates(struct routing_ctx *ctx, const struct routing_alt_rul
 int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_alt_rules *rules,
                                 struct routing_alt_undo *undo, bool *alt, const bool *only)
 {
-	struct alt a = {.ctx = ctx, .rules = rules, .undo = undo};
+	struct routing_alt_choice c = {.rules = rules, .nrules = 1};
+	return routing_lmc_alternates_choice(ctx, &c, undo, alt, only);
+}
+
+static void revert_one(struct routing_ctx *ctx, struct routing_alt_change *c);
+
+/* The host switches (not across a bridge) that count() left without a link-disjoint pair
+ * among the block's LIDs so far. */
+static uint64_t shortfall(const struct alt *a, const struct alt_stats *before)
+{
+	return a->stats.open - before->open;
+}
+
+/* After a probe's growth: the host switches (not across a bridge) it leaves without a pair
+ * of the block's LIDs apart, by the scores they joined with. */
+static uint64_t probe_open(const struct alt *a, uint32_t t, uint16_t lid0)
+{
+	uint64_t open = 0;
+	for (uint32_t v = 0; v < a->ns; v++)
+		if (v != t && a->hosts[v] && a->comp[v] == a->comp[t] && !a->covered[v] &&
+		    next_hop(a, v, lid0) != NONE)
+			open += a->par[v] == NONE || !a->bscore[v].link_ok;
+	return open;
+}
+
+/* Route lid1 (entry i + 1 of the block at d) by the first rules of the choice; where that
+ * leaves a host switch without a pair of the block's LIDs apart, the others are grown
+ * without the local search (a fraction of a routing each), and the one that promises the
+ * fewest such switches is routed in full and kept if it leaves fewer. The index of the
+ * rules kept goes to chosen[i + 1]. */
+static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_choice *c, uint32_t t,
+                                     uint32_t i, uint16_t l0, uint16_t l1)
+{
+	unsigned first = c->first && c->first[i + 1] < c->nrules ? c->first[i + 1] : 0;
+	unsigned kept = first, pick = c->nrules;
+	a->rules = c->rules ? &c->rules[first] : NULL;
+	struct alt_stats before = a->stats;
+	enum alt_outcome o = route_alternate(a, t, l0, l1, false);
+	if (o == ALT_ENGINE) /* apart everywhere already */
+		return o;
+	count(a, t, l0, l1, o == ALT_TREE);
+	uint64_t best = shortfall(a, &before), promise = best;
+	for (unsigned r = 0; r < c->nrules && best; r++) {
+		if (r == first)
+			continue;
+		a->rules = &c->rules[r];
+		a->probe_cap = promise;
+		enum alt_outcome po = route_alternate(a, t, l0, l1, true);
+		a->probe_cap = 0;
+		if (po != ALT_TREE)
+			continue;
+		uint64_t s = probe_open(a, t, l0);
+		if (s < promise) {
+			promise = s;
+			pick = r;
+		}
+	}
+	if (pick < c->nrules) {
+		struct routing_alt_undo *undo = a->undo, tried = {0};
+		struct alt_stats kept_stats = a->stats;
+		a->rules = &c->rules[pick];
+		a->undo = &tried;
+		enum alt_outcome o2 = route_alternate(a, t, l0, l1, false);
+		a->undo = undo;
+		bool better = false;
+		if (o2 == ALT_TREE) {
+			a->stats = before;
+			count(a, t, l0, l1, true);
+			better = shortfall(a, &before) < best;
+		}
+		if (better) {
+			kept = pick;
+			o = o2;
+			for (uint32_t k = 0; undo && k < tried.changes.n; k++) {
+				struct routing_alt_change *ch = vec_push(&undo->changes);
+				if (ch)
+					*ch = tried.changes.v[k];
+			}
+		} else {
+			/* no better after all: what it changed goes back, and the count */
+			for (uint32_t k = tried.changes.n; k-- > 0;)
+				revert_one(a->ctx, &tried.changes.v[k]);
+			a->stats = kept_stats;
+			for (unsigned k = 0; k < 3; k++)
+				if (a->col[k].lid == l1)
+					a->col[k].lid = 0; /* its column is stale now */
+		}
+		vec_free(&tried.changes);
+	}
+	if (c->chosen && o == ALT_TREE)
+		c->chosen[i + 1] = (uint8_t)kept;
+	return o;
+}
+
+int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
+                                  struct routing_alt_undo *undo, bool *alt, const bool *only)
+{
+	struct alt a = {.ctx = ctx, .rules = c->rules, .undo = undo};
 	if (!routing_lmc_any(ctx))
 		return 0; /* LMC 0: nothing to do */
 	struct timespec t0, t1;
@@ -1008,7 +1126,7 @@ int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_al
 				block_refs(&a, d, i + 1);
 				/* only a tree of its own is an alternate to the layering: the
 				 * engine's routes kept are layered as primary ones */
-				enum alt_outcome o = route_alternate(&a, t, l0, l1);
+				enum alt_outcome o = route_choice(&a, c, t, i, l0, l1);
 				a.stats.kept += o == ALT_NONE;
 				if (alt && o == ALT_TREE)
 					alt[i + 1] = true;
@@ -1018,8 +1136,6 @@ int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_al
 					a.stats.switch_disjoint += a.checked;
 					/* apart: so on the destination's side of every bridge */
 					a.stats.possible += a.checked;
-				} else {
-					count(&a, t, l0, l1, o == ALT_TREE);
 				}
 			}
 			d = end;

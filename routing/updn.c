@@ -6,16 +6,19 @@
  *
  * LMC alternates (routing/lmc.c) must be up/down routes too, and under one order few are
  * apart from the primary (every route from a switch with a single way up shares it). Where
- * the switch links run two VLs or more, LID k of each block follows order k instead, on SL/VL
- * k, up to 4 orders (VLs 0-3): each ranked from the switch farthest from the roots of the
- * orders before it; LIDs past the last order follow the last. Each VL then carries the routes
- * of one order, each free of credit loops. */
+ * the switch links run two VLs or more, there are as many orders as VLs (up to 8, or
+ * routing_max_vls), each ranked from the switch farthest from the roots of the orders before
+ * it, and order o's routes go on SL/VL o. LID k of each block tries order k first (the LIDs
+ * past the fourth order on the fourth) and, where that leaves a host switch without a pair
+ * of the block's LIDs apart, takes the order that leaves the fewest (routing/lmc.c,
+ * route_choice). Each VL then carries the routes of one order, each free of credit loops;
+ * the VLs past the fourth are used only where the first four orders leave a switch short. */
 #include <stdlib.h>
 
 #include "routing/updown.h"
 
-/* updn and dnup: the order each LID's routes follow (0 the first; LMC alternates 1 to 3),
- * which is its SL and VL */
+/* updn and dnup: the order each LID's routes follow (0 the first, which the alternates may
+ * take too), which is its SL and VL */
 struct ud_state {
 	uint8_t *lid_layer;
 	uint32_t nlids;
@@ -30,7 +33,7 @@ static void updn_route(void *arg, uint32_t slot, const struct updown *label, uin
 	routing_assign(arg, s, label->dst, cand, n);
 }
 
-#define UD_ORDERS 4 /* the first order and up to three for the LMC alternates */
+#define UD_ORDERS 8 /* the first order and up to seven for the LMC alternates */
 
 /* Order o (1..) for the LMC alternates: up/down from the switch farthest from the roots of
  * the orders before it (the least of its ranks in them the greatest), so that each order's
@@ -74,38 +77,34 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	int rc = updown_route_all(&ord[0], ctx, leaf, &h);
 	struct routing_alt_rules rules = {
 	    .step = updown_alt_step, .arg = &ord[0], .dst_state = UD_DOWN};
-	bool *only = NULL, *got = NULL;
+	struct routing_alt_rules choice[UD_ORDERS];
+	uint8_t *first = NULL;
 	unsigned n = 1;
 	if (orders > UD_ORDERS)
 		orders = UD_ORDERS;
 	while (rc == 0 && alt && n < orders && next_order(ord, n, ctx, &ord[n]) == 0)
 		n++;
 	if (n >= 2) {
-		/* LID k of each block on order k, the LIDs past the last order on it */
-		only = calloc(ndst + 1, sizeof(bool));
-		got = calloc(ndst + 1, sizeof(bool));
-		rc = only && got ? 0 : -1;
-		for (unsigned o = 1; o < n && rc == 0; o++) {
-			for (uint32_t t = 0; t < ns; t++)
-				for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];
-				     d++) {
-					unsigned k = routing_lmc_index(ctx, t, d);
-					only[d] = o + 1 == n ? k >= o : k == o;
-					got[d] = false;
-				}
-			rules.arg = &ord[o];
-			rc = routing_lmc_alternates_only(ctx, &rules, NULL, got, only);
-			for (uint32_t d = 0; rc == 0 && d < ndst; d++)
-				if (got[d])
-					alt[d] = (uint8_t)o;
-		}
+		/* LID k of each block on order k first (the LIDs past the last order on it), on
+		 * another where that leaves fewer host switches without a disjoint pair */
+		first = calloc(ndst + 1, 1);
+		rc = first ? 0 : -1;
+		for (uint32_t t = 0; rc == 0 && t < ns; t++)
+			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+				unsigned k = routing_lmc_index(ctx, t, d);
+				first[d] = (uint8_t)(k < n && k < 4 ? k : (n < 4 ? n : 4) - 1);
+			}
+		for (unsigned o = 0; o < n; o++)
+			choice[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
+		struct routing_alt_choice c = {choice, n, first, alt};
+		if (rc == 0)
+			rc = routing_lmc_alternates_choice(ctx, &c, NULL, NULL, NULL);
 		if (rc < 0 && !ctx->why[0])
 			snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 	} else if (rc == 0) {
 		rc = routing_lmc_alternates(ctx, &rules, NULL, NULL);
 	}
-	free(only);
-	free(got);
+	free(first);
 	for (unsigned k = 0; k < UD_ORDERS; k++)
 		updown_free(&ord[k]);
 	free(leaf);
@@ -113,7 +112,8 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 }
 
 /* Route by up/down (dnup: reversed); at LMC > 0 with two VLs or more on the switch links,
- * LID k of each block on order k and SL k, as many orders as the VLs allow (up to 4). */
+ * each alternate LID on the order that keeps it apart best, and on that order's SL, as many
+ * orders as the VLs and routing_max_vls allow (up to 8). */
 int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine,
                         const uint32_t *roots, uint32_t nroots, bool reverse)
 {
@@ -122,6 +122,8 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 	bool lmc = routing_lmc_any(ctx);
 	uint8_t *alt = NULL;
 	unsigned vls = routing_link_vls(ctx);
+	if (ctx->cfg && ctx->cfg->routing_max_vls && ctx->cfg->routing_max_vls < vls)
+		vls = ctx->cfg->routing_max_vls;
 	if (st && lmc && vls >= 2) {
 		alt = calloc(ndst + 1, 1);
 		if (!alt) {
