@@ -55,7 +55,9 @@ struct alt_score {
  * towards it (its cable id, NONE without a route) and the tree's preorder numbering, so
  * that "is this link on switch v's path" is one comparison, not a walk. */
 struct prim {
-	uint32_t *cable, *tin, *tout;
+	struct prim_node {
+		uint32_t tin, tout, cable; /* together: one cache line per switch on a walk */
+	} * n;
 };
 
 /* A switch's table, and its ports' far ends, laid out for walking paths. */
@@ -103,7 +105,8 @@ struct alt {
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
-	uint32_t *peer_edge; /* per edge (index into adj): the same cable the other way */
+	uint32_t *peer_edge;  /* per edge (index into adj): the same cable the other way */
+	struct alt_hop *edge; /* per edge: its far end and cable, for walks (one load each) */
 	struct alt_stats {
 		uint32_t blocks; /* LID pairs (2i, 2i+1) of CA ports */
 		uint32_t kept;   /* ... that kept the engine's routes: a host switch had no way */
@@ -143,7 +146,7 @@ static uint32_t next_hop(const struct alt *a, uint32_t s, uint16_t lid)
 /* x on v's path (x == v included) in the reference tree */
 static inline bool anc(const struct prim *p, uint32_t x, uint32_t v)
 {
-	return p->tin[x] <= p->tin[v] && p->tin[v] < p->tout[x];
+	return p->n[x].tin <= p->n[v].tin && p->n[v].tin < p->n[x].tout;
 }
 
 /* Number lid's tree towards t: preorder from t, a switch whose route loops or ends
@@ -153,14 +156,14 @@ static void prim_build(struct alt *a, struct prim *p, uint32_t t, uint16_t lid)
 	uint32_t ns = a->ns, *par = a->pnext, *kid = a->pkid, *sib = a->psib, *order = a->porder;
 	for (uint32_t v = 0; v < ns; v++) {
 		kid[v] = NONE;
-		p->tin[v] = p->tout[v] = NONE;
-		p->cable[v] = NONE;
+		p->n[v].tin = p->n[v].tout = NONE;
+		p->n[v].cable = NONE;
 	}
 	for (uint32_t v = 0; v < ns; v++) {
 		par[v] = v == t ? NONE : next_hop(a, v, lid);
 		if (par[v] == NONE)
 			continue;
-		p->cable[v] = a->link[a->ctx->port_base[v] + a->ctx->t->sws[v].lft[lid]];
+		p->n[v].cable = a->link[a->ctx->port_base[v] + a->ctx->t->sws[v].lft[lid]];
 		sib[v] = kid[par[v]];
 		kid[par[v]] = v;
 	}
@@ -168,41 +171,41 @@ static void prim_build(struct alt *a, struct prim *p, uint32_t t, uint16_t lid)
 	a->pstack[sp++] = t;
 	while (sp) {
 		uint32_t x = a->pstack[--sp];
-		p->tin[x] = n;
+		p->n[x].tin = n;
 		order[n++] = x;
 		for (uint32_t c = kid[x]; c != NONE; c = sib[c])
 			a->pstack[sp++] = c;
 	}
 	/* subtree sizes, children before parents, then each subtree's end */
 	for (uint32_t i = 0; i < n; i++)
-		p->tout[order[i]] = 1;
+		p->n[order[i]].tout = 1;
 	for (uint32_t i = n; i-- > 1;)
-		p->tout[par[order[i]]] += p->tout[order[i]];
+		p->n[par[order[i]]].tout += p->n[order[i]].tout;
 	for (uint32_t i = 0; i < n; i++)
-		p->tout[order[i]] += p->tin[order[i]];
+		p->n[order[i]].tout += p->n[order[i]].tin;
 }
 
 /* How v's walk (first edge e, then the tree under construction from e's far end) meets v's
  * path in reference tree r. false: v has no path there. */
 static bool score_ref(const struct alt *a, unsigned r, uint32_t v, uint32_t e, uint32_t t,
-                      struct alt_score *sc)
+                      struct alt_score *sc, uint32_t *hops)
 {
-	const struct routing_ctx *ctx = a->ctx;
 	const struct prim *p = &a->prim[r];
-	if (p->tin[v] == NONE)
+	if (p->n[v].tin == NONE)
 		return false;
 	*sc = (struct alt_score){true, true, 0};
 	uint32_t x = v, edge = e;
 	for (unsigned h = 0; h < ALT_MAX_HOPS; h++) {
-		uint32_t y = ctx->adj[edge].to,
-		         c = a->link[ctx->port_base[x] + ctx->adj[edge].port];
-		if ((p->cable[x] == c && anc(p, x, v)) || (p->cable[y] == c && anc(p, y, v))) {
+		uint32_t y = a->edge[edge].to, c = a->edge[edge].link;
+		if ((p->n[x].cable == c && anc(p, x, v)) || (p->n[y].cable == c && anc(p, y, v))) {
 			sc->link_ok = false;
 			sc->overlap++;
 		}
-		if (y == t)
+		if (y == t) {
+			*hops = h + 1;
 			return true;
-		if (p->tin[y] < p->tin[v] && p->tin[v] < p->tout[y])
+		}
+		if (p->n[y].tin < p->n[v].tin && p->n[v].tin < p->n[y].tout)
 			sc->sw_ok = false;
 		x = y;
 		edge = a->par[x];
@@ -220,13 +223,15 @@ static bool score_better(struct alt_score s, struct alt_score b)
 	return s.overlap < b.overlap;
 }
 
-/* score_ref() against the LIDs v's alternate should avoid one of: the best. */
-static struct alt_score score_v(struct alt *a, uint32_t v, uint32_t e, uint32_t t)
+/* score_ref() against the LIDs v's alternate should avoid one of: the best. hops: the
+ * walk's length, ALT_MAX_HOPS where no reference LID has a path from v. */
+static struct alt_score score_v(struct alt *a, uint32_t v, uint32_t e, uint32_t t, uint32_t *hops)
 {
 	struct alt_score best = {false, false, UINT32_MAX}, s;
 	bool all = a->nref > 1 && !a->covered[v];
+	*hops = ALT_MAX_HOPS;
 	for (unsigned i = all ? 0 : a->nref - 1; i < a->nref; i++)
-		if (score_ref(a, i, v, e, t, &s) && score_better(s, best))
+		if (score_ref(a, i, v, e, t, &s, hops) && score_better(s, best))
 			best = s;
 	return best;
 }
@@ -284,7 +289,8 @@ static void offer(struct alt *a, uint32_t w, uint32_t t, uint16_t lid1)
 		    !a->bscore[u].overlap &&
 		    !better(a, u, lid1, a->bscore[u], eu, a->bscore[u], a->best[u]))
 			continue;
-		struct alt_score s = score_v(a, u, eu, t);
+		uint32_t hops;
+		struct alt_score s = score_v(a, u, eu, t, &hops);
 		if (!better(a, u, lid1, s, eu, a->bscore[u], a->best[u]))
 			continue;
 		a->best[u] = eu;
@@ -336,11 +342,15 @@ static int32_t vscore(struct alt *a, uint32_t u, uint32_t t, uint16_t lid0)
 {
 	if (!a->hosts[u] || next_hop(a, u, lid0) == NONE)
 		return 0;
-	struct alt_score sc = score_v(a, u, a->par[u], t);
-	int32_t hops = 0;
-	for (uint32_t x = u; x != t && hops < ALT_MAX_HOPS; hops++)
-		x = a->ctx->adj[a->par[x]].to;
-	return (sc.link_ok ? SCORE_LINK : 0) + (sc.link_ok && sc.sw_ok ? SCORE_SWITCH : 0) - hops;
+	uint32_t hops;
+	struct alt_score sc = score_v(a, u, a->par[u], t, &hops);
+	if (hops >= ALT_MAX_HOPS) { /* no reference walk reached t: count the hops apart */
+		hops = 0;
+		for (uint32_t x = u; x != t && hops < ALT_MAX_HOPS; hops++)
+			x = a->ctx->adj[a->par[x]].to;
+	}
+	return (sc.link_ok ? SCORE_LINK : 0) + (sc.link_ok && sc.sw_ok ? SCORE_SWITCH : 0) -
+	       (int32_t)hops;
 }
 
 /* The scores of v and every switch whose alternate passes v. */
@@ -532,7 +542,7 @@ static bool lft_apart(struct alt *a, unsigned r, uint32_t v, uint32_t t, uint16_
 {
 	const struct prim *p = &a->prim[r];
 	*sw = false;
-	if (p->tin[v] == NONE)
+	if (p->n[v].tin == NONE)
 		return false;
 	bool sw_ok = true;
 	uint32_t x = v;
@@ -541,9 +551,9 @@ static bool lft_apart(struct alt *a, unsigned r, uint32_t v, uint32_t t, uint16_
 		if (y == NONE || h >= ALT_MAX_HOPS)
 			return false;
 		uint32_t c = a->link[a->ctx->port_base[x] + a->ctx->t->sws[x].lft[lid]];
-		if ((p->cable[x] == c && anc(p, x, v)) || (p->cable[y] == c && anc(p, y, v)))
+		if ((p->n[x].cable == c && anc(p, x, v)) || (p->n[y].cable == c && anc(p, y, v)))
 			return false;
-		sw_ok &= y == t || !(p->tin[y] < p->tin[v] && p->tin[v] < p->tout[y]);
+		sw_ok &= y == t || !(p->n[y].tin < p->n[v].tin && p->n[v].tin < p->n[y].tout);
 		x = y;
 	}
 	*sw = sw_ok;
@@ -867,10 +877,8 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 	bool prim_ok = a->sw && a->hop;
 	for (unsigned r = 0; r < 8; r++) {
 		struct prim *p = &a->prim[r];
-		p->cable = malloc(sizeof(uint32_t) * (ns + 1));
-		p->tin = malloc(sizeof(uint32_t) * (ns + 1));
-		p->tout = malloc(sizeof(uint32_t) * (ns + 1));
-		prim_ok &= p->cable && p->tin && p->tout;
+		p->n = malloc(sizeof(*p->n) * (ns + 1));
+		prim_ok &= p->n != NULL;
 	}
 	a->pnext = malloc(sizeof(uint32_t) * (ns + 1));
 	a->pkid = malloc(sizeof(uint32_t) * (ns + 1));
@@ -897,10 +905,11 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 		a->col[i].hop = malloc(sizeof(struct alt_hop) * (ns + 1));
 		cols_ok &= a->col[i].hop != NULL;
 	}
-	if (!cols_ok || !edge_at || !a->comp || !a->peer_edge || !a->covered || !a->kid ||
-	    !a->sib || !a->stack || !a->peer || !a->link || !a->par || !a->len || !a->state ||
-	    !prim_ok || !a->pnext || !a->pkid || !a->psib || !a->porder || !a->pstack || !a->best ||
-	    !a->bscore || !a->key || !a->hp.h || !a->hp.pos || !a->seen) {
+	a->edge = malloc(sizeof(struct alt_hop) * (ctx->adj_start[ns] + 1));
+	if (!cols_ok || !a->edge || !edge_at || !a->comp || !a->peer_edge || !a->covered ||
+	    !a->kid || !a->sib || !a->stack || !a->peer || !a->link || !a->par || !a->len ||
+	    !a->state || !prim_ok || !a->pnext || !a->pkid || !a->psib || !a->porder ||
+	    !a->pstack || !a->best || !a->bscore || !a->key || !a->hp.h || !a->hp.pos || !a->seen) {
 		free(edge_at);
 		return -1;
 	}
@@ -913,6 +922,7 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 			a->peer[ctx->port_base[s] + ctx->adj[e].port] = ctx->adj[e].to;
 			a->link[ctx->port_base[s] + ctx->adj[e].port] = peer < tp ? peer : tp;
 			edge_at[ctx->port_base[s] + ctx->adj[e].port] = e;
+			a->edge[e] = (struct alt_hop){ctx->adj[e].to, peer < tp ? peer : tp};
 		}
 	for (uint32_t s = 0; s < ns; s++)
 		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++) {
@@ -932,15 +942,14 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 
 static void alt_free(struct alt *a)
 {
+	free(a->edge);
 	free(a->peer);
 	free(a->link);
 	free(a->par);
 	free(a->len);
 	free(a->state);
 	for (unsigned r = 0; r < 8; r++) {
-		free(a->prim[r].cable);
-		free(a->prim[r].tin);
-		free(a->prim[r].tout);
+		free(a->prim[r].n);
 	}
 	free(a->sw);
 	free(a->hop);
