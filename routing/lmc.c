@@ -102,6 +102,7 @@ struct alt {
 	uint64_t work, budget; /* the local search's switch scorings, and their limit */
 	bool moved;            /* it moved a switch: the growth's scores are stale */
 	uint64_t probe_cap;    /* a probe's growth stops at this many short (0: no probe) */
+	bool refs_ready;       /* refs_prepare() done for the LID routed now */
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
@@ -706,7 +707,9 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 	uint32_t need = 0, joined_need = 0;
 	if (!probe && engine_disjoint(a, t, lid0, lid1))
 		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
-	refs_prepare(a, t);
+	if (!a->refs_ready)        /* the same for every try of one LID (route_choice) */
+		refs_prepare(a, t);
+	a->refs_ready = true;
 	for (uint32_t v = 0; v < a->ns; v++) {
 		a->par[v] = NONE;
 		a->len[v] = 0;
@@ -726,17 +729,18 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 	a->moved = false;
 	a->budget = (uint64_t)ALT_SEARCH_WORK * a->ns;
 	improve(a, t, lid0);
+	/* a change unrecorded could not be put back (a LID half on one rule, half on another) */
+	if (a->undo && vec_reserve(&a->undo->changes, (uint64_t)a->undo->changes.n + a->ns) < 0)
+		return ALT_NONE; /* out of memory: the tables as they were */
 	for (uint32_t v = 0; v < a->ns; v++) {
 		if (a->par[v] == NONE)
 			continue;
 		uint8_t *lft = ctx->t->sws[v].lft, port = ctx->adj[a->par[v]].port;
 		if (lft[lid1] == port)
 			continue;
-		if (a->undo) {
-			struct routing_alt_change *c = vec_push(&a->undo->changes);
-			if (c)
-				*c = (struct routing_alt_change){v, lid1, lft[lid1]};
-		}
+		if (a->undo) /* room reserved above */
+			a->undo->changes.v[a->undo->changes.n++] =
+			    (struct routing_alt_change){v, lid1, lft[lid1]};
 		uint32_t *load = ctx->load + ctx->port_base[v];
 		if (lft[lid1] && lft[lid1] != 0xff && load[lft[lid1]])
 			load[lft[lid1]]--;
@@ -1046,13 +1050,14 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 	unsigned first = c->first && c->first[i + 1] < c->nrules ? c->first[i + 1] : 0;
 	unsigned kept = first, pick = c->nrules;
 	a->rules = c->rules ? &c->rules[first] : NULL;
+	a->refs_ready = false;
 	struct alt_stats before = a->stats;
 	enum alt_outcome o = route_alternate(a, t, l0, l1, false);
 	if (o == ALT_ENGINE) /* apart everywhere already */
 		return o;
 	count(a, t, l0, l1, o == ALT_TREE);
 	uint64_t best = shortfall(a, &before), promise = best;
-	for (unsigned r = 0; r < c->nrules && best; r++) {
+	for (unsigned r = 0; r < c->nrules && promise; r++) {
 		if (r == first)
 			continue;
 		a->rules = &c->rules[r];
@@ -1074,20 +1079,21 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 		a->undo = &tried;
 		enum alt_outcome o2 = route_alternate(a, t, l0, l1, false);
 		a->undo = undo;
-		bool better = false;
+		bool fewer = false;
 		if (o2 == ALT_TREE) {
 			a->stats = before;
 			count(a, t, l0, l1, true);
-			better = shortfall(a, &before) < best;
+			fewer = shortfall(a, &before) < best;
 		}
-		if (better) {
+		/* the caller's undo takes every change or the try goes back */
+		if (fewer && undo &&
+		    vec_reserve(&undo->changes, (uint64_t)undo->changes.n + tried.changes.n) < 0)
+			fewer = false;
+		if (fewer) {
 			kept = pick;
 			o = o2;
-			for (uint32_t k = 0; undo && k < tried.changes.n; k++) {
-				struct routing_alt_change *ch = vec_push(&undo->changes);
-				if (ch)
-					*ch = tried.changes.v[k];
-			}
+			for (uint32_t k = 0; undo && k < tried.changes.n; k++)
+				undo->changes.v[undo->changes.n++] = tried.changes.v[k];
 		} else {
 			/* no better after all: what it changed goes back, and the count */
 			for (uint32_t k = tried.changes.n; k-- > 0;)

@@ -132,8 +132,9 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 		}
 	} else if (st && lmc) {
 		log_notice(ctx->log, "routing",
-		           "%s: the switch links run 1 VL: the LMC alternates follow the one "
-		           "up/down order, and fewer keep apart from the primary paths",
+		           "%s: one VL (the switch links run 1, or routing_max_vls is 1): the "
+		           "LMC alternates follow the one up/down order, and fewer keep apart "
+		           "from the primary paths",
 		           engine);
 	}
 	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt, vls);
