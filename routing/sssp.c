@@ -77,6 +77,15 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 			uint16_t lid = ctx->dst[i].lid;
 			if (!ctx->dst[i].port)
 				continue;
+			unsigned nth = routing_lmc_index(ctx, t, i);
+			if (nth > 0) {
+				/* a later LID of an LMC block: spread over the other shortest
+				 * ways from the first LID's Dijkstra (d: its run to t), not a
+				 * Dijkstra of its own; its load is not laid, as it carries
+				 * traffic only when a primary path has failed */
+				weighted_spread_lid(ctx, c, &d, t, ctx->dst[i - nth].lid, lid, nth);
+				continue;
+			}
 			dijkstra_to(ctx, c, ww.w, t, &d);
 			for (uint32_t k = 1; k < d.nsettled; k++) {
 				uint32_t s = d.order[k];

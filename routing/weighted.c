@@ -142,6 +142,29 @@ void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uin
 	}
 }
 
+void weighted_spread_lid(struct routing_ctx *ctx, const struct chans *c, const struct dijkstra *d,
+                         uint32_t t, uint16_t base, uint16_t lid, unsigned k)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		if (s == t || d->cost[s] == UINT64_MAX)
+			continue;
+		uint64_t hops = d->cost[s] >> DIJKSTRA_HOP_SHIFT;
+		uint8_t *lft = ctx->t->sws[s].lft, cand[256];
+		unsigned n = 0, at = 0;
+		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++) {
+			uint32_t m = ctx->adj[e].to;
+			if (c->rev[e] == NONE || d->cost[m] == UINT64_MAX ||
+			    (d->cost[m] >> DIJKSTRA_HOP_SHIFT) + 1 != hops)
+				continue;
+			if (ctx->adj[e].port == lft[base])
+				at = n;
+			cand[n++] = ctx->adj[e].port;
+		}
+		if (n)
+			lft[lid] = cand[(at + k) % n];
+	}
+}
+
 struct guid_key {
 	uint64_t guid;
 	uint32_t s;

@@ -1089,6 +1089,33 @@ START_TEST(updown_lmc_orders)
 }
 END_TEST
 
+/* sssp and dfsssp spread a block's later LIDs over the other shortest ways of the first
+ * LID's Dijkstra: on a 3-level fat tree every host switch's paths to the block's LIDs keep
+ * apart as the engine laid them, so dfsssp's layering of them needs no more layers than at
+ * LMC 0 (one). Before, a Dijkstra per LID crossed the first LID's paths, lmc.c grew trees
+ * of its own for them, and dfsssp took 4 layers at LMC 2. */
+START_TEST(sssp_lmc_spread)
+{
+	const char *engine = _i ? "dfsssp" : "sssp";
+	for (uint8_t lmc = 0; lmc <= 2; lmc += 2) {
+		struct topo t;
+		topo_init(&t);
+		uint32_t h = fix_fattree3(&t, 8);
+		fix_finish(&t, h, NULL);
+		set_lmc(&t, lmc);
+		struct fix_routes r;
+		unsigned layers = 0;
+		route_clean(&t, engine, lmc, &r, &layers);
+		double share = lmc ? disjoint_share(&t) : 1.0;
+		fprintf(stderr, "sssp_lmc_spread: %s, LMC %u: %u layer(s), %.3f link-disjoint\n",
+		        engine, lmc, layers, share);
+		ck_assert_uint_eq(layers, 1);
+		ck_assert_msg(share >= 1.0, "%s: %.3f link-disjoint", engine, share);
+		topo_free(&t);
+	}
+}
+END_TEST
+
 /* updn (and dnup, on the trees it is for) chooses each alternate LID's up/down order: LID k tries
  * order k first and, where a host switch is left without a pair of its block's LIDs apart, the
  * other orders (as many as the VLs, up to 8, or routing_max_vls allow). On these random graphs LID
@@ -1421,6 +1448,7 @@ static Suite *suite(void)
 	tcase_add_test(lmc, lmc_alternates_revert);
 	tcase_add_test(lmc, lmc_alternates_fresh_seeds);
 	tcase_add_test(lmc, updown_lmc_order_choice);
+	tcase_add_loop_test(lmc, sssp_lmc_spread, 0, 2);
 	tcase_add_loop_test(lmc, grid_lmc_alternates, 0, 2);
 	tcase_add_loop_test(lmc, updown_lmc_orders, 0, 2);
 	tcase_add_test(lmc, nue_lmc_full_layers);
