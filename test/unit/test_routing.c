@@ -524,15 +524,26 @@ END_TEST
  * per dimension. */
 /* Route t with engine (case k of a test): every LID reached, no forwarding loop, no credit
  * loop with the engine's SLs and VLs; the routes and layers for more checks. */
-static void route_clean(struct topo *t, const char *engine, unsigned k, struct fix_routes *r,
-                        unsigned *layers)
+/* Route with routing_max_vls max_vls (0: the links' VLs), and want every route whole and
+ * no credit loop. */
+static void route_clean_vls(struct topo *t, const char *engine, unsigned max_vls, unsigned k,
+                            struct fix_routes *r, unsigned *layers)
 {
 	char why[512];
-	ck_assert_msg(run_engine_full(t, engine, NULL, why, sizeof(why), r, layers) == 0,
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	cfg.routing_max_vls = (uint8_t)max_vls;
+	ck_assert_msg(run_engine_full(t, engine, &cfg, why, sizeof(why), r, layers) == 0,
 	              "%s, case %u: %s", engine, k, why);
 	ck_assert_msg(r->unreachable == 0 && r->loops == 0, "%s, case %u: %s", engine, k,
 	              r->first_problem);
 	ck_assert_msg(!r->credit_loop, "%s, case %u: credit loop", engine, k);
+}
+
+static void route_clean(struct topo *t, const char *engine, unsigned k, struct fix_routes *r,
+                        unsigned *layers)
+{
+	route_clean_vls(t, engine, 0, k, r, layers);
 }
 
 START_TEST(grid_engines)
@@ -1135,28 +1146,19 @@ START_TEST(updown_lmc_order_choice)
 			fix_finish(&t, h, NULL);
 			ck_assert(two_edge_connected(&t));
 			set_lmc(&t, 2);
-			struct ibsmd_config cfg;
-			config_defaults(&cfg);
-			cfg.routing_max_vls = (uint8_t)max_vls[m];
-			char why[512];
 			struct fix_routes r;
 			unsigned layers = 0;
-			const char *engine = "updn";
-			ck_assert_msg(
-			    run_engine_full(&t, engine, &cfg, why, sizeof(why), &r, &layers) == 0,
-			    "%s: %s", engine, why);
-			ck_assert_msg(r.unreachable == 0 && r.loops == 0 && !r.credit_loop,
-			              "%s, seed %u: %s%s", engine, seeds[k], r.first_problem,
-			              r.credit_loop ? " (credit loop)" : "");
+			route_clean_vls(&t, "updn", max_vls[m], seeds[k], &r, &layers);
 			ck_assert_uint_le(layers, max_vls[m] ? max_vls[m] : 8);
 			double share = disjoint_share(&t);
-			fprintf(stderr,
-			        "updown_lmc_order_choice: %s, seed %u, max VLs %u: %u layers, %.3f "
-			        "link-disjoint\n",
-			        engine, seeds[k], max_vls[m], layers, share);
+			fprintf(
+			    stderr,
+			    "updown_lmc_order_choice: updn, seed %u, max VLs %u: %u layers, %.3f "
+			    "link-disjoint\n",
+			    seeds[k], max_vls[m], layers, share);
 			if (!m)
-				ck_assert_msg(share >= 0.95, "%s, seed %u: %.3f link-disjoint",
-				              engine, seeds[k], share);
+				ck_assert_msg(share >= 0.95, "updn, seed %u: %.3f link-disjoint",
+				              seeds[k], share);
 			topo_free(&t);
 		}
 	}
