@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "routing/engine.h"
+#include "routing/parallel.h"
 #include "routing/updown.h"
 #include "routing/weighted.h"
 #include "util/vec.h"
@@ -103,6 +104,10 @@ struct alt {
 	bool moved;            /* it moved a switch: the growth's scores are stale */
 	uint64_t probe_cap;    /* a probe's growth stops at this many short (0: no probe) */
 	bool refs_ready;       /* refs_prepare() done for the LID routed now */
+	/* engine_disjoint()'s answer for the LID routed now, found beforehand over the CPUs
+	 * (pre_check): good while no LID of its block has changed since */
+	bool pre_known, pre_ok;
+	uint32_t pre_checked;
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
@@ -705,7 +710,11 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 {
 	struct routing_ctx *ctx = a->ctx;
 	uint32_t need = 0, joined_need = 0;
-	if (!probe && engine_disjoint(a, t, lid0, lid1))
+	bool known = a->pre_known;
+	a->pre_known = false; /* a later try of the same LID sees tables changed */
+	if (!probe && known)
+		a->checked = a->pre_checked;
+	if (!probe && (known ? a->pre_ok : engine_disjoint(a, t, lid0, lid1)))
 		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
 	if (!a->refs_ready)        /* the same for every try of one LID (route_choice) */
 		refs_prepare(a, t);
@@ -1110,6 +1119,87 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 	return o;
 }
 
+/* ---- the engine's own routes checked apart beforehand, over the CPUs ----
+ * On fat trees nearly every LID keeps apart as the engine laid it, and the check is then all
+ * the work (a walk of each host switch's two paths per LID). It reads the tables only, so
+ * it runs for every LID first, in chunks of destination switches each with scratch of its
+ * own (columns and stamps); the routing pass takes an answer while no LID before it in its
+ * block has changed, and checks again otherwise. Same answers whatever the threads. */
+#define ALT_CHUNKS 8
+struct alt_pre {
+	struct alt part[ALT_CHUNKS]; /* the shared model, scratch of each chunk's own */
+	const bool *only;
+	uint8_t *ok;       /* per ctx->dst entry d: 1 + engine_disjoint() of the pair (d - 1, d) */
+	uint32_t *checked; /* ... and its count of host switches */
+};
+
+static void pre_chunk(void *arg, uint32_t i)
+{
+	struct alt_pre *p = arg;
+	struct alt *a = &p->part[i];
+	const struct routing_ctx *ctx = a->ctx;
+	uint32_t ns = ctx->nsw, lo = (uint32_t)((uint64_t)ns * i / ALT_CHUNKS),
+	         hi = (uint32_t)((uint64_t)ns * (i + 1) / ALT_CHUNKS);
+	for (uint32_t t = lo; t < hi; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];) {
+			uint32_t end = d + 1;
+			while (end < ctx->dst_start[t + 1] && block_goes_on(ctx, t, end))
+				end++;
+			for (uint32_t j = d; j + 1 < end; j++) {
+				if (p->only && !p->only[j + 1])
+					continue;
+				block_refs(a, d, j + 1);
+				bool ok =
+				    engine_disjoint(a, t, ctx->dst[j].lid, ctx->dst[j + 1].lid);
+				p->ok[j + 1] = (uint8_t)(1 + ok);
+				p->checked[j + 1] = a->checked;
+			}
+			d = end;
+		}
+}
+
+static void pre_free(struct alt_pre *p)
+{
+	for (unsigned i = 0; i < ALT_CHUNKS; i++) {
+		for (unsigned k = 0; k < 3; k++)
+			free(p->part[i].col[k].hop);
+		free(p->part[i].stamp);
+	}
+	free(p->ok);
+	free(p->checked);
+}
+
+/* Every pair's engine_disjoint() into p (p->ok NULL: no memory, each is checked as routed). */
+static void pre_check(struct alt *a, struct alt_pre *p, const bool *only)
+{
+	const struct routing_ctx *ctx = a->ctx;
+	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns];
+	memset(p, 0, sizeof(*p));
+	p->only = only;
+	p->ok = calloc(ndst + 1, 1);
+	p->checked = calloc(ndst + 1, sizeof(uint32_t));
+	bool ok = p->ok && p->checked;
+	for (unsigned i = 0; i < ALT_CHUNKS && ok; i++) {
+		struct alt *c = &p->part[i];
+		*c = *a; /* the model read-only; the scratch below its own */
+		memset(c->col, 0, sizeof(c->col));
+		c->col_next = 0;
+		c->epoch = 0;
+		c->stamp = calloc(ns + 1, sizeof(uint32_t));
+		ok &= c->stamp != NULL;
+		for (unsigned k = 0; k < 3; k++) {
+			c->col[k].hop = malloc(sizeof(struct alt_hop) * (ns + 1));
+			ok &= c->col[k].hop != NULL;
+		}
+	}
+	if (ok)
+		routing_parallel(ALT_CHUNKS, ctx->threads, pre_chunk, p);
+	else {
+		pre_free(p);
+		memset(p, 0, sizeof(*p));
+	}
+}
+
 int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
                                   struct routing_alt_undo *undo, bool *alt, const bool *only)
 {
@@ -1127,21 +1217,28 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	}
 	routing_host_switches(ctx, hosts);
 	a.hosts = hosts;
+	struct alt_pre pre;
+	pre_check(&a, &pre, only);
 	for (uint32_t t = 0; t < ctx->nsw; t++) {
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];) {
 			/* a CA port's block: consecutive entries, same port, consecutive LIDs */
 			uint32_t end = d + 1;
 			while (end < ctx->dst_start[t + 1] && block_goes_on(ctx, t, end))
 				end++;
+			bool changed = false; /* a LID of the block routed anew: checks go stale */
 			for (uint32_t i = d; i + 1 < end; i++) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
 				if (only && !only[i + 1])
 					continue;
 				a.stats.blocks++;
 				block_refs(&a, d, i + 1);
+				a.pre_known = pre.ok && pre.ok[i + 1] && !changed;
+				a.pre_ok = a.pre_known && pre.ok[i + 1] == 2;
+				a.pre_checked = a.pre_known ? pre.checked[i + 1] : 0;
 				/* only a tree of its own is an alternate to the layering: the
 				 * engine's routes kept are layered as primary ones */
 				enum alt_outcome o = route_choice(&a, c, t, i, l0, l1);
+				changed |= o == ALT_TREE;
 				a.stats.kept += o == ALT_NONE;
 				if (alt && o == ALT_TREE)
 					alt[i + 1] = true;
@@ -1165,6 +1262,7 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
 	         (unsigned long long)a.stats.possible, (unsigned long long)a.stats.link_disjoint,
 	         (unsigned long long)a.stats.switch_disjoint);
+	pre_free(&pre);
 	free(hosts);
 	alt_free(&a);
 	return 0;

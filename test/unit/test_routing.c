@@ -704,7 +704,12 @@ static uint8_t *engine_tables(const struct routing_engine *e, struct topo *t, un
 	struct routing_ctx ctx;
 	ck_assert_int_eq(routing_ctx_build(&ctx, t, &cfg, NULL), 0);
 	ctx.threads = threads;
-	*rc = e->unicast(&ctx, NULL);
+	void *state = NULL;
+	*rc = e->setup ? e->setup(&ctx, &state) : 0;
+	if (*rc == 0)
+		*rc = e->unicast(&ctx, state);
+	if (e->teardown)
+		e->teardown(state);
 	*len = (size_t)t->nsws * t->sws[0].lft_size;
 	uint8_t *all = malloc(*len);
 	for (uint32_t s = 0; s < t->nsws; s++)
@@ -716,14 +721,17 @@ static uint8_t *engine_tables(const struct routing_engine *e, struct topo *t, un
 START_TEST(engine_threads)
 {
 	const struct routing_engine *spread[] = {&routing_minhop, &routing_updn, &routing_dnup,
-	                                         &routing_ftree};
-	for (unsigned k = 0; k < 3; k++) {
+	                                         &routing_ftree, &routing_sssp};
+	/* at LMC 2 too: the LMC alternates check the engine's routes over the CPUs first */
+	for (unsigned k = 0; k < 6; k++) {
 		struct topo t;
 		topo_init(&t);
-		uint32_t h = k == 2   ? fix_random(&t, 40, 16, 4, 120, 11)
-		             : k == 1 ? fix_fattree3(&t, 12)
-		                      : fix_fattree3(&t, 8);
+		uint32_t h = k % 3 == 2   ? fix_random(&t, 40, 16, 4, 120, 11)
+		             : k % 3 == 1 ? fix_fattree3(&t, 12)
+		                          : fix_fattree3(&t, 8);
 		fix_finish(&t, h, NULL);
+		if (k >= 3)
+			set_lmc(&t, 2);
 		for (unsigned i = 0; i < sizeof(spread) / sizeof(spread[0]); i++) {
 			size_t a, b;
 			int rc1, rc4;
