@@ -160,8 +160,12 @@ void weighted_spread_lid(struct routing_ctx *ctx, const struct chans *c, const s
 				at = n;
 			cand[n++] = ctx->adj[e].port;
 		}
-		if (n)
-			lft[lid] = cand[(at + k) % n];
+		if (!n)
+			continue;
+		lft[lid] = cand[(at + k) % n];
+		/* the ports' count of LIDs (lmc.c's tie-break, moved when it routes one anew),
+		 * though not the Dijkstra weights */
+		ctx->load[ctx->port_base[s] + lft[lid]]++;
 	}
 }
 
