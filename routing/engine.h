@@ -197,9 +197,10 @@ int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_al
                                 struct routing_alt_undo *undo, bool *alt, const bool *only);
 /* Rules to choose among LID by LID (an engine with several up/down orders, each on a VL of
  * its own): entry d is routed by rules[first[d]] (first NULL: rules[0]) and, where that
- * leaves a host switch without a link-disjoint pair, by each of the others in turn; the
- * tables keep the one that leaves the fewest so, and chosen[d] (optional) its index, for
- * the destinations given alternates of their own. */
+ * leaves a host switch without a link-disjoint pair, the others are grown too and the one
+ * that promises the fewest such switches is routed in full; the tables keep whichever
+ * leaves fewer, and chosen[d] (optional) its index, for the destinations given alternates
+ * of their own. */
 struct routing_alt_choice {
 	const struct routing_alt_rules *rules; /* NULL: any step (then nrules 1) */
 	unsigned nrules;

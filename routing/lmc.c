@@ -633,6 +633,14 @@ static const struct alt_hop *col_get(struct alt *a, uint16_t lid, uint16_t keep)
 	return c->hop;
 }
 
+/* lid's routes changed: its column, if cached, is stale. */
+static void col_forget(struct alt *a, uint16_t lid)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (a->col[i].lid == lid)
+			a->col[i].lid = 0;
+}
+
 /* Do v's paths along two columns (col_get) share no switch but v and t? Then they share no
  * link either (a link both used would join two switches both pass), unless both go
  * straight to t by the same cable. The ref path's switches are stamped, so each question
@@ -756,9 +764,7 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 		load[port]++;
 		lft[lid1] = port;
 	}
-	for (unsigned i = 0; i < 3; i++)
-		if (a->col[i].lid == lid1)
-			a->col[i].lid = 0; /* its column is stale now */
+	col_forget(a, lid1);
 	return ALT_TREE;
 }
 
@@ -997,6 +1003,16 @@ static bool block_goes_on(const struct routing_ctx *ctx, uint32_t t, uint32_t d)
 	       ctx->dst[d - 1].lid + 1u == ctx->dst[d].lid;
 }
 
+/* The entry after the CA port's block that starts at entry d of destination switch t:
+ * consecutive entries, same port, consecutive LIDs. */
+static uint32_t block_end(const struct routing_ctx *ctx, uint32_t t, uint32_t d)
+{
+	uint32_t end = d + 1;
+	while (end < ctx->dst_start[t + 1] && block_goes_on(ctx, t, end))
+		end++;
+	return end;
+}
+
 bool routing_lmc_any(const struct routing_ctx *ctx)
 {
 	for (uint32_t t = 0; ctx->dst && t < ctx->nsw; t++)
@@ -1062,8 +1078,14 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 	a->refs_ready = false;
 	struct alt_stats before = a->stats;
 	enum alt_outcome o = route_alternate(a, t, l0, l1, false);
-	if (o == ALT_ENGINE) /* apart everywhere already */
+	if (o == ALT_ENGINE) { /* apart everywhere already: counted so */
+		a->stats.sources += a->checked;
+		a->stats.link_disjoint += a->checked;
+		a->stats.switch_disjoint += a->checked;
+		/* apart: so on the destination's side of every bridge */
+		a->stats.possible += a->checked;
 		return o;
+	}
 	count(a, t, l0, l1, o == ALT_TREE);
 	uint64_t best = shortfall(a, &before), promise = best;
 	for (unsigned r = 0; r < c->nrules && promise; r++) {
@@ -1108,9 +1130,7 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 			for (uint32_t k = tried.changes.n; k-- > 0;)
 				revert_one(a->ctx, &tried.changes.v[k]);
 			a->stats = kept_stats;
-			for (unsigned k = 0; k < 3; k++)
-				if (a->col[k].lid == l1)
-					a->col[k].lid = 0; /* its column is stale now */
+			col_forget(a, l1);
 		}
 		vec_free(&tried.changes);
 	}
@@ -1141,10 +1161,8 @@ static void pre_chunk(void *arg, uint32_t i)
 	uint32_t ns = ctx->nsw, lo = (uint32_t)((uint64_t)ns * i / ALT_CHUNKS),
 	         hi = (uint32_t)((uint64_t)ns * (i + 1) / ALT_CHUNKS);
 	for (uint32_t t = lo; t < hi; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];) {
-			uint32_t end = d + 1;
-			while (end < ctx->dst_start[t + 1] && block_goes_on(ctx, t, end))
-				end++;
+		for (uint32_t d = ctx->dst_start[t], end; d < ctx->dst_start[t + 1]; d = end) {
+			end = block_end(ctx, t, d);
 			for (uint32_t j = d; j + 1 < end; j++) {
 				if (p->only && !p->only[j + 1])
 					continue;
@@ -1154,7 +1172,6 @@ static void pre_chunk(void *arg, uint32_t i)
 				p->ok[j + 1] = (uint8_t)(1 + ok);
 				p->checked[j + 1] = a->checked;
 			}
-			d = end;
 		}
 }
 
@@ -1220,11 +1237,8 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	struct alt_pre pre;
 	pre_check(&a, &pre, only);
 	for (uint32_t t = 0; t < ctx->nsw; t++) {
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1];) {
-			/* a CA port's block: consecutive entries, same port, consecutive LIDs */
-			uint32_t end = d + 1;
-			while (end < ctx->dst_start[t + 1] && block_goes_on(ctx, t, end))
-				end++;
+		for (uint32_t d = ctx->dst_start[t], end; d < ctx->dst_start[t + 1]; d = end) {
+			end = block_end(ctx, t, d);
 			bool changed = false; /* a LID of the block routed anew: checks go stale */
 			for (uint32_t i = d; i + 1 < end; i++) {
 				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
@@ -1242,15 +1256,7 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 				a.stats.kept += o == ALT_NONE;
 				if (alt && o == ALT_TREE)
 					alt[i + 1] = true;
-				if (o == ALT_ENGINE) { /* counted already: every one apart */
-					a.stats.sources += a.checked;
-					a.stats.link_disjoint += a.checked;
-					a.stats.switch_disjoint += a.checked;
-					/* apart: so on the destination's side of every bridge */
-					a.stats.possible += a.checked;
-				}
 			}
-			d = end;
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

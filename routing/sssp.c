@@ -81,8 +81,8 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 			if (nth > 0) {
 				/* a later LID of an LMC block: spread over the other shortest
 				 * ways from the first LID's Dijkstra (d: its run to t), not a
-				 * Dijkstra of its own; its load is not laid, as it carries
-				 * traffic only when a primary path has failed */
+				 * Dijkstra of its own; it adds nothing to the weights, as it
+				 * carries traffic only when a primary path has failed */
 				weighted_spread_lid(ctx, c, &d, t, ctx->dst[i - nth].lid, lid, nth);
 				continue;
 			}

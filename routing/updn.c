@@ -89,10 +89,11 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 		 * another where that leaves fewer host switches without a disjoint pair */
 		first = calloc(ndst + 1, 1);
 		rc = first ? 0 : -1;
+		unsigned last = (n < 4 ? n : 4) - 1; /* the orders tried first: 0 to 3 */
 		for (uint32_t t = 0; rc == 0 && t < ns; t++)
 			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
 				unsigned k = routing_lmc_index(ctx, t, d);
-				first[d] = (uint8_t)(k < n && k < 4 ? k : (n < 4 ? n : 4) - 1);
+				first[d] = (uint8_t)(k < last ? k : last);
 			}
 		for (unsigned o = 0; o < n; o++)
 			choice[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
