@@ -288,13 +288,6 @@ static void offer(struct alt *a, uint32_t w, uint32_t t, uint16_t lid1)
 			continue;
 		if (join_state(a, u, eu) < 0)
 			continue;
-		/* a way in that keeps apart by link and switch already: a new one can win only
-		 * on the tie-breaks after the score, so those decide first whether to score it
-		 * (most switches are offered again by each neighbour that joins after) */
-		if (a->best[u] != NONE && a->bscore[u].link_ok && a->bscore[u].sw_ok &&
-		    !a->bscore[u].overlap &&
-		    !better(a, u, lid1, a->bscore[u], eu, a->bscore[u], a->best[u]))
-			continue;
 		uint32_t hops;
 		struct alt_score s = score_v(a, u, eu, t, &hops);
 		if (!better(a, u, lid1, s, eu, a->bscore[u], a->best[u]))
