@@ -33,32 +33,6 @@ static void updn_route(void *arg, uint32_t slot, const struct updown *label, uin
 	routing_assign(arg, s, label->dst, cand, n);
 }
 
-#define UD_ORDERS 8 /* the first order and up to seven for the LMC alternates */
-
-/* Order o (1..) for the LMC alternates: up/down from the switch farthest from the roots of
- * the orders before it (the least of its ranks in them the greatest), so that each order's
- * up direction points elsewhere. */
-static int next_order(const struct updown *ord, unsigned o, const struct routing_ctx *ctx,
-                      struct updown *next)
-{
-	uint32_t far = UINT32_MAX, best = 0;
-	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		uint32_t m = UINT32_MAX;
-		for (unsigned k = 0; k < o; k++)
-			if (ord[k].rank[s] < m)
-				m = ord[k].rank[s];
-		if (m == RT_INF || m == UINT32_MAX)
-			continue;
-		if (far == UINT32_MAX || m > best) {
-			far = s;
-			best = m;
-		}
-	}
-	if (far == UINT32_MAX)
-		return -1;
-	return updown_init(next, ctx, &far, 1, false);
-}
-
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
                  uint32_t nroots, bool reverse, uint8_t *alt, unsigned orders)
 {
@@ -82,7 +56,7 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	unsigned n = 1;
 	if (orders > UD_ORDERS)
 		orders = UD_ORDERS;
-	while (rc == 0 && alt && n < orders && next_order(ord, n, ctx, &ord[n]) == 0)
+	while (rc == 0 && alt && n < orders && updown_next_order(ord, n, ctx, &ord[n]) == 0)
 		n++;
 	if (n >= 2) {
 		/* LID k of each block on order k first (the LIDs past the last order on it), on

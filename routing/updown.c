@@ -79,6 +79,28 @@ int updown_alt_step(const void *arg, uint32_t v, uint32_t w, uint8_t w_state)
 	return w_state == UD_DOWN ? UD_DOWN : -1;
 }
 
+/* the farthest: the least of its ranks in the orders before the greatest */
+int updown_next_order(const struct updown *ord, unsigned o, const struct routing_ctx *ctx,
+                      struct updown *next)
+{
+	uint32_t far = UINT32_MAX, best = 0;
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		uint32_t m = UINT32_MAX;
+		for (unsigned k = 0; k < o; k++)
+			if (ord[k].rank[s] < m)
+				m = ord[k].rank[s];
+		if (m == RT_INF || m == UINT32_MAX)
+			continue;
+		if (far == UINT32_MAX || m > best) {
+			far = s;
+			best = m;
+		}
+	}
+	if (far == UINT32_MAX)
+		return -1;
+	return updown_init(next, ctx, &far, 1, false);
+}
+
 void updown_label(struct updown *u, const struct routing_ctx *ctx, uint32_t dst)
 {
 	/* One BFS backwards from dst labels every switch with its distance and how its route

@@ -13,6 +13,7 @@
 #include "routing/engine.h"
 
 enum { UD_DOWN = 1, UD_UP = 2 };
+#define UD_ORDERS 8 /* orders for LMC alternates, one per VL at most */
 
 struct updown {
 	uint16_t *rank;  /* hops from the nearest root, RT_INF: not reached */
@@ -40,6 +41,12 @@ bool updown_first_phase(const struct updown *u, uint32_t a, uint32_t b);
 /* The up/down rule for LMC alternates (struct routing_alt_rules, arg: the updown, dst_state
  * UD_DOWN): a step down only onto a switch whose route descends all the way. */
 int updown_alt_step(const void *arg, uint32_t v, uint32_t w, uint8_t w_state);
+
+/* Order o (1..) for LMC alternates, after orders ord[0..o-1]: up/down from the switch
+ * farthest from their roots, so that its up direction points elsewhere. 0, or -1 (no switch
+ * ranked, or out of memory). */
+int updown_next_order(const struct updown *ord, unsigned o, const struct routing_ctx *ctx,
+                      struct updown *next);
 
 /* Label every switch for destination switch dst. */
 void updown_label(struct updown *u, const struct routing_ctx *ctx, uint32_t dst);
@@ -77,10 +84,9 @@ int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool
 
 /* Route every destination by up/down from the given roots (updn; dnup reversed), balanced
  * over the candidates by load, then the LMC alternates: on the same order, or with alt (per
- * ctx->dst entry: the order, 1 to 3, of the LIDs that got one) and orders 2 or more (at most
- * 4), LID k of each block on order k, each ranked from the switch farthest from the roots of
- * the orders before it, and the LIDs past the last order on the last. Each order's routes
- * must go on VLs of their own. 0, or -1 with ctx->why. */
+ * ctx->dst entry: the order, 1 to 7, of the LIDs that got one) and orders 2 or more (at most
+ * 8), LID k of each block on the order that keeps it apart best (updown_next_order). Each
+ * order's routes must go on VLs of their own. 0, or -1 with ctx->why. */
 int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *roots,
                  uint32_t nroots, bool reverse, uint8_t *alt, unsigned orders);
 
