@@ -571,15 +571,14 @@ static bool lay_lid(struct routing_ctx *ctx, struct cdg *g, unsigned l, uint32_t
 	return true;
 }
 
-/* The lowest layer that takes alternate LID d's routes whole, from `first` round (but
- * `skip`): its layer recorded, or false (the layers as they were). */
+/* The lowest layer of mask that takes alternate LID d's routes whole: its layer recorded,
+ * or false (the layers as they were). */
 static bool lay_alt(struct routing_ctx *ctx, struct nue *st, struct nue_run *r, uint32_t t,
-                    uint32_t d, unsigned first, unsigned skip, bool *oom)
+                    uint32_t d, uint32_t mask, bool *oom)
 {
 	uint16_t lid = ctx->dst[d].lid;
-	for (unsigned k = 0; k < st->budget && !*oom; k++) {
-		unsigned l = (first + k) % st->budget;
-		if (l == skip)
+	for (unsigned l = 0; l < st->budget && !*oom; l++) {
+		if (!(mask & (1u << l)))
 			continue;
 		if (lay_lid(ctx, &r->g, l, t, lid, &r->dp, oom)) {
 			st->lid_layer[lid] = (uint8_t)l;
@@ -591,49 +590,63 @@ static bool lay_alt(struct routing_ctx *ctx, struct nue *st, struct nue_run *r, 
 }
 
 /* LMC alternates (routing/lmc.c) over nue's trees: each alternate LID's routes go into the
- * lowest layer that stays acyclic with them, so nue keeps its guarantee. Where no layer
- * takes them, the LID is routed again by the up/down order of the escape tree (ranked from
- * its root: the tree's routes are up/down routes of that order, so the escape layer takes
- * such alternates unless nue's own trees there close a cycle with them), tried in the escape
- * layer first; failing that the LID keeps nue's own tree (whose dependencies its layer
- * holds already). 0; -2 out of memory. */
+ * lowest layer of nue's trees that stays acyclic with them, so nue keeps its guarantee.
+ * Where none takes them, the LID is routed again by the up/down order that keeps it apart
+ * best: the escape tree's (ranked from its root: the tree's routes are up/down routes of
+ * that order, so the escape layer takes such alternates), or one ranked from the switches
+ * farthest from the roots before, one for each layer nue's trees left empty, which takes
+ * that order's alternates alone (one order's routes never close a cycle among themselves).
+ * On random graphs of 60 switches and 240 hosts whose trees left 2 layers empty, the escape
+ * order alone gave 66-85% of host pairs a link-disjoint alternate, minhop 90-97%. An
+ * alternate its order's layer does not take tries the others; failing that it keeps nue's
+ * own tree (whose dependencies its layer holds already). 0; -2 out of memory. */
 static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_run *r)
 {
-	uint32_t ndst = ctx->dst_start[ctx->nsw];
+	uint32_t ndst = ctx->dst_start[ctx->nsw], all = (1u << st->budget) - 1, trees = r->used;
 	struct routing_alt_undo au = {0};
-	struct updown u = {0};
+	struct updown ord[UD_ORDERS] = {0};
 	bool *alt = calloc(ndst + 1, sizeof(bool)), *back = calloc(ndst + 1, sizeof(bool));
 	bool *ud = calloc(ndst + 1, sizeof(bool)), oom = false;
-	unsigned placed = 0, by_order = 0, kept = 0;
+	uint8_t *chosen = calloc(ndst + 1, 1);
+	unsigned placed = 0, by_order = 0, kept = 0, nord = 1, layer_of[UD_ORDERS];
 	int rc = -2;
-	if (!alt || !back || !ud || routing_lmc_alternates(ctx, NULL, &au, alt) < 0)
+	if (!alt || !back || !ud || !chosen || routing_lmc_alternates(ctx, NULL, &au, alt) < 0)
 		goto out;
+	/* the escape layer (where there are others) and the empty ones kept for the orders */
+	if (st->budget > 1)
+		trees &= ~(1u << r->esc);
 	for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom; d++) {
 			if (!alt[d])
 				continue;
-			/* the escape layer kept for the up/down ones (they and the escape
-			 * routes never close a cycle together), where there are others */
-			if (lay_alt(ctx, st, r, t, d, 0, st->budget > 1 ? r->esc : UINT32_MAX,
-			            &oom)) {
+			if (lay_alt(ctx, st, r, t, d, st->budget > 1 ? trees : all, &oom)) {
 				placed++;
 			} else if (!oom) {
 				routing_lmc_revert_lid(ctx, &au, ctx->dst[d].lid);
 				back[d] = true;
 			}
 		}
-	if (oom)
+	if (oom || updown_init(&ord[0], ctx, &r->roots[0], 1, false) < 0)
 		goto out;
-	if (updown_init(&u, ctx, &r->roots[0], 1, false) < 0)
-		goto out;
-	struct routing_alt_rules rules = {updown_alt_step, &u, UD_DOWN};
-	if (routing_lmc_alternates_only(ctx, &rules, &au, ud, back) < 0)
+	layer_of[0] = r->esc;
+	for (unsigned l = 0; l < st->budget && nord < UD_ORDERS; l++)
+		if (l != r->esc && !(r->used & (1u << l))) {
+			if (updown_next_order(ord, nord, ctx, &ord[nord]) < 0)
+				break;
+			layer_of[nord++] = l;
+		}
+	struct routing_alt_rules rules[UD_ORDERS];
+	for (unsigned o = 0; o < nord; o++)
+		rules[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
+	struct routing_alt_choice choice = {rules, nord, NULL, chosen};
+	if (routing_lmc_alternates_choice(ctx, &choice, &au, ud, back) < 0)
 		goto out;
 	for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom; d++) {
 			if (!back[d])
 				continue;
-			if (ud[d] && lay_alt(ctx, st, r, t, d, r->esc, UINT32_MAX, &oom)) {
+			if (ud[d] && (lay_alt(ctx, st, r, t, d, 1u << layer_of[chosen[d]], &oom) ||
+			              (!oom && lay_alt(ctx, st, r, t, d, all, &oom)))) {
 				by_order++;
 			} else if (!oom) {
 				if (ud[d])
@@ -644,16 +657,19 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 	if (oom)
 		goto out;
 	log_info(ctx->log, "routing",
-	         "nue: LMC alternates laid in its layers: %u routed freely, %u by the escape "
-	         "tree's up/down order; %u kept nue's own routes",
-	         placed, by_order, kept);
+	         "nue: LMC alternates laid in its layers: %u routed freely, %u by %u up/down "
+	         "order(s) (the escape tree's and one per layer its trees left empty); %u kept "
+	         "nue's own routes",
+	         placed, by_order, nord, kept);
 	rc = 0;
 out:
-	updown_free(&u);
+	for (unsigned o = 0; o < UD_ORDERS; o++)
+		updown_free(&ord[o]);
 	vec_free(&au.changes);
 	free(alt);
 	free(back);
 	free(ud);
+	free(chosen);
 	return rc;
 }
 
