@@ -1014,7 +1014,7 @@ static bool two_edge_connected(const struct topo *t)
 
 /* The issue's aim on graphs the test has not seen before: on random 2-edge-connected graphs
  * generated from a fresh seed each run (IBSMD_TEST_SEED repeats one), 95% of host pairs or
- * more have a link-disjoint alternate with minhop and sssp at LMC 2. */
+ * more have a link-disjoint alternate at LMC 2 with every engine for any graph. */
 START_TEST(lmc_alternates_fresh_seeds)
 {
 	const char *env = getenv("IBSMD_TEST_SEED");
@@ -1033,10 +1033,11 @@ START_TEST(lmc_alternates_fresh_seeds)
 		}
 		set_lmc(&t, 2);
 		/* minhop and sssp take any path; the deadlock-free engines keep their rule
-		 * (updn's orders, one per VL, the layered engines' layers). Over 360 graphs
-		 * (2026-11-28) the least shares were minhop 99.5%, sssp and dfsssp 98.3%, nue
-		 * 94.9% (means 99.99, 99.97, 99.97, 99.1%); updn 97.8% (mean 99.95%) with an
-		 * order chosen per LID, 91.5% with LID k on order k: floors just under those */
+		 * (updn's orders, one per VL, the layered engines' layers). Over 720 graphs
+		 * (2026-11-28, seeds 1000-1890 and 5000-5890 step 10) the least shares were
+		 * minhop 97.7%, sssp and dfsssp 98.6%, updn 97.6%, nue 97.3% (94.7% before its
+		 * alternates chose among up/down orders in the layers its trees left empty;
+		 * updn 91.5% with LID k on order k): the aim, 95%, for all */
 		static const struct {
 			const char *engine;
 			double floor;
@@ -1045,7 +1046,7 @@ START_TEST(lmc_alternates_fresh_seeds)
 		            {"sssp", 0.95, false},
 		            {"updn", 0.95, true},
 		            {"dfsssp", 0.95, true},
-		            {"nue", 0.90, true}};
+		            {"nue", 0.95, true}};
 		for (unsigned e = 0; e < sizeof(want) / sizeof(want[0]); e++) {
 			char why[512];
 			struct fix_routes r;
