@@ -683,14 +683,23 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 	struct routing_alt_choice choice = {rules, nord, NULL, chosen};
 	if (routing_lmc_alternates_choice(ctx, &choice, &au, ud, back) < 0)
 		goto out;
-	for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom; d++) {
-			if (!back[d])
-				continue;
-			if (ud[d] && (lay_alt(ctx, st, r, t, d, 1u << layer_of[chosen[d]], &oom) ||
-			              (!oom && lay_alt(ctx, st, r, t, d, all, &oom)))) {
-				by_order++;
-			} else if (!oom) {
+	/* the orders' routes first, each in its order's layer; then the LIDs no order routed
+	 * anew (apart as they are, or no way apart), in any layer that takes them */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
+			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom;
+			     d++) {
+				if (!back[d] || ud[d] == (pass == 1))
+					continue;
+				uint32_t mask = pass ? all : 1u << layer_of[chosen[d]];
+				if (lay_alt(ctx, st, r, t, d, mask, &oom) ||
+				    (!oom && !pass && lay_alt(ctx, st, r, t, d, all, &oom))) {
+					by_order += !pass;
+					placed += pass;
+					continue;
+				}
+				if (oom)
+					break;
 				if (ud[d])
 					routing_lmc_revert_lid(ctx, &au, ctx->dst[d].lid);
 				/* the block's first LID's routes, in its layer */
@@ -699,7 +708,6 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 					            ctx->dst[d - routing_lmc_index(ctx, t, d)].lid);
 				kept++;
 			}
-		}
 	if (oom)
 		goto out;
 	log_info(ctx->log, "routing",
