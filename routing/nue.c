@@ -12,7 +12,8 @@
  * routing/weighted.c), each switch joining through the neighbour that keeps the layer's
  * channel dependency graph acyclic (routing/cdg.c), longer than the shortest where the
  * dependencies or the loads want it. When no layer takes a tree, the destination keeps its
- * escape routes. The SL of a path is its destination's layer.
+ * escape routes. The SL of a path is its destination's layer. An LMC block's later LIDs get
+ * no tree: they are spread and laid with the alternates (nue_alternates).
  *
  * The budget: the VLs every switch-to-switch link runs, or fewer by routing_max_vls. */
 #include <stdlib.h>
@@ -461,10 +462,10 @@ static int escape_routes(struct routing_ctx *ctx, struct nue *st, struct nue_run
 		return -2;
 	r->esc = st->budget - 1u;
 	/* at LMC > 0 the escape layer is kept for the escape routes and the alternates that
-	 * follow the escape tree's up/down order, which always fit there together
-	 * (nue_alternates): on a 200-switch random graph whose 8 layers nue's trees filled,
-	 * the escape layer too, 77 of 2,400 alternates had found a layer (4.5% of host pairs
-	 * had one); now all do */
+	 * follow the escape tree's up/down order, which fit there together (nue_alternates;
+	 * with one VL the trees share it): on a 200-switch random graph whose 8 layers nue's trees
+	 * filled, the escape layer too, 77 of 2,400 alternates had found a layer (4.5% of host
+	 * pairs had one); now all do */
 	r->trees = routing_lmc_any(ctx) && st->budget > 1 ? r->esc : st->budget;
 	routing_host_switches(ctx, r->leaf);
 	uint32_t epoch = 0;
@@ -629,17 +630,20 @@ static bool lay_alt(struct routing_ctx *ctx, struct nue *st, struct nue_run *r, 
 	return false;
 }
 
-/* LMC alternates (routing/lmc.c) over nue's trees: each alternate LID's routes go into the
- * lowest layer of nue's trees that stays acyclic with them, so nue keeps its guarantee.
- * Where none takes them, the LID is routed again by the up/down order that keeps it apart
- * best: the escape tree's (ranked from its root: the tree's routes are up/down routes of
- * that order, so the escape layer takes such alternates), or one ranked from the switches
- * farthest from the roots before, one for each layer nue's trees left empty, which takes
- * that order's alternates alone (one order's routes never close a cycle among themselves).
- * On random graphs of 60 switches and 240 hosts whose trees left 2 layers empty, the escape
- * order alone gave 66-85% of host pairs a link-disjoint alternate, minhop 90-97%. An
- * alternate its order's layer does not take tries the others; failing that it keeps nue's
- * own tree (whose dependencies its layer holds already). 0; -2 out of memory. */
+/* LMC alternates (routing/lmc.c) over nue's trees: each alternate LID's routes, and each
+ * later LID of a block whose spread lmc.c kept (apart already), go into the lowest layer of
+ * nue's trees that stays acyclic with them, so nue keeps its guarantee. Where none takes
+ * them, the LID is routed again by the up/down order that keeps it apart best: the escape
+ * tree's (ranked from its root: the tree's routes are up/down routes of that order, so the
+ * escape layer takes such alternates), or one ranked from the switches farthest from the
+ * roots before, one for each layer nue's trees left empty (up to 7), which holds that
+ * order's alternates first (one order's routes never close a cycle among themselves; a
+ * switch no host's path passes may keep another route, so a refusal stays possible). On
+ * random graphs of 60 switches and 240 hosts whose trees left 2 layers empty, the escape
+ * order alone gave 66-85% of host pairs a link-disjoint alternate, minhop 90-97%. After
+ * every order's LIDs, those refused and those no order routed go in any layer that takes
+ * them; failing that a LID takes its block's first LID's routes and layer. 0; -2 out of
+ * memory. */
 static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_run *r)
 {
 	uint32_t ndst = ctx->dst_start[ctx->nsw], all = (1u << st->budget) - 1, trees = r->used;
@@ -650,6 +654,10 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 	uint8_t *chosen = calloc(ndst + 1, 1);
 	unsigned placed = 0, by_order = 0, kept = 0, nord = 1, layer_of[UD_ORDERS];
 	int rc = -2;
+	if (!routing_lmc_any(ctx)) {
+		rc = 0;
+		goto out;
+	}
 	if (!alt || !back || !ud || !chosen || routing_lmc_alternates(ctx, NULL, &au, alt) < 0)
 		goto out;
 	/* the escape layer (where there are others) and the empty ones kept for the orders */
@@ -683,25 +691,32 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 	struct routing_alt_choice choice = {rules, nord, NULL, chosen};
 	if (routing_lmc_alternates_choice(ctx, &choice, &au, ud, back) < 0)
 		goto out;
-	/* the orders' routes first, each in its order's layer; then the LIDs no order routed
-	 * anew (apart as they are, or no way apart), in any layer that takes them */
+	/* the orders' routes first, each in its order's layer; then, in any layer that takes
+	 * them, those refused there and the LIDs no order routed anew (apart as they are, or
+	 * no way apart) */
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t t = 0; t < ctx->nsw && !oom; t++)
 			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && !oom;
 			     d++) {
-				if (!back[d] || ud[d] == (pass == 1))
+				if (!back[d] || (!pass && !ud[d]))
 					continue;
 				uint32_t mask = pass ? all : 1u << layer_of[chosen[d]];
-				if (lay_alt(ctx, st, r, t, d, mask, &oom) ||
-				    (!oom && !pass && lay_alt(ctx, st, r, t, d, all, &oom))) {
-					by_order += !pass;
-					placed += pass;
+				if (lay_alt(ctx, st, r, t, d, mask, &oom)) {
+					back[d] = false;
+					by_order += ud[d];
+					placed += !ud[d];
 					continue;
 				}
-				if (oom)
-					break;
-				if (ud[d])
+				if (oom || !pass)
+					continue; /* refused in its order's layer: any, after */
+				if (ud[d]) {      /* its spread, then, where a layer takes it */
 					routing_lmc_revert_lid(ctx, &au, ctx->dst[d].lid);
+					ud[d] = false;
+					if (lay_alt(ctx, st, r, t, d, all, &oom)) {
+						placed++;
+						continue;
+					}
+				}
 				/* the block's first LID's routes, in its layer */
 				if (r->unlaid[d])
 					copy_routes(ctx, st, t, ctx->dst[d].lid,

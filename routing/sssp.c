@@ -310,10 +310,11 @@ static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, ui
  * routes first fit, path by path; each layer above theirs then goes to one up/down order
  * (ord[0] given, the others ranked from the switches farthest from the roots before). Each
  * free alternate LID (alt[d]) is laid whole among the primary routes' layers where one takes
- * it; the others are routed again by the order that keeps them apart best and laid whole in
- * that order's layer, which they always fit (one order's routes never close a cycle among
- * themselves); an alternate that gets no route by any order keeps sssp's routes, laid like
- * the primary ones. Layers of their own for the orders, not shared with the free alternates:
+ * it (of the layers no order holds); the others are routed again by the order that keeps
+ * them apart best and laid whole in that order's layer, before anything else goes there (one
+ * order's routes never close a cycle among themselves); an alternate that gets no route by
+ * any order, or that its layer refuses all the same, keeps sssp's routes, laid like the
+ * primary ones. Layers of their own for the orders, not shared with the free alternates:
  * on random graphs of 60 switches and 240 hosts the free ones took the 4 spare layers while
  * fitting a quarter of the LIDs, and the rest, on one order, left 64-67% of host pairs with
  * an alternate apart; with the 4 layers to 4 orders, 77-84% (minhop, without a rule, 78-84).
@@ -380,28 +381,38 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	struct routing_alt_choice choice = {rules, nord, NULL, chosen};
 	if (routing_lmc_alternates_choice(ctx, &choice, undo, ud, back) < 0)
 		goto out;
-	for (uint32_t t = 0; t < ns && r == 0; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++) {
-			if (!back[d])
-				continue;
-			unsigned l = reserved + chosen[d];
-			int ok = ud[d] ? lay_alt_lid(ctx, st, &g, t, d, l, &added, &cap) : 0;
-			if (ok == -2) {
-				why_oom(ctx, "dfsssp");
-				goto out;
-			}
-			if (ok == 1) {
-				alt[d] = true;
-				ud_laid++;
-				if (l + 1 > used)
-					used = l + 1;
-				continue;
-			}
-			if (ud[d])
+	/* every order's alternates in its layer first, then sssp's routes for those that got
+	 * none or that it refused, path by path wherever they fit (lay_paths may take any
+	 * layer: after the orders', it cannot refuse them theirs) */
+	for (int pass = 0; pass < 2 && r == 0; pass++)
+		for (uint32_t t = 0; t < ns && r == 0; t++)
+			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0;
+			     d++) {
+				if (!back[d] || ud[d] == (pass == 1))
+					continue;
+				if (pass == 1) {
+					kept++;
+					r = lay_paths(ctx, st, &g, t, d, &used,
+					              "LMC LIDs kept on sssp's routes");
+					continue;
+				}
+				unsigned l = reserved + chosen[d];
+				int ok = lay_alt_lid(ctx, st, &g, t, d, l, &added, &cap);
+				if (ok == -2) {
+					why_oom(ctx, "dfsssp");
+					goto out;
+				}
+				if (ok == 1) {
+					alt[d] = true;
+					back[d] = false;
+					ud_laid++;
+					if (l + 1 > used)
+						used = l + 1;
+					continue;
+				}
 				routing_lmc_revert_lid(ctx, undo, ctx->dst[d].lid);
-			kept++;
-			r = lay_paths(ctx, st, &g, t, d, &used, "LMC LIDs kept on sssp's routes");
-		}
+				ud[d] = false; /* sssp's routes again: the second pass lays them */
+			}
 	if (r != 0) {
 		if (r == -2)
 			why_oom(ctx, "dfsssp");
@@ -423,11 +434,10 @@ out:
 	return rc;
 }
 
-/* dfsssp at LMC > 0: the alternates routed freely in layers of their own, or among the
- * primary routes' layers where they fit; if they need more than the VLs, routed by the
- * up/down rule instead, which one layer takes, or else
- * among the primary routes' layers where they fit; if even that does not fit, the alternate
- * LIDs keep sssp's routes. */
+/* dfsssp at LMC > 0: the alternates routed freely in layers above the primary routes', or
+ * among them, where the whole lot fits; else LID by LID (dfsssp_fit_by_lid); if even that
+ * fails, every alternate by one up/down order, laid like the first; failing all, the
+ * alternate LIDs keep sssp's routes. */
 static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 {
 	uint32_t ns = ctx->nsw, nroots = 0;
