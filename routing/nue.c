@@ -534,38 +534,6 @@ static int route_destination(struct routing_ctx *ctx, struct nue *st, struct nue
 	return 0;
 }
 
-/* LID k > 0 of a CA port's block on switch t (base its first, routed already): at each
- * switch the k-th of its shortest ways (by port, r->bfsd from t) after the one base takes,
- * in no layer yet: lmc.c routes it apart where that is not, and nue_alternates lays it. A
- * tree of its own in a layer was replaced by lmc.c's anyway and left its dependencies
- * behind: on a 200-switch random graph with 8 VLs 888 of 3,200 destinations were on escape
- * routes at LMC 2 against 98 of 800 at LMC 0. A copy of the base LID instead would leave
- * lmc.c every LID to route anew (a fat tree's spread is apart as laid: 3,456 hosts 2.2 s,
- * with copies 22 s). */
-static void spread_lid(struct routing_ctx *ctx, const struct nue_run *r, uint32_t t, uint16_t base,
-                       uint16_t lid, unsigned k)
-{
-	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		if (s == t || r->bfsd[s] == RT_INF)
-			continue;
-		uint8_t *lft = ctx->t->sws[s].lft, cand[256];
-		unsigned n = 0, at = 0;
-		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++) {
-			uint32_t m = ctx->adj[e].to;
-			if (r->c.rev[e] == NONE || r->bfsd[m] == RT_INF ||
-			    r->bfsd[m] + 1u != r->bfsd[s])
-				continue;
-			if (ctx->adj[e].port == lft[base])
-				at = n;
-			cand[n++] = ctx->adj[e].port;
-		}
-		if (!n)
-			continue;
-		lft[lid] = cand[(at + k) % n];
-		ctx->load[ctx->port_base[s] + lft[lid]]++; /* lmc.c's tie-break counts LIDs */
-	}
-}
-
 /* LID lid (on switch t) takes LID like's routes and layer, whose dependencies that layer
  * holds already. */
 static void copy_routes(struct routing_ctx *ctx, struct nue *st, uint32_t t, uint16_t lid,
@@ -780,8 +748,17 @@ static int nue_unicast(struct routing_ctx *ctx, void *state)
 		uint32_t first = weighted_first_host(ctx, t);
 		for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1] && rc == 0; i++) {
 			unsigned k = routing_lmc_index(ctx, t, i);
-			if (k) { /* r.bfsd: from t, by the block's first LID */
-				spread_lid(ctx, &r, t, ctx->dst[i - k].lid, ctx->dst[i].lid, k);
+			if (k) {
+				/* a block's later LID: spread over the shortest ways (r.bfsd:
+				 * from t, by the first LID's route_destination), in no layer
+				 * until nue_alternates lays it. A tree of its own in a layer was
+				 * replaced by lmc.c's anyway and left its dependencies behind:
+				 * on a 200-switch random graph with 8 VLs 888 of 3,200
+				 * destinations were on escape routes at LMC 2 against 98 of 800
+				 * at LMC 0. A copy of the first LID would leave lmc.c every LID
+				 * to route anew (3,456-host fat tree 2.2 s, with copies 22 s) */
+				weighted_spread_lid(ctx, &r.c, r.bfsd, t, ctx->dst[i - k].lid,
+				                    ctx->dst[i].lid, k);
 				r.unlaid[i] = true;
 			} else if (ctx->dst[i].port ||
 			           first == NONE) { /* else: as the first host */

@@ -52,7 +52,10 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 	struct dijkstra d;
 	struct weights ww = {0};
 	int rc = -1;
-	if (dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0) {
+	/* at LMC > 0 the first LID's hop counts, for the spread of the block's later LIDs */
+	bool lmc = routing_lmc_any(ctx);
+	uint16_t *hops = lmc ? malloc(sizeof(uint16_t) * (ns + 1)) : NULL;
+	if (dijkstra_alloc(&d, ns) < 0 || weights_init(&ww, ctx) < 0 || (lmc && !hops)) {
 		why_oom(ctx, engine);
 		goto out;
 	}
@@ -80,13 +83,16 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 			unsigned nth = routing_lmc_index(ctx, t, i);
 			if (nth > 0) {
 				/* a later LID of an LMC block: spread over the other shortest
-				 * ways from the first LID's Dijkstra (d: its run to t), not a
+				 * ways from the first LID's Dijkstra (hops: its run to t), not a
 				 * Dijkstra of its own; it adds nothing to the weights, as it
 				 * carries traffic only when a primary path has failed */
-				weighted_spread_lid(ctx, c, &d, t, ctx->dst[i - nth].lid, lid, nth);
+				weighted_spread_lid(ctx, c, hops, t, ctx->dst[i - nth].lid, lid,
+				                    nth);
 				continue;
 			}
 			dijkstra_to(ctx, c, ww.w, t, &d);
+			if (hops)
+				dijkstra_hops(ctx, &d, hops);
 			for (uint32_t k = 1; k < d.nsettled; k++) {
 				uint32_t s = d.order[k];
 				ctx->t->sws[s].lft[lid] = ctx->adj[d.next[s]].port;
@@ -100,6 +106,7 @@ static int sssp_route(struct routing_ctx *ctx, const struct chans *c, const char
 out:
 	dijkstra_free(&d);
 	weights_free(&ww);
+	free(hops);
 	return rc;
 }
 

@@ -142,19 +142,24 @@ void dijkstra_to(const struct routing_ctx *ctx, const struct chans *c, const uin
 	}
 }
 
-void weighted_spread_lid(struct routing_ctx *ctx, const struct chans *c, const struct dijkstra *d,
+void dijkstra_hops(const struct routing_ctx *ctx, const struct dijkstra *d, uint16_t *hops)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		hops[s] = d->cost[s] == UINT64_MAX ? RT_INF
+		                                   : (uint16_t)(d->cost[s] >> DIJKSTRA_HOP_SHIFT);
+}
+
+void weighted_spread_lid(struct routing_ctx *ctx, const struct chans *c, const uint16_t *hops,
                          uint32_t t, uint16_t base, uint16_t lid, unsigned k)
 {
 	for (uint32_t s = 0; s < ctx->nsw; s++) {
-		if (s == t || d->cost[s] == UINT64_MAX)
+		if (s == t || hops[s] == RT_INF)
 			continue;
-		uint64_t hops = d->cost[s] >> DIJKSTRA_HOP_SHIFT;
 		uint8_t *lft = ctx->t->sws[s].lft, cand[256];
 		unsigned n = 0, at = 0;
 		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++) {
 			uint32_t m = ctx->adj[e].to;
-			if (c->rev[e] == NONE || d->cost[m] == UINT64_MAX ||
-			    (d->cost[m] >> DIJKSTRA_HOP_SHIFT) + 1 != hops)
+			if (c->rev[e] == NONE || hops[m] == RT_INF || hops[m] + 1u != hops[s])
 				continue;
 			if (ctx->adj[e].port == lft[base])
 				at = n;

@@ -33,14 +33,16 @@ struct dijkstra {
 	struct heap hp;
 };
 
-/* LID k > 0 of a CA port's block at switch t whose first LID (base) is routed already, d
- * being a run of dijkstra_to(t): each switch takes the k-th of its shortest ways (by port)
- * after the one base takes. On a fat tree that keeps the block's paths apart from every
- * host switch (they climb by other switches and come down by others), for a pass over the
- * switches instead of a Dijkstra; routing/lmc.c then routes apart whatever it leaves
- * together. */
-void weighted_spread_lid(struct routing_ctx *ctx, const struct chans *c, const struct dijkstra *d,
+/* LID k > 0 of a CA port's block at switch t whose first LID (base) is routed already,
+ * hops[] being each switch's hop count to t (RT_INF: none): each switch takes the k-th of
+ * its shortest ways (by port) after the one base takes. On a fat tree that keeps the
+ * block's paths apart from every host switch (they climb by other switches and come down
+ * by others), for a pass over the switches instead of a Dijkstra; routing/lmc.c then
+ * routes apart whatever it leaves together. */
+void weighted_spread_lid(struct routing_ctx *ctx, const struct chans *c, const uint16_t *hops,
                          uint32_t t, uint16_t base, uint16_t lid, unsigned k);
+/* d's hop counts (after dijkstra_to) into hops[], as weighted_spread_lid takes them. */
+void dijkstra_hops(const struct routing_ctx *ctx, const struct dijkstra *d, uint16_t *hops);
 
 /* Cheapest routes of every switch to switch t over the weights w (per edge, as it is left),
  * fewest hops first and then the least loaded bottleneck link:
