@@ -209,6 +209,12 @@ struct routing_alt_choice {
 };
 int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
                                   struct routing_alt_undo *undo, bool *alt, const bool *only);
+/* Entry d of destination switch t, a later LID of its CA port's block, takes the block's
+ * first LID's routes (loads moved; undo, optional, records the changes): the last resort of
+ * an engine whose layers take no route of its own for it, as a copy adds no channel
+ * dependency. 0, or -1 out of memory. */
+int routing_lmc_follow_first(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint32_t t,
+                             uint32_t d);
 /* Put back what the alternates changed (undo emptied). */
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo);
 /* ... for one LID only (an engine that cannot fit that alternate in its layers). */

@@ -1279,6 +1279,33 @@ static void revert_one(struct routing_ctx *ctx, struct routing_alt_change *c)
 	c->sw = UINT32_MAX; /* put back */
 }
 
+int routing_lmc_follow_first(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint32_t t,
+                             uint32_t d)
+{
+	uint32_t first = d - routing_lmc_index(ctx, t, d);
+	uint16_t lid = ctx->dst[d].lid, like = ctx->dst[first].lid;
+	if (first == d)
+		return 0;
+	for (uint32_t s = 0; s < ctx->nsw; s++) {
+		uint8_t *lft = ctx->t->sws[s].lft, old = lft[lid];
+		if (s == t || old == lft[like])
+			continue;
+		if (undo) {
+			struct routing_alt_change *c = vec_push(&undo->changes);
+			if (!c)
+				return -1;
+			*c = (struct routing_alt_change){s, lid, old};
+		}
+		uint32_t *load = ctx->load + ctx->port_base[s];
+		if (old && old != 0xff && load[old])
+			load[old]--;
+		lft[lid] = lft[like];
+		if (lft[lid] && lft[lid] != 0xff)
+			load[lft[lid]]++;
+	}
+	return 0;
+}
+
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo)
 {
 	for (uint32_t i = undo->changes.n; i-- > 0;)

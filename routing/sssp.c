@@ -136,12 +136,53 @@ static unsigned path_deps(const struct routing_ctx *ctx, const struct cdg *g, ui
 	return nd;
 }
 
-/* The lowest layer from lo on that takes the path's dependencies without a cycle (they are
- * added to it), budget when none does; -2 out of memory. */
-static int fit_path(struct cdg *g, unsigned lo, unsigned budget, const uint32_t *dsw,
-                    const uint8_t *din, const uint8_t *dout, unsigned nd)
+/* Dependencies added to the layers, in order, so that a try can be taken back. */
+struct dep_log {
+	struct dep_added {
+		uint32_t sw;
+		uint8_t layer, in, out;
+	} * v;
+	size_t n, cap;
+};
+
+static int log_dep(struct dep_log *lg, unsigned l, uint32_t sw, uint8_t in, uint8_t out)
+{
+	if (lg->n == lg->cap) {
+		size_t nc = lg->cap ? lg->cap * 2 : 1024;
+		struct dep_added *a = realloc(lg->v, nc * sizeof(*a));
+		if (!a)
+			return -2;
+		lg->v = a;
+		lg->cap = nc;
+	}
+	lg->v[lg->n++] = (struct dep_added){sw, (uint8_t)l, in, out};
+	return 0;
+}
+
+/* Take back the dependencies logged since mark. */
+static void unlog(struct cdg *g, struct dep_log *lg, size_t mark)
+{
+	while (lg->n > mark) {
+		const struct dep_added *a = &lg->v[--lg->n];
+		cdg_remove(g, a->layer, a->sw, a->in, a->out);
+	}
+}
+
+/* Layers [from, from + n) kept for others (the up/down orders' layers). */
+struct skip {
+	unsigned from, n;
+};
+
+/* The lowest layer from lo on, out of sk, that takes the path's dependencies without a
+ * cycle (they are added to it, and to lg when given), budget when none does; -2 out of
+ * memory. */
+static int fit_path(struct cdg *g, unsigned lo, unsigned budget, struct skip sk,
+                    const uint32_t *dsw, const uint8_t *din, const uint8_t *dout, unsigned nd,
+                    struct dep_log *lg)
 {
 	for (unsigned l = lo; l < budget; l++) {
+		if (l >= sk.from && l < sk.from + sk.n)
+			continue;
 		unsigned k = 0;
 		int r = 0;
 		bool fresh[64];
@@ -151,8 +192,12 @@ static int fit_path(struct cdg *g, unsigned lo, unsigned budget, const uint32_t 
 				break;
 			fresh[k] = r == 1;
 		}
-		if (k == nd)
+		if (k == nd) {
+			for (k = 0; lg && k < nd; k++)
+				if (fresh[k] && log_dep(lg, l, dsw[k], din[k], dout[k]) < 0)
+					return -2;
 			return (int)l;
+		}
 		/* undo this try: the layer stays as it was */
 		while (k--)
 			if (fresh[k])
@@ -193,7 +238,8 @@ static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool
 					uint8_t din[64], dout[64];
 					unsigned nd = path_deps(ctx, &g, s0, t, ctx->dst[d].lid,
 					                        dsw, din, dout);
-					int l = fit_path(&g, lo, st->budget, dsw, din, dout, nd);
+					int l = fit_path(&g, lo, st->budget, (struct skip){0, 0},
+					                 dsw, din, dout, nd, NULL);
 					tried++;
 					if (l == -2) {
 						why_oom(ctx, "dfsssp");
@@ -230,20 +276,13 @@ out:
 	return rc;
 }
 
-/* One dependency added to a layer while laying an alternate LID: undone if the LID does not
- * fit there. */
-struct dep_added {
-	uint32_t sw;
-	uint8_t in, out;
-};
-
 /* Lay every path to alternate LID d (destination switch t) in layer l, as a whole (one table
  * serves every source: a path cannot leave on its own). false, with the layer as it was,
  * when some path would close a cycle there; -2 out of memory. */
 static int lay_alt_lid(const struct routing_ctx *ctx, struct sssp *st, struct cdg *g, uint32_t t,
-                       uint32_t d, unsigned l, struct dep_added **added, size_t *cap)
+                       uint32_t d, unsigned l, struct dep_log *lg)
 {
-	size_t n = 0;
+	size_t mark = lg->n;
 	int ok = 1;
 	for (uint32_t s0 = 0; s0 < ctx->nsw && ok == 1; s0++) {
 		if (st->src_of_sw[s0] == NONE || s0 == t)
@@ -253,41 +292,36 @@ static int lay_alt_lid(const struct routing_ctx *ctx, struct sssp *st, struct cd
 		unsigned nd = path_deps(ctx, g, s0, t, ctx->dst[d].lid, dsw, din, dout);
 		for (unsigned k = 0; k < nd; k++) {
 			int r = cdg_add(g, l, dsw[k], din[k], dout[k]);
+			if (r == 1 && log_dep(lg, l, dsw[k], din[k], dout[k]) < 0) {
+				cdg_remove(g, l, dsw[k], din[k], dout[k]);
+				r = -2;
+			}
 			if (r < 0) {
 				ok = r == -2 ? -2 : 0;
 				break;
 			}
-			if (r == 1) {
-				if (n == *cap) {
-					size_t nc = *cap ? *cap * 2 : 1024;
-					struct dep_added *a = realloc(*added, nc * sizeof(*a));
-					if (!a) {
-						ok = -2;
-						break;
-					}
-					*added = a;
-					*cap = nc;
-				}
-				(*added)[n++] = (struct dep_added){dsw[k], din[k], dout[k]};
-			}
 		}
 	}
 	if (ok != 1) {
-		while (n--)
-			cdg_remove(g, l, (*added)[n].sw, (*added)[n].in, (*added)[n].out);
+		unlog(g, lg, mark);
 		return ok;
 	}
+	lg->n = mark; /* kept: never taken back */
 	for (uint32_t s0 = 0; s0 < ctx->nsw; s0++)
 		if (st->src_of_sw[s0] != NONE && s0 != t)
 			st->layer[(size_t)st->src_of_sw[s0] * st->ndst + d] = (uint8_t)l;
 	return 1;
 }
 
-/* Lay the paths to LID d path by path, each in the lowest layer that takes it. 0, 1 when
- * one fits none (ctx->why says so), -2 out of memory. */
+/* Lay the paths to LID d path by path, each in the lowest layer out of sk that takes it. 0;
+ * 1, with the layers as they were, when one fits none (ctx->why says so, what they are,
+ * when given); -2 out of memory. */
 static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, uint32_t t,
-                     uint32_t d, unsigned *used, const char *what)
+                     uint32_t d, struct skip sk, unsigned *used, const char *what,
+                     struct dep_log *lg)
 {
+	size_t mark = lg->n;
+	unsigned was = *used;
 	for (uint32_t s0 = 0; s0 < ctx->nsw; s0++) {
 		uint32_t src = st->src_of_sw[s0];
 		if (src == NONE || s0 == t)
@@ -295,21 +329,25 @@ static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, ui
 		uint32_t dsw[64];
 		uint8_t din[64], dout[64];
 		unsigned nd = path_deps(ctx, g, s0, t, ctx->dst[d].lid, dsw, din, dout);
-		int l = fit_path(g, 0, st->budget, dsw, din, dout, nd);
+		int l = fit_path(g, 0, st->budget, sk, dsw, din, dout, nd, lg);
 		if (l == -2)
 			return -2;
 		if ((unsigned)l == st->budget) {
-			snprintf(
-			    ctx->why, sizeof(ctx->why),
-			    "dfsssp: the %s need more than %u virtual layers to be free of credit "
-			    "loops",
-			    what, st->budget);
+			if (what)
+				snprintf(
+				    ctx->why, sizeof(ctx->why),
+				    "dfsssp: the %s need more than %u virtual layers to be free "
+				    "of credit loops",
+				    what, st->budget);
+			unlog(g, lg, mark);
+			*used = was;
 			return 1;
 		}
 		st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
 		if ((unsigned)l + 1 > *used)
 			*used = (unsigned)l + 1;
 	}
+	lg->n = mark; /* kept: never taken back */
 	return 0;
 }
 
@@ -319,20 +357,22 @@ static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, ui
  * free alternate LID (alt[d]) is laid whole among the primary routes' layers where one takes
  * it (of the layers no order holds); the others are routed again by the order that keeps
  * them apart best and laid whole in that order's layer, before anything else goes there (one
- * order's routes never close a cycle among themselves); an alternate that gets no route by
- * any order, or that its layer refuses all the same, keeps sssp's routes, laid like the
- * primary ones. Layers of their own for the orders, not shared with the free alternates:
- * on random graphs of 60 switches and 240 hosts the free ones took the 4 spare layers while
- * fitting a quarter of the LIDs, and the rest, on one order, left 64-67% of host pairs with
- * an alternate apart; with the 4 layers to 4 orders, 77-84% (minhop, without a rule, 78-84).
- * 0, or -1 with ctx->why. */
+ * order's routes never close a cycle among themselves). Where the primary routes take every
+ * layer, there is one order, ord[0], and its alternates go to any layer that takes them.
+ * An alternate that gets no route by any order, or that its layer refuses all the same,
+ * keeps sssp's routes, laid like the primary ones, or, where those fit no layer either, its
+ * block's first LID's (which fit wherever that LID's do). Layers of their own for the
+ * orders, not shared with the free alternates: on random graphs of 60 switches and 240
+ * hosts the free ones took the 4 spare layers while fitting a quarter of the LIDs, and the
+ * rest, on one order, left 64-67% of host pairs with an alternate apart; with the 4 layers
+ * to 4 orders, 77-84% (minhop, without a rule, 78-84). 0, or -1 with ctx->why. */
 static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt,
                              struct routing_alt_undo *undo, struct updown *ord)
 {
 	struct cdg g;
-	struct dep_added *added = NULL;
-	size_t cap = 0;
-	uint32_t ns = ctx->nsw, ndst = st->ndst, free_laid = 0, ud_laid = 0, kept = 0;
+	struct dep_log lg = {0};
+	uint32_t ns = ctx->nsw, ndst = st->ndst, free_laid = 0, ud_laid = 0, kept = 0, copied = 0;
+	const struct skip none = {0, 0};
 	unsigned used = 1, nord = 1;
 	int rc = -1, r = 0;
 	bool *back = calloc(ndst + 1, sizeof(bool)), *ud = calloc(ndst + 1, sizeof(bool));
@@ -347,34 +387,27 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	for (uint32_t t = 0; t < ns && r == 0; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++)
 			if (!alt[d])
-				r = lay_paths(ctx, st, &g, t, d, &used, "shortest paths");
-	if (r != 0 || used >= st->budget) {
-		if (r == 0)
-			snprintf(ctx->why, sizeof(ctx->why),
-			         "dfsssp: the shortest paths take all %u virtual layers",
-			         st->budget);
+				r = lay_paths(ctx, st, &g, t, d, none, &used, "shortest paths",
+				              &lg);
+	if (r != 0)
 		goto out;
-	}
-	unsigned reserved = used; /* order o's layer: reserved + o */
-	while (nord < st->budget - reserved && nord < UD_ORDERS &&
+	/* order o's layer: reserved + o; none where the primary routes took them all */
+	bool full = used >= st->budget;
+	unsigned reserved = used;
+	while (!full && nord < st->budget - reserved && nord < UD_ORDERS &&
 	       updown_next_order(ord, nord, ctx, &ord[nord]) == 0)
 		nord++;
+	struct skip orders = {reserved, full ? 0 : nord};
 	for (uint32_t t = 0; t < ns; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
 			if (!alt[d])
 				continue;
-			int ok = 0;
-			for (unsigned k = nord; k < st->budget && ok == 0; k++) {
-				unsigned l = (reserved + k) % st->budget;
-				ok = lay_alt_lid(ctx, st, &g, t, d, l, &added, &cap);
-				if (ok == 1 && l + 1 > used)
-					used = l + 1;
-			}
+			int ok = lay_paths(ctx, st, &g, t, d, orders, &used, NULL, &lg);
 			if (ok == -2) {
 				why_oom(ctx, "dfsssp");
 				goto out;
 			}
-			if (ok == 1) {
+			if (ok == 0) {
 				free_laid++;
 				continue;
 			}
@@ -390,7 +423,7 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 		goto out;
 	/* every order's alternates in its layer first, then sssp's routes for those that got
 	 * none or that it refused, path by path wherever they fit (lay_paths may take any
-	 * layer: after the orders', it cannot refuse them theirs) */
+	 * layer: after the orders', it cannot refuse them theirs), or else the first LID's */
 	for (int pass = 0; pass < 2 && r == 0; pass++)
 		for (uint32_t t = 0; t < ns && r == 0; t++)
 			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0;
@@ -399,12 +432,28 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 					continue;
 				if (pass == 1) {
 					kept++;
-					r = lay_paths(ctx, st, &g, t, d, &used,
-					              "LMC LIDs kept on sssp's routes");
+					r = lay_paths(ctx, st, &g, t, d, none, &used,
+					              "LMC LIDs kept on sssp's routes", &lg);
+					if (r != 1)
+						continue;
+					copied++;
+					r = routing_lmc_follow_first(ctx, undo, t, d) < 0
+					        ? -2
+					        : lay_paths(ctx, st, &g, t, d, none, &used,
+					                    "LMC LIDs on their first LID's routes",
+					                    &lg);
 					continue;
 				}
+				/* where the primary routes took every layer, path by path in
+				 * any; else whole in the order's layer */
 				unsigned l = reserved + chosen[d];
-				int ok = lay_alt_lid(ctx, st, &g, t, d, l, &added, &cap);
+				int ok;
+				if (full) {
+					ok = lay_paths(ctx, st, &g, t, d, none, &used, NULL, &lg);
+					ok = ok == 0 ? 1 : ok == 1 ? 0 : ok;
+				} else {
+					ok = lay_alt_lid(ctx, st, &g, t, d, l, &lg);
+				}
 				if (ok == -2) {
 					why_oom(ctx, "dfsssp");
 					goto out;
@@ -413,7 +462,7 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 					alt[d] = true;
 					back[d] = false;
 					ud_laid++;
-					if (l + 1 > used)
+					if (!full && l + 1 > used)
 						used = l + 1;
 					continue;
 				}
@@ -426,14 +475,22 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 		goto out;
 	}
 	st->nlayers = (uint8_t)used;
-	log_notice(ctx->log, "routing",
-	           "dfsssp: %u virtual layer(s) of %u; LMC alternates laid LID by LID: %u routed "
-	           "freely, %u by %u up/down order(s) (layers %u to %u), %u kept sssp's routes",
-	           st->nlayers, st->budget, free_laid, ud_laid, nord, reserved, reserved + nord - 1,
-	           kept);
+	if (full)
+		log_notice(ctx->log, "routing",
+		           "dfsssp: the shortest paths take all %u virtual layers; LMC alternates "
+		           "laid LID by LID among them: %u routed freely, %u by the up/down order, "
+		           "%u kept sssp's routes, %u of those their first LID's",
+		           st->budget, free_laid, ud_laid, kept, copied);
+	else
+		log_notice(ctx->log, "routing",
+		           "dfsssp: %u virtual layer(s) of %u; LMC alternates laid LID by LID: %u "
+		           "routed freely, %u by %u up/down order(s) (layers %u to %u), %u kept "
+		           "sssp's routes, %u of those their first LID's",
+		           st->nlayers, st->budget, free_laid, ud_laid, nord, reserved,
+		           reserved + nord - 1, kept, copied);
 	rc = 0;
 out:
-	free(added);
+	free(lg.v);
 	free(back);
 	free(ud);
 	free(chosen);
@@ -443,8 +500,9 @@ out:
 
 /* dfsssp at LMC > 0: the alternates routed freely in layers above the primary routes', or
  * among them, where the whole lot fits; else LID by LID (dfsssp_fit_by_lid); if even that
- * fails, every alternate by one up/down order, laid like the first; failing all, the
- * alternate LIDs keep sssp's routes. */
+ * fails (the primary routes and the LIDs that kept sssp's fit no layers), every alternate by
+ * one up/down order, laid like the first; failing all, each later LID takes its block's
+ * first LID's routes. */
 static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 {
 	uint32_t ns = ctx->nsw, nroots = 0;
@@ -497,11 +555,23 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 		}
 		routing_lmc_revert(ctx, &undo);
 	}
+	/* last: every later LID on its block's first LID's routes, laid after all the others
+	 * (each then fits where its first LID's paths do: these fit wherever LMC 0 does) */
 	log_warn(ctx->log, "routing",
-	         "dfsssp: no room for the LMC alternates (%s): the alternate LIDs follow sssp's "
-	         "routes, which may share links with the primary ones",
+	         "dfsssp: no room for the LMC alternates (%s): the later LIDs of each port follow "
+	         "its first LID's routes, which share every link with them",
 	         ctx->why);
-	rc = dfsssp_first_fit(ctx, st, NULL, false);
+	memset(alt, 0, st->ndst * sizeof(bool));
+	for (uint32_t t = 0; t < ns; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+			if (routing_lmc_index(ctx, t, d) > 0) {
+				if (routing_lmc_follow_first(ctx, NULL, t, d) < 0) {
+					why_oom(ctx, "dfsssp");
+					goto out;
+				}
+				alt[d] = true;
+			}
+	rc = dfsssp_first_fit(ctx, st, alt, false);
 out:
 	for (unsigned o = 0; o < UD_ORDERS; o++)
 		updown_free(&ord[o]);

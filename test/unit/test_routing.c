@@ -1297,6 +1297,50 @@ START_TEST(layered_lmc_orders)
 }
 END_TEST
 
+/* dfsssp at LMC 2 where its shortest paths take every VL it may use (routing_max_vls set to
+ * the layers they need at LMC 0): no layer is left for alternates of their own, and a later
+ * LID whose own routes fit no layer takes its block's first LID's routes, which fit where
+ * that LID's do. Before, such LIDs kept sssp's spread routes, which needed more layers, and
+ * the engine failed (the SM then fell back to minhop, with credit loops). */
+START_TEST(dfsssp_lmc_full_layers)
+{
+	unsigned tried = 0;
+	for (uint32_t seed = 1; seed <= 40 && tried < 6; seed++) {
+		struct topo t;
+		topo_init(&t);
+		unsigned sw = 10 + seed % 31;
+		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
+		fix_finish(&t, h, NULL);
+		char why[512];
+		struct fix_routes r;
+		unsigned layers = 0;
+		ck_assert_int_eq(run_engine_full(&t, "dfsssp", NULL, why, sizeof(why), &r, &layers),
+		                 0);
+		if (layers < 2) {
+			topo_free(&t);
+			continue;
+		}
+		tried++;
+		struct ibsmd_config cfg;
+		config_defaults(&cfg);
+		cfg.routing_max_vls = (uint8_t)layers;
+		set_lmc(&t, 2);
+		unsigned budget = layers;
+		ck_assert_msg(run_engine_full(&t, "dfsssp", &cfg, why, sizeof(why), &r, &layers) ==
+		                  0,
+		              "seed %u, %u VLs: %s", seed, budget, why);
+		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "seed %u: %s", seed,
+		              r.first_problem);
+		ck_assert_msg(!r.credit_loop, "seed %u: credit loop", seed);
+		ck_assert_uint_le(layers, budget);
+		fprintf(stderr, "dfsssp_lmc_full_layers: seed %u, %u VLs: %.3f link-disjoint\n",
+		        seed, budget, disjoint_share(&t));
+		topo_free(&t);
+	}
+	ck_assert_uint_ge(tried, 6);
+}
+END_TEST
+
 /* The changes the alternates make are recorded and put back exactly, loads included. */
 START_TEST(lmc_alternates_revert)
 {
@@ -1549,6 +1593,7 @@ static Suite *suite(void)
 	tcase_add_test(lmc, lmc_fattree_missing_links);
 	tcase_add_test(lmc, updown_lmc_order_choice);
 	tcase_add_loop_test(lmc, sssp_lmc_spread, 0, 2);
+	tcase_add_test(lmc, dfsssp_lmc_full_layers);
 	tcase_add_loop_test(lmc, grid_lmc_alternates, 0, 2);
 	tcase_add_loop_test(lmc, updown_lmc_orders, 0, 2);
 	tcase_add_test(lmc, nue_lmc_full_layers);
