@@ -435,11 +435,10 @@ static bool approach(const struct grid *g, const uint16_t *cur, unsigned d, unsi
  * destination: as many hops as the plain path. The hop after the turn back takes VLs of its
  * own (the SL-to-VL tables by input port, torus.c); any credit loop through such turns
  * would have to go round the missing switch, and that hop cannot close one. */
-static bool next_hop(const struct grid *g, const uint16_t *cur, const uint16_t *ct, bool rev,
-                     unsigned *dim, bool *plus, bool *crosses)
+static bool next_hop(const struct grid *g, const uint16_t *cur, const uint16_t *ct, unsigned *dim,
+                     bool *plus, bool *crosses)
 {
-	for (unsigned k = 0; k < g->ndims; k++) {
-		unsigned d = rev ? g->ndims - 1 - k : k;
+	for (unsigned d = 0; d < g->ndims; d++) {
 		if (cur[d] == ct[d])
 			continue;
 		uint16_t corner[GRID_MAX_DIMS];
@@ -447,8 +446,6 @@ static bool next_hop(const struct grid *g, const uint16_t *cur, const uint16_t *
 		corner[d] = ct[d];
 		unsigned go = d;
 		bool beside = false;
-		if (rev && g->at[pos_of(g, corner)] == NONE)
-			return false; /* stepping round a hole is for the plain order only */
 		if (g->at[pos_of(g, corner)] != NONE) {
 			bool cr;
 			if (!way(g, cur, d, cur[d], ct[d], plus, &cr))
@@ -478,16 +475,16 @@ static bool next_hop(const struct grid *g, const uint16_t *cur, const uint16_t *
 	return false;
 }
 
-bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, bool rev, unsigned *dim, bool *plus)
+bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool *plus)
 {
 	if (!in_grid(g, s) || !in_grid(g, t))
 		return false;
 	bool crosses;
-	return next_hop(g, g->coord + s * GRID_MAX_DIMS, g->coord + t * GRID_MAX_DIMS, rev, dim,
-	                plus, &crosses);
+	return next_hop(g, g->coord + s * GRID_MAX_DIMS, g->coord + t * GRID_MAX_DIMS, dim, plus,
+	                &crosses);
 }
 
-uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t, bool rev)
+uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t)
 {
 	if (!in_grid(g, s) || !in_grid(g, t))
 		return 0;
@@ -501,7 +498,7 @@ uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t, bool re
 		guard += g->n[d];
 	unsigned d;
 	bool plus, crosses;
-	while (guard-- && next_hop(g, cur, ct, rev, &d, &plus, &crosses)) {
+	while (guard-- && next_hop(g, cur, ct, &d, &plus, &crosses)) {
 		if (crosses)
 			bits |= (uint8_t)(1u << d);
 		cur[d] =

@@ -45,11 +45,8 @@ bool grid_ring_broken(const struct grid *g, uint32_t s, unsigned d);
 /* The dimension-order hop from switch s towards switch t: *dim and *plus (direction), false
  * when s is t or the way is cut (a ring broken twice between them, a line's gap). Where the
  * path would turn at a missing switch, the hop steps aside into the next dimension the path
- * moves in, and the order then leads round it. rev: the dimensions in the reverse order
- * (the highest first), the LMC alternates' route, which shares no link with the plain one
- * where the two ends differ in two dimensions or more; false where it would turn at a
- * missing switch. */
-bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, bool rev, unsigned *dim, bool *plus);
+ * moves in, and the order then leads round it. */
+bool grid_hop(const struct grid *g, uint32_t s, uint32_t t, unsigned *dim, bool *plus);
 
 /* Places of the grid without a switch (failed or missing): paths step round them, turning
  * back into a lower dimension once (see next_hop in grid.c), and the hop after such a turn
@@ -66,9 +63,9 @@ bool grid_turns_here(const struct grid *g, uint32_t s);
 /* The dimension a port leads in, -1 for none (a host's port, port 0). */
 int grid_port_dim(const struct grid *g, unsigned port);
 
-/* The dateline bits (bit d: the route crosses dimension d's dateline) of the route s -> t
- * (rev: in the reverse order); the SL of its paths. */
-uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t, bool rev);
+/* The dateline bits (bit d: the route crosses dimension d's dateline) of the route s -> t;
+ * the SL of its paths. */
+uint8_t grid_dateline_bits(const struct grid *g, uint32_t s, uint32_t t);
 
 /* The VL (0 or 1) of a packet with dateline bits `bits` leaving switch s by port out. */
 uint8_t grid_vl(const struct grid *g, uint32_t s, unsigned out, uint8_t bits);

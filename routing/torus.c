@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "routing/grid.h"
+#include "routing/updown.h"
 
 #define NONE UINT32_MAX
 
@@ -27,10 +28,11 @@ struct torus {
 	bool holes; /* a switch is missing: paths turn round it, twice the VLs */
 	uint32_t nlids;
 	uint32_t *lid_sw; /* LID -> the switch it hangs off (NONE) */
-	/* LMC alternates: the odd LIDs of a port's block go in the reverse dimension order, on
-	 * VLs of their own (two orders on the same VLs could close a credit loop) */
-	bool alt;
-	uint8_t *lid_rev; /* LID -> routed in the reverse order */
+	/* LMC alternates: up/down orders, each on an SL and a VL after the dimension order's
+	 * (0: none), and the order each LID's routes follow (1 + its index; 0: the dimension
+	 * order) */
+	unsigned orders;
+	uint8_t *lid_order;
 };
 
 static int setup(struct routing_ctx *ctx, void **state, bool tolerant)
@@ -63,7 +65,7 @@ static void torus_free(void *state)
 		return;
 	grid_free(&st->g);
 	free(st->lid_sw);
-	free(st->lid_rev);
+	free(st->lid_order);
 	free(st);
 }
 
@@ -72,58 +74,101 @@ static const char *sw_name(const struct routing_ctx *ctx, uint32_t s)
 	return ctx->t->nodes[ctx->t->sws[s].node].desc;
 }
 
-/* LMC alternates: with LMC above 0, no missing switch (a path stepping round one follows
- * the plain order only) and VLs for a second set, the odd LIDs of each port's block are
- * routed in the reverse dimension order. Where the two ends differ in two dimensions or
- * more, that route shares no link and no switch with the plain one (it goes round the
- * other sides of the box between them); along one dimension both are the same. -1: out of
- * memory. */
-static int alternates_setup(struct routing_ctx *ctx, struct torus *st, unsigned vls, unsigned need)
+/* The SLs of the dimension order in a class: one per combination of dateline bits. */
+static unsigned dor_sls(const struct torus *st)
 {
-	const struct grid *g = &st->g;
-	st->alt = false;
-	if (!routing_lmc_any(ctx) || g->ndims < 2)
+	return st->rings ? 1u << st->g.ndims : 1u;
+}
+
+/* ... and its VLs: two per ring for the datelines, twice that for the turns round a hole. */
+static unsigned dor_vls(const struct torus *st)
+{
+	return (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
+}
+
+/* LMC alternates: dimension order gives a pair one route, and its reverse order, though
+ * apart from it where the ends differ in two dimensions or more, is the same along one
+ * (14% of the pairs on a 4x4x4 torus) and cannot step round a hole. So the later LIDs of
+ * each port's block are routed apart from the first by the general alternates
+ * (routing/lmc.c) under up/down orders, as updn's are: each order free of credit loops on a
+ * VL of its own above the dimension order's, on an SL of its own above its SLs; as many
+ * orders as the VLs left, up to 8, and the SLs left (3 dimensions take 8), of the VLs the
+ * links run or routing_max_vls allows (keep VLs for QoS levels with it); without one to
+ * spare the later LIDs keep the dimension order. */
+static unsigned alternates_setup(const struct routing_ctx *ctx, const struct torus *st,
+                                 unsigned vls)
+{
+	if (!routing_lmc_any(ctx))
 		return 0;
-	if (st->holes) {
-		log_notice(ctx->log, "routing",
-		           "%s: a switch is missing from the grid: the LMC alternates keep the "
-		           "plain order (paths stepping round a hole follow it only)",
-		           st->tolerant ? "torus" : "dor");
-		return 0;
-	}
-	if (vls < 2 * need) {
-		log_notice(ctx->log, "routing",
-		           "%s: LMC alternates in the reverse dimension order need %u VLs and the "
-		           "switch links run %u: every LID of a port takes the plain order",
-		           st->tolerant ? "torus" : "dor", 2 * need, vls);
-		return 0;
-	}
-	/* the reverse order must reach wherever the plain one does (a line cut in a place
-	 * only one order avoids) */
-	for (uint32_t t = 0; t < ctx->nsw; t++)
-		for (uint32_t s = 0; s < ctx->nsw && ctx->dst_start[t] < ctx->dst_start[t + 1];
-		     s++) {
-			unsigned d;
-			bool plus;
-			if (s != t && grid_hop(g, s, t, false, &d, &plus) &&
-			    !grid_hop(g, s, t, true, &d, &plus)) {
-				log_notice(
-				    ctx->log, "routing",
-				    "%s: \"%s\" cannot reach \"%s\" in the reverse dimension "
-				    "order: the LMC alternates keep the plain one",
-				    st->tolerant ? "torus" : "dor", sw_name(ctx, s),
-				    sw_name(ctx, t));
-				return 0;
-			}
+	if (ctx->cfg && ctx->cfg->routing_max_vls && ctx->cfg->routing_max_vls < vls)
+		vls = ctx->cfg->routing_max_vls;
+	unsigned sls = dor_sls(st), need = dor_vls(st);
+	unsigned n = vls > need ? vls - need : 0;
+	if (n > 16 - sls)
+		n = 16 - sls;
+	if (n > UD_ORDERS)
+		n = UD_ORDERS;
+	if (!n)
+		log_notice(
+		    ctx->log, "routing",
+		    "%s: the LMC alternates need a VL beside the %u of the dimension order, "
+		    "and the switch links run (or routing_max_vls allows) %u: every LID of a "
+		    "port takes the dimension order",
+		    st->tolerant ? "torus" : "dor", need, vls);
+	return n;
+}
+
+/* Route the later LIDs of each block apart from the first, each by the up/down order that
+ * keeps it apart best (LID k tries order k - 1 first, as updn's do). 0, or -1 with
+ * ctx->why. */
+static int alternates_route(struct routing_ctx *ctx, struct torus *st, const char *engine)
+{
+	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns], nroots = 0;
+	struct updown ord[UD_ORDERS] = {0};
+	struct routing_alt_rules rules[UD_ORDERS];
+	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1));
+	bool *leaf = malloc(ns + 1), *given = calloc(ndst + 1, sizeof(bool));
+	uint8_t *first = calloc(ndst + 1, 1), *chosen = calloc(ndst + 1, 1);
+	st->lid_order = calloc(st->nlids + 1, 1);
+	int rc = -1;
+	if (!roots || !leaf || !given || !first || !chosen || !st->lid_order)
+		goto out;
+	routing_host_switches(ctx, leaf);
+	if (routing_detect_roots(ctx, leaf, roots, &nroots) < 0 ||
+	    updown_init(&ord[0], ctx, roots, nroots, false) < 0)
+		goto out;
+	unsigned n = 1;
+	while (n < st->orders && updown_next_order(ord, n, ctx, &ord[n]) == 0)
+		n++;
+	unsigned last = (n < 3 ? n : 3) - 1; /* the orders tried first */
+	for (uint32_t t = 0; t < ns; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+			unsigned k = routing_lmc_index(ctx, t, d);
+			first[d] = (uint8_t)(k == 0 ? 0 : k - 1 < last ? k - 1 : last);
 		}
-	st->lid_rev = calloc(st->nlids + 1, 1);
-	if (!st->lid_rev)
-		return -1;
-	for (uint32_t t = 0; t < ctx->nsw; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
-			st->lid_rev[ctx->dst[d].lid] = routing_lmc_index(ctx, t, d) % 2 == 1;
-	st->alt = true;
-	return 0;
+	for (unsigned o = 0; o < n; o++)
+		rules[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
+	struct routing_alt_choice c = {rules, n, first, chosen};
+	if (routing_lmc_alternates_choice(ctx, &c, NULL, given, NULL) < 0)
+		goto out;
+	for (uint32_t d = 0; d < ndst; d++)
+		if (given[d])
+			st->lid_order[ctx->dst[d].lid] = (uint8_t)(chosen[d] + 1);
+	st->orders = n;
+	log_info(ctx->log, "routing", "%s: LMC alternates by %u up/down order(s), on SLs %u-%u",
+	         engine, n, dor_sls(st), dor_sls(st) + n - 1);
+	rc = 0;
+out:
+	if (rc < 0 && !ctx->why[0])
+		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
+	for (unsigned o = 0; o < UD_ORDERS; o++)
+		updown_free(&ord[o]);
+	free(roots);
+	free(leaf);
+	free(given);
+	free(first);
+	free(chosen);
+	return rc;
 }
 
 static int torus_unicast(struct routing_ctx *ctx, void *state)
@@ -189,11 +234,7 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 			leaf[s] |= ctx->dst[i].port != 0;
 		}
 	}
-	if (alternates_setup(ctx, st, vls, need) < 0) {
-		free(leaf);
-		snprintf(ctx->why, sizeof(ctx->why), "%s: out of memory", engine);
-		return -1;
-	}
+	st->orders = alternates_setup(ctx, st, vls);
 	int rc = 0;
 	for (uint32_t t = 0; t < ctx->nsw && !rc; t++) {
 		if (ctx->dst_start[t] == ctx->dst_start[t + 1])
@@ -202,9 +243,9 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 		for (uint32_t s = 0; s < ctx->nsw; s++) {
 			if (s == t || ctx->adj_start[s] == ctx->adj_start[s + 1])
 				continue;
-			unsigned d, dr;
-			bool plus, plus_r;
-			if (!grid_hop(g, s, t, false, &d, &plus)) {
+			unsigned d;
+			bool plus;
+			if (!grid_hop(g, s, t, &d, &plus)) {
 				if (!leaf[s] || !leaf[t])
 					continue; /* no host traffic between them */
 				snprintf(
@@ -215,18 +256,16 @@ static int torus_unicast(struct routing_ctx *ctx, void *state)
 				rc = -1;
 				break;
 			}
-			uint8_t port = plus ? g->plus[d] : g->minus[d], port_r = port;
-			if (st->alt && grid_hop(g, s, t, true, &dr, &plus_r))
-				port_r = plus_r ? g->plus[dr] : g->minus[dr];
+			uint8_t port = plus ? g->plus[d] : g->minus[d];
 			for (uint32_t i = ctx->dst_start[t]; i < ctx->dst_start[t + 1]; i++) {
-				uint16_t lid = ctx->dst[i].lid;
-				uint8_t p = st->alt && st->lid_rev[lid] ? port_r : port;
-				ctx->t->sws[s].lft[lid] = p;
-				ctx->load[ctx->port_base[s] + p]++;
+				ctx->t->sws[s].lft[ctx->dst[i].lid] = port;
+				ctx->load[ctx->port_base[s] + port]++;
 			}
 		}
 	}
 	free(leaf);
+	if (!rc && st->orders)
+		rc = alternates_route(ctx, st, engine);
 	if (!rc)
 		log_notice(ctx->log, "routing",
 		           "%s: %u-dimensional %s of %u x %u x %u positions%s%s", engine, g->ndims,
@@ -244,7 +283,7 @@ static unsigned torus_layers(const void *state)
 	const struct torus *st = state;
 	if (!st)
 		return 1;
-	return (st->rings ? 1u << st->g.ndims : 1) * (st->alt ? 2u : 1u);
+	return dor_sls(st) + st->orders;
 }
 
 static unsigned torus_layer_vls(const void *state)
@@ -252,7 +291,7 @@ static unsigned torus_layer_vls(const void *state)
 	const struct torus *st = state;
 	if (!st)
 		return 1;
-	return (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u) * (st->alt ? 2u : 1u);
+	return dor_vls(st) + st->orders;
 }
 
 static bool torus_by_input(const void *state, uint32_t sw)
@@ -266,17 +305,18 @@ static uint8_t torus_path_sl(const struct routing_ctx *ctx, void *state, uint16_
 {
 	(void)ctx;
 	const struct torus *st = state;
-	if (!st || !(st->rings || st->alt) || !st->lid_sw || slid >= st->nlids ||
-	    dlid >= st->nlids || st->lid_sw[slid] == NONE || st->lid_sw[dlid] == NONE)
+	if (!st || !st->lid_sw || slid >= st->nlids || dlid >= st->nlids ||
+	    st->lid_sw[slid] == NONE || st->lid_sw[dlid] == NONE)
 		return 0;
-	bool rev = st->alt && st->lid_rev[dlid];
-	uint8_t bits =
-	    st->rings ? grid_dateline_bits(&st->g, st->lid_sw[slid], st->lid_sw[dlid], rev) : 0;
-	/* the reverse order's SLs above the plain one's */
-	return (uint8_t)(bits | (rev ? 1u << (st->rings ? st->g.ndims : 0) : 0));
+	/* an LMC alternate: its order's SL, above the dimension order's */
+	if (st->lid_order && st->lid_order[dlid])
+		return (uint8_t)(dor_sls(st) + st->lid_order[dlid] - 1u);
+	return st->rings ? grid_dateline_bits(&st->g, st->lid_sw[slid], st->lid_sw[dlid]) : 0;
 }
 
-/* SL = class x 2^dims + dateline bits: VL = class x 2 + the dateline VL of this hop. */
+/* SL = class x (2^dims + orders) + dateline bits, or + 2^dims + order for an LMC alternate;
+ * VL = class x (the dimension order's VLs + orders) + the dateline VL of this hop (the upper
+ * half after a turn round a hole), or + the dimension order's VLs + order. */
 static void torus_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw, uint8_t in,
                         uint8_t out, uint8_t vl_of_sl[16])
 {
@@ -292,17 +332,19 @@ static void torus_sl2vl(const struct routing_ctx *ctx, void *state, uint32_t sw,
 	if (st && st->holes && grid_turns_here(&st->g, sw)) {
 		int di = grid_port_dim(&st->g, in), dout = grid_port_dim(&st->g, out);
 		if (di >= 0 && dout >= 0 && di > dout)
-			turn = per / 2;
+			turn = dor_vls(st) / 2; /* not per: the orders' VLs come after */
 	}
-	/* within a class: the dateline bits, then (LMC alternates) the order bit */
-	unsigned dl = st && st->rings ? 1u << st->g.ndims : 1;
+	/* within a class: the dateline bits, then (LMC alternates) the up/down orders, each on
+	 * a VL of its own after the dimension order's */
+	unsigned dl = st ? dor_sls(st) : 1;
 	for (unsigned sl = 0; sl < 16; sl++) {
-		unsigned in_class = sl % L;
-		unsigned v =
-		    st && st->rings ? grid_vl(&st->g, sw, out, (uint8_t)(in_class % dl)) : 0;
-		v += turn;
-		if (in_class / dl) /* the reverse order: the VLs above the plain order's */
-			v += (st->rings ? 2u : 1u) * (st->holes ? 2u : 1u);
+		unsigned in_class = sl % L, v;
+		if (in_class >= dl) {
+			v = dor_vls(st) + (in_class - dl);
+		} else {
+			v = st && st->rings ? grid_vl(&st->g, sw, out, (uint8_t)in_class) : 0;
+			v += turn;
+		}
 		unsigned vl = (sl / L) * per + v;
 		if (vl >= nvl)
 			vl = v % nvl; /* the class does not fit here: its dateline VL of class 0 */

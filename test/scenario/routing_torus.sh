@@ -8,7 +8,8 @@
 # - a 4x4x4 mesh: one SL, no loop;
 # - a failed link: torus routes around it, free of credit loops; dor refuses naming it;
 # - a failed switch: torus routes round it, every pair shortest and free of credit loops,
-#   the hops after a turn round it on VLs of their own (2-3); two failed in a row along the
+#   the hops after a turn round it on VLs of their own (2-3); at LMC 2 the alternates on
+#   VLs 4-7, every host switch with one apart from its primary; two failed in a row along the
 #   last dimension likewise; failed switches elsewhere besides: torus says why it cannot, and
 #   the chain "torus,nue" routes with nue;
 # - a QoS level stacked on the dateline SLs of an 8x8 torus: its paths on SL 4 + bits, VLs
@@ -89,6 +90,19 @@ grep -q "paths step round the missing switches" "$WORK/ibsmd.log" || fail "torus
 # other way round: not all shortest)
 verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0' 'r["vls_used"] & 0xc'
 echo "  routed round sw-3-2-4, no credit loop, turn hops on VLs 2-3"
+# LMC 2 round the same hole: the later LIDs by up/down orders on the 4 VLs the dimension
+# order leaves (4-7), every host switch with an alternate apart, still no credit loop
+once torus "lmc: 2" "log_level: info"
+grep -q "torus: LMC alternates by 4 up/down order(s), on SLs 8-11" "$WORK/ibsmd.log" ||
+	fail "no alternates round the hole: $(grep -E 'routing' "$WORK/ibsmd.log" | tail -3)"
+verify_sl -- "$clean" "$noloop" 'r["vl_unrun"] == 0' 'r["vls_used"] & 0xf0' \
+	'r["apm"]["link_disjoint_pct"] == 100'
+# beside the hole a turn (in along y, out along x minus) keeps the dimension order's upper
+# VLs (2-3), below the orders' (a turn on VL 4 shared it with the first order)
+turn=$(on_sim host-1 smpquery sl2vl "$(lid sw-2-3-4)" 3 | grep "in  5, out  3:" | tr -d ' ')
+[ "$turn" = "ports:in5,out3:|2|3|2|3|2|3|2|3|4|5|6|7|2|3|2|3|" ] ||
+	fail "sw-2-3-4 turn row at LMC 2: $turn, want turns on VLs 2-3 and the orders on 4-7"
+echo "  LMC 2 round it: alternates on VLs 4-7, every host switch's apart, no credit loop"
 stop_sims
 
 echo "== two failed switches in a row along z, and two apart"

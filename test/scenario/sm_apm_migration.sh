@@ -7,8 +7,9 @@
 # - fabricsim verify, following each path's SL (ibsmd-path-sl.dump), finds every LID
 #   reached and, for updn, dfsssp and nue, no credit loop with the alternates in the tables,
 #   and the share of pairs with a link-disjoint alternate at least what each gives today
-#   (minhop 100%, updn 99.7% on its second order, dfsssp and nue 98-99%, torus 85.7%: the
-#   pairs on one line have one dimension-order route);
+#   (minhop 100%, updn 99.7% on its second order, dfsssp and nue 98-99%, torus 100%: its
+#   alternates by up/down orders on VLs above the datelines'; 85.7% before, in the reverse
+#   dimension order, which gives the pairs on one line the same route);
 # - connections picked at random (a fixed seed): one switch-to-switch link on the primary
 #   path is taken down in the simulator; a data packet from the source host (fabricsim ctl
 #   send: the simulator's own forwarding through the switches' tables and port states) no
@@ -111,7 +112,7 @@ traced() { # SRC DLID: a data packet from SRC's port 1 gets through
 
 "$FS" dump "$SPEC" >"$WORK/fabric.net"
 # ENGINE FLOOR NEED, comma-separated (APM_ENGINES picks some)
-IFS=, read -ra SPECS <<<"${APM_ENGINES:-minhop 95 4,updn 99 4,dfsssp 95 4,nue 95 4,torus 85 3}"
+IFS=, read -ra SPECS <<<"${APM_ENGINES:-minhop 95 4,updn 99 4,dfsssp 95 4,nue 95 4,torus 99 4}"
 for spec in "${SPECS[@]}"; do
 	read -r engine share need <<<"$spec"
 	cat >"$WORK/ibsmd.yaml" <<EOF
