@@ -206,6 +206,11 @@ struct routing_alt_choice {
 	unsigned nrules;
 	const uint8_t *first;
 	uint8_t *chosen;
+	/* optional, per entry: the host switches (not across a bridge) left without a pair of
+	 * the block's LIDs apart once that LID is routed (on its block's last LID: the
+	 * block's shortfall) */
+	uint32_t *open;
+	bool quiet; /* no log line (an engine's trial) */
 };
 int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
                                   struct routing_alt_undo *undo, bool *alt, const bool *only);
@@ -217,6 +222,9 @@ int routing_lmc_follow_first(struct routing_ctx *ctx, struct routing_alt_undo *u
                              uint32_t d);
 /* Put back what the alternates changed (undo emptied). */
 void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo);
+/* ... for the LIDs marked in lids (indexed by LID) only. */
+void routing_lmc_revert_lids(struct routing_ctx *ctx, struct routing_alt_undo *undo,
+                             const bool *lids);
 /* ... for one LID only (an engine that cannot fit that alternate in its layers). */
 void routing_lmc_revert_lid(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint16_t lid);
 

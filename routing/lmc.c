@@ -1244,7 +1244,10 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 				a.pre_checked = a.pre_known ? pre.checked[i + 1] : 0;
 				/* only a tree of its own is an alternate to the layering: the
 				 * engine's routes kept are layered as primary ones */
+				uint64_t open = a.stats.open;
 				enum alt_outcome o = route_choice(&a, c, t, i, l0, l1);
+				if (c->open)
+					c->open[i + 1] = (uint32_t)(a.stats.open - open);
 				changed |= o == ALT_TREE;
 				a.stats.kept += o == ALT_NONE;
 				if (alt && o == ALT_TREE)
@@ -1253,14 +1256,17 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	log_info(ctx->log, "routing",
-	         "LMC alternates in %.3f s: %u LID pairs (%u kept the engine's routes); from %llu "
-	         "host switches (%llu not across a bridge) %llu link-disjoint, %llu "
-	         "switch-disjoint",
-	         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-	         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
-	         (unsigned long long)a.stats.possible, (unsigned long long)a.stats.link_disjoint,
-	         (unsigned long long)a.stats.switch_disjoint);
+	if (!c->quiet)
+		log_info(ctx->log, "routing",
+		         "LMC alternates in %.3f s: %u LID pairs (%u kept the engine's routes); "
+		         "from %llu "
+		         "host switches (%llu not across a bridge) %llu link-disjoint, %llu "
+		         "switch-disjoint",
+		         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+		         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
+		         (unsigned long long)a.stats.possible,
+		         (unsigned long long)a.stats.link_disjoint,
+		         (unsigned long long)a.stats.switch_disjoint);
 	pre_free(&pre);
 	free(hosts);
 	alt_free(&a);
@@ -1312,6 +1318,14 @@ void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo)
 		if (undo->changes.v[i].sw != UINT32_MAX)
 			revert_one(ctx, &undo->changes.v[i]);
 	vec_free(&undo->changes);
+}
+
+void routing_lmc_revert_lids(struct routing_ctx *ctx, struct routing_alt_undo *undo,
+                             const bool *lids)
+{
+	for (uint32_t i = undo->changes.n; i-- > 0;)
+		if (undo->changes.v[i].sw != UINT32_MAX && lids[undo->changes.v[i].lid])
+			revert_one(ctx, &undo->changes.v[i]);
 }
 
 void routing_lmc_revert_lid(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint16_t lid)

@@ -656,7 +656,7 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 	struct routing_alt_rules rules[UD_ORDERS];
 	for (unsigned o = 0; o < nord; o++)
 		rules[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
-	struct routing_alt_choice choice = {rules, nord, NULL, chosen};
+	struct routing_alt_choice choice = {.rules = rules, .nrules = nord, .chosen = chosen};
 	if (routing_lmc_alternates_choice(ctx, &choice, &au, ud, back) < 0)
 		goto out;
 	/* the orders' routes first, each in its order's layer; then, in any layer that takes

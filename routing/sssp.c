@@ -418,7 +418,7 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	struct routing_alt_rules rules[UD_ORDERS];
 	for (unsigned o = 0; o < nord; o++)
 		rules[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
-	struct routing_alt_choice choice = {rules, nord, NULL, chosen};
+	struct routing_alt_choice choice = {.rules = rules, .nrules = nord, .chosen = chosen};
 	if (routing_lmc_alternates_choice(ctx, &choice, undo, ud, back) < 0)
 		goto out;
 	/* every order's alternates in its layer first, then sssp's routes for those that got

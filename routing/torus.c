@@ -148,7 +148,8 @@ static int alternates_route(struct routing_ctx *ctx, struct torus *st, const cha
 		}
 	for (unsigned o = 0; o < n; o++)
 		rules[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
-	struct routing_alt_choice c = {rules, n, first, chosen};
+	struct routing_alt_choice c = {
+	    .rules = rules, .nrules = n, .first = first, .chosen = chosen};
 	if (routing_lmc_alternates_choice(ctx, &c, NULL, given, NULL) < 0)
 		goto out;
 	for (uint32_t d = 0; d < ndst; d++)
