@@ -384,13 +384,26 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 		why_oom(ctx, "dfsssp");
 		return -1;
 	}
+	/* the primary routes, and the later LIDs that kept sssp's (apart already, or without a
+	 * tree of their own): those take their first LID's where their own fit no layer */
 	for (uint32_t t = 0; t < ns && r == 0; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++)
-			if (!alt[d])
-				r = lay_paths(ctx, st, &g, t, d, none, &used, "shortest paths",
-				              &lg);
-	if (r != 0)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++) {
+			if (alt[d])
+				continue;
+			r = lay_paths(ctx, st, &g, t, d, none, &used, "shortest paths", &lg);
+			if (r != 1 || routing_lmc_index(ctx, t, d) == 0)
+				continue;
+			copied++;
+			r = routing_lmc_follow_first(ctx, undo, t, d) < 0
+			        ? -2
+			        : lay_paths(ctx, st, &g, t, d, none, &used,
+			                    "LMC LIDs on their first LID's routes", &lg);
+		}
+	if (r != 0) {
+		if (r == -2)
+			why_oom(ctx, "dfsssp");
 		goto out;
+	}
 	/* order o's layer: reserved + o; none where the primary routes took them all */
 	bool full = used >= st->budget;
 	unsigned reserved = used;

@@ -2,14 +2,15 @@
  * (routing/grid.c), free of credit loops: on a mesh by the order alone, on a torus with a
  * dateline per ring over two VLs. The SL of a path carries one bit per dimension (whether it
  * crosses that dateline); QoS classes stack on top (SL = class x 2^dims + bits, two VLs per
- * class).
+ * class; at LMC > 0 the alternates' up/down orders add an SL and a VL each per class, see
+ * alternates_setup).
  *
  * torus also routes around failed links and switches: a ring with a gap is a line, routed
  * the way round that avoids it (a line cannot deadlock); a path whose turn would be at a
  * missing switch steps aside first and turns back into the lower dimension once past it
  * (grid.c), the hop after that turn on VLs of its own: the SL-to-VL tables of the switches
  * beside the hole then depend on the input port, and each QoS class takes 4 VLs on a torus
- * (2 on a mesh), as with OpenSM's
+ * (2 on a mesh; plus the alternates' orders), as with OpenSM's
  * torus-2QoS. A pair a dimension cannot join (a ring cut twice between them, switches
  * missing at both the corner and the step aside) fails the engine with the switches named.
  * dor refuses a grid with gaps, naming the first, for sites that want the plain order or
@@ -93,7 +94,8 @@ static unsigned dor_vls(const struct torus *st)
  * (routing/lmc.c) under up/down orders, as updn's are: each order free of credit loops on a
  * VL of its own above the dimension order's, on an SL of its own above its SLs; as many
  * orders as the VLs left, up to 8, and the SLs left (3 dimensions take 8), of the VLs the
- * links run or routing_max_vls allows (keep VLs for QoS levels with it); without one to
+ * links run or routing_max_vls allows (keep VLs for QoS classes with it, on 2 dimensions;
+ * on 3, the 8 dateline SLs and any order leave no SLs for a second class); without one to
  * spare the later LIDs keep the dimension order. */
 static unsigned alternates_setup(const struct routing_ctx *ctx, const struct torus *st,
                                  unsigned vls)
@@ -119,8 +121,8 @@ static unsigned alternates_setup(const struct routing_ctx *ctx, const struct tor
 }
 
 /* Route the later LIDs of each block apart from the first, each by the up/down order that
- * keeps it apart best (LID k tries order k - 1 first, as updn's do). 0, or -1 with
- * ctx->why. */
+ * keeps it apart best (LID k tries order k - 1 first, up to the third: order 0 is not the
+ * dimension order's, as updn's is). 0, or -1 with ctx->why. */
 static int alternates_route(struct routing_ctx *ctx, struct torus *st, const char *engine)
 {
 	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns], nroots = 0;
@@ -134,8 +136,12 @@ static int alternates_route(struct routing_ctx *ctx, struct torus *st, const cha
 	if (!roots || !leaf || !given || !first || !chosen || !st->lid_order)
 		goto out;
 	routing_host_switches(ctx, leaf);
-	if (routing_detect_roots(ctx, leaf, roots, &nroots) < 0 ||
-	    updown_init(&ord[0], ctx, roots, nroots, false) < 0)
+	if (routing_detect_roots(ctx, leaf, roots, &nroots) < 0) {
+		snprintf(ctx->why, sizeof(ctx->why), "%s: no root switch for the LMC alternates",
+		         engine);
+		goto out;
+	}
+	if (updown_init(&ord[0], ctx, roots, nroots, false) < 0)
 		goto out;
 	unsigned n = 1;
 	while (n < st->orders && updown_next_order(ord, n, ctx, &ord[n]) == 0)

@@ -72,7 +72,8 @@ static uint64_t blocks_short(const struct routing_ctx *ctx, const uint32_t *open
  * the blocks the orders leave short: rooted at a switch next to those blocks' destinations
  * (or one of them) where that re-routes them, and the blocks that took the last order, with
  * fewer host switches short. Those LIDs start again from the engine's routes; each root, the
- * first too, is a trial over them only, taken back, and the best is routed. On a 16-switch random
+ * first too, is a trial over them only, taken back; the best is routed if it leaves fewer
+ * short than the first routing, else that routing is put back. On a 16-switch random
  * graph every order rooted at the switch farthest from the roots before left a switch with no
  * alternate apart to 7 others (94.2% of pairs); a root beside them, 100%. 0, or -1 out of memory.
  */
@@ -81,18 +82,20 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
                       uint32_t *open, struct routing_alt_undo *undo)
 {
 	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns], nonly = 0;
-	bool *only = calloc(ndst + 1, sizeof(bool)), *cand_seen = calloc(ns + 1, sizeof(bool));
-	bool *given = calloc(ndst + 1, sizeof(bool));
+	bool *only = calloc(ndst + 1, sizeof(bool)), *is_short = calloc(ndst + 1, sizeof(bool));
+	bool *cand_seen = calloc(ns + 1, sizeof(bool)), *given = calloc(ndst + 1, sizeof(bool));
 	bool *lids = calloc((size_t)ctx->max_lid + 1, sizeof(bool));
-	uint32_t *cand = malloc(sizeof(uint32_t) * (LAST_ORDER_TRIALS + 2));
+	uint32_t *cand = malloc(sizeof(uint32_t) * (LAST_ORDER_TRIALS + 1));
+	uint8_t *kept = malloc(ndst + 1), *cols = NULL;
 	int rc = -1;
-	if (!only || !cand_seen || !given || !lids || !cand)
+	if (!only || !is_short || !cand_seen || !given || !lids || !cand || !kept)
 		goto out;
-	uint64_t before = blocks_short(ctx, open, only, NULL);
+	uint64_t before = blocks_short(ctx, open, is_short, NULL);
 	/* the blocks on the last order go again too: it changes under them */
 	for (uint32_t t = 0; t < ns; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
 			unsigned k = routing_lmc_index(ctx, t, d);
+			only[d] = is_short[d];
 			if (k && chosen[d] == n - 1)
 				for (uint32_t j = d - k + 1;
 				     j < ctx->dst_start[t + 1] &&
@@ -105,6 +108,20 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 	rc = 0;
 	if (!before || nonly > LAST_ORDER_MAX_LIDS)
 		goto out;
+	/* phase A's tables for those LIDs, to put back if no root does better */
+	cols = malloc((size_t)nonly * ns + 1);
+	if (!cols) {
+		rc = -1;
+		goto out;
+	}
+	for (uint32_t d = 0, i = 0; d < ndst; d++) {
+		if (!only[d])
+			continue;
+		for (uint32_t s = 0; s < ns; s++)
+			cols[(size_t)i * ns + s] = ctx->t->sws[s].lft[ctx->dst[d].lid];
+		i++;
+	}
+	memcpy(kept, chosen, ndst);
 	/* the root it has first, then the short blocks' destination switches and their
 	 * neighbours */
 	uint32_t nc = 0, cap = (LAST_ORDER_MAX_LIDS * 8) / nonly;
@@ -113,17 +130,17 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 	for (uint32_t s = 0; s < ns; s++)
 		if ((cand_seen[s] = ord[n - 1].rank[s] == 0) && !nc)
 			cand[nc++] = s;
-	for (uint32_t t = 0; t < ns && nc < cap + 1; t++) {
+	for (uint32_t t = 0; t < ns && nc < cap; t++) {
 		bool short_here = false;
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
-			short_here |= routing_lmc_index(ctx, t, d) > 0 && open[d];
+			short_here |= is_short[d];
 		if (!short_here)
 			continue;
 		if (!cand_seen[t]) {
 			cand_seen[t] = true;
 			cand[nc++] = t;
 		}
-		for (uint32_t e = ctx->adj_start[t]; e < ctx->adj_start[t + 1] && nc < cap + 1; e++)
+		for (uint32_t e = ctx->adj_start[t]; e < ctx->adj_start[t + 1] && nc < cap; e++)
 			if (!cand_seen[ctx->adj[e].to]) {
 				cand_seen[ctx->adj[e].to] = true;
 				cand[nc++] = ctx->adj[e].to;
@@ -137,9 +154,9 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 			chosen[d] = 0;
 		}
 	routing_lmc_revert_lids(ctx, undo, lids);
-	uint32_t best = cand[0];
-	uint64_t fewest = UINT64_MAX;
-	for (uint32_t i = 0; i < nc && fewest && rc == 0; i++) {
+	uint32_t best = UINT32_MAX, tried = 0;
+	uint64_t fewest = before;
+	for (uint32_t i = 0; i < nc && fewest && rc == 0; i++, tried++) {
 		updown_free(&ord[n - 1]);
 		if (updown_init(&ord[n - 1], ctx, &cand[i], 1, false) < 0) {
 			rc = -1;
@@ -158,27 +175,57 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 			best = cand[i];
 		}
 	}
-	if (rc < 0)
-		goto out;
-	log_info(ctx->log, "routing",
-	         "up/down: the last order rooted at switch %u (%u roots tried) for %u LIDs: %llu "
-	         "host switches short of an alternate -> %llu",
-	         best, nc, nonly, (unsigned long long)before, (unsigned long long)fewest);
-	updown_free(&ord[n - 1]);
-	if (updown_init(&ord[n - 1], ctx, &best, 1, false) < 0) {
-		rc = -1;
+	if (rc == 0 && best != UINT32_MAX) {
+		log_info(ctx->log, "routing",
+		         "up/down: the last order rooted at switch %u (%u roots tried) for %u "
+		         "LIDs: %llu host switches short of an alternate -> %llu",
+		         best, tried, nonly, (unsigned long long)before,
+		         (unsigned long long)fewest);
+		updown_free(&ord[n - 1]);
+		if (updown_init(&ord[n - 1], ctx, &best, 1, false) < 0) {
+			rc = -1;
+			goto out;
+		}
+		struct routing_alt_choice c = {choice, n, first, chosen, open, false};
+		rc = routing_lmc_alternates_choice(ctx, &c, NULL, NULL, only);
 		goto out;
 	}
-	struct routing_alt_choice c = {choice, n, first, chosen, open, false};
-	rc = routing_lmc_alternates_choice(ctx, &c, NULL, NULL, only);
+	if (rc == 0)
+		log_info(ctx->log, "routing",
+		         "up/down: %u roots tried for the last order, for %llu host switches short "
+		         "of an alternate: none better",
+		         tried, (unsigned long long)before);
+	/* phase A's routes back */
+	updown_free(&ord[n - 1]);
+	memcpy(chosen, kept, ndst);
+	for (uint32_t d = 0, i = 0; d < ndst; d++) {
+		if (!only[d])
+			continue;
+		uint16_t lid = ctx->dst[d].lid;
+		for (uint32_t s = 0; s < ns; s++) {
+			uint8_t *lft = ctx->t->sws[s].lft, want = cols[(size_t)i * ns + s];
+			uint32_t *load = ctx->load + ctx->port_base[s];
+			if (lft[lid] == want)
+				continue;
+			if (lft[lid] && lft[lid] != 0xff && load[lft[lid]])
+				load[lft[lid]]--;
+			if (want && want != 0xff)
+				load[want]++;
+			lft[lid] = want;
+		}
+		i++;
+	}
 out:
 	if (rc < 0 && !ctx->why[0])
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 	free(only);
+	free(is_short);
 	free(cand_seen);
 	free(given);
 	free(lids);
 	free(cand);
+	free(kept);
+	free(cols);
 	return rc;
 }
 
