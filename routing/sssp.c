@@ -351,6 +351,47 @@ static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, ui
 	return 0;
 }
 
+/* Lay LID d's paths (lay_paths, any layer); a later LID of a block whose paths fit no layer
+ * takes its first LID's routes instead (counted in *copied), which fit where those do. */
+static int lay_or_follow(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, uint32_t t,
+                         uint32_t d, unsigned *used, const char *what, struct dep_log *lg,
+                         struct routing_alt_undo *undo, uint32_t *copied)
+{
+	const struct skip none = {0, 0};
+	int r = lay_paths(ctx, st, g, t, d, none, used, what, lg);
+	if (r != 1 || routing_lmc_index(ctx, t, d) == 0)
+		return r;
+	(*copied)++;
+	if (routing_lmc_follow_first(ctx, undo, t, d) < 0)
+		return -2;
+	return lay_paths(ctx, st, g, t, d, none, used, "LMC LIDs on their first LID's routes", lg);
+}
+
+/* The free alternates (alt[d]) path by path in the layers out of sk; those none takes go
+ * back to sssp's routes (back[d]). How many were laid, or -2 out of memory. */
+static int64_t lay_free_alternates(struct routing_ctx *ctx, struct sssp *st, struct cdg *g,
+                                   bool *alt, bool *back, struct skip sk, unsigned *used,
+                                   struct dep_log *lg, struct routing_alt_undo *undo)
+{
+	int64_t laid = 0;
+	for (uint32_t t = 0; t < ctx->nsw; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+			if (!alt[d])
+				continue;
+			int ok = lay_paths(ctx, st, g, t, d, sk, used, NULL, lg);
+			if (ok == -2)
+				return -2;
+			if (ok == 0) {
+				laid++;
+				continue;
+			}
+			routing_lmc_revert_lid(ctx, undo, ctx->dst[d].lid);
+			alt[d] = false;
+			back[d] = true;
+		}
+	return laid;
+}
+
 /* dfsssp's alternates LID by LID, when the whole lot of them does not fit: the primary
  * routes first fit, path by path; each layer above theirs then goes to one up/down order
  * (ord[0] given, the others ranked from the switches farthest from the roots before). Each
@@ -387,18 +428,10 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	/* the primary routes, and the later LIDs that kept sssp's (apart already, or without a
 	 * tree of their own): those take their first LID's where their own fit no layer */
 	for (uint32_t t = 0; t < ns && r == 0; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++) {
-			if (alt[d])
-				continue;
-			r = lay_paths(ctx, st, &g, t, d, none, &used, "shortest paths", &lg);
-			if (r != 1 || routing_lmc_index(ctx, t, d) == 0)
-				continue;
-			copied++;
-			r = routing_lmc_follow_first(ctx, undo, t, d) < 0
-			        ? -2
-			        : lay_paths(ctx, st, &g, t, d, none, &used,
-			                    "LMC LIDs on their first LID's routes", &lg);
-		}
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++)
+			if (!alt[d])
+				r = lay_or_follow(ctx, st, &g, t, d, &used, "shortest paths", &lg,
+				                  undo, &copied);
 	if (r != 0) {
 		if (r == -2)
 			why_oom(ctx, "dfsssp");
@@ -411,23 +444,12 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	       updown_next_order(ord, nord, ctx, &ord[nord]) == 0)
 		nord++;
 	struct skip orders = {reserved, full ? 0 : nord};
-	for (uint32_t t = 0; t < ns; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
-			if (!alt[d])
-				continue;
-			int ok = lay_paths(ctx, st, &g, t, d, orders, &used, NULL, &lg);
-			if (ok == -2) {
-				why_oom(ctx, "dfsssp");
-				goto out;
-			}
-			if (ok == 0) {
-				free_laid++;
-				continue;
-			}
-			routing_lmc_revert_lid(ctx, undo, ctx->dst[d].lid);
-			alt[d] = false;
-			back[d] = true;
-		}
+	int64_t laid = lay_free_alternates(ctx, st, &g, alt, back, orders, &used, &lg, undo);
+	if (laid < 0) {
+		why_oom(ctx, "dfsssp");
+		goto out;
+	}
+	free_laid = (uint32_t)laid;
 	struct routing_alt_rules rules[UD_ORDERS];
 	for (unsigned o = 0; o < nord; o++)
 		rules[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
@@ -445,16 +467,9 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 					continue;
 				if (pass == 1) {
 					kept++;
-					r = lay_paths(ctx, st, &g, t, d, none, &used,
-					              "LMC LIDs kept on sssp's routes", &lg);
-					if (r != 1)
-						continue;
-					copied++;
-					r = routing_lmc_follow_first(ctx, undo, t, d) < 0
-					        ? -2
-					        : lay_paths(ctx, st, &g, t, d, none, &used,
-					                    "LMC LIDs on their first LID's routes",
-					                    &lg);
+					r = lay_or_follow(ctx, st, &g, t, d, &used,
+					                  "LMC LIDs kept on sssp's routes", &lg,
+					                  undo, &copied);
 					continue;
 				}
 				/* where the primary routes took every layer, path by path in

@@ -68,6 +68,94 @@ static uint64_t blocks_short(const struct routing_ctx *ctx, const uint32_t *open
 #define LAST_ORDER_MAX_LIDS 512
 #define LAST_ORDER_TRIALS   16
 
+/* Mark (only) the later LIDs of the blocks to route again for the last order: those short
+ * (is_short) and those with a LID on it (chosen n - 1: the order changes under them). How
+ * many. */
+static uint32_t mark_redo(const struct routing_ctx *ctx, const uint8_t *chosen, unsigned n,
+                          const bool *is_short, bool *only)
+{
+	uint32_t count = 0;
+	for (uint32_t t = 0; t < ctx->nsw; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+			unsigned k = routing_lmc_index(ctx, t, d);
+			only[d] |= is_short[d];
+			if (k && chosen[d] == n - 1)
+				for (uint32_t j = d - k + 1;
+				     j < ctx->dst_start[t + 1] &&
+				     (j == d - k + 1 || routing_lmc_index(ctx, t, j));
+				     j++)
+					only[j] = true;
+		}
+	for (uint32_t d = 0; d < ctx->dst_start[ctx->nsw]; d++)
+		count += only[d];
+	return count;
+}
+
+/* The roots to try for the last order: its own first, then the short blocks' destination
+ * switches and their neighbours, as many as LAST_ORDER_MAX_LIDS x 8 re-routed LIDs allow
+ * (at most LAST_ORDER_TRIALS). How many. */
+static uint32_t candidates(const struct routing_ctx *ctx, const struct updown *last,
+                           const bool *is_short, uint32_t nonly, uint32_t *cand)
+{
+	uint32_t ns = ctx->nsw, nc = 0, cap = (LAST_ORDER_MAX_LIDS * 8) / nonly;
+	bool *seen = calloc(ns + 1, sizeof(bool));
+	if (cap > LAST_ORDER_TRIALS)
+		cap = LAST_ORDER_TRIALS;
+	for (uint32_t s = 0; s < ns && !nc; s++)
+		if (last->rank[s] == 0)
+			cand[nc++] = s;
+	if (!seen)
+		return nc;
+	if (nc)
+		seen[cand[0]] = true;
+	for (uint32_t t = 0; t < ns && nc < cap; t++) {
+		bool short_here = false;
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+			short_here |= is_short[d];
+		if (!short_here)
+			continue;
+		if (!seen[t]) {
+			seen[t] = true;
+			cand[nc++] = t;
+		}
+		for (uint32_t e = ctx->adj_start[t]; e < ctx->adj_start[t + 1] && nc < cap; e++)
+			if (!seen[ctx->adj[e].to]) {
+				seen[ctx->adj[e].to] = true;
+				cand[nc++] = ctx->adj[e].to;
+			}
+	}
+	free(seen);
+	return nc;
+}
+
+/* The tables' columns of the LIDs marked in only, saved into cols (put false) or put back
+ * from it (true), loads with them. */
+static void columns(struct routing_ctx *ctx, const bool *only, uint8_t *cols, bool put)
+{
+	uint32_t ns = ctx->nsw;
+	for (uint32_t d = 0, i = 0; d < ctx->dst_start[ns]; d++) {
+		if (!only[d])
+			continue;
+		uint16_t lid = ctx->dst[d].lid;
+		for (uint32_t s = 0; s < ns; s++) {
+			uint8_t *lft = ctx->t->sws[s].lft, *col = &cols[(size_t)i * ns + s];
+			uint32_t *load = ctx->load + ctx->port_base[s];
+			if (!put) {
+				*col = lft[lid];
+				continue;
+			}
+			if (lft[lid] == *col)
+				continue;
+			if (lft[lid] && lft[lid] != 0xff && load[lft[lid]])
+				load[lft[lid]]--;
+			if (*col && *col != 0xff)
+				load[*col]++;
+			lft[lid] = *col;
+		}
+		i++;
+	}
+}
+
 /* The last order (ord[n - 1], rooted at the switch farthest from the roots before) again, for
  * the blocks the orders leave short: rooted at a switch next to those blocks' destinations
  * (or one of them) where that re-routes them, and the blocks that took the last order, with
@@ -83,28 +171,15 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 {
 	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns], nonly = 0;
 	bool *only = calloc(ndst + 1, sizeof(bool)), *is_short = calloc(ndst + 1, sizeof(bool));
-	bool *cand_seen = calloc(ns + 1, sizeof(bool)), *given = calloc(ndst + 1, sizeof(bool));
+	bool *given = calloc(ndst + 1, sizeof(bool));
 	bool *lids = calloc((size_t)ctx->max_lid + 1, sizeof(bool));
 	uint32_t *cand = malloc(sizeof(uint32_t) * (LAST_ORDER_TRIALS + 1));
 	uint8_t *kept = malloc(ndst + 1), *cols = NULL;
 	int rc = -1;
-	if (!only || !is_short || !cand_seen || !given || !lids || !cand || !kept)
+	if (!only || !is_short || !given || !lids || !cand || !kept)
 		goto out;
 	uint64_t before = blocks_short(ctx, open, is_short, NULL);
-	/* the blocks on the last order go again too: it changes under them */
-	for (uint32_t t = 0; t < ns; t++)
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
-			unsigned k = routing_lmc_index(ctx, t, d);
-			only[d] = is_short[d];
-			if (k && chosen[d] == n - 1)
-				for (uint32_t j = d - k + 1;
-				     j < ctx->dst_start[t + 1] &&
-				     (j == d - k + 1 || routing_lmc_index(ctx, t, j));
-				     j++)
-					only[j] = true;
-		}
-	for (uint32_t d = 0; d < ndst; d++)
-		nonly += only[d];
+	nonly = mark_redo(ctx, chosen, n, is_short, only);
 	rc = 0;
 	if (!before || nonly > LAST_ORDER_MAX_LIDS)
 		goto out;
@@ -114,38 +189,9 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 		rc = -1;
 		goto out;
 	}
-	for (uint32_t d = 0, i = 0; d < ndst; d++) {
-		if (!only[d])
-			continue;
-		for (uint32_t s = 0; s < ns; s++)
-			cols[(size_t)i * ns + s] = ctx->t->sws[s].lft[ctx->dst[d].lid];
-		i++;
-	}
+	columns(ctx, only, cols, false);
 	memcpy(kept, chosen, ndst);
-	/* the root it has first, then the short blocks' destination switches and their
-	 * neighbours */
-	uint32_t nc = 0, cap = (LAST_ORDER_MAX_LIDS * 8) / nonly;
-	if (cap > LAST_ORDER_TRIALS)
-		cap = LAST_ORDER_TRIALS;
-	for (uint32_t s = 0; s < ns; s++)
-		if ((cand_seen[s] = ord[n - 1].rank[s] == 0) && !nc)
-			cand[nc++] = s;
-	for (uint32_t t = 0; t < ns && nc < cap; t++) {
-		bool short_here = false;
-		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
-			short_here |= is_short[d];
-		if (!short_here)
-			continue;
-		if (!cand_seen[t]) {
-			cand_seen[t] = true;
-			cand[nc++] = t;
-		}
-		for (uint32_t e = ctx->adj_start[t]; e < ctx->adj_start[t + 1] && nc < cap; e++)
-			if (!cand_seen[ctx->adj[e].to]) {
-				cand_seen[ctx->adj[e].to] = true;
-				cand[nc++] = ctx->adj[e].to;
-			}
-	}
+	uint32_t nc = candidates(ctx, &ord[n - 1], is_short, nonly, cand);
 	/* those LIDs start again from the engine's routes (on order 0): a LID that gets no
 	 * tree of its own then keeps those, never a tree of the order replaced */
 	for (uint32_t d = 0; d < ndst; d++)
@@ -198,29 +244,12 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 	/* phase A's routes back */
 	updown_free(&ord[n - 1]);
 	memcpy(chosen, kept, ndst);
-	for (uint32_t d = 0, i = 0; d < ndst; d++) {
-		if (!only[d])
-			continue;
-		uint16_t lid = ctx->dst[d].lid;
-		for (uint32_t s = 0; s < ns; s++) {
-			uint8_t *lft = ctx->t->sws[s].lft, want = cols[(size_t)i * ns + s];
-			uint32_t *load = ctx->load + ctx->port_base[s];
-			if (lft[lid] == want)
-				continue;
-			if (lft[lid] && lft[lid] != 0xff && load[lft[lid]])
-				load[lft[lid]]--;
-			if (want && want != 0xff)
-				load[want]++;
-			lft[lid] = want;
-		}
-		i++;
-	}
+	columns(ctx, only, cols, true);
 out:
 	if (rc < 0 && !ctx->why[0])
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 	free(only);
 	free(is_short);
-	free(cand_seen);
 	free(given);
 	free(lids);
 	free(cand);
