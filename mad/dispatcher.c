@@ -74,6 +74,8 @@ static void txn_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static struct txn *txn_alloc(struct mad_dispatcher *d)
 {
+	if (d->o.max_txns && d->live >= d->o.max_txns)
+		return NULL;
 	uint32_t idx = d->free_head;
 	if (idx == NIL) {
 		if (d->ntxn >= TXN_MAX)
@@ -95,6 +97,7 @@ static struct txn *txn_alloc(struct mad_dispatcher *d)
 		d->free_head = txn_at(d, idx)->next;
 	}
 	struct txn *t = txn_at(d, idx);
+	d->live++;
 	t->gen = (uint16_t)((t->gen + 1) & 0xfff);
 	t->d = d;
 	t->next = NIL;
@@ -105,6 +108,8 @@ static struct txn *txn_alloc(struct mad_dispatcher *d)
 
 static void txn_release(struct mad_dispatcher *d, struct txn *t)
 {
+	if (d->live)
+		d->live--;
 	t->state = TXN_FREE;
 	t->cb = NULL;
 	t->next = d->free_head;
@@ -443,6 +448,11 @@ static void txn_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct txn *t = (struct txn *)((char *)w - offsetof(struct txn, timer));
 	if (t->state == TXN_INFLIGHT)
 		txn_retry_or_fail(t->d, t);
+}
+
+void mad_dispatcher_set_max_txns(struct mad_dispatcher *d, unsigned n)
+{
+	d->o.max_txns = n;
 }
 
 int mad_dispatcher_send(struct mad_dispatcher *d, const struct mad_request *req)

@@ -45,6 +45,9 @@ struct mad_dispatcher_opts {
 	 * all and per destination, and waiting per destination (the oldest is dropped for a
 	 * newer one) and in all (a new one is refused). Defaults 16, 1, 1,024 and 65,536. */
 	unsigned report_window, report_per_dest, report_backlog_per_dest, report_backlog;
+	/* Transactions held at once, queued or in flight: more are refused (-ENOMEM) until
+	 * some end. Default (0) and most: 2^20, what the TID's slot bits number. */
+	unsigned max_txns;
 	const struct log *log;
 };
 
@@ -116,6 +119,8 @@ typedef void (*mad_request_fn)(struct mad_dispatcher *d, const struct mad_addr *
 
 struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_transport *t,
                                           const struct mad_dispatcher_opts *opts);
+/* Change opts.max_txns (0: the most): what memory the transactions may hold. */
+void mad_dispatcher_set_max_txns(struct mad_dispatcher *d, unsigned n);
 /* Ends every transaction with -ECANCELED and frees everything. */
 /* End every transaction, in flight or queued, and every RMPP session: callbacks run with
  * -ECANCELED (so their owners free what they hold) while the caller's state is still there.

@@ -72,6 +72,7 @@ struct mad_dispatcher {
 
 	struct txn **chunks; /* txns in fixed chunks: ev_timers must not move */
 	uint32_t nchunks, ntxn, free_head;
+	uint32_t live;     /* txns held (not free): against o.max_txns */
 	uint16_t gen_base; /* first generation of every slot: differs between processes */
 	struct fifo pending, ready;
 

@@ -676,6 +676,7 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 		         "cannot read %s/partitions-api: %s; partitions added at run time are not "
 		         "applied until it is readable",
 		         cfg->state_dir, strerror(errno));
+	sm_smp_init(sm);
 	ev_init(&sm->kick_timer, kick_cb);
 	ev_init(&sm->light_timer, light_cb);
 	ev_init(&sm->local_watch, local_watch_cb);

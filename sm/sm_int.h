@@ -200,6 +200,8 @@ struct sm {
 	 * go as answers come back (backlog_head: the next to go) */
 	VEC(struct sm_req *) backlog;
 	uint32_t backlog_head;
+	ev_timer backlog_retry;   /* the MAD layer had no room and no answer of ours is due */
+	struct log_rl rl_backlog; /* ... logged rate-limited */
 	/* the SMP service's hook "room in the MAD window": the sweep fills it with more of its
 	 * LFT blocks (program_lft_more); the service never calls a phase by name */
 	void (*smp_room)(struct sm *sm);
@@ -290,6 +292,8 @@ int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, 
                 size_t ctxlen);
 /* At stop: the SMPs still in the SM's own queue are dropped (the phase stops counting them). */
 void sm_smp_drop_backlog(struct sm *sm);
+/* The SMP service's timer, at creation. */
+void sm_smp_init(struct sm *sm);
 /* Room for a dirty flag per node of the model; < 0 out of memory. */
 int sm_dirty_grow(struct sm *sm);
 /* Start a phase: next runs when the phase's last MAD is answered (at once if none). */

@@ -6,6 +6,7 @@
 #include "sm/sm_int.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct sm_req {
 
 static int submit(struct sm *sm, struct sm_req *rq);
 static void backlog_drain(struct sm *sm);
+static void backlog_stalled(struct sm *sm);
 
 static void on_dr_answer(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)
 {
@@ -190,6 +192,21 @@ static int req_send(struct sm *sm, struct sm_req *rq)
 		return 0;
 	}
 	int rc = submit(sm, rq);
+	if (rc == -ENOMEM) {
+		/* the MAD layer has no room (memory, or its transactions all held): the SMP
+		 * waits in the SM's queue like one beyond mad_queue_max */
+		struct sm_req **slot = vec_push(&sm->backlog);
+		if (!slot) {
+			free(rq);
+			log_err(sm->log, "sm", "cannot queue an SMP: out of memory");
+			return -ENOMEM;
+		}
+		*slot = rq;
+		if (rq->counted)
+			sm->pending++;
+		backlog_stalled(sm);
+		return 0;
+	}
 	if (rc < 0) {
 		free(rq);
 		log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
@@ -201,14 +218,22 @@ static int req_send(struct sm *sm, struct sm_req *rq)
 	return 0;
 }
 
-/* Requests from the SM's queue while the dispatcher has room. One that cannot go ends as
- * failed for the phase (counted off). */
+/* Requests from the SM's queue while the dispatcher has room. One the MAD layer has no room
+ * for (-ENOMEM) stays at the head: it goes when an answer frees some, or at the retry timer
+ * when none of ours is under way to bring one (its owner is never told from in here: one that
+ * asked again on failure would be refused again, without end). One refused for any other
+ * reason (malformed) ends as failed for the phase (counted off). */
 static void backlog_drain(struct sm *sm)
 {
 	while (sm->backlog_head < sm->backlog.n && sm->outstanding < sm->cfg->mad_queue_max &&
 	       !sm->stopped) {
-		struct sm_req *rq = sm->backlog.v[sm->backlog_head++];
+		struct sm_req *rq = sm->backlog.v[sm->backlog_head];
 		int rc = submit(sm, rq);
+		if (rc == -ENOMEM) {
+			backlog_stalled(sm);
+			break;
+		}
+		sm->backlog_head++;
 		if (rc < 0) {
 			log_err(sm->log, "sm", "cannot queue an SMP: %s", strerror(-rc));
 			if (rq->counted && sm->pending)
@@ -228,6 +253,36 @@ static void backlog_drain(struct sm *sm)
 		sm->smp_room(sm);
 }
 
+/* The MAD layer refused an SMP for room: log it (rate-limited: the wire's answers drive
+ * this), and unless an answer of ours is due to drain the queue again, retry on a timer. */
+#define SM_BACKLOG_RETRY_S 0.05
+static void backlog_stalled(struct sm *sm)
+{
+	log_rl(sm->log, &sm->rl_backlog, LOGL_WARN, "sm",
+	       "the MAD layer has no room for more SMPs (out of memory, or every transaction "
+	       "held): %u wait in the SM's queue and go as room comes back",
+	       sm->backlog.n - sm->backlog_head);
+	if (!sm->outstanding && !ev_is_active(&sm->backlog_retry)) {
+		ev_timer_set(&sm->backlog_retry, SM_BACKLOG_RETRY_S, 0.);
+		ev_timer_start(sm->loop, &sm->backlog_retry);
+	}
+}
+
+static void backlog_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = (struct sm *)((char *)w - offsetof(struct sm, backlog_retry));
+	backlog_drain(sm);
+	sm_phase_check(sm); /* the last of a phase may have gone */
+}
+
+void sm_smp_init(struct sm *sm)
+{
+	ev_init(&sm->backlog_retry, backlog_retry_cb);
+	sm->rl_backlog = LOG_RL_INIT(20, 1000);
+}
+
 bool sm_has_room(const struct sm *sm)
 {
 	return sm->backlog.n == sm->backlog_head && sm->outstanding < sm->cfg->mad_queue_max &&
@@ -237,6 +292,7 @@ bool sm_has_room(const struct sm *sm)
 /* At stop: what waits in the SM's queue never goes; the phase stops counting it. */
 void sm_smp_drop_backlog(struct sm *sm)
 {
+	ev_timer_stop(sm->loop, &sm->backlog_retry);
 	for (uint32_t i = sm->backlog_head; i < sm->backlog.n; i++) {
 		if (sm->backlog.v[i]->counted && sm->pending)
 			sm->pending--;

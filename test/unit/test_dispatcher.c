@@ -271,6 +271,44 @@ START_TEST(per_destination_window)
 }
 END_TEST
 
+/* max_txns bounds the transactions held, queued or in flight: one more is refused with
+ * -ENOMEM (its callback never runs), and room comes back as answers end them. */
+START_TEST(max_txns_bounds_what_is_held)
+{
+	struct fabric fb;
+	struct mad_dispatcher_opts o = {.max_txns = 3};
+	fabric_init(&fb, &o);
+	fb.hold = true;
+	for (unsigned i = 0; i < 3; i++)
+		submit(&fb, i, 0, 1000, 3);
+	struct mad_smp smp;
+	mad_smp_init_lid(&smp, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 3);
+	uint8_t buf[MAD_SIZE] = {0};
+	mad_smp_encode(&smp, buf, sizeof(buf), NULL);
+	ctxs[3] = (struct req_ctx){.fb = &fb, .id = 3};
+	fb.results[3] = 1;
+	struct mad_request rq = {
+	    .to = {.lid = 10}, .mad = buf, .len = sizeof(buf), .cb = on_done, .ctx = &ctxs[3]};
+	ck_assert_int_eq(mad_dispatcher_send(fb.d, &rq), -ENOMEM);
+	while (fb.nheld < 3)
+		ev_run(fb.loop, EVRUN_ONCE);
+	release_one(&fb);
+	run_until_done(&fb, 1);
+	submit(&fb, 3, 0, 1000, 3); /* room again */
+	ck_assert_int_eq(fb.results[3], 1);
+	mad_dispatcher_set_max_txns(fb.d, 0);
+	submit(&fb, 4, 0, 1000, 3); /* unbounded */
+	submit(&fb, 5, 0, 1000, 3);
+	while (fb.done < 6) {
+		if (fb.nheld)
+			release_one(&fb);
+		ev_run(fb.loop, EVRUN_ONCE);
+	}
+	ck_assert_uint_eq(fb.errors, 0);
+	fabric_free(&fb);
+}
+END_TEST
+
 START_TEST(lost_answers_are_retried)
 {
 	struct fabric fb;
@@ -734,6 +772,7 @@ static Suite *dispatcher_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ten_thousand_through_window_of_64);
 	tcase_add_test(tc, per_destination_window);
+	tcase_add_test(tc, max_txns_bounds_what_is_held);
 	tcase_add_test(tc, lost_answers_are_retried);
 	tcase_add_test(tc, unanswered_fail_after_retries);
 	tcase_add_test(tc, lossy_fabric_adapts_retries_and_timeouts);

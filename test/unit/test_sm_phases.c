@@ -10,6 +10,7 @@
 
 #include "agents.h"
 #include "fake_transport.h"
+#include "mad/dispatcher.h"
 #include "mad/mad_header.h"
 #include "mad/smp_attrs.h"
 #include "sm/sm.h"
@@ -220,6 +221,31 @@ START_TEST(minhop_last_resort)
 }
 END_TEST
 
+/* The MAD layer out of room (its transactions all held, as when memory runs out): the SMPs
+ * the SM cannot hand on wait in its queue and go as answers free room, none is dropped. The
+ * queue above the dispatcher (mad_queue_max 64) is deeper than the dispatcher takes (8), so
+ * both the direct sends and the queue's drain meet a refusal. Before, a refused SMP was
+ * freed: its table never set, its owner never told (a port's P_Key Sets under way stuck). */
+START_TEST(dispatcher_out_of_room)
+{
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	h.cfg.mad_queue_max = 64;
+	mad_dispatcher_set_max_txns(sm_dispatcher(h.sm), 8);
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 60));
+	verify_clean(&h);
+	/* nothing was left unset: a second sweep finds every table as it wants it */
+	struct sm_status st = sm_status(h.sm);
+	sm_request_sweep(h.sm, NULL, 0);
+	ck_assert(run_until_up(&h, st.sweeps + 1, 60));
+	st = sm_status(h.sm);
+	ck_assert_uint_eq(st.counts.lft_blocks_sent, 0);
+	ck_assert_uint_eq(st.counts.port_sets, 0);
+	harness_free(&h);
+}
+END_TEST
+
 START_TEST(lost_smps)
 {
 	/* one SMP in ten lost: retries and later rounds still bring everything up */
@@ -412,6 +438,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bring_up);
 	tcase_add_test(tc, lost_smps);
+	tcase_add_test(tc, dispatcher_out_of_room);
 	tcase_add_test(tc, minhop_last_resort);
 	tcase_add_test(tc, link_down_rerouted);
 	tcase_add_test(tc, sm_info_keys);
