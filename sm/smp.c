@@ -163,6 +163,21 @@ static void req_fill(struct sm *sm, struct sm_req *rq, uint64_t key_guid, uint8_
 		memcpy(rq->ctx, ctx, ctxlen);
 }
 
+/* Put a request at the end of the SM's own queue; the phase counts it. */
+static int backlog_push(struct sm *sm, struct sm_req *rq)
+{
+	struct sm_req **slot = vec_push(&sm->backlog);
+	if (!slot) {
+		free(rq);
+		log_err(sm->log, "sm", "cannot queue an SMP: out of memory");
+		return -ENOMEM;
+	}
+	*slot = rq;
+	if (rq->counted)
+		sm->pending++;
+	return 0;
+}
+
 /* Hand a filled request to the dispatcher, or to the SM's own queue when the dispatcher holds
  * mad_queue_max already (a large fabric's tables are millions of SMPs: each would hold a
  * transaction slot and a copy of the MAD, and beyond the dispatcher's million they were
@@ -179,33 +194,16 @@ static int req_send(struct sm *sm, struct sm_req *rq)
 		free(rq);
 		return -EPERM;
 	}
-	if (sm->backlog.n > sm->backlog_head || sm->outstanding >= sm->cfg->mad_queue_max) {
-		struct sm_req **slot = vec_push(&sm->backlog);
-		if (!slot) {
-			free(rq);
-			log_err(sm->log, "sm", "cannot queue an SMP: out of memory");
-			return -ENOMEM;
-		}
-		*slot = rq;
-		if (rq->counted)
-			sm->pending++;
-		return 0;
-	}
+	if (sm->backlog.n > sm->backlog_head || sm->outstanding >= sm->cfg->mad_queue_max)
+		return backlog_push(sm, rq);
 	int rc = submit(sm, rq);
 	if (rc == -ENOMEM) {
 		/* the MAD layer has no room (memory, or its transactions all held): the SMP
 		 * waits in the SM's queue like one beyond mad_queue_max */
-		struct sm_req **slot = vec_push(&sm->backlog);
-		if (!slot) {
-			free(rq);
-			log_err(sm->log, "sm", "cannot queue an SMP: out of memory");
-			return -ENOMEM;
-		}
-		*slot = rq;
-		if (rq->counted)
-			sm->pending++;
-		backlog_stalled(sm);
-		return 0;
+		rc = backlog_push(sm, rq);
+		if (rc == 0)
+			backlog_stalled(sm);
+		return rc;
 	}
 	if (rc < 0) {
 		free(rq);

@@ -115,6 +115,18 @@ static const char *const engines[] = {"minhop", "updn", "dnup", "ftree", "sssp",
 static const bool shortest_any[NENGINES] = {true, false, false, false, true, true, false};
 static const bool loop_free_any[NENGINES] = {false, true, true, true, false, true, true};
 
+/* The irregular graphs the engines are tried on (t initialised here): 10 to 40 switches of 16
+ * ports, 4 hosts each, a spanning tree and 2 to 5 times as many random links as switches, by seed.
+ */
+static unsigned irregular_graph(struct topo *t, uint32_t seed)
+{
+	topo_init(t);
+	unsigned sw = 10 + seed % 31;
+	uint32_t h = fix_random(t, sw, 16, 4, sw * (2 + seed % 4), seed);
+	fix_finish(t, h, NULL);
+	return sw;
+}
+
 /* up/down on irregular graphs, dense ones above all (the shape of ../shared/fabrics'
  * random30-updn-loop.net, where a switch reached by a downward move used to climb again):
  * every pair reached, no credit loop, on 150 graphs of 10 to 40 switches */
@@ -128,10 +140,7 @@ START_TEST(updn_random_graphs)
 	char first[256] = "";
 	for (uint32_t seed = 1; seed <= 150; seed++) {
 		struct topo t;
-		topo_init(&t);
-		unsigned sw = 10 + seed % 31;
-		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
-		fix_finish(&t, h, NULL);
+		unsigned sw = irregular_graph(&t, seed);
 		char why[512];
 		if (run_engine_cfg(&t, engine, NULL, why, sizeof(why)) < 0) {
 			ck_assert_msg(!strcmp(engine, "dnup"), "%s: %s", engine, why);
@@ -448,10 +457,7 @@ START_TEST(dfsssp_random_graphs)
 	unsigned layered = 0, refused = 0;
 	for (uint32_t seed = 1; seed <= 150; seed++) {
 		struct topo t;
-		topo_init(&t);
-		unsigned sw = 10 + seed % 31;
-		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
-		fix_finish(&t, h, NULL);
+		irregular_graph(&t, seed);
 		char why[512];
 		struct fix_routes r;
 		unsigned layers = 0;
@@ -495,10 +501,7 @@ START_TEST(nue_random_graphs)
 	unsigned all_shortest = 0;
 	for (uint32_t seed = 1; seed <= 150; seed++) {
 		struct topo t;
-		topo_init(&t);
-		unsigned sw = 10 + seed % 31;
-		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
-		fix_finish(&t, h, NULL);
+		irregular_graph(&t, seed);
 		uint64_t longer_before = UINT64_MAX;
 		for (unsigned b = 0; b < 3; b++) {
 			struct ibsmd_config cfg;
@@ -1312,10 +1315,7 @@ START_TEST(dfsssp_lmc_full_layers)
 	unsigned tried = 0;
 	for (uint32_t seed = 1; seed <= 40 && tried < 6; seed++) {
 		struct topo t;
-		topo_init(&t);
-		unsigned sw = 10 + seed % 31;
-		uint32_t h = fix_random(&t, sw, 16, 4, sw * (2 + seed % 4), seed);
-		fix_finish(&t, h, NULL);
+		irregular_graph(&t, seed);
 		char why[512];
 		struct fix_routes r;
 		unsigned layers = 0;
