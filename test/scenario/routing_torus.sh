@@ -13,7 +13,8 @@
 #   last dimension likewise; failed switches elsewhere besides: torus says why it cannot, and
 #   the chain "torus,nue" routes with nue;
 # - a QoS level stacked on the dateline SLs of an 8x8 torus: its paths on SL 4 + bits, VLs
-#   2-3, verified.
+#   2-3, verified; at LMC 2 with routing_max_vls 4 the alternates' 2 up/down orders on SLs
+#   4-5 and the QoS level on SL 6 + the path's, verified.
 # Usage: routing_torus.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 need smpquery
@@ -147,4 +148,22 @@ plain=$(sl) storage=$(sl --sid 0x1000000000000005)
 [ "$storage" = $((plain + 4)) ] || fail "storage path SL $storage, want $((plain + 4)) (the path's $plain + 4)"
 verify_sl --sl 4 -- "$clean" "$noloop" 'r["vl_unrun"] == 0' 'r["sls_used"] == 0xf0'
 echo "  storage PathRecords on SL 4 + dateline bits ($storage for $plain), verified"
+stop_pids "$IBSMD_PID"
+
+# at LMC 2 the alternates' up/down orders go on top of the dateline SLs and VLs; with
+# routing_max_vls 4 they take VLs 2-3 (2 orders, SLs 4-5), and the QoS class stacks on the
+# 6 layers: SL 6 + the path's (6-11), free of credit loops too
+sed -i 's/^sweep_interval: 0$/sweep_interval: 0\nlmc: 2\nrouting_max_vls: 4/' "$WORK/ibsmd.yaml"
+rm -f "$WORK/dump/ibsmd-path-sl.dump"
+SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
+grep -q "torus: LMC alternates by 2 up/down order(s), on SLs 4-5" "$WORK/ibsmd.log" ||
+	fail "no alternates within routing_max_vls 4: $(grep routing "$WORK/ibsmd.log" | tail -3)"
+grep -q "torus: 6 layers, QoS SLs stacked on them" "$WORK/ibsmd.log" || fail "no stacking on 6 layers"
+wait_until 20 test -s "$WORK/dump/ibsmd-path-sl.dump" || fail "no path SL dump"
+l1=$(lid host-3) l2=$(lid host-100)
+plain=$(sl) storage=$(sl --sid 0x1000000000000005)
+[ "$storage" = $((plain + 6)) ] || fail "LMC 2: storage path SL $storage, want $((plain + 6))"
+verify_sl -- "$clean" "$noloop" 'r["apm"]["link_disjoint_pct"] >= 99'
+verify_sl --sl 6 -- "$clean" "$noloop" 'r["sls_used"] == 0xfc0'
+echo "  LMC 2 with routing_max_vls 4: alternates on SLs 4-5, storage on SL 6 + the path's ($storage), verified"
 echo "routing torus: ok"
