@@ -1259,9 +1259,8 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	if (!c->quiet)
 		log_info(ctx->log, "routing",
 		         "LMC alternates in %.3f s: %u LID pairs (%u kept the engine's routes); "
-		         "from %llu "
-		         "host switches (%llu not across a bridge) %llu link-disjoint, %llu "
-		         "switch-disjoint",
+		         "from %llu host switches (%llu not across a bridge) %llu link-disjoint, "
+		         "%llu switch-disjoint",
 		         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 		         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
 		         (unsigned long long)a.stats.possible,

@@ -619,6 +619,7 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 	struct updown ord[UD_ORDERS] = {0};
 	bool *alt = calloc(ndst + 1, sizeof(bool)), *back = calloc(ndst + 1, sizeof(bool));
 	bool *ud = calloc(ndst + 1, sizeof(bool)), oom = false;
+	bool *lids = calloc((size_t)ctx->max_lid + 1, sizeof(bool));
 	uint8_t *chosen = calloc(ndst + 1, 1);
 	unsigned placed = 0, by_order = 0, kept = 0, nord = 1, layer_of[UD_ORDERS];
 	int rc = -2;
@@ -626,7 +627,8 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 		rc = 0;
 		goto out;
 	}
-	if (!alt || !back || !ud || !chosen || routing_lmc_alternates(ctx, NULL, &au, alt) < 0)
+	if (!alt || !back || !ud || !lids || !chosen ||
+	    routing_lmc_alternates(ctx, NULL, &au, alt) < 0)
 		goto out;
 	/* the escape layer (where there are others) and the empty ones kept for the orders */
 	if (st->budget > 1)
@@ -639,11 +641,12 @@ static int nue_alternates(struct routing_ctx *ctx, struct nue *st, struct nue_ru
 			if (lay_alt(ctx, st, r, t, d, st->budget > 1 ? trees : all, &oom)) {
 				placed++;
 			} else if (!oom) {
-				if (alt[d])
-					routing_lmc_revert_lid(ctx, &au, ctx->dst[d].lid);
+				lids[ctx->dst[d].lid] = alt[d];
 				back[d] = true;
 			}
 		}
+	/* those refused back to their spread, in one pass over the undo log */
+	routing_lmc_revert_lids(ctx, &au, lids);
 	if (oom || updown_init(&ord[0], ctx, &r->roots[0], 1, false) < 0)
 		goto out;
 	layer_of[0] = r->esc;
@@ -706,6 +709,7 @@ out:
 	free(alt);
 	free(back);
 	free(ud);
+	free(lids);
 	free(chosen);
 	return rc;
 }
