@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "routing/updown.h"
-#include "util/vec.h"
 
 /* updn and dnup: the order each LID's routes follow (0 the first, which the alternates may
  * take too), which is its SL and VL */
@@ -159,7 +158,7 @@ static void columns(struct routing_ctx *ctx, const bool *only, uint8_t *cols, bo
 /* The last order (ord[n - 1], rooted at the switch farthest from the roots before) again, for
  * the blocks the orders leave short: rooted at a switch next to those blocks' destinations
  * (or one of them) where that re-routes them, and the blocks that took the last order, with
- * fewer host switches short. Those LIDs start again from the engine's routes; each root, the
+ * fewer host switches short. Those LIDs start again from their first LID's routes; each root, the
  * first too, is a trial over them only, taken back; the best is routed if it leaves fewer
  * short than the first routing, else that routing is put back. On a 16-switch random
  * graph every order rooted at the switch farthest from the roots before left a switch with no
@@ -167,16 +166,15 @@ static void columns(struct routing_ctx *ctx, const bool *only, uint8_t *cols, bo
  */
 static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
                       struct routing_alt_rules *choice, const uint8_t *first, uint8_t *chosen,
-                      uint32_t *open, struct routing_alt_undo *undo)
+                      uint32_t *open)
 {
 	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns], nonly = 0;
 	bool *only = calloc(ndst + 1, sizeof(bool)), *is_short = calloc(ndst + 1, sizeof(bool));
 	bool *given = calloc(ndst + 1, sizeof(bool));
-	bool *lids = calloc((size_t)ctx->max_lid + 1, sizeof(bool));
 	uint32_t *cand = malloc(sizeof(uint32_t) * (LAST_ORDER_TRIALS + 1));
 	uint8_t *kept = malloc(ndst + 1), *cols = NULL;
 	int rc = -1;
-	if (!only || !is_short || !given || !lids || !cand || !kept)
+	if (!only || !is_short || !given || !cand || !kept)
 		goto out;
 	uint64_t before = blocks_short(ctx, open, is_short, NULL);
 	nonly = mark_redo(ctx, chosen, n, is_short, only);
@@ -192,14 +190,15 @@ static int last_order(struct routing_ctx *ctx, struct updown *ord, unsigned n,
 	columns(ctx, only, cols, false);
 	memcpy(kept, chosen, ndst);
 	uint32_t nc = candidates(ctx, &ord[n - 1], is_short, nonly, cand);
-	/* those LIDs start again from the engine's routes (on order 0): a LID that gets no
-	 * tree of its own then keeps those, never a tree of the order replaced */
-	for (uint32_t d = 0; d < ndst; d++)
-		if (only[d]) {
-			lids[ctx->dst[d].lid] = true;
-			chosen[d] = 0;
-		}
-	routing_lmc_revert_lids(ctx, undo, lids);
+	/* those LIDs start again from their first LID's routes (on order 0): a LID that gets
+	 * no tree of its own then keeps those, never a tree of the order replaced */
+	for (uint32_t t = 0; t < ns && rc == 0; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
+			if (only[d]) {
+				chosen[d] = 0;
+				if (routing_lmc_follow_first(ctx, NULL, t, d) < 0)
+					rc = -1;
+			}
 	uint32_t best = UINT32_MAX, tried = 0;
 	uint64_t fewest = before;
 	for (uint32_t i = 0; i < nc && fewest && rc == 0; i++, tried++) {
@@ -251,7 +250,6 @@ out:
 	free(only);
 	free(is_short);
 	free(given);
-	free(lids);
 	free(cand);
 	free(kept);
 	free(cols);
@@ -300,13 +298,10 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 		for (unsigned o = 0; o < n; o++)
 			choice[o] = (struct routing_alt_rules){updown_alt_step, &ord[o], UD_DOWN};
 		struct routing_alt_choice c = {choice, n, first, alt, open, false};
-		struct routing_alt_undo undo = {0};
 		if (rc == 0)
-			rc = routing_lmc_alternates_choice(ctx, &c, n >= 3 ? &undo : NULL, NULL,
-			                                   NULL);
+			rc = routing_lmc_alternates_choice(ctx, &c, NULL, NULL, NULL);
 		if (rc == 0 && n >= 3)
-			rc = last_order(ctx, ord, n, choice, first, alt, open, &undo);
-		vec_free(&undo.changes);
+			rc = last_order(ctx, ord, n, choice, first, alt, open);
 		if (rc < 0 && !ctx->why[0])
 			snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 	} else if (rc == 0) {
