@@ -420,23 +420,17 @@ static int64_t lay_free_alternates(struct routing_ctx *ctx, struct sssp *st, str
 static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt,
                              struct routing_alt_undo *undo, struct updown *ord)
 {
-	struct cdg g;
+	struct cdg g = {0}; /* cdg_free takes it unset */
 	struct dep_log lg = {0};
 	uint32_t ns = ctx->nsw, ndst = st->ndst, free_laid = 0, ud_laid = 0, kept = 0, copied = 0;
 	const struct skip none = {0, 0};
 	unsigned used = 1, nord = 1;
-	int rc = -1, r = 0;
+	int rc = -1, r = -2;
 	bool *back = calloc(ndst + 1, sizeof(bool)), *ud = calloc(ndst + 1, sizeof(bool));
 	bool *lids = calloc((size_t)ctx->max_lid + 1, sizeof(bool));
 	uint8_t *chosen = calloc(ndst + 1, 1);
-	if (!back || !ud || !lids || !chosen || cdg_init(&g, ctx) < 0) {
-		free(back);
-		free(ud);
-		free(lids);
-		free(chosen);
-		why_oom(ctx, "dfsssp");
-		return -1;
-	}
+	if (back && ud && lids && chosen && cdg_init(&g, ctx) == 0)
+		r = 0;
 	/* the primary routes, and the later LIDs that kept sssp's (apart already, or without a
 	 * tree of their own): those take their first LID's where their own fit no layer */
 	for (uint32_t t = 0; t < ns && r == 0; t++)
