@@ -104,10 +104,9 @@ struct alt {
 	bool moved;            /* it moved a switch: the growth's scores are stale */
 	uint64_t probe_cap;    /* a probe's growth stops at this many short (0: no probe) */
 	bool refs_ready;       /* refs_prepare() done for the LID routed now */
-	/* engine_disjoint()'s answer for the LID routed now, found beforehand over the CPUs
-	 * (pre_check): good while no LID of its block has changed since */
-	bool pre_known, pre_ok;
-	uint32_t pre_checked;
+	/* the ports' loads (ctx->port_base) as this part of the work sees them: a copy of its
+	 * own, as the parts run at once (route_part) */
+	uint32_t *load;
 	/* 2-edge-connected components of the switch graph: a switch in another component than
 	 * the destination's crosses a bridge to it, and no alternate avoids that */
 	uint32_t *comp;
@@ -266,7 +265,7 @@ static bool better(const struct alt *a, uint32_t v, uint16_t lid, struct alt_sco
 	uint8_t held = ctx->t->sws[v].lft[lid];
 	if ((ctx->adj[e].port == held) != (ctx->adj[be].port == held))
 		return ctx->adj[e].port == held;
-	const uint32_t *load = ctx->load + ctx->port_base[v];
+	const uint32_t *load = a->load + ctx->port_base[v];
 	return load[ctx->adj[e].port] < load[ctx->adj[be].port];
 }
 
@@ -711,11 +710,7 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 {
 	struct routing_ctx *ctx = a->ctx;
 	uint32_t need = 0, joined_need = 0;
-	bool known = a->pre_known;
-	a->pre_known = false; /* a later try of the same LID sees tables changed */
-	if (!probe && known)
-		a->checked = a->pre_checked;
-	if (!probe && (known ? a->pre_ok : engine_disjoint(a, t, lid0, lid1)))
+	if (!probe && engine_disjoint(a, t, lid0, lid1))
 		return ALT_ENGINE; /* the engine's routes do already (fat trees): kept */
 	if (!a->refs_ready)        /* the same for every try of one LID (route_choice) */
 		refs_prepare(a, t);
@@ -751,7 +746,7 @@ static enum alt_outcome route_alternate(struct alt *a, uint32_t t, uint16_t lid0
 		if (a->undo) /* room reserved above */
 			a->undo->changes.v[a->undo->changes.n++] =
 			    (struct routing_alt_change){v, lid1, lft[lid1]};
-		uint32_t *load = ctx->load + ctx->port_base[v];
+		uint32_t *load = a->load + ctx->port_base[v];
 		if (lft[lid1] && lft[lid1] != 0xff && load[lft[lid1]])
 			load[lft[lid1]]--;
 		load[port]++;
@@ -819,9 +814,10 @@ static int two_edge_components(struct alt *a)
 	         *low = malloc(sizeof(uint32_t) * (ns + 1)),
 	         *pe = malloc(sizeof(uint32_t) * (ns + 1)),
 	         *it = malloc(sizeof(uint32_t) * (ns + 1)),
-	         *stk = malloc(sizeof(uint32_t) * (ns + 1));
-	if (!disc || !low || !pe || !it || !stk) {
-		free(disc), free(low), free(pe), free(it), free(stk);
+	         *stk = malloc(sizeof(uint32_t) * (ns + 1)),
+	         *path = malloc(sizeof(uint32_t) * (ns + 1));
+	if (!disc || !low || !pe || !it || !stk || !path) {
+		free(disc), free(low), free(pe), free(it), free(stk), free(path);
 		return -1;
 	}
 	uint32_t clock = 0, ncomp = 0, sp = 0, vs = 0;
@@ -830,14 +826,14 @@ static int two_edge_components(struct alt *a)
 	for (uint32_t r = 0; r < ns; r++) {
 		if (disc[r] != NONE)
 			continue;
-		/* the DFS path in a->stack (reused), the component stack in stk */
+		/* the DFS path in path, the component stack in stk */
 		disc[r] = low[r] = clock++;
 		pe[r] = NONE;
 		it[r] = ctx->adj_start[r];
-		a->stack[vs++] = r;
+		path[vs++] = r;
 		stk[sp++] = r;
 		while (vs) {
-			uint32_t v = a->stack[vs - 1];
+			uint32_t v = path[vs - 1];
 			if (it[v] < ctx->adj_start[v + 1]) {
 				uint32_t e = it[v]++, w = ctx->adj[e].to;
 				/* the edge back to the parent: the same cable, seen from v */
@@ -847,7 +843,7 @@ static int two_edge_components(struct alt *a)
 					disc[w] = low[w] = clock++;
 					pe[w] = e;
 					it[w] = ctx->adj_start[w];
-					a->stack[vs++] = w;
+					path[vs++] = w;
 					stk[sp++] = w;
 				} else if (disc[w] < low[v]) {
 					low[v] = disc[w];
@@ -856,7 +852,7 @@ static int two_edge_components(struct alt *a)
 			}
 			vs--;
 			if (vs) {
-				uint32_t u = a->stack[vs - 1];
+				uint32_t u = path[vs - 1];
 				if (low[v] < low[u])
 					low[u] = low[v];
 			}
@@ -870,27 +866,21 @@ static int two_edge_components(struct alt *a)
 			}
 		}
 	}
-	free(disc), free(low), free(pe), free(it), free(stk);
+	free(disc), free(low), free(pe), free(it), free(stk), free(path);
 	return 0;
 }
 
-static int alt_init(struct alt *a, struct routing_ctx *ctx)
+/* Scratch for routing one LID at a time, of each part of the work (route_part) its own. */
+static int scratch_alloc(struct alt *a)
 {
-	const struct topo *t = ctx->t;
-	uint32_t ns = ctx->nsw, np = ctx->port_base[ns];
-	a->ns = ns;
-	a->peer = malloc(sizeof(uint32_t) * (np + 1));
-	a->link = malloc(sizeof(uint32_t) * (np + 1));
+	uint32_t ns = a->ns;
+	bool ok = true;
 	a->par = malloc(sizeof(uint32_t) * (ns + 1));
 	a->len = malloc(sizeof(uint16_t) * (ns + 1));
 	a->state = calloc(ns + 1, 1);
-	a->sw = malloc(sizeof(struct alt_sw) * (ns + 1));
-	a->hop = malloc(sizeof(struct alt_hop) * (np + 1));
-	bool prim_ok = a->sw && a->hop;
 	for (unsigned r = 0; r < 8; r++) {
-		struct prim *p = &a->prim[r];
-		p->n = malloc(sizeof(*p->n) * (ns + 1));
-		prim_ok &= p->n != NULL;
+		a->prim[r].n = malloc(sizeof(*a->prim[r].n) * (ns + 1));
+		ok &= a->prim[r].n != NULL;
 	}
 	a->pnext = malloc(sizeof(uint32_t) * (ns + 1));
 	a->pkid = malloc(sizeof(uint32_t) * (ns + 1));
@@ -905,23 +895,65 @@ static int alt_init(struct alt *a, struct routing_ctx *ctx)
 	a->hp.key = a->key;
 	a->seen = malloc(sizeof(uint32_t) * (ns + 1));
 	a->covered = calloc(ns + 1, sizeof(bool));
-	a->comp = malloc(sizeof(uint32_t) * (ns + 1));
-	a->peer_edge = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
-	uint32_t *edge_at = malloc(sizeof(uint32_t) * (np + 1));
 	a->kid = malloc(sizeof(uint32_t) * (ns + 1));
 	a->sib = malloc(sizeof(uint32_t) * (ns + 1));
 	a->stack = malloc(sizeof(uint32_t) * (ns + 1));
 	a->stamp = calloc(ns + 1, sizeof(uint32_t));
-	bool cols_ok = a->stamp != NULL;
 	for (unsigned i = 0; i < 3; i++) {
 		a->col[i].hop = malloc(sizeof(struct alt_hop) * (ns + 1));
-		cols_ok &= a->col[i].hop != NULL;
+		ok &= a->col[i].hop != NULL;
 	}
+	return ok && a->par && a->len && a->state && a->pnext && a->pkid && a->psib && a->porder &&
+	               a->pstack && a->best && a->bscore && a->key && a->hp.h && a->hp.pos &&
+	               a->seen && a->covered && a->kid && a->sib && a->stack && a->stamp
+	           ? 0
+	           : -1;
+}
+
+static void scratch_free(struct alt *a)
+{
+	free(a->par);
+	free(a->len);
+	free(a->state);
+	for (unsigned r = 0; r < 8; r++)
+		free(a->prim[r].n);
+	free(a->pnext);
+	free(a->pkid);
+	free(a->psib);
+	free(a->porder);
+	free(a->pstack);
+	free(a->best);
+	free(a->bscore);
+	free(a->key);
+	free(a->hp.h);
+	free(a->hp.pos);
+	free(a->seen);
+	free(a->covered);
+	free(a->kid);
+	free(a->sib);
+	free(a->stack);
+	for (unsigned i = 0; i < 3; i++)
+		free(a->col[i].hop);
+	free(a->stamp);
+}
+
+/* The model every part reads: the switches' ports, links and tables laid out for walks,
+ * and the 2-edge-connected components. */
+static int alt_init(struct alt *a, struct routing_ctx *ctx)
+{
+	const struct topo *t = ctx->t;
+	uint32_t ns = ctx->nsw, np = ctx->port_base[ns];
+	a->ns = ns;
+	a->peer = malloc(sizeof(uint32_t) * (np + 1));
+	a->link = malloc(sizeof(uint32_t) * (np + 1));
+	a->sw = malloc(sizeof(struct alt_sw) * (ns + 1));
+	a->hop = malloc(sizeof(struct alt_hop) * (np + 1));
+	a->comp = malloc(sizeof(uint32_t) * (ns + 1));
+	a->peer_edge = malloc(sizeof(uint32_t) * (ctx->adj_start[ns] + 1));
+	uint32_t *edge_at = malloc(sizeof(uint32_t) * (np + 1));
 	a->edge = malloc(sizeof(struct alt_hop) * (ctx->adj_start[ns] + 1));
-	if (!cols_ok || !a->edge || !edge_at || !a->comp || !a->peer_edge || !a->covered ||
-	    !a->kid || !a->sib || !a->stack || !a->peer || !a->link || !a->par || !a->len ||
-	    !a->state || !prim_ok || !a->pnext || !a->pkid || !a->psib || !a->porder ||
-	    !a->pstack || !a->best || !a->bscore || !a->key || !a->hp.h || !a->hp.pos || !a->seen) {
+	if (!a->edge || !edge_at || !a->comp || !a->peer_edge || !a->peer || !a->link || !a->sw ||
+	    !a->hop) {
 		free(edge_at);
 		return -1;
 	}
@@ -957,34 +989,10 @@ static void alt_free(struct alt *a)
 	free(a->edge);
 	free(a->peer);
 	free(a->link);
-	free(a->par);
-	free(a->len);
-	free(a->state);
-	for (unsigned r = 0; r < 8; r++) {
-		free(a->prim[r].n);
-	}
 	free(a->sw);
 	free(a->hop);
-	free(a->pnext);
-	free(a->pkid);
-	free(a->psib);
-	free(a->porder);
-	free(a->pstack);
-	free(a->best);
-	free(a->bscore);
-	free(a->key);
-	free(a->hp.h);
-	free(a->hp.pos);
-	free(a->seen);
-	free(a->covered);
 	free(a->comp);
 	free(a->peer_edge);
-	free(a->kid);
-	free(a->sib);
-	free(a->stack);
-	for (unsigned i = 0; i < 3; i++)
-		free(a->col[i].hop);
-	free(a->stamp);
 }
 
 /* Does entry d continue the block of entry d - 1, both of switch t: the same CA port, the
@@ -1036,7 +1044,7 @@ int routing_lmc_alternates_only(struct routing_ctx *ctx, const struct routing_al
 	return routing_lmc_alternates_choice(ctx, &c, undo, alt, only);
 }
 
-static void revert_one(struct routing_ctx *ctx, struct routing_alt_change *c);
+static void revert_one(const struct routing_ctx *ctx, uint32_t *load, struct routing_alt_change *c);
 
 /* The host switches (not across a bridge) that count() left without a link-disjoint pair
  * among the block's LIDs so far. */
@@ -1121,7 +1129,7 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 		} else {
 			/* no better after all: what it changed goes back, and the count */
 			for (uint32_t k = tried.changes.n; k-- > 0;)
-				revert_one(a->ctx, &tried.changes.v[k]);
+				revert_one(a->ctx, a->load, &tried.changes.v[k]);
 			a->stats = kept_stats;
 			col_forget(a, l1);
 		}
@@ -1132,82 +1140,123 @@ static enum alt_outcome route_choice(struct alt *a, const struct routing_alt_cho
 	return o;
 }
 
-/* ---- the engine's own routes checked apart beforehand, over the CPUs ----
- * On fat trees nearly every LID keeps apart as the engine laid it, and the check is then all
- * the work (a walk of each host switch's two paths per LID). It reads the tables only, so
- * it runs for every LID first, in chunks of destination switches each with scratch of its
- * own (columns and stamps); the routing pass takes an answer while no LID before it in its
- * block has changed, and checks again otherwise. Same answers whatever the threads. */
-#define ALT_CHUNKS 8
-struct alt_pre {
-	struct alt part[ALT_CHUNKS]; /* the shared model, scratch of each chunk's own */
+/* ---- the work in parts, over the CPUs ----
+ * Each LID's alternate reads and writes its own column of the tables, and reads its block's
+ * LIDs before it: destination switches are independent but for the ports' loads, which
+ * only break ties between equal ways. So the destination switches go in ALT_PARTS fixed
+ * ranges, each with scratch of its own and a copy of the loads as they were before the
+ * alternates, spreading its own LIDs; the parts' changes to the loads are added up after.
+ * The tables are the same whatever the number of threads. */
+#define ALT_PARTS 8
+struct alt_run {
+	struct alt part[ALT_PARTS];
+	const struct routing_alt_choice *c;
 	const bool *only;
-	uint8_t *ok;       /* per ctx->dst entry d: 1 + engine_disjoint() of the pair (d - 1, d) */
-	uint32_t *checked; /* ... and its count of host switches */
+	bool *alt;
 };
 
-static void pre_chunk(void *arg, uint32_t i)
+static void route_part(void *arg, uint32_t k)
 {
-	struct alt_pre *p = arg;
-	struct alt *a = &p->part[i];
-	const struct routing_ctx *ctx = a->ctx;
-	uint32_t ns = ctx->nsw, lo = (uint32_t)((uint64_t)ns * i / ALT_CHUNKS),
-	         hi = (uint32_t)((uint64_t)ns * (i + 1) / ALT_CHUNKS);
+	struct alt_run *run = arg;
+	struct alt *a = &run->part[k];
+	struct routing_ctx *ctx = a->ctx;
+	const bool *only = run->only;
+	uint32_t lo = (uint32_t)((uint64_t)ctx->nsw * k / ALT_PARTS),
+	         hi = (uint32_t)((uint64_t)ctx->nsw * (k + 1) / ALT_PARTS);
 	for (uint32_t t = lo; t < hi; t++)
 		for (uint32_t d = ctx->dst_start[t], end; d < ctx->dst_start[t + 1]; d = end) {
 			end = block_end(ctx, t, d);
-			for (uint32_t j = d; j + 1 < end; j++) {
-				if (p->only && !p->only[j + 1])
+			for (uint32_t i = d; i + 1 < end; i++) {
+				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
+				if (only && !only[i + 1])
 					continue;
-				block_refs(a, d, j + 1);
-				bool ok =
-				    engine_disjoint(a, t, ctx->dst[j].lid, ctx->dst[j + 1].lid);
-				p->ok[j + 1] = (uint8_t)(1 + ok);
-				p->checked[j + 1] = a->checked;
+				a->stats.blocks++;
+				block_refs(a, d, i + 1);
+				uint64_t open = a->stats.open;
+				enum alt_outcome o = route_choice(a, run->c, t, i, l0, l1);
+				if (run->c->open)
+					run->c->open[i + 1] = (uint32_t)(a->stats.open - open);
+				a->stats.kept += o == ALT_NONE;
+				/* only a tree of its own is an alternate to the layering: the
+				 * engine's routes kept are layered as primary ones */
+				if (run->alt && o == ALT_TREE)
+					run->alt[i + 1] = true;
 			}
 		}
 }
 
-static void pre_free(struct alt_pre *p)
-{
-	for (unsigned i = 0; i < ALT_CHUNKS; i++) {
-		for (unsigned k = 0; k < 3; k++)
-			free(p->part[i].col[k].hop);
-		free(p->part[i].stamp);
-	}
-	free(p->ok);
-	free(p->checked);
-}
-
-/* Every pair's engine_disjoint() into p (p->ok NULL: no memory, each is checked as routed). */
-static void pre_check(struct alt *a, struct alt_pre *p, const bool *only)
+/* Each part: the model shared, scratch, loads and an undo log of its own. */
+static int parts_init(struct alt_run *run, const struct alt *a)
 {
 	const struct routing_ctx *ctx = a->ctx;
-	uint32_t ns = ctx->nsw, ndst = ctx->dst_start[ns];
-	memset(p, 0, sizeof(*p));
-	p->only = only;
-	p->ok = calloc(ndst + 1, 1);
-	p->checked = calloc(ndst + 1, sizeof(uint32_t));
-	bool ok = p->ok && p->checked;
-	for (unsigned i = 0; i < ALT_CHUNKS && ok; i++) {
-		struct alt *c = &p->part[i];
-		*c = *a; /* the model read-only; the scratch below its own */
-		memset(c->col, 0, sizeof(c->col));
-		c->col_next = 0;
-		c->epoch = 0;
-		c->stamp = calloc(ns + 1, sizeof(uint32_t));
-		ok &= c->stamp != NULL;
-		for (unsigned k = 0; k < 3; k++) {
-			c->col[k].hop = malloc(sizeof(struct alt_hop) * (ns + 1));
-			ok &= c->col[k].hop != NULL;
-		}
+	uint32_t np = ctx->port_base[ctx->nsw];
+	int rc = 0;
+	for (unsigned k = 0; k < ALT_PARTS; k++) {
+		struct alt *p = &run->part[k];
+		*p = *a;
+		memset(&p->stats, 0, sizeof(p->stats));
+		p->load = malloc(sizeof(uint32_t) * (np + 1));
+		p->undo = a->undo ? calloc(1, sizeof(*p->undo)) : NULL;
+		if (scratch_alloc(p) < 0 || !p->load || (a->undo && !p->undo))
+			rc = -1;
+		else
+			memcpy(p->load, ctx->load, sizeof(uint32_t) * np);
 	}
-	if (ok)
-		routing_parallel(ALT_CHUNKS, ctx->threads, pre_chunk, p);
-	else {
-		pre_free(p);
-		memset(p, 0, sizeof(*p));
+	return rc;
+}
+
+static void parts_free(struct alt_run *run)
+{
+	for (unsigned k = 0; k < ALT_PARTS; k++) {
+		struct alt *p = &run->part[k];
+		scratch_free(p);
+		free(p->load);
+		if (p->undo)
+			vec_free(&p->undo->changes);
+		free(p->undo);
 	}
+}
+
+/* The parts' loads, counts and undo logs into the whole: -1 where the caller's undo log
+ * cannot take the parts' (every change then put back). */
+static int parts_merge(struct alt_run *run, struct alt *a)
+{
+	struct routing_ctx *ctx = a->ctx;
+	uint32_t np = ctx->port_base[ctx->nsw];
+	uint64_t changes = 0;
+	for (uint32_t i = 0; i < np; i++) {
+		uint32_t was = ctx->load[i], now = was;
+		for (unsigned k = 0; k < ALT_PARTS; k++)
+			now += run->part[k].load[i] - was; /* wraps back for a part's decrease */
+		ctx->load[i] = now;
+	}
+	for (unsigned k = 0; k < ALT_PARTS; k++) {
+		const struct alt_stats *s = &run->part[k].stats;
+		a->stats.blocks += s->blocks;
+		a->stats.kept += s->kept;
+		a->stats.sources += s->sources;
+		a->stats.link_disjoint += s->link_disjoint;
+		a->stats.switch_disjoint += s->switch_disjoint;
+		a->stats.possible += s->possible;
+		a->stats.open += s->open;
+		changes += run->part[k].undo ? run->part[k].undo->changes.n : 0;
+	}
+	if (!a->undo)
+		return 0;
+	if (vec_reserve(&a->undo->changes, a->undo->changes.n + changes) < 0) {
+		for (unsigned k = ALT_PARTS; k-- > 0;)
+			routing_lmc_revert(ctx, run->part[k].undo);
+		return -1;
+	}
+	for (unsigned k = 0; k < ALT_PARTS; k++) {
+		const struct routing_alt_undo *u = run->part[k].undo;
+		if (!u->changes.n)
+			continue;
+		memcpy(a->undo->changes.v + a->undo->changes.n, u->changes.v,
+		       sizeof(*u->changes.v) * u->changes.n);
+		a->undo->changes.n += u->changes.n;
+	}
+	return 0;
 }
 
 int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
@@ -1219,44 +1268,21 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	bool *hosts = malloc(ctx->nsw + 1);
-	if (!hosts || alt_init(&a, ctx) < 0) {
-		free(hosts);
-		alt_free(&a);
-		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
-		return -1;
-	}
-	routing_host_switches(ctx, hosts);
-	a.hosts = hosts;
-	struct alt_pre pre;
-	pre_check(&a, &pre, only);
-	for (uint32_t t = 0; t < ctx->nsw; t++) {
-		for (uint32_t d = ctx->dst_start[t], end; d < ctx->dst_start[t + 1]; d = end) {
-			end = block_end(ctx, t, d);
-			bool changed = false; /* a LID of the block routed anew: checks go stale */
-			for (uint32_t i = d; i + 1 < end; i++) {
-				uint16_t l0 = ctx->dst[i].lid, l1 = ctx->dst[i + 1].lid;
-				if (only && !only[i + 1])
-					continue;
-				a.stats.blocks++;
-				block_refs(&a, d, i + 1);
-				a.pre_known = pre.ok && pre.ok[i + 1] && !changed;
-				a.pre_ok = a.pre_known && pre.ok[i + 1] == 2;
-				a.pre_checked = a.pre_known ? pre.checked[i + 1] : 0;
-				/* only a tree of its own is an alternate to the layering: the
-				 * engine's routes kept are layered as primary ones */
-				uint64_t open = a.stats.open;
-				enum alt_outcome o = route_choice(&a, c, t, i, l0, l1);
-				if (c->open)
-					c->open[i + 1] = (uint32_t)(a.stats.open - open);
-				changed |= o == ALT_TREE;
-				a.stats.kept += o == ALT_NONE;
-				if (alt && o == ALT_TREE)
-					alt[i + 1] = true;
-			}
+	struct alt_run *run = calloc(1, sizeof(*run));
+	int rc = -1;
+	if (hosts && run && alt_init(&a, ctx) == 0) {
+		routing_host_switches(ctx, hosts);
+		a.hosts = hosts;
+		*run = (struct alt_run){.c = c, .only = only, .alt = alt};
+		if (parts_init(run, &a) == 0) {
+			routing_parallel(ALT_PARTS, ctx->threads, route_part, run);
+			rc = parts_merge(run, &a);
 		}
 	}
+	if (rc < 0)
+		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (!c->quiet)
+	if (rc == 0 && !c->quiet)
 		log_info(ctx->log, "routing",
 		         "LMC alternates in %.3f s: %u LID pairs (%u kept the engine's routes); "
 		         "from %llu host switches (%llu not across a bridge) %llu link-disjoint, "
@@ -1266,16 +1292,18 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 		         (unsigned long long)a.stats.possible,
 		         (unsigned long long)a.stats.link_disjoint,
 		         (unsigned long long)a.stats.switch_disjoint);
-	pre_free(&pre);
+	if (run)
+		parts_free(run);
+	free(run);
 	free(hosts);
 	alt_free(&a);
-	return 0;
+	return rc;
 }
 
-static void revert_one(struct routing_ctx *ctx, struct routing_alt_change *c)
+static void revert_one(const struct routing_ctx *ctx, uint32_t *loads, struct routing_alt_change *c)
 {
 	uint8_t *lft = ctx->t->sws[c->sw].lft;
-	uint32_t *load = ctx->load + ctx->port_base[c->sw];
+	uint32_t *load = loads + ctx->port_base[c->sw];
 	if (lft[c->lid] && lft[c->lid] != 0xff && load[lft[c->lid]])
 		load[lft[c->lid]]--;
 	if (c->port && c->port != 0xff)
@@ -1315,7 +1343,7 @@ void routing_lmc_revert(struct routing_ctx *ctx, struct routing_alt_undo *undo)
 {
 	for (uint32_t i = undo->changes.n; i-- > 0;)
 		if (undo->changes.v[i].sw != UINT32_MAX)
-			revert_one(ctx, &undo->changes.v[i]);
+			revert_one(ctx, ctx->load, &undo->changes.v[i]);
 	vec_free(&undo->changes);
 }
 
@@ -1324,12 +1352,12 @@ void routing_lmc_revert_lids(struct routing_ctx *ctx, struct routing_alt_undo *u
 {
 	for (uint32_t i = undo->changes.n; i-- > 0;)
 		if (undo->changes.v[i].sw != UINT32_MAX && lids[undo->changes.v[i].lid])
-			revert_one(ctx, &undo->changes.v[i]);
+			revert_one(ctx, ctx->load, &undo->changes.v[i]);
 }
 
 void routing_lmc_revert_lid(struct routing_ctx *ctx, struct routing_alt_undo *undo, uint16_t lid)
 {
 	for (uint32_t i = undo->changes.n; i-- > 0;)
 		if (undo->changes.v[i].sw != UINT32_MAX && undo->changes.v[i].lid == lid)
-			revert_one(ctx, &undo->changes.v[i]);
+			revert_one(ctx, ctx->load, &undo->changes.v[i]);
 }

@@ -738,8 +738,10 @@ static uint8_t *engine_tables(const struct routing_engine *e, struct topo *t, un
 START_TEST(engine_threads)
 {
 	const struct routing_engine *spread[] = {&routing_minhop, &routing_updn, &routing_dnup,
-	                                         &routing_ftree, &routing_sssp};
-	/* at LMC 2 too: the LMC alternates check the engine's routes over the CPUs first */
+	                                         &routing_ftree,  &routing_sssp, &routing_dfsssp,
+	                                         &routing_nue};
+	/* at LMC 2 too: the LMC alternates run over the CPUs in parts of fixed destination
+	 * switches, each spreading its own LIDs' loads */
 	for (unsigned k = 0; k < 6; k++) {
 		struct topo t;
 		topo_init(&t);
