@@ -473,6 +473,16 @@ static bool improve_pair(struct alt *a, uint32_t v, uint32_t t, uint16_t lid0)
 	return false;
 }
 
+/* Is host switch v (in the tree) short of a link- and switch-disjoint alternate? While
+ * nothing has moved, its score from the growth says (its way in as it joined, the path on
+ * unchanged since, as vscore() would find it); after a move, scored again. */
+static bool short_now(struct alt *a, uint32_t v, uint32_t t, uint16_t lid0)
+{
+	if (!a->moved)
+		return next_hop(a, v, lid0) == NONE || !a->bscore[v].link_ok || !a->bscore[v].sw_ok;
+	return vscore(a, v, t, lid0) < SCORE_LINK + SCORE_SWITCH - ALT_MAX_HOPS;
+}
+
 #define ALT_PASSES 3
 /* switch scorings the local search may spend on one LID, per switch: most of its gain at a
  * fraction of its cost (the growth leaves it little to find) */
@@ -484,9 +494,8 @@ static void improve(struct alt *a, uint32_t t, uint16_t lid0)
 {
 	bool short_of = false;
 	for (uint32_t v = 0; v < a->ns && !short_of; v++)
-		short_of = a->par[v] != NONE && a->comp[v] == a->comp[t] &&
-		           vscore(a, v, t, lid0) < SCORE_LINK + SCORE_SWITCH - ALT_MAX_HOPS &&
-		           a->hosts[v];
+		short_of = a->par[v] != NONE && a->comp[v] == a->comp[t] && a->hosts[v] &&
+		           short_now(a, v, t, lid0);
 	if (!short_of)
 		return; /* every host switch has its disjoint alternate already (fat trees) */
 	for (uint32_t v = 0; v <= a->ns; v++)
@@ -505,7 +514,7 @@ static void improve(struct alt *a, uint32_t t, uint16_t lid0)
 		for (uint32_t v = 0; v < a->ns; v++) {
 			/* a host switch across a bridge from t can have none: not worth a move */
 			if (a->par[v] == NONE || !a->hosts[v] || a->comp[v] != a->comp[t] ||
-			    vscore(a, v, t, lid0) >= SCORE_LINK + SCORE_SWITCH - ALT_MAX_HOPS)
+			    !short_now(a, v, t, lid0))
 				continue;
 			for (uint32_t x = v, h = 0; x != t && a->seen[x] != 2 && h < ALT_MAX_HOPS;
 			     h++) {
