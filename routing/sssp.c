@@ -208,6 +208,59 @@ static int fit_path(struct cdg *g, unsigned lo, unsigned budget, struct skip sk,
 	return (int)budget;
 }
 
+/* The paths to the entries d with alt[d] == which (alt NULL: every entry), each in the
+ * lowest layer from lo that takes it, logged in lg when given; *tried counts them. 0; 1 when
+ * one fits none (ctx->why says so); -2 out of memory. */
+static int fit_all(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, const bool *alt,
+                   bool which, unsigned lo, unsigned *used, uint64_t *tried, struct dep_log *lg)
+{
+	uint32_t ns = ctx->nsw;
+	for (uint32_t t = 0; t < ns; t++)
+		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+			if (alt && alt[d] != which)
+				continue;
+			for (uint32_t s0 = 0; s0 < ns; s0++) {
+				uint32_t src = st->src_of_sw[s0];
+				if (src == NONE || s0 == t)
+					continue;
+				uint32_t dsw[64];
+				uint8_t din[64], dout[64];
+				unsigned nd =
+				    path_deps(ctx, g, s0, t, ctx->dst[d].lid, dsw, din, dout);
+				int l = fit_path(g, lo, st->budget, (struct skip){0, 0}, dsw, din,
+				                 dout, nd, lg);
+				(*tried)++;
+				if (l == -2)
+					return -2;
+				if ((unsigned)l == st->budget) {
+					bool capped =
+					    ctx->cfg && ctx->cfg->routing_max_vls == st->budget;
+					snprintf(
+					    ctx->why, sizeof(ctx->why),
+					    "dfsssp: the %s need more than %u virtual layers to "
+					    "be free of credit loops, and %s %u VL%s",
+					    which ? "LMC alternates" : "shortest paths", st->budget,
+					    capped ? "routing_max_vls allows"
+					           : "the switch links run",
+					    st->budget, st->budget == 1 ? "" : "s");
+					return 1;
+				}
+				st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
+				if ((unsigned)l + 1 > *used)
+					*used = (unsigned)l + 1;
+			}
+		}
+	return 0;
+}
+
+static void log_first_fit(struct routing_ctx *ctx, const struct sssp *st, uint64_t tried,
+                          bool above)
+{
+	log_notice(ctx->log, "routing", "dfsssp: %llu paths in %u virtual layer(s) of %u%s",
+	           (unsigned long long)tried, st->nlayers, st->budget,
+	           above ? " (LMC alternates from the first free one)" : "");
+}
+
 /* First fit: every path in turn goes to the lowest layer its dependencies leave acyclic.
  * The LMC alternates (alt[d], NULL: none) come after all the others, in layers above theirs
  * (above) or in any (first fit from layer 0): above, an alternate never pushes a primary
@@ -215,65 +268,21 @@ static int fit_path(struct cdg *g, unsigned lo, unsigned budget, struct skip sk,
 static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool *alt, bool above)
 {
 	struct cdg g;
-	int rc = -1;
-	if (cdg_init(&g, ctx) < 0) {
-		why_oom(ctx, "dfsssp");
-		goto out;
-	}
-	uint32_t ns = ctx->nsw;
-	unsigned used = 1, lo = 0;
+	unsigned used = 1;
 	uint64_t tried = 0;
-	for (int pass = 0; pass < (alt ? 2 : 1); pass++) {
-		if (pass == 1 && above)
-			lo = used;
-		for (uint32_t t = 0; t < ns; t++)
-			for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
-				if (alt && alt[d] != (pass == 1))
-					continue;
-				for (uint32_t s0 = 0; s0 < ns; s0++) {
-					uint32_t src = st->src_of_sw[s0];
-					if (src == NONE || s0 == t)
-						continue;
-					uint32_t dsw[64];
-					uint8_t din[64], dout[64];
-					unsigned nd = path_deps(ctx, &g, s0, t, ctx->dst[d].lid,
-					                        dsw, din, dout);
-					int l = fit_path(&g, lo, st->budget, (struct skip){0, 0},
-					                 dsw, din, dout, nd, NULL);
-					tried++;
-					if (l == -2) {
-						why_oom(ctx, "dfsssp");
-						goto out;
-					}
-					if ((unsigned)l == st->budget) {
-						bool capped =
-						    ctx->cfg &&
-						    ctx->cfg->routing_max_vls == st->budget;
-						snprintf(ctx->why, sizeof(ctx->why),
-						         "dfsssp: the %s need more than %u virtual "
-						         "layers to be free of credit loops, and "
-						         "%s %u VL%s",
-						         pass ? "LMC alternates" : "shortest paths",
-						         st->budget,
-						         capped ? "routing_max_vls allows"
-						                : "the switch links run",
-						         st->budget, st->budget == 1 ? "" : "s");
-						goto out;
-					}
-					st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
-					if ((unsigned)l + 1 > used)
-						used = (unsigned)l + 1;
-				}
-			}
-	}
-	st->nlayers = (uint8_t)used;
-	log_notice(ctx->log, "routing", "dfsssp: %llu paths in %u virtual layer(s) of %u%s",
-	           (unsigned long long)tried, st->nlayers, st->budget,
-	           lo ? " (LMC alternates from the first free one)" : "");
-	rc = 0;
-out:
+	int r = -2;
+	if (cdg_init(&g, ctx) == 0)
+		r = fit_all(ctx, st, &g, alt, false, 0, &used, &tried, NULL);
+	if (r == 0 && alt)
+		r = fit_all(ctx, st, &g, alt, true, above ? used : 0, &used, &tried, NULL);
 	cdg_free(&g);
-	return rc;
+	if (r == -2)
+		why_oom(ctx, "dfsssp");
+	if (r != 0)
+		return -1;
+	st->nlayers = (uint8_t)used;
+	log_first_fit(ctx, st, tried, alt && above);
+	return 0;
 }
 
 /* Lay every path to alternate LID d (destination switch t) in layer l, as a whole (one table
@@ -416,27 +425,29 @@ static int64_t lay_free_alternates(struct routing_ctx *ctx, struct sssp *st, str
  * orders, not shared with the free alternates: on random graphs of 60 switches and 240
  * hosts the free ones took the 4 spare layers while fitting a quarter of the LIDs, and the
  * rest, on one order, left 64-67% of host pairs with an alternate apart; with the 4 layers
- * to 4 orders, 77-84% (minhop, without a rule, 78-84). 0, or -1 with ctx->why. */
+ * to 4 orders, 77-84% (minhop, without a rule, 78-84). g: empty, or holding the primary
+ * routes where laid_used is not 0 (the layers they use). 0, or -1 with ctx->why. */
 static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt,
-                             struct routing_alt_undo *undo, struct updown *ord)
+                             struct routing_alt_undo *undo, struct updown *ord, struct cdg *g,
+                             unsigned laid_used)
 {
-	struct cdg g = {0}; /* cdg_free takes it unset */
 	struct dep_log lg = {0};
 	uint32_t ns = ctx->nsw, ndst = st->ndst, free_laid = 0, ud_laid = 0, kept = 0, copied = 0;
 	const struct skip none = {0, 0};
-	unsigned used = 1, nord = 1;
+	unsigned used = laid_used ? laid_used : 1, nord = 1;
 	int rc = -1, r = -2;
 	bool *back = calloc(ndst + 1, sizeof(bool)), *ud = calloc(ndst + 1, sizeof(bool));
 	bool *lids = calloc((size_t)ctx->max_lid + 1, sizeof(bool));
 	uint8_t *chosen = calloc(ndst + 1, 1);
-	if (back && ud && lids && chosen && cdg_init(&g, ctx) == 0)
+	if (back && ud && lids && chosen)
 		r = 0;
 	/* the primary routes, and the later LIDs that kept sssp's (apart already, or without a
-	 * tree of their own): those take their first LID's where their own fit no layer */
-	for (uint32_t t = 0; t < ns && r == 0; t++)
+	 * tree of their own): those take their first LID's where their own fit no layer (laid
+	 * already where laid_used says: all of them fit) */
+	for (uint32_t t = 0; t < ns && r == 0 && !laid_used; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1] && r == 0; d++)
 			if (!alt[d])
-				r = lay_or_follow(ctx, st, &g, t, d, &used, "shortest paths", &lg,
+				r = lay_or_follow(ctx, st, g, t, d, &used, "shortest paths", &lg,
 				                  undo, &copied);
 	if (r != 0) {
 		if (r == -2)
@@ -450,7 +461,7 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	       updown_next_order(ord, nord, ctx, &ord[nord]) == 0)
 		nord++;
 	struct skip orders = {reserved, full ? 0 : nord};
-	int64_t laid = lay_free_alternates(ctx, st, &g, alt, back, orders, &used, &lg, undo, lids);
+	int64_t laid = lay_free_alternates(ctx, st, g, alt, back, orders, &used, &lg, undo, lids);
 	if (laid < 0) {
 		why_oom(ctx, "dfsssp");
 		goto out;
@@ -475,7 +486,7 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 					continue;
 				if (pass == 1) {
 					kept++;
-					r = lay_or_follow(ctx, st, &g, t, d, &used,
+					r = lay_or_follow(ctx, st, g, t, d, &used,
 					                  "LMC LIDs kept on sssp's routes", &lg,
 					                  undo, &copied);
 					continue;
@@ -485,10 +496,10 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 				unsigned l = reserved + chosen[d];
 				int ok;
 				if (full) {
-					ok = lay_paths(ctx, st, &g, t, d, none, &used, NULL, &lg);
+					ok = lay_paths(ctx, st, g, t, d, none, &used, NULL, &lg);
 					ok = ok == 0 ? 1 : ok == 1 ? 0 : ok;
 				} else {
-					ok = lay_alt_lid(ctx, st, &g, t, d, l, &lg);
+					ok = lay_alt_lid(ctx, st, g, t, d, l, &lg);
 				}
 				if (ok == -2) {
 					why_oom(ctx, "dfsssp");
@@ -532,7 +543,6 @@ out:
 	free(ud);
 	free(lids);
 	free(chosen);
-	cdg_free(&g);
 	return rc;
 }
 
@@ -549,6 +559,10 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 	uint32_t *roots = malloc(sizeof(uint32_t) * (ns + 1));
 	bool *leaf = malloc(ns + 1);
 	struct updown ord[UD_ORDERS] = {0};
+	struct cdg g = {0}; /* cdg_free takes it unset */
+	struct dep_log lg = {0};
+	unsigned used = 1;
+	uint64_t tried = 0;
 	int rc = -1;
 	if (!alt || !roots || !leaf) {
 		why_oom(ctx, "dfsssp");
@@ -560,9 +574,32 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 		rc = dfsssp_first_fit(ctx, st, NULL, false);
 		goto out;
 	}
-	if (dfsssp_first_fit(ctx, st, alt, true) == 0 ||
-	    dfsssp_first_fit(ctx, st, alt, false) == 0) {
-		rc = 0;
+	/* the primary routes once: each try of the alternates starts from them and is taken
+	 * back from its log (laying them again for each took half of dfsssp's routing time
+	 * on a 200-switch graph) */
+	int r =
+	    cdg_init(&g, ctx) < 0 ? -2 : fit_all(ctx, st, &g, alt, false, 0, &used, &tried, NULL);
+	for (int above = 1; r == 0 && above >= 0; above--) {
+		unsigned u = used;
+		uint64_t n = tried;
+		int a = fit_all(ctx, st, &g, alt, true, above ? used : 0, &u, &n, &lg);
+		if (a == 0) { /* the whole lot fits: first fit, as without the log */
+			st->nlayers = (uint8_t)u;
+			log_first_fit(ctx, st, n, above);
+			rc = 0;
+			goto out;
+		}
+		unlog(&g, &lg, 0);
+		if (a == -2)
+			r = -2;
+	}
+	if (r == 1) { /* the primary routes fit no layers: LID by LID lays them anew */
+		cdg_free(&g);
+		used = 0;
+		r = cdg_init(&g, ctx) < 0 ? -2 : 0;
+	}
+	if (r == -2) {
+		why_oom(ctx, "dfsssp");
 		goto out;
 	}
 	routing_host_switches(ctx, leaf);
@@ -572,7 +609,7 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 		goto out;
 	}
 	/* LID by LID: each free alternate where a layer takes it, the others up/down */
-	if (dfsssp_fit_by_lid(ctx, st, alt, &undo, ord) == 0) {
+	if (dfsssp_fit_by_lid(ctx, st, alt, &undo, ord, &g, used) == 0) {
 		rc = 0;
 		goto out;
 	}
@@ -611,6 +648,8 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 			}
 	rc = dfsssp_first_fit(ctx, st, alt, false);
 out:
+	cdg_free(&g);
+	free(lg.v);
 	for (unsigned o = 0; o < UD_ORDERS; o++)
 		updown_free(&ord[o]);
 	vec_free(&undo.changes);
