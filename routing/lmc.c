@@ -1227,17 +1227,19 @@ static void parts_free(struct alt_run *run)
 }
 
 /* The parts' loads, counts and undo logs into the whole: -1 where the caller's undo log
- * cannot take the parts' (every change then put back). */
+ * cannot take the parts' (every change to the tables and loads then put back; alt, chosen
+ * and open still say what was routed, and the caller gives up). */
 static int parts_merge(struct alt_run *run, struct alt *a)
 {
 	struct routing_ctx *ctx = a->ctx;
 	uint32_t np = ctx->port_base[ctx->nsw];
 	uint64_t changes = 0;
 	for (uint32_t i = 0; i < np; i++) {
-		uint32_t was = ctx->load[i], now = was;
+		/* a part's count stops at 0, as the serial one did: so does the sum */
+		int64_t was = ctx->load[i], now = was;
 		for (unsigned k = 0; k < ALT_PARTS; k++)
-			now += run->part[k].load[i] - was; /* wraps back for a part's decrease */
-		ctx->load[i] = now;
+			now += (int64_t)run->part[k].load[i] - was;
+		ctx->load[i] = now < 0 ? 0 : (uint32_t)now;
 	}
 	for (unsigned k = 0; k < ALT_PARTS; k++) {
 		const struct alt_stats *s = &run->part[k].stats;

@@ -615,6 +615,7 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 	}
 	log_notice(ctx->log, "routing", "%s: the alternates go by the up/down rule instead",
 	           ctx->why);
+	cdg_free(&g); /* the tries below build their own */
 	routing_lmc_revert(ctx, &undo);
 	memset(alt, 0, st->ndst * sizeof(bool));
 	{
