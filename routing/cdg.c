@@ -8,8 +8,7 @@
 
 static unsigned nports1(const struct cdg *g, uint32_t sw)
 {
-	const struct topo *t = g->ctx->t;
-	return t->nodes[t->sws[sw].node].nports + 1u;
+	return g->np1[sw];
 }
 
 int cdg_init(struct cdg *g, const struct routing_ctx *ctx)
@@ -21,6 +20,12 @@ int cdg_init(struct cdg *g, const struct routing_ctx *ctx)
 	g->dep_base = malloc(sizeof(uint32_t) * (ns + 1));
 	if (!g->dep_base)
 		return -1;
+	/* each switch's ports + 1, read on every step of a search: one load, not three */
+	g->np1 = malloc(sizeof(uint16_t) * (ns + 1));
+	if (!g->np1)
+		return -1;
+	for (uint32_t s = 0; s < ns; s++)
+		g->np1[s] = (uint16_t)(ctx->t->nodes[ctx->t->sws[s].node].nports + 1u);
 	uint32_t ndeps = 0;
 	for (uint32_t s = 0; s < ns; s++) {
 		unsigned np = nports1(g, s);
@@ -60,6 +65,7 @@ int cdg_init(struct cdg *g, const struct routing_ctx *ctx)
 
 void cdg_free(struct cdg *g)
 {
+	free(g->np1);
 	free(g->dep_base);
 	free(g->deps);
 	free(g->to_sw);

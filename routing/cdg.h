@@ -20,6 +20,7 @@ struct cdg {
 	const struct routing_ctx *ctx;
 	uint32_t nch;
 	uint32_t *dep_base;            /* per switch: where its (ports + 1)^2 dependencies start */
+	uint16_t *np1;                 /* per switch: its ports + 1 */
 	uint16_t *deps;                /* per dependency: bit l when layer l has it */
 	uint32_t *to_sw;               /* per channel: the switch it leads to (UINT32_MAX: none) */
 	uint8_t *in;                   /* ... and the port it arrives by */

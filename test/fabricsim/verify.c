@@ -66,8 +66,9 @@ struct ctx {
 	uint16_t *bfs;    /* per switch: shortest switch hops to the current destination switch */
 	uint32_t bfs_from;
 	uint32_t *queue;
-	uint32_t *nsrc; /* per switch: source endpoints entering there */
-	uint64_t *load; /* per port index: routes leaving through it */
+	uint32_t *nsrc;      /* per switch: source endpoints entering there */
+	uint64_t *load;      /* per port index: routes leaving through it */
+	uint64_t *load_base; /* ... towards base LIDs only */
 	/* channel dependency graph edges (from, to) as channel*16+vl */
 	uint64_t *edges;
 	size_t nedges, edges_cap;
@@ -463,7 +464,7 @@ static void cdg_cycles(struct ctx *c)
 
 /* ---- balance: routes per directed switch-to-switch link, per LID by flow accumulation ---- */
 
-static void balance_lid(struct ctx *c, uint16_t lid, const struct endpoint *dst)
+static void balance_lid(struct ctx *c, uint16_t lid, const struct endpoint *dst, bool base)
 {
 	const struct fabric *f = c->f;
 	/* switches by their distance to the LID, farthest first, so every switch's flow is
@@ -498,6 +499,8 @@ static void balance_lid(struct ctx *c, uint16_t lid, const struct endpoint *dst)
 		uint32_t out = fabric_port(f, sw->node, sw->lft[lid]);
 		uint32_t pn = f->ports[f->ports[out].peer].node;
 		c->load[out] += fl[s];
+		if (base)
+			c->load_base[out] += fl[s];
 		if (fs_is_switch(f, pn))
 			fl[switch_of(f, pn)] += fl[s];
 	}
@@ -952,6 +955,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	c.queue = malloc(sizeof(uint32_t) * (f->nsws + 1));
 	c.nsrc = calloc(f->nsws + 1, sizeof(uint32_t));
 	c.load = calloc(f->nports, sizeof(uint64_t));
+	c.load_base = calloc(f->nports, sizeof(uint64_t));
 	c.stamp = calloc((size_t)f->nports * 16, sizeof(uint32_t));
 	for (uint32_t i = 0; i < c.nep; i++)
 		if (c.ep[i].sw != FS_NONE &&
@@ -959,7 +963,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 			c.nsrc[c.ep[i].sw]++;
 	apm_setup(&c);
 
-	uint64_t hop_sum = 0;
+	uint64_t hop_sum = 0, base_hop_sum = 0;
 	uint32_t lid_index = 0;
 	for (uint32_t di = 0; di < c.nep; di++) {
 		const struct endpoint *dst = &c.ep[di];
@@ -999,6 +1003,11 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 				if (hops > minimal)
 					r->pairs_nonminimal++;
 				hop_sum += hops;
+				if (lid == dst->lid) {
+					r->base_pairs++;
+					r->base_nonminimal += hops > minimal;
+					base_hop_sum += hops;
+				}
 				if (hops > r->hops_max)
 					r->hops_max = hops;
 			}
@@ -1007,7 +1016,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 				if (c.dist[s] == UNKNOWN && f->nodes[f->sws[s].node].present)
 					lft_dist(&c, s, (uint16_t)lid, dst);
 			if (o.all || !fs_is_switch(f, f->ports[dst->port].node)) {
-				balance_lid(&c, (uint16_t)lid, dst);
+				balance_lid(&c, (uint16_t)lid, dst, lid == dst->lid);
 				cdg_lid(&c, (uint16_t)lid, ++lid_index);
 			}
 		}
@@ -1016,12 +1025,14 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	apm_finish(&c);
 	if (r->pairs_reached)
 		r->hops_mean = (double)hop_sum / (double)r->pairs_reached;
+	if (r->base_pairs)
+		r->base_hops_mean = (double)base_hop_sum / (double)r->base_pairs;
 	cdg_cycles(&c);
 
 	shift_permutations(&c);
 
 	/* balance over switch-to-switch links */
-	uint64_t sum = 0, nlinks = 0;
+	uint64_t sum = 0, base_sum = 0, nlinks = 0;
 	r->link_routes_min = UINT64_MAX;
 	for (uint32_t p = 0; p < f->nports; p++) {
 		const struct fs_port *port = &f->ports[p];
@@ -1030,6 +1041,9 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 			continue;
 		nlinks++;
 		sum += c.load[p];
+		base_sum += c.load_base[p];
+		if (c.load_base[p] > r->base_link_max)
+			r->base_link_max = c.load_base[p];
 		if (c.load[p] < r->link_routes_min)
 			r->link_routes_min = c.load[p];
 		if (c.load[p] >= r->link_routes_max) {
@@ -1043,6 +1057,8 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 		r->link_routes_min = 0;
 	else
 		r->link_routes_mean = (double)sum / (double)nlinks;
+	if (nlinks)
+		r->base_link_mean = (double)base_sum / (double)nlinks;
 
 	/* multicast: every MLID's MFT tree reaches each member port once, loop-free */
 	uint32_t *visit = calloc(f->nsws, sizeof(uint32_t));
@@ -1155,6 +1171,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 	free(c.queue);
 	free(c.nsrc);
 	free(c.load);
+	free(c.load_base);
 	free(c.stamp);
 	free(c.vl_seen);
 	free(c.edges);
@@ -1193,6 +1210,10 @@ static void apm_print(const struct verify_report *r, FILE *out)
 	        "link-disjoint alternate, %.1f%% switch-disjoint, %.2f routes per pair\n",
 	        r->apm_lmc, r->apm_pairs, pct(r->apm_link_disjoint, r->apm_pairs),
 	        pct(r->apm_switch_disjoint, r->apm_pairs), r->apm_routes_mean);
+	fprintf(out,
+	        "           primary routes (base LIDs): %" PRIu64 " not minimal, hops mean %.2f, "
+	        "routes per switch link max %" PRIu64 " mean %.1f\n",
+	        r->base_nonminimal, r->base_hops_mean, r->base_link_max, r->base_link_mean);
 	if (r->apm_spof_pairs)
 		fprintf(out, "           worst link: %s on every route of %" PRIu64 " pairs\n",
 		        r->apm_spof_link, r->apm_spof_pairs);
@@ -1302,6 +1323,11 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	json_str(out, r->apm_spof_link);
 	fputs(",\"example\":", out);
 	json_str(out, r->apm_example);
+	fprintf(out,
+	        ",\"primary\":{\"pairs\":%" PRIu64 ",\"nonminimal\":%" PRIu64
+	        ",\"hops_mean\":%.3f,\"link_routes_max\":%" PRIu64 ",\"link_routes_mean\":%.2f}",
+	        r->base_pairs, r->base_nonminimal, r->base_hops_mean, r->base_link_max,
+	        r->base_link_mean);
 	fputs("},\"issues\":[", out);
 	for (unsigned i = 0; i < r->nissues; i++) {
 		if (i)

@@ -67,6 +67,11 @@ struct verify_report {
 	 * a pair with no link-disjoint alternate, by its ports' nodes */
 	uint64_t apm_spof_pairs;
 	char apm_spof_link[160], apm_example[200];
+	/* the primary routes alone (each endpoint's base LID), when some LMC > 0: what the
+	 * alternates cost them, if anything (an engine that gives its primary routes fewer
+	 * virtual layers to leave some to the alternates) */
+	uint64_t base_pairs, base_nonminimal, base_link_max;
+	double base_hops_mean, base_link_mean;
 	/* examples of what is wrong */
 	char **issues;
 	unsigned nissues, issues_dropped;
