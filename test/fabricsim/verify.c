@@ -82,6 +82,8 @@ struct ctx {
 	 * room for one destination's 2^LMC routes, pairs all of whose routes cross a link (by
 	 * the link's lower port index) and the distinct routes counted */
 	uint32_t *apm_sws, napm_sws, *apm_src;
+	/* per switch: its 2-edge-connected component (switches no one link failure parts) */
+	uint32_t *apm_comp;
 	struct apm_route *apm_routes;
 	uint64_t *apm_spof, apm_route_sum;
 };
@@ -699,6 +701,10 @@ static void apm_pair(struct ctx *c, uint32_t s, uint32_t di)
 	c->apm_route_sum += w * nok;
 	r->apm_link_disjoint += link_apart ? w : 0;
 	r->apm_switch_disjoint += sw_apart ? w : 0;
+	if (c->apm_comp[s] == c->apm_comp[dst->sw]) { /* no bridge between them */
+		r->apm_possible += w;
+		r->apm_possible_link_disjoint += link_apart ? w : 0;
+	}
 	if (nok)
 		apm_common_links(c, nok, w);
 	if (!link_apart && !r->apm_example[0])
@@ -710,6 +716,76 @@ static void apm_pair(struct ctx *c, uint32_t s, uint32_t di)
 
 /* Whether APM is measured (an endpoint has LMC > 0), and its tables if so: the switches
  * sources enter by, and one source endpoint on each. */
+/* The switch at the far end of switch port p's active link to another switch, FS_NONE if
+ * none. */
+static uint32_t isl_peer(const struct fabric *f, uint32_t p)
+{
+	if (!active_link(f, p))
+		return FS_NONE;
+	uint32_t n = f->ports[f->ports[p].peer].node;
+	return fs_is_switch(f, n) && f->nodes[n].present ? switch_of(f, n) : FS_NONE;
+}
+
+/* Label each switch's 2-edge-connected component over the active switch-to-switch links
+ * (Tarjan's bridges, iterative: a DFS path, a component stack; two cables between the same
+ * switches are two edges, so neither is a bridge). Written here rather than shared with
+ * the SM: the checker must not reuse what it checks. false out of memory. */
+static bool two_edge_components(const struct fabric *f, uint32_t *comp)
+{
+	uint32_t n = f->nsws, *disc = malloc(sizeof(uint32_t) * (n + 1)),
+	         *low = malloc(sizeof(uint32_t) * (n + 1)),
+	         *in = malloc(sizeof(uint32_t) * (n + 1)), /* the port each was entered by */
+	             *it = malloc(sizeof(uint32_t) * (n + 1)),
+	         *path = malloc(sizeof(uint32_t) * (n + 1)),
+	         *stk = malloc(sizeof(uint32_t) * (n + 1));
+	bool ok = disc && low && in && it && path && stk;
+	uint32_t clock = 0, ncomp = 0;
+	for (uint32_t v = 0; ok && v < n; v++)
+		disc[v] = FS_NONE;
+	for (uint32_t r = 0; ok && r < n; r++) {
+		if (disc[r] != FS_NONE)
+			continue;
+		uint32_t vs = 0, sp = 0;
+		disc[r] = low[r] = clock++;
+		in[r] = FS_NONE;
+		it[r] = 1;
+		path[vs++] = r;
+		stk[sp++] = r;
+		while (vs) {
+			uint32_t v = path[vs - 1];
+			const struct fs_node *nd = &f->nodes[f->sws[v].node];
+			if (it[v] <= nd->nports) {
+				uint32_t p = nd->first_port + it[v]++, w = isl_peer(f, p);
+				if (w == FS_NONE || (in[v] != FS_NONE && f->ports[p].peer == in[v]))
+					continue; /* no switch there, or the cable v came by */
+				if (disc[w] == FS_NONE) {
+					disc[w] = low[w] = clock++;
+					in[w] = p;
+					it[w] = 1;
+					path[vs++] = w;
+					stk[sp++] = w;
+				} else if (disc[w] < low[v]) {
+					low[v] = disc[w];
+				}
+				continue;
+			}
+			vs--;
+			if (vs && low[v] < low[path[vs - 1]])
+				low[path[vs - 1]] = low[v];
+			if (low[v] == disc[v]) { /* v heads a component */
+				uint32_t x;
+				do {
+					x = stk[--sp];
+					comp[x] = ncomp;
+				} while (x != v);
+				ncomp++;
+			}
+		}
+	}
+	free(disc), free(low), free(in), free(it), free(path), free(stk);
+	return ok;
+}
+
 static void apm_setup(struct ctx *c)
 {
 	const struct fabric *f = c->f;
@@ -722,8 +798,13 @@ static void apm_setup(struct ctx *c)
 	c->apm_src = malloc(sizeof(uint32_t) * (f->nsws + 1));
 	c->apm_routes = malloc(sizeof(struct apm_route) * 128);
 	c->apm_spof = calloc(f->nports + 1u, sizeof(uint64_t));
-	if (!c->apm_sws || !c->apm_src || !c->apm_routes || !c->apm_spof)
+	c->apm_comp = malloc(sizeof(uint32_t) * (f->nsws + 1));
+	if (!c->apm_sws || !c->apm_src || !c->apm_routes || !c->apm_spof || !c->apm_comp ||
+	    !two_edge_components(f, c->apm_comp)) {
+		free(c->apm_spof); /* apm_dest() then measures nothing */
+		c->apm_spof = NULL;
 		return;
+	}
 	for (uint32_t s = 0; s < f->nsws; s++)
 		c->apm_src[s] = FS_NONE;
 	for (uint32_t i = 0; i < c->nep; i++) {
@@ -772,6 +853,7 @@ static void apm_finish(struct ctx *c)
 	free(c->apm_src);
 	free(c->apm_routes);
 	free(c->apm_spof);
+	free(c->apm_comp);
 }
 
 /* The SM's path SL dump (ibsmd writes it as ibsmd-path-sl.dump):
@@ -1211,6 +1293,10 @@ static void apm_print(const struct verify_report *r, FILE *out)
 	        r->apm_lmc, r->apm_pairs, pct(r->apm_link_disjoint, r->apm_pairs),
 	        pct(r->apm_switch_disjoint, r->apm_pairs), r->apm_routes_mean);
 	fprintf(out,
+	        "           %" PRIu64 " pairs no single link failure parts (no bridge between "
+	        "their switches): %.1f%% of them with a link-disjoint alternate\n",
+	        r->apm_possible, pct(r->apm_possible_link_disjoint, r->apm_possible));
+	fprintf(out,
 	        "           primary routes (base LIDs): %" PRIu64 " not minimal, hops mean %.2f, "
 	        "routes per switch link max %" PRIu64 " mean %.1f\n",
 	        r->base_nonminimal, r->base_hops_mean, r->base_link_max, r->base_link_mean);
@@ -1323,6 +1409,8 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	json_str(out, r->apm_spof_link);
 	fputs(",\"example\":", out);
 	json_str(out, r->apm_example);
+	fprintf(out, ",\"possible\":%" PRIu64 ",\"possible_link_disjoint_pct\":%.2f",
+	        r->apm_possible, pct(r->apm_possible_link_disjoint, r->apm_possible));
 	fprintf(out,
 	        ",\"primary\":{\"pairs\":%" PRIu64 ",\"nonminimal\":%" PRIu64
 	        ",\"hops_mean\":%.3f,\"link_routes_max\":%" PRIu64 ",\"link_routes_mean\":%.2f}",

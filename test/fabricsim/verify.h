@@ -62,6 +62,9 @@ struct verify_report {
 	bool apm_checked;
 	unsigned apm_lmc; /* the largest LMC among the destinations */
 	uint64_t apm_pairs, apm_link_disjoint, apm_switch_disjoint;
+	/* ... of those, the pairs whose switches no bridge separates (an alternate apart is
+	 * possible), and how many have one */
+	uint64_t apm_possible, apm_possible_link_disjoint;
 	double apm_routes_mean; /* distinct routes per pair */
 	/* the link on every route of the most pairs (their single point of failure), how many;
 	 * a pair with no link-disjoint alternate, by its ports' nodes */

@@ -768,6 +768,8 @@ START_TEST(verify_alternate_paths)
 	ck_assert_uint_eq(r.apm_pairs, 2);
 	ck_assert_uint_eq(r.apm_link_disjoint, 2);
 	ck_assert_uint_eq(r.apm_switch_disjoint, 2);
+	ck_assert_uint_eq(r.apm_possible, 2); /* A and D: no bridge between them */
+	ck_assert_uint_eq(r.apm_possible_link_disjoint, 2);
 	ck_assert_double_eq_tol(r.apm_routes_mean, 2.0, 1e-9);
 	ck_assert_uint_eq(r.apm_spof_pairs, 0);
 	ck_assert_str_eq(r.apm_example, "");
@@ -780,6 +782,8 @@ START_TEST(verify_alternate_paths)
 	ck_assert_uint_eq(r.apm_pairs, 2);
 	ck_assert_uint_eq(r.apm_link_disjoint, 0);
 	ck_assert_uint_eq(r.apm_switch_disjoint, 0);
+	ck_assert_uint_eq(r.apm_possible, 0); /* the bridge parts every pair */
+	ck_assert_uint_eq(r.apm_possible_link_disjoint, 0);
 	ck_assert_double_eq_tol(r.apm_routes_mean, 2.0, 1e-9);
 	ck_assert_uint_eq(r.apm_spof_pairs, 2);
 	ck_assert_str_eq(r.apm_spof_link, "\"D\"/3 - \"E\"/1");
@@ -795,6 +799,10 @@ START_TEST(verify_alternate_paths)
 	ck_assert_uint_eq(r.apm_pairs, 2);
 	ck_assert_uint_eq(r.apm_link_disjoint, 2);
 	ck_assert_uint_eq(r.apm_switch_disjoint, 1); /* HD to HA still by B and by C */
+	/* the long way is an alternate's: the primary routes' figures leave it out */
+	ck_assert_uint_ge(r.pairs_nonminimal, 1);
+	ck_assert_uint_eq(r.base_pairs, 14); /* every endpoint, switches too, to HA and HD */
+	ck_assert_uint_eq(r.base_nonminimal, 0);
 	verify_report_free(&r);
 
 	/* both LIDs of HD the same way from A: one route, the pair named */
@@ -802,6 +810,7 @@ START_TEST(verify_alternate_paths)
 	verify_run(&F, NULL, &r);
 	ck_assert_uint_eq(r.apm_link_disjoint, 1);
 	ck_assert_double_eq_tol(r.apm_routes_mean, 1.5, 1e-9);
+	ck_assert_uint_eq(r.apm_possible_link_disjoint, 1);
 	ck_assert_uint_eq(r.apm_spof_pairs, 1); /* A-B and B-D, on HA to HD's one route */
 	ck_assert_str_eq(r.apm_example, "\"HA\" -> \"HD\" (LID 8): 1 route(s), none link-disjoint");
 	char *buf = NULL;
@@ -811,6 +820,7 @@ START_TEST(verify_alternate_paths)
 	fclose(o);
 	ck_assert_ptr_nonnull(strstr(buf, "\"apm\":{\"checked\":true,\"lmc\":1,\"pairs\":2,"
 	                                  "\"link_disjoint\":1,\"switch_disjoint\":1,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"possible\":2,\"possible_link_disjoint_pct\":50.00,"));
 	free(buf);
 	verify_report_free(&r);
 
