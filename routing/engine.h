@@ -214,6 +214,11 @@ struct routing_alt_choice {
 };
 int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_alt_choice *c,
                                   struct routing_alt_undo *undo, bool *alt, const bool *only);
+/* Over the tables as they are: host switch x CA port block pairs, the host switch not
+ * across a bridge from the port's switch (*possible), and those with two of the block's
+ * LIDs whose paths share no switch-to-switch link (*apart): what an engine weighs one way
+ * of laying its routes against another by. 0, or -1 out of memory. */
+int routing_lmc_apart(struct routing_ctx *ctx, uint64_t *possible, uint64_t *apart);
 /* Entry d of destination switch t, a later LID of its CA port's block, takes the block's
  * first LID's routes (loads moved; undo, optional, records the changes): the last resort of
  * an engine whose layers take no route of its own for it, as a copy adds no channel

@@ -1311,6 +1311,40 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	return rc;
 }
 
+int routing_lmc_apart(struct routing_ctx *ctx, uint64_t *possible, uint64_t *apart)
+{
+	struct alt a = {.ctx = ctx};
+	bool *hosts = malloc(ctx->nsw + 1);
+	int rc = -1;
+	*possible = *apart = 0;
+	if (hosts && alt_init(&a, ctx) == 0) {
+		routing_host_switches(ctx, hosts);
+		rc = 0;
+		for (uint32_t t = 0; t < ctx->nsw; t++)
+			for (uint32_t d = ctx->dst_start[t], end; d < ctx->dst_start[t + 1];
+			     d = end) {
+				end = block_end(ctx, t, d);
+				if (end - d < 2)
+					continue;
+				for (uint32_t v = 0; v < ctx->nsw; v++) {
+					if (v == t || !hosts[v] || a.comp[v] != a.comp[t] ||
+					    next_hop(&a, v, ctx->dst[d].lid) == NONE)
+						continue;
+					bool sw, ok = false;
+					for (uint32_t j = d; j < end && !ok; j++)
+						for (uint32_t k = j + 1; k < end && !ok; k++)
+							ok = path_apart(&a, v, t, ctx->dst[j].lid,
+							                ctx->dst[k].lid, &sw);
+					(*possible)++;
+					*apart += ok;
+				}
+			}
+	}
+	free(hosts);
+	alt_free(&a);
+	return rc;
+}
+
 static void revert_one(const struct routing_ctx *ctx, uint32_t *loads, struct routing_alt_change *c)
 {
 	uint8_t *lft = ctx->t->sws[c->sw].lft;

@@ -1348,6 +1348,50 @@ START_TEST(dfsssp_lmc_full_layers)
 }
 END_TEST
 
+/* routing_lmc_apart, what nue weighs two ways of laying its trees by: a ring of 6 switches
+ * and a seventh hanging off it by one link (a bridge), 2 hosts on each, LMC 2. Of the
+ * 7 x 14 - 14 (host switch, other switch's CA port) pairs, the 24 across the bridge can have
+ * no alternate apart; each of the other 60 has one the other way round the ring. */
+START_TEST(lmc_apart_count)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t sw[7], first = TOPO_NONE;
+	for (unsigned i = 0; i < 7; i++)
+		sw[i] = fix_switch(&t, 5);
+	for (unsigned i = 0; i < 6; i++)
+		fix_connect(&t, sw[i], sw[(i + 1) % 6]);
+	fix_connect(&t, sw[0], sw[6]);
+	for (unsigned i = 0; i < 7; i++)
+		for (unsigned k = 0; k < 2; k++) {
+			uint32_t ca = fix_ca(&t);
+			fix_connect(&t, sw[i], ca);
+			if (first == TOPO_NONE)
+				first = ca;
+		}
+	fix_finish(&t, first, NULL);
+	set_lmc(&t, 2);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	struct routing_ctx ctx;
+	ck_assert_int_eq(routing_ctx_build(&ctx, &t, &cfg, NULL), 0);
+	uint64_t possible, apart;
+	ck_assert_int_eq(routing_find("minhop")->unicast(&ctx, NULL), 0);
+	ck_assert_int_eq(routing_lmc_apart(&ctx, &possible, &apart), 0);
+	ck_assert_uint_eq(possible, 60);
+	ck_assert_uint_eq(apart, 60); /* minhop routes the alternates too */
+	/* every later LID on its block's first LID's routes: none apart */
+	for (uint32_t t0 = 0; t0 < ctx.nsw; t0++)
+		for (uint32_t d = ctx.dst_start[t0]; d < ctx.dst_start[t0 + 1]; d++)
+			ck_assert_int_eq(routing_lmc_follow_first(&ctx, NULL, t0, d), 0);
+	ck_assert_int_eq(routing_lmc_apart(&ctx, &possible, &apart), 0);
+	ck_assert_uint_eq(possible, 60);
+	ck_assert_uint_eq(apart, 0);
+	routing_ctx_free(&ctx);
+	topo_free(&t);
+}
+END_TEST
+
 /* The changes the alternates make are recorded and put back exactly, loads included. */
 START_TEST(lmc_alternates_revert)
 {
@@ -1596,6 +1640,7 @@ static Suite *suite(void)
 	tcase_add_test(lmc, lmc_alternates);
 	tcase_add_test(lmc, lmc_alternates_revert);
 	tcase_add_test(lmc, lmc_alternates_fresh_seeds);
+	tcase_add_test(lmc, lmc_apart_count);
 	tcase_add_test(lmc, layered_lmc_orders);
 	tcase_add_test(lmc, lmc_fattree_missing_links);
 	tcase_add_test(lmc, updown_lmc_order_choice);
