@@ -1395,8 +1395,8 @@ END_TEST
 /* dfsssp at LMC > 0 where its primary routes take every layer in the order it lays them
  * (a random graph of 40 switches, 3 VLs): the alternates' up/down order had no layer of its
  * own and went path by path into what the primary routes' layers took, 79.2% of host pairs
- * apart. Laid again longest first, the primary routes take 2 layers and leave the order
- * the third: 96.6%. */
+ * apart. Laid again hardest first (relay_primaries), the primary routes take 2 layers and
+ * leave the order the third: 97.0%. */
 START_TEST(dfsssp_lmc_relaid)
 {
 	struct topo t;
