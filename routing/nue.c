@@ -867,8 +867,8 @@ static void result_free(struct nue_result *res)
  * the graph allows, against 95-100% with the trees laid compact, at 0.3-3% more hops on
  * the primary routes. Yet on a dragonfly whose alternates kept apart anyway, compact
  * trees made the primary routes' busiest link 2.6 times as loaded: so they are tried only
- * when the alternates fall short of 95%, and kept only when they do clearly better
- * (another 2% of the host switches apart). */
+ * when the alternates fall short of 95%, and kept only when they reach it or do clearly
+ * better (another 2% of the host switches apart). */
 static int nue_route_lmc(struct routing_ctx *ctx, struct nue *st)
 {
 	uint64_t possible, apart, possible2, apart2;
@@ -886,7 +886,7 @@ static int nue_route_lmc(struct routing_ctx *ctx, struct nue *st)
 	}
 	/* the second try failing for any reason leaves the first */
 	if (nue_route(ctx, st, true) == 0 && routing_lmc_apart(ctx, &possible2, &apart2) == 0 &&
-	    apart2 * 50 > apart * 50 + possible)
+	    (apart2 * 50 > apart * 50 + possible || apart2 * 100 >= possible * 95))
 		log_info(ctx->log, "routing",
 		         "nue: trees laid compact for the LMC alternates: %llu of %llu host "
 		         "switches x ports with a pair of LIDs apart, against %llu",
