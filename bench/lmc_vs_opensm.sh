@@ -3,7 +3,8 @@
 # host pairs on different switches get an alternate path for APM among the four routes to
 # the destination's LIDs (no switch-to-switch link in common: it survives any one ISL
 # failing; no switch in common but the two ends': it survives a switch failing too), the
-# distinct routes per pair, as `fabricsim verify` reads them from the programmed tables;
+# distinct routes per pair, as `fabricsim verify` reads them from the programmed tables
+# ("nb l%": the first share over the pairs no bridge parts, where an alternate is possible);
 # bring-up time of both and ibsmd's routing phase, and that phase at LMC 0 ("lmc0 s").
 # Usage: bench/lmc_vs_opensm.sh [BUILD_DIR] [SPEC...]   (a release build: see bench/README.md)
 # ENGINES="minhop updn dfsssp nue" by default, and torus on torus and mesh specs.
@@ -34,17 +35,19 @@ start() {
 }
 stop() { kill $SIM 2>/dev/null || true; wait $SIM 2>/dev/null || true; SIM=; }
 
-# "link% switch% routes reach": verify's alternate path figures, and "ok" when every pair
-# is reached (else how many are not); credit loops are left out: the layered engines' SLs
-# are known only to their SA
+# "link% switch% nobridge-link% routes reach": verify's alternate path figures (the third:
+# over the pairs no bridge parts, where an alternate apart is possible), and "ok" when every
+# pair is reached (else how many are not); credit loops are left out: the layered engines'
+# SLs are known only to their SA
 apm() {
 	"$FS" verify --json | python3 -c 'import json,sys
 r = json.load(sys.stdin); a = r["apm"]; u = r["unicast"]["unreachable"]
 if not a["checked"]:
-    print("- - -", "no-lmc")
+    print("- - - -", "no-lmc")
 else:
-    print("%.1f %.1f %.2f %s" % (a["link_disjoint_pct"], a["switch_disjoint_pct"],
-          a["routes_mean"], "ok" if u == 0 else "%d-unreached" % u))'
+    print("%.1f %.1f %.1f %.2f %s" % (a["link_disjoint_pct"], a["switch_disjoint_pct"],
+          a["possible_link_disjoint_pct"], a["routes_mean"],
+          "ok" if u == 0 else "%d-unreached" % u))'
 }
 
 # torus-2QoS.conf for a fabricsim grid SPEC (as bench/sm_vs_opensm.sh writes it, and the
@@ -68,7 +71,7 @@ torus_conf() { # SPEC FILE
 	} >"$1"
 }
 
-opensm_run() { # ENGINE -> "seconds link% switch% routes reach engine-used"
+opensm_run() { # ENGINE -> "seconds link% switch% nobridge-link% routes reach engine-used"
 	local d="$WORK/osm" engine=$1 opts=
 	rm -rf "$d" && mkdir -p "$d"
 	# dfsssp and nue see the VLs only with QoS on (-Q) and once OperVLs are up: a first,
@@ -98,7 +101,7 @@ opensm_run() { # ENGINE -> "seconds link% switch% routes reach engine-used"
 		used="$1(root)"
 	fi
 	if ! grep -q "SUBNET UP" "$d/osm.log"; then
-		echo "fail - - - - -"
+		echo "fail - - - - - -"
 		return
 	fi
 	# an engine that fails leaves the routes to minhop, with a log line only
@@ -106,14 +109,14 @@ opensm_run() { # ENGINE -> "seconds link% switch% routes reach engine-used"
 	echo "$(cat "$d/time") $(apm) $used"
 }
 
-ibsmd_run() { # ENGINE -> "seconds route-seconds link% switch% routes reach engine-used"
+ibsmd_run() { # ENGINE -> "seconds route-seconds link% switch% nobridge-link% routes reach engine-used"
 	local d="$WORK/ibsmd"
 	rm -rf "$d" && mkdir -p "$d"
 	printf 'lmc: %s\n' "$LMC" >"$d/ibsmd.yaml"
 	(cd "$d" && timeout 600 "$BUILD/daemon/ibsmd" --transport sim --once --state-dir "$d/state" \
 		--config "$d/ibsmd.yaml" --routing-engine "$1" >"$d/out" 2>"$d/log") || true
 	if ! grep -q "^subnet up" "$d/out"; then
-		echo "fail - - - - - -"
+		echo "fail - - - - - - -"
 		return
 	fi
 	# the chain ends in minhop: say so when the engine asked for gave up
@@ -125,9 +128,9 @@ ibsmd_run() { # ENGINE -> "seconds route-seconds link% switch% routes reach engi
 		"$(apm) $used"
 }
 
-printf "%-46s %5s %-7s | %6s %6s %6s %7s %-9s | %6s %6s %6s %7s %8s %8s %-9s\n" fabric hosts \
-	engine "OSM l%" "sw%" routes "up s" reach "ibsmd l%" "sw%" routes "up s" "route s" \
-	"lmc0 s" reach
+printf "%-46s %5s %-7s | %6s %6s %6s %6s %7s %-9s | %6s %6s %6s %6s %7s %8s %8s %-9s\n" \
+	fabric hosts engine "OSM l%" "sw%" "nb l%" routes "up s" reach "ibsmd l%" "sw%" "nb l%" \
+	routes "up s" "route s" "lmc0 s" reach
 for spec in "${SPECS[@]}"; do
 	hosts=$("$FS" dump "$spec" | grep -c '^Ca')
 	engines=${ENGINES:-minhop updn dfsssp nue}
@@ -137,18 +140,18 @@ for spec in "${SPECS[@]}"; do
 		case $engine:$spec in torus:torus:* | torus:mesh:* | [!t]*:* | t[!o]*:*) ;; *) continue ;; esac
 		SPEC=$spec
 		start "$spec"
-		read -r os_s os_l os_sw os_r os_ok os_used < <(opensm_run "$engine")
+		read -r os_s os_l os_sw os_nb os_r os_ok os_used < <(opensm_run "$engine")
 		stop
 		start "$spec"
-		read -r ib_s ib_route ib_l ib_sw ib_r ib_ok ib_used < <(ibsmd_run "$engine")
+		read -r ib_s ib_route ib_l ib_sw ib_nb ib_r ib_ok ib_used < <(ibsmd_run "$engine")
 		stop
 		# the same engine at LMC 0: what the alternates cost in routing time
 		start "$spec"
 		read -r _ ib_route0 _ < <(LMC=0 ibsmd_run "$engine")
 		stop
-		printf "%-46s %5s %-7s | %6s %6s %6s %7s %-9s | %6s %6s %6s %7s %8s %8s %-9s" "$spec" \
-			"$hosts" "$engine" "$os_l" "$os_sw" "$os_r" "$os_s" "$os_ok" "$ib_l" "$ib_sw" \
-			"$ib_r" "$ib_s" "$ib_route" "$ib_route0" "$ib_ok"
+		printf "%-46s %5s %-7s | %6s %6s %6s %6s %7s %-9s | %6s %6s %6s %6s %7s %8s %8s %-9s" \
+			"$spec" "$hosts" "$engine" "$os_l" "$os_sw" "$os_nb" "$os_r" "$os_s" "$os_ok" \
+			"$ib_l" "$ib_sw" "$ib_nb" "$ib_r" "$ib_s" "$ib_route" "$ib_route0" "$ib_ok"
 		# which engine really routed, when it was not the one asked for
 		[ "$os_used" = "$engine" ] || printf "  OpenSM %s" "$os_used"
 		[ "$ib_used" = "$engine" ] || printf "  ibsmd %s" "$ib_used"
