@@ -104,6 +104,9 @@ const char *routing_names(void);
 int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsmd_config *cfg,
                       const struct log *log);
 void routing_ctx_free(struct routing_ctx *ctx);
+/* Every switch's table empty (0xff) and every port's load 0, as routing_ctx_build() leaves
+ * them: for an engine that routes a second time from scratch. */
+void routing_ctx_clean(struct routing_ctx *ctx);
 
 /* Hops between every pair of switches (n x n bytes, RT_HOPS_INF: unreached), by one
  * routing_bfs per switch: what multicast roots are chosen by. */

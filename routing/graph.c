@@ -93,6 +93,13 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 	return 0;
 }
 
+void routing_ctx_clean(struct routing_ctx *ctx)
+{
+	for (uint32_t s = 0; s < ctx->nsw; s++)
+		memset(ctx->t->sws[s].lft, 0xff, ctx->t->sws[s].lft_size);
+	memset(ctx->load, 0, sizeof(uint32_t) * ctx->port_base[ctx->nsw]);
+}
+
 void routing_ctx_free(struct routing_ctx *ctx)
 {
 	free(ctx->adj_start);

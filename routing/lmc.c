@@ -1330,9 +1330,12 @@ int routing_lmc_apart(struct routing_ctx *ctx, uint64_t *possible, uint64_t *apa
 					if (v == t || !hosts[v] || a.comp[v] != a.comp[t] ||
 					    next_hop(&a, v, ctx->dst[d].lid) == NONE)
 						continue;
+					/* the first 8 LIDs, as the alternates take them
+					 * (block_refs): 28 pairs at most, not 8,128 at LMC 7 */
+					uint32_t last = end - d > 8 ? d + 8 : end;
 					bool sw, ok = false;
-					for (uint32_t j = d; j < end && !ok; j++)
-						for (uint32_t k = j + 1; k < end && !ok; k++)
+					for (uint32_t j = d; j < last && !ok; j++)
+						for (uint32_t k = j + 1; k < last && !ok; k++)
 							ok = path_apart(&a, v, t, ctx->dst[j].lid,
 							                ctx->dst[k].lid, &sw);
 					(*possible)++;

@@ -863,35 +863,39 @@ static void result_free(struct nue_result *res)
 
 /* At LMC > 0, where nue's shortest trees take the layers its LMC alternates would need (the
  * alternates keep apart by up/down orders, one per layer left empty): on random graphs of
- * 40-100 switches and 8 VLs, 78-90% of the host switches had a block's LIDs apart, where
+ * 40-100 switches and 8 VLs, 78-90% of the (host switch, port) pairs had two of the port's
+ * LIDs apart, where
  * the graph allows, against 95-100% with the trees laid compact, at 0.3-3% more hops on
  * the primary routes. Yet on a dragonfly whose alternates kept apart anyway, compact
  * trees made the primary routes' busiest link 2.6 times as loaded: so they are tried only
  * when the alternates fall short of 95%, and kept only when they reach it or do clearly
- * better (another 2% of the host switches apart). */
+ * better (2 points of that share more). */
 static int nue_route_lmc(struct routing_ctx *ctx, struct nue *st)
 {
 	uint64_t possible, apart, possible2, apart2;
 	struct nue_result first = {0};
 	int rc = nue_route(ctx, st, false);
+	/* with 2 layers (one for trees, the escape's) the compact trees are the same */
 	if (rc < 0 || !routing_lmc_any(ctx) || st->budget < 3)
 		return rc;
-	if (routing_lmc_apart(ctx, &possible, &apart) < 0)
-		return -2;
-	if (apart * 100 >= possible * 95)
-		return 0;
-	if (result_save(ctx, st, &first) < 0) {
+	/* what cannot be measured or saved (memory) leaves the first trees, complete */
+	if (routing_lmc_apart(ctx, &possible, &apart) < 0 || apart * 100 >= possible * 95 ||
+	    result_save(ctx, st, &first) < 0) {
 		result_free(&first);
-		return -2;
+		return 0;
 	}
-	/* the second try failing for any reason leaves the first */
+	/* the second try from clean tables and loads (the alternates break ties by load), and
+	 * failing for any reason leaves the first; kept at 95% or 2 points of share more */
+	routing_ctx_clean(ctx);
 	if (nue_route(ctx, st, true) == 0 && routing_lmc_apart(ctx, &possible2, &apart2) == 0 &&
-	    (apart2 * 50 > apart * 50 + possible || apart2 * 100 >= possible * 95))
+	    (apart2 * 100 >= possible2 * 95 ||
+	     apart2 * possible * 50 >= apart * possible2 * 50 + possible * possible2))
 		log_info(ctx->log, "routing",
-		         "nue: trees laid compact for the LMC alternates: %llu of %llu host "
-		         "switches x ports with a pair of LIDs apart, against %llu",
-		         (unsigned long long)apart2, (unsigned long long)possible,
-		         (unsigned long long)apart);
+		         "nue: trees laid compact for the LMC alternates: %llu of %llu (host "
+		         "switch, port) pairs no bridge parts with two LIDs apart, against %llu of "
+		         "%llu",
+		         (unsigned long long)apart2, (unsigned long long)possible2,
+		         (unsigned long long)apart, (unsigned long long)possible);
 	else
 		result_restore(ctx, st, &first);
 	result_free(&first);

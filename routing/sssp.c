@@ -598,7 +598,8 @@ static int relay_primaries(struct routing_ctx *ctx, struct sssp *st, struct cdg 
 		return -2;
 	memcpy(best, st->layer, n);
 	int rc = 0;
-	for (unsigned k = 0; k < RELAY_TRIES && *used + 1 >= st->budget; k++) {
+	/* one layer cannot become none */
+	for (unsigned k = 0; k<RELAY_TRIES && * used> 1 && *used + 1 >= st->budget; k++) {
 		struct cdg g2;
 		unsigned u = 0;
 		int r = fit_hardest_first(ctx, st, &g2, alt, best, *used, &u);

@@ -714,8 +714,6 @@ static void apm_pair(struct ctx *c, uint32_t s, uint32_t di)
 		         fs_node_of(c->f, dst->port)->name, dst->lid, nok);
 }
 
-/* Whether APM is measured (an endpoint has LMC > 0), and its tables if so: the switches
- * sources enter by, and one source endpoint on each. */
 /* The switch at the far end of switch port p's active link to another switch, FS_NONE if
  * none. */
 static uint32_t isl_peer(const struct fabric *f, uint32_t p)
@@ -734,7 +732,7 @@ static bool two_edge_components(const struct fabric *f, uint32_t *comp)
 {
 	uint32_t n = f->nsws, *disc = malloc(sizeof(uint32_t) * (n + 1)),
 	         *low = malloc(sizeof(uint32_t) * (n + 1)),
-	         *in = malloc(sizeof(uint32_t) * (n + 1)), /* the port each was entered by */
+	         *in = malloc(sizeof(uint32_t) * (n + 1)), /* the DFS parent's port to it */
 	             *it = malloc(sizeof(uint32_t) * (n + 1)),
 	         *path = malloc(sizeof(uint32_t) * (n + 1)),
 	         *stk = malloc(sizeof(uint32_t) * (n + 1));
@@ -786,6 +784,9 @@ static bool two_edge_components(const struct fabric *f, uint32_t *comp)
 	return ok;
 }
 
+/* Whether APM is measured (an endpoint has LMC > 0), and its tables if so: the switches
+ * sources enter by, one source endpoint on each, and the switches' 2-edge-connected
+ * components. */
 static void apm_setup(struct ctx *c)
 {
 	const struct fabric *f = c->f;

@@ -1271,7 +1271,9 @@ END_TEST
  * every layer above theirs; nue: those its trees left), and the share of host pairs with a
  * link-disjoint alternate comes within a few points of minhop's, which has no rule to keep.
  * With one order for all of them: dfsssp 0.65-0.85 against minhop's 0.90-0.97, nue
- * 0.66-0.85; now dfsssp 0.83-0.96, nue 0.81-0.86 (seed 1: nue's trees fill every layer). */
+ * 0.66-0.85; then dfsssp 0.83-0.96, nue 0.81-0.86 (seed 1: nue's trees fill every layer);
+ * now nue 0.81-0.96, its trees laid again compact on seeds 1, 3 and 4, kept on 1 and 3 (seed 4
+ * puts the first trees back: the second routing's try and its undo both run here). */
 START_TEST(layered_lmc_orders)
 {
 	for (uint32_t seed = 1; seed <= 4; seed++) {
@@ -1300,7 +1302,7 @@ START_TEST(layered_lmc_orders)
 		}
 		ck_assert_msg(share[1] >= share[0] - 0.08, "seed %u: dfsssp %.3f, minhop %.3f",
 		              seed, share[1], share[0]);
-		ck_assert_msg(share[2] >= share[0] - 0.13, "seed %u: nue %.3f, minhop %.3f", seed,
+		ck_assert_msg(share[2] >= share[0] - 0.10, "seed %u: nue %.3f, minhop %.3f", seed,
 		              share[2], share[0]);
 		topo_free(&t);
 	}
