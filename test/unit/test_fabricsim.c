@@ -832,6 +832,43 @@ START_TEST(verify_alternate_paths)
 }
 END_TEST
 
+/* Two cables between the same two switches are two links: no bridge, and an alternate
+ * over the other cable is apart. A third switch hangs off B by one cable (a bridge). */
+static const char apm_parallel_net[] = "Switch 8 \"A\"\n[1] \"B\"[1]\n[2] \"B\"[2]\n[8] \"HA\"[1]\n"
+                                       "Switch 8 \"B\"\n[3] \"C\"[1]\n[8] \"HB\"[1]\n"
+                                       "Switch 8 \"C\"\n[8] \"HC\"[1]\n"
+                                       "Ca 1 \"HA\"\nCa 1 \"HB\"\nCa 1 \"HC\"\n";
+
+START_TEST(verify_alternate_paths_parallel_cables)
+{
+	fabric_free(&F);
+	fabric_init(&F);
+	struct fs_error err;
+	ck_assert_msg(netfile_parse(&F, "apm-parallel", apm_parallel_net, &err) == 0, "%s",
+	              err.msg);
+	all_active();
+	apm_host("HA", 4);
+	apm_host("HB", 8);
+	apm_host("HC", 12);
+	/* to HA: from B over either cable; to HB: from A over either; to HC over B-C */
+	apm_route(4, "A:8 B:1 C:1");
+	apm_route(5, "A:8 B:2 C:1");
+	apm_route(8, "A:1 B:8 C:1");
+	apm_route(9, "A:2 B:8 C:1");
+	apm_route(12, "A:1 B:3 C:8");
+	apm_route(13, "A:2 B:3 C:8");
+	struct verify_report r;
+	verify_run(&F, NULL, &r);
+	ck_assert_msg(r.pairs_unreached == 0, "%s", r.nissues ? r.issues[0] : "");
+	ck_assert_uint_eq(r.apm_pairs, 6);
+	/* A-B both ways apart over the two cables; the four pairs with C cross the bridge */
+	ck_assert_uint_eq(r.apm_link_disjoint, 2);
+	ck_assert_uint_eq(r.apm_possible, 2);
+	ck_assert_uint_eq(r.apm_possible_link_disjoint, 2);
+	verify_report_free(&r);
+}
+END_TEST
+
 /* ---- building fabrics ---- */
 
 START_TEST(netfile_errors_name_file_and_line)
@@ -1104,6 +1141,7 @@ int main(void)
 	tcase_add_test(sma, verify_unicast_lids_and_multicast);
 	tcase_add_test(sma, verify_finds_a_credit_loop);
 	tcase_add_test(sma, verify_alternate_paths);
+	tcase_add_test(sma, verify_alternate_paths_parallel_cables);
 	suite_add_tcase(s, sma);
 	TCase *build = tcase_create("building");
 	tcase_set_timeout(build, 60);
