@@ -863,10 +863,9 @@ static void result_free(struct nue_result *res)
 
 /* At LMC > 0, where nue's shortest trees take the layers its LMC alternates would need (the
  * alternates keep apart by up/down orders, one per layer left empty): on random graphs of
- * 40-100 switches and 8 VLs, 78-90% of the (host switch, port) pairs had two of the port's
- * LIDs apart, where
- * the graph allows, against 95-100% with the trees laid compact, at 0.3-3% more hops on
- * the primary routes. Yet on a dragonfly whose alternates kept apart anyway, compact
+ * 40-100 switches and 8 VLs, 78-90% of the (host switch, port) pairs no bridge parts had
+ * two of the port's LIDs apart, against 95-100% with the trees laid compact, at 1.3-3.4%
+ * more hops on the primary routes. Yet on a dragonfly whose alternates kept apart anyway, compact
  * trees made the primary routes' busiest link 2.6 times as loaded: so they are tried only
  * when the alternates fall short of 95%, and kept only when they reach it or do clearly
  * better (2 points of that share more). */

@@ -598,8 +598,10 @@ static int relay_primaries(struct routing_ctx *ctx, struct sssp *st, struct cdg 
 		return -2;
 	memcpy(best, st->layer, n);
 	int rc = 0;
-	/* one layer cannot become none */
-	for (unsigned k = 0; k<RELAY_TRIES && * used> 1 && *used + 1 >= st->budget; k++) {
+	for (unsigned k = 0; k < RELAY_TRIES; k++) {
+		/* two layers or more left to the orders; or one layer, which cannot become none */
+		if (*used + 1 < st->budget || *used <= 1)
+			break;
 		struct cdg g2;
 		unsigned u = 0;
 		int r = fit_hardest_first(ctx, st, &g2, alt, best, *used, &u);
