@@ -42,7 +42,7 @@ static const char *skip_0x(const char *s)
 
 int api_parse_pkey(const char *s, uint16_t *pkey)
 {
-	uint64_t v;
+	uint64_t v = 0; /* hex_digits leaves it unset where s has no digit */
 	int n = hex_digits(skip_0x(s), 4, &v);
 	/* the top bit is membership, which UFM ignores here ("0x8001" is "0x0001"); 0x0000 is
 	 * no partition and 0x7fff the default one, which ibsmd.yaml owns */

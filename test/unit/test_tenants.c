@@ -101,7 +101,7 @@ static void release_held(struct harness *h)
 
 static uint32_t host_port(struct harness *h, int host)
 {
-	char name[16];
+	char name[24]; /* "host-" and any int */
 	snprintf(name, sizeof(name), "host-%d", host);
 	uint32_t p = fabric_port(&h->f, fabric_find_node(&h->f, name), 1);
 	ck_assert_uint_ne(p, FS_NONE);
