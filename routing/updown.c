@@ -53,6 +53,7 @@ int updown_init(struct updown *u, const struct routing_ctx *ctx, const uint32_t 
 void updown_free(struct updown *u)
 {
 	free(u->rank);
+	free(u->order);
 	free(u->guid);
 	free(u->dist);
 	free(u->st);
@@ -64,6 +65,10 @@ void updown_free(struct updown *u)
 
 bool updown_first_phase(const struct updown *u, uint32_t a, uint32_t b)
 {
+	if (u->order) {
+		bool earlier = u->order[b] < u->order[a];
+		return u->reverse ? !earlier : earlier;
+	}
 	/* one total order: rank, ties broken by GUID */
 	bool towards_roots =
 	    u->rank[b] < u->rank[a] || (u->rank[b] == u->rank[a] && u->guid[b] < u->guid[a]);
@@ -77,6 +82,37 @@ int updown_alt_step(const void *arg, uint32_t v, uint32_t w, uint8_t w_state)
 	if (updown_first_phase(arg, v, w))
 		return UD_UP;
 	return w_state == UD_DOWN ? UD_DOWN : -1;
+}
+
+int updown_order_dfs(struct updown *u, const struct routing_ctx *ctx, uint32_t root)
+{
+	uint32_t ns = ctx->nsw, sp = 0, n = 0;
+	uint32_t *stack = malloc(sizeof(uint32_t) * ((size_t)ctx->adj_start[ns] + 1));
+	uint32_t *order = u->order ? u->order : malloc(sizeof(uint32_t) * (ns + 1));
+	if (!stack || !order) {
+		free(stack);
+		if (order != u->order)
+			free(order);
+		return -1;
+	}
+	u->order = order;
+	for (uint32_t s = 0; s < ns; s++)
+		order[s] = UINT32_MAX;
+	stack[sp++] = root;
+	while (sp) {
+		uint32_t x = stack[--sp];
+		if (order[x] != UINT32_MAX)
+			continue;
+		order[x] = n++;
+		for (uint32_t e = ctx->adj_start[x + 1]; e-- > ctx->adj_start[x];)
+			if (order[ctx->adj[e].to] == UINT32_MAX)
+				stack[sp++] = ctx->adj[e].to;
+	}
+	for (uint32_t s = 0; s < ns; s++) /* unreached: after every reached switch */
+		if (order[s] == UINT32_MAX)
+			order[s] = n++;
+	free(stack);
+	return 0;
 }
 
 /* the farthest: the least of its ranks in the orders before the greatest */

@@ -17,6 +17,7 @@ enum { UD_DOWN = 1, UD_UP = 2 };
 
 struct updown {
 	uint16_t *rank;  /* hops from the nearest root, RT_INF: not reached */
+	uint32_t *order; /* NULL: ranks, then GUIDs; else this total order (updown_order_dfs) */
 	uint64_t *guid;  /* node GUIDs: the tie break of the order */
 	bool reverse;    /* dnup: the first phase moves away from the roots */
 	uint32_t ranked; /* switches reached from the roots */
@@ -29,6 +30,10 @@ struct updown {
 	bool plain_done;
 	uint32_t dst;
 };
+
+/* Order the switches by a depth-first walk from root (preorder), in place of ranks and GUIDs:
+ * the up direction then follows the walk's tree back towards root. 0, or -1 (out of memory). */
+int updown_order_dfs(struct updown *u, const struct routing_ctx *ctx, uint32_t root);
 
 /* Rank the switches from the roots. 0, or -1 (out of memory). */
 int updown_init(struct updown *u, const struct routing_ctx *ctx, const uint32_t *roots,

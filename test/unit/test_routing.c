@@ -1426,6 +1426,36 @@ START_TEST(dfsssp_lmc_relaid)
 }
 END_TEST
 
+/* dfsssp at LMC > 0 where its primary routes leave one layer to the alternates' up/down
+ * order (a random graph of 32 switches, 3 VLs): ranked by hops from its root, the order
+ * gave 95.2% of host pairs an alternate apart; in depth-first order from the same root,
+ * 99.3%. (Over 27 such graphs of 30-49 switches with 3 or 4 VLs whose share changed: up to
+ * 4.1 points more on 23, up to 1.3 less on 4.) */
+START_TEST(dfsssp_lmc_order_dfs)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_random(&t, 32, 16, 4, 32 * 3, 22);
+	fix_finish(&t, h, NULL);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	cfg.routing_max_vls = 3;
+	set_lmc(&t, 2);
+	char why[512];
+	struct fix_routes r;
+	unsigned layers = 0;
+	ck_assert_msg(run_engine_full(&t, "dfsssp", &cfg, why, sizeof(why), &r, &layers) == 0, "%s",
+	              why);
+	ck_assert_msg(r.unreachable == 0 && r.loops == 0 && !r.credit_loop, "%s%s", r.first_problem,
+	              r.credit_loop ? " (credit loop)" : "");
+	ck_assert_uint_le(layers, 3);
+	double share = disjoint_share(&t);
+	fprintf(stderr, "dfsssp_lmc_order_dfs: %.3f link-disjoint\n", share);
+	ck_assert_msg(share >= 0.98, "%.3f link-disjoint", share);
+	topo_free(&t);
+}
+END_TEST
+
 /* The changes the alternates make are recorded and put back exactly, loads included. */
 START_TEST(lmc_alternates_revert)
 {
@@ -1676,6 +1706,7 @@ static Suite *suite(void)
 	tcase_add_test(lmc, lmc_alternates_fresh_seeds);
 	tcase_add_test(lmc, lmc_apart_count);
 	tcase_add_test(lmc, dfsssp_lmc_relaid);
+	tcase_add_test(lmc, dfsssp_lmc_order_dfs);
 	tcase_add_test(lmc, layered_lmc_orders);
 	tcase_add_test(lmc, lmc_fattree_missing_links);
 	tcase_add_test(lmc, updown_lmc_order_choice);
