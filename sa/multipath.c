@@ -28,79 +28,12 @@ static const struct {
 #define MPR_COMP_DGID_COUNT (1ull << 20)
 #define MPR_FIXED           24
 
-/* IndependenceSelector values: IBA names 1 "as fault independent as possible", which ibsmd
- * reads as no link in common; 2 (reserved by IBA) asks for no switch in common either. */
-enum { INDEP_NONE = 0, INDEP_LINK = 1, INDEP_NODE = 2 };
-
 /* Paths weighed for independence: past these (a request of 11 GIDs at LMC 7 has half a
  * million) the rest follow unweighed; a set of independent paths is found long before. */
 #define MPR_CANDIDATES_MAX 1024
-
-/* A candidate path: its ends and the ports it leaves by, there and back. */
-struct cand {
-	uint32_t s, d, rec;
-	uint32_t hops[2][SA_PATH_HOPS_MAX];
-	unsigned nhops[2];
-};
-
-/* The switch a port's traffic is at: its own node for a switch, NONE for a CA's port. */
-static uint32_t switch_of(const struct topo *t, uint32_t p)
-{
-	uint32_t n = t->ports[p].node;
-	return topo_is_switch(t, n) ? n : TOPO_NONE;
-}
-
-/* The cable a port leaves by, named by the lower port index of its two ends. */
-static uint32_t cable_of(const struct topo *t, uint32_t p)
-{
-	uint32_t q = topo_reader_peer(t, p);
-	return q != TOPO_NONE && q < p ? q : p;
-}
-
-/* An end both paths have may be shared, with what cannot be avoided at it: a CA port's
- * cable and the switch it is cabled to, or the switch that is the end itself. */
-static bool shared_end_allows(const struct topo *t, const struct cand *a, const struct cand *b,
-                              uint32_t cable, uint32_t sw)
-{
-	const uint32_t ends[2] = {a->s, a->d};
-	for (unsigned i = 0; i < 2; i++) {
-		uint32_t e = ends[i];
-		if (e != b->s && e != b->d)
-			continue;
-		uint32_t at = switch_of(t, e);
-		if (at == TOPO_NONE) {
-			uint32_t peer = topo_reader_peer(t, e);
-			at = peer == TOPO_NONE ? TOPO_NONE : t->ports[peer].node;
-			if (cable != TOPO_NONE && cable == cable_of(t, e))
-				return true;
-		}
-		if (sw != TOPO_NONE && sw == at)
-			return true;
-	}
-	return false;
-}
-
-/* Do two paths share a link (or, for INDEP_NODE, a switch) that their common ends do not
- * force on them? */
-static bool conflict(const struct topo *t, const struct cand *a, const struct cand *b, unsigned sel)
-{
-	for (unsigned da = 0; da < 2; da++)
-		for (unsigned i = 0; i < a->nhops[da]; i++) {
-			uint32_t x = a->hops[da][i], cx = cable_of(t, x), sx = switch_of(t, x);
-			for (unsigned db = 0; db < 2; db++)
-				for (unsigned j = 0; j < b->nhops[db]; j++) {
-					uint32_t y = b->hops[db][j];
-					if (cx == cable_of(t, y) &&
-					    !shared_end_allows(t, a, b, cx, TOPO_NONE))
-						return true;
-					if (sel == INDEP_NODE && sx != TOPO_NONE &&
-					    sx == switch_of(t, y) &&
-					    !shared_end_allows(t, a, b, TOPO_NONE, sx))
-						return true;
-				}
-		}
-	return false;
-}
+/* Candidates a set is grown from, each in turn: the set from the first (S0/D0 of the first
+ * pair) may be one path where two others are independent (a torus's alternates). */
+#define MPR_STARTS 16
 
 /* The request's shared components as a PathRecord and its component mask. */
 static void mpr_as_path(const uint8_t *req, uint64_t mask, struct mad_path_record *p,
@@ -132,10 +65,12 @@ static void mpr_as_path(const uint8_t *req, uint64_t mask, struct mad_path_recor
  * (up to MPR_CANDIDATES_MAX). Returns the number of candidates. */
 static uint32_t mpr_collect(struct sa_req *rq, const uint8_t *gids, unsigned ns, unsigned nd,
                             struct mad_path_record *p, uint64_t pmask, uint32_t limit,
-                            struct sa_records *all, struct cand *cands)
+                            struct sa_records *all, struct sa_cand *cands)
 {
 	struct sa *sa = rq->sa;
 	uint32_t nc = 0;
+	/* weighing, every pair's paths (up to the candidates' room), not NumbPath's 127 */
+	uint32_t numb = cands ? MPR_CANDIDATES_MAX : 0;
 	for (unsigned s = 0; s < ns; s++) {
 		for (unsigned d = 0; d < nd && all->n < limit; d++) {
 			memcpy(p->sgid, gids + 16 * s, 16);
@@ -143,7 +78,7 @@ static uint32_t mpr_collect(struct sa_req *rq, const uint8_t *gids, unsigned ns,
 			uint8_t wire[64] = {0};
 			mad_path_record_encode(p, wire, sizeof(wire), NULL);
 			struct sa_records one = {.size = all->size, .stride = all->stride};
-			uint16_t st = sa_paths(rq, wire, pmask, true, &one);
+			uint16_t st = sa_paths(rq, wire, pmask, true, numb, &one);
 			for (uint32_t k = 0; !st && k < one.n && all->n < limit; k++) {
 				const uint8_t *src = one.buf + (size_t)k * one.stride;
 				uint8_t *r = sa_records_add(all);
@@ -152,16 +87,12 @@ static uint32_t mpr_collect(struct sa_req *rq, const uint8_t *gids, unsigned ns,
 				memcpy(r, src, all->stride);
 				if (!cands || nc >= MPR_CANDIDATES_MAX)
 					continue;
-				struct cand *c = &cands[nc++];
-				c->s = sa_gid_port(sa, p->sgid);
-				c->d = sa_gid_port(sa, p->dgid);
-				c->rec = all->n - 1;
+				struct sa_cand *c = &cands[nc++];
 				struct mad_path_record pr;
 				mad_path_record_decode(src, all->size, &pr, NULL);
-				if (!sa_path_hops(sa->t, c->s, pr.dlid, c->hops[0], &c->nhops[0]))
-					c->nhops[0] = 0;
-				if (!sa_path_hops(sa->t, c->d, pr.slid, c->hops[1], &c->nhops[1]))
-					c->nhops[1] = 0;
+				sa_cand_trace(sa->t, sa_gid_port(sa, p->sgid),
+				              sa_gid_port(sa, p->dgid), pr.slid, pr.dlid, c);
+				c->rec = all->n - 1;
 			}
 			sa_records_free(&one);
 		}
@@ -187,6 +118,35 @@ static void mpr_emit(const struct sa_records *all, uint32_t i, int pref, int num
 	mad_path_record_encode(&pr, r, out->size, NULL);
 }
 
+/* The largest set of mutually independent candidates the greedy growth finds from each of
+ * the first MPR_STARTS in turn (each start, then the others in order), into set; the
+ * earliest start wins a tie. tmp: room for nc. Returns its size. */
+static uint32_t best_set(const struct topo *t, const struct sa_cand *c, uint32_t nc, unsigned sel,
+                         uint32_t *set, uint32_t *tmp)
+{
+	uint32_t best = 0;
+	for (uint32_t st = 0; st < nc && st < MPR_STARTS; st++) {
+		if (!c[st].nhops[0])
+			continue; /* a path to itself, or lost: crosses nothing to judge */
+		uint32_t n = 0;
+		tmp[n++] = st;
+		for (uint32_t i = 0; i < nc; i++) {
+			if (i == st || !c[i].nhops[0])
+				continue;
+			bool free_of_all = true;
+			for (uint32_t k = 0; k < n && free_of_all; k++)
+				free_of_all = !sa_cand_conflict(t, &c[i], &c[tmp[k]], sel);
+			if (free_of_all)
+				tmp[n++] = i;
+		}
+		if (n > best) {
+			best = n;
+			memcpy(set, tmp, sizeof(uint32_t) * n);
+		}
+	}
+	return best;
+}
+
 /* The independent set first (Preference 0), then the rest (Preference at least 1), each
  * record's NumbPath saying how many of the answer's paths are in the set. */
 static uint16_t mpr_independent(struct sa_req *rq, const uint8_t *gids, unsigned ns, unsigned nd,
@@ -194,30 +154,22 @@ static uint16_t mpr_independent(struct sa_req *rq, const uint8_t *gids, unsigned
                                 uint32_t limit, struct sa_records *out)
 {
 	const struct topo *t = rq->sa->t;
-	struct cand *cands = calloc(MPR_CANDIDATES_MAX, sizeof(*cands));
+	struct sa_cand *cands = calloc(MPR_CANDIDATES_MAX, sizeof(*cands));
 	bool *in_set = calloc(MPR_CANDIDATES_MAX, sizeof(*in_set));
 	uint32_t *set = calloc(MPR_CANDIDATES_MAX, sizeof(*set));
+	uint32_t *tmp = calloc(MPR_CANDIDATES_MAX, sizeof(*tmp));
 	struct sa_records all = {.size = out->size, .stride = out->stride};
-	if (!cands || !in_set || !set) {
+	if (!cands || !in_set || !set || !tmp) {
 		free(cands);
 		free(in_set);
 		free(set);
+		free(tmp);
 		return MAD_STATUS_SA_NO_RESOURCES;
 	}
-	/* every pair's paths are weighed, not only the first NumbPath of them */
 	uint32_t nc = mpr_collect(rq, gids, ns, nd, p, pmask, UINT32_MAX, &all, cands);
-	uint32_t nset = 0;
-	for (uint32_t i = 0; i < nc; i++) {
-		if (!cands[i].nhops[0])
-			continue; /* a path to itself, or lost: crosses nothing to judge */
-		bool free_of_all = true;
-		for (uint32_t k = 0; k < nset && free_of_all; k++)
-			free_of_all = !conflict(t, &cands[i], &cands[set[k]], sel);
-		if (free_of_all) {
-			set[nset++] = i;
-			in_set[i] = true;
-		}
-	}
+	uint32_t nset = best_set(t, cands, nc, sel, set, tmp);
+	for (uint32_t k = 0; k < nset; k++)
+		in_set[set[k]] = true;
 	int count = (int)(nset < limit ? nset : limit);
 	for (uint32_t k = 0; k < nset && out->n < limit; k++)
 		mpr_emit(&all, cands[set[k]].rec, 0, count, out);
@@ -232,6 +184,7 @@ static uint16_t mpr_independent(struct sa_req *rq, const uint8_t *gids, unsigned
 	free(cands);
 	free(in_set);
 	free(set);
+	free(tmp);
 	return 0;
 }
 
@@ -248,8 +201,8 @@ uint16_t sa_multipaths(struct sa_req *rq, const uint8_t *req, size_t len, uint64
 		return MAD_STATUS_SA_INSUF_COMPONENTS;
 	if (MPR_FIXED + (size_t)(ns + nd) * 16 > len)
 		return MAD_STATUS_SA_REQ_INVALID; /* more GIDs than the request carries */
-	unsigned sel = mask & MPR_COMP_INDEP ? (unsigned)mad_bits_get(req, 112, 2) : INDEP_NONE;
-	if (sel > INDEP_NODE)
+	unsigned sel = mask & MPR_COMP_INDEP ? (unsigned)mad_bits_get(req, 112, 2) : SA_INDEP_NONE;
+	if (sel > SA_INDEP_NODE)
 		return MAD_STATUS_SA_REQ_INVALID; /* reserved */
 	const uint8_t *gids = req + MPR_FIXED;
 	for (unsigned i = 0; i < ns + nd; i++)
@@ -260,7 +213,7 @@ uint16_t sa_multipaths(struct sa_req *rq, const uint8_t *req, size_t len, uint64
 	uint64_t pmask;
 	mpr_as_path(req, mask, &p, &pmask);
 	uint32_t limit = (mask & MPR_COMP_NUMB_PATH) && req[5] & 0x7f ? req[5] & 0x7f : 127;
-	if (sel != INDEP_NONE)
+	if (sel != SA_INDEP_NONE)
 		return mpr_independent(rq, gids, ns, nd, &p, pmask, sel, limit, out);
 	mpr_collect(rq, gids, ns, nd, &p, pmask, limit, out, NULL);
 	return 0;

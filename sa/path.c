@@ -198,7 +198,7 @@ struct path_scan {
 	struct mad_path_record q;
 	uint64_t mask;
 	uint16_t pkey; /* asked for, else 0xffff */
-	unsigned numb;
+	uint32_t numb;
 	uint32_t *srcs, *dsts, ns, nd, i, j;
 	uint32_t one_s, one_d;
 	bool too_big; /* past what one transfer carries: stopped, NO_RESOURCES */
@@ -295,6 +295,95 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, 
 	return 1;
 }
 
+/* LIDs weighed at each end of a port pair for the lead (16 LID pairs at most). */
+#define LEAD_LIDS 4
+
+static bool is_lead(const unsigned lead[2][2], unsigned nlead, unsigned so, unsigned dof)
+{
+	for (unsigned k = 0; k < nlead; k++)
+		if (lead[k][0] == so && lead[k][1] == dof)
+			return true;
+	return false;
+}
+
+/* How two traced LID pairs do together: no switch in common (3), no cable (2), else the
+ * fewer cables shared the better (below 2); 0 where either was not traced. */
+static int lead_score(const struct topo *t, const struct sa_cand *a, const struct sa_cand *b)
+{
+	if (!a->nhops[0] || !b->nhops[0])
+		return 0;
+	if (!sa_cand_conflict(t, a, b, SA_INDEP_NODE))
+		return 3 << 8;
+	unsigned shared = sa_cand_shared(t, a, b, SA_INDEP_LINK, 255);
+	return shared ? 256 - (int)shared : 2 << 8;
+}
+
+/* Two LID pairs (offsets at the source, at the destination) may go together when each end
+ * has two LIDs to give them apart, or only one. */
+static bool lead_pair_ok(unsigned ns, unsigned nd, unsigned i, unsigned j, unsigned k, unsigned l)
+{
+	return (i != k || ns == 1) && (j != l || nd == 1) && (i != k || j != l);
+}
+
+/* The two LID pairs of ports s and d (ns and nd LIDs) to lead with: S0/D0 and the pair most
+ * independent of it there and back of the first LEAD_LIDS at each end (S1/D1 on a tie, then
+ * the table's order); where none is independent of S0/D0 by cable but two others are of
+ * each other, those two. Each way is traced along the switches' tables. */
+static void lmc_lead(const struct topo *t, uint32_t s, uint32_t d, unsigned ns, unsigned nd,
+                     unsigned lead[2][2])
+{
+	unsigned w = ns < LEAD_LIDS ? ns : LEAD_LIDS, v = nd < LEAD_LIDS ? nd : LEAD_LIDS;
+	uint16_t slid = t->ports[s].lid, dlid = t->ports[d].lid;
+	struct sa_cand c[LEAD_LIDS][LEAD_LIDS];
+	bool traced[LEAD_LIDS][LEAD_LIDS] = {{false}};
+	/* S1/D1 (or S0/D1, S1/D0) beside S0/D0 first: the common case needs no more */
+	unsigned i1 = ns > 1, j1 = nd > 1;
+	sa_cand_trace(t, s, d, slid, dlid, &c[0][0]);
+	sa_cand_trace(t, s, d, (uint16_t)(slid + i1), (uint16_t)(dlid + j1), &c[i1][j1]);
+	traced[0][0] = traced[i1][j1] = true;
+	int best = lead_score(t, &c[0][0], &c[i1][j1]);
+	lead[0][0] = lead[0][1] = 0;
+	lead[1][0] = i1;
+	lead[1][1] = j1;
+	if (best >= 3 << 8)
+		return;
+	for (unsigned i = 0; i < w; i++)
+		for (unsigned j = 0; j < v; j++)
+			if (!traced[i][j])
+				sa_cand_trace(t, s, d, (uint16_t)(slid + i), (uint16_t)(dlid + j),
+				              &c[i][j]);
+	/* the diagonal, then row by row, as the table lists them: the first of the best */
+	for (unsigned diag = 2; diag-- > 0;)
+		for (unsigned k = 0; k < w; k++)
+			for (unsigned l = 0; l < v; l++) {
+				if ((k == l) != diag || !lead_pair_ok(ns, nd, 0, 0, k, l))
+					continue;
+				int sc = lead_score(t, &c[0][0], &c[k][l]);
+				if (sc > best) {
+					best = sc;
+					lead[1][0] = k;
+					lead[1][1] = l;
+				}
+			}
+	if (best >= 2 << 8)
+		return;
+	/* none apart from S0/D0 by cable: two others that are */
+	for (unsigned a = 1; a < w * v; a++)
+		for (unsigned b = a + 1; b < w * v; b++) {
+			unsigned i = a / v, j = a % v, k = b / v, l = b % v;
+			if (!lead_pair_ok(ns, nd, i, j, k, l))
+				continue;
+			int sc = lead_score(t, &c[i][j], &c[k][l]);
+			if (sc >= 2 << 8 && sc > best) {
+				best = sc;
+				lead[0][0] = i;
+				lead[0][1] = j;
+				lead[1][0] = k;
+				lead[1][1] = l;
+			}
+		}
+}
+
 /* The records of one (source, destination) pair of a scan. false when out of memory. */
 static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s, uint32_t d,
                       struct sa_records *out)
@@ -314,12 +403,26 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 	    (!sfull && !dfull))
 		return true; /* not partners in that partition */
 	/* The LID pairs in the order OpenSM gives them: S0/D0, S1/D1, ... first, Preference 0,
-	 * then the rest with the source LID varying slowest, Preference 2. The engines spread a
-	 * port's LIDs over different routes, so pairs that differ at both ends are the likeliest
-	 * to be independent in both directions, and APM takes the first two. */
+	 * then the rest with the source LID varying slowest, Preference 2; but an APM client
+	 * takes the first two as its primary and alternate paths, so those two are the pair
+	 * that is most independent there and back (lmc_lead), S0/D0 and S1/D1 where no other
+	 * is more. */
 	unsigned ns = 1u << sp->lmc, nd = 1u << dp->lmc, ndiag = ns < nd ? ns : nd;
-	unsigned count = 0;
+	unsigned count = 0, lead[2][2] = {{0, 0}, {1, 1}}, nlead = 0;
+	if (ns * nd > 1 && sc->numb > 1 && !(sc->mask & (PR_COMP_SLID | PR_COMP_DLID))) {
+		lmc_lead(t, s, d, ns, nd, lead);
+		nlead = 2;
+		for (unsigned k = 0; k < 2 && count < sc->numb; k++) {
+			int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + lead[k][0]),
+			                  (uint16_t)(dp->lid + lead[k][1]), 0, out);
+			if (r < 0)
+				return false;
+			count += (unsigned)r;
+		}
+	}
 	for (unsigned k = 0; k < ndiag && count < sc->numb; k++) {
+		if (is_lead(lead, nlead, k, k))
+			continue;
 		int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + k),
 		                  (uint16_t)(dp->lid + k), 0, out);
 		if (r < 0)
@@ -328,8 +431,8 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 	}
 	for (unsigned so = 0; so < ns; so++) {
 		for (unsigned dof = 0; dof < nd && count < sc->numb; dof++) {
-			if (so == dof)
-				continue; /* on the diagonal, given above */
+			if (so == dof || is_lead(lead, nlead, so, dof))
+				continue; /* on the diagonal, or a lead, given above */
 			int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + so),
 			                  (uint16_t)(dp->lid + dof), 2, out);
 			if (r < 0)
@@ -450,13 +553,15 @@ static bool scan_step(struct sa_req *rq, struct path_scan *sc, struct sa_records
 	return true;
 }
 
-uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table, uint32_t numb,
                   struct sa_records *out)
 {
 	struct path_scan sc;
 	uint16_t st = scan_init(rq, req, mask, table, out, &sc);
 	if (st)
 		return st == SA_PATHS_DONE ? 0 : st;
+	if (numb)
+		sc.numb = numb;
 	scan_step(rq, &sc, out, UINT64_MAX);
 	scan_free(&sc);
 	return sc.too_big ? too_big(rq, out) : 0;

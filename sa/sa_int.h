@@ -269,13 +269,37 @@ struct sa_held_answer {
  * sa->held for the next save, which comes within a few milliseconds. */
 void sa_state_hold(struct sa *sa, const struct mad_addr *to, const uint8_t *mad);
 void sa_state_release(struct sa *sa); /* send what is held (after a save, or at the end) */
-uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
+/* PathRecords for a query (table: GetTable). numb: records per port pair at most, 0 for
+ * the query's NumbPath (127 when it gives none). */
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table, uint32_t numb,
                   struct sa_records *out);
 /* The ports a packet from port src to dlid leaves by, one per hop, as the programmed
  * tables send it (hops: room for SA_PATH_HOPS_MAX). false when the tables do not deliver. */
 #define SA_PATH_HOPS_MAX 65 /* the source's link and 64 switch hops */
 bool sa_path_hops(const struct topo *t, uint32_t src, uint16_t dlid, uint32_t *hops,
                   unsigned *nhops);
+/* A path from port s to port d by (slid, dlid) with its way back, for independence
+ * (sa/independence.c): the ports it leaves by each way (nhops 0: no path to judge), and
+ * rec, its record's index where the caller keeps one. */
+struct sa_cand {
+	uint32_t s, d, rec;
+	uint32_t hops[2][SA_PATH_HOPS_MAX];
+	unsigned nhops[2];
+};
+/* IndependenceSelector values: IBA names 1 "as fault independent as possible", which ibsmd
+ * reads as no cable in common; 2 (reserved by IBA) asks for no switch in common either. */
+enum { SA_INDEP_NONE = 0, SA_INDEP_LINK = 1, SA_INDEP_NODE = 2 };
+/* Trace both ways along the switches' tables. false (nhops 0) where either does not
+ * deliver. */
+bool sa_cand_trace(const struct topo *t, uint32_t s, uint32_t d, uint16_t slid, uint16_t dlid,
+                   struct sa_cand *c);
+/* Do two paths share a cable (or, for SA_INDEP_NODE, a switch) that their common ends do
+ * not force on them? */
+bool sa_cand_conflict(const struct topo *t, const struct sa_cand *a, const struct sa_cand *b,
+                      unsigned sel);
+/* How many such hops they share, counted up to enough. */
+unsigned sa_cand_shared(const struct topo *t, const struct sa_cand *a, const struct sa_cand *b,
+                        unsigned sel, unsigned enough);
 /* PathRecords for a MultiPathRecord request (len bytes, its GIDs included): every
  * SGID-DGID pair, at most NumbPath in all; with an IndependenceSelector, a set of
  * mutually independent paths first (sa/multipath.c). */

@@ -7,15 +7,25 @@
 # no switch either (node) there or back beyond the two hosts' own cables and leaves; and
 # every path left out crosses something of the set. saquery (infiniband-diags) reads the
 # PathRecord table by GIDs: all 16 LID pairs, S0/D0 .. S3/D3 first with Preference 0.
+# Then, for host pairs picked at random (a fixed seed), `ibsa paths` and `ibsa mpaths
+# --independent link`: an APM client takes the first two PathRecords, so wherever the tables
+# give two LID pairs that share no cable there and back, the first two are such a pair, and
+# the independent set has two paths or more.
+# sa_mpath_independence_torus runs it on a 4x4x4 torus with the torus engine (MPR_SPEC,
+# MPR_ENGINE, MPR_PAIRS), where S0/D0 and S1/D1 share a cable there or back for most pairs:
+# the host-1 checks that assume a fat tree's order are left out there.
 # Usage: sa_mpath_independence.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
 IBSA="$BUILD/cli/ibsa"
-SPEC="fattree:radix=8,levels=2" # 32 hosts, 8 leaves, 4 spines
+FATTREE="fattree:radix=8,levels=2" # 32 hosts, 8 leaves, 4 spines
+SPEC=${MPR_SPEC:-$FATTREE}
+PAIRS=${MPR_PAIRS:-20}
 
 start_fabricsim "$SPEC"
 "$BUILD/test/fabricsim/fabricsim" dump "$SPEC" >"$WORK/fabric.net"
-SIM_HOST=host-32 start_ibsmd --sweep-interval 0 --lmc 2
+SIM_HOST=host-32 start_ibsmd --sweep-interval 0 --lmc 2 \
+	${MPR_ENGINE:+--routing-engine "$MPR_ENGINE"}
 fabricsim_ctl lids >"$WORK/lids"
 mkdir -p "$WORK/lft"
 for sw in $(awk '/^Switch/ { gsub(/"/, "", $3); print $3 }' "$WORK/fabric.net"); do
@@ -50,22 +60,55 @@ gid_of() { # NAME: its port's GID, fe80::xxxx:xxxx:xxxx:xxxx
 (cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD timeout 30 saquery PR \
 	--sgid "$(gid_of host-1)" --dgid "$(gid_of host-17)") \
 	>"$WORK/saquery-pr.txt" 2>&1 || fail "saquery PR: $(tail -2 "$WORK/saquery-pr.txt")"
-python3 - "$WORK/saquery-pr.txt" "$FROM" "$TO" <<'PY' || fail "saquery PR: $(head -20 "$WORK/saquery-pr.txt")"
+python3 - "$WORK/saquery-pr.txt" "$FROM" "$TO" "$([ "$SPEC" = "$FATTREE" ] && echo 1)" <<'PY' ||
 import re, sys
-txt, s0, d0 = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+txt, s0, d0, fattree = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 recs = [dict(re.findall(r"(\w+)\.+(\S+)", b)) for b in txt.split("PathRecord dump:")[1:]]
 pairs = [(int(r["slid"], 0), int(r["dlid"], 0)) for r in recs]
 assert len(pairs) == 16, f"{len(pairs)} PathRecords, want 16"
 assert sorted(pairs) == sorted((s0 + i, d0 + j) for i in range(4) for j in range(4)), pairs
-assert pairs[:4] == [(s0 + i, d0 + i) for i in range(4)], f"first four {pairs[:4]}"
-assert all(int(r["preference"], 0) == 0 for r in recs[:4]), "the first four without Preference 0"
-assert all(int(r["preference"], 0) > 0 for r in recs[4:]), "a later one with Preference 0"
-print("saquery PR: 16 PathRecords, S0/D0 .. S3/D3 first with Preference 0")
+lead = 4 if fattree else 2  # the torus's first two, then the rest of the diagonal
+if fattree:
+    assert pairs[:4] == [(s0 + i, d0 + i) for i in range(4)], f"first four {pairs[:4]}"
+assert all(int(r["preference"], 0) == 0 for r in recs[:lead]), "the first without Preference 0"
+assert all(int(r["preference"], 0) > 0 for r in recs[6:]), "a later one with Preference 0"
+print("saquery PR: 16 PathRecords, the first with Preference 0")
 PY
+	fail "saquery PR: $(head -20 "$WORK/saquery-pr.txt")"
 
-python3 - "$WORK" "$FROM" "$TO" <<'PY'
-import json, os, re, sys
+# host pairs on different switches, picked with a fixed seed; each asked for both ways
+python3 - "$WORK/fabric.net" "$PAIRS" >"$WORK/pairs" <<'PY'
+import random, re, sys
+leaf, node = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r'^(Switch|Ca)\s+\d+\s+"([^"]+)"', line)
+    if m:
+        node = m.group(2) if m.group(1) == "Ca" else None
+        continue
+    m = re.match(r'^\[1\](?:\([0-9a-fx]+\))?\s+"([^"]+)"\[\d+\]', line)
+    if m and node:
+        leaf[node] = m.group(1)
+hosts = sorted(leaf)
+random.seed(34)
+pairs = [(a, b) for a in hosts for b in hosts if leaf[a] != leaf[b]]
+for a, b in random.sample(pairs, min(int(sys.argv[2]), len(pairs))):
+    print(a, b)
+PY
+n=0
+guid_of() { awk -v n="$1" '$4 == n { print $1; exit }' "$WORK/lids"; }
+while read -r a b; do
+	la=$(lid_of "$a") lb=$(lid_of "$b")
+	# by port GUID: by LID a PathRecord query names one LID pair
+	mp "pair-$n-paths.json" --json paths "$(guid_of "$a")" "$(guid_of "$b")"
+	mp "pair-$n-link.json" --json mpaths "$(guid_of "$a")" "$(guid_of "$b")" --independent link
+	echo "$a $b $la $lb" >>"$WORK/asked"
+	n=$((n + 1))
+done <"$WORK/pairs"
+
+python3 - "$WORK" "$FROM" "$TO" "$([ "$SPEC" = "$FATTREE" ] && echo 1)" <<'PY'
+import itertools, json, os, re, sys
 w, src_lid, dst_lid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fattree = sys.argv[4] == "1"
 
 # cabling: (node, port) -> (node, port); which nodes are switches
 peer, switches = {}, set()
@@ -93,8 +136,6 @@ for line in open(os.path.join(w, "lids")):
     _, lid, lmc, name = line.split()
     for k in range(1 << int(lmc)):
         owner[int(lid) + k] = name
-src, dst = owner[src_lid], owner[dst_lid]
-
 def cable(a):
     b = peer[a]
     return min(a, b)
@@ -113,50 +154,89 @@ def route(frm, dlid):
         at = peer[(at, out)][0]
     raise AssertionError(f"loop to {dlid}")
 
-def crosses(slid, dlid):
-    c1, s1 = route(src, dlid)
-    c2, s2 = route(dst, slid)
-    return set(c1) | set(c2), set(s1) | set(s2)
+class Pair:
+    """host src to host dst: what a LID pair crosses there and back"""
+    def __init__(self, src, dst):
+        self.src, self.dst = src, dst
+        # what the two hosts' own cables and leaves force on every path
+        self.forced_c = {cable((src, 1)), cable((dst, 1))}
+        self.forced_s = {peer[(src, 1)][0], peer[(dst, 1)][0]}
 
-# what the two hosts' own cables and leaves force on every path
-forced_c = {cable((src, 1)), cable((dst, 1))}
-forced_s = {peer[(src, 1)][0], peer[(dst, 1)][0]}
+    def crosses(self, slid, dlid):
+        c1, s1 = route(self.src, dlid)
+        c2, s2 = route(self.dst, slid)
+        return set(c1) | set(c2), set(s1) | set(s2)
 
-def conflict(a, b, node):
-    ca, sa = crosses(a["slid"], a["dlid"])
-    cb, sb = crosses(b["slid"], b["dlid"])
-    return bool((ca & cb) - forced_c) or (node and bool((sa & sb) - forced_s))
+    def conflict(self, a, b, node):
+        ca, sa = self.crosses(a["slid"], a["dlid"])
+        cb, sb = self.crosses(b["slid"], b["dlid"])
+        return bool((ca & cb) - self.forced_c) or (node and bool((sa & sb) - self.forced_s))
+
+    def any_apart(self, s0, d0, n):
+        """do two LID pairs (other LIDs at both ends) share no cable there and back?"""
+        lids = [{"slid": s0 + i, "dlid": d0 + j} for i in range(n) for j in range(n)]
+        return any(a["slid"] != b["slid"] and a["dlid"] != b["dlid"] and
+                   not self.conflict(a, b, False) for a, b in itertools.combinations(lids, 2))
 
 def load(name):
     return json.load(open(os.path.join(w, name)))
 
-plain = load("plain.json")
-assert len(plain) == 16, f"{len(plain)} paths at LMC 2, want 16"
-for k in range(4):
-    r = plain[k]
-    assert (r["slid"], r["dlid"], r["preference"]) == (src_lid + k, dst_lid + k, 0), \
-        f"record {k}: {r['slid']} -> {r['dlid']} preference {r['preference']}"
-assert all(r["preference"] == 2 for r in plain[4:]), "the pairs off the diagonal: Preference 2"
-assert all(r["slid"] - src_lid != r["dlid"] - dst_lid for r in plain[4:])
-
-for name, node in (("link.json", False), ("node.json", True)):
-    recs = load(name)
-    assert len(recs) == 16, f"{name}: {len(recs)} paths"
+def check_set(p, recs, name, node, want_pair):
+    """the independent set first: its NumbPath, Preference, independence, and nothing left
+    out that is independent of it; two or more wherever two LID pairs are apart"""
     n = recs[0]["num_path"]
     assert all(r["num_path"] == n for r in recs), f"{name}: NumbPath differs between records"
-    assert 1 <= n <= 16, f"{name}: NumbPath {n}"
+    assert 1 <= n <= len(recs), f"{name}: NumbPath {n}"
+    assert n >= 2 or not want_pair, f"{name}: a set of {n} where two LID pairs are apart"
     chosen, rest = recs[:n], recs[n:]
     assert all(r["preference"] == 0 for r in chosen), f"{name}: the set has Preference 0"
     assert all(r["preference"] >= 1 for r in rest), f"{name}: the rest Preference 1 or more"
     for i, a in enumerate(chosen):
         for b in chosen[:i]:
-            assert not conflict(a, b, node), \
+            assert not p.conflict(a, b, node), \
                 f"{name}: {a['slid']}->{a['dlid']} and {b['slid']}->{b['dlid']} are not independent"
     for r in rest:
-        assert any(conflict(r, c, node) for c in chosen), \
+        assert any(p.conflict(r, c, node) for c in chosen), \
             f"{name}: {r['slid']}->{r['dlid']} is independent of the set but left out"
+    return n
+
+p = Pair(owner[src_lid], owner[dst_lid])
+plain = load("plain.json")
+assert len(plain) == 16, f"{len(plain)} paths at LMC 2, want 16"
+if fattree:
+    for k in range(4):
+        r = plain[k]
+        assert (r["slid"], r["dlid"], r["preference"]) == (src_lid + k, dst_lid + k, 0), \
+            f"record {k}: {r['slid']} -> {r['dlid']} preference {r['preference']}"
+    assert all(r["preference"] == 2 for r in plain[4:]), "the pairs off the diagonal: Preference 2"
+    assert all(r["slid"] - src_lid != r["dlid"] - dst_lid for r in plain[4:])
+
+for name, node in (("link.json", False), ("node.json", True)):
+    recs = load(name)
+    assert len(recs) == 16, f"{name}: {len(recs)} paths"
+    n = check_set(p, recs, name, node, False)
     pairs = sorted((r["slid"], r["dlid"]) for r in recs)
     assert pairs == sorted((r["slid"], r["dlid"]) for r in plain), f"{name}: other paths"
     print(f"{name}: {n} {'node' if node else 'link'}-independent paths first, checked against the switches' tables")
+
+# the sampled pairs: the first two PathRecords apart there and back wherever two LID pairs
+# are, and a set of two or more
+apart = first_two = 0
+for k, line in enumerate(open(os.path.join(w, "asked"))):
+    a, b, la, lb = line.split()
+    p = Pair(a, b)
+    want = p.any_apart(int(la), int(lb), 4)
+    apart += want
+    recs = load(f"pair-{k}-paths.json")
+    assert len(recs) == 16, f"{a} -> {b}: {len(recs)} PathRecords"
+    assert recs[0]["preference"] == 0 and recs[1]["preference"] == 0, f"{a} -> {b}: Preference"
+    ok = not p.conflict(recs[0], recs[1], False)
+    assert ok or not want, (f"{a} -> {b}: the first two PathRecords "
+                            f"{recs[0]['slid']}->{recs[0]['dlid']} and {recs[1]['slid']}->{recs[1]['dlid']} "
+                            "share a cable there or back, where two LID pairs share none")
+    first_two += ok
+    check_set(p, load(f"pair-{k}-link.json"), f"{a} -> {b} link", False, want)
+print(f"{k + 1} host pairs: {apart} with two LID pairs apart there and back, "
+      f"{first_two} whose first two PathRecords are")
 PY
 echo "MultiPathRecord independence: ok"

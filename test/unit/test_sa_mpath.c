@@ -22,9 +22,15 @@
  *   to B: leaf 0 sends offset 0 and 3 by spine 0's cable a, 1 by spine 1, 2 by cable b;
  *   to A: leaf 1 likewise, so S0/D0, S1/D1 and S2/D2 share no cable there or back, S0/D0
  *         and S2/D2 share spine 0, and S3/D3 is S0/D0 again;
- *   to C: every offset by cable a: no two paths from A to C are independent. */
-enum { LEAF0, LEAF1, SPINE0, SPINE1, A, B, C, NNODES };
-enum { LID_A = 16, LID_B = 20, LID_C = 24 };
+ *   to C: every offset by cable a: no two paths from A to C are independent;
+ *   to D (leaf 1): offsets 0 and 1 by cable a, 2 by spine 1, 3 by cable b and then spine
+ *         0's cable a to leaf 1: S1/D1 shares cable a with S0/D0; S2/D2 shares none but
+ *         comes back through spine 0; S1/D2 goes and comes back by spine 1 alone;
+ *   to E (leaf 1): offset 0 by spine 1, 1 by cable b then spine 0's cable a to leaf 1, 2 by
+ *         cable a, 3 by spine 1: S0/E0 (out by spine 1, back by cable a) shares a cable with
+ *         every pair of other LIDs, but S0/E1 (spine 0) and S1/E0 (spine 1) share nothing. */
+enum { LEAF0, LEAF1, SPINE0, SPINE1, A, B, C, D, E_, NNODES };
+enum { LID_A = 16, LID_B = 20, LID_C = 24, LID_D = 28, LID_E = 32 };
 
 struct env {
 	struct ev_loop *loop;
@@ -65,12 +71,14 @@ static void build_fabric(void)
 {
 	struct topo *t = E.t;
 	ck_assert_uint_eq(fix_switch(t, 5), LEAF0);
-	ck_assert_uint_eq(fix_switch(t, 5), LEAF1);
+	ck_assert_uint_eq(fix_switch(t, 7), LEAF1);
 	ck_assert_uint_eq(fix_switch(t, 4), SPINE0);
 	ck_assert_uint_eq(fix_switch(t, 2), SPINE1);
 	ck_assert_uint_eq(fix_ca(t), A);
 	ck_assert_uint_eq(fix_ca(t), B);
 	ck_assert_uint_eq(fix_ca(t), C);
+	ck_assert_uint_eq(fix_ca(t), D);
+	ck_assert_uint_eq(fix_ca(t), E_);
 	fix_link(t, LEAF0, 1, SPINE0, 1); /* cable a */
 	fix_link(t, LEAF0, 2, SPINE0, 2); /* cable b */
 	fix_link(t, LEAF0, 3, SPINE1, 1);
@@ -80,6 +88,8 @@ static void build_fabric(void)
 	fix_link(t, A, 1, LEAF0, 4);
 	fix_link(t, B, 1, LEAF1, 4);
 	fix_link(t, C, 1, LEAF1, 5);
+	fix_link(t, D, 1, LEAF1, 6);
+	fix_link(t, E_, 1, LEAF1, 7);
 	fix_finish(t, A, &E.cfg);
 	/* LMC 2 at the hosts, as the SM gives it: blocks aligned to four */
 	for (uint32_t n = LEAF0; n <= SPINE1; n++)
@@ -87,27 +97,37 @@ static void build_fabric(void)
 	topo_assign_lid(t, topo_port(t, A, 1), LID_A, 2);
 	topo_assign_lid(t, topo_port(t, B, 1), LID_B, 2);
 	topo_assign_lid(t, topo_port(t, C, 1), LID_C, 2);
+	topo_assign_lid(t, topo_port(t, D, 1), LID_D, 2);
+	topo_assign_lid(t, topo_port(t, E_, 1), LID_E, 2);
 	topo_rebuild_lids(t);
 	uint8_t r[64];
 	memset(r, 0xff, sizeof(r));
 	route4(r, LID_A, 4, 4, 4, 4);
 	route4(r, LID_B, 1, 3, 2, 1);
 	route4(r, LID_C, 1, 1, 1, 1);
+	route4(r, LID_D, 1, 1, 3, 2);
+	route4(r, LID_E, 3, 2, 1, 3);
 	program(LEAF0, r);
 	memset(r, 0xff, sizeof(r));
 	route4(r, LID_A, 1, 3, 2, 1);
 	route4(r, LID_B, 4, 4, 4, 4);
 	route4(r, LID_C, 5, 5, 5, 5);
+	route4(r, LID_D, 6, 6, 6, 6);
+	route4(r, LID_E, 7, 7, 7, 7);
 	program(LEAF1, r);
 	memset(r, 0xff, sizeof(r));
 	route4(r, LID_A, 1, 1, 2, 1);
 	route4(r, LID_B, 3, 3, 4, 3);
 	route4(r, LID_C, 3, 3, 3, 3);
+	route4(r, LID_D, 3, 3, 3, 3);
+	route4(r, LID_E, 3, 3, 3, 3);
 	program(SPINE0, r);
 	memset(r, 0xff, sizeof(r));
 	route4(r, LID_A, 1, 1, 1, 1);
 	route4(r, LID_B, 2, 2, 2, 2);
 	route4(r, LID_C, 2, 2, 2, 2);
+	route4(r, LID_D, 2, 2, 2, 2);
+	route4(r, LID_E, 2, 2, 2, 2);
 	program(SPINE1, r);
 	t->generation++; /* what the SA derived before is stale */
 }
@@ -238,18 +258,22 @@ static void expect_paths(uint16_t sbase, uint16_t dbase, const struct want *w, u
 	}
 }
 
+/* PathRecords from A to host dst by GIDs (method: Get or GetTable); the answer's status. */
+static int ask_paths(uint32_t dst, uint8_t method)
+{
+	struct mad_path_record q = {0};
+	gid_of(A, q.sgid);
+	gid_of(dst, q.dgid);
+	uint8_t rec[64] = {0};
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	return ask(method, MAD_ATTR_PATH_RECORD, PR_COMP_SGID | PR_COMP_DGID, rec, sizeof(rec));
+}
+
 /* S0/D0 ... S3/D3 first with Preference 0, then the rest source by source with 2, as
  * OpenSM lists them (it listed S0/D0, S0/D1, ... before) */
 START_TEST(path_table_orders_lmc_pairs)
 {
-	struct mad_path_record q = {0};
-	gid_of(A, q.sgid);
-	gid_of(B, q.dgid);
-	uint8_t rec[64] = {0};
-	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
-	ck_assert_int_eq(ask(MAD_METHOD_GET_TABLE, MAD_ATTR_PATH_RECORD,
-	                     PR_COMP_SGID | PR_COMP_DGID, rec, sizeof(rec)),
-	                 0);
+	ck_assert_int_eq(ask_paths(B, MAD_METHOD_GET_TABLE), 0);
 	const struct want w[] = {
 	    {0, 0, 0}, {1, 1, 0}, {2, 2, 0}, {3, 3, 0}, {0, 1, 2}, {0, 2, 2}, {0, 3, 2}, {1, 0, 2},
 	    {1, 2, 2}, {1, 3, 2}, {2, 0, 2}, {2, 1, 2}, {2, 3, 2}, {3, 0, 2}, {3, 1, 2}, {3, 2, 2},
@@ -257,9 +281,7 @@ START_TEST(path_table_orders_lmc_pairs)
 	ck_assert_uint_eq(nrecords(), 16);
 	expect_paths(LID_A, LID_B, w, 16);
 	/* a Get answers the first: S0/D0 */
-	ck_assert_int_eq(ask(MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, PR_COMP_SGID | PR_COMP_DGID, rec,
-	                     sizeof(rec)),
-	                 0);
+	ck_assert_int_eq(ask_paths(B, MAD_METHOD_GET), 0);
 	ck_assert_uint_eq(path(0).slid, LID_A);
 	ck_assert_uint_eq(path(0).dlid, LID_B);
 }
@@ -323,19 +345,32 @@ START_TEST(multipath_independent_sets)
 }
 END_TEST
 
+/* A MultiPathRecord from A to host dst with IndependenceSelector sel: 16 records, the set
+ * (its size in NumbPath) with Preference 0, the rest 1 or more. Returns the set's size. */
+static unsigned ask_set(uint32_t dst, int sel)
+{
+	const uint32_t d[] = {dst};
+	ck_assert_int_eq(ask_mpr(d, 1, sel), 0);
+	ck_assert_uint_eq(nrecords(), 16);
+	unsigned n = path(0).num_path;
+	for (unsigned i = 0; i < 16; i++) {
+		ck_assert_uint_eq(path(i).num_path, n);
+		if (i < n)
+			ck_assert_uint_eq(path(i).preference, 0);
+		else
+			ck_assert_uint_ge(path(i).preference, 1);
+	}
+	return n;
+}
+
 /* every path to C crosses leaf 0's cable a: a set of one, and the record count says so */
 START_TEST(multipath_no_independent_pair)
 {
 	const uint32_t d[] = {C};
 	for (int sel = 1; sel <= 2; sel++) {
-		ck_assert_int_eq(ask_mpr(d, 1, sel), 0);
-		ck_assert_uint_eq(nrecords(), 16);
-		ck_assert_uint_eq(path(0).num_path, 1);
+		ck_assert_uint_eq(ask_set(C, sel), 1);
 		ck_assert_uint_eq(path(0).slid, LID_A);
 		ck_assert_uint_eq(path(0).dlid, LID_C);
-		ck_assert_uint_eq(path(0).preference, 0);
-		for (unsigned i = 1; i < nrecords(); i++)
-			ck_assert_uint_ge(path(i).preference, 1);
 	}
 	/* two destinations: B's three, and none of C's is free of them */
 	const uint32_t bc[] = {B, C};
@@ -344,6 +379,53 @@ START_TEST(multipath_no_independent_pair)
 	ck_assert_uint_eq(path(0).num_path, 3);
 	/* selector 3 is reserved */
 	ck_assert_int_eq(ask_mpr(d, 1, 3), MAD_STATUS_SA_REQ_INVALID);
+}
+END_TEST
+
+/* An APM client takes the first two: where S1/D1 shares a cable with S0/D0 (there or
+ * back), the pair that shares nothing with it leads instead, no switch before no cable
+ * (S1/D2: spine 1 alone; S2/D2 comes back through spine 0), then the rest of the diagonal
+ * and the others as before. (S0/D0 then S1/D1 before: a cable in common.) */
+START_TEST(path_table_leads_with_an_independent_pair)
+{
+	ck_assert_int_eq(ask_paths(D, MAD_METHOD_GET_TABLE), 0);
+	ck_assert_uint_eq(nrecords(), 16);
+	const struct want w[] = {
+	    {0, 0, 0}, {1, 2, 0}, {1, 1, 0}, {2, 2, 0}, {3, 3, 0}, {0, 1, 2}, {0, 2, 2}, {0, 3, 2},
+	    {1, 0, 2}, {1, 3, 2}, {2, 0, 2}, {2, 1, 2}, {2, 3, 2}, {3, 0, 2}, {3, 1, 2}, {3, 2, 2},
+	};
+	expect_paths(LID_A, LID_D, w, 16);
+	/* a Get still answers S0/D0 */
+	ck_assert_int_eq(ask_paths(D, MAD_METHOD_GET), 0);
+	ck_assert_uint_eq(path(0).slid, LID_A);
+	ck_assert_uint_eq(path(0).dlid, LID_D);
+}
+END_TEST
+
+/* Where nothing is independent of S0/E0 there and back, two other pairs that are lead:
+ * S0/E1 (spine 0) and S1/E0 (spine 1), the first such in the table's order. */
+START_TEST(path_table_leads_without_the_base_pair)
+{
+	ck_assert_int_eq(ask_paths(E_, MAD_METHOD_GET_TABLE), 0);
+	ck_assert_uint_eq(nrecords(), 16);
+	const struct want w[] = {{0, 1, 0}, {1, 0, 0}, {0, 0, 0}, {1, 1, 0}, {2, 2, 0}, {3, 3, 0}};
+	expect_paths(LID_A, LID_E, w, 6);
+	for (unsigned i = 6; i < 16; i++)
+		ck_assert_uint_eq(path(i).preference, 2);
+}
+END_TEST
+
+/* IndependenceSelector 1 to E: the set grown from S0/E0 is S0/E0 alone, but other pairs
+ * are independent of each other: the SA finds such a set (a set of one before). */
+START_TEST(multipath_set_without_the_first_path)
+{
+	for (int sel = 1; sel <= 2; sel++) {
+		unsigned n = ask_set(E_, sel);
+		ck_assert_uint_ge(n, 2);
+		/* the set leaves S0/E0 out: it shares a cable with every other pair */
+		for (unsigned i = 0; i < n; i++)
+			ck_assert(!(path(i).slid == LID_A && path(i).dlid == LID_E));
+	}
 }
 END_TEST
 
@@ -356,6 +438,9 @@ int main(void)
 	tcase_add_test(tc, multipath_without_selector_keeps_the_order);
 	tcase_add_test(tc, multipath_independent_sets);
 	tcase_add_test(tc, multipath_no_independent_pair);
+	tcase_add_test(tc, path_table_leads_with_an_independent_pair);
+	tcase_add_test(tc, path_table_leads_without_the_base_pair);
+	tcase_add_test(tc, multipath_set_without_the_first_path);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
