@@ -276,32 +276,71 @@ static int endpoint(struct cli *c, const char *s, uint8_t gid[16], uint16_t *lid
 	return found;
 }
 
-/* An endpoint as a GID: one given by LID becomes its NodeRecord's port GUID on the
- * link-local prefix. */
-static int endpoint_gid(struct cli *c, const char *s, uint8_t gid[16])
+/* The base LID of the port that answers to lid (one of its 2^LMC), from the PortInfoRecords;
+ * lid itself where none holds it. */
+static uint16_t base_lid(struct cli *c, uint16_t lid)
 {
-	uint16_t lid;
-	int k = endpoint(c, s, gid, &lid);
-	if (k != 0)
-		return k < 0 ? -1 : 0;
+	struct sa_answer ans;
+	if (sa_query(c, MAD_METHOD_GET_TABLE, MAD_ATTR_PORT_INFO_RECORD, 0, NULL, 0, &ans,
+	             "ports") != EXIT_OK)
+		return lid;
+	uint16_t base = lid;
+	for (uint32_t i = 0; i < ans.n; i++) {
+		struct mad_port_info_record pr;
+		mad_port_info_record_decode(ans.recs + (size_t)i * ans.stride, ans.stride, &pr,
+		                            NULL);
+		uint16_t b = pr.info.lid;
+		if (b && pr.info.lmc < 8 && lid > b && (unsigned)(lid - b) < (1u << pr.info.lmc)) {
+			base = b;
+			break;
+		}
+	}
+	cli_answer_free(&ans.a);
+	return base;
+}
+
+/* The port GUID of the NodeRecord whose LID is lid: 1 found, 0 none, -1 the query failed. */
+static int node_port_guid(struct cli *c, uint16_t lid, uint64_t *guid)
+{
 	uint8_t req[MAD_SA_DATA_SIZE] = {0};
 	mad_bits_set(req, 0, 16, lid);
 	struct sa_answer ans;
 	if (sa_query(c, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 1, req, sizeof(req), &ans,
 	             "nodes") != EXIT_OK)
 		return -1;
-	int rc = -1;
+	int found = 0;
 	if (ans.n) {
 		struct mad_node_record nr;
 		mad_node_record_decode(ans.recs, ans.stride, &nr, NULL);
-		mad_bits_set(gid, 0, 64, 0xfe80000000000000ull);
-		mad_bits_set(gid, 64, 64, nr.info.port_guid);
-		rc = 0;
-	} else {
-		fprintf(stderr, "ibsa: no node has LID %u\n", lid);
+		*guid = nr.info.port_guid;
+		found = 1;
 	}
 	cli_answer_free(&ans.a);
-	return rc;
+	return found;
+}
+
+/* An endpoint as a GID: one given by LID becomes its NodeRecord's port GUID on the
+ * link-local prefix; a port's other LIDs (LMC > 0) by its base LID's. */
+static int endpoint_gid(struct cli *c, const char *s, uint8_t gid[16])
+{
+	uint16_t lid;
+	int k = endpoint(c, s, gid, &lid);
+	if (k != 0)
+		return k < 0 ? -1 : 0;
+	uint64_t guid = 0;
+	int found = node_port_guid(c, lid, &guid);
+	uint16_t base = found == 0 ? base_lid(c, lid) : lid;
+	if (found == 0 && base != lid)
+		found = node_port_guid(c, base, &guid);
+	if (found < 0)
+		return -1;
+	if (!found) {
+		fprintf(stderr, "ibsa: no node has LID %u\n", lid);
+		return -1;
+	}
+	mad_bits_set(gid, 0, 64, 0xfe80000000000000ull);
+	mad_bits_set(gid, 64, 64, guid);
+	return 0;
 }
 
 /* mpaths' --independent: the IndependenceSelector asked for (link 1, node 2), 0 for none,

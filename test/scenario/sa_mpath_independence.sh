@@ -43,6 +43,13 @@ mp plain.json --json mpaths "$FROM" "$TO"
 mp link.json --json mpaths "$FROM" "$TO" --independent link
 mp node.json --json mpaths "$FROM" "$TO" --independent node
 mp link.txt mpaths "$FROM" "$TO" --independent link
+# a port's other LID names the port as its base LID does (ibsa looks up its base LID)
+mp other-lid.json --json mpaths "$((FROM + 1))" "$TO"
+python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert len(a) == 16 and [(r["slid"], r["dlid"]) for r in a] == [(r["slid"], r["dlid"]) for r in b]
+' "$WORK/plain.json" "$WORK/other-lid.json" ||
+	fail "ibsa mpaths by LID $((FROM + 1)) gave other paths than by $FROM"
 grep -Eq "^# [0-9]+ link-independent paths? first$" "$WORK/link.txt" ||
 	fail "ibsa mpaths --independent link does not say how many: $(tail -1 "$WORK/link.txt")"
 # IndependenceSelector 3 is reserved: a usage error from ibsa, nothing asked
