@@ -1296,8 +1296,8 @@ int routing_lmc_alternates_choice(struct routing_ctx *ctx, const struct routing_
 	if (rc == 0 && !c->quiet)
 		log_info(ctx->log, "routing",
 		         "LMC alternates in %.3f s: %u LID pairs (%u kept the engine's routes); "
-		         "from %llu host switches (%llu not across a bridge) %llu link-disjoint, "
-		         "%llu switch-disjoint",
+		         "of %llu host switch and LID pairs (%llu not across a bridge) %llu "
+		         "link-disjoint, %llu switch-disjoint",
 		         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 		         a.stats.blocks, a.stats.kept, (unsigned long long)a.stats.sources,
 		         (unsigned long long)a.stats.possible,
