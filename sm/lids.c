@@ -174,11 +174,13 @@ int lids_assign(struct sm *sm)
 		        "%u port(s) got no LID: the range %u-%u with LMC %u is full; "
 		        "widen lid_min/lid_max",
 		        failed, sm->cfg->lid_min, sm->cfg->lid_max, sm->cfg->lmc);
-	/* remember them */
+	/* remember them; count the LIDs (a port with LMC l answers to 2^l) */
+	uint32_t nlids = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = order[i];
 		if (!t->ports[p].lid)
 			continue;
+		nlids += 1u << (t->ports[p].lmc & 7);
 		uint64_t g = port_key(t, p);
 		if (u64map_get(&sm->guid2lid, g) != t->ports[p].lid) {
 			u64map_put(&sm->guid2lid, g, t->ports[p].lid);
@@ -186,7 +188,7 @@ int lids_assign(struct sm *sm)
 			sm->guid2lid_changes++;
 		}
 	}
-	sm->counts.lids = n - failed;
+	sm->counts.lids = nlids;
 	topo_rebuild_lids(t);
 	log_info(sm->log, "lids", "%u ports have LIDs, %u newly assigned", n - failed, fresh);
 	free(done);

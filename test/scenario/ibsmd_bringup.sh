@@ -76,6 +76,8 @@ stop_sims
 # LMC 2: four LIDs per CA port, aligned, every one reachable
 start_fabricsim "fattree:radix=8,levels=2"
 ibsmd_once --lmc 2 || fail "LMC 2"
+# the summary counts LIDs, not ports with a LID: 32 CAs x 4 and 12 switches x 1
+grep -q " 140 LIDs, " "$WORK/ibsmd.out" || fail "LMC 2 summary: $(cat "$WORK/ibsmd.out")"
 check_verify 'r["ok"]' 'r["lids"]["misaligned"] == 0' \
 	'r["unicast"]["pairs"] == (32 * 4 + 12) * (32 + 12 - 1) - 0 or r["unicast"]["unreachable"] == 0'
 stop_sims
