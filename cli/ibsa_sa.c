@@ -364,8 +364,15 @@ int cmd_mpaths(struct cli *c, int argc, char **argv)
 {
 	int indep = independence_arg(argc, argv);
 	if (indep < 0) {
-		fprintf(stderr, "ibsa mpaths: give SRC[,SRC...] and DST[,DST...], and maybe "
-		                "--independent link|node\n");
+		if (argc == 5 && !strcmp(argv[3], "--independent"))
+			fprintf(stderr,
+			        "ibsa mpaths: --independent \"%s\": link (no cable in common, "
+			        "IndependenceSelector 1) or node (no switch either, 2)\n",
+			        argv[4]);
+		else
+			fprintf(stderr,
+			        "ibsa mpaths: give SRC[,SRC...] and DST[,DST...], and maybe "
+			        "--independent link|node\n");
 		return EXIT_USAGE;
 	}
 	struct mad_multipath_record mp = {.independence_selector = (uint8_t)indep};

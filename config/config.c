@@ -178,6 +178,11 @@ int cfg_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64_t max,
 		    key, s);
 	char *e;
 	errno = 0;
+	if (s[0] == '-' && s[1] >= '0' && s[1] <= '9') {
+		(void)strtoull(s + 1, &e, 0);
+		if (!*e) /* a number, but below the least allowed */
+			return cfg_err(p, n, "%s: %s is negative: the least allowed is 0", key, s);
+	}
 	unsigned long long v = strtoull(s, &e, 0);
 	if (!*s || *e || s[0] == '-' || s[0] == '+' || (errno && errno != ERANGE))
 		return cfg_err(p, n, "%s: \"%s\" is not a number (decimal, or hexadecimal with 0x)",

@@ -52,11 +52,14 @@ assert len(a) == 16 and [(r["slid"], r["dlid"]) for r in a] == [(r["slid"], r["d
 	fail "ibsa mpaths by LID $((FROM + 1)) gave other paths than by $FROM"
 grep -Eq "^# [0-9]+ link-independent paths? first$" "$WORK/link.txt" ||
 	fail "ibsa mpaths --independent link does not say how many: $(tail -1 "$WORK/link.txt")"
-# IndependenceSelector 3 is reserved: a usage error from ibsa, nothing asked
+# IndependenceSelector 3 is reserved: a usage error from ibsa naming the two words, nothing
+# asked
 if SIM_HOST=host-1 "$IBSA" --transport sim mpaths "$FROM" "$TO" --independent both \
-	>/dev/null 2>&1; then
+	>/dev/null 2>"$WORK/both.err"; then
 	fail "ibsa mpaths --independent both was taken"
 fi
+grep -q -- '--independent "both": link .* or node' "$WORK/both.err" ||
+	fail "ibsa mpaths --independent both: $(cat "$WORK/both.err")"
 
 # saquery (infiniband-diags), OpenSM's client, asks for the PathRecords by GIDs: it reads
 # ibsmd's table whole, all 16 LID pairs, S0/D0 ... S3/D3 first
