@@ -491,13 +491,11 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 	deliver(s, (unsigned)to, req, t - now_ns(s) + (resp ? s->o.reply_delay_ns : 0));
 }
 
-static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+/* Up to max of the MADs the client has sent, in order. */
+static void client_read(struct client *c, int max)
 {
-	(void)loop;
-	(void)revents;
-	struct client *c = (struct client *)((char *)w - offsetof(struct client, io));
 	uint8_t req[REQ_SIZE + 16];
-	for (int i = 0; i < 256; i++) {
+	for (int i = 0; i < max; i++) {
 		ssize_t n = recv(c->fd, req, sizeof(req), MSG_DONTWAIT);
 		if (n < 0)
 			return;
@@ -512,6 +510,13 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 		}
 		handle_mad(c->s, c, req);
 	}
+}
+
+static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	client_read((struct client *)((char *)w - offsetof(struct client, io)), 256);
 }
 
 /* ---- traps ---- */
@@ -768,7 +773,13 @@ static void ctl_cb(struct ev_loop *loop, ev_io *w, int revents)
 		} else {
 			switch (type) {
 			case CTL_CONNECT: ctl_connect(s, msg, &from); break;
-			case CTL_DISCONNECT: client_drop(s, c); break;
+			case CTL_DISCONNECT:
+				/* what it sent before goes out first, as an HCA sends what was
+				 * posted before the umad file closed: the control channel must
+				 * not overtake the data one */
+				client_read(c, 4096);
+				client_drop(s, c);
+				break;
 			case CTL_GET_PORT: {
 				uint16_t lid = port_lid(s->f, c->port);
 				memset(data, 0, 64);

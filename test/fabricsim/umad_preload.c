@@ -131,7 +131,7 @@ struct file {
 struct agent {
 	bool used;
 	int file;
-	uint32_t hi_tid; /* bits 32-63 of its requests' TIDs; bits 0-15 are the slot + 1 */
+	uint32_t hi_tid; /* bits 32-63 of its requests' TIDs (agent_by_hi_tid) */
 	uint8_t qpn, mgmt_class, version, rmpp_version;
 	bool user_rmpp; /* UMAD_USER_RMPP, or no RMPP version: segments pass through */
 	uint32_t oui;
@@ -181,6 +181,7 @@ static struct {
 	char port_key[96]; /* names this port in claims: simulator and port GUID */
 	struct file files[MAX_FILES];
 	struct agent agents[MAX_AGENTS];
+	uint32_t registrations; /* agents registered so far: part of each hi_tid */
 	struct xfer xfers[MAX_XFERS];
 	uint64_t ticks;
 	struct pend *pends;
@@ -472,12 +473,18 @@ static void put_tid(uint8_t *mad, uint64_t t)
 		mad[i] = (uint8_t)t;
 }
 
-/* The agent whose hi_tid a response carries: bits 32-47 are the slot + 1 (bits 48-63 are
- * the simulator's on the wire). */
+/* The agent whose hi_tid a response carries: bits 32-38 are the slot + 1 and bits 39-47 the
+ * registration's number, so that a late answer to an agent gone does not reach the next
+ * agent in its slot (the kernel allocates hi_tids cyclically, never the one just freed);
+ * bits 48-63 are the simulator's on the wire. */
+#define HI_TID_SLOT 0x7fu
 static int agent_by_hi_tid(const uint8_t *mad)
 {
-	int a = (int)((uint16_t)(mad[10] << 8 | mad[11])) - 1;
-	return a >= 0 && a < MAX_AGENTS && g.agents[a].used ? a : -1;
+	unsigned v = (unsigned)(mad[10] << 8 | mad[11]);
+	int a = (int)(v & HI_TID_SLOT) - 1;
+	return a >= 0 && a < MAX_AGENTS && g.agents[a].used && (g.agents[a].hi_tid & 0xffffu) == v
+	           ? a
+	           : -1;
 }
 
 /* find_mad_agent for a request: class, class version, method (and OUI in vendor range 2) */
@@ -1308,7 +1315,8 @@ static int register_agent(int f, uint8_t qpn, uint8_t cls, uint8_t version, uint
 	struct agent *ag = &g.agents[a];
 	*ag = (struct agent){.used = true,
 	                     .file = f,
-	                     .hi_tid = (uint32_t)(getpid() & 0xff) << 16 | (uint32_t)(a + 1),
+	                     .hi_tid = (uint32_t)(getpid() & 0xff) << 16 |
+	                               (++g.registrations & 0x1ffu) << 7 | (uint32_t)(a + 1),
 	                     .qpn = qpn,
 	                     .mgmt_class = cls,
 	                     .version = version,

@@ -24,7 +24,9 @@
 
 #include <infiniband/umad.h>
 
+#include "mad/mad_header.h"
 #include "mad/mad_types.h"
+#include "mad/sa_records.h"
 #include "mad/transport.h"
 
 extern char **environ;
@@ -415,6 +417,121 @@ START_TEST(kernel_and_user_rmpp)
 }
 END_TEST
 
+/* ib_register_mad_agent: hi_tids are allocated cyclically (xa_alloc_cyclic), so a
+ * response to an agent that is gone finds none, even after another agent took its place.
+ * A user-RMPP agent asks for a table, takes the first segment and closes without an ACK;
+ * the SA sends the window again. A new user-RMPP agent in a new file must get none of it.
+ * (The preload's hi_tid was the agent's slot, and the next agent there got the segments.) */
+START_TEST(answer_for_an_agent_gone_is_freed)
+{
+	uint16_t lid, sm;
+	my_lids(&lid, &sm);
+	struct umad_reg_attr attr = {.mgmt_class = MAD_CLASS_SUBN_ADM,
+	                             .mgmt_class_version = 2,
+	                             .flags = UMAD_USER_RMPP,
+	                             .rmpp_version = 1};
+	uint8_t u[UMAD_LEN];
+	int len;
+	uint32_t id;
+	int p = open_port(NULL);
+	ck_assert_int_eq(umad_register2(p, &attr, &id), 0);
+	gmp(u, MAD_CLASS_SUBN_ADM, 2, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, sm, 0xa001);
+	ck_assert_int_eq(umad_send(p, (int)id, u, MAD_SIZE, 2000, 1), 0);
+	ck_assert_int_eq(recv_one(p, u, &len, 3000), (int)id);
+	ck_assert_uint_eq(((uint8_t *)umad_get_mad(u))[31], 1); /* segment 1, not ACKed */
+	umad_close_port(p);
+
+	p = open_port(NULL);
+	ck_assert_int_eq(umad_register2(p, &attr, &id), 0);
+	int r = recv_one(p, u, &len, 2000); /* the SA resends the window meanwhile */
+	ck_assert_msg(r < 0, "agent %d got TID 0x%016llx meant for the agent gone", r,
+	              (unsigned long long)tid_of(umad_get_mad(u)));
+	umad_close_port(p);
+}
+END_TEST
+
+/* A ServiceRecord request for the service a_write_before_exit_goes_out registers, port GUID
+ * guid, ServiceData8.1 data. */
+static void sr_mad(uint8_t *u, uint16_t sm, uint8_t method, uint64_t mask, uint64_t tid,
+                   uint64_t guid, uint8_t data)
+{
+	gmp(u, MAD_CLASS_SUBN_ADM, 2, method, MAD_ATTR_SERVICE_RECORD, sm, tid);
+	uint8_t *m = umad_get_mad(u);
+	struct mad_sa_hdr h;
+	mad_sa_hdr_init(&h, method, MAD_ATTR_SERVICE_RECORD, mask);
+	mad_sa_hdr_encode(&h, m, MAD_SIZE, NULL);
+	set_tid(m, tid);
+	struct mad_service_record sr = {.id = 0x1000000000000034ull, .lease = 0xffffffffu};
+	mad_bits_set(sr.gid, 0, 64, 0xfe80000000000000ull);
+	mad_bits_set(sr.gid, 64, 64, guid);
+	snprintf(sr.name, sizeof(sr.name), "umad_rules exit");
+	sr.data8[0] = data;
+	mad_service_record_encode(&sr, m + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, NULL);
+}
+
+/* The child of a_write_before_exit_goes_out: the Set, unsolicited, then exit at once. */
+static int set_and_exit(const char *arg)
+{
+	umad_port_t port;
+	umad_init();
+	if (umad_get_port(NULL, 0, &port) < 0)
+		return 100;
+	uint16_t sm = (uint16_t)port.sm_lid;
+	uint64_t guid = be64toh(port.port_guid);
+	umad_release_port(&port);
+	int p = umad_open_port(NULL, 0);
+	int a = p < 0 ? -1 : umad_register(p, MAD_CLASS_SUBN_ADM, 2, 0, NULL);
+	if (a < 0)
+		return 101;
+	uint8_t u[UMAD_LEN];
+	unsigned i = (unsigned)strtoul(arg, NULL, 0);
+	/* ServiceID, ServiceGID, ServiceLease, ServiceName, ServiceData8.1 */
+	sr_mad(u, sm, MAD_METHOD_SET, 1ull << 0 | 1ull << 1 | 1ull << 4 | 1ull << 6 | 1ull << 7,
+	       0x9100 + i, guid, (uint8_t)i);
+	return umad_send(p, a, u, MAD_SIZE, 0, 0) == 0 ? 0 : 102; /* and exits, file open */
+}
+
+/* A MAD written before the process exits still goes out: write() posts it to the queue
+ * pair (ib_post_send_mad), and the file's release cancels only what the MAD layer still
+ * holds, not what the HCA was given. A child sends a ServiceRecord Set unsolicited and
+ * exits at once, each time with other ServiceData; a Get then finds it. (The simulator let
+ * an exiting client's DISCONNECT overtake the MADs it had just sent: 13 of 100 ibsa queries
+ * left the SA without their last RMPP ACK.) */
+START_TEST(a_write_before_exit_goes_out)
+{
+	uint16_t lid, sm;
+	my_lids(&lid, &sm);
+	umad_port_t port;
+	ck_assert_int_eq(umad_get_port(NULL, 0, &port), 0);
+	uint64_t guid = be64toh(port.port_guid);
+	umad_release_port(&port);
+	int p = open_port(NULL);
+	int a = umad_register(p, MAD_CLASS_SUBN_ADM, 2, 0, NULL);
+	ck_assert_int_ge(a, 0);
+	for (unsigned i = 0; i < 40; i++) {
+		char arg[16];
+		snprintf(arg, sizeof(arg), "%u", i);
+		ck_assert_int_eq(wait_child(spawn_self("set-exit", arg)), 0);
+		uint8_t u[UMAD_LEN];
+		sr_mad(u, sm, MAD_METHOD_GET, 1ull << 0 | 1ull << 1, 0x9200 + i, guid, 0);
+		ck_assert_int_eq(umad_send(p, a, u, MAD_SIZE, 1000, 1), 0);
+		int len;
+		ck_assert_int_eq(recv_one(p, u, &len, 3000), a);
+		ck_assert_int_eq(umad_status(u), 0);
+		uint8_t *m = umad_get_mad(u);
+		ck_assert_uint_eq(m[3], MAD_METHOD_GET_RESP);
+		ck_assert_msg((m[4] << 8 | m[5]) == 0, "Get %u: MAD status 0x%04x (no Set came)", i,
+		              m[4] << 8 | m[5]);
+		struct mad_service_record got;
+		mad_service_record_decode(m + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, &got,
+		                          NULL);
+		ck_assert_msg(got.data8[0] == i, "Set %u lost: the SA holds ServiceData8 %u", i,
+		              got.data8[0]);
+	}
+	umad_close_port(p);
+}
+END_TEST
+
 /* generate_unmatched_resp: a Get of a class the SM's port has no agent for is answered
  * "unsupported method/attribute" by its kernel. */
 START_TEST(unregistered_get_is_answered_unsupported)
@@ -514,6 +631,8 @@ END_TEST
 /* the second process of a cross-process test: its exit status is the errno seen */
 static int child(const char *what, const char *arg)
 {
+	if (!strcmp(what, "set-exit"))
+		return set_and_exit(arg);
 	if (!strcmp(what, "claim")) {
 		umad_init();
 		int p = umad_open_port(NULL, 0);
@@ -555,6 +674,8 @@ int main(int argc, char **argv)
 		tcase_add_test(tc, registration_rules);
 		tcase_add_test(tc, write_and_read_sizes);
 		tcase_add_test(tc, kernel_and_user_rmpp);
+		tcase_add_test(tc, answer_for_an_agent_gone_is_freed);
+		tcase_add_test(tc, a_write_before_exit_goes_out);
 		tcase_add_test(tc, unregistered_get_is_answered_unsupported);
 		tcase_add_test(tc, issm_one_holder);
 	}
