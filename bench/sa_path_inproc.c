@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 		                             .dlid = lids[(i / n + 1 + i) % n]};
 		mad_path_record_encode(&pr, rec, sizeof(rec), NULL);
 		out.n = 0;
-		if (!sa_paths(&rq, rec, PR_COMP_SLID | PR_COMP_DLID, false, 0, &out) && out.n)
+		if (!sa_paths(&rq, rec, PR_COMP_SLID | PR_COMP_DLID, false, NULL, &out) && out.n)
 			answered++;
 	}
 	double secs = ev_time() - start;

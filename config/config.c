@@ -179,9 +179,10 @@ int cfg_u64(struct cfgp *p, const yaml_node_t *n, const char *key, uint64_t max,
 	char *e;
 	errno = 0;
 	if (s[0] == '-' && s[1] >= '0' && s[1] <= '9') {
-		(void)strtoull(s + 1, &e, 0);
-		if (!*e) /* a number, but below the least allowed */
-			return cfg_err(p, n, "%s: %s is negative: the least allowed is 0", key, s);
+		unsigned long long neg = strtoull(s + 1, &e, 0);
+		if (!*e && neg) /* a number, but below any allowed */
+			return cfg_err(p, n, "%s: %s is negative: it takes a number up to %llu",
+			               key, s, (unsigned long long)max);
 	}
 	unsigned long long v = strtoull(s, &e, 0);
 	if (!*s || *e || s[0] == '-' || s[0] == '+' || (errno && errno != ERANGE))

@@ -98,15 +98,22 @@ int updown_order_dfs(struct updown *u, const struct routing_ctx *ctx, uint32_t r
 	u->order = order;
 	for (uint32_t s = 0; s < ns; s++)
 		order[s] = UINT32_MAX;
-	stack[sp++] = root;
-	while (sp) {
-		uint32_t x = stack[--sp];
-		if (order[x] != UINT32_MAX)
+	/* from root, then from the other roots the ranks came from (another part of the graph
+	 * where a link between them is out of routing), then the switches no root reaches */
+	for (uint32_t k = 0; k <= ns; k++) {
+		uint32_t from = k == 0 ? root : k - 1;
+		if (from >= ns || order[from] != UINT32_MAX || (k > 0 && u->rank[from] != 0))
 			continue;
-		order[x] = n++;
-		for (uint32_t e = ctx->adj_start[x + 1]; e-- > ctx->adj_start[x];)
-			if (order[ctx->adj[e].to] == UINT32_MAX)
-				stack[sp++] = ctx->adj[e].to;
+		stack[sp++] = from;
+		while (sp) {
+			uint32_t x = stack[--sp];
+			if (order[x] != UINT32_MAX)
+				continue;
+			order[x] = n++;
+			for (uint32_t e = ctx->adj_start[x + 1]; e-- > ctx->adj_start[x];)
+				if (order[ctx->adj[e].to] == UINT32_MAX)
+					stack[sp++] = ctx->adj[e].to;
+		}
 	}
 	for (uint32_t s = 0; s < ns; s++) /* unreached: after every reached switch */
 		if (order[s] == UINT32_MAX)

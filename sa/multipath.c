@@ -69,8 +69,14 @@ static uint32_t mpr_collect(struct sa_req *rq, const uint8_t *gids, unsigned ns,
 {
 	struct sa *sa = rq->sa;
 	uint32_t nc = 0;
-	/* weighing, every pair's paths (up to the candidates' room), not NumbPath's 127 */
-	uint32_t numb = cands ? MPR_CANDIDATES_MAX : 0;
+	/* weighing: each pair an equal share of the candidates' room (at LMC 4 and above more
+	 * than NumbPath's 127 for a few pairs, fewer for many), in the table's order, the set
+	 * chosen here; not weighing: NumbPath's, the two most independent first */
+	struct sa_paths_opt opt = {0};
+	if (cands) {
+		opt.numb = MPR_CANDIDATES_MAX / (ns * nd) ? MPR_CANDIDATES_MAX / (ns * nd) : 1;
+		opt.no_lead = true;
+	}
 	for (unsigned s = 0; s < ns; s++) {
 		for (unsigned d = 0; d < nd && all->n < limit; d++) {
 			memcpy(p->sgid, gids + 16 * s, 16);
@@ -78,7 +84,7 @@ static uint32_t mpr_collect(struct sa_req *rq, const uint8_t *gids, unsigned ns,
 			uint8_t wire[64] = {0};
 			mad_path_record_encode(p, wire, sizeof(wire), NULL);
 			struct sa_records one = {.size = all->size, .stride = all->stride};
-			uint16_t st = sa_paths(rq, wire, pmask, true, numb, &one);
+			uint16_t st = sa_paths(rq, wire, pmask, true, &opt, &one);
 			for (uint32_t k = 0; !st && k < one.n && all->n < limit; k++) {
 				const uint8_t *src = one.buf + (size_t)k * one.stride;
 				uint8_t *r = sa_records_add(all);

@@ -199,6 +199,7 @@ struct path_scan {
 	uint64_t mask;
 	uint16_t pkey; /* asked for, else 0xffff */
 	uint32_t numb;
+	bool lead; /* at LMC > 0 the two most independent LID pairs first (lead_first) */
 	uint32_t *srcs, *dsts, ns, nd, i, j;
 	uint32_t one_s, one_d;
 	bool too_big; /* past what one transfer carries: stopped, NO_RESOURCES */
@@ -295,16 +296,10 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, 
 	return 1;
 }
 
+#define NONE UINT32_MAX
+
 /* LIDs weighed at each end of a port pair for the lead (16 LID pairs at most). */
 #define LEAD_LIDS 4
-
-static bool is_lead(const unsigned lead[2][2], unsigned nlead, unsigned so, unsigned dof)
-{
-	for (unsigned k = 0; k < nlead; k++)
-		if (lead[k][0] == so && lead[k][1] == dof)
-			return true;
-	return false;
-}
 
 /* How two traced LID pairs do together: no switch in common (3), no cable (2), else the
  * fewer cables shared the better (below 2); 0 where either was not traced. */
@@ -318,70 +313,131 @@ static int lead_score(const struct topo *t, const struct sa_cand *a, const struc
 	return shared ? 256 - (int)shared : 2 << 8;
 }
 
-/* Two LID pairs (offsets at the source, at the destination) may go together when each end
- * has two LIDs to give them apart, or only one. */
-static bool lead_pair_ok(unsigned ns, unsigned nd, unsigned i, unsigned j, unsigned k, unsigned l)
+/* A port pair's LID pairs (offsets at the source and destination) that matched the query,
+ * of the first LEAD_LIDS at each end: where each one's record is (NONE: not in the
+ * answer), and its paths both ways, traced when first weighed. */
+struct lead {
+	const struct topo *t;
+	uint32_t s, d;
+	uint16_t slid, dlid;
+	unsigned w, v;
+	uint32_t rec[LEAD_LIDS][LEAD_LIDS];
+	bool traced[LEAD_LIDS][LEAD_LIDS];
+	struct sa_cand c[LEAD_LIDS][LEAD_LIDS];
+};
+
+static const struct sa_cand *lead_cand(struct lead *l, unsigned i, unsigned j)
 {
-	return (i != k || ns == 1) && (j != l || nd == 1) && (i != k || j != l);
+	if (!l->traced[i][j]) {
+		sa_cand_trace(l->t, l->s, l->d, (uint16_t)(l->slid + i), (uint16_t)(l->dlid + j),
+		              &l->c[i][j]);
+		l->traced[i][j] = true;
+	}
+	return &l->c[i][j];
 }
 
-/* The two LID pairs of ports s and d (ns and nd LIDs) to lead with: S0/D0 and the pair most
- * independent of it there and back of the first LEAD_LIDS at each end (S1/D1 on a tie, then
- * the table's order); where none is independent of S0/D0 by cable but two others are of
- * each other, those two. Each way is traced along the switches' tables. */
-static void lmc_lead(const struct topo *t, uint32_t s, uint32_t d, unsigned ns, unsigned nd,
-                     unsigned lead[2][2])
+/* Two LID pairs (i, j) and (k, l) may go together: both in the answer, and each end gives
+ * them two different LIDs where it has more than one. */
+static bool lead_pair_ok(const struct lead *l, unsigned ns, unsigned nd, unsigned i, unsigned j,
+                         unsigned k, unsigned m)
 {
-	unsigned w = ns < LEAD_LIDS ? ns : LEAD_LIDS, v = nd < LEAD_LIDS ? nd : LEAD_LIDS;
-	uint16_t slid = t->ports[s].lid, dlid = t->ports[d].lid;
-	struct sa_cand c[LEAD_LIDS][LEAD_LIDS];
-	bool traced[LEAD_LIDS][LEAD_LIDS] = {{false}};
-	/* S1/D1 (or S0/D1, S1/D0) beside S0/D0 first: the common case needs no more */
+	return l->rec[i][j] != NONE && l->rec[k][m] != NONE && (i != k || ns == 1) &&
+	       (j != m || nd == 1) && (i != k || j != m);
+}
+
+/* The two to lead with: S0/D0 and S1/D1 where they share no switch there and back; else S0/D0
+ * and the pair most independent of it (the diagonal first, then row by row, the first of
+ * the best); where none is apart from S0/D0 by cable, two others that are. false: keep
+ * the order. */
+static bool lead_choose(struct lead *l, unsigned ns, unsigned nd, unsigned lead[2][2])
+{
 	unsigned i1 = ns > 1, j1 = nd > 1;
-	sa_cand_trace(t, s, d, slid, dlid, &c[0][0]);
-	sa_cand_trace(t, s, d, (uint16_t)(slid + i1), (uint16_t)(dlid + j1), &c[i1][j1]);
-	traced[0][0] = traced[i1][j1] = true;
-	int best = lead_score(t, &c[0][0], &c[i1][j1]);
-	lead[0][0] = lead[0][1] = 0;
-	lead[1][0] = i1;
-	lead[1][1] = j1;
-	if (best >= 3 << 8)
-		return;
-	for (unsigned i = 0; i < w; i++)
-		for (unsigned j = 0; j < v; j++)
-			if (!traced[i][j])
-				sa_cand_trace(t, s, d, (uint16_t)(slid + i), (uint16_t)(dlid + j),
-				              &c[i][j]);
-	/* the diagonal, then row by row, as the table lists them: the first of the best */
+	int best = -1;
+	if (lead_pair_ok(l, ns, nd, 0, 0, i1, j1)) {
+		best = lead_score(l->t, lead_cand(l, 0, 0), lead_cand(l, i1, j1));
+		lead[0][0] = lead[0][1] = 0;
+		lead[1][0] = i1;
+		lead[1][1] = j1;
+		if (best >= 3 << 8)
+			return true;
+	}
 	for (unsigned diag = 2; diag-- > 0;)
-		for (unsigned k = 0; k < w; k++)
-			for (unsigned l = 0; l < v; l++) {
-				if ((k == l) != diag || !lead_pair_ok(ns, nd, 0, 0, k, l))
+		for (unsigned k = 0; k < l->w; k++)
+			for (unsigned m = 0; m < l->v; m++) {
+				if ((k == m) != diag || !lead_pair_ok(l, ns, nd, 0, 0, k, m))
 					continue;
-				int sc = lead_score(t, &c[0][0], &c[k][l]);
+				int sc = lead_score(l->t, lead_cand(l, 0, 0), lead_cand(l, k, m));
 				if (sc > best) {
 					best = sc;
+					lead[0][0] = lead[0][1] = 0;
 					lead[1][0] = k;
-					lead[1][1] = l;
+					lead[1][1] = m;
 				}
 			}
 	if (best >= 2 << 8)
-		return;
+		return true;
 	/* none apart from S0/D0 by cable: two others that are */
-	for (unsigned a = 1; a < w * v; a++)
-		for (unsigned b = a + 1; b < w * v; b++) {
-			unsigned i = a / v, j = a % v, k = b / v, l = b % v;
-			if (!lead_pair_ok(ns, nd, i, j, k, l))
+	unsigned n = l->w * l->v;
+	for (unsigned a = 1; a < n; a++)
+		for (unsigned b = a + 1; b < n; b++) {
+			unsigned i = a / l->v, j = a % l->v, k = b / l->v, m = b % l->v;
+			if (!lead_pair_ok(l, ns, nd, i, j, k, m))
 				continue;
-			int sc = lead_score(t, &c[i][j], &c[k][l]);
+			int sc = lead_score(l->t, lead_cand(l, i, j), lead_cand(l, k, m));
 			if (sc >= 2 << 8 && sc > best) {
 				best = sc;
 				lead[0][0] = i;
 				lead[0][1] = j;
 				lead[1][0] = k;
-				lead[1][1] = l;
+				lead[1][1] = m;
 			}
 		}
+	return best >= 0;
+}
+
+/* Record i of out moved to position at (those between shift down), with Preference 0. */
+static void record_to(struct sa_records *out, uint32_t i, uint32_t at)
+{
+	uint8_t tmp[MAD_SA_DATA_SIZE];
+	size_t st = out->stride;
+	memcpy(tmp, out->buf + (size_t)i * st, st);
+	memmove(out->buf + ((size_t)at + 1) * st, out->buf + (size_t)at * st,
+	        (size_t)(i - at) * st);
+	struct mad_path_record pr;
+	mad_path_record_decode(tmp, out->size, &pr, NULL);
+	pr.preference = 0;
+	mad_path_record_encode(&pr, tmp, out->size, NULL);
+	memcpy(out->buf + (size_t)at * st, tmp, st);
+}
+
+/* An APM client takes the first two PathRecords of a port pair as its primary and alternate
+ * paths, and a connection's acknowledgements come back by the reverse path: of the records
+ * just added for ports s and d (from first on), the two that share the least there and back
+ * go first (lead_choose), each traced along the tables only when weighed. */
+static void lead_first(const struct topo *t, uint32_t s, uint32_t d, unsigned ns, unsigned nd,
+                       struct sa_records *out, uint32_t first)
+{
+	struct lead l = {.t = t, .s = s, .d = d, .slid = t->ports[s].lid, .dlid = t->ports[d].lid};
+	l.w = ns < LEAD_LIDS ? ns : LEAD_LIDS;
+	l.v = nd < LEAD_LIDS ? nd : LEAD_LIDS;
+	for (unsigned i = 0; i < LEAD_LIDS; i++)
+		for (unsigned j = 0; j < LEAD_LIDS; j++)
+			l.rec[i][j] = NONE;
+	for (uint32_t r = first; r < out->n; r++) {
+		struct mad_path_record pr;
+		mad_path_record_decode(out->buf + (size_t)r * out->stride, out->size, &pr, NULL);
+		unsigned i = (unsigned)(pr.slid - l.slid), j = (unsigned)(pr.dlid - l.dlid);
+		if (i < l.w && j < l.v)
+			l.rec[i][j] = r;
+	}
+	unsigned lead[2][2] = {{0, 0}, {0, 0}};
+	if (out->stride > MAD_SA_DATA_SIZE || !lead_choose(&l, ns, nd, lead))
+		return;
+	uint32_t r0 = l.rec[lead[0][0]][lead[0][1]], r1 = l.rec[lead[1][0]][lead[1][1]];
+	record_to(out, r0, first);
+	if (r1 < r0)
+		r1++; /* shifted down by the first move */
+	record_to(out, r1, first + 1);
 }
 
 /* The records of one (source, destination) pair of a scan. false when out of memory. */
@@ -403,26 +459,17 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 	    (!sfull && !dfull))
 		return true; /* not partners in that partition */
 	/* The LID pairs in the order OpenSM gives them: S0/D0, S1/D1, ... first, Preference 0,
-	 * then the rest with the source LID varying slowest, Preference 2; but an APM client
-	 * takes the first two as its primary and alternate paths, so those two are the pair
-	 * that is most independent there and back (lmc_lead), S0/D0 and S1/D1 where no other
-	 * is more. */
+	 * then the rest with the source LID varying slowest, Preference 2; then, where the
+	 * query leaves the LIDs open and asks for two paths or more, the two of those that
+	 * matched which are most independent there and back go first (lead_first): S0/D0 and
+	 * S1/D1 where no other pair is more. Up to 127 are listed for that choice, then cut to
+	 * NumbPath. */
 	unsigned ns = 1u << sp->lmc, nd = 1u << dp->lmc, ndiag = ns < nd ? ns : nd;
-	unsigned count = 0, lead[2][2] = {{0, 0}, {1, 1}}, nlead = 0;
-	if (ns * nd > 1 && sc->numb > 1 && !(sc->mask & (PR_COMP_SLID | PR_COMP_DLID))) {
-		lmc_lead(t, s, d, ns, nd, lead);
-		nlead = 2;
-		for (unsigned k = 0; k < 2 && count < sc->numb; k++) {
-			int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + lead[k][0]),
-			                  (uint16_t)(dp->lid + lead[k][1]), 0, out);
-			if (r < 0)
-				return false;
-			count += (unsigned)r;
-		}
-	}
-	for (unsigned k = 0; k < ndiag && count < sc->numb; k++) {
-		if (is_lead(lead, nlead, k, k))
-			continue;
+	bool lead =
+	    ns * nd > 1 && sc->numb > 1 && sc->lead && !(sc->mask & (PR_COMP_SLID | PR_COMP_DLID));
+	unsigned count = 0, want = lead && sc->numb < 127 ? 127 : sc->numb;
+	uint32_t first = out->n;
+	for (unsigned k = 0; k < ndiag && count < want; k++) {
 		int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + k),
 		                  (uint16_t)(dp->lid + k), 0, out);
 		if (r < 0)
@@ -430,9 +477,9 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 		count += (unsigned)r;
 	}
 	for (unsigned so = 0; so < ns; so++) {
-		for (unsigned dof = 0; dof < nd && count < sc->numb; dof++) {
-			if (so == dof || is_lead(lead, nlead, so, dof))
-				continue; /* on the diagonal, or a lead, given above */
+		for (unsigned dof = 0; dof < nd && count < want; dof++) {
+			if (so == dof)
+				continue; /* on the diagonal, given above */
 			int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + so),
 			                  (uint16_t)(dp->lid + dof), 2, out);
 			if (r < 0)
@@ -440,6 +487,10 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 			count += (unsigned)r;
 		}
 	}
+	if (lead && count >= 2)
+		lead_first(t, s, d, ns, nd, out, first);
+	if (count > sc->numb)
+		out->n = first + sc->numb; /* listed for the choice only */
 	return true;
 }
 
@@ -498,6 +549,7 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 	sc->mask = mask;
 	sc->pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
 	sc->numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
+	sc->lead = true;
 	sc->one_s = src_one;
 	sc->one_d = dst_one;
 	sc->srcs = &sc->one_s;
@@ -553,15 +605,17 @@ static bool scan_step(struct sa_req *rq, struct path_scan *sc, struct sa_records
 	return true;
 }
 
-uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table, uint32_t numb,
-                  struct sa_records *out)
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
+                  const struct sa_paths_opt *opt, struct sa_records *out)
 {
 	struct path_scan sc;
 	uint16_t st = scan_init(rq, req, mask, table, out, &sc);
 	if (st)
 		return st == SA_PATHS_DONE ? 0 : st;
-	if (numb)
-		sc.numb = numb;
+	if (opt && opt->numb)
+		sc.numb = opt->numb;
+	if (opt && opt->no_lead)
+		sc.lead = false;
 	scan_step(rq, &sc, out, UINT64_MAX);
 	scan_free(&sc);
 	return sc.too_big ? too_big(rq, out) : 0;

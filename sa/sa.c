@@ -327,7 +327,7 @@ static uint16_t h_paths(struct sa_req *rq)
 {
 	if (rq->h.hdr.method == MAD_METHOD_GET_TABLE)
 		return sa_path_table(rq); /* perhaps every pair: a slice at a time */
-	return sa_paths(rq, rq->data, rq->h.comp_mask, false, 0, &rq->out);
+	return sa_paths(rq, rq->data, rq->h.comp_mask, false, NULL, &rq->out);
 }
 
 static uint16_t h_multipaths(struct sa_req *rq)

@@ -269,10 +269,16 @@ struct sa_held_answer {
  * sa->held for the next save, which comes within a few milliseconds. */
 void sa_state_hold(struct sa *sa, const struct mad_addr *to, const uint8_t *mad);
 void sa_state_release(struct sa *sa); /* send what is held (after a save, or at the end) */
-/* PathRecords for a query (table: GetTable). numb: records per port pair at most, 0 for
- * the query's NumbPath (127 when it gives none). */
-uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table, uint32_t numb,
-                  struct sa_records *out);
+/* PathRecords for a query (table: GetTable). opt (NULL: none): numb, the records per port
+ * pair at most (0: the query's NumbPath, 127 when it gives none); no_lead, the LID pairs in
+ * the table's order, without the two most independent first (a MultiPathRecord that weighs
+ * independence itself). */
+struct sa_paths_opt {
+	uint32_t numb;
+	bool no_lead;
+};
+uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
+                  const struct sa_paths_opt *opt, struct sa_records *out);
 /* The ports a packet from port src to dlid leaves by, one per hop, as the programmed
  * tables send it (hops: room for SA_PATH_HOPS_MAX). false when the tables do not deliver. */
 #define SA_PATH_HOPS_MAX 65 /* the source's link and 64 switch hops */
