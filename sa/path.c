@@ -8,96 +8,6 @@
 
 #define PKT_LIFE_DEFAULT 18 /* as OpenSM: about 1 s at the default subnet timeout */
 
-struct path {
-	unsigned hops;
-	uint8_t mtu, rate;
-};
-
-static void link_caps(const struct topo *t, uint32_t p, struct path *pa)
-{
-	const struct mad_port_info *pi = &t->ports[p].pi;
-	uint8_t mtu = pi->neighbor_mtu ? pi->neighbor_mtu : pi->mtu_cap;
-	if (mtu < pa->mtu)
-		pa->mtu = mtu;
-	uint8_t r = mad_link_rate(pi);
-	if (r && mad_rate_cmp(r, pa->rate) < 0)
-		pa->rate = r;
-}
-
-/* Follow the LFTs from src port to dlid. hops (room for SA_PATH_HOPS_MAX), when given,
- * gets the port each hop leaves by, so that alternate paths can be told apart by what they
- * cross. */
-static bool trace_hops(const struct topo *t, uint32_t src, uint16_t dlid, struct path *pa,
-                       uint32_t *hops, unsigned *nhops)
-{
-	unsigned dummy;
-	if (!nhops)
-		nhops = &dummy;
-	*nhops = 0;
-	pa->hops = 0;
-	pa->mtu = 5;
-	pa->rate = MAD_RATE_MAX_CODE; /* the fastest: the links lower it */
-	uint32_t dst = dlid < TOPO_LID_COUNT ? t->lid_port[dlid] : TOPO_NONE;
-	if (dst == TOPO_NONE)
-		return false;
-	if (topo_lid_port(t, src) == dst) {
-		if (topo_reader_peer(t, src) != TOPO_NONE)
-			link_caps(t, src, pa); /* to itself: at its own link's rate */
-		return true;
-	}
-	uint32_t at = src;
-	if (!topo_is_switch(t, t->ports[src].node)) {
-		uint32_t peer = topo_reader_peer(t, src);
-		if (peer == TOPO_NONE)
-			return false;
-		link_caps(t, src, pa);
-		if (hops)
-			hops[(*nhops)++] = src;
-		at = peer;
-		pa->hops++;
-	}
-	for (unsigned guard = 0; guard < SA_PATH_HOPS_MAX - 1; guard++) {
-		uint32_t node = t->ports[at].node;
-		if (topo_lid_port(t, at) == dst)
-			return true;
-		if (!topo_is_switch(t, node))
-			return false;
-		const struct topo_switch *sw = &t->sws[t->nodes[node].sw];
-		/* what the switch holds; what routing wants only where nothing was programmed
-		 * (and not while an engine writes it) */
-		const uint8_t *lft = sw->lft_hw;
-		uint32_t size = sw->lft_hw_size;
-		if (!lft && !t->routing) {
-			lft = sw->lft;
-			size = sw->lft_size;
-		}
-		if (!lft || dlid >= size || lft[dlid] == 0xff || lft[dlid] == 0)
-			return false;
-		uint32_t out = topo_port(t, node, lft[dlid]);
-		uint32_t peer = out == TOPO_NONE ? TOPO_NONE : topo_reader_peer(t, out);
-		if (peer == TOPO_NONE)
-			return false;
-		link_caps(t, out, pa);
-		if (hops)
-			hops[(*nhops)++] = out;
-		at = peer;
-		pa->hops++;
-	}
-	return false;
-}
-
-static bool trace(const struct topo *t, uint32_t src, uint16_t dlid, struct path *pa)
-{
-	return trace_hops(t, src, dlid, pa, NULL, NULL);
-}
-
-bool sa_path_hops(const struct topo *t, uint32_t src, uint16_t dlid, uint32_t *hops,
-                  unsigned *nhops)
-{
-	struct path pa;
-	return trace_hops(t, src, dlid, &pa, hops, nhops);
-}
-
 /* A selector (0 greater, 1 less, 2 exactly, 3 largest) applied to what the path offers, by
  * an order (bigger is better). 0 when it cannot be met, else the value to answer. */
 static unsigned apply_selector(unsigned sel, unsigned want, unsigned have)
@@ -127,7 +37,7 @@ static void endpoints(const struct sa_req *rq, uint32_t *list, uint32_t *n)
  * a sweep is under way the tables are changing: nothing is cached then. */
 struct sa_path_cache {
 	struct u64map idx; /* (source port + 1) << 16 | DLID -> entry */
-	struct path *paths;
+	struct sa_trace *paths;
 	bool *ok;
 	uint32_t n, cap;
 	uint64_t generation; /* of the model, that the entries belong to */
@@ -135,16 +45,16 @@ struct sa_path_cache {
 
 #define PATH_CACHE_MAX (4u << 20) /* entries; beyond, paths are traced every time */
 
-static bool cached_trace(struct sa *sa, uint32_t src, uint16_t dlid, struct path *pa)
+static bool cached_trace(struct sa *sa, uint32_t src, uint16_t dlid, struct sa_trace *pa)
 {
 	const struct topo *t = sa->t;
 	if (!t->stable)
-		return trace(t, src, dlid, pa);
+		return sa_trace(t, src, dlid, pa, NULL, NULL);
 	struct sa_path_cache *c = sa->pcache;
 	if (!c) {
 		c = sa->pcache = calloc(1, sizeof(*c));
 		if (!c)
-			return trace(t, src, dlid, pa);
+			return sa_trace(t, src, dlid, pa, NULL, NULL);
 		c->generation = t->generation;
 	}
 	if (c->generation != t->generation) {
@@ -159,10 +69,10 @@ static bool cached_trace(struct sa *sa, uint32_t src, uint16_t dlid, struct path
 		sa->st.path_cache_hits++;
 		return c->ok[i];
 	}
-	bool ok = trace(t, src, dlid, pa);
+	bool ok = sa_trace(t, src, dlid, pa, NULL, NULL);
 	if (c->n == c->cap && c->cap < PATH_CACHE_MAX) {
 		uint32_t ncap = c->cap ? c->cap * 2 : 4096;
-		struct path *np = realloc(c->paths, sizeof(*np) * ncap);
+		struct sa_trace *np = realloc(c->paths, sizeof(*np) * ncap);
 		if (np)
 			c->paths = np;
 		bool *no = np ? realloc(c->ok, ncap) : NULL;
@@ -218,7 +128,7 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, 
 		return 0;
 	if ((mask & PR_COMP_DLID) && dlid != q.dlid)
 		return 0;
-	struct path pa;
+	struct sa_trace pa;
 	if (!cached_trace(sa, s, dlid, &pa))
 		return 0;
 	/* the QoS class (the level's SL, else the

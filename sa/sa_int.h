@@ -279,6 +279,15 @@ struct sa_paths_opt {
 };
 uint16_t sa_paths(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                   const struct sa_paths_opt *opt, struct sa_records *out);
+/* What a path offers: its hops, the least MTU and rate of its links (sa/trace.c). */
+struct sa_trace {
+	unsigned hops;
+	uint8_t mtu, rate;
+};
+/* Follow the tables from port src to dlid: false where they do not deliver. hops (room for
+ * SA_PATH_HOPS_MAX), when given, gets the port each hop leaves by. */
+bool sa_trace(const struct topo *t, uint32_t src, uint16_t dlid, struct sa_trace *pa,
+              uint32_t *hops, unsigned *nhops);
 /* The ports a packet from port src to dlid leaves by, one per hop, as the programmed
  * tables send it (hops: room for SA_PATH_HOPS_MAX). false when the tables do not deliver. */
 #define SA_PATH_HOPS_MAX 65 /* the source's link and 64 switch hops */
