@@ -25,8 +25,9 @@ bool sa_cand_trace(const struct topo *t, uint32_t s, uint32_t d, uint16_t slid, 
 	c->s = s;
 	c->d = d;
 	c->nhops[0] = c->nhops[1] = 0;
-	if (!sa_path_hops(t, s, dlid, c->hops[0], &c->nhops[0]) ||
-	    !sa_path_hops(t, d, slid, c->hops[1], &c->nhops[1])) {
+	struct sa_trace pa;
+	if (!sa_trace(t, s, dlid, &pa, c->hops[0], &c->nhops[0]) ||
+	    !sa_trace(t, d, slid, &pa, c->hops[1], &c->nhops[1])) {
 		c->nhops[0] = c->nhops[1] = 0;
 		return false;
 	}

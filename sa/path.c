@@ -109,7 +109,7 @@ struct path_scan {
 	uint64_t mask;
 	uint16_t pkey; /* asked for, else 0xffff */
 	uint32_t numb;
-	bool lead; /* at LMC > 0 the two most independent LID pairs first (lead_first) */
+	bool lead; /* tables at LMC > 0: the two most independent LID pairs first (lead_first) */
 	uint32_t *srcs, *dsts, ns, nd, i, j;
 	uint32_t one_s, one_d;
 	bool too_big; /* past what one transfer carries: stopped, NO_RESOURCES */
@@ -459,7 +459,7 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 	sc->mask = mask;
 	sc->pkey = (mask & PR_COMP_PKEY) ? q.pkey : 0xffff;
 	sc->numb = (mask & PR_COMP_NUMB_PATH) && q.num_path ? q.num_path : 127;
-	sc->lead = true;
+	sc->lead = table; /* a Get answers one record: S0/D0 */
 	sc->one_s = src_one;
 	sc->one_d = dst_one;
 	sc->srcs = &sc->one_s;

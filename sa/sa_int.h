@@ -284,15 +284,11 @@ struct sa_trace {
 	unsigned hops;
 	uint8_t mtu, rate;
 };
-/* Follow the tables from port src to dlid: false where they do not deliver. hops (room for
- * SA_PATH_HOPS_MAX), when given, gets the port each hop leaves by. */
+#define SA_PATH_HOPS_MAX 65 /* the source's link and 64 switch hops */
+/* Follow the tables the switches hold from port src to dlid: false where they do not
+ * deliver. hops (room for SA_PATH_HOPS_MAX), when given, gets the port each hop leaves by. */
 bool sa_trace(const struct topo *t, uint32_t src, uint16_t dlid, struct sa_trace *pa,
               uint32_t *hops, unsigned *nhops);
-/* The ports a packet from port src to dlid leaves by, one per hop, as the programmed
- * tables send it (hops: room for SA_PATH_HOPS_MAX). false when the tables do not deliver. */
-#define SA_PATH_HOPS_MAX 65 /* the source's link and 64 switch hops */
-bool sa_path_hops(const struct topo *t, uint32_t src, uint16_t dlid, uint32_t *hops,
-                  unsigned *nhops);
 /* A path from port s to port d by (slid, dlid) with its way back, for independence
  * (sa/independence.c): the ports it leaves by each way (nhops 0: no path to judge), and
  * rec, its record's index where the caller keeps one. */

@@ -75,10 +75,3 @@ bool sa_trace(const struct topo *t, uint32_t src, uint16_t dlid, struct sa_trace
 	}
 	return false;
 }
-
-bool sa_path_hops(const struct topo *t, uint32_t src, uint16_t dlid, uint32_t *hops,
-                  unsigned *nhops)
-{
-	struct sa_trace pa;
-	return sa_trace(t, src, dlid, &pa, hops, nhops);
-}

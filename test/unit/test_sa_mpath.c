@@ -412,6 +412,10 @@ START_TEST(path_table_leads_without_the_base_pair)
 	expect_paths(LID_A, LID_E, w, 6);
 	for (unsigned i = 6; i < 16; i++)
 		ck_assert_uint_eq(path(i).preference, 2);
+	/* a Get answers one record: S0/E0, the shortest, not a lead */
+	ck_assert_int_eq(ask_paths(E_, MAD_METHOD_GET), 0);
+	ck_assert_uint_eq(path(0).slid, LID_A);
+	ck_assert_uint_eq(path(0).dlid, LID_E);
 }
 END_TEST
 
