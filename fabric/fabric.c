@@ -40,6 +40,7 @@ void topo_free(struct topo *t)
 		free(t->sws[i].mft);
 		free(t->sws[i].mft_hw);
 		free(t->sws[i].mft_known);
+		free(t->sws[i].mft_sets);
 		free(t->sws[i].sl2vl);
 	}
 	free(t->nodes);

@@ -85,9 +85,12 @@ struct topo_switch {
 	uint32_t lft_size, lft_hw_size;
 	uint16_t lft_top; /* LinearFDBTop we programmed */
 	/* multicast: a port mask per MLID and position (16 ports each), what the groups'
-	 * trees want and what the switch was last sent; hw_known per 32-MLID block */
+	 * trees want and what the switch was last sent; per 32-MLID block, whether that is
+	 * known to be what it holds, and its Sets in flight (one block's Sets never overlap:
+	 * a retry of an older one would land after a newer one) */
 	uint16_t *mft, *mft_hw;
 	bool *mft_known;
+	uint8_t *mft_sets;
 	uint32_t mft_mlids; /* MLIDs covered (from 0xc000), a multiple of 32 */
 	uint8_t mft_pos;    /* positions: (ports + 1 + 15) / 16 */
 	/* SL-to-VL tables as programmed, [in][out] over ports 0..nports, as indexes + 1 into

@@ -122,9 +122,14 @@ static int mft_cover(struct sm *sm, struct topo_switch *sw, uint32_t i)
 	if (!k)
 		return -1;
 	sw->mft_known = k;
+	uint8_t *f = realloc(sw->mft_sets, n / 32);
+	if (!f)
+		return -1;
+	sw->mft_sets = f;
 	memset(a + old, 0, (now - old) * sizeof(uint16_t));
 	memset(b + old, 0, (now - old) * sizeof(uint16_t));
 	memset(k + sw->mft_mlids / 32, 0, n / 32 - sw->mft_mlids / 32);
+	memset(f + sw->mft_mlids / 32, 0, n / 32 - sw->mft_mlids / 32);
 	sw->mft_mlids = n;
 	sw->mft_pos = pos;
 	return 0;
@@ -205,36 +210,57 @@ static void build_tree(struct sm *sm, uint32_t i, struct tree_scratch *ts)
 	}
 }
 
+/* Block b's MLIDs are looked at again in a moment. */
+static void block_again(struct sm *sm, uint32_t b)
+{
+	struct sm_mcast *mc = &sm->mc;
+	for (uint32_t j = b * 32; j < b * 32 + 32 && j < mc->nmlid; j++)
+		mc->dirty[j] = mc->any_dirty = true;
+	if (sm->loop && !ev_is_active(&mc->timer)) {
+		ev_timer_set(&mc->timer, 0., 0.);
+		ev_timer_start(sm->loop, &mc->timer);
+	}
+}
+
 static void on_mft_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                         void *ctx)
 {
 	(void)res;
 	const uint32_t *ref = ctx; /* node, block, position */
-	if (smp && !smp->dr_status)
-		return;
-	char name[160];
-	log_rl(sm->log, &sm->rl_refused, LOGL_WARN, "mcast",
-	       "%s: MFT block %u position %u %s; it is sent again later",
-	       sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
-	       smp ? mad_status_str(smp->dr_status) : "got no answer");
 	const struct topo *t = &sm->topo;
 	uint32_t s = t->nodes[ref[0]].sw;
-	if (s != TOPO_NONE && s < t->nsws && ref[1] < t->sws[s].mft_mlids / 32)
-		t->sws[s].mft_known[ref[1]] = false;
-	sm->mc.failed = true;
+	struct topo_switch *sw =
+	    s != TOPO_NONE && s < t->nsws && ref[1] < t->sws[s].mft_mlids / 32 ? &t->sws[s] : NULL;
+	bool ok = smp && !smp->dr_status;
+	if (!ok) {
+		char name[160];
+		log_rl(sm->log, &sm->rl_refused, LOGL_WARN, "mcast",
+		       "%s: MFT block %u position %u %s; it is sent again later",
+		       sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
+		       smp ? mad_status_str(smp->dr_status) : "got no answer");
+		sm->mc.failed = true;
+		if (sw)
+			sw->mft_known[ref[1]] = false;
+	}
+	if (!sw || !sw->mft_sets[ref[1]] || --sw->mft_sets[ref[1]])
+		return;
+	/* the block's last Set is done: what changed while it was out goes now */
+	size_t at = (size_t)ref[1] * 32 * sw->mft_pos, len = (size_t)32 * sw->mft_pos;
+	if (!sw->mft_known[ref[1]] || memcmp(sw->mft + at, sw->mft_hw + at, len * sizeof(uint16_t)))
+		block_again(sm, ref[1]);
 }
 
-/* Send block b of a switch if it differs from what the switch holds (all positions: a
- * position we never wrote may hold a stale mask from an earlier SM). */
+/* Send block b of a switch if it differs from what the switch holds, or what it holds is not
+ * known (all positions: a position we never wrote may hold a stale mask from an earlier SM,
+ * a Set that got no answer may have been taken). Not while the block's last Sets are out:
+ * their completion sends it. */
 static void send_block(struct sm *sm, struct topo_switch *sw, uint32_t b)
 {
 	size_t at = (size_t)b * 32 * sw->mft_pos, len = (size_t)32 * sw->mft_pos;
-	bool any = false;
-	for (size_t j = 0; j < len && !any; j++)
-		any = sw->mft[at + j] != 0;
-	if (sw->mft_known[b] ? !memcmp(sw->mft + at, sw->mft_hw + at, len * sizeof(uint16_t))
-	                     : !any)
+	if (sw->mft_sets[b] ||
+	    (sw->mft_known[b] && !memcmp(sw->mft + at, sw->mft_hw + at, len * sizeof(uint16_t))))
 		return;
+	bool unsent = false;
 	for (unsigned pos = 0; pos < sw->mft_pos; pos++) {
 		struct mad_mft_block blk;
 		for (unsigned j = 0; j < 32; j++)
@@ -242,15 +268,22 @@ static void send_block(struct sm *sm, struct topo_switch *sw, uint32_t b)
 		uint8_t data[64] = {0};
 		mad_mft_block_encode(&blk, data, sizeof(data), NULL);
 		uint32_t ref[3] = {sw->node, b, pos};
-		sm_send_dr(sm, sw->node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_MFT,
-		           ((uint32_t)pos << 28) | b, data, sizeof(data), on_mft_done, ref,
-		           sizeof(ref));
+		sw->mft_sets[b]++;
+		if (sm_send_dr(sm, sw->node, NULL, 0, MAD_METHOD_SET, MAD_ATTR_MFT,
+		               ((uint32_t)pos << 28) | b, data, sizeof(data), on_mft_done, ref,
+		               sizeof(ref)) < 0) {
+			sw->mft_sets[b]--; /* not sent (logged): the block is not known */
+			unsent = true;
+			continue;
+		}
 		sm->mc.blocks_sent++;
 	}
 	/* taken as done now, so that a later batch compares with what is on its way; a
 	 * failure marks the block unknown and it goes again */
 	memcpy(sw->mft_hw + at, sw->mft + at, len * sizeof(uint16_t));
-	sw->mft_known[b] = true;
+	sw->mft_known[b] = !unsent;
+	if (unsent)
+		sm->mc.failed = true;
 }
 
 void mcast_program(struct sm *sm)

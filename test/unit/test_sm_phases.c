@@ -18,6 +18,10 @@
 #include "verify.h"
 #include "check_run.h"
 
+/* MFT Sets sent while mft_collect is on: the switch takes them but its answer is lost, on
+ * every attempt or on the first only (the retry then arrives after what was sent later) */
+enum mft_answers { MFT_ANSWERED, MFT_ANSWER_LOST, MFT_FIRST_ANSWER_LOST };
+
 struct harness {
 	struct ev_loop *loop;
 	struct fabric f;
@@ -32,7 +36,29 @@ struct harness {
 	/* the SM's last answer to an unsolicited SMP (SMInfo) */
 	uint8_t resp[MAD_SIZE];
 	unsigned nresp;
+	enum mft_answers mft_answers;
+	bool mft_collect;
+	uint64_t mft_lost_tids[256];
+	unsigned nmft_lost;
 };
+
+/* An MFT Set whose answer the harness loses (see mft_answers). */
+static bool mft_answer_lost(struct harness *h, const uint8_t *m)
+{
+	uint16_t attr = (uint16_t)(m[16] << 8 | m[17]);
+	if (m[3] != MAD_METHOD_SET || attr != MAD_ATTR_MFT || h->mft_answers == MFT_ANSWERED)
+		return false;
+	uint64_t tid = 0;
+	for (int i = 8; i < 16; i++)
+		tid = tid << 8 | m[i];
+	for (unsigned i = 0; i < h->nmft_lost; i++)
+		if (h->mft_lost_tids[i] == tid)
+			return h->mft_answers == MFT_ANSWER_LOST; /* a retry */
+	if (!h->mft_collect || h->nmft_lost == sizeof(h->mft_lost_tids) / sizeof(uint64_t))
+		return false;
+	h->mft_lost_tids[h->nmft_lost++] = tid;
+	return true;
+}
 
 /* A MAD the SM sent: carried to its SMA and the answer back, or lost as a link loses it. */
 static void on_send(struct fake_transport *ft, const struct mad_addr *to, const uint8_t *mad,
@@ -57,8 +83,9 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 		h->lost++;
 		return;
 	}
+	bool lost = mft_answer_lost(h, m);
 	struct mad_addr a = {.qpn = 0};
-	if (sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid))
+	if (sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid) && !lost)
 		fake_deliver(h->ft, &a, m, MAD_SIZE, 0);
 }
 
@@ -296,6 +323,72 @@ START_TEST(link_down_rerouted)
 }
 END_TEST
 
+/* Run the loop for secs. */
+static void run_for(struct harness *h, double secs)
+{
+	ev_tstamp end = ev_time() + secs;
+	while (ev_time() < end)
+		ev_run(h->loop, EVRUN_ONCE);
+}
+
+/* MLIDs whose trees fabricsim's switches hold (a member leaves no bit behind). */
+static unsigned mlids_held(struct harness *h)
+{
+	struct verify_opts o = {.max_issues = 1};
+	struct verify_report r;
+	verify_run(&h->f, &o, &r);
+	unsigned n = r.mlids;
+	verify_report_free(&r);
+	return n;
+}
+
+/* A group of two hosts on different leaves joins MLID 0xc001 while MFT answers get lost as
+ * `how`, then leaves; once the SM's Sets have settled, no switch may keep its bits. */
+static void mcast_join_leave(enum mft_answers how)
+{
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	ck_assert_uint_eq(mlids_held(&h), 0);
+	const struct topo *t = sm_fabric(h.sm);
+	uint32_t ports[2];
+	const char *hosts[2] = {"host-1", "host-32"};
+	for (int i = 0; i < 2; i++) {
+		uint64_t guid = h.f.nodes[fabric_find_node(&h.f, hosts[i])].guid;
+		uint32_t n = u64map_get(&t->by_guid, guid);
+		ck_assert_uint_ne(n, U64MAP_NONE);
+		ports[i] = topo_port(t, n, 1);
+	}
+	h.mft_answers = how;
+	h.mft_collect = true;
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
+	for (int i = 0; i < 5; i++) /* the join's Sets go out, their answers lost */
+		ev_run(h.loop, EVRUN_NOWAIT);
+	h.mft_collect = false;
+	ck_assert_uint_gt(h.nmft_lost, 0);
+	ck_assert_uint_eq(mlids_held(&h), 1);
+	/* the members leave while the join's Sets are unanswered; the leave's are answered */
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, NULL, 0), 0);
+	run_for(&h, 2); /* retries, failures, and what the SM sends after them */
+	ck_assert_uint_eq(mlids_held(&h), 0);
+	harness_free(&h);
+}
+
+START_TEST(mcast_retry_after_leave)
+{
+	/* a join's Set answered only on its retry, which the switch takes after the leave's */
+	mcast_join_leave(MFT_FIRST_ANSWER_LOST);
+}
+END_TEST
+
+START_TEST(mcast_unanswered_then_leave)
+{
+	/* a join's Set the switch took but never answered: the SM cannot know the block */
+	mcast_join_leave(MFT_ANSWER_LOST);
+}
+END_TEST
+
 /* Deliver an SMInfo request to the SM as from LID 7 and decode its one answer. */
 static struct mad_smp sm_info_exchange(struct harness *h, const struct mad_smp *smp)
 {
@@ -443,6 +536,8 @@ int main(void)
 	tcase_add_test(tc, link_down_rerouted);
 	tcase_add_test(tc, sm_info_keys);
 	tcase_add_test(tc, sm_info_sets);
+	tcase_add_test(tc, mcast_retry_after_leave);
+	tcase_add_test(tc, mcast_unanswered_then_leave);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
