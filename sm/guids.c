@@ -5,6 +5,10 @@
 
 #include "sm/sm_int.h"
 
+enum { GUIDS_OUT = 1, GUIDS_AGAIN };
+
+static void write_block(struct sm *sm, uint32_t port, unsigned b);
+
 static void on_guid_info_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                              void *ctx)
 {
@@ -17,17 +21,33 @@ static void on_guid_info_set(struct sm *sm, const struct mad_result *res, const 
 		         "are not on the port until the next sweep",
 		         ref[1], topo_port_guid(&sm->topo, ref[0]),
 		         smp ? mad_status_str(smp->dr_status) : "no answer");
+	uint64_t key = ((uint64_t)ref[0] + 1) << 16 | ref[1];
+	uint32_t v = u64map_get(&sm->guid_sets, key);
+	u64map_del(&sm->guid_sets, key);
+	if (v == GUIDS_AGAIN && !sm->stopped) { /* what changed while it was out */
+		sm->detached++;
+		write_block(sm, ref[0], ref[1]);
+		sm->detached--;
+	}
 }
 
 static void write_block(struct sm *sm, uint32_t port, unsigned b)
 {
+	uint64_t key = ((uint64_t)port + 1) << 16 | b;
+	if (u64map_get(&sm->guid_sets, key) != U64MAP_NONE) {
+		u64map_put(&sm->guid_sets, key, GUIDS_AGAIN); /* sent when the one out is done */
+		return;
+	}
 	struct mad_guid_info g;
 	topo_guid_info_block(&sm->topo, port, b, &g);
 	uint8_t data[64] = {0};
 	mad_guid_info_encode(&g, data, sizeof(data), NULL);
 	uint32_t ref[2] = {port, b};
-	sm_send_dr_port(sm, port, MAD_METHOD_SET, MAD_ATTR_GUID_INFO, b, data, sizeof(data),
-	                on_guid_info_set, ref, sizeof(ref));
+	if (u64map_put(&sm->guid_sets, key, GUIDS_OUT) < 0)
+		return; /* out of memory: written by the next sweep that changes the fabric */
+	if (sm_send_dr_port(sm, port, MAD_METHOD_SET, MAD_ATTR_GUID_INFO, b, data, sizeof(data),
+	                    on_guid_info_set, ref, sizeof(ref)) < 0)
+		u64map_del(&sm->guid_sets, key);
 }
 
 void guids_program(struct sm *sm)

@@ -216,7 +216,7 @@ static void block_again(struct sm *sm, uint32_t b)
 	struct sm_mcast *mc = &sm->mc;
 	for (uint32_t j = b * 32; j < b * 32 + 32 && j < mc->nmlid; j++)
 		mc->dirty[j] = mc->any_dirty = true;
-	if (sm->loop && !ev_is_active(&mc->timer)) {
+	if (sm->loop && !sm->stopped && !ev_is_active(&mc->timer)) {
 		ev_timer_set(&mc->timer, 0., 0.);
 		ev_timer_start(sm->loop, &mc->timer);
 	}

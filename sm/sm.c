@@ -814,6 +814,7 @@ void sm_free(struct sm *sm)
 	health_free(sm);
 	topo_free(&sm->topo);
 	u64map_free(&sm->guid2lid);
+	u64map_free(&sm->guid_sets);
 	u64map_free(&sm->mk.idx);
 	free(sm->mk.v);
 	u64map_free(&sm->mk.hop_idx);

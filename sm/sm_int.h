@@ -233,6 +233,10 @@ struct sm {
 	uint32_t once_best;
 	unsigned once_stale;  /* gives up at SM_ONCE_STALE_MAX */
 	bool aliases_written; /* every alias GUID block written once */
+	/* GUIDInfo blocks with a Set out, keyed (port + 1) << 16 | block: GUIDS_OUT, or
+	 * GUIDS_AGAIN when they changed since (a retry of the older Set could land after a
+	 * newer one, so a block's Sets never overlap) */
+	struct u64map guid_sets;
 	/* partition members added at run time (sm/tenants.c), in the order added */
 	struct {
 		VEC(struct sm_saved_pmember) items;

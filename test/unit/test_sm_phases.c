@@ -18,9 +18,10 @@
 #include "verify.h"
 #include "check_run.h"
 
-/* MFT Sets sent while mft_collect is on: the switch takes them but its answer is lost, on
- * every attempt or on the first only (the retry then arrives after what was sent later) */
-enum mft_answers { MFT_ANSWERED, MFT_ANSWER_LOST, MFT_FIRST_ANSWER_LOST };
+/* Sets of attribute lose_attr sent while lose_collect is on: the SMA takes them but its
+ * answer is lost, on every attempt or on the first only (the retry then arrives after what
+ * was sent later) */
+enum set_answers { SET_ANSWERED, SET_ANSWER_LOST, SET_FIRST_ANSWER_LOST };
 
 struct harness {
 	struct ev_loop *loop;
@@ -36,27 +37,28 @@ struct harness {
 	/* the SM's last answer to an unsolicited SMP (SMInfo) */
 	uint8_t resp[MAD_SIZE];
 	unsigned nresp;
-	enum mft_answers mft_answers;
-	bool mft_collect;
-	uint64_t mft_lost_tids[256];
-	unsigned nmft_lost;
+	uint16_t lose_attr;
+	enum set_answers lose;
+	bool lose_collect;
+	uint64_t lost_tids[256];
+	unsigned nlost_tids;
 };
 
-/* An MFT Set whose answer the harness loses (see mft_answers). */
-static bool mft_answer_lost(struct harness *h, const uint8_t *m)
+/* A Set whose answer the harness loses (see lose_attr). */
+static bool set_answer_lost(struct harness *h, const uint8_t *m)
 {
 	uint16_t attr = (uint16_t)(m[16] << 8 | m[17]);
-	if (m[3] != MAD_METHOD_SET || attr != MAD_ATTR_MFT || h->mft_answers == MFT_ANSWERED)
+	if (m[3] != MAD_METHOD_SET || attr != h->lose_attr || h->lose == SET_ANSWERED)
 		return false;
 	uint64_t tid = 0;
 	for (int i = 8; i < 16; i++)
 		tid = tid << 8 | m[i];
-	for (unsigned i = 0; i < h->nmft_lost; i++)
-		if (h->mft_lost_tids[i] == tid)
-			return h->mft_answers == MFT_ANSWER_LOST; /* a retry */
-	if (!h->mft_collect || h->nmft_lost == sizeof(h->mft_lost_tids) / sizeof(uint64_t))
+	for (unsigned i = 0; i < h->nlost_tids; i++)
+		if (h->lost_tids[i] == tid)
+			return h->lose == SET_ANSWER_LOST; /* a retry */
+	if (!h->lose_collect || h->nlost_tids == sizeof(h->lost_tids) / sizeof(uint64_t))
 		return false;
-	h->mft_lost_tids[h->nmft_lost++] = tid;
+	h->lost_tids[h->nlost_tids++] = tid;
 	return true;
 }
 
@@ -83,7 +85,7 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 		h->lost++;
 		return;
 	}
-	bool lost = mft_answer_lost(h, m);
+	bool lost = set_answer_lost(h, m);
 	struct mad_addr a = {.qpn = 0};
 	if (sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid) && !lost)
 		fake_deliver(h->ft, &a, m, MAD_SIZE, 0);
@@ -344,7 +346,7 @@ static unsigned mlids_held(struct harness *h)
 
 /* A group of two hosts on different leaves joins MLID 0xc001 while MFT answers get lost as
  * `how`, then leaves; once the SM's Sets have settled, no switch may keep its bits. */
-static void mcast_join_leave(enum mft_answers how)
+static void mcast_join_leave(enum set_answers how)
 {
 	struct harness h;
 	harness_init(&h, "fattree:radix=8,levels=2");
@@ -360,13 +362,14 @@ static void mcast_join_leave(enum mft_answers how)
 		ck_assert_uint_ne(n, U64MAP_NONE);
 		ports[i] = topo_port(t, n, 1);
 	}
-	h.mft_answers = how;
-	h.mft_collect = true;
+	h.lose_attr = MAD_ATTR_MFT;
+	h.lose = how;
+	h.lose_collect = true;
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
 	for (int i = 0; i < 5; i++) /* the join's Sets go out, their answers lost */
 		ev_run(h.loop, EVRUN_NOWAIT);
-	h.mft_collect = false;
-	ck_assert_uint_gt(h.nmft_lost, 0);
+	h.lose_collect = false;
+	ck_assert_uint_gt(h.nlost_tids, 0);
 	ck_assert_uint_eq(mlids_held(&h), 1);
 	/* the members leave while the join's Sets are unanswered; the leave's are answered */
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, NULL, 0), 0);
@@ -378,14 +381,55 @@ static void mcast_join_leave(enum mft_answers how)
 START_TEST(mcast_retry_after_leave)
 {
 	/* a join's Set answered only on its retry, which the switch takes after the leave's */
-	mcast_join_leave(MFT_FIRST_ANSWER_LOST);
+	mcast_join_leave(SET_FIRST_ANSWER_LOST);
 }
 END_TEST
 
 START_TEST(mcast_unanswered_then_leave)
 {
 	/* a join's Set the switch took but never answered: the SM cannot know the block */
-	mcast_join_leave(MFT_ANSWER_LOST);
+	mcast_join_leave(SET_ANSWER_LOST);
+}
+END_TEST
+
+/* An alias GUID of host-5's port is written, answers lost as `how`, and deleted before the
+ * Set is answered: once the SM's Sets have settled, the port must not answer to it. */
+static void alias_add_delete(enum set_answers how)
+{
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	uint32_t fp = fabric_port(&h.f, fabric_find_node(&h.f, "host-5"), 1);
+	struct topo *t = sm_fabric(h.sm);
+	uint32_t tp = u64map_get(&t->by_port_guid, h.f.ports[fp].guid);
+	ck_assert_uint_ne(tp, TOPO_NONE);
+	uint64_t alias = 0x0002c9fffe00a1a5ull;
+	ck_assert_int_eq(topo_alias_add(t, tp, 1, alias), 0);
+	h.lose_attr = MAD_ATTR_GUID_INFO;
+	h.lose = how;
+	h.lose_collect = true;
+	sm_aliases_changed(h.sm, tp, 0);
+	h.lose_collect = false;
+	ck_assert_uint_eq(h.nlost_tids, 1);
+	ck_assert_ptr_nonnull(h.f.ports[fp].guids);
+	ck_assert_uint_eq(h.f.ports[fp].guids[1], alias);
+	topo_alias_del(t, alias);
+	sm_aliases_changed(h.sm, tp, 0);
+	run_for(&h, 1.5);
+	ck_assert_uint_eq(h.f.ports[fp].guids[1], 0);
+	harness_free(&h);
+}
+
+START_TEST(alias_retry_after_delete)
+{
+	alias_add_delete(SET_FIRST_ANSWER_LOST);
+}
+END_TEST
+
+START_TEST(alias_unanswered_then_delete)
+{
+	alias_add_delete(SET_ANSWER_LOST);
 }
 END_TEST
 
@@ -538,6 +582,8 @@ int main(void)
 	tcase_add_test(tc, sm_info_sets);
 	tcase_add_test(tc, mcast_retry_after_leave);
 	tcase_add_test(tc, mcast_unanswered_then_leave);
+	tcase_add_test(tc, alias_retry_after_delete);
+	tcase_add_test(tc, alias_unanswered_then_delete);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
