@@ -73,6 +73,8 @@ static const char help[] =
     "lids                        every endpoint's GUID, LID, LMC and node\n"
     "send NODE PORT DLID         a data packet from a port to DLID through the tables and\n"
     "                            port states as they are: where it arrives, or why it drops\n"
+    "mcast                       every MLID in the switches' MFTs and the end ports whose\n"
+    "                            attachment bit is set (port GUIDs)\n"
     "pkeys [NODE]                every cabled port's P_Key table (non-zero entries, in\n"
     "                            index order): node, port, GUID, keys\n"
     "mkeys                       every endpoint's GUID, M_Key, protection, lease, M_Key\n"
@@ -357,6 +359,8 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			fprintf(o, "0x%016llx %u %u %s\n", (unsigned long long)pt->guid, pt->pi.lid,
 			        pt->pi.lmc, n->name);
 		}
+	} else if (!strcmp(argv[0], "mcast") && argc == 1) {
+		verify_print_mcast(f, o);
 	} else if (!strcmp(argv[0], "pkeys") && argc <= 2) {
 		put_pkeys(f, argc == 2 ? argv[1] : NULL, o);
 	} else if (!strcmp(argv[0], "mkeys")) {

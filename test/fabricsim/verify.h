@@ -84,5 +84,8 @@ void verify_run(const struct fabric *f, const struct verify_opts *o, struct veri
 void verify_print(const struct verify_report *r, FILE *out);
 void verify_print_json(const struct verify_report *r, FILE *out);
 void verify_report_free(struct verify_report *r);
+/* Each MLID with a bit in a present switch's MFT, and the end ports (port GUIDs, in order)
+ * whose attachment bit is set: "0xc001 0x... 0x...", a line each (ctl mcast). */
+void verify_print_mcast(const struct fabric *f, FILE *out);
 
 #endif

@@ -293,6 +293,37 @@ sm_state_of() {
 
 lft_sets() { "$BUILD/test/fabricsim/fabricsim" ctl lft-sets | grep -v '^total' | sort; }
 
+# mfts_follow_sa HOST: the end ports each MLID's MFT bits deliver to (fabricsim ctl mcast) are
+# the members the SA lists for it (asked from HOST with the SM_Key), no more, no fewer, and no
+# MLID has bits without members. The differences go to $WORK/mfts-vs-sa.
+mfts_follow_sa() {
+	SIM_HOST=$1 "$BUILD/cli/ibsa" --transport sim --sm-key 1 --json mcast >"$WORK/mfts-sa.json" ||
+		return 1
+	"$BUILD/test/fabricsim/fabricsim" ctl mcast >"$WORK/mfts-fs.txt" || return 1
+	python3 - "$WORK/mfts-sa.json" "$WORK/mfts-fs.txt" >"$WORK/mfts-vs-sa" <<'PY'
+import ipaddress, json, sys
+sa = {}
+for r in json.load(open(sys.argv[1])):
+    guid = int(ipaddress.IPv6Address(r["port_gid"])) & ((1 << 64) - 1)
+    sa.setdefault(int(r["mlid"]), set()).add(guid)
+fs = {}
+for line in open(sys.argv[2]):
+    w = line.split()
+    if w:
+        fs[int(w[0], 16)] = {int(g, 16) for g in w[1:]}
+bad = 0
+for m in sorted(set(sa) | set(fs)):
+    want, have = sa.get(m, set()), fs.get(m)
+    if have is None or m not in sa or want != have:
+        bad += 1
+        print("MLID 0x%04x: SA members %d, MFTs deliver to %s; only in the SA %s, only in MFTs %s"
+              % (m, len(want), "nothing" if have is None else len(have),
+                 ["0x%x" % g for g in sorted(want - (have or set()))[:3]],
+                 ["0x%x" % g for g in sorted((have or set()) - want)[:3]]))
+sys.exit(1 if bad else 0)
+PY
+}
+
 # partition_load CLIENTS CALLS: the caller's `client ID COUNT` run CLIENTS times at once (CALLS
 # in all) while the SA is asked for the nodes and a path from host-32 over and over: each
 # pair's milliseconds in $WORK/sa-ok, failures in $WORK/sa-failed; LOAD_MS the clients' wall

@@ -2,7 +2,8 @@
 # Multicast as a busy fabric sees it: 100 hosts join and leave 20 groups 1,000 times, many
 # requests in flight at once (test/tools/mcast_churn). Afterwards the SA's groups hold exactly
 # the members the clients think they have, every group has its own MLID, the MFTs the SM
-# programmed carry every group to each member exactly once without loops (fabricsim verify),
+# programmed carry every group to each member exactly once without loops (fabricsim verify)
+# and to no port the SA does not list as its member (fabricsim ctl mcast),
 # and no MLID is programmed for a group that no longer exists. Then everybody leaves: only
 # the IPoIB broadcast group stays, and no MFT entry is left anywhere.
 # Usage: sa_multicast.sh BUILD_DIR
@@ -52,6 +53,9 @@ echo "SA: $(wc -l <"$WORK/members.txt") memberships in $ngroups groups, as the c
 wait_until 10 mft_settled "$ngroups" ||
 	fail "MFTs: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["multicast"], r["issues"][:4])' "$WORK/verify.json") (want $ngroups MLIDs)"
 echo "MFTs: $ngroups MLIDs, each reaching its members once, loop-free: ok"
+wait_until 10 mfts_follow_sa host-127 ||
+	fail "MFTs and the SA's members differ: $(head -3 "$WORK/mfts-vs-sa")"
+echo "MFTs: each MLID delivers to the SA's members of its group, no other port: ok"
 
 # a PathRecord to a group: its MLID, with the group's MTU and rate
 mgid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["mgid"])' "$WORK/sa.json")

@@ -3,7 +3,8 @@
 # clients join and leave multicast groups, register services with leases and subscribe to
 # events, for SOAK_SECONDS (30 in the suite; SOAK_SECONDS=3600 for the long one) on
 # SOAK_FABRIC (the 2,592-host tree). Afterwards, the faults healed and the loss gone:
-# fabricsim verify passes; once every member has left, no MLID is left in any switch's MFT
+# fabricsim verify passes; each MLID's MFT bits deliver to the SA's members of its group;
+# once every member has left, no MLID is left in any switch's MFT
 # and only the broadcast groups remain; every service's lease has run out and none is
 # listed; the subscriptions of hosts that left are gone; and ibsmd's memory is flat (its RSS
 # over the last tenth of the soak within 15% of the second tenth's; ASan's quarantine off,
@@ -102,6 +103,9 @@ for l in "${links[@]}"; do "$FS" ctl link up $l >/dev/null; done
 for h in "${cyclers[@]}"; do "$FS" ctl node add "$h" >/dev/null 2>&1 || true; done
 wait_until 120 verify_passes || fail "not whole after the soak: $("$FS" verify | grep -E 'problem|verdict' | head -4)"
 echo "healed: verify PASS"
+wait_until 20 mfts_follow_sa host-2 ||
+	fail "after the soak, MFTs and the SA's members differ: $(head -3 "$WORK/mfts-vs-sa")"
+echo "MFTs deliver each group to its members as the SA lists them"
 
 # every member leaves (the SA's own list of them): groups go, and their MLIDs from the MFTs
 SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json mcast >"$WORK/mcast.json" || fail "ibsa mcast"

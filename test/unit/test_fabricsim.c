@@ -649,6 +649,47 @@ START_TEST(verify_unicast_lids_and_multicast)
 }
 END_TEST
 
+START_TEST(mcast_members_listed)
+{
+	/* MLID 0xc001: H1 behind S1 port 1, S1 itself (port 0), H2 behind S2 port 2, and the
+	 * link between them (S1 port 2, S2 port 1), which delivers to no end port */
+	mft_set("S1", 1, (1 << 0) | (1 << 1) | (1 << 2));
+	mft_set("S2", 1, (1 << 1) | (1 << 2));
+	/* 0xc003: only a tree bit; 0xc005: H3, whose cable is pulled */
+	mft_set("S1", 3, 1 << 2);
+	mft_set("S1", 5, 1 << 3);
+	fabric_set_link(&F, H3, false);
+	uint64_t g[3] = {F.ports[H1].guid, F.ports[H2].guid, F.ports[S1p0].guid};
+	for (int i = 0; i < 3; i++) /* in order */
+		for (int j = i + 1; j < 3; j++)
+			if (g[j] < g[i]) {
+				uint64_t x = g[i];
+				g[i] = g[j];
+				g[j] = x;
+			}
+	char want[256];
+	snprintf(want, sizeof(want), "0xc001 0x%016llx 0x%016llx 0x%016llx\n0xc003\n0xc005\n",
+	         (unsigned long long)g[0], (unsigned long long)g[1], (unsigned long long)g[2]);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+	verify_print_mcast(&F, o);
+	fclose(o);
+	ck_assert_str_eq(buf, want);
+	free(buf);
+	/* a switch out of the fabric delivers nothing */
+	fabric_remove_node(&F, fabric_find_node(&F, "S2"));
+	o = open_memstream(&buf, &len);
+	verify_print_mcast(&F, o);
+	fclose(o);
+	uint64_t a = F.ports[H1].guid, b = F.ports[S1p0].guid;
+	snprintf(want, sizeof(want), "0xc001 0x%016llx 0x%016llx\n0xc003\n0xc005\n",
+	         (unsigned long long)(a < b ? a : b), (unsigned long long)(a < b ? b : a));
+	ck_assert_str_eq(buf, want);
+	free(buf);
+}
+END_TEST
+
 START_TEST(verify_finds_a_credit_loop)
 {
 	/* a ring of three switches, each with a host; every switch sends the host two hops
@@ -1139,6 +1180,7 @@ int main(void)
 	tcase_add_test(sma, lid_routing_through_lfts);
 	tcase_add_test(sma, pma_counts_what_crossed);
 	tcase_add_test(sma, verify_unicast_lids_and_multicast);
+	tcase_add_test(sma, mcast_members_listed);
 	tcase_add_test(sma, verify_finds_a_credit_loop);
 	tcase_add_test(sma, verify_alternate_paths);
 	tcase_add_test(sma, verify_alternate_paths_parallel_cables);
