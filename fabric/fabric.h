@@ -91,6 +91,8 @@ struct topo_switch {
 	uint16_t *mft, *mft_hw;
 	bool *mft_known;
 	uint8_t *mft_sets;
+	uint8_t mft_fails;  /* its MFT Sets that failed in a row (up to 7) */
+	uint8_t mft_wait;   /* retry ticks before its unknown blocks go again */
 	uint32_t mft_mlids; /* MLIDs covered (from 0xc000), a multiple of 32 */
 	uint8_t mft_pos;    /* positions: (ports + 1 + 15) / 16 */
 	/* SL-to-VL tables as programmed, [in][out] over ports 0..nports, as indexes + 1 into

@@ -4,8 +4,11 @@
 #include <string.h>
 
 #include "sm/sm_int.h"
+#include "util/vec.h"
 
-enum { GUIDS_OUT = 1, GUIDS_AGAIN };
+/* sm->guid_sets: a block's Set is out, or out and the block changed since, or its last Set
+ * failed (the next sweep writes it, aliased or not: an alias deleted leaves none) */
+enum { GUIDS_OUT = 1, GUIDS_AGAIN, GUIDS_FAILED };
 
 static void write_block(struct sm *sm, uint32_t port, unsigned b);
 
@@ -14,27 +17,30 @@ static void on_guid_info_set(struct sm *sm, const struct mad_result *res, const 
 {
 	(void)res;
 	const uint32_t *ref = ctx; /* port, block */
-	if (!smp || smp->dr_status)
-		log_warn(sm->log, "sm",
-		         "GUIDInfo block %u of port GUID " GUID_FMT
-		         " not written (%s): its aliases "
-		         "are not on the port until the next sweep",
-		         ref[1], topo_port_guid(&sm->topo, ref[0]),
-		         smp ? mad_status_str(smp->dr_status) : "no answer");
+	bool ok = smp && !smp->dr_status;
+	if (!ok)
+		log_rl(sm->log, &sm->rl_refused, LOGL_WARN, "sm",
+		       "GUIDInfo block %u of port GUID " GUID_FMT
+		       " not written (%s): its aliases are not on the port until the next sweep",
+		       ref[1], topo_port_guid(&sm->topo, ref[0]),
+		       smp ? mad_status_str(smp->dr_status) : "no answer");
 	uint64_t key = ((uint64_t)ref[0] + 1) << 16 | ref[1];
 	uint32_t v = u64map_get(&sm->guid_sets, key);
 	u64map_del(&sm->guid_sets, key);
-	if (v == GUIDS_AGAIN && !sm->stopped) { /* what changed while it was out */
-		sm->detached++;
+	if (v == GUIDS_AGAIN && sm->state == SM_STATE_MASTER && !sm->dry_run && !sm->stopped) {
+		sm->detached++; /* what changed while it was out */
 		write_block(sm, ref[0], ref[1]);
 		sm->detached--;
+	} else if (!ok) {
+		u64map_put(&sm->guid_sets, key, GUIDS_FAILED);
 	}
 }
 
 static void write_block(struct sm *sm, uint32_t port, unsigned b)
 {
 	uint64_t key = ((uint64_t)port + 1) << 16 | b;
-	if (u64map_get(&sm->guid_sets, key) != U64MAP_NONE) {
+	uint32_t v = u64map_get(&sm->guid_sets, key);
+	if (v == GUIDS_OUT || v == GUIDS_AGAIN) {
 		u64map_put(&sm->guid_sets, key, GUIDS_AGAIN); /* sent when the one out is done */
 		return;
 	}
@@ -50,9 +56,31 @@ static void write_block(struct sm *sm, uint32_t port, unsigned b)
 		u64map_del(&sm->guid_sets, key);
 }
 
+/* The blocks whose last Set failed, again. */
+static void write_failed(struct sm *sm)
+{
+	const struct u64map *m = &sm->guid_sets;
+	VEC(uint64_t) keys = {0};
+	for (uint32_t i = 0; i < m->cap; i++) {
+		uint64_t *k;
+		if (m->keys[i] && m->vals[i] == GUIDS_FAILED && (k = vec_push(&keys)))
+			*k = m->keys[i];
+	}
+	const struct topo *t = &sm->topo;
+	for (uint32_t i = 0; i < keys.n; i++) {
+		u64map_del(&sm->guid_sets, keys.v[i]);
+		uint32_t port = (uint32_t)(keys.v[i] >> 16) - 1;
+		if (port < t->nports && t->nodes[t->ports[port].node].present)
+			write_block(sm, port, (unsigned)(keys.v[i] & 0xffff));
+		/* else gone: back reset, its aliased blocks go with the sweep that finds it */
+	}
+	vec_free(&keys);
+}
+
 void guids_program(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
+	write_failed(sm);
 	if (!t->aliases.n || (!sm->structural && sm->aliases_written))
 		return;
 	/* every aliased block once */

@@ -14,24 +14,28 @@
 #include "util/vec.h"
 
 static void mcast_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 void mcast_init(struct sm *sm)
 {
 	ev_timer_init(&sm->mc.timer, mcast_timer_cb, 0., 0.);
 	sm->mc.timer.data = sm;
+	ev_timer_init(&sm->mc.retry, mcast_retry_cb, 1., 0.);
+	sm->mc.retry.data = sm;
 }
 
 void mcast_stop(struct sm *sm)
 {
-	if (sm->loop)
+	if (sm->loop) {
 		ev_timer_stop(sm->loop, &sm->mc.timer);
+		ev_timer_stop(sm->loop, &sm->mc.retry);
+	}
 }
 
 void mcast_free(struct sm *sm)
 {
 	struct sm_mcast *mc = &sm->mc;
-	if (sm->loop)
-		ev_timer_stop(sm->loop, &mc->timer);
+	mcast_stop(sm);
 	for (uint32_t i = 0; i < mc->nmlid; i++)
 		free(mc->mlid[i].ports);
 	free(mc->mlid);
@@ -94,9 +98,10 @@ void mcast_topology_changed(struct sm *sm)
 {
 	struct sm_mcast *mc = &sm->mc;
 	mc->dist_valid = false;
+	/* every MLID, with members or not: a switch that came back may hold bits of a group
+	 * that left while it was away (its blocks are unknown, and go whatever they hold) */
 	for (uint32_t i = 0; i < mc->nmlid; i++)
-		if (mc->mlid[i].n)
-			mc->dirty[i] = mc->any_dirty = true;
+		mc->dirty[i] = mc->any_dirty = true;
 }
 
 /* Make the switch's MFT arrays cover MLID index i. */
@@ -222,6 +227,16 @@ static void block_again(struct sm *sm, uint32_t b)
 	}
 }
 
+/* Blocks the switches may not hold as sent go again (mcast_retry_cb). */
+static void retry_later(struct sm *sm)
+{
+	struct sm_mcast *mc = &sm->mc;
+	if (sm->loop && !sm->stopped && !ev_is_active(&mc->retry)) {
+		ev_timer_set(&mc->retry, 1., 0.);
+		ev_timer_start(sm->loop, &mc->retry);
+	}
+}
+
 static void on_mft_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                         void *ctx)
 {
@@ -238,15 +253,25 @@ static void on_mft_done(struct sm *sm, const struct mad_result *res, const struc
 		       "%s: MFT block %u position %u %s; it is sent again later",
 		       sm_node_name(sm, ref[0], name, sizeof(name)), ref[1], ref[2],
 		       smp ? mad_status_str(smp->dr_status) : "got no answer");
-		sm->mc.failed = true;
-		if (sw)
-			sw->mft_known[ref[1]] = false;
 	}
-	if (!sw || !sw->mft_sets[ref[1]] || --sw->mft_sets[ref[1]])
+	if (!sw)
 		return;
-	/* the block's last Set is done: what changed while it was out goes now */
+	if (!ok) {
+		sw->mft_known[ref[1]] = false;
+		if (sw->mft_fails < 7)
+			sw->mft_fails++;
+		sw->mft_wait = (uint8_t)(1u << (sw->mft_fails - 1));
+	} else {
+		sw->mft_fails = 0;
+	}
+	if (!sw->mft_sets[ref[1]] || --sw->mft_sets[ref[1]])
+		return;
+	/* the block's last Set is done: what changed while it was out goes now; a block not
+	 * known goes with the retry */
 	size_t at = (size_t)ref[1] * 32 * sw->mft_pos, len = (size_t)32 * sw->mft_pos;
-	if (!sw->mft_known[ref[1]] || memcmp(sw->mft + at, sw->mft_hw + at, len * sizeof(uint16_t)))
+	if (!sw->mft_known[ref[1]])
+		retry_later(sm);
+	else if (memcmp(sw->mft + at, sw->mft_hw + at, len * sizeof(uint16_t)))
 		block_again(sm, ref[1]);
 }
 
@@ -283,19 +308,13 @@ static void send_block(struct sm *sm, struct topo_switch *sw, uint32_t b)
 	memcpy(sw->mft_hw + at, sw->mft + at, len * sizeof(uint16_t));
 	sw->mft_known[b] = !unsent;
 	if (unsent)
-		sm->mc.failed = true;
+		retry_later(sm);
 }
 
 void mcast_program(struct sm *sm)
 {
 	struct sm_mcast *mc = &sm->mc;
 	struct topo *t = &sm->topo;
-	if (mc->failed) { /* blocks that failed before: look at every MLID again */
-		mc->failed = false;
-		for (uint32_t i = 0; i < mc->nmlid; i++)
-			mc->dirty[i] = true;
-		mc->any_dirty = true;
-	}
 	if (!mc->any_dirty || !t->nsws)
 		return;
 	if (sm->state != SM_STATE_MASTER)
@@ -328,9 +347,13 @@ void mcast_program(struct sm *sm)
 	}
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
-		if (!t->nodes[sw->node].present || !sw->mft)
+		/* every block touched, on every switch: one in no tree may hold bits from an
+		 * earlier SM or group; none beyond what the switch has room for */
+		uint32_t cap = (sw->si.multicast_fdb_cap + 31u) / 32u;
+		if (!t->nodes[sw->node].present || !top || !cap ||
+		    mft_cover(sm, sw, (top < cap ? top : cap) * 32 - 1) < 0)
 			continue;
-		for (uint32_t b = 0; b < top && b < sw->mft_mlids / 32; b++) {
+		for (uint32_t b = 0; b < top && b < cap; b++) {
 			bool touched = false;
 			for (uint32_t j = b * 32; j < b * 32 + 32 && j < mc->nmlid && !touched; j++)
 				touched = mc->dirty[j];
@@ -352,6 +375,53 @@ static void mcast_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	struct sm *sm = w->data;
 	if (sm->busy)
-		return; /* the sweep programs them when it is done */
+		return; /* the sweep programs them when it is done (mcast_sweep_done) */
+	sm->detached++; /* no sweep's phase waits for these */
 	mcast_program(sm);
+	sm->detached--;
+}
+
+void mcast_sweep_done(struct sm *sm)
+{
+	sm->detached++;
+	mcast_program(sm);
+	sm->detached--;
+}
+
+/* The blocks not known to hold what was sent, and not under way: again, as they are now
+ * wanted (their trees are current: build_tree wrote them); a switch whose Sets keep failing
+ * less often. */
+static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sm *sm = w->data;
+	if (sm->state != SM_STATE_MASTER || sm->dry_run)
+		return; /* a standby sends nothing; a new master's sweep sends them all */
+	if (sm->busy) {
+		retry_later(sm); /* not inside a sweep's phases */
+		return;
+	}
+	struct topo *t = &sm->topo;
+	bool left = false; /* blocks still unknown that wait for a later tick */
+	sm->detached++;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		struct topo_switch *sw = &t->sws[s];
+		if (!t->nodes[sw->node].present || !sw->mft)
+			continue;
+		if (sw->mft_wait)
+			sw->mft_wait--;
+		uint32_t cap = (sw->si.multicast_fdb_cap + 31u) / 32u;
+		for (uint32_t b = 0; b < sw->mft_mlids / 32 && b < cap; b++) {
+			if (sw->mft_known[b] || sw->mft_sets[b])
+				continue; /* known, or under way (its completion looks again) */
+			if (sw->mft_wait)
+				left = true;
+			else
+				send_block(sm, sw, b);
+		}
+	}
+	sm->detached--;
+	if (left)
+		retry_later(sm);
 }

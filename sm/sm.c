@@ -297,7 +297,7 @@ static void sweep_done(struct sm *sm)
 			if (sm->listeners[i].sweep_done)
 				sm->listeners[i].sweep_done(sm->listeners[i].ctx,
 				                            first || sm->structural);
-		mcast_program(sm); /* changes that came during the sweep */
+		mcast_sweep_done(sm); /* changes that came during the sweep */
 		health_settle_check(sm);
 	} else if (!sm->exit_code) {
 		if (inactive) {
@@ -401,6 +401,8 @@ static void light_done(struct sm *sm)
 	sm->busy = false;
 	if (any)
 		start_sweep(sm);
+	else
+		mcast_sweep_done(sm); /* joins and leaves that came during it */
 }
 
 static void light_sweep(struct sm *sm)

@@ -39,10 +39,13 @@ struct sm_mcast {
 	bool *dirty;          /* ... whose tree needs recomputing */
 	uint32_t nmlid;
 	bool any_dirty;
-	bool failed;              /* an MFT Set failed: check every block next time */
 	struct routing_hops hops; /* hops between switches, over the routed graph */
 	bool dist_valid;
 	ev_timer timer; /* batches the changes of one loop turn */
+	/* blocks whose Sets failed (not known to the switch) go again: the timer ticks each
+	 * second while there are any, and a switch whose last n Sets failed gets them
+	 * 2^(n-1) ticks after the last failure (up to 64 s) */
+	ev_timer retry;
 	uint64_t blocks_sent;
 };
 
@@ -421,6 +424,7 @@ void mcast_stop(struct sm *sm);
 void mcast_free(struct sm *sm);
 void mcast_topology_changed(struct sm *sm); /* every tree is recomputed next time */
 void mcast_program(struct sm *sm);          /* send the MFT blocks that changed */
+void mcast_sweep_done(struct sm *sm);       /* what came during a sweep, outside its phases */
 
 /* Partitions changed at run time (sm/tenants.c): read partitions-api and merge it into the
  * running configuration (at start); merge again after the file's partitions were replaced

@@ -20,8 +20,8 @@
 
 /* Sets of attribute lose_attr sent while lose_collect is on: the SMA takes them but its
  * answer is lost, on every attempt or on the first only (the retry then arrives after what
- * was sent later) */
-enum set_answers { SET_ANSWERED, SET_ANSWER_LOST, SET_FIRST_ANSWER_LOST };
+ * was sent later); or they are lost on the way, every attempt (SET_LOST) */
+enum set_answers { SET_ANSWERED, SET_ANSWER_LOST, SET_FIRST_ANSWER_LOST, SET_LOST };
 
 struct harness {
 	struct ev_loop *loop;
@@ -42,6 +42,7 @@ struct harness {
 	bool lose_collect;
 	uint64_t lost_tids[256];
 	unsigned nlost_tids;
+	uint64_t mft_sets; /* MFT Sets the SM sent, attempts included */
 };
 
 /* A Set whose answer the harness loses (see lose_attr). */
@@ -55,7 +56,7 @@ static bool set_answer_lost(struct harness *h, const uint8_t *m)
 		tid = tid << 8 | m[i];
 	for (unsigned i = 0; i < h->nlost_tids; i++)
 		if (h->lost_tids[i] == tid)
-			return h->lose == SET_ANSWER_LOST; /* a retry */
+			return h->lose != SET_FIRST_ANSWER_LOST; /* a retry */
 	if (!h->lose_collect || h->nlost_tids == sizeof(h->lost_tids) / sizeof(uint64_t))
 		return false;
 	h->lost_tids[h->nlost_tids++] = tid;
@@ -85,7 +86,11 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 		h->lost++;
 		return;
 	}
+	if (m[3] == MAD_METHOD_SET && (m[16] << 8 | m[17]) == MAD_ATTR_MFT)
+		h->mft_sets++;
 	bool lost = set_answer_lost(h, m);
+	if (lost && h->lose == SET_LOST)
+		return; /* the SMA never sees it */
 	struct mad_addr a = {.qpn = 0};
 	if (sma_exchange(&h->f, h->sm_port, to->lid, m, &a.lid) && !lost)
 		fake_deliver(h->ft, &a, m, MAD_SIZE, 0);
@@ -344,6 +349,19 @@ static unsigned mlids_held(struct harness *h)
 	return n;
 }
 
+/* Two hosts on different leaves, as ports of the SM's model. */
+static void two_members(struct harness *h, uint32_t ports[2])
+{
+	const struct topo *t = sm_fabric(h->sm);
+	const char *hosts[2] = {"host-1", "host-32"};
+	for (int i = 0; i < 2; i++) {
+		uint64_t guid = h->f.nodes[fabric_find_node(&h->f, hosts[i])].guid;
+		uint32_t n = u64map_get(&t->by_guid, guid);
+		ck_assert_uint_ne(n, U64MAP_NONE);
+		ports[i] = topo_port(t, n, 1);
+	}
+}
+
 /* A group of two hosts on different leaves joins MLID 0xc001 while MFT answers get lost as
  * `how`, then leaves; once the SM's Sets have settled, no switch may keep its bits. */
 static void mcast_join_leave(enum set_answers how)
@@ -353,15 +371,8 @@ static void mcast_join_leave(enum set_answers how)
 	ck_assert_int_eq(sm_start(h.sm), 0);
 	ck_assert(run_until_up(&h, 1, 30));
 	ck_assert_uint_eq(mlids_held(&h), 0);
-	const struct topo *t = sm_fabric(h.sm);
 	uint32_t ports[2];
-	const char *hosts[2] = {"host-1", "host-32"};
-	for (int i = 0; i < 2; i++) {
-		uint64_t guid = h.f.nodes[fabric_find_node(&h.f, hosts[i])].guid;
-		uint32_t n = u64map_get(&t->by_guid, guid);
-		ck_assert_uint_ne(n, U64MAP_NONE);
-		ports[i] = topo_port(t, n, 1);
-	}
+	two_members(&h, ports);
 	h.lose_attr = MAD_ATTR_MFT;
 	h.lose = how;
 	h.lose_collect = true;
@@ -375,8 +386,64 @@ static void mcast_join_leave(enum set_answers how)
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, NULL, 0), 0);
 	run_for(&h, 2); /* retries, failures, and what the SM sends after them */
 	ck_assert_uint_eq(mlids_held(&h), 0);
+	uint64_t sets = h.mft_sets; /* settled: nothing more goes */
+	run_for(&h, 1.5);
+	ck_assert_uint_eq(h.mft_sets, sets);
+	/* and nothing is left held up: the next join goes at once */
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
+	run_for(&h, 0.2);
+	ck_assert_uint_eq(mlids_held(&h), 1);
 	harness_free(&h);
 }
+
+START_TEST(mcast_lost_join_sent_again)
+{
+	/* a join's Sets lost on the way, every attempt: they go again without a sweep */
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	uint32_t ports[2];
+	two_members(&h, ports);
+	h.lose_attr = MAD_ATTR_MFT;
+	h.lose = SET_LOST;
+	h.lose_collect = true;
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(h.loop, EVRUN_NOWAIT);
+	h.lose_collect = false;
+	ck_assert_uint_gt(h.nlost_tids, 0);
+	ck_assert_uint_eq(mlids_held(&h), 0);
+	run_for(&h, 3);
+	ck_assert_uint_eq(mlids_held(&h), 1);
+	struct verify_opts o = {.max_issues = 1};
+	struct verify_report r;
+	verify_run(&h.f, &o, &r);
+	ck_assert_uint_eq(r.mlid_members, 2);
+	ck_assert_uint_eq(r.mlids_bad, 0);
+	verify_report_free(&r);
+	harness_free(&h);
+}
+END_TEST
+
+START_TEST(mcast_refused_not_hammered)
+{
+	/* a switch that refuses MFT Sets: tried again, less and less often, not in a loop */
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	uint32_t ports[2];
+	two_members(&h, ports);
+	h.f.nodes[fabric_find_node(&h.f, "leaf-1")].refuse_attr = MAD_ATTR_MFT;
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
+	run_for(&h, 4.5);
+	uint32_t refused = h.f.nodes[fabric_find_node(&h.f, "leaf-1")].refused;
+	ck_assert_uint_ge(refused, 2); /* again after a second */
+	ck_assert_uint_le(refused, 4); /* at 0, 1, 3 s (then 7) */
+	harness_free(&h);
+}
+END_TEST
 
 START_TEST(mcast_retry_after_leave)
 {
@@ -420,6 +487,39 @@ static void alias_add_delete(enum set_answers how)
 	ck_assert_uint_eq(h.f.ports[fp].guids[1], 0);
 	harness_free(&h);
 }
+
+START_TEST(alias_lost_delete_written_by_sweep)
+{
+	/* an alias deleted whose Sets are all lost on the way: the port's block holds no alias
+	 * of the model's any more, yet the next sweep writes it */
+	struct harness h;
+	harness_init(&h, "fattree:radix=8,levels=2");
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	uint32_t fp = fabric_port(&h.f, fabric_find_node(&h.f, "host-5"), 1);
+	struct topo *t = sm_fabric(h.sm);
+	uint32_t tp = u64map_get(&t->by_port_guid, h.f.ports[fp].guid);
+	uint64_t alias = 0x0002c9fffe00a1a5ull;
+	ck_assert_int_eq(topo_alias_add(t, tp, 1, alias), 0);
+	sm_aliases_changed(h.sm, tp, 0);
+	run_for(&h, 0.1);
+	ck_assert_uint_eq(h.f.ports[fp].guids[1], alias);
+	h.lose_attr = MAD_ATTR_GUID_INFO;
+	h.lose = SET_LOST;
+	h.lose_collect = true;
+	topo_alias_del(t, alias);
+	sm_aliases_changed(h.sm, tp, 0);
+	h.lose_collect = false;
+	run_for(&h, 1.5); /* every attempt lost */
+	ck_assert_uint_eq(h.f.ports[fp].guids[1], alias);
+	uint64_t before = sm_status(h.sm).sweeps;
+	sm_request_sweep(h.sm, NULL, 0);
+	ck_assert(run_until_up(&h, before + 1, 30));
+	run_for(&h, 0.2);
+	ck_assert_uint_eq(h.f.ports[fp].guids[1], 0);
+	harness_free(&h);
+}
+END_TEST
 
 START_TEST(alias_retry_after_delete)
 {
@@ -582,7 +682,10 @@ int main(void)
 	tcase_add_test(tc, sm_info_sets);
 	tcase_add_test(tc, mcast_retry_after_leave);
 	tcase_add_test(tc, mcast_unanswered_then_leave);
+	tcase_add_test(tc, mcast_lost_join_sent_again);
+	tcase_add_test(tc, mcast_refused_not_hammered);
 	tcase_add_test(tc, alias_retry_after_delete);
+	tcase_add_test(tc, alias_lost_delete_written_by_sweep);
 	tcase_add_test(tc, alias_unanswered_then_delete);
 	suite_add_tcase(s, tc);
 	return check_run(s);
