@@ -70,6 +70,7 @@ bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_
 		           sm_node_name(sm, node, name, sizeof(name)), si->linear_fdb_top,
 		           sw->si.linear_fdb_top);
 		topo_forget_tables(t, node);
+		mcast_topology_changed(sm); /* its MFT blocks go whatever they hold */
 		sm->structural = true;
 	}
 	sw->si = *si;
@@ -247,8 +248,10 @@ static void explore_found(struct sm *sm, const struct probe *pr, const struct ma
 		if (!is_new && !n->present) {
 			/* back after an absence: whatever it held was lost with its power */
 			topo_forget_tables(t, node);
-			if (n->sw != TOPO_NONE)
+			if (n->sw != TOPO_NONE) {
 				sm->structural = true;
+				mcast_topology_changed(sm);
+			}
 		}
 		/* under protection level 2 only the right M_Key gets an answer: the one it
 		 * echoes is its key (a port without one answers any, and its PortInfo, read

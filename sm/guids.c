@@ -68,13 +68,24 @@ static void write_failed(struct sm *sm)
 	}
 	const struct topo *t = &sm->topo;
 	for (uint32_t i = 0; i < keys.n; i++) {
-		u64map_del(&sm->guid_sets, keys.v[i]);
 		uint32_t port = (uint32_t)(keys.v[i] >> 16) - 1;
-		if (port < t->nports && t->nodes[t->ports[port].node].present)
+		if (port >= t->nports) {
+			u64map_del(&sm->guid_sets, keys.v[i]);
+		} else if (t->nodes[t->ports[port].node].present) {
+			u64map_del(&sm->guid_sets, keys.v[i]);
 			write_block(sm, port, (unsigned)(keys.v[i] & 0xffff));
-		/* else gone: back reset, its aliased blocks go with the sweep that finds it */
+		} /* else away: it may come back unreset, holding the block as it was */
 	}
 	vec_free(&keys);
+}
+
+void guids_sweep_done(struct sm *sm)
+{
+	if (sm->state != SM_STATE_MASTER || sm->dry_run || !sm->guid_sets.used)
+		return;
+	sm->detached++; /* outside the phases: light sweeps, between the full ones */
+	write_failed(sm);
+	sm->detached--;
 }
 
 void guids_program(struct sm *sm)

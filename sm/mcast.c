@@ -237,6 +237,14 @@ static void retry_later(struct sm *sm)
 	}
 }
 
+static bool all_known(const struct topo_switch *sw)
+{
+	for (uint32_t b = 0; b < sw->mft_mlids / 32; b++)
+		if (!sw->mft_known[b])
+			return false;
+	return true;
+}
+
 static void on_mft_done(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                         void *ctx)
 {
@@ -258,10 +266,12 @@ static void on_mft_done(struct sm *sm, const struct mad_result *res, const struc
 		return;
 	if (!ok) {
 		sw->mft_known[ref[1]] = false;
-		if (sw->mft_fails < 7)
-			sw->mft_fails++;
-		sw->mft_wait = (uint8_t)(1u << (sw->mft_fails - 1));
-	} else {
+		if (!sw->mft_wait) { /* once a round: its other Sets fail with it */
+			if (sw->mft_fails < 7)
+				sw->mft_fails++;
+			sw->mft_wait = (uint8_t)(1u << (sw->mft_fails - 1));
+		}
+	} else if (!sw->mft_wait && all_known(sw)) {
 		sw->mft_fails = 0;
 	}
 	if (!sw->mft_sets[ref[1]] || --sw->mft_sets[ref[1]])
@@ -285,6 +295,10 @@ static void send_block(struct sm *sm, struct topo_switch *sw, uint32_t b)
 	if (sw->mft_sets[b] ||
 	    (sw->mft_known[b] && !memcmp(sw->mft + at, sw->mft_hw + at, len * sizeof(uint16_t))))
 		return;
+	if (sw->mft_wait) { /* its Sets have been failing: the retry sends it, not a join */
+		sw->mft_known[b] = false;
+		return;
+	}
 	bool unsent = false;
 	for (unsigned pos = 0; pos < sw->mft_pos; pos++) {
 		struct mad_mft_block blk;
@@ -345,6 +359,10 @@ void mcast_program(struct sm *sm)
 		build_tree(sm, i, &ts);
 		top = i / 32 + 1;
 	}
+	bool touched[(SM_MLID_MAX + 31) / 32] = {false};
+	for (uint32_t i = 0; i < mc->nmlid; i++)
+		if (mc->dirty[i])
+			touched[i / 32] = true;
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
 		/* every block touched, on every switch: one in no tree may hold bits from an
@@ -353,13 +371,9 @@ void mcast_program(struct sm *sm)
 		if (!t->nodes[sw->node].present || !top || !cap ||
 		    mft_cover(sm, sw, (top < cap ? top : cap) * 32 - 1) < 0)
 			continue;
-		for (uint32_t b = 0; b < top && b < cap; b++) {
-			bool touched = false;
-			for (uint32_t j = b * 32; j < b * 32 + 32 && j < mc->nmlid && !touched; j++)
-				touched = mc->dirty[j];
-			if (touched)
+		for (uint32_t b = 0; b < top && b < cap; b++)
+			if (touched[b])
 				send_block(sm, sw, b);
-		}
 	}
 	memset(mc->dirty, 0, mc->nmlid);
 	mc->any_dirty = false;
@@ -381,6 +395,18 @@ static void mcast_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	sm->detached--;
 }
 
+void mcast_became_master(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		struct topo_switch *sw = &t->sws[s];
+		if (sw->mft_known)
+			memset(sw->mft_known, 0, sw->mft_mlids / 32);
+		sw->mft_fails = sw->mft_wait = 0;
+	}
+	mcast_topology_changed(sm);
+}
+
 void mcast_sweep_done(struct sm *sm)
 {
 	sm->detached++;
@@ -396,8 +422,9 @@ static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct sm *sm = w->data;
+	const struct sm_mcast *mc = &sm->mc;
 	if (sm->state != SM_STATE_MASTER || sm->dry_run)
-		return; /* a standby sends nothing; a new master's sweep sends them all */
+		return; /* a standby sends nothing; a new master sends them all */
 	if (sm->busy) {
 		retry_later(sm); /* not inside a sweep's phases */
 		return;
@@ -411,8 +438,10 @@ static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			continue;
 		if (sw->mft_wait)
 			sw->mft_wait--;
-		uint32_t cap = (sw->si.multicast_fdb_cap + 31u) / 32u;
-		for (uint32_t b = 0; b < sw->mft_mlids / 32 && b < cap; b++) {
+		/* blocks of MLIDs in use (those beyond may hold an earlier SM's bits, for
+		 * MLIDs nobody sends to), as far as the switch has room */
+		uint32_t cap = (sw->si.multicast_fdb_cap + 31u) / 32u, used = (mc->nmlid + 31) / 32;
+		for (uint32_t b = 0; b < sw->mft_mlids / 32 && b < cap && b < used; b++) {
 			if (sw->mft_known[b] || sw->mft_sets[b])
 				continue; /* known, or under way (its completion looks again) */
 			if (sw->mft_wait)

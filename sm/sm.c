@@ -401,8 +401,10 @@ static void light_done(struct sm *sm)
 	sm->busy = false;
 	if (any)
 		start_sweep(sm);
-	else
+	else {
 		mcast_sweep_done(sm); /* joins and leaves that came during it */
+		guids_sweep_done(sm);
+	}
 }
 
 static void light_sweep(struct sm *sm)

@@ -410,8 +410,10 @@ void sm_become_standby(struct sm *sm, uint64_t master_guid);
 void sm_take_over(struct sm *sm, const char *why);
 void sm_set_state(struct sm *sm, uint8_t state);
 
-/* Alias GUIDs into the GUIDInfo tables (sm/guids.c), in the arm phase. */
+/* Alias GUIDs into the GUIDInfo tables (sm/guids.c), in the arm phase; blocks whose Set
+ * failed again after a light sweep too. */
 void guids_program(struct sm *sm);
+void guids_sweep_done(struct sm *sm);
 
 /* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
  * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
@@ -425,6 +427,7 @@ void mcast_free(struct sm *sm);
 void mcast_topology_changed(struct sm *sm); /* every tree is recomputed next time */
 void mcast_program(struct sm *sm);          /* send the MFT blocks that changed */
 void mcast_sweep_done(struct sm *sm);       /* what came during a sweep, outside its phases */
+void mcast_became_master(struct sm *sm);    /* every block unknown, every tree again */
 
 /* Partitions changed at run time (sm/tenants.c): read partitions-api and merge it into the
  * running configuration (at start); merge again after the file's partitions were replaced

@@ -386,9 +386,13 @@ static void mcast_join_leave(enum set_answers how)
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, NULL, 0), 0);
 	run_for(&h, 2); /* retries, failures, and what the SM sends after them */
 	ck_assert_uint_eq(mlids_held(&h), 0);
-	uint64_t sets = h.mft_sets; /* settled: nothing more goes */
-	run_for(&h, 1.5);
-	ck_assert_uint_eq(h.mft_sets, sets);
+	bool quiet = false; /* it settles: a second with nothing sent (a retry may be due) */
+	for (int i = 0; i < 4 && !quiet; i++) {
+		uint64_t sets = h.mft_sets;
+		run_for(&h, 1.1);
+		quiet = h.mft_sets == sets;
+	}
+	ck_assert(quiet);
 	/* and nothing is left held up: the next join goes at once */
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
 	run_for(&h, 0.2);
@@ -428,9 +432,10 @@ END_TEST
 
 START_TEST(mcast_refused_not_hammered)
 {
-	/* a switch that refuses MFT Sets: tried again, less and less often, not in a loop */
+	/* a switch that refuses MFT Sets: tried again, less and less often, not in a loop
+	 * (21 ports: two positions, each block two Sets a round) */
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
+	harness_init(&h, "fattree:radix=20,levels=2");
 	ck_assert_int_eq(sm_start(h.sm), 0);
 	ck_assert(run_until_up(&h, 1, 30));
 	uint32_t ports[2];
@@ -439,8 +444,8 @@ START_TEST(mcast_refused_not_hammered)
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
 	run_for(&h, 4.5);
 	uint32_t refused = h.f.nodes[fabric_find_node(&h.f, "leaf-1")].refused;
-	ck_assert_uint_ge(refused, 2); /* again after a second */
-	ck_assert_uint_le(refused, 4); /* at 0, 1, 3 s (then 7) */
+	ck_assert_uint_ge(refused, 4); /* again after a second */
+	ck_assert_uint_le(refused, 6); /* at 0, 1, 3 s (then 7) */
 	harness_free(&h);
 }
 END_TEST
