@@ -40,6 +40,14 @@ const char *sm_state_name(uint8_t s)
 	return s < 4 ? n[s] : "(invalid state)";
 }
 
+/* Master now: the MFTs may hold what another master wrote since this one last did. */
+static void become_master(struct sm *sm)
+{
+	if (sm->state != SM_STATE_MASTER)
+		mcast_became_master(sm);
+	sm_set_state(sm, SM_STATE_MASTER);
+}
+
 static const char *state_str(uint8_t s)
 {
 	return sm_state_name(s);
@@ -561,7 +569,7 @@ bool election_decide(struct sm *sm)
 	log_notice(sm->log, "election",
 	           "this SM is master of the subnet (priority %u, %u other SM%s)",
 	           sm->cfg->sm_priority, sm->el.sms.n, sm->el.sms.n == 1 ? "" : "s");
-	sm_set_state(sm, SM_STATE_MASTER);
+	become_master(sm);
 	return true;
 }
 
@@ -962,7 +970,7 @@ static void handle_set(struct sm *sm, const struct mad_addr *from, struct mad_sm
 		sm->el.trust_fabric = true;
 		sm->el.takeovers++;
 		abandon_sweep(sm);
-		sm_set_state(sm, SM_STATE_MASTER);
+		become_master(sm);
 		respond(sm, from, smp, 0, show_key);
 		sweep_now(sm);
 		break;

@@ -64,8 +64,6 @@ void sm_set_state(struct sm *sm, uint8_t state)
 	if (sm->state == state)
 		return;
 	sm->state = state;
-	if (state == SM_STATE_MASTER)
-		mcast_became_master(sm); /* another master may have written the MFTs */
 	for (unsigned i = 0; i < sm->nlisteners; i++)
 		if (sm->listeners[i].state_changed)
 			sm->listeners[i].state_changed(sm->listeners[i].ctx, state);
