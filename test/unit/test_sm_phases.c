@@ -165,6 +165,14 @@ static bool run_until_up(struct harness *h, uint64_t sweeps, double secs)
 	return st.up && st.sweeps >= sweeps && !st.sweeping;
 }
 
+/* A harness whose SM has brought the fabric up. */
+static void harness_up(struct harness *h, const char *spec)
+{
+	harness_init(h, spec);
+	ck_assert_int_eq(sm_start(h->sm), 0);
+	ck_assert(run_until_up(h, 1, 30));
+}
+
 /* fabricsim's verifier on what the SM programmed: every linked port ACTIVE, every endpoint
  * reaches every LID, no credit loop, every LID unique. */
 static void verify_clean(struct harness *h)
@@ -187,9 +195,7 @@ static void verify_clean(struct harness *h)
 START_TEST(bring_up)
 {
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=8,levels=2");
 	struct sm_status st = sm_status(h.sm);
 	ck_assert_str_eq(st.engine, "updn");
 	/* 8-port two-level tree: 4 spines, 8 leaves, 32 hosts */
@@ -298,9 +304,7 @@ END_TEST
 START_TEST(link_down_rerouted)
 {
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=8,levels=2");
 	/* a leaf loses an uplink: the next sweep routes around it */
 	uint32_t leaf = fabric_find_node(&h.f, "leaf-1");
 	uint32_t up = FS_NONE;
@@ -362,25 +366,29 @@ static void two_members(struct harness *h, uint32_t ports[2])
 	}
 }
 
+/* Two hosts join MLID 0xc001; the MFT Sets of the join go out and are lost as `how`. */
+static void join_losing(struct harness *h, uint32_t ports[2], enum set_answers how)
+{
+	two_members(h, ports);
+	h->lose_attr = MAD_ATTR_MFT;
+	h->lose = how;
+	h->lose_collect = true;
+	ck_assert_int_eq(sm_mcast_set(h->sm, SM_MLID_BASE + 1, ports, 2), 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(h->loop, EVRUN_NOWAIT);
+	h->lose_collect = false;
+	ck_assert_uint_gt(h->nlost_tids, 0);
+}
+
 /* A group of two hosts on different leaves joins MLID 0xc001 while MFT answers get lost as
  * `how`, then leaves; once the SM's Sets have settled, no switch may keep its bits. */
 static void mcast_join_leave(enum set_answers how)
 {
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=8,levels=2");
 	ck_assert_uint_eq(mlids_held(&h), 0);
 	uint32_t ports[2];
-	two_members(&h, ports);
-	h.lose_attr = MAD_ATTR_MFT;
-	h.lose = how;
-	h.lose_collect = true;
-	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
-	for (int i = 0; i < 5; i++) /* the join's Sets go out, their answers lost */
-		ev_run(h.loop, EVRUN_NOWAIT);
-	h.lose_collect = false;
-	ck_assert_uint_gt(h.nlost_tids, 0);
+	join_losing(&h, ports, how);
 	ck_assert_uint_eq(mlids_held(&h), 1);
 	/* the members leave while the join's Sets are unanswered; the leave's are answered */
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, NULL, 0), 0);
@@ -404,19 +412,9 @@ START_TEST(mcast_lost_join_sent_again)
 {
 	/* a join's Sets lost on the way, every attempt: they go again without a sweep */
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=8,levels=2");
 	uint32_t ports[2];
-	two_members(&h, ports);
-	h.lose_attr = MAD_ATTR_MFT;
-	h.lose = SET_LOST;
-	h.lose_collect = true;
-	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
-	for (int i = 0; i < 5; i++)
-		ev_run(h.loop, EVRUN_NOWAIT);
-	h.lose_collect = false;
-	ck_assert_uint_gt(h.nlost_tids, 0);
+	join_losing(&h, ports, SET_LOST);
 	ck_assert_uint_eq(mlids_held(&h), 0);
 	run_for(&h, 3);
 	ck_assert_uint_eq(mlids_held(&h), 1);
@@ -435,9 +433,7 @@ START_TEST(mcast_refused_not_hammered)
 	/* a switch that refuses MFT Sets: tried again, less and less often, not in a loop
 	 * (21 ports: two positions, each block two Sets a round) */
 	struct harness h;
-	harness_init(&h, "fattree:radix=20,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=20,levels=2");
 	uint32_t ports[2];
 	two_members(&h, ports);
 	h.f.nodes[fabric_find_node(&h.f, "leaf-1")].refuse_attr = MAD_ATTR_MFT;
@@ -469,9 +465,7 @@ END_TEST
 static void alias_add_delete(enum set_answers how)
 {
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=8,levels=2");
 	uint32_t fp = fabric_port(&h.f, fabric_find_node(&h.f, "host-5"), 1);
 	struct topo *t = sm_fabric(h.sm);
 	uint32_t tp = u64map_get(&t->by_port_guid, h.f.ports[fp].guid);
@@ -498,9 +492,7 @@ START_TEST(alias_lost_delete_written_by_sweep)
 	/* an alias deleted whose Sets are all lost on the way: the port's block holds no alias
 	 * of the model's any more, yet the next sweep writes it */
 	struct harness h;
-	harness_init(&h, "fattree:radix=8,levels=2");
-	ck_assert_int_eq(sm_start(h.sm), 0);
-	ck_assert(run_until_up(&h, 1, 30));
+	harness_up(&h, "fattree:radix=8,levels=2");
 	uint32_t fp = fabric_port(&h.f, fabric_find_node(&h.f, "host-5"), 1);
 	struct topo *t = sm_fabric(h.sm);
 	uint32_t tp = u64map_get(&t->by_port_guid, h.f.ports[fp].guid);
