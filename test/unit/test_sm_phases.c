@@ -428,6 +428,41 @@ START_TEST(mcast_lost_join_sent_again)
 }
 END_TEST
 
+START_TEST(mcast_switch_reset_light_sweep)
+{
+	/* a leaf of the group resets (power cycle: empty tables); a light sweep finds it and
+	 * the sweep it starts writes its MFT again */
+	struct harness h;
+	harness_up(&h, "fattree:radix=8,levels=2");
+	uint32_t ports[2];
+	two_members(&h, ports);
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
+	run_for(&h, 0.2);
+	struct verify_opts o = {.max_issues = 1};
+	struct verify_report r;
+	verify_run(&h.f, &o, &r);
+	ck_assert_uint_eq(r.mlid_members, 2);
+	verify_report_free(&r);
+	uint32_t leaf =
+	    h.f.ports[h.f.ports[fabric_port(&h.f, fabric_find_node(&h.f, "host-1"), 1)].peer].node;
+	fabric_remove_node(&h.f, leaf);
+	fabric_restore_node(&h.f, leaf);
+	verify_run(&h.f, &o, &r);
+	ck_assert_uint_lt(r.mlid_members, 2);
+	verify_report_free(&r);
+	uint64_t before = sm_status(h.sm).sweeps;
+	sm_request_light_sweep(h.sm);
+	ck_assert(run_until_up(&h, before + 1, 30));
+	run_for(&h, 0.3);
+	verify_run(&h.f, &o, &r);
+	ck_assert_uint_eq(r.mlid_members, 2);
+	ck_assert_uint_eq(r.mlids_bad, 0);
+	verify_report_free(&r);
+	verify_clean(&h);
+	harness_free(&h);
+}
+END_TEST
+
 START_TEST(mcast_refused_not_hammered)
 {
 	/* a switch that refuses MFT Sets: tried again, less and less often, not in a loop
@@ -681,6 +716,7 @@ int main(void)
 	tcase_add_test(tc, mcast_unanswered_then_leave);
 	tcase_add_test(tc, mcast_lost_join_sent_again);
 	tcase_add_test(tc, mcast_refused_not_hammered);
+	tcase_add_test(tc, mcast_switch_reset_light_sweep);
 	tcase_add_test(tc, alias_retry_after_delete);
 	tcase_add_test(tc, alias_lost_delete_written_by_sweep);
 	tcase_add_test(tc, alias_unanswered_then_delete);
