@@ -98,10 +98,11 @@ void mcast_topology_changed(struct sm *sm)
 {
 	struct sm_mcast *mc = &sm->mc;
 	mc->dist_valid = false;
-	/* every MLID, with members or not: a switch that came back may hold bits of a group
-	 * that left while it was away (its blocks are unknown, and go whatever they hold) */
 	for (uint32_t i = 0; i < mc->nmlid; i++)
-		mc->dirty[i] = mc->any_dirty = true;
+		if (mc->mlid[i].n)
+			mc->dirty[i] = true;
+	/* and a look at every block: a switch back after an absence has them unknown */
+	mc->any_dirty = mc->nmlid > 0;
 }
 
 /* Make the switch's MFT arrays cover MLID index i. */
@@ -352,27 +353,25 @@ void mcast_program(struct sm *sm)
 		log_err(sm->log, "mcast", "out of memory building multicast trees");
 		goto out;
 	}
-	uint32_t top = 0; /* blocks touched */
+	uint32_t used = (mc->nmlid + 31) / 32; /* blocks of MLIDs in use */
+	bool touched[(SM_MLID_MAX + 31) / 32] = {false};
 	for (uint32_t i = 0; i < mc->nmlid; i++) {
 		if (!mc->dirty[i])
 			continue;
 		build_tree(sm, i, &ts);
-		top = i / 32 + 1;
+		touched[i / 32] = true;
 	}
-	bool touched[(SM_MLID_MAX + 31) / 32] = {false};
-	for (uint32_t i = 0; i < mc->nmlid; i++)
-		if (mc->dirty[i])
-			touched[i / 32] = true;
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
-		/* every block touched, on every switch: one in no tree may hold bits from an
-		 * earlier SM or group; none beyond what the switch has room for */
+		/* on every switch (one in no tree may hold bits from an earlier SM or group) the
+		 * blocks touched and those not known (a switch back after an absence may hold
+		 * bits of a group that left meanwhile), as far as it has room */
 		uint32_t cap = (sw->si.multicast_fdb_cap + 31u) / 32u;
-		if (!t->nodes[sw->node].present || !top || !cap ||
-		    mft_cover(sm, sw, (top < cap ? top : cap) * 32 - 1) < 0)
+		uint32_t end = used < cap ? used : cap;
+		if (!t->nodes[sw->node].present || !end || mft_cover(sm, sw, end * 32 - 1) < 0)
 			continue;
-		for (uint32_t b = 0; b < top && b < cap; b++)
-			if (touched[b])
+		for (uint32_t b = 0; b < end; b++)
+			if (touched[b] || !sw->mft_known[b])
 				send_block(sm, sw, b);
 	}
 	memset(mc->dirty, 0, mc->nmlid);
@@ -414,15 +413,13 @@ void mcast_sweep_done(struct sm *sm)
 	sm->detached--;
 }
 
-/* The blocks not known to hold what was sent, and not under way: again, as they are now
- * wanted (their trees are current: build_tree wrote them); a switch whose Sets keep failing
- * less often. */
+/* The blocks not known to hold what was sent, and not under way, again (mcast_program sends
+ * them as they are now wanted); a switch whose Sets keep failing less often. */
 static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
 	struct sm *sm = w->data;
-	const struct sm_mcast *mc = &sm->mc;
 	if (sm->state != SM_STATE_MASTER || sm->dry_run)
 		return; /* a standby sends nothing; a new master sends them all */
 	if (sm->busy) {
@@ -430,26 +427,15 @@ static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	struct topo *t = &sm->topo;
-	bool left = false; /* blocks still unknown that wait for a later tick */
-	sm->detached++;
+	bool left = false; /* switches still waiting, with blocks not known */
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
-		if (!t->nodes[sw->node].present || !sw->mft)
-			continue;
-		if (sw->mft_wait)
-			sw->mft_wait--;
-		/* blocks of MLIDs in use (those beyond may hold an earlier SM's bits, for
-		 * MLIDs nobody sends to), as far as the switch has room */
-		uint32_t cap = (sw->si.multicast_fdb_cap + 31u) / 32u, used = (mc->nmlid + 31) / 32;
-		for (uint32_t b = 0; b < sw->mft_mlids / 32 && b < cap && b < used; b++) {
-			if (sw->mft_known[b] || sw->mft_sets[b])
-				continue; /* known, or under way (its completion looks again) */
-			if (sw->mft_wait)
-				left = true;
-			else
-				send_block(sm, sw, b);
-		}
+		if (sw->mft_wait && --sw->mft_wait && t->nodes[sw->node].present && !all_known(sw))
+			left = true;
 	}
+	sm->mc.any_dirty = true;
+	sm->detached++;
+	mcast_program(sm);
 	sm->detached--;
 	if (left)
 		retry_later(sm);
