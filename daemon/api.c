@@ -17,6 +17,10 @@
 #include "sm/tenants.h"
 
 #define REALM "ibsmd"
+/* connections at once: enough for an orchestrator's workers on one address, few enough that
+ * one address cannot take them all */
+#define API_CONNECTIONS 32
+#define API_PER_ADDRESS 16
 #ifndef IBSMD_VERSION /* CMake's project version; a bare compile (test/call_cycles.py) lacks it */
 #define IBSMD_VERSION "unknown"
 #endif
@@ -454,27 +458,33 @@ int api_start(struct api *a, struct control *ctl, struct ev_loop *loop)
 		api_stop(a);
 		return -1;
 	}
+	if (httpd_listen(&a->http, &ss, why, sizeof(why)) < 0) {
+		log_err(lg, "api", "cannot serve the API on %s: %s; not starting", cfg->api_listen,
+		        why);
+		api_stop(a);
+		return -1;
+	}
 	bool tls = a->cert != NULL;
 	struct MHD_OptionItem opts[] = {
-	    {MHD_OPTION_SOCK_ADDR, 0, &ss},
-	    {MHD_OPTION_CONNECTION_LIMIT, 32, NULL},
-	    {MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16, NULL},
+	    {MHD_OPTION_CONNECTION_LIMIT, API_CONNECTIONS, NULL},
+	    {MHD_OPTION_PER_IP_CONNECTION_LIMIT, API_PER_ADDRESS, NULL},
 	    {MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL},
 	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
 	    {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->cert},
 	    {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key},
 	    {MHD_OPTION_END, 0, NULL},
 	};
-	struct MHD_Daemon *mhd = MHD_start_daemon(
-	    MHD_USE_EPOLL | (tls ? MHD_USE_TLS : 0) | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-	    0, NULL, NULL, on_request, a, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	struct MHD_Daemon *mhd =
+	    MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | (tls ? MHD_USE_TLS : 0), 0,
+	                     NULL, NULL, on_request, a, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!mhd) {
 		log_err(lg, "api", "cannot serve the API on %s: %s; not starting", cfg->api_listen,
 		        errno ? strerror(errno) : "the certificate or key is not usable PEM");
 		api_stop(a);
 		return -1;
 	}
-	httpd_attach(&a->http, mhd, loop);
+	httpd_attach(&a->http, mhd, loop, lg, "api",
+	             (struct httpd_limits){API_CONNECTIONS, API_PER_ADDRESS, NULL});
 	log_notice(lg, "api",
 	           "serving the partition API on %s://%s/ufmRest/ and the topology on /topology/ "
 	           "for %zu user(s) of %s",

@@ -1,10 +1,12 @@
 /* libmicrohttpd run from the event loop (see httpd.h). */
 #include "daemon/httpd.h"
 
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -34,6 +36,97 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct httpd *h = w->data;
 	MHD_run(h->mhd);
 	schedule(h);
+}
+
+static void peer_name(const struct sockaddr_storage *ss, socklen_t len, char *out, size_t n)
+{
+	if (getnameinfo((const struct sockaddr *)ss, len, out, (socklen_t)n, NULL, 0,
+	                NI_NUMERICHOST))
+		snprintf(out, n, "?");
+}
+
+/* A connection MHD closed as soon as it was added: over a limit (ENFILE), or no memory. */
+static void refused(struct httpd *h, const struct sockaddr_storage *peer, socklen_t len, int err)
+{
+	char who[64], why[160];
+	peer_name(peer, len, who, sizeof(who));
+	h->refused++;
+	const union MHD_DaemonInfo *di =
+	    MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	if (err != ENFILE)
+		snprintf(why, sizeof(why), "%s", strerror(err));
+	else if (di && di->num_connections >= h->limits.total)
+		snprintf(why, sizeof(why), "all %u connections are in use", h->limits.total);
+	else
+		snprintf(why, sizeof(why), "that address holds %u already%s%s%s",
+		         h->limits.per_address, h->limits.per_address_knob ? " (" : "",
+		         h->limits.per_address_knob ? h->limits.per_address_knob : "",
+		         h->limits.per_address_knob ? ")" : "");
+	log_rl(h->log, &h->rl_refused, LOGL_WARN, h->subsys,
+	       "connection from %s closed at once: %s", who, why);
+}
+
+/* Accept what the listening socket has and hand it to MHD. Ours, not MHD's, for the order:
+ * MHD's own loop accepts first and only then reads its connections, so a client that closed
+ * its last connection and opened the next while our loop was busy (a routing run, a loaded
+ * machine) still counted the closed one against its address and was reset at once; an
+ * orchestrator's ten workers did. MHD_run first reads those closes and frees their places. */
+static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	struct httpd *h = w->data;
+	MHD_run(h->mhd);
+	for (int i = 0; i < 64; i++) { /* the rest on the next turn: the loop stays fair */
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		int fd = accept4(h->listen_fd, (struct sockaddr *)&peer, &len,
+		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				/* out of descriptors or memory: the socket stays readable, so
+				 * pause rather than spin, and try again in a second */
+				log_rl(h->log, &h->rl_refused, LOGL_WARN, h->subsys,
+				       "cannot accept a connection: %s; trying again in 1 s",
+				       strerror(errno));
+				ev_io_stop(loop, &h->accept);
+				ev_timer_start(loop, &h->pause);
+			}
+			break;
+		}
+		if (MHD_add_connection(h->mhd, fd, (struct sockaddr *)&peer, len) != MHD_YES)
+			refused(h, &peer, len, errno); /* MHD closed it */
+	}
+	MHD_run(h->mhd); /* the new connections' first bytes are there already */
+	schedule(h);
+}
+
+static void pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	struct httpd *h = w->data;
+	ev_io_start(loop, &h->accept);
+}
+
+int httpd_listen(struct httpd *h, const struct sockaddr_storage *ss, char *why, size_t len)
+{
+	socklen_t sl =
+	    ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int one = 1;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (ss->ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, (const struct sockaddr *)ss, sl) < 0 || listen(fd, SOMAXCONN) < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	h->listen_fd = fd;
+	h->listening = true;
+	return 0;
 }
 
 int httpd_parse_listen(const char *spec, struct sockaddr_storage *ss, char *why, size_t len)
@@ -86,14 +179,24 @@ bool httpd_is_loopback(const struct sockaddr_storage *ss)
 	return false;
 }
 
-void httpd_attach(struct httpd *h, struct MHD_Daemon *mhd, struct ev_loop *loop)
+void httpd_attach(struct httpd *h, struct MHD_Daemon *mhd, struct ev_loop *loop,
+                  const struct log *lg, const char *subsys, struct httpd_limits limits)
 {
+	h->limits = limits;
 	h->loop = loop;
 	h->mhd = mhd;
+	h->log = lg;
+	h->subsys = subsys;
+	h->rl_refused = LOG_RL_DEFAULT;
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	ev_io_init(&h->io, io_cb, di->epoll_fd, EV_READ);
 	h->io.data = h;
 	ev_io_start(loop, &h->io);
+	ev_io_init(&h->accept, accept_cb, h->listen_fd, EV_READ);
+	h->accept.data = h;
+	ev_io_start(loop, &h->accept);
+	ev_timer_init(&h->pause, pause_cb, 1., 0.);
+	h->pause.data = h;
 	ev_init(&h->timer, timer_cb);
 	h->timer.data = h;
 	schedule(h);
@@ -101,11 +204,16 @@ void httpd_attach(struct httpd *h, struct MHD_Daemon *mhd, struct ev_loop *loop)
 
 void httpd_detach(struct httpd *h)
 {
-	if (!h->mhd)
-		return;
-	ev_io_stop(h->loop, &h->io);
-	ev_timer_stop(h->loop, &h->timer);
-	MHD_stop_daemon(h->mhd);
-	h->mhd = NULL;
-	h->loop = NULL;
+	if (h->mhd) {
+		ev_io_stop(h->loop, &h->io);
+		ev_io_stop(h->loop, &h->accept);
+		ev_timer_stop(h->loop, &h->pause);
+		ev_timer_stop(h->loop, &h->timer);
+		MHD_stop_daemon(h->mhd);
+		h->mhd = NULL;
+		h->loop = NULL;
+	}
+	if (h->listening)
+		close(h->listen_fd);
+	h->listening = false;
 }

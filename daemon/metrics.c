@@ -14,7 +14,8 @@
 #include "util/escape.h"
 #include "util/statefile.h"
 
-#define P "ibsmd_"
+#define P                   "ibsmd_"
+#define METRICS_CONNECTIONS 16 /* at once, all addresses together */
 
 static void help(FILE *out, const char *name, const char *type, const char *text)
 {
@@ -286,8 +287,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	(void)version;
 	(void)upload_data;
 	(void)upload_size;
-	(void)state;
 	struct metrics *m = cls;
+	/* answered on the second call, once the request is all in: MHD closes a connection
+	 * answered before, and a scraper would open a new one for every scrape */
+	static const char headers_seen;
+	if (!*state) {
+		*state = (void *)&headers_seen;
+		return MHD_YES;
+	}
 	char *buf = NULL;
 	size_t len = 0;
 	unsigned code = MHD_HTTP_OK;
@@ -349,17 +356,25 @@ int metrics_start(struct metrics *m, struct control *ctl, struct ev_loop *loop)
 		log_err(lg, "metrics", "metrics_listen %s: no HTTP endpoint", why);
 		return -1;
 	}
-	struct MHD_Daemon *mhd = MHD_start_daemon(
-	    MHD_USE_EPOLL | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
-	    on_request, m, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->metrics_per_address,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+	if (httpd_listen(&m->http, &ss, why, sizeof(why)) < 0) {
+		log_err(lg, "metrics", "cannot serve metrics on %s: %s; no HTTP endpoint",
+		        cfg->metrics_listen, why);
+		return -1;
+	}
+	struct MHD_Daemon *mhd =
+	    MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, m,
+	                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
+	                     MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->metrics_per_address,
+	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
 	if (!mhd) {
 		log_err(lg, "metrics", "cannot serve metrics on %s: %s; no HTTP endpoint",
 		        cfg->metrics_listen, strerror(errno));
+		httpd_detach(&m->http);
 		return -1;
 	}
-	httpd_attach(&m->http, mhd, loop);
+	httpd_attach(&m->http, mhd, loop, lg, "metrics",
+	             (struct httpd_limits){METRICS_CONNECTIONS, cfg->metrics_per_address,
+	                                   "metrics_per_address"});
 	log_notice(lg, "metrics", "serving Prometheus metrics on http://%s/metrics",
 	           cfg->metrics_listen);
 	return 0;

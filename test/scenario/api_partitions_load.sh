@@ -67,13 +67,13 @@ client() {
 		((RANDOM % 3)) || ipoib=false
 		if ((RANDOM % 5 < 3)); then
 			r=$(post /ufmRest/resources/pkeys "{\"pkey\": \"$pk\", \"index0\": true, \"ip_over_ib\": $ipoib, \"membership\": \"$ms\", \"guids\": [$guids]}" "$WORK/body-$id") ||
-				r="curl-failed $r"
+				r="curl-failed (exit $?) $r"
 			echo "add $r" >>"$WORK/calls-$id"
 			[ "${r%% *}" = 200 ] ||
 				echo "client $id add $pk $guids: $r $(cat "$WORK/body-$id")" >>"$WORK/errors"
 		else
 			r=$(post /ufmRest/actions/remove_guids_from_pkey "{\"pkey\": \"$pk\", \"guids\": [$guids]}" "$WORK/body-$id") ||
-				r="curl-failed $r"
+				r="curl-failed (exit $?) $r"
 			echo "remove $r" >>"$WORK/calls-$id"
 			[ "${r%% *}" = 200 ] || { [ "${r%% *}" = 404 ] && grep -q "no partition" "$WORK/body-$id"; } ||
 				echo "client $id remove $pk $guids: $r $(cat "$WORK/body-$id")" >>"$WORK/errors"

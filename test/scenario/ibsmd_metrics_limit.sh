@@ -3,7 +3,7 @@
 # (the endpoint's whole capacity) and holds them, sending nothing. Only metrics_per_address
 # (the default, 8) stay open, the rest are closed at once; meanwhile a scrape from another
 # address (127.0.0.2, loopback too) gets the metrics, and once the hog lets go, so does
-# 127.0.0.1. A lower metrics_per_address (3) holds the hog to 3.
+# 127.0.0.1. The closed ones are logged. A lower metrics_per_address (3) holds the hog to 3.
 # Usage: ibsmd_metrics_limit.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -59,6 +59,8 @@ PY
 SIM_HOST=host-1 start_ibsmd --config <(printf 'metrics_listen: "127.0.0.1:%s"\nsweep_interval: 0\n' "$PORT")
 wait_until 10 grep -q "serving Prometheus metrics" "$WORK/ibsmd.log" || fail "no HTTP endpoint"
 hog 8 || fail "metrics_per_address 8 (the default)"
+grep -q "metrics: connection from 127.0.0.1 closed at once: that address holds 8 already (metrics_per_address)" \
+	"$WORK/ibsmd.log" || fail "the refused connections are not logged"
 stop_pids "$IBSMD_PID"
 
 SIM_HOST=host-1 start_ibsmd --config <(printf 'metrics_listen: "127.0.0.1:%s"\nmetrics_per_address: 3\nsweep_interval: 0\n' "$PORT")
