@@ -474,6 +474,7 @@ int api_start(struct api *a, struct control *ctl, struct ev_loop *loop)
 	    {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key},
 	    {MHD_OPTION_END, 0, NULL},
 	};
+	errno = 0; /* MHD sets it for what the system refused; not for a bad PEM */
 	struct MHD_Daemon *mhd =
 	    MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | (tls ? MHD_USE_TLS : 0), 0,
 	                     NULL, NULL, on_request, a, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);

@@ -10,8 +10,19 @@
 
 #include <microhttpd.h>
 
+static unsigned connections(struct httpd *h)
+{
+	const union MHD_DaemonInfo *di =
+	    MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return di ? di->num_connections : 0;
+}
+
+/* After an MHD_run: its next timeout; accepting again if a full daemon has room now. */
 static void schedule(struct httpd *h)
 {
+	if (!ev_is_active(&h->accept) && !ev_is_active(&h->pause) &&
+	    connections(h) < h->limits.total)
+		ev_io_start(h->loop, &h->accept);
 	MHD_UNSIGNED_LONG_LONG ms;
 	ev_timer_stop(h->loop, &h->timer);
 	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
@@ -51,11 +62,9 @@ static void refused(struct httpd *h, const struct sockaddr_storage *peer, sockle
 	char who[64], why[160];
 	peer_name(peer, len, who, sizeof(who));
 	h->refused++;
-	const union MHD_DaemonInfo *di =
-	    MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 	if (err != ENFILE)
 		snprintf(why, sizeof(why), "%s", strerror(err));
-	else if (di && di->num_connections >= h->limits.total)
+	else if (connections(h) >= h->limits.total)
 		snprintf(why, sizeof(why), "all %u connections are in use", h->limits.total);
 	else
 		snprintf(why, sizeof(why), "that address holds %u already%s%s%s",
@@ -66,38 +75,65 @@ static void refused(struct httpd *h, const struct sockaddr_storage *peer, sockle
 	       "connection from %s closed at once: %s", who, why);
 }
 
+/* Take what the listening socket has, up to room (and 64 a turn, for the loop's fairness):
+ * the count taken; the pause timer started when the process is out of descriptors. */
+static unsigned take(struct httpd *h, unsigned room, int *fds, struct sockaddr_storage *peers,
+                     socklen_t *lens)
+{
+	unsigned n = 0;
+	while (n < room) {
+		lens[n] = sizeof(peers[n]);
+		int fd = accept4(h->listen_fd, (struct sockaddr *)&peers[n], &lens[n],
+		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			fds[n++] = fd;
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			/* out of descriptors or memory: the socket stays readable, so pause
+			 * rather than spin */
+			log_rl(h->log, &h->rl_refused, LOGL_WARN, h->subsys,
+			       "cannot accept a connection: %s; trying again in 1 s",
+			       strerror(errno));
+			ev_io_stop(h->loop, &h->accept);
+			ev_timer_start(h->loop, &h->pause);
+		}
+		break;
+	}
+	return n;
+}
+
 /* Accept what the listening socket has and hand it to MHD. Ours, not MHD's, for the order:
  * MHD's own loop accepts first and only then reads its connections, so a client that closed
  * its last connection and opened the next while our loop was busy (a routing run, a loaded
  * machine) still counted the closed one against its address and was reset at once; an
- * orchestrator's ten workers did. MHD_run first reads those closes and frees their places. */
+ * orchestrator's ten workers did. Here the connections are taken first, MHD_run then reads
+ * every close their clients sent before connecting, and only then are they added. Beyond the
+ * total limit they wait in the kernel's backlog, as with MHD's loop, till one ends. */
 static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)revents;
 	struct httpd *h = w->data;
-	MHD_run(h->mhd);
-	for (int i = 0; i < 64; i++) { /* the rest on the next turn: the loop stays fair */
-		struct sockaddr_storage peer;
-		socklen_t len = sizeof(peer);
-		int fd = accept4(h->listen_fd, (struct sockaddr *)&peer, &len,
-		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				/* out of descriptors or memory: the socket stays readable, so
-				 * pause rather than spin, and try again in a second */
-				log_rl(h->log, &h->rl_refused, LOGL_WARN, h->subsys,
-				       "cannot accept a connection: %s; trying again in 1 s",
-				       strerror(errno));
-				ev_io_stop(loop, &h->accept);
-				ev_timer_start(loop, &h->pause);
-			}
-			break;
-		}
-		if (MHD_add_connection(h->mhd, fd, (struct sockaddr *)&peer, len) != MHD_YES)
-			refused(h, &peer, len, errno); /* MHD closed it */
+	if (connections(h) >= h->limits.total)
+		MHD_run(h->mhd); /* closes not read yet may free places */
+	unsigned open = connections(h);
+	if (open >= h->limits.total) {
+		ev_io_stop(loop, &h->accept); /* schedule() starts it again */
+		schedule(h);
+		return;
 	}
+	int fds[64];
+	struct sockaddr_storage peers[64];
+	socklen_t lens[64];
+	unsigned room = h->limits.total - open < 64 ? h->limits.total - open : 64;
+	unsigned n = take(h, room, fds, peers, lens);
+	MHD_run(h->mhd);
+	for (unsigned i = 0; i < n; i++)
+		if (MHD_add_connection(h->mhd, fds[i], (struct sockaddr *)&peers[i], lens[i]) !=
+		    MHD_YES)
+			refused(h, &peers[i], lens[i], errno); /* MHD closed it */
 	MHD_run(h->mhd); /* the new connections' first bytes are there already */
 	schedule(h);
 }

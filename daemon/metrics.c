@@ -286,13 +286,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	(void)version;
 	(void)upload_data;
-	(void)upload_size;
 	struct metrics *m = cls;
-	/* answered on the second call, once the request is all in: MHD closes a connection
-	 * answered before, and a scraper would open a new one for every scrape */
+	/* answered on the last call, once the request is all in (a body is read and dropped):
+	 * MHD closes a connection answered before, and a scraper would open a new one for every
+	 * scrape */
 	static const char headers_seen;
 	if (!*state) {
 		*state = (void *)&headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
 		return MHD_YES;
 	}
 	char *buf = NULL;

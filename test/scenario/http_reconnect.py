@@ -77,6 +77,20 @@ if kept != args.n:
     sys.exit("only %d of %d answered connections stay open (keep-alive)" % (kept, args.n))
 
 os.kill(args.pid, signal.SIGSTOP)
+
+
+def state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+for _ in range(500):  # SIGSTOP takes effect a moment later; close only once it has
+    if state(args.pid) == "T":
+        break
+    time.sleep(0.01)
+else:
+    os.kill(args.pid, signal.SIGCONT)
+    sys.exit("the daemon did not stop")
 try:
     for s in old:
         s.close()

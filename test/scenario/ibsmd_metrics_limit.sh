@@ -3,9 +3,12 @@
 # (the endpoint's whole capacity) and holds them, sending nothing. Only metrics_per_address
 # (the default, 8) stay open, the rest are closed at once; meanwhile a scrape from another
 # address (127.0.0.2, loopback too) gets the metrics, and once the hog lets go, so does
-# 127.0.0.1. The closed ones are logged. A lower metrics_per_address (3) holds the hog to 3.
+# 127.0.0.1. The closed ones are logged. With all 16 held from two addresses, a scrape from a
+# third waits for one to end instead of being reset. A lower metrics_per_address (3) holds
+# the hog to 3. Other methods than GET and HEAD get 405, with a body or without.
 # Usage: ibsmd_metrics_limit.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+need curl
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_fabricsim "fattree:radix=4,levels=2"
 
@@ -58,9 +61,52 @@ PY
 
 SIM_HOST=host-1 start_ibsmd --config <(printf 'metrics_listen: "127.0.0.1:%s"\nsweep_interval: 0\n' "$PORT")
 wait_until 10 grep -q "serving Prometheus metrics" "$WORK/ibsmd.log" || fail "no HTTP endpoint"
+# other methods, with a body or without, get 405 (not a closed connection)
+for m in "POST --data-binary x=1" DELETE; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -X $m "http://127.0.0.1:$PORT/metrics") || true
+	[ "$code" = 405 ] || fail "$m /metrics: $code, not 405"
+done
 hog 8 || fail "metrics_per_address 8 (the default)"
 grep -q "metrics: connection from 127.0.0.1 closed at once: that address holds 8 already (metrics_per_address)" \
 	"$WORK/ibsmd.log" || fail "the refused connections are not logged"
+
+# full: 127.0.0.1 and 127.0.0.2 hold 8 connections each, all 16; a scrape from 127.0.0.3
+# waits (in the kernel's backlog, neither reset nor answered) until one of them ends
+python3 - "$PORT" <<'PY' || fail "a scrape while every connection is held"
+import socket, sys, threading, time
+port = int(sys.argv[1])
+hogs = []
+for src in ("127.0.0.1", "127.0.0.2"):
+    for _ in range(8):
+        hogs.append(socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0)))
+        time.sleep(0.02)
+time.sleep(0.5)
+got = []
+
+def scrape():
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=8, source_address=("127.0.0.3", 0))
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        got.append(data)
+    except OSError as e:
+        got.append(repr(e).encode())
+
+t = threading.Thread(target=scrape)
+t.start()
+time.sleep(1)
+if got:
+    sys.exit(f"with all 16 held, a scrape from 127.0.0.3 ended at once: {got[0][:100]!r}")
+hogs.pop().close()
+t.join()
+if not got or b"ibsmd_subnet_up" not in got[0]:
+    sys.exit(f"the waiting scrape, once a connection ended: {got[:1]!r}")
+for s in hogs:
+    s.close()
+print("all 16 held: a scrape from a third address waited and was answered when one ended: ok")
+PY
 stop_pids "$IBSMD_PID"
 
 SIM_HOST=host-1 start_ibsmd --config <(printf 'metrics_listen: "127.0.0.1:%s"\nmetrics_per_address: 3\nsweep_interval: 0\n' "$PORT")
