@@ -24,12 +24,7 @@ print(*[x.getsockname()[1] for x in s])')
 
 # one certificate for 127.0.0.1 (both SMs' address) and one users file, as a site would
 # install on both SM hosts
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl req"
-chmod 600 "$WORK/key.pem"
-printf 'k8s-secret\n' | "$IBSA" passwd ib-kubernetes >"$WORK/users" || fail "ibsa passwd"
-chmod 600 "$WORK/users"
+api_keys
 yaml() { # PORT: the configuration lines of an SM serving the API there
 	echo "sweep_interval: 0"
 	echo "api_listen: \"127.0.0.1:$1\""

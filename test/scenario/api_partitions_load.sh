@@ -23,12 +23,7 @@ CHECK="$SCENARIO_DIR/partition_pkeys.py"
 PORT=$((20000 + ($$ + 13) % 20000))
 URL="https://127.0.0.1:$PORT"
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl req"
-chmod 600 "$WORK/key.pem"
-printf 'k8s-secret\n' | "$IBSA" passwd ib-kubernetes >"$WORK/users" || fail "ibsa passwd"
-chmod 600 "$WORK/users"
+api_keys
 
 start_fabricsim "fattree:radix=8,levels=2" # 32 hosts, 12 switches
 start_named_ibsmd A host-1 10 "sweep_interval: 0" "api_listen: \"127.0.0.1:$PORT\"" \

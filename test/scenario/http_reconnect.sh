@@ -9,18 +9,11 @@
 # closes, and reset these.)
 # Usage: http_reconnect.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-need openssl
-IBSA="$BUILD/cli/ibsa"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 API_PORT=$(free_port)
 METRICS_PORT=$(free_port)
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl req"
-chmod 600 "$WORK/key.pem"
-printf 'k8s-secret\n' | "$IBSA" passwd ib-kubernetes >"$WORK/users" || fail "ibsa passwd"
-chmod 600 "$WORK/users"
+api_keys
 
 start_fabricsim "fattree:radix=4,levels=2"
 start_named_ibsmd A host-1 10 "sweep_interval: 0" "api_listen: \"127.0.0.1:$API_PORT\"" \

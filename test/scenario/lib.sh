@@ -324,6 +324,20 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# api_keys: for the partition API, a self-signed certificate for 127.0.0.1 ($WORK/cert.pem,
+# which curl checks as ib-kubernetes does with UFM_CERTIFICATE; its key in $WORK/key.pem) and
+# a users file $WORK/users with ib-kubernetes, password k8s-secret; both 0600 as required
+api_keys() {
+	need openssl
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl req"
+	chmod 600 "$WORK/key.pem"
+	printf 'k8s-secret\n' | "$BUILD/cli/ibsa" passwd ib-kubernetes >"$WORK/users" ||
+		fail "ibsa passwd"
+	chmod 600 "$WORK/users"
+}
+
 # partition_load CLIENTS CALLS: the caller's `client ID COUNT` run CLIENTS times at once (CALLS
 # in all) while the SA is asked for the nodes and a path from host-32 over and over: each
 # pair's milliseconds in $WORK/sa-ok, failures in $WORK/sa-failed; LOAD_MS the clients' wall
