@@ -144,8 +144,8 @@ wait_until 20 sh -c "[ \"\$(SIM_HOST=host-2 '$IBSA' --transport sim --sm-key 1 -
 echo "no subscription left of hosts that left"
 
 # memory: the live heap's floor (its least, between the sweeps' passing allocations) over the
-# last fifth against the second fifth's; RSS shown beside it, as it keeps the allocator's
-# high-water mark (it took steps of 2.7 MB in a 540 s run that were no leak)
+# last fifth against the second fifth's; RSS shown beside it (it also keeps the allocator's
+# high-water mark)
 python3 - "$WORK/rss" <<'PY' || fail "ibsmd's memory grew"
 import sys
 s = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 3]
