@@ -206,15 +206,24 @@ static void render_pm(FILE *out, const struct pm *pm, struct sm *sm)
 /* AddressSanitizer's count of its allocator's live bytes, present only in its builds. */
 extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 
-/* Bytes of live allocations: what a leak grows. RSS also keeps the allocator's high-water
- * mark, so a long run's RSS takes steps that are no leak. Under ASan glibc's arenas are
- * nearly empty and the sanitizer's count is the one. */
+/* Bytes in live allocations: what a leak grows, where RSS also keeps what the allocator
+ * holds for reuse. glibc's in-use chunks (headers included), or under ASan (whose arenas
+ * replace glibc's) the bytes asked for; 0 where the C library cannot say. */
 static uint64_t heap_in_use(void)
 {
 	if (__sanitizer_get_current_allocated_bytes)
 		return __sanitizer_get_current_allocated_bytes();
+#ifdef __GLIBC__
+#if __GLIBC_PREREQ(2, 33)
 	struct mallinfo2 mi = mallinfo2();
 	return (uint64_t)mi.uordblks + mi.hblkhd;
+#else
+	struct mallinfo mi = mallinfo(); /* int fields: wrong past 2 GB, enough for a trend */
+	return (uint64_t)(unsigned)mi.uordblks + (unsigned)mi.hblkhd;
+#endif
+#else
+	return 0;
+#endif
 }
 
 void metrics_render(const struct metrics *m, FILE *out)
@@ -236,7 +245,7 @@ void metrics_render(const struct metrics *m, FILE *out)
 	gauge(out, "sync_in_step", "standby: 1 when its copy equals the master's", sy->in_step);
 	gauge(out, "sync_config_differs", "1 when a peer SM is configured differently",
 	      sy->config_differs);
-	gauge(out, "heap_bytes", "bytes of memory the daemon has allocated and not freed",
+	gauge(out, "heap_bytes", "bytes in the daemon's live heap allocations (0: not known here)",
 	      (double)heap_in_use());
 }
 

@@ -380,8 +380,8 @@ static void sweep_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	const struct topo *t = pm->t;
 	/* every port's state at once, not doubling as the sweep reaches higher indexes: the
-	 * first sweep of a large fabric, paused by every SM sweep, took minutes to, and the
-	 * daemon's heap crept up in steps over them */
+	 * first sweep of a large fabric, paused by every SM sweep, can take minutes, and the
+	 * heap grew in steps all along it */
 	if (array_reserve(&pm->targets, &pm->targets_cap, t->nports + 1ull) < 0 ||
 	    array_reserve(&pm->node_ext, &pm->node_ext_cap, t->nnodes + 1ull) < 0 ||
 	    array_reserve(&pm->ports, &pm->ports_cap, t->nports + 1ull) < 0)
