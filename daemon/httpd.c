@@ -61,7 +61,6 @@ static void refused(struct httpd *h, const struct sockaddr_storage *peer, sockle
 {
 	char who[64], why[160];
 	peer_name(peer, len, who, sizeof(who));
-	h->refused++;
 	if (err != ENFILE)
 		snprintf(why, sizeof(why), "%s", strerror(err));
 	else if (connections(h) >= h->limits.total)

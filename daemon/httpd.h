@@ -8,7 +8,6 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <sys/socket.h>
 
 #include "util/log.h"
@@ -34,7 +33,6 @@ struct httpd {
 	const char *subsys; /* "api", "metrics": who logs a refused connection */
 	struct httpd_limits limits;
 	struct log_rl rl_refused;
-	uint64_t refused; /* connections over the limits, closed at once */
 };
 
 /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address) into ss. 0, or -1 with why. */
