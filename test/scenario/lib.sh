@@ -59,12 +59,7 @@ start_ibsim() {
 }
 
 wait_for_socket() {
-	for _ in $(seq 1 100); do
-		if grep -q "@${IBSIM_SOCKNAME}:ctl" /proc/net/unix 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
-	done
+	wait_until 10 grep -q "@${IBSIM_SOCKNAME}:ctl" /proc/net/unix && return 0
 	fail "simulator did not open @${IBSIM_SOCKNAME}:ctl"
 }
 
@@ -203,10 +198,26 @@ start_ibsmd() {
 		fail "ibsmd did not bring the subnet up"
 }
 
+# IBSMD_TEST_SLOW: the one factor every deadline a test waits under is multiplied by (default
+# 1; `scripts/dev test --stress` sets 3). A deadline only bounds how long a test waits for the
+# event it needs: no test asserts on its own pace, so a slow machine needs a larger factor,
+# never a changed test.
+TEST_SLOW=${IBSMD_TEST_SLOW:-1}
+[[ "$TEST_SLOW" =~ ^[0-9]+([.][0-9]+)?$ ]] || {
+	echo "IBSMD_TEST_SLOW=$TEST_SLOW is not a number" >&2
+	exit 2
+}
+
+# slow_ms SECONDS: the deadline in milliseconds, scaled by IBSMD_TEST_SLOW
+slow_ms() { awk -v s="$1" -v f="$TEST_SLOW" 'BEGIN { printf "%d", s * f * 1000 }'; }
+
+# slow_s SECONDS: the same in whole seconds, rounded up (for tools that take a timeout)
+slow_s() { awk -v s="$1" -v f="$TEST_SLOW" 'BEGIN { t = s * f; printf "%d", t == int(t) ? t : int(t) + 1 }'; }
+
 wait_until() { # SECONDS COMMAND...
 	# a deadline in milliseconds: bash's whole-second $SECONDS gave "wait_until 2" as little
 	# as 1 s and a bit
-	local end=$(($(date +%s%3N) + ${1%.*} * 1000))
+	local end=$(($(date +%s%3N) + $(slow_ms "$1")))
 	shift
 	until "$@" 2>/dev/null; do
 		[ "$(date +%s%3N)" -lt $end ] || return 1
