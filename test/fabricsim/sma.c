@@ -98,49 +98,49 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 
 	/* validate everything first */
 	if (req->port_state == PORT_STATE_INIT || req->port_state > PORT_STATE_ACTIVE)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (req->port_state == PORT_STATE_ARMED && pi->port_state != PORT_STATE_INIT &&
 	    pi->port_state != PORT_STATE_ARMED)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (req->port_state == PORT_STATE_ACTIVE && pi->port_state != PORT_STATE_ARMED &&
 	    pi->port_state != PORT_STATE_ACTIVE)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	bool external = !(sw && port->num == 0);
 	if (external &&
 	    (req->port_state == PORT_STATE_ARMED || req->port_state == PORT_STATE_ACTIVE)) {
 		if (!fabric_link_up(f, p))
-			{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+			return ST_BAD_FIELD;
 		/* the neighbour rule: Active only opposite an Armed or Active port */
 		uint8_t peer = f->ports[port->peer].pi.port_state;
 		if (req->port_state == PORT_STATE_ACTIVE && peer != PORT_STATE_ARMED &&
 		    peer != PORT_STATE_ACTIVE)
-			{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+			return ST_BAD_FIELD;
 	}
 	if (req->phys_state > PHYS_STATE_DISABLED || req->phys_state == PHYS_STATE_SLEEP)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (req->neighbor_mtu && (req->neighbor_mtu > pi->mtu_cap || req->neighbor_mtu > 5))
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (req->oper_vls && req->oper_vls > pi->vl_cap)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (req->link_width_enabled && req->link_width_enabled != 0xff &&
 	    (req->link_width_enabled & ~pi->link_width_supported))
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (req->link_speed_enabled && req->link_speed_enabled != 0xf &&
 	    (req->link_speed_enabled & ~pi->link_speed_supported))
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	/* LinkSpeedExtEnabled: 0 no change, 30 none, 31 all supported, else a subset; its
 	 * NDR bit only from an SM that set SMSupportExtendedSpeeds */
 	uint8_t ext_sup = ext ? pi->link_speed_ext_supported : pi->link_speed_ext_supported & 7;
 	uint8_t ee = req->link_speed_ext_enabled;
 	if (ee && ee < 30 && (ee & ~ext_sup))
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (ext && req->link_speed_ext_enabled2 &&
 	    (req->link_speed_ext_enabled2 & ~pi->link_speed_ext_supported2))
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (mgmt && req->lid >= FS_MCAST_BASE && req->lid != 0xffff)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 	if (mgmt && req->lmc > 7)
-		{ fprintf(stderr,"DBG port_info_set bad at line %d ps=%u phys=%u nmtu=%u ovl=%u lwe=%u lse=%u ee=%u cur_ps=%u\n",__LINE__,req->port_state,req->phys_state,req->neighbor_mtu,req->oper_vls,req->link_width_enabled,req->link_speed_enabled,req->link_speed_ext_enabled,pi->port_state); return ST_BAD_FIELD; }
+		return ST_BAD_FIELD;
 
 	/* then apply */
 	if (mgmt) {
