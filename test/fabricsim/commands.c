@@ -68,6 +68,10 @@ static const char help[] =
     "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
     "lft-order                   when each switch took its last LFT Set (a sequence number\n"
     "                            over the fabric): the order an SM wrote the switches in\n"
+    "journal [SEQ]               what happened from event SEQ on, by the simulator's clock:\n"
+    "                            SEQ TIME cable|node|phys|state|lft NODE PORT DETAIL\n"
+    "                            (cables and nodes by ctl; phys, state and LFT blocks by\n"
+    "                            SMs' Sets; the last 65,536 events)\n"
     "port NODE PORT              a port's state, LID and peer\n"
     "lft NODE                    a switch's LFT: LID port, for every set entry\n"
     "lids                        every endpoint's GUID, LID, LMC and node\n"
@@ -122,8 +126,10 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 	} else if (!strcmp(argv[0], "link") && argc == 4 &&
 	           (!strcmp(argv[1], "down") || !strcmp(argv[1], "up"))) {
 		rc = node_port(f, argv[2], argv[3], &p, o);
-		if (!rc)
+		if (!rc) {
+			fs_journal_add(f, FS_J_CABLE, p, !strcmp(argv[1], "up"));
 			fabric_set_link(f, p, !strcmp(argv[1], "up"));
+		}
 	} else if (!strcmp(argv[0], "node") && argc == 3 &&
 	           (!strcmp(argv[1], "remove") || !strcmp(argv[1], "add"))) {
 		uint32_t n = fabric_find_node(f, argv[2]);
@@ -131,8 +137,10 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			fprintf(o, "no node \"%s\"\n", argv[2]);
 			rc = -1;
 		} else if (!strcmp(argv[1], "remove")) {
+			fs_journal_add(f, FS_J_NODE, n, 0);
 			fabric_remove_node(f, n);
 		} else {
+			fs_journal_add(f, FS_J_NODE, n, 1);
 			fabric_restore_node(f, n);
 		}
 	} else if (!strcmp(argv[0], "drop") && (argc == 2 || argc == 4)) {
@@ -288,6 +296,8 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			total += f->sws[i].lft_sets;
 		}
 		fprintf(o, "total %" PRIu64 "\n", total);
+	} else if (!strcmp(argv[0], "journal") && argc <= 2) {
+		fs_journal_print(f, o, argc == 2 ? strtoull(argv[1], NULL, 10) : 0);
 	} else if (!strcmp(argv[0], "lft-order")) {
 		for (uint32_t i = 0; i < f->nsws; i++)
 			if (f->sws[i].lft_sets)

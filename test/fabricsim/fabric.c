@@ -22,6 +22,7 @@ void fabric_init(struct fabric *f)
 
 void fabric_free(struct fabric *f)
 {
+	fs_journal_free(&f->journal);
 	for (uint32_t i = 0; i < f->nports; i++) {
 		free(f->ports[i].pkeys);
 		free(f->ports[i].vlarb);

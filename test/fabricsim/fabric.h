@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "journal.h"
 #include "mad/link_speed.h"
 #include "mad/mad_types.h"
 #include "mad/smp_attrs.h"
@@ -109,6 +110,7 @@ struct fabric {
 	/* ACTIVE ports an SM's PortInfo Set took down (retrain to Init, or disable): a takeover
 	 * or a handover that keeps the subnet up leaves this alone */
 	uint64_t sm_deactivated;
+	struct fs_journal journal; /* what happened when, by the simulator's clock */
 	/* Told of every port whose link state changed (the server sends traps from it). */
 	void (*on_link_change)(struct fabric *f, uint32_t port, void *ctx);
 	void *ctx;

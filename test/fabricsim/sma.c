@@ -195,11 +195,14 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 	if (req->phys_state == PHYS_STATE_DISABLED && external && !port->disabled) {
 		f->sm_deactivated += pi->port_state == PORT_STATE_ACTIVE;
 		port->disabled = true;
+		fs_journal_add(f, FS_J_PHYS, p, 0);
 		fabric_set_link(f, p, !port->unplugged);
 	} else if (req->phys_state == PHYS_STATE_POLLING && port->disabled) {
 		port->disabled = false;
+		fs_journal_add(f, FS_J_PHYS, p, 1);
 		fabric_set_link(f, p, !port->unplugged);
 	}
+	uint8_t state_before = pi->port_state;
 	switch (req->port_state) {
 	case PORT_STATE_DOWN:
 		if (external && pi->port_state != PORT_STATE_DOWN) {
@@ -216,6 +219,8 @@ static uint16_t port_info_set(struct fabric *f, uint32_t p, const struct mad_por
 	case PORT_STATE_ACTIVE: pi->port_state = req->port_state; break;
 	default: break;
 	}
+	if (pi->port_state != state_before)
+		fs_journal_add(f, FS_J_STATE, p, pi->port_state);
 	return ST_OK;
 }
 
@@ -323,6 +328,7 @@ static uint16_t do_lft(struct fabric *f, uint32_t in, uint32_t block, bool set, 
 		memcpy(s->lft + block * 64, data, 64);
 		s->lft_sets++;
 		s->lft_last = ++f->lft_seq;
+		fs_journal_add(f, FS_J_LFT, n->first_port, block);
 	}
 	if (end <= s->lft_size)
 		memcpy(data, s->lft + block * 64, 64);

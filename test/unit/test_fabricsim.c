@@ -258,6 +258,69 @@ START_TEST(sma_port_states_follow_the_rules)
 }
 END_TEST
 
+static void edit_phys(struct mad_port_info *pi, void *arg)
+{
+	edit_state(pi, (void *)0);
+	pi->phys_state = (uint8_t)(uintptr_t)arg;
+}
+
+/* IBA 14.2.5.6: PortPhysicalState Disabled holds until an SM writes Polling; the cable going
+ * down and up meanwhile does not bring the link up (hardware keeps its transmitter off). The
+ * journal has each step with the simulator's time, in order. */
+START_TEST(sma_disabled_port_stays_disabled)
+{
+	struct mad_port_info pi;
+	uint32_t s1p1 = F.ports[H1].peer;
+	/* from an SM behind H2 (H2 - S2 - S1): a Set through the link it disables would lose
+	 * its own answer */
+	ck_assert_int_eq(set_port_info(H2, "0,1,1", 1, edit_phys, (void *)PHYS_STATE_DISABLED, &pi),
+	                 0);
+	ck_assert_uint_eq(F.ports[s1p1].pi.phys_state, PHYS_STATE_DISABLED);
+	ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_DOWN);
+	for (int i = 0; i < 3; i++) {
+		fs_journal_add(&F, FS_J_CABLE, H1, 0);
+		fabric_set_link(&F, H1, false);
+		fs_journal_add(&F, FS_J_CABLE, H1, 1);
+		fabric_set_link(&F, H1, true);
+		ck_assert_uint_eq(F.ports[s1p1].pi.phys_state, PHYS_STATE_DISABLED);
+		ck_assert_uint_eq(F.ports[s1p1].pi.port_state, PORT_STATE_DOWN);
+		ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_DOWN);
+		ck_assert_uint_eq(F.ports[H1].pi.phys_state, PHYS_STATE_POLLING);
+	}
+	/* Armed on a disabled link is invalid, as on a link that is down; Polling enables it */
+	ck_assert_int_eq(set_port_info(H2, "0,1,1", 1, edit_state, (void *)3, &pi),
+	                 MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(set_port_info(H2, "0,1,1", 1, edit_phys, (void *)PHYS_STATE_POLLING, &pi),
+	                 0);
+	ck_assert_uint_eq(F.ports[s1p1].pi.port_state, PORT_STATE_INIT);
+	ck_assert_uint_eq(F.ports[H1].pi.port_state, PORT_STATE_INIT);
+
+	char *out = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+	fs_journal_print(&F, o, 0);
+	fclose(o);
+	const char *want[] = {"phys S1 1 disabled", "cable H1 1 down", "cable H1 1 up",
+	                      "phys S1 1 enabled"};
+	const char *at = out;
+	double last = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		const char *hit = strstr(at, want[i]);
+		ck_assert_msg(hit, "journal lacks \"%s\" after offset %td:\n%s", want[i], at - out,
+		              out);
+		at = hit;
+	}
+	for (const char *line = out; *line; line = strchr(line, '\n') + 1) {
+		unsigned long long seq;
+		double t;
+		ck_assert_int_eq(sscanf(line, "%llu %lf", &seq, &t), 2);
+		ck_assert(t >= last);
+		last = t;
+	}
+	free(out);
+}
+END_TEST
+
 START_TEST(sma_lids_and_switch_info)
 {
 	struct mad_port_info pi;
@@ -1173,6 +1236,7 @@ int main(void)
 	TCase *sma = tcase_create("sma");
 	tcase_add_checked_fixture(sma, setup, teardown);
 	tcase_add_test(sma, sma_port_states_follow_the_rules);
+	tcase_add_test(sma, sma_disabled_port_stays_disabled);
 	tcase_add_test(sma, sma_lids_and_switch_info);
 	tcase_add_test(sma, sma_tables);
 	tcase_add_test(sma, sma_methods_and_attributes);
