@@ -506,6 +506,8 @@ static void on_dirty_switch_info(struct sm *sm, const struct mad_result *res,
 	struct mad_switch_info si;
 	mad_switch_info_decode(smp->data, sizeof(smp->data), &si, NULL);
 	discover_switch_info(sm, node, &si);
+	if (node < sm->silent_cap)
+		sm->silent_mark[node] = false; /* it answers: not hung (its route had broken) */
 	if (!sm->dry_run) {
 		si.port_state_change = 1; /* writing 1 clears it */
 		uint8_t data[64] = {0};

@@ -82,6 +82,22 @@ static void dry_after_discovery(struct sm *sm)
 	sm_phase_check(sm);
 }
 
+/* A switch that stopped answering a light sweep and is still reachable by its neighbours'
+ * links (they are up): hung, or its answers lost. A full sweep looks at it again, and takes
+ * a link with nothing answering behind it for half-dead. */
+static void silent_check(struct sm *sm)
+{
+	for (uint32_t i = 0; i < sm->silent.n; i++) {
+		uint32_t node = sm->silent.v[i];
+		if (sm->topo.nodes[node].present && sm->silent_mark[node]) {
+			sm->full = true;
+			sm->again = true;
+		}
+		sm->silent_mark[node] = false;
+	}
+	sm->silent.n = 0;
+}
+
 static void after_discovery(struct sm *sm)
 {
 	if (sm->retry && sm->rounds < 3) {
@@ -95,6 +111,7 @@ static void after_discovery(struct sm *sm)
 	}
 	sm->reprobe.n = 0;
 	discover_finish(sm);
+	silent_check(sm);
 	if (sm->topo.sm_node == TOPO_NONE) {
 		sm->times.discover = ev_time() - sm->sweep_start;
 		sm->exit_code = 1;
@@ -371,18 +388,40 @@ static void sweep_done(struct sm *sm)
 
 /* ---- light sweeps: SwitchInfo of every switch; a PortStateChange marks it dirty ---- */
 
+/* A switch that stopped answering: gone, or hung. Gone, its neighbours' ports went down and
+ * their traps would have made them dirty; they are read now as if they had, so that a loss
+ * found by a poll is handled as one found by a trap (only what it broke rerouted). Hung,
+ * silent_check sees it still there after that sweep. */
+static void light_silent(struct sm *sm, uint32_t node)
+{
+	const struct topo *t = &sm->topo;
+	const struct topo_node *n = &t->nodes[node];
+	char name[160];
+	log_notice(sm->log, "sm", "%s does not answer: its neighbours are read again",
+	           sm_node_name(sm, node, name, sizeof(name)));
+	uint32_t *slot = NULL;
+	if (array_reserve(&sm->silent_mark, &sm->silent_cap, sm->topo.nnodes + 1ull) < 0 ||
+	    !(slot = vec_push(&sm->silent))) {
+		sm->full = true; /* out of memory: everything again, as before */
+		return;
+	}
+	*slot = node;
+	sm->silent_mark[node] = true;
+	sm_dirty(sm, node);
+	for (unsigned p = 1; p <= n->nports; p++) {
+		uint32_t peer = t->ports[n->first_port + p].peer;
+		if (peer != TOPO_NONE)
+			sm_dirty(sm, t->ports[peer].node);
+	}
+}
+
 static void on_light_switch_info(struct sm *sm, const struct mad_result *res,
                                  const struct mad_smp *smp, void *ctx)
 {
 	uint32_t node = *(const uint32_t *)ctx;
 	if (!smp || smp->dr_status) {
-		/* a switch that stopped answering: look at the fabric again */
-		if (res->error) {
-			char name[160];
-			log_notice(sm->log, "sm", "%s does not answer: rediscovering",
-			           sm_node_name(sm, node, name, sizeof(name)));
-			sm->full = true;
-		}
+		if (res->error)
+			light_silent(sm, node);
 		return;
 	}
 	struct mad_switch_info si;
@@ -793,6 +832,8 @@ void sm_stop(struct sm *sm)
 	}
 	sm_smp_drop_backlog(sm);
 	vec_free(&sm->reprobe);
+	vec_free(&sm->silent);
+	free(sm->silent_mark);
 	vec_free(&sm->rejoin_nodes);
 	free(sm->lft_wave);
 	sm->lft_wave = NULL;

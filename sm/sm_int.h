@@ -233,6 +233,12 @@ struct sm {
 	/* ports whose NodeInfo probe got no answer in the sweep's first round: probed again,
 	 * by a new route, before whatever is behind them is taken for lost */
 	VEC(uint32_t) reprobe;
+	/* switches a light sweep found silent: their neighbours were read again, as their
+	 * traps would have had it; one still there and silent after that is hung (full sweep).
+	 * silent_mark per node: not answered since (its SwitchInfo answer clears it). */
+	VEC(uint32_t) silent;
+	bool *silent_mark;
+	uint32_t silent_cap;
 	uint32_t once_best;
 	unsigned once_stale;  /* gives up at SM_ONCE_STALE_MAX */
 	bool aliases_written; /* every alias GUID block written once */

@@ -63,6 +63,7 @@ static const char help[] =
     "delay MS                    add a delay to every answer\n"
     "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
     "sets NODE                   SubnSets the programs attached at NODE sent\n"
+    "traps on|off                traps reach the SM (on, the default) or are all lost (off)\n"
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
     "stats                       MAD counts and clients\n"
     "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
@@ -265,6 +266,9 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 	} else if (!strcmp(argv[0], "latency") && argc == 3) {
 		so->hop_latency_ns = (uint32_t)(atof(argv[1]) * 1e3);
 		so->sma_service_ns = (uint32_t)(atof(argv[2]) * 1e3);
+	} else if (!strcmp(argv[0], "traps") && argc == 2 &&
+	           (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
+		so->lose_traps = !strcmp(argv[1], "off");
 	} else if (!strcmp(argv[0], "silent") && argc == 2) {
 		so->silent_drops = !strcmp(argv[1], "on");
 	} else if (!strcmp(argv[0], "stats")) {

@@ -528,6 +528,10 @@ static void send_trap(struct fs_server *s, struct pending_trap *pt)
 	uint16_t sm = f->ports[lp].pi.master_sm_lid;
 	if (!sm || !fs_node_of(f, lp)->present)
 		return;
+	if (s->o.lose_traps) {
+		s->st.lost++;
+		return;
+	}
 	uint8_t req[REQ_SIZE] = {0};
 	sma_build_trap(f, pt->port, pt->trap, pt->tid, req + REQ_MAD);
 	struct route r;

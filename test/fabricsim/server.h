@@ -22,6 +22,8 @@ struct fs_server_opts {
 	unsigned drop_percent;   /* global loss of MADs (fault injection) */
 	bool silent_drops;       /* unroutable MADs vanish (hardware) instead of coming back
 	                            with status 110 (ibsim) */
+	bool lose_traps; /* every trap is lost on its way (UD: nothing guarantees one arrives),
+	                    so that the SM finds changes only by polling */
 	const struct log *log;
 };
 

@@ -2,7 +2,8 @@
 # ibsmd as a daemon keeps the subnet up: a pulled link or a whole switch is routed around
 # within two sweeps, only the switches whose routes it broke are reprogrammed (fabricsim
 # counts every LFT block Set), a node that appears is discovered and routed without
-# disturbing anyone's LID, and a node coming back gets its LID again.
+# disturbing anyone's LID, and a node coming back gets its LID again. A switch that goes is
+# handled the same whether a trap or the SM's own poll finds it (traps can be lost).
 # Usage: ibsmd_keepup.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +32,8 @@ grep -q '^spine-[2-6]$' "$WORK/changed" && fail "spines that lost nothing were r
 grep -q '^leaf-1$' "$WORK/changed" || fail "leaf-1 was not rerouted"
 grep -q "no PortInfo" "$WORK/ibsmd.log" && fail "a switch's ports went unread: $(grep "no PortInfo" "$WORK/ibsmd.log" | head -2)"
 
-# 2. a whole spine: only leaves change, no other spine
+# 2. a whole spine: only leaves change, no other spine. Found by the leaves' traps, or by
+# the light sweep's poll if that comes first: the same either way.
 lft_sets >"$WORK/a"
 "$FS" ctl node remove spine-4 >/dev/null
 rerouted_within $((2 * SWEEP + 1))
@@ -40,10 +42,56 @@ changed "$WORK/a" "$WORK/b" >"$WORK/changed"
 echo "spine-4 removed: reprogrammed $(tr '\n' ' ' <"$WORK/changed")"
 grep -q '^spine' "$WORK/changed" && fail "other spines were reprogrammed"
 
-# 3. a host's cable: nothing to reroute, nothing rewritten
+# 2b. another spine with every trap lost: only the light sweep's poll can find it, and it
+# is handled as the traps would have had it (this path used to rediscover the fabric and
+# rewrite every spine's table)
+"$FS" ctl traps off >/dev/null
 lft_sets >"$WORK/a"
+"$FS" ctl node remove spine-5 >/dev/null
+rerouted_within $((2 * SWEEP + 1))
+grep -q '"spine-5" .* does not answer' "$WORK/ibsmd.log" ||
+	fail "spine-5's loss was not found by the poll: $(grep spine-5 "$WORK/ibsmd.log" | tail -2)"
+lft_sets >"$WORK/b"
+changed "$WORK/a" "$WORK/b" >"$WORK/changed"
+echo "spine-5 removed, traps lost: reprogrammed $(tr '\n' ' ' <"$WORK/changed")"
+grep -q '^spine' "$WORK/changed" && fail "other spines were reprogrammed when a poll found the loss"
+"$FS" ctl traps on >/dev/null
+
+# the SM's sweeps ended (-1 while one is under way), and the links it knows
+count() { "$BUILD/cli/ibsa" --control "$WORK/control" --json status |
+	python3 -c 'import json,sys; s=json.load(sys.stdin)["sweeps"]; print(-1 if s["sweeping"] else s["count"])'; }
+swept_after() { [ "$(count)" -gt "$1" ]; }
+links() { "$BUILD/cli/ibsa" --control "$WORK/control" --json status |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["subnet"]["links"])'; }
+# links let in are routed over in a pass of their own ("ACTIVE and settled"): a
+# sweep has ended after the last such pass, nothing under way, and the SM knows N links
+links_are() {
+	[ "$(links)" = "$1" ] && [ "$(count)" -ge 0 ] &&
+		awk '/ACTIVE and settled/ { s = NR } /subnet up/ { u = NR } END { exit !(u > s) }' "$WORK/ibsmd.log"
+}
+
+# 2c. a hung spine: links up, nothing answers (every MAD into it lost). Its neighbours are
+# read, find their links up, and the next sweep is a full one, which takes the links to it
+# for half-dead and routes around them.
+l0=$(links)
+for p in $(seq 1 12); do "$FS" ctl drop 100 spine-6 "$p" >/dev/null; done
+wait_until $((4 * SWEEP + 5)) grep -q 'nothing answers behind it' "$WORK/ibsmd.log" ||
+	fail "a hung spine-6 was not found: $(grep -E 'spine-6|half-dead' "$WORK/ibsmd.log" | tail -3)"
+echo "spine-6 hung: found silent, then its links taken for half-dead"
+for p in $(seq 1 12); do "$FS" ctl drop 0 spine-6 "$p" >/dev/null; done
+# its links are probed again at the next sweeps, and routed over once found
+wait_until $((4 * SWEEP + 5)) links_are "$l0" || fail "spine-6's links not found again: $(links) of $l0"
+rerouted_within $((2 * SWEEP + 1))
+
+# 3. a host's cable: nothing to reroute, nothing rewritten. The SM has seen it when it logs
+# the link down and a sweep after that has ended (the status's count, nothing under way).
+lft_sets >"$WORK/a"
+n0=$(count)
 "$FS" ctl link down leaf-5 2 >/dev/null
-sleep $((2 * SWEEP + 1))
+wait_until 10 grep -q 'link down at "leaf-5".* port 2 ' "$WORK/ibsmd.log" ||
+	fail "the host's link down was not seen"
+wait_until 10 swept_after "$n0" ||
+	fail "no sweep ended after the host's link went down"
 verify_passes || fail "verify after a host left"
 lft_sets >"$WORK/b"
 [ -z "$(changed "$WORK/a" "$WORK/b")" ] || fail "a host leaving rewrote tables: $(changed "$WORK/a" "$WORK/b" | tr '\n' ' ')"
@@ -52,6 +100,7 @@ echo "host link down: no table rewritten"
 # 4. everything comes back: same LIDs as before, subnet whole
 "$FS" ctl link up leaf-5 2 >/dev/null
 "$FS" ctl node add spine-4 >/dev/null
+"$FS" ctl node add spine-5 >/dev/null
 "$FS" ctl link up leaf-1 7 >/dev/null
 wait_until $((4 * SWEEP + 5)) sh -c "'$FS' verify --json | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(0 if r[\"ok\"] and r[\"ports\"][\"linked\"] == 288 else 1)'" ||
 	fail "not whole again: $("$FS" verify | tail -4)"
