@@ -51,6 +51,7 @@ heap() { awk '$1 == "ibsmd_heap_bytes" { printf "%d", $2 / 1024 }' "$WORK/state/
 	done
 ) >"$WORK/rss" &
 PIDS+=($!)
+LOOPS=($!)
 ( # links flap: one at a time, down for 0.3 s
 	while [ $SECONDS -lt $end ]; do
 		l=${links[$((RANDOM % ${#links[@]}))]}
@@ -61,6 +62,7 @@ PIDS+=($!)
 	done
 ) &
 PIDS+=($!)
+LOOPS+=($!)
 ( # a spine resets now and then
 	while [ $SECONDS -lt $end ]; do
 		sleep 7
@@ -70,6 +72,7 @@ PIDS+=($!)
 	done
 ) >/dev/null 2>&1 &
 PIDS+=($!)
+LOOPS+=($!)
 ( # hosts power-cycle, their event subscribers with them
 	while [ $SECONDS -lt $end ]; do
 		h=${cyclers[$((RANDOM % ${#cyclers[@]}))]}
@@ -82,6 +85,7 @@ PIDS+=($!)
 	done
 ) >/dev/null 2>&1 &
 PIDS+=($!)
+LOOPS+=($!)
 ( # services with short leases
 	i=0
 	while [ $SECONDS -lt $end ]; do
@@ -92,6 +96,7 @@ PIDS+=($!)
 	done
 ) &
 PIDS+=($!)
+LOOPS+=($!)
 runs=0 churn_ok=0
 while [ $SECONDS -lt $end ]; do # groups: joins and leaves, many at once
 	runs=$((runs + 1))
@@ -99,7 +104,7 @@ while [ $SECONDS -lt $end ]; do # groups: joins and leaves, many at once
 		churn_ok=$((churn_ok + 1))
 	fi
 done
-sleep 1.5 # the background loops end at $end
+wait "${LOOPS[@]}" 2>/dev/null || true # the background loops end at $end
 echo "soak over: $runs group churn runs ($churn_ok without a lost answer)"
 
 # heal: no loss, every link and node back
@@ -139,8 +144,11 @@ echo "every service's lease ran out: none listed"
 
 # subscriptions: the cyclers' subscribers are dead; once their ports have gone and come
 # back, none of theirs is left
+cas() { "$IBSA" --control "$WORK/control" --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["subnet"]["cas"])'; }
+cas_are() { [ "$(cas)" = "$1" ]; }
+n_cas=$(cas)
 for h in "${cyclers[@]}"; do "$FS" ctl node remove "$h" >/dev/null; done
-sleep 2
+wait_until 20 cas_are $((n_cas - ${#cyclers[@]})) || fail "the SM does not see the cyclers gone: $(cas) CAs of $n_cas"
 for h in "${cyclers[@]}"; do "$FS" ctl node add "$h" >/dev/null; done
 subs() { SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json informinfo | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 wait_until 20 sh -c "[ \"\$(SIM_HOST=host-2 '$IBSA' --transport sim --sm-key 1 --json informinfo | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')\" = 0 ]" ||
