@@ -13,14 +13,7 @@ verify_ok() {
 	python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$WORK/v.json"
 }
 
-wait_for() { # SECONDS COMMAND...: until the command succeeds
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.5
-	done
-}
+wait_for() { wait_until "$@"; } # SECONDS COMMAND...: until the command succeeds (scaled)
 
 start_fabricsim "$SPEC"
 

@@ -52,10 +52,16 @@ stop_sims
 "$FS" dump "fattree:radix=8,levels=2" >"$WORK/ft32.net"
 start_ibsim "$WORK/ft32.net"
 SIM_HOST=host-1 umad2sim_bg "$BUILD/daemon/ibsmd" --transport umad --state-dir "$WORK/state-umad" \
-	--sweep-interval 0 >"$WORK/umad.out" 2>"$WORK/umad.log"
+	--sweep-interval 0 --control-socket "$WORK/control-umad" >"$WORK/umad.out" 2>"$WORK/umad.log"
 PIDS+=("$UMAD2SIM_PID")
 wait_until 60 grep -q "subnet up" "$WORK/umad.log" || fail "ibsmd under libumad2sim.so: $(tail -5 "$WORK/umad.log")"
-sleep 6
+# six seconds of the daemon's own uptime (it looks at its port every second), whatever the
+# script's pace
+uptime() { "$BUILD/cli/ibsa" --control "$WORK/control-umad" --json status |
+	python3 -c 'import json,sys; print(int(json.load(sys.stdin)["uptime_s"]))'; }
+up_at=$(uptime)
+uptime_past() { [ "$(uptime)" -ge "$1" ]; }
+wait_until 30 uptime_past $((up_at + 6)) || fail "ibsmd's uptime did not pass $((up_at + 6)) s"
 grep -q "configured by nobody" "$WORK/umad.log" &&
 	fail "ibsmd took libumad2sim.so's stale sysfs for a reset switch: $(grep -c 'subnet up\|sweep' "$WORK/umad.log") sweep lines"
 echo "ibsmd through --transport umad under libumad2sim.so: up, its port not taken for a reset switch for 6 s after"

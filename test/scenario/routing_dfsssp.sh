@@ -76,8 +76,11 @@ check_fabric() {
 qos() { # SL: a storage level of that SL for a service ID range, then a reroute
 	config "qos:" "  levels:" "    - name: storage" "      sl: $1" \
 		"  rules:" "    - service_id: 0x1000000000000001-0x10000000000000ff" "      level: storage"
+	local n
+	n=$(grep -c "config: reload of" "$WORK/ibsmd.log" || true)
 	kill -HUP "$IBSMD_PID"
-	sleep 1
+	wait_until 10 sh -c "[ \$(grep -c 'config: reload of' '$WORK/ibsmd.log') -gt $n ]" ||
+		fail "ibsmd did not log the reload"
 	"$IBSA" --control "$WORK/control" reroute >/dev/null || fail "ibsa reroute"
 }
 
