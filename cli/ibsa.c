@@ -196,6 +196,10 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli c = {.timeout_ms = 1000, .retries = 3};
+	/* a default for scripts on slow or loaded machines; --timeout still wins */
+	const char *env_timeout = getenv("IBSA_TIMEOUT");
+	if (env_timeout && strtoul(env_timeout, NULL, 10) > 0)
+		c.timeout_ms = (unsigned)strtoul(env_timeout, NULL, 10);
 	struct mad_transport_opts to = {.roles = MAD_ROLE_CLIENT};
 	const char *transport = "umad", *control = NULL;
 	int o;

@@ -15,11 +15,14 @@
 FS="$BUILD/test/fabricsim/fabricsim"
 start_fabricsim "fattree:radix=8,levels=2" --max-clients 40
 export FABRICSIM="$FS"
-# another holder of host-1's issm device for 3 s (any program can open it)
-(cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD exec python3 -c 'import os, time
+# another holder of host-1's issm device (any program can open it), until the test has seen
+# ibsmd wait for it and lets it go (at most 120 s)
+(cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$PRELOAD exec python3 -c 'import os, sys, time
 fd = os.open("/dev/infiniband/issm0", os.O_RDWR)
 print("held", flush=True)
-time.sleep(3)' >"$WORK/holder.out" 2>&1) &
+end = time.time() + 120
+while not os.path.exists(sys.argv[1]) and time.time() < end:
+    time.sleep(0.05)' "$WORK/release-issm" >"$WORK/holder.out" 2>&1) &
 HOLDER=$!
 CLIENTS+=($HOLDER)
 wait_until 10 grep -q held "$WORK/holder.out" || fail "the issm holder: $(cat "$WORK/holder.out")"
@@ -32,6 +35,7 @@ PIDS+=($IBSMD)
 wait_until 10 grep -q "another SM holds this port's issm device" "$WORK/ibsmd.log" ||
 	fail "ibsmd said nothing while another process held the issm device"
 grep -q "subnet up" "$WORK/ibsmd.log" && fail "ibsmd swept while another SM held the port"
+touch "$WORK/release-issm"
 wait "$HOLDER" || true
 wait_until 60 grep -q "subnet up" "$WORK/ibsmd.log" || fail "ibsmd on umad did not bring the subnet up"
 grep -q "the issm device is this SM's now" "$WORK/ibsmd.log" || fail "ibsmd did not say it got the issm device"

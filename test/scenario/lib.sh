@@ -208,6 +208,9 @@ TEST_SLOW=${IBSMD_TEST_SLOW:-1}
 	exit 2
 }
 
+# ibsa's per-attempt timeout likewise, unless a test sets its own
+export IBSA_TIMEOUT=${IBSA_TIMEOUT:-$(awk -v f="$TEST_SLOW" 'BEGIN { printf "%d", 1000 * f }')}
+
 # slow_ms SECONDS: the deadline in milliseconds, scaled by IBSMD_TEST_SLOW
 slow_ms() { awk -v s="$1" -v f="$TEST_SLOW" 'BEGIN { printf "%d", s * f * 1000 }'; }
 
