@@ -259,8 +259,10 @@ const struct sa_path_job *sa_path_job_next(const struct sa_path_job *j);
 uint32_t sa_path_job_requester(const struct sa_path_job *j);
 /* Tables have no room now (transfers under way, bytes held, jobs): BUSY before building. */
 bool sa_tables_busy(const struct sa *sa);
-/* Tables of this port's already under way: its share is taken. */
-bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq);
+/* Why a table request must be refused before it is built (0: it may be): BUSY when the
+ * SA's room is taken or the port's table is being built, NO_RESOURCES when the port holds
+ * its share of transfers. Ends first the port's transfers its new request shows done. */
+uint16_t sa_tables_refusal(struct sa *sa, const struct sa_req *rq);
 struct sa_held_answer {
 	struct mad_addr to;
 	uint8_t mad[MAD_SIZE];
