@@ -553,12 +553,12 @@ uint16_t sa_tables_refusal(struct sa *sa, const struct sa_req *rq)
 		return 0; /* the administrator's tools */
 	unsigned held = mad_dispatcher_rmpp_sends_to(sa->d, base, count);
 	if (held >= SA_TRANSFERS_PER_PORT) {
-		/* this port's own share (the SA's ERR_NO_RESOURCES): its transfers still
-		 * wait for ACKs of segments, not just the last one */
+		/* this port's own share (the SA's ERR_NO_RESOURCES), by transfers still under
+		 * way after its answers sent whole were ended above: many at once */
 		sa->st.errors++;
 		log_rl(sa->log, &sa->rl_refused, LOGL_WARN, "sa",
 		       "LID %u (port GUID " GUID_FMT ") has %u table transfers under way, "
-		       "unacknowledged, the most one port may: GetTable of attribute 0x%04x "
+		       "unacknowledged, the most one port may: a table of attribute 0x%04x "
 		       "answered NO_RESOURCES",
 		       rq->from.lid,
 		       rq->requester == TOPO_NONE ? 0 : topo_port_guid(sa->t, rq->requester), held,

@@ -23,7 +23,8 @@
 #define SA_MAX_JOBS           4            /* tables built a slice at a time, at once */
 /* ... of which one port (an untrusted requester) may have: one table built a slice at a time,
  * and 16 answers by RMPP under way (a host's tools ask a few at once; one port must not take
- * the room of all and leave other hosts BUSY) */
+ * the room of all and leave other hosts BUSY); its answers sent whole stop counting when it
+ * asks again, as a client without RMPP ACKs never ends them */
 #define SA_JOBS_PER_PORT      1
 #define SA_TRANSFERS_PER_PORT 16
 #define SA_DEFERRED           0xfffeu /* a handler's status: a job answers later */
