@@ -67,6 +67,7 @@ struct mad_counters {
 	uint64_t busy;          /* answers with status BUSY (retried) */
 	uint64_t retried_lossy; /* retries beyond the default, for the loss seen (see .retries) */
 	uint64_t rmpp_sent_transfers, rmpp_recv_transfers, rmpp_aborted;
+	uint64_t rmpp_reclaimed;    /* sent whole, unACKed, ended by the requester's next ask */
 	uint64_t rmpp_refused;      /* unasked transfers refused: too many at once, or too large */
 	uint64_t status_code[8];    /* answers by MAD status code field (bits 2-4), 0 unused */
 	uint64_t status_class[128]; /* answers by class-specific status (bits 8-14), 0 unused */
@@ -165,6 +166,11 @@ unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d);
 size_t mad_dispatcher_rmpp_bytes(const struct mad_dispatcher *d);
 /* RMPP transfers this side is sending to LIDs lid..lid + count - 1 (one port's LMC range). */
 unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid, unsigned count);
+/* A new request under tid from the port at lid..lid + count - 1 says its answers that went
+ * out whole are taken or abandoned: end those not ACKed yet (one segment; more only for the
+ * same agent, TID bits 32-63), so they hold none of its room. Returns how many. */
+unsigned mad_dispatcher_rmpp_reclaim(struct mad_dispatcher *d, uint16_t lid, unsigned count,
+                                     uint64_t tid);
 /* The largest transfer either way: mad_dispatcher_respond_rmpp refuses more (-EMSGSIZE). */
 #define MAD_RMPP_MAX_BYTES (64u << 20)
 

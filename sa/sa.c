@@ -512,11 +512,11 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 		rq.out.size = rq.out.stride = 72; /* ClassPortInfo */
 	}
 	bool table = slot == SLOT_GET_TABLE || slot == SLOT_GET_MULTI;
-	if (table && (sa_tables_busy(sa) || sa_port_tables_busy(sa, &rq))) {
-		/* before the table is built, not after: a burst of whole-fabric tables must
-		 * not take the loop to learn there is no room to send them */
-		sa->st.busy++;
-		send_refusal(sa, from, *h, MAD_STATUS_BUSY);
+	/* before the table is built, not after: a burst of whole-fabric tables must not take
+	 * the loop to learn there is no room to send them */
+	uint16_t refuse = table ? sa_tables_refusal(sa, &rq) : 0;
+	if (refuse) {
+		send_refusal(sa, from, *h, refuse);
 		return;
 	}
 	uint16_t st = a->on[slot](&rq);
@@ -525,27 +525,53 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	request_finish(&rq, st);
 }
 
-bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq)
+/* The requester's LIDs: per port, not per LID, as a port of LMC k answers at 2^k LIDs. */
+static void port_lids(const struct sa *sa, const struct sa_req *rq, uint16_t *base, unsigned *count)
 {
-	if (rq->trusted)
-		return false; /* the administrator's tools */
-	/* per port, not per LID: a port of LMC k answers at 2^k LIDs */
-	uint16_t base = rq->from.lid;
-	unsigned count = 1;
+	*base = rq->from.lid;
+	*count = 1;
 	if (rq->requester != TOPO_NONE && sa->t->ports[rq->requester].lid) {
-		base = sa->t->ports[rq->requester].lid;
-		count = 1u << sa->t->ports[rq->requester].lmc;
+		*base = sa->t->ports[rq->requester].lid;
+		*count = 1u << sa->t->ports[rq->requester].lmc;
 	}
-	if (mad_dispatcher_rmpp_sends_to(sa->d, base, count) >= SA_TRANSFERS_PER_PORT) {
-		log_rl(sa->log, &sa->rl_refused, LOGL_INFO, "sa",
-		       "LID %u has %u tables on their way to it already: answered BUSY",
-		       rq->from.lid, SA_TRANSFERS_PER_PORT);
-		return true;
+}
+
+uint16_t sa_tables_refusal(struct sa *sa, const struct sa_req *rq)
+{
+	uint16_t base;
+	unsigned count;
+	port_lids(sa, rq, &base, &count);
+	/* A new question is the sign its answers sent whole were taken or abandoned: without
+	 * this, a client with no RMPP ACKs (libumad2sim.so) asking one at a time ran into the
+	 * quota below after 16 answers. */
+	mad_dispatcher_rmpp_reclaim(sa->d, base, count, rq->h.hdr.tid);
+	if (sa_tables_busy(sa)) {
+		sa->st.busy++;
+		return MAD_STATUS_BUSY; /* the SA's room, shared by all: come back later */
+	}
+	if (rq->trusted)
+		return 0; /* the administrator's tools */
+	unsigned held = mad_dispatcher_rmpp_sends_to(sa->d, base, count);
+	if (held >= SA_TRANSFERS_PER_PORT) {
+		/* this port's own share (the SA's ERR_NO_RESOURCES), by transfers still under
+		 * way after its answers sent whole were ended above: many at once */
+		sa->st.errors++;
+		log_rl(sa->log, &sa->rl_refused, LOGL_WARN, "sa",
+		       "LID %u (port GUID " GUID_FMT ") has %u table transfers under way, "
+		       "unacknowledged, the most one port may: a table of attribute 0x%04x "
+		       "answered NO_RESOURCES",
+		       rq->from.lid,
+		       rq->requester == TOPO_NONE ? 0 : topo_port_guid(sa->t, rq->requester), held,
+		       rq->h.hdr.attr_id);
+		return MAD_STATUS_SA_NO_RESOURCES;
 	}
 	unsigned mine = 0;
 	for (const struct sa_path_job *j = sa->jobs; j; j = sa_path_job_next(j))
 		mine += sa_path_job_requester(j) == rq->requester;
-	return mine >= SA_JOBS_PER_PORT;
+	if (mine < SA_JOBS_PER_PORT)
+		return 0;
+	sa->st.busy++; /* its table being built ends in seconds: come back then */
+	return MAD_STATUS_BUSY;
 }
 
 bool sa_tables_busy(const struct sa *sa)

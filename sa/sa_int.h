@@ -23,7 +23,8 @@
 #define SA_MAX_JOBS           4            /* tables built a slice at a time, at once */
 /* ... of which one port (an untrusted requester) may have: one table built a slice at a time,
  * and 16 answers by RMPP under way (a host's tools ask a few at once; one port must not take
- * the room of all and leave other hosts BUSY) */
+ * the room of all and leave other hosts BUSY); its answers sent whole stop counting when it
+ * asks again, as a client without RMPP ACKs never ends them */
 #define SA_JOBS_PER_PORT      1
 #define SA_TRANSFERS_PER_PORT 16
 #define SA_DEFERRED           0xfffeu /* a handler's status: a job answers later */
@@ -259,8 +260,10 @@ const struct sa_path_job *sa_path_job_next(const struct sa_path_job *j);
 uint32_t sa_path_job_requester(const struct sa_path_job *j);
 /* Tables have no room now (transfers under way, bytes held, jobs): BUSY before building. */
 bool sa_tables_busy(const struct sa *sa);
-/* Tables of this port's already under way: its share is taken. */
-bool sa_port_tables_busy(struct sa *sa, const struct sa_req *rq);
+/* Why a table request must be refused before it is built (0: it may be): BUSY when the
+ * SA's room is taken or the port's table is being built, NO_RESOURCES when the port holds
+ * its share of transfers. Ends first the port's transfers its new request shows done. */
+uint16_t sa_tables_refusal(struct sa *sa, const struct sa_req *rq);
 struct sa_held_answer {
 	struct mad_addr to;
 	uint8_t mad[MAD_SIZE];

@@ -6,7 +6,7 @@
  * sa_probe --trap LIDADDR PORT N: N traps 129 to the SM naming LIDADDR's port PORT (see
  * send_traps).
  * sa_probe --node-burst N: N NodeRecord GetTables at once, never acknowledged; prints
- * "nodes ANSWERED BUSY LOST" (see node_burst).
+ * "nodes ANSWERED REFUSED LOST" (see node_burst).
  * sa_probe --path-table all|own: one PathRecord GetTable, of every pair or of this port's
  * paths (SLID), never acknowledged; prints "table STATUS" of its first answer (see
  * path_table). */
@@ -77,8 +77,15 @@ static size_t request(uint8_t *buf, uint8_t method, uint16_t attr, uint64_t mask
 	return MAD_SIZE;
 }
 
+/* A table refused: BUSY (the SA's room) or NO_RESOURCES (the port's share). */
+static bool refused(const uint8_t *mad)
+{
+	uint16_t st = (uint16_t)mad_bits_get(mad, 32, 16);
+	return (st & MAD_STATUS_BUSY) || st == MAD_STATUS_SA_NO_RESOURCES;
+}
+
 struct flood {
-	int n, answered, busy;
+	int n, answered, refused;
 	bool *seen;
 };
 
@@ -96,15 +103,15 @@ static void flood_drain(struct mad_transport *t, struct flood *f)
 		if (i < 0 || i >= f->n || f->seen[i])
 			continue;
 		f->seen[i] = true;
-		if (mad_bits_get(buf, 32, 16) & MAD_STATUS_BUSY)
-			f->busy++;
+		if (refused(buf))
+			f->refused++;
 		else
 			f->answered++;
 	}
 }
 
 /* n GetTables of all NodeRecords at once, from a client that never acknowledges a segment:
- * the SA's transfers pile up. Prints "flood ANSWERED BUSY UNANSWERED". The probe reads
+ * the SA's transfers pile up. Prints "flood ANSWERED REFUSED UNANSWERED". The probe reads
  * between its sends: the SA's segments would otherwise fill its socket and push out the
  * answers it counts. */
 static int flood(struct mad_transport *t, const struct mad_local_port *lp, int n)
@@ -126,10 +133,10 @@ static int flood(struct mad_transport *t, const struct mad_local_port *lp, int n
 		flood_drain(t, &f);
 	}
 	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
-	while (f.answered + f.busy < n && poll(&p, 1, 3000) > 0)
+	while (f.answered + f.refused < n && poll(&p, 1, 3000) > 0)
 		flood_drain(t, &f);
 	free(f.seen);
-	printf("flood %d %d %d\n", f.answered, f.busy, n - f.answered - f.busy);
+	printf("flood %d %d %d\n", f.answered, f.refused, n - f.answered - f.refused);
 	return 0;
 }
 
@@ -190,7 +197,8 @@ static int path_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 }
 
 /* n NodeRecord tables at once, whose segments are never acknowledged (their transfers stay
- * under way at the SA until it gives them up): how many were answered, BUSY or not at all. */
+ * under way at the SA until it gives them up): how many were answered, refused (BUSY or
+ * NO_RESOURCES) or not at all. */
 static int node_burst(struct mad_transport *t, const struct mad_local_port *lp, int n)
 {
 	if (n < 1 || n > 1000)
@@ -206,9 +214,9 @@ static int node_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 	bool *seen = calloc((size_t)n, 1);
 	if (!seen)
 		return 1;
-	int answered = 0, busy = 0;
+	int answered = 0, nrefused = 0;
 	struct pollfd p = {.fd = t->ops->fd(t), .events = POLLIN};
-	while (answered + busy < n && poll(&p, 1, 5000) > 0) {
+	while (answered + nrefused < n && poll(&p, 1, 5000) > 0) {
 		uint8_t buf[MAD_SIZE];
 		struct mad_addr from;
 		size_t len;
@@ -218,14 +226,14 @@ static int node_burst(struct mad_transport *t, const struct mad_local_port *lp, 
 			if (i < 0 || i >= n || seen[i])
 				continue;
 			seen[i] = true;
-			if (mad_bits_get(buf, 32, 16) & MAD_STATUS_BUSY)
-				busy++;
+			if (refused(buf))
+				nrefused++;
 			else
 				answered++;
 		}
 	}
 	free(seen);
-	printf("nodes %d %d %d\n", answered, busy, n - answered - busy);
+	printf("nodes %d %d %d\n", answered, nrefused, n - answered - nrefused);
 	return 0;
 }
 

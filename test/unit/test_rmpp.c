@@ -386,6 +386,58 @@ START_TEST(same_tid_from_a_new_process)
 }
 END_TEST
 
+/* The requester's ACK of seg, opening its window to nwl. */
+static void ack_raw(struct pair *p, uint64_t tid, uint32_t seg, uint32_t nwl)
+{
+	uint8_t m[MAD_SIZE] = {0};
+	struct mad_sa_hdr sa;
+	mad_sa_hdr_init(&sa, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0);
+	sa.hdr.tid = tid;
+	sa.rmpp = (struct mad_rmpp_hdr){.version = 1,
+	                                .type = RMPP_TYPE_ACK,
+	                                .flags = RMPP_FLAG_ACTIVE,
+	                                .data1 = seg,
+	                                .data2 = nwl};
+	mad_sa_hdr_encode(&sa, m, sizeof(m), NULL);
+	struct mad_addr from = {.lid = 1, .qpn = 1};
+	fake_deliver(p->fb, &from, m, MAD_SIZE, 0);
+	for (int i = 0; i < 5; i++)
+		ev_run(p->loop, EVRUN_NOWAIT);
+}
+
+START_TEST(new_request_reclaims_answers_sent_whole)
+{
+	/* A requester that never ACKs (libumad2sim.so) held every one-segment answer until
+	 * its time-out; its next question ends those, and only those that lose nothing. */
+	struct pair p;
+	pair_init(&p, 1000);
+	struct capture cap = {0};
+	p.fb->on_send = capture_send; /* nothing reaches the requester: no ACK comes */
+	p.fb->ctx = &cap;
+	const uint64_t a1 = 0x0001000000000001ull, a2 = 0x0001000000000002ull;
+	const uint64_t b1 = 0x0002000000000003ull, b2 = 0x0002000000000004ull;
+	ask_raw(&p, a1, 100);  /* agent 1: one segment, sent */
+	ask_raw(&p, a2, 1000); /* agent 1: five, waiting for the first ACK */
+	ask_raw(&p, b1, 100);  /* agent 2: one segment */
+	ask_raw(&p, b2, 1000); /* agent 2: five, all sent once its window opens */
+	ack_raw(&p, b2, 1, 32);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_sends_to(p.b, 1, 1), 4);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 5, 1, 0x99), 0); /* another port */
+	/* a1 again (a retry) keeps a1; any agent's one-segment answer goes */
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 1, 1, a1), 1);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 1, 1, 0x0001000000000009ull), 1);
+	/* b2's last window may still be on its way to agent 2: only agent 2 moving on ends it */
+	ck_assert_uint_eq(mad_dispatcher_rmpp_sends_to(p.b, 1, 1), 2);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 1, 2, 0x000200000000000aull), 1);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_sends_to(p.b, 1, 1), 1); /* a2, unfinished */
+	const struct mad_counters *c = mad_dispatcher_counters(p.b);
+	ck_assert_uint_eq(c->rmpp_reclaimed, 3);
+	ck_assert_uint_eq(c->rmpp_sent_transfers, 3);
+	ck_assert_uint_eq(c->rmpp_aborted, 0);
+	pair_free(&p);
+}
+END_TEST
+
 /* A segment of an unasked transfer (a GetMulti request) from `lid`: segment seg of a
  * transfer that never ends. */
 static void hostile_seg(struct pair *p, uint16_t lid, uint64_t tid, uint32_t seg)
@@ -460,6 +512,7 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, stray_segments_ignored);
 	tcase_add_test(tc, one_segment_answer_needs_no_ack);
 	tcase_add_test(tc, same_tid_from_a_new_process);
+	tcase_add_test(tc, new_request_reclaims_answers_sent_whole);
 	tcase_add_test(tc, hostile_transfers_bounded);
 	suite_add_tcase(s, tc);
 	return s;

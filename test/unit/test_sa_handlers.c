@@ -451,6 +451,122 @@ START_TEST(inform_limit_per_port)
 }
 END_TEST
 
+/* A requester with no RMPP (a tool under libumad2sim.so, or one that died): the SA's
+ * answers to it are caught on their way out and never ACKed. raw[i] is TID RAW_TID + i's. */
+enum { RAW_TID = 0x9100, RAW_MAX = 64 };
+static struct {
+	unsigned n; /* answers seen */
+	bool seen[RAW_MAX];
+	uint16_t status[RAW_MAX];
+	uint8_t method[RAW_MAX], rmpp_flags[RAW_MAX]; /* of its first MAD */
+} R;
+
+static void catch_answer(struct fake_transport *f, const struct mad_addr *to, const uint8_t *mad,
+                         size_t len, void *ctx)
+{
+	(void)f;
+	(void)to;
+	(void)ctx;
+	uint64_t tid = mad_bits_get(mad, 64, 64);
+	if (len < MAD_SA_HDR_END || tid < RAW_TID || tid >= RAW_TID + RAW_MAX)
+		return;
+	unsigned i = (unsigned)(tid - RAW_TID);
+	if (R.seen[i])
+		return; /* a later segment or a resend */
+	R.seen[i] = true;
+	R.status[i] = (uint16_t)mad_bits_get(mad, 32, 16);
+	R.method[i] = mad[3];
+	R.rmpp_flags[i] = mad[26];
+	R.n++;
+}
+
+static void raw_init(void)
+{
+	memset(&R, 0, sizeof(R));
+	E.fs->on_send = catch_answer;
+}
+
+/* A NodeRecord GetTable from node's port under TID RAW_TID + i: of one LID (one segment) or
+ * of all it may see (several). Returns when the SA has answered it, or 10 s on. */
+static void raw_ask(uint32_t node, unsigned i, uint16_t only_lid, bool wait)
+{
+	struct mad_sa_hdr h;
+	mad_sa_hdr_init(&h, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, only_lid ? 1 : 0);
+	h.hdr.tid = RAW_TID + i;
+	uint8_t m[MAD_SIZE] = {0};
+	mad_sa_hdr_encode(&h, m, sizeof(m), NULL);
+	mad_bits_set(m + MAD_SA_HDR_END, 0, 16, only_lid);
+	struct mad_addr from = {.lid = lid_of(node), .qpn = 1, .qkey = QP1_QKEY};
+	fake_deliver(E.fs, &from, m, sizeof(m), 0);
+	ev_tstamp end = ev_time() + 10;
+	while (wait && !R.seen[i] && ev_time() < end)
+		ev_run(E.loop, EVRUN_ONCE);
+}
+
+static bool raw_table_sent(unsigned i)
+{
+	return R.seen[i] && R.status[i] == 0 && R.method[i] == MAD_METHOD_GET_TABLE_RESP;
+}
+
+START_TEST(serial_tables_unacked)
+{
+	/* A script's saquery one at a time under Debian's ibsim, whose libumad2sim.so ACKs
+	 * nothing: each one-segment answer held one of the port's 16 transfers until it timed
+	 * out, and the 17th question got BUSY. Each new question shows the last was taken. */
+	raw_init();
+	for (unsigned i = 0; i < 50; i++) {
+		raw_ask(A1, i, lid_of(A1), true);
+		ck_assert_msg(raw_table_sent(i), "question %u: status 0x%04x method 0x%02x", i,
+		              R.status[i], R.method[i]);
+		ck_assert_int_eq(R.rmpp_flags[i] & RMPP_FLAG_LAST,
+		                 RMPP_FLAG_LAST); /* one segment */
+	}
+	ck_assert_uint_le(mad_dispatcher_rmpp_active(sm_dispatcher(E.sm)), 1);
+}
+END_TEST
+
+START_TEST(parallel_tables_bounded)
+{
+	/* A port that opens many transfers at once and ACKs none is still held to its share:
+	 * the rest refused NO_RESOURCES, with a line naming it; another port is not held back */
+	char *logbuf = NULL;
+	size_t loglen = 0;
+	E.log.stream = open_memstream(&logbuf, &loglen);
+	E.log.level = LOGL_WARN;
+	raw_init();
+	for (unsigned i = 0; i < 20; i++)
+		raw_ask(A1, i, 0, false);
+	ev_tstamp end = ev_time() + 10;
+	while (R.n < 20 && ev_time() < end)
+		ev_run(E.loop, EVRUN_ONCE);
+	unsigned sent = 0, refused = 0;
+	for (unsigned i = 0; i < 20; i++) {
+		if (raw_table_sent(i)) {
+			sent++;
+			ck_assert_int_eq(R.rmpp_flags[i] & RMPP_FLAG_LAST,
+			                 0); /* several segments */
+		}
+		refused += R.status[i] == MAD_STATUS_SA_NO_RESOURCES;
+	}
+	ck_assert_uint_eq(sent, 16);
+	ck_assert_uint_eq(refused, 4);
+	/* a new question does not end transfers that still wait for ACKs of their segments */
+	raw_ask(A1, 20, lid_of(A1), true);
+	ck_assert_uint_eq(R.status[20], MAD_STATUS_SA_NO_RESOURCES);
+	raw_ask(B1, 21, lid_of(B1), true);
+	ck_assert(raw_table_sent(21));
+	fflush(E.log.stream);
+	char want[96];
+	snprintf(want, sizeof(want), "LID %u (port GUID 0x%016llx) has 16 table transfers",
+	         lid_of(A1), (unsigned long long)port_guid_of(A1));
+	ck_assert_msg(strstr(logbuf, want) && strstr(logbuf, "answered NO_RESOURCES"), "log: %s",
+	              logbuf);
+	fclose(E.log.stream);
+	E.log.stream = NULL;
+	free(logbuf);
+}
+END_TEST
+
 /* A ServiceRecord `from` registers (or deletes) for node `owner`'s port, with the SM_Key or
  * not. */
 static int service_for(uint32_t from, uint32_t owner, uint64_t id, bool set, uint64_t key)
@@ -651,6 +767,8 @@ int main(void)
 	tcase_add_test(tc, group_limit_per_port);
 	tcase_add_test(tc, partition_leaks);
 	tcase_add_test(tc, state_lines_round_trip);
+	tcase_add_test(tc, serial_tables_unacked);
+	tcase_add_test(tc, parallel_tables_bounded);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
