@@ -382,6 +382,21 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 	return true;
 }
 
+static void poll_master(struct sm *sm, struct sm_remote *r)
+{
+	r->polling = true;
+	sm->el.poll_owed = false;
+	/* no retries: each poll is one try, sm_poll_retries of them in a row decide */
+	ask(sm, r->port, r->guid, ASK_POLL_MASTER, false, 0, sm->cfg->sm_poll_interval_ms);
+}
+
+/* A poll ended: the tick that came while it was out polls now. */
+static void poll_if_owed(struct sm *sm, struct sm_remote *r)
+{
+	if (sm->el.poll_owed)
+		poll_master(sm, r);
+}
+
 static void on_answer(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                       void *ctx)
 {
@@ -419,6 +434,8 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 				         "master SM GUID " GUID_FMT " missed %u polls in a row",
 				         r->guid, r->misses);
 				sm_take_over(sm, why);
+			} else {
+				poll_if_owed(sm, r);
 			}
 			return;
 		}
@@ -438,6 +455,7 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 			if (si.state == SM_STATE_MASTER && !remote_lid(sm, r) &&
 			    sm->t->ops->query_port(sm->t, &lp) == 0 && lp.sm_lid)
 				r->lid = lp.sm_lid;
+			poll_if_owed(sm, r);
 			return;
 		}
 		/* a master that stood down handed the subnet to someone: find out whom */
@@ -714,11 +732,15 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		sm_take_over(sm, "the master is no longer in the model");
 		return;
 	}
-	if (r->polling)
+	if (r->polling) {
+		/* the last poll times out one interval after it went, a little after this
+		 * tick: skipping the tick made each lost poll cost two intervals (a dead
+		 * master found 3 s late where the kernel times the polls). It goes when the
+		 * last one ends */
+		sm->el.poll_owed = true;
 		return;
-	r->polling = true;
-	/* no retries: each poll is one try, sm_poll_retries of them in a row decide */
-	ask(sm, r->port, r->guid, ASK_POLL_MASTER, false, 0, sm->cfg->sm_poll_interval_ms);
+	}
+	poll_master(sm, r);
 }
 
 static void abandon_sweep(struct sm *sm)
@@ -752,6 +774,7 @@ void sm_become_standby(struct sm *sm, uint64_t master_guid)
 	           r && r->si.state == SM_STATE_MASTER ? "master" : "to be master",
 	           sm->cfg->sm_poll_interval_ms, sm->cfg->sm_poll_retries);
 	double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
+	el->poll_owed = false;
 	ev_timer_stop(sm->loop, &el->poll_timer);
 	ev_timer_set(&el->poll_timer, iv, iv);
 	ev_timer_start(sm->loop, &el->poll_timer);
