@@ -399,3 +399,14 @@ log_ms() {
 
 # ms_between FROM_MS TO_MS: TO - FROM in milliseconds, across midnight
 ms_between() { echo $((($2 - $1 + 86400000) % 86400000)); }
+
+# status_num NAME SECTION KEY: a number from the control socket's status of the ibsmd started
+# by start_named_ibsmd NAME ("sweeps light", "mads completed", "sync got_delta"): counters
+# of the daemon's own events for a test to wait on
+status_num() {
+	"$BUILD/cli/ibsa" --control "$WORK/control-$1" --json status 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]][sys.argv[2]])' "$2" "$3"
+}
+
+# status_ge NAME SECTION KEY MIN: that number has reached MIN (for wait_until)
+status_ge() { [ "$(status_num "$1" "$2" "$3")" -ge "$4" ]; }
