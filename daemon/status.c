@@ -50,16 +50,16 @@ void status_write(const struct control *c, FILE *out, bool json)
 		    k->lids, st.engine ? st.engine : "");
 		fprintf(
 		    out,
-		    "\"sweeps\":{\"count\":%" PRIu64
+		    "\"sweeps\":{\"count\":%" PRIu64 ",\"light\":%" PRIu64
 		    ",\"sweeping\":%s,\"routing\":%s,\"stage\":\"%s\","
 		    "\"last\":{\"discover\":%.6f,"
 		    "\"lids\":%.6f,\"route\":%.6f,\"tables\":%.6f,\"arm\":%.6f,\"activate\":%.6f,"
 		    "\"total\":%.6f},\"lft_blocks_sent\":%u,\"port_sets\":%u,\"vl_sets\":%u},"
 		    "\"traps\":%" PRIu64 ",\"links_quarantined\":%u,",
-		    st.sweeps, st.sweeping ? "true" : "false", st.routing ? "true" : "false",
-		    st.stage, tm->discover, tm->lids, tm->route, tm->tables, tm->arm, tm->activate,
-		    tm->total, k->lft_blocks_sent, k->port_sets, k->vl_sets, st.traps,
-		    st.links_held);
+		    st.sweeps, st.light_sweeps, st.sweeping ? "true" : "false",
+		    st.routing ? "true" : "false", st.stage, tm->discover, tm->lids, tm->route,
+		    tm->tables, tm->arm, tm->activate, tm->total, k->lft_blocks_sent, k->port_sets,
+		    k->vl_sets, st.traps, st.links_held);
 		fprintf(out, "\"sms\":[");
 		for (uint32_t i = 0; i < nrem; i++) {
 			struct sm_remote_info r;

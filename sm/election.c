@@ -382,6 +382,81 @@ static bool remote_update(struct sm *sm, struct sm_remote *r, const struct mad_s
 	return true;
 }
 
+/* Trap 144 (SM priority changed) from this SM's port to the master r. */
+static void send_trap144(struct sm *sm, const struct sm_remote *r)
+{
+	const struct topo *t = &sm->topo;
+	uint16_t to = remote_lid(sm, r), lid = sm->local.lid;
+	uint32_t cap = sm->local.capability_mask;
+	if (t->sm_port != TOPO_NONE && t->ports[t->sm_port].pi.lid) {
+		lid = t->ports[t->sm_port].pi.lid; /* the master's, newer than the start's */
+		cap = t->ports[t->sm_port].pi.capability_mask;
+	}
+	if (!to || !lid)
+		return;
+	struct mad_notice no = {
+	    .is_generic = 1,
+	    .type = 4, /* informational */
+	    .producer_type = t->sm_node != TOPO_NONE && topo_is_switch(t, t->sm_node) ? 2 : 1,
+	    .trap_number = 144,
+	    .issuer_lid = lid,
+	};
+	/* DataDetails: reserved 16, LIDADDR 16, reserved 16, CapabilityMask 32, reserved 16,
+	 * ChangeFlags 16 (bit 3: SM priority) */
+	no.data_details[2] = (uint8_t)(lid >> 8);
+	no.data_details[3] = (uint8_t)lid;
+	for (int i = 0; i < 4; i++)
+		no.data_details[6 + i] = (uint8_t)(cap >> (24 - 8 * i));
+	no.data_details[13] = 0x08;
+	uint8_t notice[80] = {0};
+	mad_notice_encode(&no, notice, sizeof(notice), NULL);
+	sm->detached++;
+	/* an SMP carries the Notice's first 64 bytes; a trap bears its own port's M_Key */
+	sm_send_lid(sm, to, sm->local.port_guid, MAD_METHOD_TRAP, MAD_ATTR_NOTICE, 0, notice, 64,
+	            NULL, NULL, 0);
+	sm->detached--;
+}
+
+/* A master that ranks below this standby should hand the subnet over. One that learns of
+ * SMs only by sweeping (OpenSM) never does if its one question, when this SM's IsSM went
+ * up, came before this SM answered (a loaded machine) or was lost: it is reminded by trap
+ * 144, which makes it sweep, at the first poll that finds it so and then after 2, 4 ... 64
+ * polls (OpenSM ignores a trap repeated 10 times within 5 s). */
+static void remind_master(struct sm *sm, const struct sm_remote *r)
+{
+	struct sm_election *el = &sm->el;
+	if (r->si.state != SM_STATE_MASTER || above_me(sm, r) || el->handover_to) {
+		el->remind_polls = el->remind_every = 0;
+		return;
+	}
+	if (el->remind_every && ++el->remind_polls < el->remind_every)
+		return;
+	el->remind_polls = 0;
+	el->remind_every = el->remind_every ? el->remind_every * 2 : 2;
+	if (el->remind_every > 64)
+		el->remind_every = 64;
+	log_notice(sm->log, "election",
+	           "master SM GUID " GUID_FMT " (LID %u, priority %u) ranks below this SM and "
+	           "has not handed the subnet over: telling it of this SM (trap 144)",
+	           r->guid, remote_lid(sm, r), r->si.priority);
+	send_trap144(sm, r);
+}
+
+static void poll_master(struct sm *sm, struct sm_remote *r)
+{
+	r->polling = true;
+	sm->el.poll_owed = false;
+	/* no retries: each poll is one try, sm_poll_retries of them in a row decide */
+	ask(sm, r->port, r->guid, ASK_POLL_MASTER, false, 0, sm->cfg->sm_poll_interval_ms);
+}
+
+/* A poll ended: the tick that came while it was out polls now. */
+static void poll_if_owed(struct sm *sm, struct sm_remote *r)
+{
+	if (sm->el.poll_owed)
+		poll_master(sm, r);
+}
+
 static void on_answer(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                       void *ctx)
 {
@@ -419,6 +494,8 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 				         "master SM GUID " GUID_FMT " missed %u polls in a row",
 				         r->guid, r->misses);
 				sm_take_over(sm, why);
+			} else {
+				poll_if_owed(sm, r);
 			}
 			return;
 		}
@@ -438,6 +515,8 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 			if (si.state == SM_STATE_MASTER && !remote_lid(sm, r) &&
 			    sm->t->ops->query_port(sm->t, &lp) == 0 && lp.sm_lid)
 				r->lid = lp.sm_lid;
+			remind_master(sm, r);
+			poll_if_owed(sm, r);
 			return;
 		}
 		/* a master that stood down handed the subnet to someone: find out whom */
@@ -714,11 +793,15 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		sm_take_over(sm, "the master is no longer in the model");
 		return;
 	}
-	if (r->polling)
+	if (r->polling) {
+		/* the last poll times out one interval after it went, a little after this
+		 * tick: skipping the tick made each lost poll cost two intervals (a dead
+		 * master found 3 s late where the kernel times the polls). It goes when the
+		 * last one ends */
+		sm->el.poll_owed = true;
 		return;
-	r->polling = true;
-	/* no retries: each poll is one try, sm_poll_retries of them in a row decide */
-	ask(sm, r->port, r->guid, ASK_POLL_MASTER, false, 0, sm->cfg->sm_poll_interval_ms);
+	}
+	poll_master(sm, r);
 }
 
 static void abandon_sweep(struct sm *sm)
@@ -752,6 +835,8 @@ void sm_become_standby(struct sm *sm, uint64_t master_guid)
 	           r && r->si.state == SM_STATE_MASTER ? "master" : "to be master",
 	           sm->cfg->sm_poll_interval_ms, sm->cfg->sm_poll_retries);
 	double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
+	el->poll_owed = false;
+	el->remind_polls = el->remind_every = 0;
 	ev_timer_stop(sm->loop, &el->poll_timer);
 	ev_timer_set(&el->poll_timer, iv, iv);
 	ev_timer_start(sm->loop, &el->poll_timer);

@@ -451,6 +451,7 @@ static void light_sweep(struct sm *sm)
 	if (sm->state != SM_STATE_MASTER || sm->busy || !sm->up || sm_dirty_grow(sm) < 0)
 		return;
 	election_poll_known(sm);
+	sm->light_sweeps++;
 	sm->busy = true;
 	sm->stage = "light sweep";
 	sm_phase_begin(sm, light_done);
@@ -917,6 +918,7 @@ struct sm_status sm_status(const struct sm *sm)
 	    .counts = sm->counts,
 	    .times = sm->times,
 	    .sweeps = sm->sweeps,
+	    .light_sweeps = sm->light_sweeps,
 	    .traps = sm->traps,
 	    .links_held = sm->health.nheld,
 	    .heavy = sm->heavy,

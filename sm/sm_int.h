@@ -81,6 +81,9 @@ struct sm_election {
 	bool rereg;        /* the next master sweep sets ClientReregister on every CA port */
 	bool trust_fabric; /* ... and keeps the LIDs the ports hold before its own file's */
 	bool deciding;     /* the sweep waits for SMInfo answers before it goes on */
+	bool poll_owed;    /* a poll tick came while the last poll was out: poll when it ends */
+	/* a standby that outranks its master reminds it (trap 144) every remind_every polls */
+	unsigned remind_polls, remind_every;
 	ev_timer poll_timer;
 	struct log_rl rl_rogue, rl_set, rl_blind, rl_unproved, rl_nofollow;
 	uint64_t handovers_sent, takeovers;
@@ -263,7 +266,7 @@ struct sm {
 	unsigned path_layers, class_vls;     /* its layers, and the VLs they take */
 	unsigned layer_vls;                  /* the VLs the switch links ran */
 	bool vl_all_sent; /* sm/vl.c: a switch's SL-to-VL Set for every pair just went */
-	uint64_t sweeps;
+	uint64_t sweeps, light_sweeps;
 	uint64_t traps; /* received */
 	/* the layers above (the SA, the standby sync), in the order main added them */
 	struct sm_listener listeners[SM_MAX_LISTENERS];

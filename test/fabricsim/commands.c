@@ -50,6 +50,8 @@ static const char help[] =
     "                            as a host's root may set any: quotes, newlines, not UTF-8\n"
     "legacy-sma NODE on|off      its SMA predates IBA 1.5: PortInfo with AttributeModifier\n"
     "                            bit 31 (SMSupportExtendedSpeeds) gets \"invalid field\"\n"
+    "cap-notice NODE on|off      its ports send trap 144 when IsSM changes (off: an SMA\n"
+    "                            without IsCapabilityMaskNoticeSupported)\n"
     "refuse NODE ATTR            its SMA answers Sets of attribute ATTR (e.g. 0x18) with\n"
     "                            \"unsupported\" (0: none); prints how many it refused\n"
     "errors NODE PORT COUNTER N  raise a port's error counter by N, as a bad cable would\n"
@@ -199,6 +201,22 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			rc = -1;
 		} else {
 			f->nodes[n].legacy_sma = !strcmp(argv[2], "on");
+		}
+	} else if (!strcmp(argv[0], "cap-notice") && argc == 3) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		if (n == FS_NONE) {
+			fprintf(o, "no node \"%s\"\n", argv[1]);
+			rc = -1;
+		} else {
+			const struct fs_node *nd = &f->nodes[n];
+			unsigned np = nd->nports + (nd->type == NODE_TYPE_SWITCH); /* port 0 */
+			for (unsigned i = 0; i < np; i++) {
+				struct fs_port *pt = &f->ports[nd->first_port + i];
+				if (!strcmp(argv[2], "on"))
+					pt->pi.capability_mask |= PORT_CAP_IS_CAP_MASK_NOTICE;
+				else
+					pt->pi.capability_mask &= ~PORT_CAP_IS_CAP_MASK_NOTICE;
+			}
 		}
 	} else if (!strcmp(argv[0], "refuse") && argc == 3) {
 		uint32_t n = fabric_find_node(f, argv[1]);

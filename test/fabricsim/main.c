@@ -223,6 +223,8 @@ int main(int argc, char **argv)
 	struct log lg;
 	log_init(&lg);
 	lg.level = LOGL_WARN;
+	/* the scenarios judge time on the simulator's own clock (a client detached: an SM died) */
+	lg.timestamps = true;
 	struct fs_server_opts so = {.log = &lg};
 	const char *script = NULL, *name = NULL;
 

@@ -175,8 +175,9 @@ static void client_drop(struct fs_server *s, struct client *c)
 {
 	if (!c->used)
 		return;
-	log_info(s->o.log, "fabricsim", "client %u (node \"%s\") detached", c->id,
-	         fs_node_of(s->f, c->port)->name);
+	/* "an SM detached": the scenarios take it as the SM's death on the simulator's clock */
+	log_info(s->o.log, "fabricsim", "client %u (node \"%s\") detached%s", c->id,
+	         fs_node_of(s->f, c->port)->name, c->issm ? ": an SM detached" : "");
 	c->used = false;
 	backlog_clear(s, c);
 	if (c->issm) {

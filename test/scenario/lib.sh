@@ -387,3 +387,29 @@ _partition_load_sa() {
 		fi
 	done
 }
+
+# log_ms FILE ERE [first|last]: the HH:MM:SS.mmm stamp that opens the first (or last) line of
+# FILE matching ERE, in milliseconds since midnight (fails if none). ibsmd and fabricsim stamp
+# their lines: a property about time is judged on their clocks, not on the script's pace.
+log_ms() {
+	local which=${3:-first}
+	grep -E "$2" "$1" 2>/dev/null | awk -v w="$which" '
+		$1 ~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9][.][0-9][0-9][0-9]$/ {
+			split($1, t, /[:.]/); v = ((t[1] * 60 + t[2]) * 60 + t[3]) * 1000 + t[4]
+			if (w == "first") { print v; found = 1; exit } last = v; found = 1 }
+		END { if (!found) exit 1; if (w == "last") print last }'
+}
+
+# ms_between FROM_MS TO_MS: TO - FROM in milliseconds, across midnight
+ms_between() { echo $((($2 - $1 + 86400000) % 86400000)); }
+
+# status_num NAME SECTION KEY: a number from the control socket's status of the ibsmd started
+# by start_named_ibsmd NAME ("sweeps light", "mads completed", "sync got_delta"): counters
+# of the daemon's own events for a test to wait on
+status_num() {
+	"$BUILD/cli/ibsa" --control "$WORK/control-$1" --json status 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]][sys.argv[2]])' "$2" "$3"
+}
+
+# status_ge NAME SECTION KEY MIN: that number has reached MIN (for wait_until)
+status_ge() { [ "$(status_num "$1" "$2" "$3")" -ge "$4" ]; }

@@ -31,7 +31,9 @@ wait_until 30 grep -q "has not answered this sweep's question" "$WORK/C.log" || 
 }
 kill -CONT "$PID_B"
 wait_until 30 grep -q "this SM is master" "$WORK/B.log" || fail "B did not become master"
-sleep 2
+# C's decision is made once it stands by for B (or it made itself master: checked below)
+wait_until 30 grep -Eq "standing by: SM GUID 0x0000000000100003|this SM is master" "$WORK/C.log" ||
+	fail "C neither stands by for B nor decided: $(grep -h 'election' "$WORK/C.log" | tail -4)"
 grep -q "this SM is master" "$WORK/C.log" &&
 	fail "C made itself master while B, which outranks it, was late to answer: $(grep -h 'election' "$WORK/C.log" | tail -4)"
 [ "$(sm_state_of "$(lid_of host-2)")/$(sm_state_of "$(lid_of host-3)")" = 3/2 ] ||

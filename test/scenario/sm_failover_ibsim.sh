@@ -76,7 +76,7 @@ LID_B=$(lid_of host-2)
 wait_until 30 grep -q "standing by" "$WORK/B.log" || fail "B does not stand by under A"
 wait_until 10 state_is "$LID_B" 2 || fail "B is in state $(state_of "$LID_B"), want STANDBY"
 wait_until 20 grep -q "in step with master" "$WORK/B.log" || fail "B got no copy from A over ibsim"
-sleep 1.5 # the state files follow a second after a change
+# A's file held the service when "services add" was answered; B's follows its copy
 wait_until 20 in_step B A || fail "B's copy is not A's: $(diff <(items A) <(items B) | head -5)"
 grep -q '^service' "$WORK/state-B/sa-state" || fail "B's copy lacks A's service"
 echo "ibsmd A master (LID $LID_A), B standing by with A's $(items A | wc -l) items"
@@ -116,7 +116,9 @@ wait_until 20 state_is "$LID_C" 2 || fail "C is in state $(state_of "$LID_C") un
 # C asks OpenSM's SA whether it serves the sync, and sends it nothing of ibsmd's own class
 # (OpenSM under libumad2sim.so crashed on one)
 wait_until 10 grep -q "shows no ibsmd.sync service" "$WORK/C.log" || fail "C did not find OpenSM out"
-sleep 2
+# OpenSM answers C's next 4 polls (0.5 s apart) after that
+m0=$(status_num C mads completed)
+wait_until 20 status_ge C mads completed $((m0 + 4)) || fail "OpenSM stopped answering C"
 kill -0 "$PID_P" 2>/dev/null || fail "OpenSM died with C standing by under it"
 kill -9 "$PID_P"
 wait_until 30 state_is "$LID_C" 3 || fail "C did not take over from OpenSM"

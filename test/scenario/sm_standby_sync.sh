@@ -20,12 +20,16 @@ wait_until 30 grep -q "in step with master" "$WORK/B.log" || fail "B never got i
 GUID_B=0x0000000000100003
 
 # 1. many changes: groups churn, services come and go; B follows by changes only
+d0=$(status_num B sync got_delta)
 for round in 1 2 3; do
 	"$BUILD/test/mcast_churn" --hosts 16 --groups 6 --ops 80 --seed "$round" \
 		>"$WORK/members.$round" 2>"$WORK/churn.log" || fail "mcast_churn: $(cat "$WORK/churn.log")"
 	SIM_HOST=host-5 "$IBSA" --transport sim services add "0x10$round" --name "svc-$round" \
 		--lease 3600 >/dev/null || fail "services add"
-	sleep 0.7
+	# B takes this round's changes as a delta before the next round starts
+	wait_until 20 status_ge B sync got_delta $((d0 + 1)) ||
+		fail "B got no delta for round $round"
+	d0=$(status_num B sync got_delta)
 done
 SIM_HOST=host-5 "$IBSA" --transport sim services delete 0x102 >/dev/null || fail "services delete"
 SIM_HOST=host-7 "$IBSA" --transport sim alias add "$(lid_of host-7)" 3 >/dev/null || fail "alias add"

@@ -40,10 +40,11 @@ echo "B is in step with A (authenticated sync)"
 start_named_ibsmd S2 host-4 15 "sm_key: 0" "sweep_interval: 1"
 wait_until 30 grep -q "has not shown this subnet's SM_Key: not handing" "$WORK/A.log" ||
 	fail "A did not say why it keeps the subnet from S2"
-for _ in 1 2 3 4 5 6; do
-	[ "$(state host-1)" = 3 ] || fail "A lost the subnet to the stranger: $(grep election "$WORK/A.log" | tail -3)"
-	sleep 1
-done
+# bounded by A's own events: 3 light sweeps, each asking S2 again, after the refusal
+ls0=$(status_num A sweeps light)
+wait_until 30 status_ge A sweeps light $((ls0 + 3)) ||
+	fail "A made no light sweeps (status: $("$BUILD/cli/ibsa" --control "$WORK/control-A" --json status))"
+[ "$(state host-1)" = 3 ] || fail "A lost the subnet to the stranger: $(grep election "$WORK/A.log" | tail -3)"
 grep -q "HANDOVER" "$WORK/S2.log" && fail "S2 was handed the subnet: $(grep HANDOVER "$WORK/S2.log")"
 grep -q "handing over without it\|waits until it holds this master's state" "$WORK/A.log" &&
 	fail "A's log speaks of handing over to the stranger: $(grep 'handing over without it\|waits until' "$WORK/A.log" | head -2)"
@@ -57,7 +58,9 @@ for args in "$LA 3 $GB 3 0" "$LA 4 $GB 3 0" "$LB 3 $GA 3 0" "$LB 1 $GA 3 0" "$LB
 	out=$(forge set $args) || fail "no answer to the forged Set $args"
 	case $out in "status 0x001c "*) ;; *) fail "forged Set $args: $out, want status 0x001c" ;; esac
 done
-sleep 1
+# the Sets were answered (refused) above; one light sweep of A later, nothing has moved
+ls0=$(status_num A sweeps light)
+wait_until 30 status_ge A sweeps light $((ls0 + 1)) || fail "A made no light sweep"
 [ "$(state host-1)/$(state host-2)" = 3/2 ] ||
 	fail "the forged Sets changed A/B: $(state host-1)/$(state host-2), want 3/2"
 grep -q "ALARM: SMInfo Set DISABLE" "$WORK/A.log" || fail "A did not report the forged DISABLE"
