@@ -681,6 +681,10 @@ struct mad_dispatcher *mad_dispatcher_new(struct ev_loop *loop, struct mad_trans
 	fifo_init(&d->ready);
 	d->run_head = d->run_tail = NIL;
 	ev_io_init(&d->io, io_cb, t->ops->fd(t), EV_READ);
+	/* After a stall (a loaded machine, a long step on the loop) the MADs that came in and
+	 * the time-outs that expired meanwhile are due together: libev runs the later-queued
+	 * timers first within a priority, which would time out answers already received. */
+	ev_set_priority(&d->io, EV_MAXPRI);
 	ev_io_start(loop, &d->io);
 	if (t->ops->flush) {
 		ev_prepare_init(&d->flush, flush_cb);

@@ -152,7 +152,9 @@ static int ask_key(uint32_t from, uint64_t sm_key, uint8_t method, uint16_t attr
 	    .to = {.lid = E.fs->lid, .qpn = 1, .qkey = QP1_QKEY},
 	    .mad = m,
 	    .len = sizeof(m),
-	    .timeout_ms = 100,
+	    /* long enough that a loaded machine's scheduling never times out an answer
+	     * already on its way in the same process */
+	    .timeout_ms = 1000,
 	    .retries = 0,
 	    .cb = on_answer,
 	};

@@ -203,7 +203,9 @@ static int ask(uint8_t method, uint16_t attr, uint64_t mask, const uint8_t *rec,
 	    .to = {.lid = E.fs->lid, .qpn = 1, .qkey = QP1_QKEY},
 	    .mad = m,
 	    .len = sizeof(m),
-	    .timeout_ms = 100,
+	    /* long enough that a loaded machine's scheduling never times out an answer
+	     * already on its way in the same process */
+	    .timeout_ms = 1000,
 	    .retries = 0,
 	    .cb = on_answer,
 	};
