@@ -402,6 +402,7 @@ static void light_done(struct sm *sm)
 	if (any)
 		start_sweep(sm);
 	else {
+		sm->light_sweeps++;
 		mcast_sweep_done(sm); /* joins and leaves that came during it */
 		guids_sweep_done(sm);
 	}
@@ -876,6 +877,7 @@ struct sm_status sm_status(const struct sm *sm)
 	    .counts = sm->counts,
 	    .times = sm->times,
 	    .sweeps = sm->sweeps,
+	    .light_sweeps = sm->light_sweeps,
 	    .traps = sm->traps,
 	    .links_held = sm->health.nheld,
 	    .heavy = sm->heavy,

@@ -166,13 +166,14 @@ struct sm_status {
 	struct sm_counts counts;
 	struct sm_phase_times times;
 	uint64_t sweeps;
-	uint64_t traps;      /* traps received */
-	uint32_t links_held; /* links quarantined now (sm/health.c) */
-	bool sweeping;       /* a sweep is under way */
-	bool routing;        /* ... and its routing engine is computing (off the loop) */
-	const char *stage;   /* ... what it does now: discovery, reading tables, routing,
-	                      * programming ("" when none is under way) */
-	bool heavy;          /* ... or the last one: a full rediscovery (not a switch's re-look) */
+	uint64_t light_sweeps; /* light sweeps that found nothing to sweep for */
+	uint64_t traps;        /* traps received */
+	uint32_t links_held;   /* links quarantined now (sm/health.c) */
+	bool sweeping;         /* a sweep is under way */
+	bool routing;          /* ... and its routing engine is computing (off the loop) */
+	const char *stage;     /* ... what it does now: discovery, reading tables, routing,
+	                        * programming ("" when none is under way) */
+	bool heavy; /* ... or the last one: a full rediscovery (not a switch's re-look) */
 };
 struct sm_status sm_status(const struct sm *sm);
 
