@@ -29,7 +29,8 @@ for i in $(seq 0 39); do
 done
 
 # tables NAME: every endpoint's P_Key table and the SA's groups, from the SM now running;
-# false while either is empty
+# false while an endpoint shows no key (not set yet, or its read lost under load) or the SA
+# no group
 tables() {
 	local out="$WORK/$1.keys"
 	: >"$out"
@@ -40,7 +41,8 @@ tables() {
 			awk -v g="$guid" '/^ *[0-9]+:/ { i = $1 + 0; for (k = 2; k <= NF; k++) if ($k != "0x0000") print g, i + k - 2, $k }' \
 				>>"$out"
 	done
-	[ -s "$out" ] || return 1 # not yet: the caller waits
+	# every endpoint holds a key (the default partition's at least): the caller waits
+	[ "$(awk '{ print $1 }' "$out" | sort -u | wc -l)" = "$("$FS" ctl lids | wc -l)" ] || return 1
 	# saquery -g prints "Field....value" lines; one group ends with its SL
 	on_sim host-3 saquery -g 2>/dev/null |
 		awk '{ f = $1; v = $1; sub(/\.+.*/, "", f); sub(/^[A-Za-z]+\.+/, "", v) }
