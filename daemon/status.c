@@ -118,13 +118,12 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        st.up ? "up" : "not up", k->nodes, k->switches, k->cas, k->ports, k->links, k->lids,
 	        st.engine ? st.engine : "-");
 	fprintf(out,
-	        "sweeps:     %" PRIu64 " (and %" PRIu64
-	        " light ones that found nothing)%s%s%s; the last: discover %.3f s, LIDs %.3f s, "
-	        "route %.3f s, "
+	        "sweeps:     %" PRIu64 "%s%s%s; %" PRIu64
+	        " light ones found nothing; the last: discover %.3f s, LIDs %.3f s, route %.3f s, "
 	        "tables %.3f s, arm %.3f s, activate %.3f s, total %.3f s\n",
-	        st.sweeps, st.light_sweeps, st.sweeping ? " (one under way: " : "",
-	        st.sweeping ? st.stage : "", st.sweeping ? ")" : "", tm->discover, tm->lids,
-	        tm->route, tm->tables, tm->arm, tm->activate, tm->total);
+	        st.sweeps, st.sweeping ? " (one under way: " : "", st.sweeping ? st.stage : "",
+	        st.sweeping ? ")" : "", st.light_sweeps, tm->discover, tm->lids, tm->route,
+	        tm->tables, tm->arm, tm->activate, tm->total);
 	fprintf(out, "traps:      %" PRIu64 " received; %u link(s) quarantined\n", st.traps,
 	        st.links_held);
 	for (uint32_t i = 0; i < nrem; i++) {
