@@ -80,6 +80,11 @@ lft_before=$(lft_sets)
 # after this point): the count is taken once C has none in flight
 c_idle() { [ "$(status_field 's["mads"]["inflight"]' "$WORK/control-C")" = 0 ]; }
 wait_until 20 c_idle || fail "C's SMPs never ran out: $(status_field 's["mads"]' "$WORK/control-C")"
+# and B has swept since, C in step: when B died right after C's full copy, C once took over
+# trying a stale key for its own port (a violation)
+light_sweeps_pass 1 "$WORK/control-B"
+c_in_step() { [ "$(status_field 's["sync"]["in_step"]' "$WORK/control-C")" = True ]; }
+wait_until 10 c_in_step || fail "C is not in step with B"
 v_before=$(violations)
 lidC=$(lid_of host-3)
 
