@@ -91,6 +91,8 @@ static void render_sweeps(FILE *out, const struct sm_status *st)
 
 	counter(out, "sweeps_total", "sweeps started (full and partial; light ones not counted)",
 	        st->sweeps);
+	counter(out, "light_sweeps_total", "light sweeps ended (each reads every switch's SwitchInfo)",
+	        st->light_sweeps);
 	gauge(out, "sweeping", "1 while a sweep is under way", st->sweeping);
 	gauge(out, "routing", "1 while a routing engine computes (off the event loop)",
 	      st->routing);
@@ -161,6 +163,8 @@ static void render_sa(FILE *out, struct sa *s, const struct mad_counters *mc)
 	gauge(out, "sa_multicast_groups", "multicast groups", sc.groups);
 	gauge(out, "sa_services", "registered services", sc.services);
 	gauge(out, "sa_subscriptions", "event subscriptions (InformInfo)", sc.subscriptions);
+	counter(out, "sa_state_writes_total", "writes of the SA's state file (sa-state)",
+	        sa->state_writes);
 }
 
 /* The performance manager's sweeps and the ports' error counters. */

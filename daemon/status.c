@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/control.h"
+#include "pm/pm.h"
 
 /* SA requests per second over the samples (up to a minute), or since the start. */
 static double sa_rate(const struct control *c, uint64_t now_requests, double now)
@@ -15,6 +16,30 @@ static double sa_rate(const struct control *c, uint64_t now_requests, double now
 	unsigned oldest = c->nsamples < CONTROL_RATE_SAMPLES ? 0 : c->next;
 	double dt = now - c->sa_at[oldest];
 	return dt > 0.5 ? (double)(now_requests - c->sa_req[oldest]) / dt : 0.;
+}
+
+/* The JSON's SA, performance manager and sync parts. */
+static void json_tail(const struct control *c, FILE *out, double rate)
+{
+	const struct sa_stats *sa = sa_stats(c->sa);
+	const struct sync_stats *sy = sync_stats(c->rl->sync);
+	fprintf(out,
+	        "\"sa\":{\"requests\":%" PRIu64 ",\"answered\":%" PRIu64 ",\"no_records\":%" PRIu64
+	        ",\"errors\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"busy\":%" PRIu64
+	        ",\"bad_sm_key\":%" PRIu64 ",\"requests_per_s\":%.1f,\"state_writes\":%" PRIu64
+	        ",\"state_unsaved\":%s},",
+	        sa->requests, sa->answered, sa->no_records, sa->errors, sa->malformed, sa->busy,
+	        sa->bad_key, rate, sa->state_writes, sa_state_unsaved(c->sa) ? "true" : "false");
+	if (c->pm)
+		fprintf(out, "\"pm\":{\"sweeps\":%" PRIu64 ",\"ports\":%u},",
+		        pm_stats(c->pm)->sweeps, pm_stats(c->pm)->ports);
+	fprintf(out,
+	        "\"sync\":{\"items\":%u,\"generation\":%" PRIu64 ",\"in_step\":%s,"
+	        "\"config_differs\":%s,\"served_full\":%" PRIu64 ",\"served_delta\":%" PRIu64
+	        ",\"got_full\":%" PRIu64 ",\"got_delta\":%" PRIu64 "}}\n",
+	        sy->items, sy->gen, sy->in_step ? "true" : "false",
+	        sy->config_differs ? "true" : "false", sy->served_full, sy->served_delta,
+	        sy->got_full, sy->got_delta);
 }
 
 void status_write(const struct control *c, FILE *out, bool json)
@@ -80,21 +105,7 @@ void status_write(const struct control *c, FILE *out, bool json)
 		        ",\"malformed\":%" PRIu64 ",\"inflight\":%u},",
 		        mc->sent, mc->received, mc->requests, mc->completed, mc->retried,
 		        mc->timed_out, mc->unmatched, mc->malformed, mc->inflight);
-		fprintf(out,
-		        "\"sa\":{\"requests\":%" PRIu64 ",\"answered\":%" PRIu64
-		        ",\"no_records\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"malformed\":%" PRIu64
-		        ",\"busy\":%" PRIu64 ",\"bad_sm_key\":%" PRIu64
-		        ",\"requests_per_s\":%.1f},",
-		        sa->requests, sa->answered, sa->no_records, sa->errors, sa->malformed,
-		        sa->busy, sa->bad_key, rate);
-		fprintf(out,
-		        "\"sync\":{\"items\":%u,\"generation\":%" PRIu64 ",\"in_step\":%s,"
-		        "\"config_differs\":%s,\"served_full\":%" PRIu64
-		        ",\"served_delta\":%" PRIu64 ",\"got_full\":%" PRIu64
-		        ",\"got_delta\":%" PRIu64 "}}\n",
-		        sy->items, sy->gen, sy->in_step ? "true" : "false",
-		        sy->config_differs ? "true" : "false", sy->served_full, sy->served_delta,
-		        sy->got_full, sy->got_delta);
+		json_tail(c, out, rate);
 		return;
 	}
 	fprintf(out, "state:      %s, priority %u, port GUID 0x%016" PRIx64 ", LID %u, up %.0f s\n",
@@ -107,12 +118,12 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        st.up ? "up" : "not up", k->nodes, k->switches, k->cas, k->ports, k->links, k->lids,
 	        st.engine ? st.engine : "-");
 	fprintf(out,
-	        "sweeps:     %" PRIu64
-	        "%s%s%s; the last: discover %.3f s, LIDs %.3f s, route %.3f s, "
+	        "sweeps:     %" PRIu64 "%s%s%s; %" PRIu64
+	        " light ones ended; the last: discover %.3f s, LIDs %.3f s, route %.3f s, "
 	        "tables %.3f s, arm %.3f s, activate %.3f s, total %.3f s\n",
 	        st.sweeps, st.sweeping ? " (one under way: " : "", st.sweeping ? st.stage : "",
-	        st.sweeping ? ")" : "", tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
-	        tm->activate, tm->total);
+	        st.sweeping ? ")" : "", st.light_sweeps, tm->discover, tm->lids, tm->route,
+	        tm->tables, tm->arm, tm->activate, tm->total);
 	fprintf(out, "traps:      %" PRIu64 " received; %u link(s) quarantined\n", st.traps,
 	        st.links_held);
 	for (uint32_t i = 0; i < nrem; i++) {
@@ -131,6 +142,11 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        "SA:         %" PRIu64 " requests (%.1f/s over the last minute), %" PRIu64
 	        " answered, %" PRIu64 " no records, %" PRIu64 " errors, %" PRIu64 " malformed\n",
 	        sa->requests, rate, sa->answered, sa->no_records, sa->errors, sa->malformed);
+	fprintf(out, "SA state:   written %" PRIu64 " times%s\n", sa->state_writes,
+	        sa_state_unsaved(c->sa) ? ", changes waiting to be written" : "");
+	if (c->pm)
+		fprintf(out, "PM:         %" PRIu64 " sweeps, %u ports read in the last\n",
+		        pm_stats(c->pm)->sweeps, pm_stats(c->pm)->ports);
 	fprintf(out, "sync:       %u items, generation %" PRIu64 "%s%s\n", sy->items, sy->gen,
 	        si.state == SM_STATE_STANDBY
 	            ? (sy->in_step ? ", in step with the master" : ", behind")

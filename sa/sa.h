@@ -91,6 +91,7 @@ struct sa_stats {
 	uint64_t bad_key; /* requests discarded for a wrong SM_Key */
 	uint64_t busy;    /* tables refused with BUSY: too many transfers under way */
 	uint64_t path_cache_hits;
+	uint64_t state_writes; /* the state file written whole */
 };
 const struct sa_stats *sa_stats(const struct sa *sa);
 /* What the SA holds now: multicast groups, services, event subscriptions. */
@@ -105,6 +106,8 @@ struct sa_counts sa_counts(const struct sa *sa);
  * the master's copy to keep (saved, and applied after the first sweep as master). */
 bool sa_state_ready(const struct sa *sa);
 uint64_t sa_state_changes(const struct sa *sa);
+/* Changes not in the state file yet (a save is at most a second away). */
+bool sa_state_unsaved(const struct sa *sa);
 void sa_state_write(struct sa *sa, FILE *f);
 int sa_state_replace(struct sa *sa, const char *const *lines, uint32_t n);
 

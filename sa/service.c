@@ -295,6 +295,12 @@ uint16_t sa_service_set(struct sa_req *rq, const uint8_t *req, uint64_t mask, ui
 	*slot = n;
 	present(sa, slot, answer);
 	sa_state_changed(sa);
+	/* with "lease ended" below, the two ends of a lease in the log */
+	if (lease != SR_LEASE_INFINITE)
+		log_rl(sa->log, &sa->rl_client, LOGL_INFO, "sa",
+		       "service 0x%016llx of GID port 0x%016llx: registered, lease %u s",
+		       (unsigned long long)mad_bits_get(n.rec, 0, 64),
+		       (unsigned long long)mad_bits_get(n.rec, 128, 64), lease);
 	return 0;
 }
 

@@ -91,6 +91,7 @@ static int state_save(struct sa *sa)
 		return -1;
 	}
 	sa->state_dirty = false;
+	sa->st.state_writes++;
 	return 0;
 }
 
@@ -132,6 +133,11 @@ bool sa_state_ready(const struct sa *sa)
 uint64_t sa_state_changes(const struct sa *sa)
 {
 	return sa->state_changes;
+}
+
+bool sa_state_unsaved(const struct sa *sa)
+{
+	return sa->state_dirty;
 }
 
 static void schedule_save(struct sa *sa)

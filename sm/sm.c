@@ -438,6 +438,7 @@ static void light_done(struct sm *sm)
 	for (uint32_t i = 0; i < sm->topo.nnodes && i < sm->dirty_cap && !any; i++)
 		any = sm->dirty[i];
 	sm->busy = false;
+	sm->light_sweeps++;
 	if (any)
 		start_sweep(sm);
 	else {
@@ -451,7 +452,6 @@ static void light_sweep(struct sm *sm)
 	if (sm->state != SM_STATE_MASTER || sm->busy || !sm->up || sm_dirty_grow(sm) < 0)
 		return;
 	election_poll_known(sm);
-	sm->light_sweeps++;
 	sm->busy = true;
 	sm->stage = "light sweep";
 	sm_phase_begin(sm, light_done);

@@ -166,7 +166,7 @@ struct sm_status {
 	struct sm_counts counts;
 	struct sm_phase_times times;
 	uint64_t sweeps;
-	uint64_t light_sweeps; /* each asks the known SMs again: a test waits for them */
+	uint64_t light_sweeps; /* light sweeps ended (each asks the known SMs again) */
 	uint64_t traps;        /* traps received */
 	uint32_t links_held;   /* links quarantined now (sm/health.c) */
 	bool sweeping;         /* a sweep is under way */

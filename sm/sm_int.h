@@ -266,8 +266,9 @@ struct sm {
 	unsigned path_layers, class_vls;     /* its layers, and the VLs they take */
 	unsigned layer_vls;                  /* the VLs the switch links ran */
 	bool vl_all_sent; /* sm/vl.c: a switch's SL-to-VL Set for every pair just went */
-	uint64_t sweeps, light_sweeps;
-	uint64_t traps; /* received */
+	uint64_t sweeps;
+	uint64_t light_sweeps; /* ended, whatever they found */
+	uint64_t traps;        /* received */
 	/* the layers above (the SA, the standby sync), in the order main added them */
 	struct sm_listener listeners[SM_MAX_LISTENERS];
 	unsigned nlisteners;

@@ -44,7 +44,9 @@ print(int(val("ibsmd_sa_answers", attribute="PathRecord", status="ok")))
 PY
 }
 wait_until 30 test -s "$WORK/state/ibsmd.prom" || fail "no metrics file"
-sleep 1.5 # a write after the subnet came up
+# a write after the subnet came up: the file says so
+wait_until 30 check_metrics "$WORK/state/ibsmd.prom" >/dev/null ||
+	fail "the metrics file does not show the subnet: $(check_metrics "$WORK/state/ibsmd.prom" 2>&1 | tail -3)"
 before=$(check_metrics "$WORK/state/ibsmd.prom") || fail "the metrics file: $(head -20 "$WORK/state/ibsmd.prom")"
 ls -A "$WORK/state" | has ".ibsmd.prom.tmp" && fail "a temporary metrics file is left behind"
 echo "metrics file: $ncas CAs, $nlids LIDs, MASTER, subnet up; it parses as Prometheus text: ok"

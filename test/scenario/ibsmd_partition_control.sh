@@ -85,8 +85,14 @@ b_has() { grep -q "^pmember 0x0a0b $g2" "$WORK/state-B/partitions-api" 2>/dev/nu
 wait_until 20 b_has || fail "the standby B did not get the change"
 
 # a SIGHUP rereads ibsmd.yaml: the API's member stays
+reloads=$(log_count "reload of" "$WORK/A.log")
+ups=$(log_count "subnet up" "$WORK/A.log")
 kill -HUP "$PID_A"
-sleep 2
+log_more 10 "reload of" "$reloads" "$WORK/A.log" || fail "A did not log the reload"
+# what a reload applies, it applies by a full sweep: judged after it
+if grep "reload of" "$WORK/A.log" | tail -n 1 | grep -q "full sweep"; then
+	log_more 30 "subnet up" "$ups" "$WORK/A.log" || fail "A's sweep after the reload did not end"
+fi
 ctl A show 0x0a0b >/dev/null || fail "the API's partition went with the SIGHUP"
 has_key host-2 0x8a0b || fail "host-2 lost 0x8a0b with the SIGHUP"
 echo "SIGHUP: kept: ok"

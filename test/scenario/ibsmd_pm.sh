@@ -28,13 +28,18 @@ events() { grep -c "event=counter_threshold" "$WORK/ibsmd.log" || true; }
 # wait_until takes a command: these evaluate afresh at each try
 has_event() { [ "$(events)" -ge 1 ]; }
 total_is() { [ "$(total "$1" "$2" "$3")" = "$4" ]; }
+pm_sweeps() { status_field 's["pm"]["sweeps"]'; }
+pm_sweeps_reach() { [ "$(pm_sweeps)" -ge "$1" ]; }
 "$FS" ctl errors core-1 3 symbol_errors 5 >/dev/null
-sleep 2.5
+# the read that counts them is the one that would raise the event
+wait_until 10 total_is core-1 3 symbol_errors 5 || fail "5 symbol errors counted as $(total core-1 3 symbol_errors)"
 [ "$(events)" = 0 ] || fail "an event for 5 symbol errors (threshold 10)"
-[ "$(total core-1 3 symbol_errors)" = 5 ] || fail "5 symbol errors counted as $(total core-1 3 symbol_errors)"
 "$FS" ctl errors core-1 3 symbol_errors 500 >/dev/null
 wait_until 10 has_event || fail "no event for 500 symbol errors"
-sleep 2.5 # more sweeps: still one event
+# two more sweeps, each reading core-1 port 3 again (the one under way may have read it
+# already): still one event
+n=$(pm_sweeps)
+wait_until 10 pm_sweeps_reach $((n + 3)) || fail "the PM stopped sweeping at $(pm_sweeps) sweeps"
 [ "$(events)" = 1 ] || fail "$(events) events for one burst: $(grep counter_threshold "$WORK/ibsmd.log")"
 grep "event=counter_threshold" "$WORK/ibsmd.log" | has 'node_desc=core-1 port=3 counter=symbol_errors delta=500 threshold=10' ||
 	fail "the event: $(grep counter_threshold "$WORK/ibsmd.log")"

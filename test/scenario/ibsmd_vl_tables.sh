@@ -180,15 +180,23 @@ echo "fabricsim verify --sl 5 and 13: every hop on a VL its link runs"
 
 # light sweeps send nothing again
 ups=$(grep -c "subnet up" "$WORK/ibsmd.log")
-sleep 3
+light_sweeps_pass 3
 [ "$(grep -c "subnet up" "$WORK/ibsmd.log")" = "$ups" ] ||
 	fail "light sweeps sent tables again: $(grep "subnet up" "$WORK/ibsmd.log" | tail -1)"
 echo "light sweeps: no table sent again"
 
+# seen_gone WHAT PATTERN: the SM has logged PATTERN anew (it saw WHAT go) and swept after it
+seen_gone() {
+	log_more 30 "$2" "$seen" || fail "the SM did not see $1 go"
+	log_more 30 "subnet up" "$seen_ups" || fail "no sweep after $1 went"
+}
+seen_from() { seen=$(log_count "$1") seen_ups=$(log_count "subnet up"); }
+
 # a switch that comes back reset gets its tables again
 LEAF2=$(awk '$4 == "leaf-2" { print $2 }' "$WORK/lids")
+seen_from "no longer reachable"
 "$FS" ctl node remove leaf-2 >/dev/null
-sleep 2
+seen_gone leaf-2 "no longer reachable"
 "$FS" ctl node add leaf-2 >/dev/null
 wait_until 30 verify_passes || fail "the subnet did not recover after leaf-2 came back"
 leaf2_set() { q smpquery sl2vl "$LEAF2" 3 | has 'in  4, out  3: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
@@ -201,8 +209,9 @@ echo "leaf-2 reset: its SL-to-VL and VLArb tables set again"
 # so does a host that comes back reset (its link runs VL0-3: SL s on VL s mod 4)
 HOST=$(awk '$1 ~ /^\[2\]/ && cur == "leaf-2" { gsub(/"/, "", $2); sub(/\[.*/, "", $2); print $2 } /^Switch/ { cur = $3; gsub(/"/, "", cur) }' "$WORK/fabric.dump")
 HLID=$(awk -v n="$HOST" '$4 == n { print $2 }' "$WORK/lids")
+seen_from "no longer reachable"
 "$FS" ctl node remove "$HOST" >/dev/null
-sleep 2
+seen_gone "$HOST" "no longer reachable"
 "$FS" ctl node add "$HOST" >/dev/null
 host_set() { q smpquery sl2vl "$HLID" | has 'in  0, out  0: | 0| 1| 2| 3| 0| 1| 2| 3| 0'; }
 wait_until 20 host_set || fail "$HOST's SL-to-VL table was not set again: $(q smpquery sl2vl "$HLID" | tail -1)"
@@ -240,16 +249,18 @@ echo "ibsa sl2vl and vlarb: the same tables"
 R=host-9
 RLID=$(awk -v n="$R" '$4 == n { print $2 }' "$WORK/lids")
 "$FS" ctl refuse "$R" 0x18 >/dev/null || fail "fabricsim ctl refuse"
+seen_from "no longer reachable"
 "$FS" ctl node remove "$R" >/dev/null
-sleep 2
+seen_gone "$R" "no longer reachable"
 "$FS" ctl node add "$R" >/dev/null
 refused() { grep -q "$R HCA-1.* refused its VL arbitration table" "$WORK/ibsmd.log"; }
 wait_until 20 refused || fail "no refusal logged for $R: $(tail -3 "$WORK/ibsmd.log")"
 r_set() { q smpquery sl2vl "$RLID" | has 'in  0, out  0: | 0| 1| 2| 3| 4| 5| 6| 7| 0'; }
 wait_until 20 r_set || fail "$R's SL-to-VL table was not set after its reset"
 before=$("$FS" ctl refuse "$R" 0x18)
+seen_from "event=link_down"
 "$FS" ctl link down "$R" 1 >/dev/null
-sleep 2
+seen_gone "$R's link" "event=link_down"
 "$FS" ctl link up "$R" 1 >/dev/null
 wait_until 30 verify_passes || fail "the subnet did not come back after $R's link flapped"
 n=$(grep -c "$R HCA-1.* refused its VL arbitration table" "$WORK/ibsmd.log")

@@ -413,3 +413,40 @@ status_num() {
 
 # status_ge NAME SECTION KEY MIN: that number has reached MIN (for wait_until)
 status_ge() { [ "$(status_num "$1" "$2" "$3")" -ge "$4" ]; }
+
+# status_field EXPR [CONTROL-SOCKET]: a Python expression on the daemon's `ibsa status --json`
+# (s), printed
+status_field() {
+	"$BUILD/cli/ibsa" --control "${2:-$WORK/control}" --json status |
+		python3 -c 'import json, sys; s = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+
+# sa_state_written [CONTROL-SOCKET]: wait until the SA's state file holds every change made so
+# far (the status says none waits to be written), instead of sleeping past the save delay
+sa_state_written() {
+	wait_until 10 _sa_state_written "${1:-$WORK/control}" ||
+		fail "the SA's state file was not written: $(status_field 's["sa"]' "${1:-$WORK/control}")"
+}
+_sa_state_written() { [ "$(status_field 's["sa"]["state_unsaved"]' "$1")" = False ]; }
+
+# light_sweeps_pass N [CONTROL-SOCKET]: wait until the SM has ended N more light sweeps: what
+# bounds a check that nothing happens (a light sweep would have seen it)
+light_sweeps_pass() {
+	local ctl=${2:-$WORK/control} from
+	from=$(status_field 's["sweeps"]["light"]' "$ctl")
+	wait_until $((10 + 3 * $1)) _light_sweeps_past $((from + $1)) "$ctl" ||
+		fail "no $1 light sweeps after $from: $(status_field 's["sweeps"]' "$ctl")"
+}
+_light_sweeps_past() { [ "$(status_field 's["sweeps"]["light"]' "$2")" -ge "$1" ]; }
+
+# log_count PATTERN [LOG]: the lines of ibsmd's log (or LOG) matching PATTERN (grep -E)
+log_count() { grep -cE -- "$1" "${2:-$WORK/ibsmd.log}" || true; }
+
+# log_more SECONDS PATTERN COUNT [LOG]: wait until more than COUNT lines match: the daemon logged
+# the event anew
+log_more() { wait_until "$1" _log_more "$2" "$3" "${4:-$WORK/ibsmd.log}"; }
+_log_more() { [ "$(log_count "$1" "$3")" -gt "$2" ]; }
+
+# log_seconds LINE: an ibsmd log line's HH:MM:SS.mmm as seconds of the day, for judging
+# a property about time on the daemon's own clock
+log_seconds() { awk '{ split($1, t, ":"); printf "%.3f\n", t[1] * 3600 + t[2] * 60 + t[3] }' <<<"$1"; }

@@ -45,7 +45,9 @@ grep -q 0x0002c90300001234 "$WORK/dup.json" && fail "a GUID in use was given to 
 out=$(as host-2 alias add "$lid1" 3 2>&1) && fail "host-2 set host-1's alias: $out"
 echo "GUIDs in use refused, other ports' aliases need the SM_Key: ok"
 
-sleep 1.5
+sa_state_written
+grep -q "^alias .*0x0002c90300001234" "$WORK/state/sa-state" ||
+	fail "the state file lacks the alias: $(grep ^alias "$WORK/state/sa-state")"
 stop_pids "$IBSMD_PID"
 SIM_HOST=host-32 start_ibsmd --sweep-interval 0
 as host-2 --json guids "$lid1" >"$WORK/g2.json" || fail "ibsa guids after restart"

@@ -25,8 +25,10 @@ before=$(hwm)
 probe host-2 --path-burst 4 >"$WORK/burst.out" 2>"$WORK/burst.err" &
 BURST=$!
 PIDS+=($BURST)
-# the burst's tables are in (their first slices take milliseconds; a job takes seconds)
-sleep 1
+# the burst's tables are in: three of them answered BUSY, the fourth being built (a job takes
+# seconds)
+busy_is_3() { [ "$(status_field 's["sa"]["busy"]')" -ge 3 ]; }
+wait_until 10 busy_is_3 || fail "host-2's tables not in: $(status_field 's["sa"]')"
 out=$(probe host-3 --path-table own) || fail "host-3's table: $out"
 [ "$out" = "table 0x0000" ] || fail "host-3's own table while host-2's tables are built: $out, want 0x0000"
 echo "host-3's own paths answered while host-2's whole-fabric tables are built"

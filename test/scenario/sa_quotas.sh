@@ -68,7 +68,7 @@ grep -q "0x0000000000100001) has created 2 multicast groups.*sa_groups_per_port"
 echo "groups: 2 created by host-1, then 0x0100; joins and host-2 not held back; a group gone frees one: ok"
 
 # the counts come back with the records
-sleep 1.5 # the state file follows changes within a second
+sa_state_written
 grep -q "^service .* 0x0000000000100001$" "$WORK/state/sa-state" ||
 	fail "the state file does not name the registrant: $(grep ^service "$WORK/state/sa-state")"
 stop_pids "$IBSMD_PID"

@@ -29,7 +29,7 @@ subscribed() { SIM_HOST=host-2 "$IBSA" --transport sim --json informinfo | has q
 wait_until 10 subscribed || fail "ibsa events did not subscribe"
 kill -9 "$EV" 2>/dev/null || true
 ask "$WORK/before"
-sleep 1.5 # the state file follows changes within a second
+sa_state_written
 stop_pids "$IBSMD_PID"
 # the lines may come in any order (a standby's copy is a set): members before their groups
 tac "$WORK/state/sa-state" >"$WORK/sa-state.rev" && mv "$WORK/sa-state.rev" "$WORK/state/sa-state"
@@ -57,7 +57,7 @@ python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["multicast"]; sys.ex
 echo "groups, members, MLIDs, services and subscriptions restored: ok"
 
 # host-3 leaves the fabric while ibsmd is down: its service and memberships go with it
-sleep 1.5
+sa_state_written
 stop_pids "$IBSMD_PID"
 "$FS" ctl node remove host-3 >/dev/null
 SIM_HOST=host-32 start_ibsmd --sweep-interval 0

@@ -59,7 +59,7 @@ echo "the key is not shown: ok"
 
 # the state file keeps it (the standby sync sends the same lines): after a restart a wrong key
 # is still refused and the right one works
-sleep 1.5 # the state file follows changes within a second
+sa_state_written
 grep -q "^service .*5ec2e7" "$WORK/state/sa-state" || fail "the state file lost the key: $(grep ^service "$WORK/state/sa-state")"
 [ "$(stat -c %a "$WORK/state/sa-state")" = 600 ] || fail "the state file, keys and all, is mode $(stat -c %a "$WORK/state/sa-state")"
 stop_pids "$IBSMD_PID"

@@ -62,7 +62,7 @@ echo "security traps only to the subscriber with the SM_Key: ok"
 
 # which subscription was trusted survives a restart (the state file; the standby's copy is
 # the same lines)
-sleep 1.5 # the state file follows changes within a second
+sa_state_written
 grep -q "^sub .* trusted$" "$WORK/state/sa-state" || fail "the state file lost the trust: $(grep ^sub "$WORK/state/sa-state")"
 stop_pids "$IBSMD_PID"
 SIM_HOST=host-32 start_ibsmd --config "$WORK/ibsmd.yaml"

@@ -77,14 +77,15 @@ lids_before=$("$FS" ctl lids | sort)
 lft_before=$(lft_sets)
 # the blind sweep C had under way when told to stand by is abandoned, but its SMPs already
 # sent run out their retries with the keys C had then (up to a second; CI once counted one
-# after this point): the count is taken once it has stood still for 2 s
+# after this point): the count is taken once C has none in flight
+c_idle() { [ "$(status_field 's["mads"]["inflight"]' "$WORK/control-C")" = 0 ]; }
+wait_until 20 c_idle || fail "C's SMPs never ran out: $(status_field 's["mads"]' "$WORK/control-C")"
+# and B has swept since, C in step: when B died right after C's full copy, C once took over
+# trying a stale key for its own port (a violation)
+light_sweeps_pass 1 "$WORK/control-B"
+c_in_step() { [ "$(status_field 's["sync"]["in_step"]' "$WORK/control-C")" = True ]; }
+wait_until 10 c_in_step || fail "C is not in step with B"
 v_before=$(violations)
-for _ in $(seq 1 20); do
-	sleep 2
-	v=$(violations)
-	[ "$v" = "$v_before" ] && break
-	v_before=$v
-done
 lidC=$(lid_of host-3)
 
 echo "kill -9 B: C takes the protected subnet"
