@@ -166,11 +166,13 @@ unsigned mad_dispatcher_rmpp_active(const struct mad_dispatcher *d);
 size_t mad_dispatcher_rmpp_bytes(const struct mad_dispatcher *d);
 /* RMPP transfers this side is sending to LIDs lid..lid + count - 1 (one port's LMC range). */
 unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t lid, unsigned count);
-/* A new request under tid from the port at lid..lid + count - 1 says its answers that went
- * out whole are taken or abandoned: end those not ACKed yet (one segment; more only for the
- * same agent, TID bits 32-63), so they hold none of its room. Returns how many. */
-unsigned mad_dispatcher_rmpp_reclaim(struct mad_dispatcher *d, uint16_t lid, unsigned count,
-                                     uint64_t tid);
+/* A new request of mgmt_class under tid from the port at lid..lid + count - 1 says its
+ * answers of that class that went out whole are taken or abandoned: end those not ACKed yet
+ * (one segment; more only for the same agent, TID bits 32-63), so they hold none of its
+ * room. Another class's (the standby sync's, on the same dispatcher) are not the
+ * requester's to end. Returns how many. */
+unsigned mad_dispatcher_rmpp_reclaim(struct mad_dispatcher *d, uint8_t mgmt_class, uint16_t lid,
+                                     unsigned count, uint64_t tid);
 /* The largest transfer either way: mad_dispatcher_respond_rmpp refuses more (-EMSGSIZE). */
 #define MAD_RMPP_MAX_BYTES (64u << 20)
 

@@ -599,10 +599,11 @@ unsigned mad_dispatcher_rmpp_sends_to(const struct mad_dispatcher *d, uint16_t l
 /* Has this answer to lid..lid + count - 1 sent its every segment, and may a new request
  * under tid end it? IBA 13.6.5: a transfer is done when its last segment is ACKed, and a
  * requester with no RMPP (tools under libumad2sim.so, a client that died) never ACKs. */
-static bool reclaimable(const struct rmpp_session *s, uint16_t lid, unsigned count, uint64_t tid)
+static bool reclaimable(const struct rmpp_session *s, uint8_t mgmt_class, uint16_t lid,
+                        unsigned count, uint64_t tid)
 {
-	if (!s->sender || s->tid == tid || s->next_seg <= s->segs)
-		return false; /* a retry of it, or segments still to send */
+	if (!s->sender || s->tid == tid || s->next_seg <= s->segs || s->hdr[1] != mgmt_class)
+		return false; /* a retry of it, segments still to send, or another class's */
 	if (s->peer.lid < lid || (unsigned)(s->peer.lid - lid) >= count)
 		return false;
 	/* One segment: nothing is lost, a retry under its TID is answered anew. More: only the
@@ -611,12 +612,12 @@ static bool reclaimable(const struct rmpp_session *s, uint16_t lid, unsigned cou
 	return s->segs == 1 || (s->tid >> 32) == (tid >> 32);
 }
 
-unsigned mad_dispatcher_rmpp_reclaim(struct mad_dispatcher *d, uint16_t lid, unsigned count,
-                                     uint64_t tid)
+unsigned mad_dispatcher_rmpp_reclaim(struct mad_dispatcher *d, uint8_t mgmt_class, uint16_t lid,
+                                     unsigned count, uint64_t tid)
 {
 	unsigned n = 0;
 	for (uint32_t i = 0; i < d->nrmpp;) {
-		if (reclaimable(d->rmpp[i], lid, count, tid)) {
+		if (reclaimable(d->rmpp[i], mgmt_class, lid, count, tid)) {
 			/* session_free moves the last session into slot i */
 			sender_end(d->rmpp[i], true, NULL);
 			n++;

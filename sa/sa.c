@@ -544,7 +544,7 @@ uint16_t sa_tables_refusal(struct sa *sa, const struct sa_req *rq)
 	/* A new question is the sign its answers sent whole were taken or abandoned: without
 	 * this, a client with no RMPP ACKs (libumad2sim.so) asking one at a time ran into the
 	 * quota below after 16 answers. */
-	mad_dispatcher_rmpp_reclaim(sa->d, base, count, rq->h.hdr.tid);
+	mad_dispatcher_rmpp_reclaim(sa->d, MAD_CLASS_SUBN_ADM, base, count, rq->h.hdr.tid);
 	if (sa_tables_busy(sa)) {
 		sa->st.busy++;
 		return MAD_STATUS_BUSY; /* the SA's room, shared by all: come back later */

@@ -23,6 +23,7 @@
  * could show anyone else. A Set is obeyed when its payload carries the key or that proof,
  * or when it comes from the port of an SM that has shown the key; HANDOVER and DISCOVER
  * also from the port of the master this SM stands by for (OpenSM's Sets carry key 0). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,20 +418,27 @@ static void send_trap144(struct sm *sm, const struct sm_remote *r)
 	sm->detached--;
 }
 
-/* A master that ranks below this standby should hand the subnet over. One that learns of
- * SMs only by sweeping (OpenSM) never does if its one question, when this SM's IsSM went
- * up, came before this SM answered (a loaded machine) or was lost: it is reminded by trap
- * 144, which makes it sweep, at the first poll that finds it so and then after 2, 4 ... 64
- * polls (OpenSM ignores a trap repeated 10 times within 5 s). */
+/* A master of lower priority than this standby should hand the subnet over (a tie on
+ * priority keeps the master: no handover, no reminder). One that learns of SMs only by
+ * sweeping (OpenSM) never does if its one question, when this SM's IsSM went up, came
+ * before this SM answered (a loaded machine) or was lost: it is reminded by trap 144, which
+ * makes it sweep, at the first poll that finds it so and then after 2, 4 ... 64 polls
+ * (OpenSM ignores a trap repeated 10 times within 5 s), REMIND_MAX times in all: a master
+ * that still keeps the subnet (sm_sticky, or it does not know our SM_Key) is not made to
+ * sweep heavily every half minute for good. */
+#define REMIND_MAX 10
 static void remind_master(struct sm *sm, const struct sm_remote *r)
 {
 	struct sm_election *el = &sm->el;
-	if (r->si.state != SM_STATE_MASTER || above_me(sm, r) || el->handover_to) {
-		el->remind_polls = el->remind_every = 0;
+	if (r->si.state != SM_STATE_MASTER || r->si.priority >= sm->cfg->sm_priority ||
+	    el->handover_to) {
+		el->remind_polls = el->remind_every = el->remind_sent = 0;
 		return;
 	}
-	if (el->remind_every && ++el->remind_polls < el->remind_every)
+	if (el->remind_sent >= REMIND_MAX ||
+	    (el->remind_every && ++el->remind_polls < el->remind_every))
 		return;
+	el->remind_sent++;
 	el->remind_polls = 0;
 	el->remind_every = el->remind_every ? el->remind_every * 2 : 2;
 	if (el->remind_every > 64)
@@ -465,6 +473,8 @@ static void on_answer(struct sm *sm, const struct mad_result *res, const struct 
 	struct sm_remote *r = a->guid ? remote_find(sm, a->guid) : NULL;
 	if (r)
 		r->polling = false;
+	if (res->error == -ECANCELED)
+		return; /* the SM stops: no miss counted, no poll owed sent from the cancel loop */
 	struct mad_sm_info si = {0};
 	bool ok = smp && !smp->dr_status &&
 	          mad_sm_info_decode(smp->data, sizeof(smp->data), &si, NULL) == 0 && si.guid;
@@ -836,7 +846,7 @@ void sm_become_standby(struct sm *sm, uint64_t master_guid)
 	           sm->cfg->sm_poll_interval_ms, sm->cfg->sm_poll_retries);
 	double iv = sm->cfg->sm_poll_interval_ms / 1000.0;
 	el->poll_owed = false;
-	el->remind_polls = el->remind_every = 0;
+	el->remind_polls = el->remind_every = el->remind_sent = 0;
 	ev_timer_stop(sm->loop, &el->poll_timer);
 	ev_timer_set(&el->poll_timer, iv, iv);
 	ev_timer_start(sm->loop, &el->poll_timer);

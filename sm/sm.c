@@ -89,7 +89,9 @@ static void silent_check(struct sm *sm)
 {
 	for (uint32_t i = 0; i < sm->silent.n; i++) {
 		uint32_t node = sm->silent.v[i];
-		if (sm->topo.nodes[node].present && sm->silent_mark[node]) {
+		/* a full sweep has looked behind every link already, and taken one with nothing
+		 * answering behind it for half-dead */
+		if (!sm->heavy && sm->topo.nodes[node].present && sm->silent_mark[node]) {
 			sm->full = true;
 			sm->again = true;
 		}
@@ -408,9 +410,11 @@ static void light_silent(struct sm *sm, uint32_t node)
 	*slot = node;
 	sm->silent_mark[node] = true;
 	sm_dirty(sm, node);
+	/* its switch neighbours: they would have sent the traps (a CA behind it is found
+	 * gone with it, and reading one by a route through it only fails) */
 	for (unsigned p = 1; p <= n->nports; p++) {
 		uint32_t peer = t->ports[n->first_port + p].peer;
-		if (peer != TOPO_NONE)
+		if (peer != TOPO_NONE && topo_is_switch(t, t->ports[peer].node))
 			sm_dirty(sm, t->ports[peer].node);
 	}
 }
@@ -835,6 +839,8 @@ void sm_stop(struct sm *sm)
 	vec_free(&sm->reprobe);
 	vec_free(&sm->silent);
 	free(sm->silent_mark);
+	sm->silent_mark = NULL;
+	sm->silent_cap = 0;
 	vec_free(&sm->rejoin_nodes);
 	free(sm->lft_wave);
 	sm->lft_wave = NULL;

@@ -82,8 +82,9 @@ struct sm_election {
 	bool trust_fabric; /* ... and keeps the LIDs the ports hold before its own file's */
 	bool deciding;     /* the sweep waits for SMInfo answers before it goes on */
 	bool poll_owed;    /* a poll tick came while the last poll was out: poll when it ends */
-	/* a standby that outranks its master reminds it (trap 144) every remind_every polls */
-	unsigned remind_polls, remind_every;
+	/* a standby of higher priority than its master reminds it (trap 144) every remind_every
+	 * polls, remind_sent times at most */
+	unsigned remind_polls, remind_every, remind_sent;
 	ev_timer poll_timer;
 	struct log_rl rl_rogue, rl_set, rl_blind, rl_unproved, rl_nofollow;
 	uint64_t handovers_sent, takeovers;

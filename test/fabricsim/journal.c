@@ -52,8 +52,12 @@ void fs_journal_print(const struct fabric *f, FILE *o, uint64_t since)
 {
 	const struct fs_journal *j = &f->journal;
 	uint64_t first = j->total > FS_JOURNAL_CAP ? j->total - FS_JOURNAL_CAP : 0;
-	if (since < first)
+	if (since < first) {
+		/* said, so that a check of "nothing happened" cannot pass on what was dropped */
+		fprintf(o, "# lost %" PRIu64 " events before %" PRIu64 " (the ring keeps %u)\n",
+		        first - since, first, FS_JOURNAL_CAP);
 		since = first;
+	}
 	for (uint64_t s = since; s < j->total; s++)
 		print_one(f, o, s, &j->ring[s % FS_JOURNAL_CAP]);
 }

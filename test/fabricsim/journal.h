@@ -34,7 +34,8 @@ struct fs_journal {
 struct fabric;
 void fs_journal_add(struct fabric *f, enum fs_journal_kind kind, uint32_t where, uint32_t arg);
 /* Print the events with sequence numbers >= since still in the ring, one a line:
- * "SEQ TIME KIND NODE PORT DETAIL" (TIME: seconds since the epoch, microseconds). */
+ * "SEQ TIME KIND NODE PORT DETAIL" (TIME: seconds since the epoch, microseconds), after a
+ * line "# lost N events ..." when some of them are no longer in the ring. */
 void fs_journal_print(const struct fabric *f, FILE *o, uint64_t since);
 void fs_journal_free(struct fs_journal *j);
 

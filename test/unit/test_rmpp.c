@@ -424,13 +424,18 @@ START_TEST(new_request_reclaims_answers_sent_whole)
 	ask_raw(&p, b2, 1000); /* agent 2: five, all sent once its window opens */
 	ack_raw(&p, b2, 1, 32);
 	ck_assert_uint_eq(mad_dispatcher_rmpp_sends_to(p.b, 1, 1), 4);
-	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 5, 1, 0x99), 0); /* another port */
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, MAD_CLASS_SUBN_ADM, 5, 1, 0x99),
+	                  0); /* another port */
+	/* another class's request (a vendor class, as the standby sync's) ends no SA answer */
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 0x30, 1, 1, 0x0001000000000009ull), 0);
 	/* a1 again (a retry) keeps a1; any agent's one-segment answer goes */
-	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 1, 1, a1), 1);
-	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 1, 1, 0x0001000000000009ull), 1);
+	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, MAD_CLASS_SUBN_ADM, 1, 1, a1), 1);
+	ck_assert_uint_eq(
+	    mad_dispatcher_rmpp_reclaim(p.b, MAD_CLASS_SUBN_ADM, 1, 1, 0x0001000000000009ull), 1);
 	/* b2's last window may still be on its way to agent 2: only agent 2 moving on ends it */
 	ck_assert_uint_eq(mad_dispatcher_rmpp_sends_to(p.b, 1, 1), 2);
-	ck_assert_uint_eq(mad_dispatcher_rmpp_reclaim(p.b, 1, 2, 0x000200000000000aull), 1);
+	ck_assert_uint_eq(
+	    mad_dispatcher_rmpp_reclaim(p.b, MAD_CLASS_SUBN_ADM, 1, 2, 0x000200000000000aull), 1);
 	ck_assert_uint_eq(mad_dispatcher_rmpp_sends_to(p.b, 1, 1), 1); /* a2, unfinished */
 	const struct mad_counters *c = mad_dispatcher_counters(p.b);
 	ck_assert_uint_eq(c->rmpp_reclaimed, 3);
