@@ -302,7 +302,7 @@ lid_of() { "$BUILD/test/fabricsim/fabricsim" ctl lids | awk -v h="$1" '$4 == h {
 
 # sm_state_of LID: the SMInfo state (3 MASTER, 2 STANDBY, 1 DISCOVERING) of the SM there, or -
 sm_state_of() {
-	on_sim host-9 sminfo "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
+	on_sim host-9 sminfo -t "$(slow_ms 1000)" "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
 }
 
 lft_sets() { "$BUILD/test/fabricsim/fabricsim" ctl lft-sets | grep -v '^total' | sort; }

@@ -64,7 +64,16 @@ PY
 # in_step NAME: the SM's state files (its synced copy) hold what the master A's hold
 items() { grep -hv '^#' "$WORK/state-$1/guid2lid" "$WORK/state-$1/sa-state" 2>/dev/null | sort; }
 in_step() { [ -s "$WORK/state-$1/sa-state" ] && [ "$(items "$1")" = "$(items "$2")" ]; }
-mlids() { on_sim host-9 saquery -g 2>/dev/null | sed -n 's/^[[:space:]]*\(MGID\|Mlid\)\.*//p' | paste - - | sort; }
+# the groups' MLIDs as the SA lists them; a query that times out on a loaded machine (the SA
+# of a master just up on 2,592 hosts) is asked again, with saquery's time-out scaled
+mlids() {
+	local out="" i
+	for i in 1 2 3; do
+		out=$(on_sim host-9 saquery -t "$(slow_ms 1000)" -g 2>/dev/null) && break
+	done
+	[ -n "$out" ] || fail "saquery -g: no answer in 3 tries"
+	sed -n 's/^[[:space:]]*\(MGID\|Mlid\)\.*//p' <<<"$out" | paste - - | sort
+}
 
 sm A host-1 10
 wait_until 120 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
