@@ -302,7 +302,10 @@ lid_of() { "$BUILD/test/fabricsim/fabricsim" ctl lids | awk -v h="$1" '$4 == h {
 
 # sm_state_of LID: the SMInfo state (3 MASTER, 2 STANDBY, 1 DISCOVERING) of the SM there, or -
 sm_state_of() {
-	on_sim host-9 sminfo -t "$(slow_ms 1000)" "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
+	# bounded as a whole: a diag that hangs in the preload (seen once: a sampler's first
+	# sminfo, to an SM not yet attached, never returned) must not stall the test
+	timeout "$(slow_s 10)" bash -c 'cd "$1" && SIM_HOST=host-9 LD_PRELOAD="$2" sminfo -t "$3" "$4"' _ \
+		"$WORK" "$PRELOAD" "$(slow_ms 1000)" "$1" 2>/dev/null | sed -n 's/.* state \([0-9]\) .*/\1/p' | grep . || echo -
 }
 
 lft_sets() { "$BUILD/test/fabricsim/fabricsim" ctl lft-sets | grep -v '^total' | sort; }

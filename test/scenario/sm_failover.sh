@@ -69,7 +69,8 @@ in_step() { [ -s "$WORK/state-$1/sa-state" ] && [ "$(items "$1")" = "$(items "$2
 mlids() {
 	local out="" i
 	for i in 1 2 3; do
-		out=$(on_sim host-9 saquery -t "$(slow_ms 1000)" -g 2>/dev/null) && break
+		out=$(timeout "$(slow_s 30)" bash -c 'cd "$1" && SIM_HOST=host-9 LD_PRELOAD="$2" saquery -t "$3" -g' _ \
+			"$WORK" "$PRELOAD" "$(slow_ms 1000)" 2>/dev/null) && break
 	done
 	[ -n "$out" ] || fail "saquery -g: no answer in 3 tries"
 	sed -n 's/^[[:space:]]*\(MGID\|Mlid\)\.*//p' <<<"$out" | paste - - | sort

@@ -146,9 +146,10 @@ echo "every service's lease ran out: none listed"
 # back, none of theirs is left
 cas() { "$IBSA" --control "$WORK/control" --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["subnet"]["cas"])'; }
 cas_are() { [ "$(cas)" = "$1" ]; }
-n_cas=$(cas)
+# every host seen back first (the heal put the cyclers back; the SM may not have seen the last)
+wait_until 20 cas_are "$nhosts" || fail "the SM does not see every host back: $(cas) CAs of $nhosts"
 for h in "${cyclers[@]}"; do "$FS" ctl node remove "$h" >/dev/null; done
-wait_until 20 cas_are $((n_cas - ${#cyclers[@]})) || fail "the SM does not see the cyclers gone: $(cas) CAs of $n_cas"
+wait_until 20 cas_are $((nhosts - ${#cyclers[@]})) || fail "the SM does not see the cyclers gone: $(cas) CAs of $nhosts"
 for h in "${cyclers[@]}"; do "$FS" ctl node add "$h" >/dev/null; done
 subs() { SIM_HOST=host-2 "$IBSA" --transport sim --sm-key 1 --json informinfo | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 wait_until 20 sh -c "[ \"\$(SIM_HOST=host-2 '$IBSA' --transport sim --sm-key 1 --json informinfo | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')\" = 0 ]" ||
