@@ -91,8 +91,8 @@ static void render_sweeps(FILE *out, const struct sm_status *st)
 
 	counter(out, "sweeps_total", "sweeps started (full and partial; light ones not counted)",
 	        st->sweeps);
-	counter(out, "light_sweeps_total", "light sweeps ended (each reads every switch's SwitchInfo)",
-	        st->light_sweeps);
+	counter(out, "light_sweeps_total",
+	        "light sweeps ended (each reads every switch's SwitchInfo)", st->light_sweeps);
 	gauge(out, "sweeping", "1 while a sweep is under way", st->sweeping);
 	gauge(out, "routing", "1 while a routing engine computes (off the event loop)",
 	      st->routing);
