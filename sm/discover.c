@@ -402,9 +402,11 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 		return;
 	}
 	if (was_active && port->pi.port_state == PORT_STATE_INIT && port->peer != TOPO_NONE &&
-	    port->num != 0) {
+	    port->num != 0 && forwards) {
 		/* ACTIVE when last seen, INIT now: the link went down and came back up between
-		 * two looks (faster than the traps tell), a flap like any other */
+		 * two looks (faster than the traps tell), a flap like any other. Counted at the
+		 * switch's end only: a CA read across that link (a host that power-cycled) would
+		 * count the same flap again, with the CA's port as the near end. */
 		health_link_event(sm, pr->port, port->peer, false);
 		health_link_event(sm, pr->port, port->peer, true);
 	}

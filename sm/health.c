@@ -308,6 +308,29 @@ static void settle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		health_settle_check(sm);
 }
 
+/* Which end of a link the SM reaches without crossing it: a CA forwards nothing, so the
+ * switch's end unless the CA is the SM's own; between switches, the one fewer hops away. A
+ * port disabled at the far end could never be reached again to enable it. */
+static void near_end(const struct topo *t, uint32_t *near, uint32_t *far)
+{
+	const struct topo_node *a = &t->nodes[t->ports[*near].node];
+	const struct topo_node *b = &t->nodes[t->ports[*far].node];
+	bool swap;
+	if (t->ports[*far].node == t->sm_node)
+		swap = true;
+	else if (t->ports[*near].node == t->sm_node)
+		swap = false;
+	else if (a->type != b->type)
+		swap = a->type != NODE_TYPE_SWITCH;
+	else
+		swap = b->hops < a->hops;
+	if (swap) {
+		uint32_t x = *near;
+		*near = *far;
+		*far = x;
+	}
+}
+
 bool health_link_event(struct sm *sm, uint32_t near, uint32_t far, bool up)
 {
 	const struct ibsmd_config *cfg = sm->cfg;
@@ -315,6 +338,7 @@ bool health_link_event(struct sm *sm, uint32_t near, uint32_t far, bool up)
 	const struct topo *t = &sm->topo;
 	if (health_grow(h, sm->topo.nports) < 0)
 		return false;
+	near_end(t, &near, &far);
 	uint32_t key = near < far ? near : far;
 	struct sm_link_health *l = &h->links[key];
 	double now = ev_now(sm->loop);
@@ -376,8 +400,7 @@ void health_trap(struct sm *sm, uint16_t from_lid, const struct mad_notice *no)
 		return;
 	/* disabled at the end the SM reaches without crossing the link */
 	uint32_t near = p;
-	if (t->nodes[t->ports[far].node].hops < t->nodes[t->ports[p].node].hops)
-		near = far, far = p;
+	near_end(t, &near, &far);
 	quarantine(sm, key, near, far, "sent traps", "traps", l->traps, l->trap_start);
 }
 
