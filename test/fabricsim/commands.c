@@ -68,6 +68,8 @@ static const char help[] =
     "traps on|off                traps reach the SM (on, the default) or are all lost (off)\n"
     "silent on|off               unroutable MADs vanish (on) or return status 110 (off)\n"
     "stats                       MAD counts and clients\n"
+    "smp-counts                  SMP requests clients sent, by method and attribute:\n"
+    "                            Get|Set ATTR COUNT (what a sweep cost, per attribute)\n"
     "lft-sets [NODE]             LFT blocks written by Set, per switch\n"
     "lft-order                   when each switch took its last LFT Set (a sequence number\n"
     "                            over the fabric): the order an SM wrote the switches in\n"
@@ -300,6 +302,18 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 		        f->nnodes, f->nsws, f->nports, fs_server_clients(s), st->mads_in,
 		        st->mads_delivered, st->sma_answers, st->bounced, st->lost, st->traps_sent,
 		        f->sm_deactivated, st->smp_sets);
+	} else if (!strcmp(argv[0], "smp-counts") && argc == 1) {
+		/* SMP requests clients sent, by method and attribute: "Get 0x0015 N" */
+		const struct fs_stats *st = fs_server_stats(s);
+		for (unsigned m = 0; m < 2; m++)
+			for (unsigned a = 0; a < FS_SMP_ATTRS; a++)
+				if (st->smp_by_attr[m][a]) {
+					char id[8] = "other";
+					if (a < FS_SMP_ATTRS - 1)
+						snprintf(id, sizeof(id), "0x%04x", a);
+					fprintf(o, "%s %s %" PRIu64 "\n", m ? "Set" : "Get", id,
+					        st->smp_by_attr[m][a]);
+				}
 	} else if (!strcmp(argv[0], "sets") && argc == 2) {
 		uint32_t n = fabric_find_node(f, argv[1]);
 		if (n == FS_NONE) {

@@ -30,6 +30,10 @@ struct fs_server_opts {
 struct fs_stats {
 	uint64_t mads_in, mads_delivered, sma_answers, bounced, lost, traps_sent;
 	uint64_t smp_sets; /* SubnSet requests sent, to SMAs and SMs alike */
+	/* SMP requests by method (0 Get, 1 Set) and attribute ID (IBA's SMP attributes are
+	 * below 0x40; FS_SMP_ATTRS - 1 counts the rest): what an SM's sweep cost, per attribute */
+#define FS_SMP_ATTRS 0x41
+	uint64_t smp_by_attr[2][FS_SMP_ATTRS];
 };
 
 struct fs_server;

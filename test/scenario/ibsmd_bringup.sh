@@ -16,7 +16,33 @@ up() { # SPEC ENGINE CHECKS...
 	check_verify 'r["ok"]' 'r["ports"]["active"] == r["ports"]["linked"] > 0' \
 		'r["lids"]["zero"] == r["lids"]["duplicate"] == r["lids"]["misaligned"] == 0' \
 		'r["unicast"]["unreachable"] == 0' "$@"
+	smp_counts_agree
 	stop_sims
+}
+
+# fabricsim's count of the Sets it carried, by attribute, against ibsmd's own account of its
+# sweep; unless ibsmd retried (a retry is a second Set of one block)
+smp_counts_agree() {
+	grep -q '^MADs:.*[1-9][0-9]* retried' "$WORK/ibsmd.out" && return 0
+	"$BUILD/test/fabricsim/fabricsim" ctl smp-counts >"$WORK/smp-counts"
+	python3 - "$WORK/smp-counts" "$WORK/ibsmd.log" <<'PY' || fail "SMP counts differ: $(cat "$WORK/smp-counts.diff")"
+import re, sys
+c = {}
+for l in open(sys.argv[1]):
+    m, a, n = l.split()
+    c[(m, a)] = int(n)
+line = [l for l in open(sys.argv[2]) if "subnet up:" in l][-1]
+def say(p):
+    return int(re.search(p, line).group(1))
+want = {"LFT": (c.get(("Set", "0x0019"), 0), say(r"(\d+) LFT blocks,")),
+        "PortInfo": (c.get(("Set", "0x0015"), 0), say(r"(\d+) PortInfo")),
+        "VL tables": (c.get(("Set", "0x0017"), 0) + c.get(("Set", "0x0018"), 0),
+                      say(r"(\d+) VL table sets")),
+        "P_Key": (c.get(("Set", "0x0016"), 0), say(r"(\d+) set;"))}
+bad = [f"{k}: fabricsim {a}, ibsmd {b}" for k, (a, b) in want.items() if a != b]
+open(sys.argv[1] + ".diff", "w").write("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
 }
 
 MIN='r["unicast"]["nonminimal"] == 0'
