@@ -430,8 +430,8 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 	}
 	if (smp && !resp && (method == MAD_METHOD_GET || method == MAD_METHOD_SET)) {
 		uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
-		s->st.smp_by_attr[method == MAD_METHOD_SET][attr < FS_SMP_ATTRS - 1 ? attr
-		                                                                   : FS_SMP_ATTRS - 1]++;
+		s->st.smp_by_attr[method == MAD_METHOD_SET]
+		                 [attr < FS_SMP_ATTRS - 1 ? attr : FS_SMP_ATTRS - 1]++;
 	}
 	uint16_t src_lid = cls == MAD_CLASS_SUBN_DR ? LID_PERMISSIVE : port_lid(f, c->port);
 	struct route r;
