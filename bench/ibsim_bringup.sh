@@ -20,7 +20,9 @@ ibsim_up() { # NETFILE: ibsim with room for the fabric
 	local nodes ports
 	nodes=$(grep -c '^\(Switch\|Ca\|Hca\)' "$1")
 	ports=$(awk '/^(Switch|Ca|Hca)/ { n += $2 + 1 } END { print n + 16 }' "$1")
-	(cd "$WORK" && exec ibsim -s --no-console -N $((nodes + 16)) -S $((nodes + 16)) -P "$ports" "$1" \
+	# -L: its LFTs hold 30,720 LIDs unless told; it crashed on a 40,000-host tree without
+	(cd "$WORK" && exec ibsim -s --no-console -N $((nodes + 16)) -S $((nodes + 16)) -P "$ports" \
+		-L $(((nodes / 64 + 2) * 64)) "$1" \
 		>"$WORK/ibsim.log" 2>&1) &
 	PIDS+=($!)
 	wait_for_socket
