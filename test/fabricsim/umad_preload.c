@@ -190,12 +190,15 @@ static struct {
 	struct timespec next_deadline; /* no wait-list entry expires before this */
 	int issm_fd, issm_claim;
 	pthread_t rx;
+	int rx_stop;    /* an eventfd: the exit handler's word to the receive thread */
+	pid_t rx_owner; /* the process the receive thread runs in (not a fork's child) */
 	bool debug;
 } g = {.once = PTHREAD_ONCE_INIT,
        .mu = PTHREAD_MUTEX_INITIALIZER,
        .ctl_mu = PTHREAD_MUTEX_INITIALIZER,
        .issm_fd = -1,
        .issm_claim = -1,
+       .rx_stop = -1,
        .pend_free = UINT32_MAX};
 
 static int (*next_open)(const char *, int, ...);
@@ -286,6 +289,14 @@ static void remove_tree(const char *path)
 
 static void cleanup(void)
 {
+	/* a forked child that calls exit() leaves the parent's attachment and files alone */
+	if (getpid() != g.rx_owner)
+		return;
+	/* The receive thread reads through the transport: it stops before the transport is
+	 * closed (it used to read on through a NULL one while the process exited: SIGSEGV). */
+	uint64_t one = 1;
+	if (next_write(g.rx_stop, &one, sizeof(one)) == sizeof(one))
+		pthread_join(g.rx, NULL);
 	if (g.root[0])
 		remove_tree(g.root);
 	/* the simulator forgets this client now rather than when a send to it fails */
@@ -853,11 +864,14 @@ static void on_request(const struct mad_addr *from, const uint8_t *mad, size_t l
 static void *rx_thread(void *arg)
 {
 	(void)arg;
-	struct pollfd p = {.fd = g.t->ops->fd(g.t), .events = POLLIN};
+	struct pollfd p[2] = {{.fd = g.t->ops->fd(g.t), .events = POLLIN},
+	                      {.fd = g.rx_stop, .events = POLLIN}};
 	int wait_ms = -1;
 	for (;;) {
-		if (poll(&p, 1, wait_ms) < 0 && errno != EINTR)
+		if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
 			return NULL;
+		if (p[1].revents)
+			return NULL; /* the process is exiting */
 		for (;;) {
 			uint8_t mad[MAD_SIZE];
 			struct mad_addr from;
@@ -916,10 +930,13 @@ static void setup(void)
 		return;
 	}
 	write_sysfs();
-	atexit(cleanup);
-	if (pthread_create(&g.rx, NULL, rx_thread, NULL))
+	g.rx_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g.rx_stop < 0 || pthread_create(&g.rx, NULL, rx_thread, NULL)) {
+		remove_tree(g.root);
 		return;
-	pthread_detach(g.rx);
+	}
+	g.rx_owner = getpid();
+	atexit(cleanup);
 	g.ok = true;
 	DBG("attached as %s, port GUID 0x%016llx, GID prefix 0x%016llx, LID %u\n", g.t->desc,
 	    (unsigned long long)g.lp.port_guid, (unsigned long long)g.lp.gid_prefix, g.lp.lid);

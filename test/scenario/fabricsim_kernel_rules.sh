@@ -2,8 +2,8 @@
 # The kernel's MAD rules on libfabricsim-umad.so, the stand-in for the kernel in every umad
 # test: test/tools/umad_rules.c checks each rule through libibumad, one Check test a rule
 # (answers only to requests sent with a timeout, ETIMEDOUT returns, TIDs still waiting
-# refused, late and stray answers freed, registration checks and one holder per method,
-# sizes, kernel and user RMPP, unregistered Gets answered, issm held by one), then the same
+# refused, late and stray answers freed, a process exiting while answers arrive, registration
+# checks and one holder per method, sizes, kernel and user RMPP, unregistered Gets answered, issm held by one), then the same
 # port laid out as a ConnectX-8 SMI/GSI pair. ibsmd serves as SM and SA through
 # --transport umad under the same rules, and its own tables are verified: started while
 # another process holds the port's issm device it says so and waits (it used to block in
