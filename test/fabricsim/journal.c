@@ -44,6 +44,8 @@ static void print_one(const struct fabric *f, FILE *o, uint64_t seq,
 		        e->arg < 5 ? state_names[e->arg] : "?");
 		break;
 	case FS_J_LFT: fprintf(o, "lft %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
+	case FS_J_PKEY: fprintf(o, "pkeys %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
+	case FS_J_GUIDS: fprintf(o, "guids %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
 	default: fprintf(o, "? %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
 	}
 }

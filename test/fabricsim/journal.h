@@ -17,6 +17,8 @@ enum fs_journal_kind {
 	FS_J_PHYS,  /* an SM's PortInfo Set disabled (arg 0) or enabled (arg 1) a port */
 	FS_J_STATE, /* an SM's PortInfo Set changed PortState: arg the new state (port) */
 	FS_J_LFT,   /* an LFT block Set: arg the block (port 0 of the switch) */
+	FS_J_PKEY,  /* a P_Key table Set that changed the block: arg the block (port) */
+	FS_J_GUIDS, /* a GUIDInfo Set that changed the block: arg the block (port) */
 };
 
 struct fs_journal_entry {

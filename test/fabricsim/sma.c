@@ -389,6 +389,8 @@ static uint16_t do_pkeys(struct fabric *f, uint32_t in, uint32_t mod, bool set, 
 	unsigned cnt = cap - block * 32 < 32 ? cap - block * 32 : 32;
 	if (set) {
 		mad_pkey_table_decode(data, 64, &t, NULL);
+		if (memcmp(pk, t.pkey, cnt * sizeof(uint16_t)))
+			fs_journal_add(f, FS_J_PKEY, p, block);
 		memcpy(pk, t.pkey, cnt * sizeof(uint16_t));
 	}
 	memset(&t, 0, sizeof(t));
@@ -478,9 +480,14 @@ static uint16_t do_guid_info(struct fabric *f, uint32_t in, uint32_t block, bool
 		if (!port->guids && !(port->guids = calloc(cap, sizeof(uint64_t))))
 			return ST_BAD_FIELD;
 		mad_guid_info_decode(data, 64, &g, NULL);
+		bool changed = false;
 		for (unsigned i = 0; i < 8 && block * 8 + i < cap; i++)
-			if (block * 8 + i != 0) /* entry 0 is the port GUID, read-only */
+			if (block * 8 + i != 0) { /* entry 0 is the port GUID, read-only */
+				changed |= port->guids[block * 8 + i] != g.guid[i];
 				port->guids[block * 8 + i] = g.guid[i];
+			}
+		if (changed)
+			fs_journal_add(f, FS_J_GUIDS, p, block);
 	}
 	memset(&g, 0, sizeof(g));
 	for (unsigned i = 0; i < 8 && block * 8 + i < cap; i++)

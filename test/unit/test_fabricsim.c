@@ -468,6 +468,25 @@ START_TEST(sma_tables)
 	mad_guid_info_decode(m + 64, 64, &gi, NULL);
 	ck_assert_uint_eq(gi.guid[0], F.ports[H1].guid);
 	ck_assert_uint_eq(gi.guid[1], 0x1111111111111111ull);
+
+	/* the journal has the Sets that changed a P_Key or GUIDInfo block, and not one that
+	 * wrote what the block held */
+	char *out = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+	fs_journal_print(&F, o, 0);
+	fclose(o);
+	ck_assert_msg(strstr(out, " pkeys S1 2 0\n"), "%s", out);
+	ck_assert_msg(strstr(out, " guids H1 1 0\n"), "%s", out);
+	free(out);
+	uint64_t before = F.journal.total;
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_GUID_INFO, 0, "0");
+	memset(m + 64, 0x11, 16);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_PKEY_TABLE, (2u << 16) | 0, "0,1");
+	mad_pkey_table_encode(&(struct mad_pkey_table){.pkey = {0x8001}}, m + 64, 64, NULL);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	ck_assert_uint_eq(F.journal.total, before);
 }
 END_TEST
 
