@@ -59,6 +59,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->metrics_per_address = 8;
 	c->pm_interval_s = 60;
 	c->pm_window = 8;
+	c->api_max_pending = 256;
 	c->pm_threshold_symbol_errors = 10;
 	c->pm_threshold_link_downed = 1;
 	c->pm_threshold_rcv_errors = 10;
@@ -667,6 +668,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_API_TLS_CERT] = {"api_tls_cert", OPT_STR, F(api_tls_cert), 0, 0, 0},
     [CK_API_TLS_KEY] = {"api_tls_key", OPT_STR, F(api_tls_key), 0, 0, 0},
     [CK_API_USERS_FILE] = {"api_users_file", OPT_STR, F(api_users_file), 0, 0, 0},
+    [CK_API_MAX_PENDING] = {"api_max_pending", OPT_UINT, F(api_max_pending), 0, 65536, OPT_LIVE},
     [CK_PM_INTERVAL] = {"pm_interval", OPT_UINT, F(pm_interval_s), 0, 86400, OPT_LIVE},
     [CK_PM_WINDOW] = {"pm_window", OPT_UINT, F(pm_window), 1, 64, OPT_LIVE},
     [CK_PM_THRESHOLD_SYMBOL_ERRORS] = {"pm_threshold_symbol_errors", OPT_UINT,

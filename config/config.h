@@ -176,6 +176,7 @@ enum config_key {
 	CK_API_TLS_CERT,
 	CK_API_TLS_KEY,
 	CK_API_USERS_FILE,
+	CK_API_MAX_PENDING,
 	CK_PM_INTERVAL,
 	CK_PM_WINDOW,
 	CK_PM_THRESHOLD_SYMBOL_ERRORS,
@@ -274,6 +275,9 @@ struct ibsmd_config {
 	char api_tls_cert[256];
 	char api_tls_key[256];
 	char api_users_file[256];
+	/* GUIDs one client of the partition API may have pending (members added before their
+	 * port, alias or vport is in the fabric); 0: a GUID must be in the fabric */
+	unsigned api_max_pending;
 	/* the performance manager: every pm_interval seconds (0: off) it reads every port's
 	 * counters, pm_window requests at most in flight; an error counter that grows by at
 	 * least its threshold (0: never) between two readings raises an event */

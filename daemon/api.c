@@ -30,7 +30,8 @@ struct api_req {
 	char *body;
 	size_t len, cap;
 	bool too_big;
-	char who[160]; /* "https alice@10.0.0.5", for the journal */
+	char who[160];   /* "https alice@10.0.0.5", for the journal */
+	char client[72]; /* "https:alice": whose pending GUIDs (api_max_pending) */
 };
 
 static uint64_t now_ns(void)
@@ -112,8 +113,10 @@ static bool authenticate(struct api *a, struct MHD_Connection *conn, struct api_
 		if (res == API_AUTH_NEED_VERIFY && log_rl_allow(&a->verify_bucket, now_ns(), &held))
 			res = api_users_check(&a->users, name, pass, true);
 	}
-	if (res == API_AUTH_OK || res == API_AUTH_CACHED)
+	if (res == API_AUTH_OK || res == API_AUTH_CACHED) {
 		snprintf(r->who, sizeof(r->who), "https %s@%s", name, peer);
+		snprintf(r->client, sizeof(r->client), "https:%s", name);
+	}
 	if (pass) {
 		sodium_memzero(pass, strlen(pass));
 		MHD_free(pass);
@@ -170,8 +173,11 @@ static enum MHD_Result route_version(struct api *a, struct MHD_Connection *conn)
 }
 
 /* A partition in UFM's shape: {"partition", "ip_over_ib", "guids": [{"guid", "membership",
- * "index0"}]}, the GUIDs as UFM writes them (16 hex digits, no 0x) and only with
- * guids_data. Members that are not GUIDs (ALL, SELF...) have no UFM form and are left out. */
+ * "index0", ...}]}, the GUIDs as UFM writes them (16 hex digits, no 0x) and only with
+ * guids_data. Members that are not GUIDs (ALL, SELF...) have no UFM form and are left out.
+ * Each GUID also says where it is as UFM's port listing does: "lid" (65535 for a GUID not
+ * in the fabric), "logical_state" ("Unknown" then) and "port_type" (physical, virtual for
+ * an alias), and ibsmd's "pending" (added before the fabric showed it). */
 static json_t *partition_json(const struct tenants_partition *p, bool guids)
 {
 	json_t *o = json_pack("{s:s,s:b}", "partition", p->name, "ip_over_ib", p->ipoib);
@@ -184,10 +190,15 @@ static json_t *partition_json(const struct tenants_partition *p, bool guids)
 			continue;
 		char g[17];
 		snprintf(g, sizeof(g), "%016" PRIx64, m->guid);
-		json_array_append_new(list,
-		                      json_pack("{s:s,s:s,s:b}", "guid", g, "membership",
-		                                m->membership == CM_LIMITED ? "limited" : "full",
-		                                "index0", p->index0));
+		static const char *states[] = {"Unknown", "Down", "Initialize", "Armed", "Active"};
+		bool known = m->in_fabric && m->lid;
+		json_array_append_new(
+		    list, json_pack("{s:s,s:s,s:b,s:i,s:s,s:s,s:b}", "guid", g, "membership",
+		                    m->membership == CM_LIMITED ? "limited" : "full", "index0",
+		                    p->index0, "lid", known ? m->lid : 65535, "logical_state",
+		                    states[m->in_fabric && m->port_state <= 4 ? m->port_state : 0],
+		                    "port_type", m->alias ? "virtual" : "physical", "pending",
+		                    m->from_api && !m->in_fabric));
 	}
 	json_object_set_new(o, "guids", list ? list : json_null());
 	return o;
@@ -260,7 +271,8 @@ static enum MHD_Result route_change(struct api *a, struct MHD_Connection *conn, 
 		                          .nguids = (unsigned)rq.nguids,
 		                          .membership = rq.full ? CM_FULL : CM_LIMITED,
 		                          .index0 = rq.index0,
-		                          .ipoib = rq.ip_over_ib};
+		                          .ipoib = rq.ip_over_ib,
+		                          .client = r->client};
 		st = tenants_add(a->ctl->rl->sm, r->who, &add, err, sizeof(err));
 	} else {
 		st = tenants_remove(a->ctl->rl->sm, r->who, rq.pkey, rq.guids, (unsigned)rq.nguids,

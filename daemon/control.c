@@ -119,7 +119,9 @@ static void partition_put(const struct tenants_partition *p, FILE *out, bool jso
 				fprintf(out, "  %s", member_kind(m->kind));
 			fprintf(out, " %s %s%s\n", ms_word(m->membership),
 			        m->from_api ? "api" : "file",
-			        m->in_fabric ? "" : " (not in the fabric)");
+			        m->in_fabric  ? (m->alias ? " (alias)" : "")
+			        : m->from_api ? " pending (not in the fabric yet)"
+			                      : " (not in the fabric)");
 		}
 		return;
 	}
@@ -133,9 +135,13 @@ static void partition_put(const struct tenants_partition *p, FILE *out, bool jso
 		fprintf(out, "%s{\"kind\":\"%s\"", i ? "," : "", member_kind(m->kind));
 		if (m->kind == CM_GUID)
 			fprintf(out, ",\"guid\":\"0x%016" PRIx64 "\"", m->guid);
-		fprintf(out, ",\"membership\":\"%s\",\"from_api\":%s,\"in_fabric\":%s}",
+		fprintf(out,
+		        ",\"membership\":\"%s\",\"from_api\":%s,\"in_fabric\":%s,\"pending\":%s,"
+		        "\"alias\":%s}",
 		        ms_word(m->membership), m->from_api ? "true" : "false",
-		        m->in_fabric ? "true" : "false");
+		        m->in_fabric ? "true" : "false",
+		        m->from_api && !m->in_fabric ? "true" : "false",
+		        m->alias ? "true" : "false");
 	}
 	fprintf(out, "]}");
 }
@@ -261,8 +267,10 @@ static void partition_cmd(struct control *c, uid_t uid, int argc, char **argv, F
 		fprintf(out, "error: %s\n", err);
 		return;
 	}
-	char who[128];
+	char who[128], client[24];
 	peer_who(uid, who, sizeof(who));
+	snprintf(client, sizeof(client), "uid:%u", (unsigned)uid);
+	rq.client = client;
 	int rc = add ? tenants_add(sm, who, &rq, err, sizeof(err))
 	             : tenants_remove(sm, who, rq.pkey, guids, rq.nguids, err, sizeof(err));
 	if (rc != TENANTS_OK) {

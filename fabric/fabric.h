@@ -131,6 +131,9 @@ struct topo {
 	uint16_t *pkeys;
 	uint32_t npkeys, pkeys_cap;
 	uint32_t pkeys_truncated; /* ports given fewer keys than the policy asks (PartitionCap) */
+	/* members named by a GUID that is no port's or switch's: an alias's, or one not in
+	 * the fabric (yet); an alias coming or going changes the tables only if this is not 0 */
+	uint32_t pkeys_by_alias;
 	/* readers' view of change: generation counts the times the model was completed (a
 	 * sweep ended); while stable is false the SM is changing it (tables, links, LIDs), so
 	 * nothing derived from it should be kept */

@@ -21,7 +21,7 @@ struct pkey_pair {
 };
 
 /* A member's ports, with their membership bits or'ed into flags[] (touched once each). */
-static void mark(const struct topo *t, const struct config_member *m, uint8_t ms, uint8_t *flags,
+static void mark(struct topo *t, const struct config_member *m, uint8_t ms, uint8_t *flags,
                  uint32_t *touched, uint32_t *ntouched)
 {
 	uint32_t only = TOPO_NONE;
@@ -35,8 +35,10 @@ static void mark(const struct topo *t, const struct config_member *m, uint8_t ms
 		}
 		/* an alias GUID (a virtual function's, as orchestrators give them): the P_Key
 		 * table that enforces it is its physical port's */
-		if (only == TOPO_NONE)
+		if (only == TOPO_NONE) {
 			only = topo_alias_port(t, m->guid);
+			t->pkeys_by_alias++;
+		}
 		if (only == TOPO_NONE || only >= t->nports)
 			return;
 		break;
@@ -77,8 +79,7 @@ struct pkey_work {
 /* Partition pt's members: as (port, key) pairs, or for the default partition each port's
  * first key, kept in count[] for the moment (1 limited, 2 full, 3 both). 0; -1 out of
  * memory. */
-static int partition_pairs(const struct topo *t, const struct config_partition *pt,
-                           struct pkey_work *w)
+static int partition_pairs(struct topo *t, const struct config_partition *pt, struct pkey_work *w)
 {
 	uint32_t ntouched = 0;
 	for (unsigned m = 0; m < pt->nmembers; m++) {
@@ -204,6 +205,7 @@ int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 	struct pkey_pair *sorted = NULL;
 	int rc = -1;
 	t->pkeys_truncated = 0;
+	t->pkeys_by_alias = 0;
 	if (!w.flags || !w.touched || !w.count)
 		goto out;
 	/* every partition's members, as (port, key) pairs; the default partition decides each

@@ -114,4 +114,12 @@ void sm_aliases_changed(struct sm *sm, uint32_t port, unsigned block)
 	sm->detached++;
 	write_block(sm, port, block);
 	sm->detached--;
+	/* A member named by an alias (a VF's GUID, perhaps added before the VF had it) is
+	 * enforced at its physical port: the tables follow the alias now, not at the next
+	 * sweep. Once per turn of the loop, however many blocks a restore or a forget
+	 * changes. */
+	if (sm->topo.pkeys_by_alias && !ev_is_active(&sm->pkeys_timer)) {
+		ev_timer_set(&sm->pkeys_timer, 0., 0.);
+		ev_timer_start(sm->loop, &sm->pkeys_timer);
+	}
 }

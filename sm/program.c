@@ -9,6 +9,7 @@
  *            rule wants).
  * Every Set answers with the attribute as it now is; that answer becomes our copy. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -699,6 +700,13 @@ void program_activate(struct sm *sm)
 		if (topo_port_managed(t, p) && t->ports[p].pi.port_state == PORT_STATE_ARMED)
 			port_set(sm, p, PORT_STATE_ACTIVE);
 	}
+}
+
+void program_pkeys_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	program_pkeys_now((struct sm *)((char *)w - offsetof(struct sm, pkeys_timer)));
 }
 
 void program_pkeys_now(struct sm *sm)

@@ -80,8 +80,9 @@ bool sm_saved_parse_hop(const char *line, uint64_t *node_guid, uint8_t *port, ui
 
 void sm_saved_put_pmember(FILE *f, const struct sm_saved_pmember *m)
 {
-	fprintf(f, "%s 0x%04x 0x%016" PRIx64 " %s %d %d\n", words[SM_SAVED_PMEMBER], m->pkey,
-	        m->guid, m->membership == CM_LIMITED ? "limited" : "full", m->index0, m->ipoib);
+	fprintf(f, "%s 0x%04x 0x%016" PRIx64 " %s %d %d%s%s\n", words[SM_SAVED_PMEMBER], m->pkey,
+	        m->guid, m->membership == CM_LIMITED ? "limited" : "full", m->index0, m->ipoib,
+	        m->client[0] ? " " : "", m->client);
 }
 
 bool sm_saved_parse_pmember(const char *line, struct sm_saved_pmember *m)
@@ -89,9 +90,11 @@ bool sm_saved_parse_pmember(const char *line, struct sm_saved_pmember *m)
 	const char *r = rest_of(line, SM_SAVED_PMEMBER);
 	unsigned pkey, index0, ipoib;
 	char ms[8];
-	if (!r ||
-	    sscanf(r, "%x %" SCNx64 " %7s %u %u", &pkey, &m->guid, ms, &index0, &ipoib) != 5 ||
-	    !pkey || pkey >= 0x7fff || !m->guid || index0 > 1 || ipoib > 1)
+	m->client[0] = 0;
+	int n = r ? sscanf(r, "%x %" SCNx64 " %7s %u %u %71s", &pkey, &m->guid, ms, &index0, &ipoib,
+	                   m->client)
+	          : 0;
+	if (n < 5 || !pkey || pkey >= 0x7fff || !m->guid || index0 > 1 || ipoib > 1)
 		return false;
 	if (!strcmp(ms, "full"))
 		m->membership = CM_FULL;

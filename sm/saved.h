@@ -27,14 +27,17 @@ bool sm_saved_parse_mkey(const char *line, uint64_t *guid, uint64_t *key);
 /* "hop NODE-GUID PORT FAR-GUID": where a node's port leads (M_Key protection level 2). */
 void sm_saved_put_hop(FILE *f, uint64_t node_guid, uint8_t port, uint64_t far_guid);
 bool sm_saved_parse_hop(const char *line, uint64_t *node_guid, uint8_t *port, uint64_t *far_guid);
-/* "pmember PKEY GUID full|limited INDEX0 IPOIB": a member the run-time partition API added
- * (sm/tenants.h), with its partition's index0 and IPoIB flags (0 or 1): the partitions-api
- * file and the sync both. */
+/* "pmember PKEY GUID full|limited INDEX0 IPOIB [CLIENT]": a member the run-time partition
+ * API added (sm/tenants.h), with its partition's index0 and IPoIB flags (0 or 1) and the
+ * client that added it (whose pending GUIDs are counted against api_max_pending; lines
+ * written before it was kept have none): the partitions-api file and the sync both. */
+#define SM_SAVED_CLIENT_LEN 72
 struct sm_saved_pmember {
 	uint16_t pkey; /* 15 bits, 0x0001..0x7ffe */
 	uint64_t guid;
 	uint8_t membership; /* CM_FULL or CM_LIMITED */
 	bool index0, ipoib;
+	char client[SM_SAVED_CLIENT_LEN]; /* "https:alice", "uid:0"; "" unknown */
 };
 void sm_saved_put_pmember(FILE *f, const struct sm_saved_pmember *m);
 bool sm_saved_parse_pmember(const char *line, struct sm_saved_pmember *m);

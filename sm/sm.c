@@ -726,6 +726,7 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 		         cfg->state_dir, strerror(errno));
 	sm_smp_init(sm);
 	ev_init(&sm->kick_timer, kick_cb);
+	ev_init(&sm->pkeys_timer, program_pkeys_cb);
 	ev_init(&sm->light_timer, light_cb);
 	ev_init(&sm->local_watch, local_watch_cb);
 	ev_init(&sm->election_wait, election_wait_cb);
@@ -818,6 +819,7 @@ void sm_stop(struct sm *sm)
 	route_wait(sm, false);
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->kick_timer);
+	ev_timer_stop(sm->loop, &sm->pkeys_timer);
 	ev_timer_stop(sm->loop, &sm->local_watch);
 	ev_timer_stop(sm->loop, &sm->election_wait);
 	ev_timer_stop(sm->loop, &sm->issm_timer);

@@ -171,6 +171,7 @@ struct sm {
 	bool local_sysfs_stale; /* sysfs showed the port short of ACTIVE while it was ACTIVE */
 	unsigned local_kicks, local_wait; /* sweeps it asked for in a row; ticks to wait */
 	ev_timer kick_timer;
+	ev_timer pkeys_timer; /* an alias came or went that the partition policy names */
 
 	/* the phase under way */
 	unsigned pending;
@@ -253,6 +254,8 @@ struct sm {
 	/* partition members added at run time (sm/tenants.c), in the order added */
 	struct {
 		VEC(struct sm_saved_pmember) items;
+		struct u64map index; /* (P_Key, GUID) -> items' index (sm/tenants.c) */
+		uint32_t collisions; /* items whose index key another item holds */
 		uint64_t changes;
 	} tn;
 	struct u64map guid2lid; /* LIDs kept across restarts */
@@ -449,6 +452,9 @@ void tenants_free(struct sm *sm);
 /* The partition policy changed outside a sweep: every port's P_Keys from it again, and, as
  * master, the tables that now differ sent at once (sm/program.c). */
 void program_pkeys_now(struct sm *sm);
+/* pkeys_timer's callback (sm/guids.c starts it): program_pkeys_now, after aliases that the
+ * partition policy names came or went */
+void program_pkeys_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* A structured event (log_event), rate limited: a flapping link must not flood the journal.
  * fields: "key", value pairs given as a NULL-terminated list of strings. */

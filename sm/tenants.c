@@ -16,12 +16,58 @@
 
 /* ---- the API's members ---- */
 
+/* The index's key of (pkey, guid): mixed, so that one GUID's P_Keys spread; two pairs that
+ * meet on one key are told apart by item_find (the later one is found by a scan). */
+static uint64_t item_key(uint16_t pkey, uint64_t guid)
+{
+	uint64_t k = guid * 0x9e3779b97f4a7c15ull ^ pkey;
+	return k ? k : 1; /* 0 is the map's empty key */
+}
+
 static int item_find(const struct sm *sm, uint16_t pkey, uint64_t guid)
 {
-	for (uint32_t i = 0; i < sm->tn.items.n; i++)
+	uint32_t i = u64map_get(&sm->tn.index, item_key(pkey, guid));
+	if (i == U64MAP_NONE)
+		return -1;
+	if (i < sm->tn.items.n && sm->tn.items.v[i].pkey == pkey && sm->tn.items.v[i].guid == guid)
+		return (int)i;
+	for (i = 0; i < sm->tn.items.n; i++) /* a collision of keys: rare, see item_key */
 		if (sm->tn.items.v[i].pkey == pkey && sm->tn.items.v[i].guid == guid)
 			return (int)i;
 	return -1;
+}
+
+/* After items moved (a removal, an undo): every item's place anew. 0; -1 out of memory (the
+ * index then finds fewer, and a later add may double an item: logged by the caller). */
+static int index_rebuild(struct sm *sm)
+{
+	u64map_clear(&sm->tn.index);
+	sm->tn.collisions = 0;
+	for (uint32_t i = 0; i < sm->tn.items.n; i++) {
+		uint64_t k = item_key(sm->tn.items.v[i].pkey, sm->tn.items.v[i].guid);
+		if (u64map_get(&sm->tn.index, k) != U64MAP_NONE)
+			sm->tn.collisions++;
+		else if (u64map_put(&sm->tn.index, k, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A new item at the end; NULL out of memory. */
+static struct sm_saved_pmember *item_push(struct sm *sm, const struct sm_saved_pmember *m)
+{
+	struct sm_saved_pmember *slot = vec_push(&sm->tn.items);
+	if (!slot)
+		return NULL;
+	*slot = *m;
+	uint64_t k = item_key(m->pkey, m->guid);
+	if (u64map_get(&sm->tn.index, k) != U64MAP_NONE) {
+		sm->tn.collisions++;
+	} else if (u64map_put(&sm->tn.index, k, sm->tn.items.n - 1) < 0) {
+		sm->tn.items.n--;
+		return NULL;
+	}
+	return slot;
 }
 
 /* The partition of the running configuration that holds pkey, or NULL. */
@@ -142,11 +188,10 @@ int tenants_load(struct sm *sm)
 			continue;
 		}
 		int i = item_find(sm, m.pkey, m.guid);
-		struct sm_saved_pmember *slot =
-		    i >= 0 ? &sm->tn.items.v[i] : vec_push(&sm->tn.items);
-		if (!slot)
+		if (i >= 0)
+			sm->tn.items.v[i] = m;
+		else if (!item_push(sm, &m))
 			break;
-		*slot = m;
 	}
 	fclose(fp);
 	log_info(sm->log, "partitions", "%s: %u partition members added at run time", path,
@@ -157,6 +202,7 @@ int tenants_load(struct sm *sm)
 void tenants_free(struct sm *sm)
 {
 	vec_free(&sm->tn.items);
+	u64map_free(&sm->tn.index);
 }
 
 /* ---- validation ---- */
@@ -221,6 +267,33 @@ static int check_common(const struct sm *sm, unsigned nguids, char *err, size_t 
 	return TENANTS_OK;
 }
 
+/* May client park `more` GUIDs the fabric does not show? Its pending ones are counted now:
+ * a GUID stops being pending when it appears, which no add or remove sees. One pass over
+ * the API's members per add that brings unknown GUIDs. */
+static int check_pending(const struct sm *sm, const char *client, unsigned more, char *err,
+                         size_t errlen)
+{
+	unsigned max = sm->cfg->api_max_pending, have = 0;
+	const char *c = client ? client : "";
+	for (uint32_t i = 0; max && i < sm->tn.items.n; i++) {
+		const struct sm_saved_pmember *m = &sm->tn.items.v[i];
+		have += !strcmp(m->client, c) && !guid_known(&sm->topo, m->guid);
+	}
+	if (have + more <= max)
+		return TENANTS_OK;
+	if (!max)
+		snprintf(err, errlen,
+		         "%u GUID(s) not in the fabric, and api_max_pending is 0 (a GUID must be "
+		         "a port, switch or alias GUID in the fabric): nothing changed",
+		         more);
+	else
+		snprintf(err, errlen,
+		         "%s has %u GUID(s) pending (not in the fabric yet); %u more would pass "
+		         "api_max_pending (%u): remove pending ones first; nothing changed",
+		         c[0] ? c : "this client", have, more, max);
+	return TENANTS_REFUSED;
+}
+
 static int check_add(const struct sm *sm, const struct tenants_add *rq, uint16_t *pkey, char *err,
                      size_t errlen)
 {
@@ -234,15 +307,18 @@ static int check_add(const struct sm *sm, const struct tenants_add *rq, uint16_t
 		return TENANTS_INVALID;
 	}
 	const struct config_partition *pt = partition_of(sm, *pkey);
+	unsigned unknown = 0;
 	for (unsigned i = 0; i < rq->nguids; i++) {
 		uint64_t g = rq->guids[i];
-		if (!g || !guid_known(&sm->topo, g)) {
+		if (!g || g == UINT64_MAX) {
 			snprintf(err, errlen,
-			         "GUID 0x%016" PRIx64 " is not a port, switch or alias GUID in the "
-			         "fabric: nothing changed",
+			         "GUID 0x%016" PRIx64 " is no port's GUID (0 and all ones are "
+			         "reserved): nothing changed",
 			         g);
 			return TENANTS_INVALID;
 		}
+		if (!guid_known(&sm->topo, g) && item_find(sm, *pkey, g) < 0)
+			unknown++;
 		if (file_member(pt, g)) {
 			snprintf(err, errlen,
 			         "GUID 0x%016" PRIx64
@@ -252,7 +328,7 @@ static int check_add(const struct sm *sm, const struct tenants_add *rq, uint16_t
 			return TENANTS_REFUSED;
 		}
 	}
-	return TENANTS_OK;
+	return unknown ? check_pending(sm, rq->client, unknown, err, errlen) : TENANTS_OK;
 }
 
 /* ---- changes ---- */
@@ -276,6 +352,16 @@ static void journal(struct sm *sm, const char *who, const char *action, uint16_t
 	         action, who, what);
 }
 
+/* The members back as they were (old: snapshot()'s copy, taken over). */
+static void commit_undo(struct sm *sm, struct sm_saved_pmember *old, uint32_t nold)
+{
+	free(sm->tn.items.v);
+	sm->tn.items.v = old;
+	sm->tn.items.n = sm->tn.items.cap = nold;
+	if (index_rebuild(sm) < 0)
+		log_err(sm->log, "partitions", "out of memory: the members' index is incomplete");
+}
+
 /* Save; on failure put the members back as they were. */
 static int commit(struct sm *sm, struct sm_saved_pmember *old, uint32_t nold, char *err,
                   size_t errlen)
@@ -288,9 +374,7 @@ static int commit(struct sm *sm, struct sm_saved_pmember *old, uint32_t nold, ch
 	}
 	snprintf(err, errlen, "cannot write %s/%s (%s): nothing changed", sm->cfg->state_dir,
 	         TN_FILE, strerror(errno));
-	free(sm->tn.items.v);
-	sm->tn.items.v = old;
-	sm->tn.items.n = sm->tn.items.cap = nold;
+	commit_undo(sm, old, nold);
 	return TENANTS_FAILED;
 }
 
@@ -319,11 +403,20 @@ int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, ch
 		return TENANTS_FAILED;
 	}
 	bool created = !partition_of(sm, pkey);
+	unsigned pending = 0;
 	for (unsigned i = 0; i < rq->nguids; i++) {
+		struct sm_saved_pmember m = {pkey,       rq->guids[i], rq->membership,
+		                             rq->index0, rq->ipoib,    ""};
+		snprintf(m.client, sizeof(m.client), "%s", rq->client ? rq->client : "");
+		pending += !guid_known(&sm->topo, m.guid);
 		int k = item_find(sm, pkey, rq->guids[i]);
-		struct sm_saved_pmember *m = k >= 0 ? &sm->tn.items.v[k] : vec_push(&sm->tn.items);
-		*m = (struct sm_saved_pmember){pkey, rq->guids[i], rq->membership, rq->index0,
-		                               rq->ipoib};
+		if (k >= 0)
+			sm->tn.items.v[k] = m;
+		else if (!item_push(sm, &m)) { /* reserved above: only the index can fail */
+			commit_undo(sm, old, nold);
+			snprintf(err, errlen, "out of memory: nothing changed");
+			return TENANTS_FAILED;
+		}
 	}
 	/* the partition's flags are the last add's: every member's line says the same */
 	for (uint32_t i = 0; i < sm->tn.items.n; i++)
@@ -335,9 +428,12 @@ int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, ch
 	if (rc != TENANTS_OK)
 		return rc;
 	char what[200];
-	snprintf(what, sizeof(what), "%u GUID(s) added as %s members%s (index0 %s, IPoIB %s)",
+	char pend[64] = "";
+	if (pending)
+		snprintf(pend, sizeof(pend), ", %u pending until the fabric shows them", pending);
+	snprintf(what, sizeof(what), "%u GUID(s) added as %s members%s (index0 %s, IPoIB %s)%s",
 	         rq->nguids, ms_name(rq->membership), created ? ", partition created" : "",
-	         rq->index0 ? "yes" : "no", rq->ipoib ? "yes" : "no");
+	         rq->index0 ? "yes" : "no", rq->ipoib ? "yes" : "no", pend);
 	journal(sm, who, "add", pkey, rq->guids, rq->nguids, what);
 	snprintf(err, errlen, "partition 0x%04x: %s", pkey, what);
 	return TENANTS_OK;
@@ -375,12 +471,22 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 	unsigned gone = 0;
 	for (unsigned i = 0; i < nguids; i++) {
 		int k = item_find(sm, pkey, guids[i]);
-		if (k < 0)
-			continue;
-		memmove(&sm->tn.items.v[k], &sm->tn.items.v[k + 1],
-		        (sm->tn.items.n - (uint32_t)k - 1) * sizeof(sm->tn.items.v[0]));
-		sm->tn.items.n--;
-		gone++;
+		if (k >= 0 && sm->tn.items.v[k].guid) {
+			sm->tn.items.v[k].guid = 0; /* marked; compacted below in one pass */
+			gone++;
+		}
+	}
+	if (gone) {
+		uint32_t to = 0;
+		for (uint32_t i = 0; i < sm->tn.items.n; i++)
+			if (sm->tn.items.v[i].guid)
+				sm->tn.items.v[to++] = sm->tn.items.v[i];
+		sm->tn.items.n = to;
+		if (index_rebuild(sm) < 0) {
+			commit_undo(sm, old, nold);
+			snprintf(err, errlen, "out of memory: nothing changed");
+			return TENANTS_FAILED;
+		}
 	}
 	if (!gone) {
 		free(old);
@@ -401,6 +507,23 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 
 /* ---- reading ---- */
 
+/* The port a member's GUID names (a port GUID, a switch's port 0, an alias's physical
+ * port): its LID and state into o. */
+static void where(const struct topo *t, uint64_t guid, struct tenants_member *o)
+{
+	uint32_t p = u64map_get(&t->by_port_guid, guid), n = u64map_get(&t->by_guid, guid);
+	if (p == U64MAP_NONE && n != U64MAP_NONE && topo_is_switch(t, n))
+		p = t->nodes[n].first_port;
+	if (p == U64MAP_NONE || p == TOPO_NONE) {
+		p = topo_alias_port(t, guid);
+		o->alias = p != TOPO_NONE;
+	}
+	if (p == TOPO_NONE || p >= t->nports)
+		return;
+	o->lid = t->ports[topo_lid_port(t, p)].lid;
+	o->port_state = t->ports[p].pi.port_state;
+}
+
 static int fill(const struct sm *sm, const struct config_partition *pt,
                 struct tenants_partition *out)
 {
@@ -420,6 +543,8 @@ static int fill(const struct sm *sm, const struct config_partition *pt,
 		o->membership = m->membership ? m->membership : pt->defmember;
 		o->from_api = m->api;
 		o->in_fabric = m->kind != CM_GUID || guid_known(&sm->topo, m->guid);
+		if (m->kind == CM_GUID && o->in_fabric)
+			where(&sm->topo, m->guid, o);
 	}
 	return 0;
 }
@@ -503,7 +628,7 @@ void tenants_each(const struct sm *sm, FILE *f)
 static bool same(const struct sm_saved_pmember *a, const struct sm_saved_pmember *b)
 {
 	return a->pkey == b->pkey && a->guid == b->guid && a->membership == b->membership &&
-	       a->index0 == b->index0 && a->ipoib == b->ipoib;
+	       a->index0 == b->index0 && a->ipoib == b->ipoib && !strcmp(a->client, b->client);
 }
 
 void tenants_apply(struct sm *sm, char op, const char *line)
@@ -513,15 +638,25 @@ void tenants_apply(struct sm *sm, char op, const char *line)
 		return;
 	int k = item_find(sm, m.pkey, m.guid);
 	if (op == '+') {
-		struct sm_saved_pmember *slot =
-		    k >= 0 ? &sm->tn.items.v[k] : vec_push(&sm->tn.items);
-		if (!slot)
+		if (k >= 0)
+			sm->tn.items.v[k] = m;
+		else if (!item_push(sm, &m))
 			return;
-		*slot = m;
 	} else if (k >= 0 && same(&sm->tn.items.v[k], &m)) {
 		/* only the line it holds: a change comes as the old line out and the new one in,
 		 * in either order */
-		sm->tn.items.v[k] = sm->tn.items.v[--sm->tn.items.n];
+		uint32_t last = --sm->tn.items.n;
+		if ((uint32_t)k != last)
+			sm->tn.items.v[k] = sm->tn.items.v[last];
+		const struct sm_saved_pmember *mv = &sm->tn.items.v[k];
+		bool ok = !sm->tn.collisions; /* else an entry may stand for either item */
+		if (ok)
+			u64map_del(&sm->tn.index, item_key(m.pkey, m.guid));
+		if (ok && (uint32_t)k != last)
+			ok = u64map_put(&sm->tn.index, item_key(mv->pkey, mv->guid), (uint32_t)k) ==
+			     0;
+		if (!ok)
+			index_rebuild(sm);
 	} else {
 		return;
 	}

@@ -6,8 +6,9 @@
  *  - Validation first, nothing changed on any error: a P_Key 0x0001..0x7ffe (bit 15, the
  *    full-membership bit, is accepted and ignored, as UFM takes "0x8001" and "0x0001" for the
  *    same partition; 0x7fff is the default partition, which belongs to ibsmd.yaml); every GUID
- *    a port GUID, a switch's GUID or an alias GUID the SM knows now (a port out of the fabric
- *    cannot be checked); membership full or limited. The message says which value is wrong.
+ *    a port GUID, a switch's GUID or an alias GUID the SM knows now, or one it does not know
+ *    yet (pending: applied when it appears; not 0 or all ones; api_max_pending per client);
+ *    membership full or limited. The message says which value is wrong.
  *  - Durable before the answer: the API's members are written (fsync, rename, directory
  *    fsync: util/statefile.h) to `partitions-api` in the state directory before a function
  *    below returns TENANTS_OK; a write that fails undoes the change and says so.
@@ -53,7 +54,10 @@ enum tenants_status {
 };
 
 /* Add GUIDs (port, switch or alias GUIDs) to partition pkey, creating it if new. A GUID
- * already an API member takes the new membership. */
+ * already an API member takes the new membership. A GUID the fabric does not show yet (a
+ * virtual function's, added before the VF exists, as ib-kubernetes does) is kept pending and
+ * takes effect when it appears, as a port, alias or vport GUID: at most api_max_pending of
+ * them per client (TENANTS_REFUSED beyond, nothing changed). */
 struct tenants_add {
 	uint16_t pkey;
 	const uint64_t *guids;
@@ -61,6 +65,9 @@ struct tenants_add {
 	uint8_t membership; /* CM_FULL or CM_LIMITED (config/config.h) */
 	bool index0;        /* the partition's key at index 0 of its members' P_Key tables */
 	bool ipoib;         /* the SA keeps the partition's IPoIB broadcast group */
+	/* the client, stable across its requests ("https:alice", "uid:1000"): its pending
+	 * GUIDs count against api_max_pending */
+	const char *client;
 };
 /* who: whoever asked, for the journal ("control socket uid 0 (root)", "https alice@10.0.0.5").
  * TENANTS_OK or an error with its reason in err; on TENANTS_OK, err holds a line saying what
@@ -79,7 +86,11 @@ struct tenants_member {
 	uint8_t kind;       /* enum config_member_kind: CM_GUID, CM_ALL, CM_SELF... */
 	uint8_t membership; /* CM_FULL, CM_LIMITED or CM_BOTH */
 	bool from_api;      /* added through this interface (else ibsmd.yaml's) */
-	bool in_fabric;     /* a port (or an alias of one) the SM sees now */
+	bool in_fabric;     /* a port (or an alias of one) the SM sees now; an API member
+	                     * not in the fabric is pending */
+	bool alias;         /* in the fabric as an alias GUID (a VF's) */
+	uint16_t lid;       /* its port's LID (an alias's: its physical port's); 0 none */
+	uint8_t port_state; /* its port's PortState (PORT_STATE_*); 0 not in the fabric */
 };
 struct tenants_partition {
 	char name[64];

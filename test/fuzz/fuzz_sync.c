@@ -4,7 +4,9 @@
  *      already holds a full copy of a small master (epoch 0x1b5d, generation 2);
  *   1: a master answers a standby's request from that small master's journal;
  *   2: the MACs (sync/auth.h): a request or an answer off the wire with a MAC nobody made
- *      must fail the check, and the same bytes with the MAC made for them must pass.
+ *      must fail the check, and the same bytes with the MAC made for them must pass;
+ *   3: the lines a standby applies and the state directory holds (sm/saved.h's parsers):
+ *      a pmember line taken must have what its parser promises.
  * Nothing here may crash, leak or read past the input, whatever the bytes. */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "mad/sync_msg.h"
+#include "sm/saved.h"
 #include "sync/auth.h"
 #include "sync/journal.h"
 #include "sync_small_master.h"
@@ -115,6 +118,31 @@ static void macs(const uint8_t *data, size_t size)
 	free(body);
 }
 
+static void saved_lines(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	if (!text)
+		return;
+	memcpy(text, data, size);
+	text[size] = 0;
+	for (char *line = text, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		struct sm_saved_pmember m;
+		if (sm_saved_parse_pmember(line, &m) && (!m.pkey || m.pkey >= 0x7fff || !m.guid ||
+		                                         strlen(m.client) >= sizeof(m.client)))
+			abort();
+		uint64_t g, k;
+		uint16_t lid;
+		uint8_t port;
+		(void)sm_saved_parse_lid(line, &g, &lid);
+		(void)sm_saved_parse_mkey(line, &g, &k);
+		(void)sm_saved_parse_hop(line, &g, &port, &k);
+	}
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -127,5 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		master_side(data + 1, size - 1);
 	else if (data[0] == 2)
 		macs(data + 1, size - 1);
+	else if (data[0] == 3)
+		saved_lines(data + 1, size - 1);
 	return 0;
 }

@@ -30,7 +30,7 @@ expect_refused() { # WORDS-IN-MESSAGE ARGS...
 	out=$(ctl A "$@" 2>&1) && fail "partition $* was taken: $out"
 	grep -q -- "$want" <<<"$out" || fail "partition $*: \"$out\" does not say \"$want\""
 }
-expect_refused "not a port, switch or alias GUID" add 0x0a0b 0x123456789
+expect_refused "0 and all ones are reserved" add 0x0a0b 0xffffffffffffffff
 expect_refused "not a partition's" add 0x0000 "$g2"
 expect_refused "default partition" add 0x7fff "$g2"
 expect_refused "not a P_Key" add 0x1zz "$g2"
@@ -38,6 +38,14 @@ expect_refused "full or limited" add 0x0a0b "$g2" --membership both
 expect_refused "is not a GUID" add 0x0a0b "$g2,nonsense"
 expect_refused "in ibsmd.yaml" remove 0x0010 "$g1"
 echo "bad P_Keys, GUIDs and memberships and the file's own member refused: ok"
+# a GUID the fabric does not show yet is kept pending, shown so, and removed like any member
+ctl A add 0x0a0c 0x0002c9fffe00d001 >"$WORK/pending.out" || fail "pending add: $(cat "$WORK/pending.out")"
+grep -q "1 pending until the fabric shows them" "$WORK/pending.out" || fail "pending add: $(cat "$WORK/pending.out")"
+ctl A show 0x0a0c | grep -q "0x0002c9fffe00d001 full api pending (not in the fabric yet)" ||
+	fail "show: $(ctl A show 0x0a0c)"
+ctl A remove 0x0a0c 0x0002c9fffe00d001 >/dev/null || fail "removing the pending GUID"
+ctl A show 0x0a0c >/dev/null 2>&1 && fail "partition 0x0a0c outlived its only (pending) member"
+echo "a GUID not in the fabric: kept pending, shown so, removed: ok"
 # a client other than ibsa that sends a word the socket does not know is told every command
 help=$(python3 - "$WORK/control-A" <<'PY'
 import socket, sys

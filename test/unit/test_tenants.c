@@ -7,6 +7,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,17 @@ static int add(struct harness *h, uint16_t pkey, const uint64_t *g, unsigned n, 
 	return rc;
 }
 
+/* An add by client, full members, no IPoIB */
+static int add_as(struct harness *h, const char *client, uint16_t pkey, const uint64_t *g,
+                  unsigned n, char *err, size_t errlen)
+{
+	struct tenants_add rq = {
+	    .pkey = pkey, .guids = g, .nguids = n, .membership = CM_FULL, .client = client};
+	int rc = tenants_add(h->sm, client, &rq, err, errlen);
+	run_for(h, 0.05);
+	return rc;
+}
+
 static int del(struct harness *h, uint16_t pkey, const uint64_t *g, unsigned n, char *err,
                size_t errlen)
 {
@@ -259,10 +271,10 @@ static char *slurp(const char *dir, const char *name)
 START_TEST(pmember_lines)
 {
 	const struct sm_saved_pmember cases[] = {
-	    {0x0001, 0x0002c90300000001ull, CM_FULL, false, false},
-	    {0x7ffe, 0xffffffffffffffffull, CM_LIMITED, true, true},
-	    {0x0a0b, 0x1ull, CM_FULL, true, false},
-	    {0x1234, 0x0123456789abcdefull, CM_LIMITED, false, true},
+	    {0x0001, 0x0002c90300000001ull, CM_FULL, false, false, ""},
+	    {0x7ffe, 0xffffffffffffffffull, CM_LIMITED, true, true, "https:alice@example.org"},
+	    {0x0a0b, 0x1ull, CM_FULL, true, false, "uid:0"},
+	    {0x1234, 0x0123456789abcdefull, CM_LIMITED, false, true, ""},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *buf = NULL;
@@ -280,8 +292,13 @@ START_TEST(pmember_lines)
 		ck_assert_uint_eq(m.membership, cases[i].membership);
 		ck_assert_int_eq(m.index0, cases[i].index0);
 		ck_assert_int_eq(m.ipoib, cases[i].ipoib);
+		ck_assert_str_eq(m.client, cases[i].client);
 		free(buf);
 	}
+	/* a line of a file written before the client was kept: no client */
+	struct sm_saved_pmember old;
+	ck_assert(sm_saved_parse_pmember("pmember 0x0005 0x0000000000000009 full 0 1", &old));
+	ck_assert_str_eq(old.client, "");
 	/* what a damaged file or a foreign peer may hold: never a member */
 	const char *bad[] = {
 	    "pmember 0x0000 0x0000000000000001 full 0 0",  /* no partition's key */
@@ -334,11 +351,16 @@ START_TEST(validation)
 	               TENANTS_INVALID, err, "full or limited", c0);
 	expect_refused(&h, add(&h, 0x0a0b, one, 1, 0, false, err, sizeof(err)), TENANTS_INVALID,
 	               err, "full or limited", c0);
-	/* one unknown GUID among good ones: nothing changed, the bad one named */
+	/* with api_max_pending 0, one unknown GUID among good ones: nothing changed */
+	h.cfg.api_max_pending = 0;
 	expect_refused(&h, add(&h, 0x0a0b, unknown, 2, CM_FULL, false, err, sizeof(err)),
-	               TENANTS_INVALID, err, "0x0000000123456789", c0);
+	               TENANTS_REFUSED, err, "api_max_pending is 0", c0);
+	h.cfg.api_max_pending = 256;
 	expect_refused(&h, add(&h, 0x0a0b, zero, 1, CM_FULL, false, err, sizeof(err)),
-	               TENANTS_INVALID, err, "not a port, switch or alias GUID", c0);
+	               TENANTS_INVALID, err, "0 and all ones are reserved", c0);
+	uint64_t ones[] = {g3, UINT64_MAX};
+	expect_refused(&h, add(&h, 0x0a0b, ones, 2, CM_FULL, false, err, sizeof(err)),
+	               TENANTS_INVALID, err, "0xffffffffffffffff", c0);
 	expect_refused(&h, add(&h, 0x0a0b, one, 0, CM_FULL, false, err, sizeof(err)),
 	               TENANTS_INVALID, err, "no GUIDs", c0);
 	expect_refused(
@@ -713,6 +735,74 @@ END_TEST
 
 /* ---- the IPoIB broadcast group follows the partition ---- */
 
+/* ---- pending members: GUIDs added before the fabric shows them ---- */
+
+static bool member_in_fabric(struct harness *h, uint16_t pkey, uint64_t guid)
+{
+	struct tenants_partition p;
+	char err[256];
+	ck_assert_int_eq(tenants_get(h->sm, pkey, &p, err, sizeof(err)), TENANTS_OK);
+	int found = -1;
+	for (unsigned i = 0; i < p.nmembers; i++)
+		if (p.members[i].guid == guid)
+			found = p.members[i].in_fabric;
+	tenants_partition_free(&p);
+	ck_assert_msg(found >= 0, "0x%016" PRIx64 " is no member of 0x%04x", guid, pkey);
+	return found;
+}
+
+/* ib-kubernetes adds a pod's VF GUID before the CNI writes it into the VF: the member is
+ * kept pending (stored, reported not in the fabric, nothing sent) and its port's table
+ * gets the key when the GUID appears as an alias of that port; the alias going takes the
+ * key away. Each client may park api_max_pending GUIDs, no more. */
+START_TEST(pending_members)
+{
+	struct harness h;
+	harness_init(&h);
+	h.cfg.api_max_pending = 2;
+	char err[256];
+	uint64_t vf1[] = {0x0002c9fffe00b001ull}, vf2[] = {0x0002c9fffe00b002ull},
+	         vf3[] = {0x0002c9fffe00b003ull};
+	ck_assert_int_eq(add_as(&h, "https:alice", 0x0a0c, vf1, 1, err, sizeof(err)), TENANTS_OK);
+	ck_assert_msg(strstr(err, "1 pending"), "%s", err);
+	ck_assert(!member_in_fabric(&h, 0x0a0c, vf1[0]));
+	ck_assert_uint_eq(h.pkey_sets + h.other_sets, 0);
+	ck_assert_int_eq(add_as(&h, "https:alice", 0x0a0c, vf2, 1, err, sizeof(err)), TENANTS_OK);
+	/* alice's third would pass the limit; the same GUID again is no new one; bob has his own */
+	uint64_t c0 = tenants_changes(h.sm);
+	expect_refused(&h, add_as(&h, "https:alice", 0x0a0c, vf3, 1, err, sizeof(err)),
+	               TENANTS_REFUSED, err, "https:alice has 2 GUID(s) pending", c0);
+	ck_assert_int_eq(add_as(&h, "https:alice", 0x0a0c, vf1, 1, err, sizeof(err)), TENANTS_OK);
+	ck_assert_int_eq(add_as(&h, "https:bob", 0x0a0c, vf3, 1, err, sizeof(err)), TENANTS_OK);
+	char *saved = slurp(h.cfg.state_dir, "partitions-api");
+	ck_assert_ptr_nonnull(saved);
+	ck_assert_msg(strstr(saved, "0x0002c9fffe00b001 full 0 0 https:alice"), "%s", saved);
+	free(saved);
+
+	/* the VF gets its GUID: host-5's port and the switch port facing it take the key */
+	struct topo *t = sm_fabric(h.sm);
+	uint32_t tp = u64map_get(&t->by_port_guid, guid_of(&h, 5));
+	ck_assert(!host_has(&h, 5, 0x8a0c));
+	ck_assert_int_eq(topo_alias_add(t, tp, 1, vf1[0]), 0);
+	sm_aliases_changed(h.sm, tp, 0);
+	run_for(&h, 0.05);
+	ck_assert(host_has(&h, 5, 0x8a0c));
+	ck_assert(member_in_fabric(&h, 0x0a0c, vf1[0]));
+	/* no longer pending: alice may park another */
+	ck_assert_int_eq(add_as(&h, "https:alice", 0x0a0c, vf3, 1, err, sizeof(err)), TENANTS_OK);
+	/* the VF goes: the key goes with it */
+	topo_alias_del(t, vf1[0]);
+	sm_aliases_changed(h.sm, tp, 0);
+	run_for(&h, 0.05);
+	ck_assert(!host_has(&h, 5, 0x8a0c));
+	ck_assert(!member_in_fabric(&h, 0x0a0c, vf1[0]));
+	/* a pending GUID is removed like any member */
+	ck_assert_int_eq(del(&h, 0x0a0c, vf2, 1, err, sizeof(err)), TENANTS_OK);
+	ck_assert_msg(strstr(err, "1 of 1"), "%s", err);
+	harness_free(&h);
+}
+END_TEST
+
 START_TEST(ipoib_group_follows)
 {
 	struct harness h;
@@ -764,6 +854,7 @@ int main(void)
 	tcase_add_test(tc, saved_and_reloaded);
 	tcase_add_test(tc, failed_write_undoes);
 	tcase_add_test(tc, ipoib_group_follows);
+	tcase_add_test(tc, pending_members);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
