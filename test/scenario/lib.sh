@@ -99,12 +99,19 @@ umad2sim_preload() {
 PRELOAD="$BUILD/test/fabricsim/libfabricsim-umad.so"
 
 # on_sim HOST PROGRAM ARGS...: run a libibumad program from $WORK, attached to HOST through
-# the preload.
+# the preload. A diag of infiniband-diags waits IBSMD_TEST_SLOW times its default 1 s for
+# each answer (-t), as every other deadline of the tests does.
 on_sim() {
-	local host=$1
-	shift
+	local host=$1 prog=$2
+	shift 2
 	[ -f "$PRELOAD" ] || fail "$PRELOAD missing"
-	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$PRELOAD "$@")
+	case "$prog:$TEST_SLOW" in
+	*:1) ;;
+	smpquery:* | smpdump:* | saquery:* | perfquery:* | ibroute:* | ibportstate:* | ibnetdiscover:* | sminfo:*)
+		set -- -t "$(slow_ms 1)" "$@"
+		;;
+	esac
+	(cd "$WORK" && SIM_HOST=$host LD_PRELOAD=$PRELOAD "$prog" "$@")
 }
 
 # on_kernel HOST BINARY ARGS...: one of our own programs on the simulator through the preload
