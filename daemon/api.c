@@ -265,15 +265,25 @@ static enum MHD_Result route_change(struct api *a, struct MHD_Connection *conn, 
 	}
 	char err[300] = "";
 	int st;
-	if (kind == API_REQ_ADD) {
+	if (kind != API_REQ_REMOVE) {
+		uint8_t *ms = NULL;
+		if (rq.fulls && !(ms = malloc(rq.nguids))) {
+			api_pkey_req_free(&rq);
+			return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+		}
+		for (size_t i = 0; ms && i < rq.nguids; i++)
+			ms[i] = rq.fulls[i] ? CM_FULL : CM_LIMITED;
 		struct tenants_add add = {.pkey = rq.pkey,
 		                          .guids = rq.guids,
 		                          .nguids = (unsigned)rq.nguids,
 		                          .membership = rq.full ? CM_FULL : CM_LIMITED,
 		                          .index0 = rq.index0,
 		                          .ipoib = rq.ip_over_ib,
-		                          .client = r->client};
+		                          .client = r->client,
+		                          .memberships = ms,
+		                          .replace = kind == API_REQ_SET};
 		st = tenants_add(a->ctl->rl->sm, r->who, &add, err, sizeof(err));
+		free(ms);
 	} else {
 		st = tenants_remove(a->ctl->rl->sm, r->who, rq.pkey, rq.guids, (unsigned)rq.nguids,
 		                    err, sizeof(err));
@@ -281,8 +291,54 @@ static enum MHD_Result route_change(struct api *a, struct MHD_Connection *conn, 
 	log_rl(lg, st == TENANTS_OK ? &a->rl_change : &a->rl_bad,
 	       st == TENANTS_OK ? LOGL_INFO : LOGL_WARN, "api",
 	       "%s: %s %zu GUID(s) %s P_Key 0x%04x: %s", r->who,
-	       kind == API_REQ_ADD ? "add" : "remove", rq.nguids,
-	       kind == API_REQ_ADD ? "to" : "from", rq.pkey, st == TENANTS_OK ? "done" : err);
+	       kind == API_REQ_ADD   ? "add"
+	       : kind == API_REQ_SET ? "set"
+	                             : "remove",
+	       rq.nguids,
+	       kind == API_REQ_REMOVE ? "from"
+	       : kind == API_REQ_SET  ? "as"
+	                              : "to",
+	       rq.pkey, st == TENANTS_OK ? "done" : err);
+	api_pkey_req_free(&rq);
+	if (st != TENANTS_OK)
+		return answer_error(conn, http_status(st), err);
+	return answer_text(conn, MHD_HTTP_OK, strdup(""), "application/json");
+}
+
+/* DELETE /ufmRest/resources/pkeys/PKEY (the partition, with every member the API gave it)
+ * and DELETE /ufmRest/resources/pkeys/PKEY/guids/G1,G2,... (those members; UFM's current
+ * form of remove_guids_from_pkey): 200 and an empty body, as UFM answers. */
+static enum MHD_Result route_delete(struct api *a, struct MHD_Connection *conn, struct api_req *r,
+                                    const char *arg)
+{
+	const struct log *lg = a->ctl->rl->log;
+	char pk[16], why[300] = "", err[300] = "";
+	const char *guids = strstr(arg, "/guids/");
+	size_t len = guids ? (size_t)(guids - arg) : strlen(arg);
+	uint16_t pkey;
+	snprintf(pk, sizeof(pk), "%.*s", (int)(len < sizeof(pk) ? len : sizeof(pk)), arg);
+	if (len >= sizeof(pk) || api_parse_pkey(pk, &pkey) < 0)
+		return answer_error(
+		    conn, MHD_HTTP_BAD_REQUEST,
+		    "the P_Key in the path: a hexadecimal number from 0x1 to 0x7ffe");
+	int st;
+	struct api_pkey_req rq = {0};
+	if (guids) {
+		if (api_parse_guid_list(guids + strlen("/guids/"), &rq, why, sizeof(why)) < 0) {
+			api_pkey_req_free(&rq);
+			log_rl(lg, &a->rl_bad, LOGL_WARN, "api", "%s: refused, 400: %s", r->who,
+			       why);
+			return answer_error(conn, MHD_HTTP_BAD_REQUEST, why);
+		}
+		st = tenants_remove(a->ctl->rl->sm, r->who, pkey, rq.guids, (unsigned)rq.nguids,
+		                    err, sizeof(err));
+	} else {
+		st = tenants_delete(a->ctl->rl->sm, r->who, pkey, err, sizeof(err));
+	}
+	log_rl(lg, st == TENANTS_OK ? &a->rl_change : &a->rl_bad,
+	       st == TENANTS_OK ? LOGL_INFO : LOGL_WARN, "api",
+	       "%s: delete %s%zu%s P_Key 0x%04x: %s", r->who, guids ? "" : "partition", rq.nguids,
+	       guids ? " GUID(s) of" : "", pkey, st == TENANTS_OK ? "done" : err);
 	api_pkey_req_free(&rq);
 	if (st != TENANTS_OK)
 		return answer_error(conn, http_status(st), err);
@@ -331,6 +387,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
                              const char *url, const char *method)
 {
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	bool put = !strcmp(method, "PUT"), del = !strcmp(method, "DELETE");
 	a->served++;
 	if (!strcmp(url, VERSION) && get)
 		return route_version(a, conn);
@@ -338,8 +395,12 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
 		return route_list(a, conn);
 	if ((!strcmp(url, PKEYS) || !strcmp(url, PKEYS "/")) && post)
 		return route_change(a, conn, r, API_REQ_ADD);
-	if (!strncmp(url, PKEYS "/", strlen(PKEYS "/")) && get)
+	if ((!strcmp(url, PKEYS) || !strcmp(url, PKEYS "/")) && put)
+		return route_change(a, conn, r, API_REQ_SET);
+	if (!strncmp(url, PKEYS "/", strlen(PKEYS "/")) && url[strlen(PKEYS "/")] && get)
 		return route_get(a, conn, url + strlen(PKEYS "/"));
+	if (!strncmp(url, PKEYS "/", strlen(PKEYS "/")) && url[strlen(PKEYS "/")] && del)
+		return route_delete(a, conn, r, url + strlen(PKEYS "/"));
 	if (!strcmp(url, REMOVE) && post)
 		return route_change(a, conn, r, API_REQ_REMOVE);
 	bool slurm = !strcmp(url, TOPOLOGY "slurm"), dot = !strcmp(url, TOPOLOGY "dot");

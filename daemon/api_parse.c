@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "util/u64map.h"
+
 static int hex_digits(const char *s, size_t max, uint64_t *v)
 {
 	size_t n = 0;
@@ -65,16 +67,25 @@ int api_parse_guid(const char *s, uint64_t *guid)
 void api_pkey_req_free(struct api_pkey_req *r)
 {
 	free(r->guids);
+	free(r->fulls);
 	r->guids = NULL;
+	r->fulls = NULL;
 	r->nguids = 0;
 }
 
-static bool has_guid(const struct api_pkey_req *r, uint64_t g)
+/* g into r->guids unless there already; its place either way (seen: the places by GUID). */
+static int put_guid(struct api_pkey_req *r, struct u64map *seen, uint64_t g, size_t *at)
 {
-	for (size_t i = 0; i < r->nguids; i++)
-		if (r->guids[i] == g)
-			return true;
-	return false;
+	uint32_t k = u64map_get(seen, g);
+	if (k != U64MAP_NONE) {
+		*at = k;
+		return 0;
+	}
+	if (u64map_put(seen, g, (uint32_t)r->nguids) < 0)
+		return -1;
+	*at = r->nguids;
+	r->guids[r->nguids++] = g;
+	return 0;
 }
 
 static int take_guids(json_t *a, struct api_pkey_req *r, char *why, size_t wlen)
@@ -90,11 +101,14 @@ static int take_guids(json_t *a, struct api_pkey_req *r, char *why, size_t wlen)
 		return -1;
 	}
 	r->guids = calloc(n ? n : 1, sizeof(*r->guids));
-	if (!r->guids) {
+	r->given = calloc(n ? n : 1, sizeof(*r->given));
+	if (!r->guids || !r->given) {
 		snprintf(why, wlen, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
+	struct u64map seen = {0};
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *s = json_string_value(json_array_get(a, i));
 		uint64_t g;
 		if (!s || api_parse_guid(s, &g) < 0) {
@@ -102,12 +116,55 @@ static int take_guids(json_t *a, struct api_pkey_req *r, char *why, size_t wlen)
 			         "\"guids\"[%zu]: expected a GUID string of 16 hex digits "
 			         "(\"0x\" allowed before them), not zero",
 			         i);
-			return -1;
+			rc = -1;
+		} else if (put_guid(r, &seen, g, &r->given[i]) < 0) {
+			snprintf(why, wlen, "out of memory");
+			rc = -1;
 		}
-		if (!has_guid(r, g))
-			r->guids[r->nguids++] = g;
 	}
-	return 0;
+	r->ngiven = rc == 0 ? n : 0;
+	u64map_free(&seen);
+	return rc;
+}
+
+int api_parse_guid_list(const char *s, struct api_pkey_req *r, char *why, size_t wlen)
+{
+	*r = (struct api_pkey_req){0};
+	size_t n = 1;
+	for (const char *c = s; *c; c++)
+		n += *c == ',';
+	if (n > API_MAX_GUIDS) {
+		snprintf(why, wlen, "%zu GUIDs, at most %d in one request", n, API_MAX_GUIDS);
+		return -1;
+	}
+	r->guids = calloc(n, sizeof(*r->guids));
+	if (!r->guids) {
+		snprintf(why, wlen, "out of memory");
+		return -1;
+	}
+	struct u64map seen = {0};
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char one[24];
+		size_t len = strcspn(s, ",");
+		uint64_t g;
+		size_t at;
+		if (len >= sizeof(one)) {
+			rc = -1;
+		} else {
+			memcpy(one, s, len);
+			one[len] = 0;
+			rc = api_parse_guid(one, &g) < 0 ? -1 : put_guid(r, &seen, g, &at);
+		}
+		if (rc < 0)
+			snprintf(why, wlen,
+			         "GUID %zu of the path: expected 16 hex digits (\"0x\" allowed "
+			         "before them), not zero, GUIDs separated by commas",
+			         i + 1);
+		s += len + (s[len] == ',');
+	}
+	u64map_free(&seen);
+	return rc;
 }
 
 static int take_bool(json_t *v, const char *key, bool *out, char *why, size_t wlen)
@@ -137,25 +194,66 @@ static int take_member(const char *key, json_t *v, enum api_req_kind kind, struc
 	}
 	if (!strcmp(key, "guids"))
 		return take_guids(v, r, why, wlen);
-	if (kind == API_REQ_ADD && !strcmp(key, "index0"))
+	bool add = kind != API_REQ_REMOVE;
+	if (add && !strcmp(key, "index0"))
 		return take_bool(v, key, &r->index0, why, wlen);
-	if (kind == API_REQ_ADD && !strcmp(key, "ip_over_ib"))
+	if (add && !strcmp(key, "ip_over_ib"))
 		return take_bool(v, key, &r->ip_over_ib, why, wlen);
-	if (kind == API_REQ_ADD && !strcmp(key, "membership")) {
+	if (add && !strcmp(key, "membership")) {
 		const char *s = json_string_value(v);
 		if (!s || (strcmp(s, "full") && strcmp(s, "limited"))) {
 			snprintf(why, wlen, "\"membership\": expected \"full\" or \"limited\"");
 			return -1;
 		}
 		r->full = !strcmp(s, "full");
+		r->membership_given = true;
 		return 0;
 	}
-	/* refused rather than ignored: a client that sends mtu_limit or memberships expects
-	 * them to act, and ibsmd does not do them here */
+	if (add && !strcmp(key, "memberships")) {
+		if (!json_is_array(v)) {
+			snprintf(why, wlen,
+			         "\"memberships\": expected a list of \"full\" or \"limited\"");
+			return -1;
+		}
+		r->memberships = v; /* checked against guids once both are read */
+		return 0;
+	}
+	/* refused rather than ignored: a client that sends mtu_limit expects it to act, and
+	 * ibsmd does not do it here */
 	snprintf(why, wlen, "\"%.64s\": not a parameter of this request (%s)", key,
-	         kind == API_REQ_ADD ? "pkey, guids, index0, ip_over_ib, membership"
-	                             : "pkey, guids");
+	         add ? "pkey, guids, index0, ip_over_ib, membership, memberships" : "pkey, guids");
 	return -1;
+}
+
+/* "memberships": one per entry of "guids", in its order; a GUID given twice takes the
+ * later one's. */
+static int take_memberships(struct api_pkey_req *r, char *why, size_t wlen)
+{
+	json_t *a = r->memberships;
+	if (r->membership_given) {
+		snprintf(why, wlen, "\"membership\" and \"memberships\": give one or the other");
+		return -1;
+	}
+	if (json_array_size(a) != r->ngiven) {
+		snprintf(why, wlen, "\"memberships\": %zu entries for %zu GUIDs: one per GUID",
+		         json_array_size(a), r->ngiven);
+		return -1;
+	}
+	r->fulls = calloc(r->nguids ? r->nguids : 1, sizeof(*r->fulls));
+	if (!r->fulls) {
+		snprintf(why, wlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < r->ngiven; i++) {
+		const char *s = json_string_value(json_array_get(a, i));
+		if (!s || (strcmp(s, "full") && strcmp(s, "limited"))) {
+			snprintf(why, wlen,
+			         "\"memberships\"[%zu]: expected \"full\" or \"limited\"", i);
+			return -1;
+		}
+		r->fulls[r->given[i]] = !strcmp(s, "full");
+	}
+	return 0;
 }
 
 int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, struct api_pkey_req *r,
@@ -191,7 +289,12 @@ int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, str
 	} else if (rc == 0 && !r->guids) {
 		snprintf(why, wlen, "\"guids\" is missing");
 		rc = -1;
+	} else if (rc == 0 && r->memberships && take_memberships(r, why, wlen) < 0) {
+		rc = -1;
 	}
+	r->memberships = NULL; /* root's, freed with it */
+	free(r->given);
+	r->given = NULL;
 	json_decref(root);
 	return rc;
 }

@@ -16,9 +16,10 @@
 #define API_MAX_USERS     256
 #define API_MAX_USER_NAME 64
 
-/* POST /ufmRest/resources/pkeys: {"pkey", "index0", "ip_over_ib", "membership", "guids"};
+/* POST /ufmRest/resources/pkeys (add) and PUT /ufmRest/resources/pkeys (set): {"pkey",
+ * "index0", "ip_over_ib", "membership" or "memberships", "guids"};
  * POST /ufmRest/actions/remove_guids_from_pkey: {"pkey", "guids"}. */
-enum api_req_kind { API_REQ_ADD, API_REQ_REMOVE };
+enum api_req_kind { API_REQ_ADD, API_REQ_REMOVE, API_REQ_SET };
 
 struct api_pkey_req {
 	uint16_t pkey;   /* 0x0001-0x7ffe, without bit 15 (membership) */
@@ -27,6 +28,14 @@ struct api_pkey_req {
 	bool full;       /* membership "full" (UFM's default) or "limited" */
 	size_t nguids;
 	uint64_t *guids; /* port or alias GUIDs, duplicates removed, in the order given */
+	/* "memberships": each GUID's own, true for full (a GUID given twice: the later's); NULL
+	 * when not given */
+	bool *fulls;
+	/* while parsing: "membership" seen, "memberships" (the JSON array), each given GUID's
+	 * place in guids */
+	bool membership_given;
+	void *memberships;
+	size_t *given, ngiven;
 };
 
 /* Parse body (not NUL-terminated) as a request of that kind. 0, or -1 with why in words a
@@ -39,6 +48,9 @@ void api_pkey_req_free(struct api_pkey_req *r);
 int api_parse_pkey(const char *s, uint16_t *pkey);
 /* A GUID as UFM takes it: 16 hex digits, "0x" before them allowed. 0 or -1. */
 int api_parse_guid(const char *s, uint64_t *guid);
+/* The GUIDs of DELETE /ufmRest/resources/pkeys/PKEY/guids/G1,G2,...: "G1,G2" into r->guids
+ * (duplicates removed). 0, or -1 with why; r is freed by api_pkey_req_free either way. */
+int api_parse_guid_list(const char *s, struct api_pkey_req *r, char *why, size_t wlen);
 
 /* ---- the users file ---- */
 

@@ -302,9 +302,12 @@ static int check_add(const struct sm *sm, const struct tenants_add *rq, uint16_t
 		rc = check_pkey(rq->pkey, pkey, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
-	if (rq->membership != CM_FULL && rq->membership != CM_LIMITED) {
-		snprintf(err, errlen, "membership must be full or limited");
-		return TENANTS_INVALID;
+	for (unsigned i = 0; i < (rq->memberships ? rq->nguids : 1); i++) {
+		uint8_t ms = rq->memberships ? rq->memberships[i] : rq->membership;
+		if (ms != CM_FULL && ms != CM_LIMITED) {
+			snprintf(err, errlen, "membership must be full or limited");
+			return TENANTS_INVALID;
+		}
 	}
 	const struct config_partition *pt = partition_of(sm, *pkey);
 	unsigned unknown = 0;
@@ -388,6 +391,35 @@ static struct sm_saved_pmember *snapshot(const struct sm *sm)
 	return c;
 }
 
+/* The items marked (GUID 0) out, in one pass, and the index anew. 0; -1 out of memory. */
+static int compact(struct sm *sm)
+{
+	uint32_t to = 0;
+	for (uint32_t i = 0; i < sm->tn.items.n; i++)
+		if (sm->tn.items.v[i].guid)
+			sm->tn.items.v[to++] = sm->tn.items.v[i];
+	sm->tn.items.n = to;
+	return index_rebuild(sm);
+}
+
+/* A set's first half: pkey's API members that rq does not name leave (*left of them). */
+static int drop_others(struct sm *sm, uint16_t pkey, const struct tenants_add *rq, unsigned *left)
+{
+	struct u64map named = {0};
+	int rc = 0;
+	for (unsigned i = 0; i < rq->nguids && rc == 0; i++)
+		rc = u64map_put(&named, rq->guids[i], i);
+	for (uint32_t i = 0; i < sm->tn.items.n && rc == 0; i++) {
+		struct sm_saved_pmember *m = &sm->tn.items.v[i];
+		if (m->pkey == pkey && u64map_get(&named, m->guid) == U64MAP_NONE) {
+			m->guid = 0;
+			(*left)++;
+		}
+	}
+	u64map_free(&named);
+	return rc < 0 ? -1 : compact(sm);
+}
+
 int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, char *err,
                 size_t errlen)
 {
@@ -403,10 +435,15 @@ int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, ch
 		return TENANTS_FAILED;
 	}
 	bool created = !partition_of(sm, pkey);
-	unsigned pending = 0;
+	unsigned pending = 0, left = 0;
+	if (rq->replace && drop_others(sm, pkey, rq, &left) < 0) {
+		commit_undo(sm, old, nold);
+		snprintf(err, errlen, "out of memory: nothing changed");
+		return TENANTS_FAILED;
+	}
 	for (unsigned i = 0; i < rq->nguids; i++) {
-		struct sm_saved_pmember m = {pkey,       rq->guids[i], rq->membership,
-		                             rq->index0, rq->ipoib,    ""};
+		uint8_t ms = rq->memberships ? rq->memberships[i] : rq->membership;
+		struct sm_saved_pmember m = {pkey, rq->guids[i], ms, rq->index0, rq->ipoib, ""};
 		snprintf(m.client, sizeof(m.client), "%s", rq->client ? rq->client : "");
 		pending += !guid_known(&sm->topo, m.guid);
 		int k = item_find(sm, pkey, rq->guids[i]);
@@ -431,10 +468,15 @@ int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, ch
 	char pend[64] = "";
 	if (pending)
 		snprintf(pend, sizeof(pend), ", %u pending until the fabric shows them", pending);
-	snprintf(what, sizeof(what), "%u GUID(s) added as %s members%s (index0 %s, IPoIB %s)%s",
-	         rq->nguids, ms_name(rq->membership), created ? ", partition created" : "",
-	         rq->index0 ? "yes" : "no", rq->ipoib ? "yes" : "no", pend);
-	journal(sm, who, "add", pkey, rq->guids, rq->nguids, what);
+	char others[48] = "";
+	if (rq->replace)
+		snprintf(others, sizeof(others), ", %u other(s) removed", left);
+	snprintf(what, sizeof(what), "%u GUID(s) %s as %s members%s%s (index0 %s, IPoIB %s)%s",
+	         rq->nguids, rq->replace ? "set" : "added",
+	         rq->memberships ? "their own" : ms_name(rq->membership), others,
+	         created ? ", partition created" : "", rq->index0 ? "yes" : "no",
+	         rq->ipoib ? "yes" : "no", pend);
+	journal(sm, who, rq->replace ? "set" : "add", pkey, rq->guids, rq->nguids, what);
 	snprintf(err, errlen, "partition 0x%04x: %s", pkey, what);
 	return TENANTS_OK;
 }
@@ -477,12 +519,7 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 		}
 	}
 	if (gone) {
-		uint32_t to = 0;
-		for (uint32_t i = 0; i < sm->tn.items.n; i++)
-			if (sm->tn.items.v[i].guid)
-				sm->tn.items.v[to++] = sm->tn.items.v[i];
-		sm->tn.items.n = to;
-		if (index_rebuild(sm) < 0) {
+		if (compact(sm) < 0) {
 			commit_undo(sm, old, nold);
 			snprintf(err, errlen, "out of memory: nothing changed");
 			return TENANTS_FAILED;
@@ -501,6 +538,53 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 	snprintf(what, sizeof(what), "%u of %u GUID(s) removed%s", gone, nguids,
 	         partition_of(sm, pkey) ? "" : ", partition gone");
 	journal(sm, who, "remove", pkey, guids, nguids, what);
+	snprintf(err, errlen, "partition 0x%04x: %s", pkey, what);
+	return TENANTS_OK;
+}
+
+int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, size_t errlen)
+{
+	uint16_t pkey;
+	int rc = check_common(sm, 1, err, errlen);
+	if (rc == TENANTS_OK)
+		rc = check_pkey(given, &pkey, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	const struct config_partition *pt = partition_of(sm, pkey);
+	if (!pt) {
+		snprintf(err, errlen, "no partition with P_Key 0x%04x", pkey);
+		return TENANTS_NOT_FOUND;
+	}
+	if (!pt->api) {
+		snprintf(err, errlen,
+		         "partition 0x%04x \"%s\" is defined in ibsmd.yaml: remove it there "
+		         "(its members added through the API can be removed); nothing changed",
+		         pkey, pt->name);
+		return TENANTS_REFUSED;
+	}
+	uint32_t nold = sm->tn.items.n;
+	struct sm_saved_pmember *old = snapshot(sm);
+	if (!old) {
+		snprintf(err, errlen, "out of memory: nothing changed");
+		return TENANTS_FAILED;
+	}
+	unsigned gone = 0;
+	for (uint32_t i = 0; i < sm->tn.items.n; i++)
+		if (sm->tn.items.v[i].pkey == pkey) {
+			sm->tn.items.v[i].guid = 0;
+			gone++;
+		}
+	if (compact(sm) < 0) {
+		commit_undo(sm, old, nold);
+		snprintf(err, errlen, "out of memory: nothing changed");
+		return TENANTS_FAILED;
+	}
+	rc = commit(sm, old, nold, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	char what[80];
+	snprintf(what, sizeof(what), "partition deleted with its %u member(s)", gone);
+	journal(sm, who, "delete", pkey, NULL, 0, what);
 	snprintf(err, errlen, "partition 0x%04x: %s", pkey, what);
 	return TENANTS_OK;
 }

@@ -68,6 +68,12 @@ struct tenants_add {
 	/* the client, stable across its requests ("https:alice", "uid:1000"): its pending
 	 * GUIDs count against api_max_pending */
 	const char *client;
+	/* each GUID's own membership (CM_FULL or CM_LIMITED), as UFM's "memberships"; NULL:
+	 * membership for every one */
+	const uint8_t *memberships;
+	/* UFM's PUT (set): the partition's API members become exactly these, the others of
+	 * the API leave (ibsmd.yaml's stay) */
+	bool replace;
 };
 /* who: whoever asked, for the journal ("control socket uid 0 (root)", "https alice@10.0.0.5").
  * TENANTS_OK or an error with its reason in err; on TENANTS_OK, err holds a line saying what
@@ -79,6 +85,11 @@ int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, ch
  * removed). TENANTS_NOT_FOUND when the partition is neither the file's nor the API's. */
 int tenants_remove(struct sm *sm, const char *who, uint16_t pkey, const uint64_t *guids,
                    unsigned nguids, char *err, size_t errlen);
+
+/* Delete partition pkey: every member the API added leaves, and a partition of the API's own
+ * goes with them. TENANTS_REFUSED for a partition ibsmd.yaml defines (nothing changed),
+ * TENANTS_NOT_FOUND for none. */
+int tenants_delete(struct sm *sm, const char *who, uint16_t pkey, char *err, size_t errlen);
 
 /* A partition as it runs: the file's members and the API's. */
 struct tenants_member {

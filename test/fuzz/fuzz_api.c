@@ -1,8 +1,9 @@
-/* Fuzz target: the partition API's outside input (daemon/api_parse.c). First byte mod 4:
+/* Fuzz target: the partition API's outside input (daemon/api_parse.c). First byte mod 8:
  * 0, a POST /ufmRest/resources/pkeys body; 1, a remove_guids_from_pkey body; 2, a users file,
  * then a user name and password looked up in it (the name up to the first NUL of what
  * follows the file's own NUL, the password after it) without the full password check, whose
- * cost the file's hash sets; 3, a P_Key and a GUID as a URL or a body carries them. Nothing
+ * cost the file's hash sets; 4, a PUT (set) body; 5, the GUID list of DELETE
+ * .../pkeys/PKEY/guids/G1,G2; else, a P_Key and a GUID as a URL or a body carries them. Nothing
  * may crash, leak or hang; a refusal must say why, and what parses must hold what the
  * parser promises (P_Key 0x0001-0x7ffe, GUIDs non-zero and distinct, at most API_MAX_GUIDS). */
 #include <stddef.h>
@@ -12,6 +13,17 @@
 #include <string.h>
 
 #include "daemon/api_parse.h"
+
+/* GUIDs non-zero and distinct, a membership for each when any */
+static void check_guids(const struct api_pkey_req *r)
+{
+	for (size_t i = 0; i < r->nguids; i++)
+		for (size_t j = 0; j <= i; j++)
+			if (!r->guids[i] || (j < i && r->guids[i] == r->guids[j]))
+				abort();
+	if (r->nguids > API_MAX_GUIDS || (r->fulls && !r->guids))
+		abort();
+}
 
 static void body(const uint8_t *data, size_t size, enum api_req_kind kind)
 {
@@ -23,12 +35,28 @@ static void body(const uint8_t *data, size_t size, enum api_req_kind kind)
 	} else {
 		if (r.pkey == 0 || r.pkey >= 0x7fff || r.nguids > API_MAX_GUIDS)
 			abort();
-		for (size_t i = 0; i < r.nguids; i++)
-			for (size_t j = 0; j <= i; j++)
-				if (!r.guids[i] || (j < i && r.guids[i] == r.guids[j]))
-					abort();
+		check_guids(&r);
 	}
 	api_pkey_req_free(&r);
+}
+
+static void guid_list(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (!s)
+		return;
+	memcpy(s, data, size);
+	s[size] = 0;
+	struct api_pkey_req r;
+	char why[300] = "";
+	if (api_parse_guid_list(s, &r, why, sizeof(why)) < 0) {
+		if (!why[0])
+			abort();
+	} else {
+		check_guids(&r);
+	}
+	api_pkey_req_free(&r);
+	free(s);
 }
 
 static void users(const uint8_t *data, size_t size)
@@ -64,10 +92,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!size || size > API_MAX_BODY + 1)
 		return 0;
-	switch (data[0] & 3) {
+	switch (data[0] & 7) {
 	case 0: body(data + 1, size - 1, API_REQ_ADD); break;
 	case 1: body(data + 1, size - 1, API_REQ_REMOVE); break;
 	case 2: users(data + 1, size - 1); break;
+	case 4: body(data + 1, size - 1, API_REQ_SET); break;
+	case 5: guid_list(data + 1, size - 1); break;
 	default: {
 		char s[64];
 		snprintf(s, sizeof(s), "%.*s", (int)(size - 1 < 63 ? size - 1 : 63),

@@ -2,8 +2,9 @@
 # The partition API as ib-kubernetes's UFM plugin drives it, over HTTPS with Basic auth
 # against a users file written by `ibsa passwd`: exactly its requests (ufm_version; POST
 # /ufmRest/resources/pkeys with its body; GET /ufmRest/resources/pkeys/?guids_data=true;
-# POST /ufmRest/actions/remove_guids_from_pkey), the P_Keys checked on the ports with
-# smpquery after each change, the answers' shapes as UFM's; the topology (GET /topology/slurm,
+# POST /ufmRest/actions/remove_guids_from_pkey), then the rest of UFM's P_Key requests (PUT
+# with memberships, DELETE of GUIDs and of the partition), the P_Keys checked on the ports
+# with smpquery after each change, the answers' shapes as UFM's; the topology (GET /topology/slurm,
 # /topology/dot) as `ibsa topology` gives it. Wrong credentials get 401 (logged),
 # bad bodies 400 with the reason; a users file others can read, and plain HTTP off
 # loopback, stop the daemon from starting.
@@ -165,6 +166,37 @@ expect 200 POST /ufmRest/actions/remove_guids_from_pkey \
 echo "RemoveGuidsFromPKey host-2: 200; smpquery: host-2 without 0x8a0b, host-1 with it; a retry 200: ok"
 grep -q "https ib-kubernetes@127.0.0.1" "$WORK/ibsmd.log" ||
 	fail "the changes are not logged with who asked: $(grep api "$WORK/ibsmd.log")"
+
+# the rest of UFM's P_Key requests: PUT sets the members (each with its own membership),
+# DELETE .../guids/G removes some, DELETE .../PKEY the partition
+l3=$(lid_of host-3)
+g3=$(guid_of host-3)
+expect 200 PUT /ufmRest/resources/pkeys \
+	"{\"pkey\": \"0x0A0B\", \"index0\": false, \"guids\": [\"$(hex "$g2")\", \"$(hex "$g3")\"], \"memberships\": [\"limited\", \"full\"]}"
+has() { pkeys_of "$1" | grep -q "$2"; }
+lacks() { ! pkeys_of "$1" | grep -q "$2"; }
+wait_until 10 lacks "$l1" 0x8a0b && wait_until 10 has "$l2" ' 0x0a0b' && wait_until 10 has "$l3" 0x8a0b ||
+	fail "after the PUT: host-1 $(pkeys_of "$l1"), host-2 $(pkeys_of "$l2"), host-3 $(pkeys_of "$l3")"
+has "$l2" 0x8a0b && fail "host-2, set limited, holds the full key: $(pkeys_of "$l2")"
+expect 200 GET '/ufmRest/resources/pkeys/0x0a0b?guids_data=true'
+python3 - "$WORK/body" "$(hex "$g2")" "$(hex "$g3")" <<'PY' || fail "after the PUT: $(cat "$WORK/body")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+m = {g["guid"]: g["membership"] for g in p["guids"]}
+assert m == {sys.argv[2]: "limited", sys.argv[3]: "full"}, p
+PY
+expect 400 PUT /ufmRest/resources/pkeys \
+	"{\"pkey\": \"0x0A0B\", \"guids\": [\"$(hex "$g2")\"], \"memberships\": [\"full\", \"full\"]}"
+expect 200 DELETE "/ufmRest/resources/pkeys/0x0a0b/guids/$(hex "$g2")"
+wait_until 10 lacks "$l2" 0x0a0b || fail "after DELETE .../guids: host-2 $(pkeys_of "$l2")"
+has "$l3" 0x8a0b || fail "host-3 lost its key with host-2's removal"
+expect 400 DELETE "/ufmRest/resources/pkeys/0x0a0b/guids/xyz"
+expect 200 DELETE /ufmRest/resources/pkeys/0x0a0b
+wait_until 10 lacks "$l3" 0x8a0b || fail "after DELETE of the partition: host-3 $(pkeys_of "$l3")"
+expect 404 GET '/ufmRest/resources/pkeys/0x0a0b?guids_data=true'
+expect 404 DELETE /ufmRest/resources/pkeys/0x0a0b
+expect 405 PUT /ufmRest/actions/remove_guids_from_pkey '{}'
+echo "PUT (host-2 limited, host-3 full, host-1 out), DELETE .../guids/host-2, DELETE the partition: smpquery follows each: ok"
 
 # refused at start: a users file others can read, plain HTTP off loopback
 stop_pids "$IBSMD_PID"

@@ -103,6 +103,79 @@ START_TEST(bad_bodies)
 }
 END_TEST
 
+/* UFM's "memberships": one per GUID in "guids", in its order (a GUID given twice takes the
+ * later's); "membership" beside it, or a list of another length, is refused. PUT (set)
+ * takes the add's parameters. */
+START_TEST(memberships_and_set)
+{
+	struct api_pkey_req r;
+	char why[256];
+	ck_assert_int_eq(parse("{\"pkey\": \"0x12\", \"guids\": [\"0000000000000001\", "
+	                       "\"0000000000000002\", \"0000000000000001\"], \"memberships\": "
+	                       "[\"full\", \"limited\", \"limited\"], \"index0\": true}",
+	                       API_REQ_SET, &r, why),
+	                 0);
+	ck_assert_uint_eq(r.nguids, 2);
+	ck_assert_ptr_nonnull(r.fulls);
+	ck_assert(!r.fulls[0] && !r.fulls[1] && r.index0);
+	api_pkey_req_free(&r);
+	ck_assert_int_eq(
+	    parse("{\"pkey\": \"0x12\", \"guids\": [\"0000000000000001\"]}", API_REQ_ADD, &r, why),
+	    0);
+	ck_assert_ptr_null(r.fulls); /* not given: "membership" for all */
+	api_pkey_req_free(&r);
+	static const struct {
+		const char *body, *says;
+	} bad[] = {
+	    {"{\"pkey\": \"0x1\", \"guids\": [\"0000000000000001\"], \"memberships\": "
+	     "[\"full\"], \"membership\": \"full\"}",
+	     "one or the other"},
+	    {"{\"pkey\": \"0x1\", \"guids\": [\"0000000000000001\"], \"memberships\": []}",
+	     "0 entries for 1 GUIDs"},
+	    {"{\"pkey\": \"0x1\", \"guids\": [\"0000000000000001\"], \"memberships\": "
+	     "[\"both\"]}",
+	     "\"memberships\"[0]"},
+	    {"{\"pkey\": \"0x1\", \"guids\": [], \"memberships\": \"full\"}", "expected a list"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(parse(bad[i].body, API_REQ_ADD, &r, why) < 0, "%s taken",
+		              bad[i].body);
+		ck_assert_msg(strstr(why, bad[i].says), "%s: \"%s\"", bad[i].body, why);
+		api_pkey_req_free(&r);
+	}
+	ck_assert_int_lt(parse("{\"pkey\": \"0x1\", \"guids\": [], \"memberships\": []}",
+	                       API_REQ_REMOVE, &r, why),
+	                 0);
+	api_pkey_req_free(&r);
+}
+END_TEST
+
+/* DELETE .../pkeys/PKEY/guids/G1,G2: the path's GUIDs */
+START_TEST(guid_lists)
+{
+	struct api_pkey_req r;
+	char why[256];
+	ck_assert_int_eq(api_parse_guid_list("0002c90300000001,0x0002C90300000002,0002c90300000001",
+	                                     &r, why, sizeof(why)),
+	                 0);
+	ck_assert_uint_eq(r.nguids, 2);
+	ck_assert_uint_eq(r.guids[1], 0x0002c90300000002ull);
+	api_pkey_req_free(&r);
+	const char *bad[] = {"",
+	                     ",",
+	                     "0002c90300000001,",
+	                     "123",
+	                     "0002c90300000001;x",
+	                     "00000000000000000000000000000001"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(api_parse_guid_list(bad[i], &r, why, sizeof(why)) < 0, "\"%s\" taken",
+		              bad[i]);
+		ck_assert_msg(strstr(why, "GUID"), "%s", why);
+		api_pkey_req_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(too_many_guids)
 {
 	size_t cap = 64 + (API_MAX_GUIDS + 1) * 20;
@@ -235,6 +308,8 @@ int main(void)
 	tcase_add_test(tc, ib_kubernetes_remove_and_defaults);
 	tcase_add_test(tc, bad_bodies);
 	tcase_add_test(tc, too_many_guids);
+	tcase_add_test(tc, memberships_and_set);
+	tcase_add_test(tc, guid_lists);
 	tcase_add_test(tc, pkeys_and_guids);
 	tcase_add_test(tc, users_check);
 	tcase_add_test(tc, users_bad_lines);

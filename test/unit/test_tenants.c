@@ -803,6 +803,49 @@ START_TEST(pending_members)
 }
 END_TEST
 
+/* UFM's PUT (set): the partition's API members become exactly those given, each with its
+ * own membership; DELETE takes the partition with every API member, and refuses the
+ * file's. */
+START_TEST(set_and_delete)
+{
+	struct harness h;
+	harness_init(&h);
+	char err[256];
+	uint64_t two[] = {guid_of(&h, 3), guid_of(&h, 4)},
+	         other[] = {guid_of(&h, 4), guid_of(&h, 6)};
+	ck_assert_int_eq(add(&h, 0x0a0b, two, 2, CM_FULL, false, err, sizeof(err)), TENANTS_OK);
+	uint8_t ms[] = {CM_LIMITED, CM_FULL};
+	struct tenants_add set = {.pkey = 0x0a0b,
+	                          .guids = other,
+	                          .nguids = 2,
+	                          .membership = CM_FULL,
+	                          .memberships = ms,
+	                          .replace = true};
+	ck_assert_int_eq(tenants_add(h.sm, "test", &set, err, sizeof(err)), TENANTS_OK);
+	ck_assert_msg(strstr(err, "1 other(s) removed"), "%s", err);
+	run_for(&h, 0.05);
+	ck_assert(!host_has(&h, 3, 0x8a0b) && !host_has(&h, 3, 0x0a0b));
+	ck_assert(host_has(&h, 4, 0x0a0b) && !host_has(&h, 4, 0x8a0b)); /* limited now */
+	ck_assert(host_has(&h, 6, 0x8a0b));
+	/* the file's partition: its API members can be set, the partition not deleted */
+	uint64_t g7[] = {guid_of(&h, 7)};
+	ck_assert_int_eq(add(&h, FILE_PKEY, g7, 1, CM_FULL, false, err, sizeof(err)), TENANTS_OK);
+	uint64_t c0 = tenants_changes(h.sm);
+	h.pkey_sets = h.other_sets = 0;
+	expect_refused(&h, tenants_delete(h.sm, "test", FILE_PKEY, err, sizeof(err)),
+	               TENANTS_REFUSED, err, "defined in ibsmd.yaml", c0);
+	ck_assert(host_has(&h, 7, FILE_PKEY | 0x8000));
+	ck_assert_int_eq(tenants_delete(h.sm, "test", 0x0a0b, err, sizeof(err)), TENANTS_OK);
+	ck_assert_msg(strstr(err, "2 member(s)"), "%s", err);
+	run_for(&h, 0.05);
+	ck_assert(!host_has(&h, 4, 0x0a0b) && !host_has(&h, 6, 0x8a0b));
+	struct tenants_partition p;
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_NOT_FOUND);
+	ck_assert_int_eq(tenants_delete(h.sm, "test", 0x0a0b, err, sizeof(err)), TENANTS_NOT_FOUND);
+	harness_free(&h);
+}
+END_TEST
+
 START_TEST(ipoib_group_follows)
 {
 	struct harness h;
@@ -855,6 +898,7 @@ int main(void)
 	tcase_add_test(tc, failed_write_undoes);
 	tcase_add_test(tc, ipoib_group_follows);
 	tcase_add_test(tc, pending_members);
+	tcase_add_test(tc, set_and_delete);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
