@@ -402,6 +402,35 @@ static int compact(struct sm *sm)
 	return index_rebuild(sm);
 }
 
+/* The items marked out and the change saved; on any failure everything as it was. */
+static int drop_marked(struct sm *sm, struct sm_saved_pmember *old, uint32_t nold, char *err,
+                       size_t errlen)
+{
+	if (compact(sm) < 0) {
+		commit_undo(sm, old, nold);
+		snprintf(err, errlen, "out of memory: nothing changed");
+		return TENANTS_FAILED;
+	}
+	return commit(sm, old, nold, err, errlen);
+}
+
+/* What a removal or a deletion checks first: the SM, the P_Key, the partition. */
+static int target_partition(const struct sm *sm, uint16_t given, unsigned nguids, uint16_t *pkey,
+                            const struct config_partition **pt, char *err, size_t errlen)
+{
+	int rc = check_common(sm, nguids, err, errlen);
+	if (rc == TENANTS_OK)
+		rc = check_pkey(given, pkey, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	*pt = partition_of(sm, *pkey);
+	if (!*pt) {
+		snprintf(err, errlen, "no partition with P_Key 0x%04x", *pkey);
+		return TENANTS_NOT_FOUND;
+	}
+	return TENANTS_OK;
+}
+
 /* A set's first half: pkey's API members that rq does not name leave (*left of them). */
 static int drop_others(struct sm *sm, uint16_t pkey, const struct tenants_add *rq, unsigned *left)
 {
@@ -485,16 +514,10 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
                    unsigned nguids, char *err, size_t errlen)
 {
 	uint16_t pkey;
-	int rc = check_common(sm, nguids, err, errlen);
-	if (rc == TENANTS_OK)
-		rc = check_pkey(given, &pkey, err, errlen);
+	const struct config_partition *pt;
+	int rc = target_partition(sm, given, nguids, &pkey, &pt, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
-	const struct config_partition *pt = partition_of(sm, pkey);
-	if (!pt) {
-		snprintf(err, errlen, "no partition with P_Key 0x%04x", pkey);
-		return TENANTS_NOT_FOUND;
-	}
 	for (unsigned i = 0; i < nguids; i++)
 		if (file_member(pt, guids[i])) {
 			snprintf(err, errlen,
@@ -518,20 +541,13 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 			gone++;
 		}
 	}
-	if (gone) {
-		if (compact(sm) < 0) {
-			commit_undo(sm, old, nold);
-			snprintf(err, errlen, "out of memory: nothing changed");
-			return TENANTS_FAILED;
-		}
-	}
 	if (!gone) {
 		free(old);
 		snprintf(err, errlen, "partition 0x%04x: none of the %u GUID(s) was a member", pkey,
 		         nguids);
 		return TENANTS_OK;
 	}
-	rc = commit(sm, old, nold, err, errlen);
+	rc = drop_marked(sm, old, nold, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
 	char what[120];
@@ -545,16 +561,10 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, size_t errlen)
 {
 	uint16_t pkey;
-	int rc = check_common(sm, 1, err, errlen);
-	if (rc == TENANTS_OK)
-		rc = check_pkey(given, &pkey, err, errlen);
+	const struct config_partition *pt;
+	int rc = target_partition(sm, given, 1, &pkey, &pt, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
-	const struct config_partition *pt = partition_of(sm, pkey);
-	if (!pt) {
-		snprintf(err, errlen, "no partition with P_Key 0x%04x", pkey);
-		return TENANTS_NOT_FOUND;
-	}
 	if (!pt->api) {
 		snprintf(err, errlen,
 		         "partition 0x%04x \"%s\" is defined in ibsmd.yaml: remove it there "
@@ -574,12 +584,7 @@ int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, si
 			sm->tn.items.v[i].guid = 0;
 			gone++;
 		}
-	if (compact(sm) < 0) {
-		commit_undo(sm, old, nold);
-		snprintf(err, errlen, "out of memory: nothing changed");
-		return TENANTS_FAILED;
-	}
-	rc = commit(sm, old, nold, err, errlen);
+	rc = drop_marked(sm, old, nold, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
 	char what[80];

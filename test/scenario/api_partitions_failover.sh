@@ -16,24 +16,12 @@ need smpquery
 need sminfo
 IBSA="$BUILD/cli/ibsa"
 FS="$BUILD/test/fabricsim/fabricsim"
-# two free loopback ports at once (bound together, so not the same one twice)
-read -r PORT_A PORT_B < <(python3 -c 'import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
-
+read -r PORT_A PORT_B < <(free_port_pair)
 # one certificate for 127.0.0.1 (both SMs' address) and one users file, as a site would
 # install on both SM hosts
 api_keys
-yaml() { # PORT: the configuration lines of an SM serving the API there
-	echo "sweep_interval: 0"
-	echo "api_listen: \"127.0.0.1:$1\""
-	echo "api_tls_cert: \"$WORK/cert.pem\""
-	echo "api_tls_key: \"$WORK/key.pem\""
-	echo "api_users_file: \"$WORK/users\""
-}
-mapfile -t YAML_A < <(yaml "$PORT_A")
-mapfile -t YAML_B < <(yaml "$PORT_B")
+mapfile -t YAML_A < <(api_yaml "$PORT_A")
+mapfile -t YAML_B < <(api_yaml "$PORT_B")
 
 # 18 hosts: sm_state_of asks from host-9
 start_fabricsim "fattree:radix=6,levels=2"

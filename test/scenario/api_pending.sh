@@ -17,22 +17,11 @@ need smpquery
 need sminfo
 IBSA="$BUILD/cli/ibsa"
 FS="$BUILD/test/fabricsim/fabricsim"
-read -r PORT_A PORT_B < <(python3 -c 'import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
+read -r PORT_A PORT_B < <(free_port_pair)
 api_keys
 printf 'other pass\n' | "$IBSA" passwd operator >>"$WORK/users" || fail "ibsa passwd"
-yaml() { # PORT
-	echo "sweep_interval: 0"
-	echo "api_listen: \"127.0.0.1:$1\""
-	echo "api_tls_cert: \"$WORK/cert.pem\""
-	echo "api_tls_key: \"$WORK/key.pem\""
-	echo "api_users_file: \"$WORK/users\""
-	echo "api_max_pending: 3"
-}
-mapfile -t YAML_A < <(yaml "$PORT_A")
-mapfile -t YAML_B < <(yaml "$PORT_B")
+mapfile -t YAML_A < <(api_yaml "$PORT_A" "api_max_pending: 3")
+mapfile -t YAML_B < <(api_yaml "$PORT_B" "api_max_pending: 3")
 
 start_fabricsim "fattree:radix=6,levels=2"
 # host-10 is away when the SMs start: its port GUID is one the fabric does not show

@@ -351,6 +351,27 @@ PY
 # api_keys: for the partition API, a self-signed certificate for 127.0.0.1 ($WORK/cert.pem,
 # which curl checks as ib-kubernetes does with UFM_CERTIFICATE; its key in $WORK/key.pem) and
 # a users file $WORK/users with ib-kubernetes, password k8s-secret; both 0600 as required
+# free_port_pair: two free loopback TCP ports, bound together so that they differ ("A B")
+free_port_pair() {
+	python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])'
+}
+
+# api_yaml PORT [LINE...]: the configuration of an SM serving the partition API on
+# 127.0.0.1:PORT with api_keys's certificate and users file, and LINEs after
+api_yaml() {
+	local port=$1
+	shift
+	echo "sweep_interval: 0"
+	echo "api_listen: \"127.0.0.1:$port\""
+	echo "api_tls_cert: \"$WORK/cert.pem\""
+	echo "api_tls_key: \"$WORK/key.pem\""
+	echo "api_users_file: \"$WORK/users\""
+	[ $# -eq 0 ] || printf '%s\n' "$@"
+}
+
 api_keys() {
 	need openssl
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
