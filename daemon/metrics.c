@@ -128,6 +128,21 @@ static void render_mads(FILE *out, const struct mad_counters *mc)
 	        mc->unmatched);
 	counter(out, "mads_malformed_total", "MADs dropped as malformed", mc->malformed);
 	gauge(out, "mads_in_flight", "requests waiting for an answer", mc->inflight);
+	/* RMPP (the SA's tables out, large requests in): a client that stops ACKing holds a
+	 * send slot until the transfer ends one of these ways, which is what these show */
+	help(out, "rmpp_transfers_total", "counter", "RMPP transfers begun, by direction");
+	fprintf(out,
+	        P "rmpp_transfers_total{direction=\"sent\"} %" PRIu64 "\n" P
+	          "rmpp_transfers_total{direction=\"received\"} %" PRIu64 "\n",
+	        mc->rmpp_sent_transfers, mc->rmpp_recv_transfers);
+	counter(out, "rmpp_aborted_total", "RMPP transfers aborted (timed out, or ABORT/STOP)",
+	        mc->rmpp_aborted);
+	counter(out, "rmpp_reclaimed_total",
+	        "RMPP transfers sent whole but never ACKed, ended by the requester's next ask",
+	        mc->rmpp_reclaimed);
+	counter(out, "rmpp_refused_total",
+	        "unasked RMPP transfers refused: too many at once from one port, or too large",
+	        mc->rmpp_refused);
 }
 
 /* The SA's requests and answers, its Reports and what it holds. */

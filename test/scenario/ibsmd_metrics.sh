@@ -40,7 +40,10 @@ assert val("ibsmd_subnet_up") == 1
 assert val("ibsmd_sweeps") >= 1  # the parser drops _total from counter names
 assert val("ibsmd_sweep_phase_seconds", phase="total") > 0
 assert val("ibsmd_mads_sent") > 0
-print(int(val("ibsmd_sa_answers", attribute="PathRecord", status="ok")))
+for k in ("aborted", "reclaimed", "refused"):
+    assert val(f"ibsmd_rmpp_{k}") >= 0
+print(int(val("ibsmd_sa_answers", attribute="PathRecord", status="ok")),
+      int(val("ibsmd_rmpp_transfers", direction="sent")))
 PY
 }
 wait_until 30 test -s "$WORK/state/ibsmd.prom" || fail "no metrics file"
@@ -52,12 +55,17 @@ ls -A "$WORK/state" | has ".ibsmd.prom.tmp" && fail "a temporary metrics file is
 echo "metrics file: $ncas CAs, $nlids LIDs, MASTER, subnet up; it parses as Prometheus text: ok"
 
 "$IBSA" --transport sim --sim-node host-1 paths "host-1 HCA-1" "host-2 HCA-1" >/dev/null || fail "ibsa paths"
+# a table of every node: an RMPP transfer the SA sends
+"$IBSA" --transport sim --sim-node host-1 nodes >/dev/null || fail "ibsa nodes"
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$WORK/http.prom" || fail "no HTTP endpoint on $PORT"
 after=$(check_metrics "$WORK/http.prom") || fail "the HTTP metrics"
-[ "$after" -gt "$before" ] || fail "PathRecord answers: $before, then $after"
+read -r paths0 rmpp0 <<<"$before"
+read -r paths1 rmpp1 <<<"$after"
+[ "$paths1" -gt "$paths0" ] || fail "PathRecord answers: $paths0, then $paths1"
+[ "$rmpp1" -gt "$rmpp0" ] || fail "RMPP transfers sent: $rmpp0, then $rmpp1 after ibsa nodes"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/other")
 [ "$code" = 404 ] || fail "/other answered $code"
-echo "HTTP /metrics: the same fabric; PathRecord answers $before -> $after; other paths 404: ok"
+echo "HTTP /metrics: the same fabric; PathRecord answers $paths0 -> $paths1, RMPP transfers sent $rmpp0 -> $rmpp1; other paths 404: ok"
 
 "$IBSA" --control "$WORK/control" --json status >"$WORK/status.json" || fail "ibsa status"
 python3 - "$WORK/status.json" "$ncas" "$nlids" <<'PY' || fail "status: $(cat "$WORK/status.json")"
