@@ -402,6 +402,18 @@ static int compact(struct sm *sm)
 	return index_rebuild(sm);
 }
 
+/* A removal's start: the members as they are, to go back to (*nold of them); NULL out of
+ * memory, said in err. */
+static struct sm_saved_pmember *begin_change(const struct sm *sm, uint32_t *nold, char *err,
+                                             size_t errlen)
+{
+	*nold = sm->tn.items.n;
+	struct sm_saved_pmember *old = snapshot(sm);
+	if (!old)
+		snprintf(err, errlen, "out of memory: nothing changed");
+	return old;
+}
+
 /* The items marked out and the change saved; on any failure everything as it was. */
 static int drop_marked(struct sm *sm, struct sm_saved_pmember *old, uint32_t nold, char *err,
                        size_t errlen)
@@ -527,12 +539,10 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 			         guids[i], pt->name);
 			return TENANTS_REFUSED;
 		}
-	uint32_t nold = sm->tn.items.n;
-	struct sm_saved_pmember *old = snapshot(sm);
-	if (!old) {
-		snprintf(err, errlen, "out of memory: nothing changed");
+	uint32_t nold;
+	struct sm_saved_pmember *old = begin_change(sm, &nold, err, errlen);
+	if (!old)
 		return TENANTS_FAILED;
-	}
 	unsigned gone = 0;
 	for (unsigned i = 0; i < nguids; i++) {
 		int k = item_find(sm, pkey, guids[i]);
@@ -572,12 +582,10 @@ int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, si
 		         pkey, pt->name);
 		return TENANTS_REFUSED;
 	}
-	uint32_t nold = sm->tn.items.n;
-	struct sm_saved_pmember *old = snapshot(sm);
-	if (!old) {
-		snprintf(err, errlen, "out of memory: nothing changed");
+	uint32_t nold;
+	struct sm_saved_pmember *old = begin_change(sm, &nold, err, errlen);
+	if (!old)
 		return TENANTS_FAILED;
-	}
 	unsigned gone = 0;
 	for (uint32_t i = 0; i < sm->tn.items.n; i++)
 		if (sm->tn.items.v[i].pkey == pkey) {
