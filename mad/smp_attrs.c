@@ -1,6 +1,7 @@
 /* Field tables of the SM attributes. Offsets of hand-described fields are spec bit offsets
  * from the start of the attribute (IBA vol. 1, 14.2.5). */
 #include "mad/smp_attrs.h"
+#include "mad/vport_attrs.h"
 
 #include <infiniband/mad.h>
 
@@ -221,11 +222,10 @@ MAD_CODEC_DEFINE(mad_notice, mad_notice)
 MAD_CODEC_DEFINE(mad_class_port_info, mad_class_port_info)
 
 const struct mad_layout *const mad_smp_layouts[] = {
-    &mad_node_info_layout,       &mad_node_desc_layout,
-    &mad_port_info_layout,       &mad_switch_info_layout,
-    &mad_guid_info_layout,       &mad_pkey_table_layout,
-    &mad_sl2vl_table_layout,     &mad_vlarb_table_layout,
-    &mad_lft_block_layout,       &mad_mft_block_layout,
-    &mad_sm_info_layout,         &mad_notice_layout,
-    &mad_class_port_info_layout, NULL,
+    &mad_node_info_layout,       &mad_node_desc_layout,   &mad_port_info_layout,
+    &mad_switch_info_layout,     &mad_guid_info_layout,   &mad_pkey_table_layout,
+    &mad_sl2vl_table_layout,     &mad_vlarb_table_layout, &mad_lft_block_layout,
+    &mad_mft_block_layout,       &mad_sm_info_layout,     &mad_notice_layout,
+    &mad_class_port_info_layout, &mad_virt_info_layout,   &mad_vport_info_layout,
+    &mad_vnode_info_layout,      &mad_vport_state_layout, NULL,
 };

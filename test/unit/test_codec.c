@@ -9,6 +9,7 @@
 #include "mad/sa_records.h"
 #include "mad/link_speed.h"
 #include "mad/smp_attrs.h"
+#include "mad/vport_attrs.h"
 
 static void put16(uint8_t *b, size_t o, uint16_t v)
 {
@@ -316,6 +317,81 @@ START_TEST(switch_info_spec)
 	ck_assert_uint_eq(s.enhanced_port0, 1);
 	ck_assert_uint_eq(s.multicast_fdb_top, 0xc003);
 	ROUND_TRIP(mad_switch_info, mad_switch_info, b, 20);
+}
+END_TEST
+
+/* The virtualization attributes at the offsets NVIDIA's headers and ibutils2's layouts give
+ * (docs: mad/vport_attrs.h). */
+START_TEST(vport_attrs_spec)
+{
+	uint8_t b[64] = {0};
+	put16(b, 0, 64);
+	put16(b, 2, 7);
+	b[4] = 0x80 | 0x20; /* Enable, VPortStateChange */
+	b[6] = 0;
+	struct mad_virt_info vi;
+	ck_assert_int_eq(mad_virt_info_decode(b, sizeof(b), &vi, NULL), 0);
+	ck_assert_uint_eq(vi.vport_cap, 64);
+	ck_assert_uint_eq(vi.vport_index_top, 7);
+	ck_assert_uint_eq(vi.enable, 1);
+	ck_assert_uint_eq(vi.vclient_reregister, 0);
+	ck_assert_uint_eq(vi.vport_state_change, 1);
+	ROUND_TRIP(mad_virt_info, mad_virt_info, b, 64);
+
+	memset(b, 0, sizeof(b));
+	b[0] = (4 << 4) | 0x08 | 0x04; /* Active, ClientReregister, LIDRequired */
+	b[1] = 8;
+	put16(b, 2, 0x0011);
+	put16(b, 4, 3);
+	put16(b, 6, 5);
+	put16(b, 8, 0x1234);
+	put16(b, 10, 2);
+	put64(b, 12, 0x0002c90300aabbccull);
+	put64(b, 20, 0x1122334455667788ull);
+	struct mad_vport_info vp;
+	ck_assert_int_eq(mad_vport_info_decode(b, sizeof(b), &vp, NULL), 0);
+	ck_assert_uint_eq(vp.state, 4);
+	ck_assert_uint_eq(vp.client_reregister, 1);
+	ck_assert_uint_eq(vp.lid_required, 1);
+	ck_assert_uint_eq(vp.guid_cap, 8);
+	ck_assert_uint_eq(vp.capability_mask, 0x11);
+	ck_assert_uint_eq(vp.pkey_violations, 3);
+	ck_assert_uint_eq(vp.qkey_violations, 5);
+	ck_assert_uint_eq(vp.lid, 0x1234);
+	ck_assert_uint_eq(vp.lid_by_index, 2);
+	ck_assert_uint_eq(vp.port_guid, 0x0002c90300aabbccull);
+	ck_assert_uint_eq(vp.profile, 0x1122334455667788ull);
+	ROUND_TRIP(mad_vport_info, mad_vport_info, b, 64);
+
+	memset(b, 0, sizeof(b));
+	put16(b, 0, 128);
+	b[2] = 1;
+	b[3] = 1;
+	put64(b, 4, 0x0002c90300000001ull);
+	struct mad_vnode_info vn;
+	ck_assert_int_eq(mad_vnode_info_decode(b, sizeof(b), &vn, NULL), 0);
+	ck_assert_uint_eq(vn.partition_cap, 128);
+	ck_assert_uint_eq(vn.local_port_num, 1);
+	ck_assert_uint_eq(vn.num_ports, 1);
+	ck_assert_uint_eq(vn.node_guid, 0x0002c90300000001ull);
+	ROUND_TRIP(mad_vnode_info, mad_vnode_info, b, 64);
+
+	memset(b, 0, sizeof(b));
+	b[0] = 0x41;  /* vport 0 Active, vport 1 Down */
+	b[63] = 0x24; /* vport 126 Init, vport 127 Active */
+	struct mad_vport_state vs;
+	ck_assert_int_eq(mad_vport_state_decode(b, sizeof(b), &vs, NULL), 0);
+	ck_assert_uint_eq(vs.state[0], 4);
+	ck_assert_uint_eq(vs.state[1], 1);
+	ck_assert_uint_eq(vs.state[126], 2);
+	ck_assert_uint_eq(vs.state[127], 4);
+	ROUND_TRIP(mad_vport_state, mad_vport_state, b, 64);
+
+	unsigned v, blk;
+	mad_vport_block_am_split(mad_vport_block_am(70, 3), &v, &blk);
+	ck_assert_uint_eq(v, 70);
+	ck_assert_uint_eq(blk, 3);
+	ck_assert_uint_eq(mad_vport_am(70), 70);
 }
 END_TEST
 
@@ -948,6 +1024,7 @@ static Suite *codec_suite(void)
 	tcase_add_test(tc, link_rates);
 	tcase_add_test(tc, switch_info_spec);
 	tcase_add_test(tc, tables_spec);
+	tcase_add_test(tc, vport_attrs_spec);
 	tcase_add_test(tc, sm_info_and_notice_spec);
 	tcase_add_test(tc, class_port_info_spec);
 	tcase_add_test(tc, path_record_spec);
