@@ -62,6 +62,14 @@ static const char help[] =
     "                            excessive_buffer_overruns, vl15_dropped, xmit_wait)\n"
     "babble NODE PORT RATE       the port sends trap 129 RATE times a second while its\n"
     "                            link is up, heedless of TrapRepress (0: stops)\n"
+    "vport add NODE PORT INDEX [GUID] [lid]\n"
+    "                            a VF appears at vport INDEX of a port with virtualization\n"
+    "                            (vports=N in the spec): its GUID (default derived), and\n"
+    "                            \"lid\" if it asks for a LID of its own; trap 1146\n"
+    "vport remove NODE PORT INDEX  the VF goes\n"
+    "vports NODE                 each port's virtualization (enabled, VPortStateChange), then\n"
+    "                            each vport not Down: PORT INDEX GUID LID STATE own|shared\n"
+    "                            P_KEYS\n"
     "delay MS                    add a delay to every answer\n"
     "latency HOP_US SMA_US       per-hop latency and per-node SMA service time\n"
     "sets NODE                   SubnSets the programs attached at NODE sent\n"
@@ -109,6 +117,86 @@ static int node_port(struct fabric *f, const char *node, const char *port, uint3
 	}
 	*out = p;
 	return 0;
+}
+
+static const char *const vstate_names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE"};
+
+static void put_vports(const struct fabric *f, uint32_t node, FILE *o)
+{
+	const struct fs_node *n = &f->nodes[node];
+	for (unsigned num = 1; num <= n->nports; num++) {
+		uint32_t p = fabric_port(f, node, num);
+		const struct fs_port *pt = &f->ports[p];
+		if (!pt->vport_cap)
+			continue;
+		fprintf(o, "port %u cap %u %s change %d\n", num, pt->vport_cap,
+		        pt->virt_enable ? "enabled" : "disabled", pt->vport_change);
+		for (unsigned i = 0; i < pt->vport_cap; i++) {
+			uint8_t st = fabric_vport_state(f, p, i);
+			if (st == PORT_STATE_DOWN && (i || !pt->virt_enable))
+				continue;
+			const struct fs_vport *v = pt->vports ? &pt->vports[i] : NULL;
+			fprintf(o, "%u %u 0x%016llx %u %s %s", num, i,
+			        (unsigned long long)(i && v ? v->guid : pt->guid),
+			        fabric_vport_lid(f, p, i), st < 5 ? vstate_names[st] : "?",
+			        i && v && v->lid_required ? "own" : "shared");
+			const uint16_t *pk = i && v ? v->pkeys : pt->pkeys;
+			unsigned cap = i ? FS_VPORT_PKEYS : fabric_pkey_cap(f, p);
+			for (unsigned k = 0; k < cap; k++)
+				if (pk[k])
+					fprintf(o, " 0x%04x", pk[k]);
+			fputc('\n', o);
+		}
+	}
+}
+
+/* vport add|remove NODE PORT INDEX ..., vports NODE */
+static int vport_command(struct fabric *f, int argc, char **argv, FILE *o)
+{
+	uint32_t p;
+	if (!strcmp(argv[0], "vports")) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		if (n == FS_NONE) {
+			fprintf(o, "no node \"%s\"\n", argv[1]);
+			return -1;
+		}
+		put_vports(f, n, o);
+		return 0;
+	}
+	if (node_port(f, argv[2], argv[3], &p, o) < 0)
+		return -1;
+	char *e;
+	unsigned long idx = strtoul(argv[4], &e, 10);
+	if (*e || idx > 0xffff) {
+		fprintf(o, "INDEX: a vport number\n");
+		return -1;
+	}
+	char why[128];
+	int rc;
+	if (!strcmp(argv[1], "remove")) {
+		rc = argc == 5 ? fabric_vport_remove(f, p, (unsigned)idx, why, sizeof(why)) : -1;
+	} else {
+		uint64_t guid = 0;
+		bool lid = false;
+		for (int i = 5; i < argc; i++) {
+			if (!strcmp(argv[i], "lid")) {
+				lid = true;
+				continue;
+			}
+			guid = strtoull(argv[i], &e, 0);
+			if (*e || !guid) {
+				fprintf(o, "GUID: a number like 0x0002c90300001234, not 0\n");
+				return -1;
+			}
+		}
+		rc = fabric_vport_add(f, p, (unsigned)idx, guid, lid, why, sizeof(why));
+	}
+	if (rc < 0)
+		fprintf(o, "%s\n",
+		        argc == 5 || strcmp(argv[1], "remove")
+		            ? why
+		            : "usage: vport remove NODE PORT INDEX");
+	return rc;
 }
 
 int fs_server_command(struct fs_server *s, const char *line, char **out, size_t *outlen)
@@ -405,6 +493,10 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			fprintf(o, "0x%016llx %u %u %s\n", (unsigned long long)pt->guid, pt->pi.lid,
 			        pt->pi.lmc, n->name);
 		}
+	} else if ((!strcmp(argv[0], "vport") && argc >= 5 && argc <= 7 &&
+	            (!strcmp(argv[1], "add") || !strcmp(argv[1], "remove"))) ||
+	           (!strcmp(argv[0], "vports") && argc == 2)) {
+		rc = vport_command(f, argc, argv, o);
 	} else if (!strcmp(argv[0], "mcast") && argc == 1) {
 		verify_print_mcast(f, o);
 	} else if (!strcmp(argv[0], "pkeys") && argc <= 2) {

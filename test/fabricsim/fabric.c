@@ -27,6 +27,7 @@ void fabric_free(struct fabric *f)
 		free(f->ports[i].pkeys);
 		free(f->ports[i].vlarb);
 		free(f->ports[i].guids);
+		free(f->ports[i].vports);
 	}
 	for (uint32_t i = 0; i < f->nsws; i++) {
 		free(f->sws[i].lft);
@@ -343,6 +344,7 @@ static void port_link_state(struct fabric *f, uint32_t p)
 	} else {
 		if (port->pi.port_state != PORT_STATE_DOWN)
 			port->cnt.link_downed++;
+		fabric_vports_link_down(f, p);
 		port->pi.port_state = PORT_STATE_DOWN;
 		port->pi.phys_state = port->disabled ? PHYS_STATE_DISABLED : PHYS_STATE_POLLING;
 		port->pi.link_width_active = 0;
@@ -460,6 +462,9 @@ void fabric_restore_node(struct fabric *f, uint32_t node)
 		memset(f->ports[p].sl2vl, 0, sizeof(f->ports[p].sl2vl));
 		port_defaults(f, &f->ports[p], n); /* the caps stay: the hardware's */
 		f->ports[p].pi.vl_cap = vl_cap;    /* the hardware's, as cabled */
+		fabric_vports_reset(f, p);
+		if (f->ports[p].vport_cap)
+			fabric_virt_cap(f, p, f->ports[p].vport_cap);
 		f->ports[p].unplugged = unplugged;
 		f->ports[p].disabled = false;
 		if (num == 0 && n->type == NODE_TYPE_SWITCH) {

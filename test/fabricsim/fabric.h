@@ -32,6 +32,18 @@ struct fs_counters {
 	    local_link_integrity_errors, excessive_buffer_overruns, vl15_dropped, xmit_wait;
 };
 
+/* A virtual port (IBA Annex A18) of an SR-IOV HCA's physical port: a VF's own GUID, state,
+ * P_Key table and, when it asks for one, LID (test/fabricsim/vports.c). */
+#define FS_VPORT_PKEYS 64 /* VPartitionCap */
+struct fs_vport {
+	uint64_t guid;
+	uint16_t lid;          /* its own LID, as the SM set it (with lid_required) */
+	uint16_t lid_by_index; /* without one: the vport whose LID it uses (0: the port's) */
+	uint8_t state;         /* PORT_STATE_*: DOWN is no VF at this index */
+	bool lid_required;
+	uint16_t pkeys[FS_VPORT_PKEYS];
+};
+
 struct fs_port {
 	uint32_t node;
 	uint8_t num;
@@ -61,6 +73,11 @@ struct fs_port {
 		uint32_t mod;
 		uint64_t mkey;
 	} bad_mkey;
+	/* virtualization: vport_cap vports (0: none, the HCA has no SR-IOV), allocated when
+	 * the first is used; whether an SM enabled it, and VPortStateChange */
+	struct fs_vport *vports;
+	uint16_t vport_cap;
+	bool virt_enable, vport_change;
 	/* trap repress state */
 	uint16_t trap_pending; /* trap number awaiting TrapRepress, 0 if none */
 	uint64_t trap_tid;
@@ -113,6 +130,8 @@ struct fabric {
 	struct fs_journal journal; /* what happened when, by the simulator's clock */
 	/* Told of every port whose link state changed (the server sends traps from it). */
 	void (*on_link_change)(struct fabric *f, uint32_t port, void *ctx);
+	/* ... and of every physical port whose vports came or went (trap 1146) */
+	void (*on_vport_change)(struct fabric *f, uint32_t port, void *ctx);
 	void *ctx;
 };
 
@@ -175,5 +194,29 @@ void fabric_restore_node(struct fabric *f, uint32_t node);
 void fabric_lid_update(struct fabric *f, uint32_t port, uint16_t old_lid, uint8_t old_lmc);
 /* The port owning a LID (any LID of an LMC block), FS_NONE if none. */
 uint32_t fabric_port_by_lid(const struct fabric *f, uint16_t lid);
+
+/* ---- virtual ports (vports.c) ---- */
+
+/* Give a CA port virtualization with cap vports (VPortCap; vport 0 is the PF). 0 or -1. */
+int fabric_virt_cap(struct fabric *f, uint32_t port, unsigned cap);
+/* A VF appears at index (1..cap-1) with its GUID (0: a deterministic one) and whether it asks
+ * for a LID of its own; VPortStateChange and trap 1146 when virtualization is enabled. 0, or
+ * -1 with why in err. */
+int fabric_vport_add(struct fabric *f, uint32_t port, unsigned index, uint64_t guid,
+                     bool lid_required, char *err, size_t errlen);
+int fabric_vport_remove(struct fabric *f, uint32_t port, unsigned index, char *err, size_t errlen);
+/* The state a vport shows: DOWN where no VF is, or virtualization is off (vport 0 then
+ * follows the physical port). */
+uint8_t fabric_vport_state(const struct fabric *f, uint32_t port, unsigned index);
+/* The LID a vport answers to: its own, another vport's (LIDByVPortIndex), or the port's. */
+uint16_t fabric_vport_lid(const struct fabric *f, uint32_t port, unsigned index);
+/* The physical link went down: its VFs drop back to Init (they stay, the SM brings them up
+ * again). Called by fabric.c. */
+void fabric_vports_link_down(struct fabric *f, uint32_t port);
+/* A power cycle: the VFs are gone and virtualization is off until an SM enables it. */
+void fabric_vports_reset(struct fabric *f, uint32_t port);
+/* The SMA's virtualization attributes (0xFFB0-0xFFB6) at physical port in: the MAD status. */
+uint16_t sma_virt(struct fabric *f, uint32_t in, uint16_t attr, uint32_t mod, bool set,
+                  uint8_t *data);
 
 #endif

@@ -28,7 +28,8 @@ struct spec {
 	/* port capabilities: switch ports, then host ports (0 / LINK_SPEEDS: the default) */
 	uint8_t width, host_width;
 	unsigned speed, host_speed, slow_links;
-	unsigned esp0; /* switches have an enhanced port 0 (VLs, SL-to-VL, VL arbitration) */
+	unsigned esp0;   /* switches have an enhanced port 0 (VLs, SL-to-VL, VL arbitration) */
+	unsigned vports; /* CA ports have SR-IOV virtualization with this VPortCap (0: none) */
 };
 
 static int gerr(struct fs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -134,6 +135,8 @@ static int parse_spec(const char *text, struct spec *sp, struct fs_error *err)
 			sp->slow_links = u;
 		else if (!strcmp(k, "esp0"))
 			sp->esp0 = u;
+		else if (!strcmp(k, "vports"))
+			sp->vports = u;
 		else
 			return gerr(err, "generator spec: unknown key \"%s\"", k);
 	}
@@ -484,7 +487,12 @@ int generate(struct fabric *f, const char *text, struct fs_error *err)
 	set_speeds(f, &sp);
 	for (uint32_t i = 0; sp.esp0 && i < f->nsws; i++)
 		f->sws[i].si.enhanced_port0 = 1;
+	if (sp.vports > 0xffff)
+		return gerr(err, "vports: at most 65535 per port");
 	fabric_finalize(f);
+	for (uint32_t p = 0; sp.vports && p < f->nports; p++)
+		if (!fs_is_switch(f, f->ports[p].node) && f->ports[p].num)
+			fabric_virt_cap(f, p, sp.vports);
 	slow_links(f, &sp);
 	return 0;
 }

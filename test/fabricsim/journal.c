@@ -46,6 +46,18 @@ static void print_one(const struct fabric *f, FILE *o, uint64_t seq,
 	case FS_J_LFT: fprintf(o, "lft %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
 	case FS_J_PKEY: fprintf(o, "pkeys %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
 	case FS_J_GUIDS: fprintf(o, "guids %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
+	case FS_J_VPKEY:
+		fprintf(o, "vpkeys %s %u %" PRIu32 " %" PRIu32 "\n", node, p->num, e->arg >> 16,
+		        e->arg & 0xffff);
+		break;
+	case FS_J_VSTATE:
+		fprintf(o, "vstate %s %u %" PRIu32 " %s\n", node, p->num, e->arg >> 8,
+		        (e->arg & 0xff) < 5 ? state_names[e->arg & 0xff] : "?");
+		break;
+	case FS_J_VPORT:
+		fprintf(o, "vport %s %u %" PRIu32 " %s\n", node, p->num, e->arg >> 1,
+		        e->arg & 1 ? "add" : "remove");
+		break;
 	default: fprintf(o, "? %s %u %" PRIu32 "\n", node, p->num, e->arg); break;
 	}
 }

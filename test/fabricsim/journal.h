@@ -19,6 +19,10 @@ enum fs_journal_kind {
 	FS_J_LFT,   /* an LFT block Set: arg the block (port 0 of the switch) */
 	FS_J_PKEY,  /* a P_Key table Set that changed the block: arg the block (port) */
 	FS_J_GUIDS, /* a GUIDInfo Set that changed the block: arg the block (port) */
+	/* a vport's P_Key block changed by a Set: arg vport << 16 | block (physical port) */
+	FS_J_VPKEY,
+	FS_J_VSTATE, /* an SM's Set changed a vport's state: arg vport << 8 | state */
+	FS_J_VPORT,  /* ctl vport add|remove: arg vport << 1 | 1 added, 0 removed */
 };
 
 struct fs_journal_entry {

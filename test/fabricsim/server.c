@@ -663,6 +663,13 @@ static void on_link_change(struct fabric *f, uint32_t port, void *ctx)
 		queue_trap(s, port, 128);
 }
 
+/* A VF came or went behind a port: the HCA tells the master (trap 1146, Annex A18). */
+static void on_vport_change(struct fabric *f, uint32_t port, void *ctx)
+{
+	(void)f;
+	queue_trap(ctx, port, 1146);
+}
+
 /* ---- the control protocol ---- */
 
 static uint32_t attach_port(struct fs_server *s, const char *nodeid)
@@ -960,6 +967,7 @@ struct fs_server *fs_server_new(struct ev_loop *loop, struct fabric *f,
 	s->clients = calloc(s->o.max_clients, sizeof(*s->clients));
 	signal(SIGCHLD, SIG_IGN); /* the verify children (admin_cb) reap themselves */
 	f->on_link_change = on_link_change;
+	f->on_vport_change = on_vport_change;
 	f->ctx = s;
 	int dom = s->inet ? AF_INET : AF_UNIX;
 	struct sockaddr_storage ss;
@@ -1042,6 +1050,7 @@ void fs_server_free(struct fs_server *s)
 	ev_timer_stop(s->loop, &s->babble_timer);
 	vec_free(&s->babblers);
 	s->f->on_link_change = NULL;
+	s->f->on_vport_change = NULL;
 	free(s->clients);
 	free(s->heap);
 	free(s->traps);

@@ -8,6 +8,7 @@
 #include "agents.h"
 #include "mad/mad_header.h"
 #include "mad/mad_types.h"
+#include "mad/vport_attrs.h"
 
 #define ST_OK        MAD_STATUS_OK
 #define ST_BAD_METH  MAD_STATUS_UNSUP_METHOD
@@ -591,6 +592,13 @@ enum agent_result sma_process(struct fabric *f, uint32_t in, uint8_t *mad, uint6
 		case MAD_ATTR_SL2VL_TABLE: st = do_sl2vl(f, in, mod, set, data); break;
 		case MAD_ATTR_VLARB_TABLE: st = do_vlarb(f, in, mod, set, data); break;
 		case MAD_ATTR_GUID_INFO: st = do_guid_info(f, in, mod, set, data); break;
+		case MAD_ATTR_VIRT_INFO:
+		case MAD_ATTR_VPORT_INFO:
+		case MAD_ATTR_VNODE_INFO:
+		case MAD_ATTR_VPORT_STATE:
+		case MAD_ATTR_VNODE_DESC:
+		case MAD_ATTR_VPORT_GUID_INFO:
+		case MAD_ATTR_VPORT_PKEY_TABLE: st = sma_virt(f, in, attr, mod, set, data); break;
 		default: st = ST_BAD_ATTR; break;
 		}
 	}
@@ -649,6 +657,12 @@ void sma_build_trap(const struct fabric *f, uint32_t port, uint16_t trap, uint64
 		d[2] = (uint8_t)(pi->lid >> 8);
 		d[3] = (uint8_t)pi->lid;
 		d[5] = f->ports[port].num;
+	}
+	if (trap == 1146) {
+		/* a vport's state changed (Annex A18): reserved 16, LIDADDR 16 of the port */
+		memset(d, 0, 4);
+		d[2] = (uint8_t)(pi->lid >> 8);
+		d[3] = (uint8_t)pi->lid;
 	}
 	if (trap == 144) {
 		/* reserved 16, LIDADDR 16, reserved 16, CapabilityMask 32 */

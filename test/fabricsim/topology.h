@@ -21,7 +21,8 @@ int netfile_parse(struct fabric *f, const char *name, const char *text, struct f
  *   random:switches=N,radix=R,hosts=H[,links=L][,seed=S]
  * and, for any of them, port capabilities: speed=SDR..XDR and width=1x..12x (switch ports;
  * default 4xQDR), host-speed= and host-width= (CA ports; default as the switches), and
- * slow-links=N (inter-switch links whose cable carries one speed less).
+ * slow-links=N (inter-switch links whose cable carries one speed less), vports=N (every CA
+ * port has SR-IOV virtualization with N vports, no VFs yet: "ctl vport add" makes them).
  * GUIDs and names are deterministic from the spec. 0, or -1 with what is wrong. */
 int generate(struct fabric *f, const char *spec, struct fs_error *err);
 

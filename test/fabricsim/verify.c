@@ -1000,6 +1000,72 @@ static void link_speeds(const struct fabric *f, struct verify_report *r)
 			}
 }
 
+/* Does switch sw's LFT chain lead dlid to port dst (the physical port behind a vport)? */
+static bool lft_reaches(const struct fabric *f, uint32_t sw, uint16_t dlid, uint32_t dst)
+{
+	uint32_t node = f->sws[sw].node;
+	for (unsigned hops = 0; hops < 64; hops++) {
+		const struct fs_switch *s = &f->sws[f->nodes[node].sw];
+		uint8_t out = dlid < s->lft_size ? s->lft[dlid] : 0xff;
+		uint32_t p = fabric_port(f, node, out);
+		if (out == 0 || p == FS_NONE || !fabric_link_up(f, p))
+			return false;
+		uint32_t peer = f->ports[p].peer;
+		if (peer == dst)
+			return true;
+		node = f->ports[peer].node;
+		if (!fs_is_switch(f, node))
+			return false;
+	}
+	return false;
+}
+
+/* VFs: each up (ACTIVE), and a vport's own LID held by it alone and routed to its port from
+ * every switch. */
+static void check_vports(const struct fabric *f, struct verify_report *r, unsigned max)
+{
+	for (uint32_t p = 0; p < f->nports; p++) {
+		const struct fs_port *pt = &f->ports[p];
+		const struct fs_node *n = fs_node_of(f, p);
+		if (!pt->vports || !n->present || !fabric_link_up(f, p))
+			continue;
+		for (unsigned i = 0; i < pt->vport_cap; i++) {
+			const struct fs_vport *v = &pt->vports[i];
+			if (v->state == PORT_STATE_DOWN || (i == 0 && !pt->virt_enable))
+				continue;
+			r->vports++;
+			uint8_t st = fabric_vport_state(f, p, i);
+			if (st == PORT_STATE_ACTIVE)
+				r->vports_active++;
+			else
+				issue(r, max, "\"%s\" port %u vport %u is %s%s", n->name, pt->num,
+				      i, port_state_str(st),
+				      pt->virt_enable ? "" : " (virtualization not enabled)");
+			if (!i || !v->lid_required)
+				continue;
+			r->vport_lids++;
+			if (!v->lid || f->lid_port[v->lid] != p || v->lid == pt->pi.lid) {
+				issue(r, max, "\"%s\" port %u vport %u: LID %u %s", n->name,
+				      pt->num, i, v->lid,
+				      v->lid ? "is another port's too" : "not given");
+				continue;
+			}
+			for (uint32_t s = 0; s < f->nsws; s++)
+				if (f->nodes[f->sws[s].node].present &&
+				    !lft_reaches(f, s, v->lid, p)) {
+					if (!r->vport_lids_unreached++)
+						issue(r, max,
+						      "vport LID %u (\"%s\" port %u vport %u) is "
+						      "not routed to its port from \"%s\"",
+						      v->lid, n->name, pt->num, i,
+						      f->nodes[f->sws[s].node].name);
+				}
+			if (r->vport_lids_unreached)
+				r->ok = false;
+		}
+	}
+}
+
 void verify_run(const struct fabric *f, const struct verify_opts *opts, struct verify_report *r)
 {
 	struct verify_opts o = opts ? *opts : (struct verify_opts){0};
@@ -1022,6 +1088,7 @@ void verify_run(const struct fabric *f, const struct verify_opts *opts, struct v
 		}
 	}
 	link_speeds(f, r);
+	check_vports(f, r, o.max_issues);
 	collect_endpoints(&c);
 	if (o.path_sl) {
 		char why[512];
@@ -1350,6 +1417,11 @@ void verify_print(const struct verify_report *r, FILE *out)
 		        r->shift_worst <= 1 ? " (every one free of congestion)" : "");
 	if (r->apm_checked)
 		apm_print(r, out);
+	if (r->vports)
+		fprintf(out,
+		        "vports:    %u, %u ACTIVE; %u with a LID of their own, %" PRIu64
+		        " switch routes to them missing\n",
+		        r->vports, r->vports_active, r->vport_lids, r->vport_lids_unreached);
 	for (unsigned i = 0; i < r->nissues; i++)
 		fprintf(out, "problem:   %s\n", r->issues[i]);
 	if (r->issues_dropped)
@@ -1417,6 +1489,10 @@ void verify_print_json(const struct verify_report *r, FILE *out)
 	        ",\"hops_mean\":%.3f,\"link_routes_max\":%" PRIu64 ",\"link_routes_mean\":%.2f}",
 	        r->base_pairs, r->base_nonminimal, r->base_hops_mean, r->base_link_max,
 	        r->base_link_mean);
+	fprintf(out,
+	        "},\"vports\":{\"count\":%u,\"active\":%u,\"own_lids\":%u,"
+	        "\"lid_routes_missing\":%" PRIu64,
+	        r->vports, r->vports_active, r->vport_lids, r->vport_lids_unreached);
 	fputs("},\"issues\":[", out);
 	for (unsigned i = 0; i < r->nissues; i++) {
 		if (i)

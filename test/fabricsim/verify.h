@@ -75,6 +75,10 @@ struct verify_report {
 	 * virtual layers to leave some to the alternates) */
 	uint64_t base_pairs, base_nonminimal, base_link_max;
 	double base_hops_mean, base_link_mean;
+	/* virtual ports (VFs behind SR-IOV HCA ports): how many, how many ACTIVE, how many with
+	 * a LID of their own, and of those the ones some switch does not route to their port */
+	unsigned vports, vports_active, vport_lids;
+	uint64_t vport_lids_unreached;
 	/* examples of what is wrong */
 	char **issues;
 	unsigned nissues, issues_dropped;

@@ -8,6 +8,7 @@
 
 #include "agents.h"
 #include "mad/mad_header.h"
+#include "mad/vport_attrs.h"
 #include "topology.h"
 #include "verify.h"
 
@@ -994,6 +995,224 @@ END_TEST
 
 /* ---- building fabrics ---- */
 
+/* ---- virtual ports (Annex A18) ---- */
+
+#define TO_H2 "0,1,2,2"
+
+static unsigned vport_traps;
+static void count_vport_trap(struct fabric *f, uint32_t port, void *ctx)
+{
+	(void)f;
+	(void)ctx;
+	ck_assert_uint_eq(port, H2);
+	vport_traps++;
+}
+
+static int vport_set(uint16_t attr, uint32_t mod, const void *val)
+{
+	uint8_t m[256];
+	dr_smp(m, MAD_METHOD_SET, attr, mod, TO_H2);
+	if (attr == MAD_ATTR_VIRT_INFO)
+		mad_virt_info_encode(val, m + 64, 64, NULL);
+	else if (attr == MAD_ATTR_VPORT_INFO)
+		mad_vport_info_encode(val, m + 64, 64, NULL);
+	else
+		mad_pkey_table_encode(val, m + 64, 64, NULL);
+	return dr_call(H1, m, NULL);
+}
+
+static struct mad_virt_info virt_info(void)
+{
+	uint8_t m[256];
+	struct mad_virt_info vi;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VIRT_INFO, 0, TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	mad_virt_info_decode(m + 64, 64, &vi, NULL);
+	return vi;
+}
+
+static struct mad_vport_info vport_info(unsigned index)
+{
+	uint8_t m[256];
+	struct mad_vport_info vp;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VPORT_INFO, mad_vport_am(index), TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	mad_vport_info_decode(m + 64, 64, &vp, NULL);
+	return vp;
+}
+
+static uint8_t vport_state_of(unsigned index)
+{
+	uint8_t m[256];
+	struct mad_vport_state vs;
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VPORT_STATE, index / MAD_VPORT_STATE_BLOCK, TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	mad_vport_state_decode(m + 64, 64, &vs, NULL);
+	return vs.state[index % MAD_VPORT_STATE_BLOCK];
+}
+
+START_TEST(vports_follow_the_rules)
+{
+	uint8_t m[256];
+	char why[128];
+	F.on_vport_change = count_vport_trap;
+	vport_traps = 0;
+	/* without SR-IOV the attributes are unsupported, and PortInfo says so */
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VIRT_INFO, 0, TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_int_eq(fabric_vport_add(&F, H2, 1, 0, false, why, sizeof(why)), -1);
+	ck_assert_int_eq(fabric_virt_cap(&F, S1p0, 8), -1);
+	ck_assert_int_eq(fabric_virt_cap(&F, H2, 8), 0);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_PORT_INFO, 1, TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	struct mad_port_info pi;
+	mad_port_info_decode(m + 64, 64, &pi, NULL);
+	ck_assert(pi.capability_mask2 & MAD_CAP2_VIRT_SUPPORTED);
+
+	/* off: vport 0 is the physical port, a VF reads Down and takes no Set; no trap */
+	ck_assert_int_eq(
+	    fabric_vport_add(&F, H2, 1, 0x0002c903000a0001ull, false, why, sizeof(why)), 0);
+	ck_assert_int_eq(fabric_vport_add(&F, H2, 1, 0, false, why, sizeof(why)), -1);
+	ck_assert_int_eq(fabric_vport_add(&F, H2, 0, 0, false, why, sizeof(why)), -1);
+	ck_assert_int_eq(fabric_vport_add(&F, H2, 8, 0, false, why, sizeof(why)), -1);
+	ck_assert_int_eq(
+	    fabric_vport_add(&F, H2, 2, 0x0002c903000a0001ull, false, why, sizeof(why)), -1);
+	ck_assert_uint_eq(vport_traps, 0);
+	ck_assert_uint_eq(vport_state_of(0), F.ports[H2].pi.port_state);
+	ck_assert_uint_eq(vport_state_of(1), PORT_STATE_DOWN);
+	struct mad_vport_info vp = {.state = PORT_STATE_ACTIVE};
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_INFO, 1, &vp), MAD_STATUS_INVALID_FIELD);
+	struct mad_virt_info vi = virt_info();
+	ck_assert_uint_eq(vi.vport_cap, 8);
+	ck_assert_uint_eq(vi.enable, 0);
+	ck_assert_uint_eq(vi.vport_state_change, 1);
+
+	/* enabled: VPortStateChange cleared by writing 1; the PF and the VF in Init */
+	vi.enable = 1;
+	ck_assert_int_eq(vport_set(MAD_ATTR_VIRT_INFO, 0, &vi), 0);
+	vi = virt_info();
+	ck_assert_uint_eq(vi.enable, 1);
+	ck_assert_uint_eq(vi.vport_state_change, 0);
+	ck_assert_uint_eq(vi.vport_index_top, 1);
+	ck_assert_uint_eq(vport_state_of(0), PORT_STATE_INIT);
+	vp = vport_info(1);
+	ck_assert_uint_eq(vp.state, PORT_STATE_INIT);
+	ck_assert_uint_eq(vp.port_guid, 0x0002c903000a0001ull);
+	ck_assert_uint_eq(vport_info(0).port_guid, F.ports[H2].guid);
+
+	/* Active only while the physical port is; Down is not the SM's to set */
+	vp = (struct mad_vport_info){.state = PORT_STATE_ACTIVE};
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_INFO, 1, &vp), MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(vport_info(1).state, PORT_STATE_INIT);
+	all_active();
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_INFO, 1, &vp), 0);
+	ck_assert_uint_eq(vport_state_of(1), PORT_STATE_ACTIVE);
+	vp.state = PORT_STATE_DOWN;
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_INFO, 1, &vp), MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(vport_state_of(1), PORT_STATE_ACTIVE);
+
+	/* a VF that asks for a LID gets the SM's; the others use the port's */
+	give_lid(H2, 20);
+	ck_assert_int_eq(fabric_vport_add(&F, H2, 2, 0, true, why, sizeof(why)), 0);
+	ck_assert_uint_eq(vport_traps, 1);
+	ck_assert_uint_eq(virt_info().vport_state_change, 1);
+	ck_assert_uint_eq(vport_info(2).lid_required, 1);
+	vp = (struct mad_vport_info){.lid = 40};
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_INFO, 2, &vp), 0);
+	ck_assert_uint_eq(fabric_vport_lid(&F, H2, 2), 40);
+	ck_assert_uint_eq(fabric_port_by_lid(&F, 40), H2);
+	ck_assert_uint_eq(fabric_vport_lid(&F, H2, 1), 20);
+	vp.lid = 0xc000;
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_INFO, 2, &vp), MAD_STATUS_INVALID_FIELD);
+	ck_assert_uint_eq(fabric_vport_lid(&F, H2, 2), 40);
+
+	/* P_Key tables: a VF's own, the PF's is the port's; bounded by VPartitionCap */
+	struct mad_pkey_table pk = {.pkey = {0xffff, 0x8001}};
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_PKEY_TABLE, mad_vport_block_am(1, 0), &pk), 0);
+	ck_assert_uint_eq(F.ports[H2].vports[1].pkeys[1], 0x8001);
+	ck_assert_uint_eq(F.ports[H2].pkeys[1], 0);
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_PKEY_TABLE, mad_vport_block_am(1, 2), &pk),
+	                 MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_PKEY_TABLE, mad_vport_block_am(3, 0), &pk),
+	                 MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(vport_set(MAD_ATTR_VPORT_PKEY_TABLE, mad_vport_block_am(0, 0), &pk), 0);
+	ck_assert_uint_eq(F.ports[H2].pkeys[1], 0x8001);
+
+	/* read-only attributes */
+	dr_smp(m, MAD_METHOD_SET, MAD_ATTR_VPORT_STATE, 0, TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), MAD_STATUS_UNSUP_METHOD_ATTR);
+	dr_smp(m, MAD_METHOD_GET, MAD_ATTR_VNODE_INFO, 1, TO_H2);
+	ck_assert_int_eq(dr_call(H1, m, NULL), 0);
+	struct mad_vnode_info vn;
+	mad_vnode_info_decode(m + 64, 64, &vn, NULL);
+	ck_assert_uint_eq(vn.partition_cap, FS_VPORT_PKEYS);
+	ck_assert_uint_eq(vn.local_port_num, 1);
+
+	/* the physical link going down takes the VFs back to Init */
+	fabric_set_link(&F, H2, false);
+	fabric_set_link(&F, H2, true);
+	all_active();
+	ck_assert_uint_eq(vport_info(1).state, PORT_STATE_INIT);
+	ck_assert_uint_eq(virt_info().vport_state_change, 1);
+
+	/* a VF going: Down, its LID free, a trap */
+	ck_assert_int_eq(fabric_vport_remove(&F, H2, 2, why, sizeof(why)), 0);
+	ck_assert_int_eq(fabric_vport_remove(&F, H2, 2, why, sizeof(why)), -1);
+	ck_assert_uint_eq(vport_traps, 2);
+	ck_assert_uint_eq(vport_state_of(2), PORT_STATE_DOWN);
+	ck_assert_uint_eq(fabric_port_by_lid(&F, 40), FS_NONE);
+	F.on_vport_change = NULL;
+}
+END_TEST
+
+START_TEST(verify_vports)
+{
+	char why[128];
+	struct verify_report r;
+	give_lid(H1, 10);
+	give_lid(H2, 20);
+	give_lid(H3, 30);
+	give_lid(S1p0, 1);
+	give_lid(S2p0, 2);
+	all_active();
+	program("S1", 1, 0), program("S1", 2, 2), program("S1", 10, 1), program("S1", 20, 2);
+	program("S1", 30, 3);
+	program("S2", 1, 1), program("S2", 2, 0), program("S2", 10, 1), program("S2", 20, 2);
+	program("S2", 30, 1);
+	fabric_virt_cap(&F, H2, 4);
+	ck_assert_int_eq(fabric_vport_add(&F, H2, 1, 0, true, why, sizeof(why)), 0);
+	/* virtualization left off: the VF does not work */
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.ok);
+	ck_assert_ptr_nonnull(strstr(r.issues[0], "virtualization not enabled"));
+	verify_report_free(&r);
+	/* on, and up, but its LID not given */
+	F.ports[H2].virt_enable = true;
+	F.ports[H2].vports[0].state = PORT_STATE_ACTIVE;
+	F.ports[H2].vports[1].state = PORT_STATE_ACTIVE;
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.ok);
+	ck_assert_uint_eq(r.vports, 2);
+	ck_assert_uint_eq(r.vports_active, 2);
+	ck_assert_ptr_nonnull(strstr(r.issues[0], "not given"));
+	verify_report_free(&r);
+	/* a LID that one switch does not route */
+	F.ports[H2].vports[1].lid = 21;
+	F.lid_port[21] = H2;
+	program("S2", 21, 2);
+	verify_run(&F, NULL, &r);
+	ck_assert(!r.ok);
+	ck_assert_uint_eq(r.vport_lids_unreached, 1);
+	ck_assert_ptr_nonnull(strstr(r.issues[0], "from \"S1\""));
+	verify_report_free(&r);
+	program("S1", 21, 2);
+	verify_run(&F, NULL, &r);
+	ck_assert_msg(r.ok, "%s", r.nissues ? r.issues[0] : "");
+	ck_assert_uint_eq(r.vport_lids, 1);
+	verify_report_free(&r);
+}
+END_TEST
+
 START_TEST(netfile_errors_name_file_and_line)
 {
 	static const struct {
@@ -1267,6 +1486,8 @@ int main(void)
 	tcase_add_test(sma, verify_finds_a_credit_loop);
 	tcase_add_test(sma, verify_alternate_paths);
 	tcase_add_test(sma, verify_alternate_paths_parallel_cables);
+	tcase_add_test(sma, vports_follow_the_rules);
+	tcase_add_test(sma, verify_vports);
 	suite_add_tcase(s, sma);
 	TCase *build = tcase_create("building");
 	tcase_set_timeout(build, 60);
