@@ -60,6 +60,8 @@ void config_defaults(struct ibsmd_config *c)
 	c->pm_interval_s = 60;
 	c->pm_window = 8;
 	c->api_max_pending = 256;
+	snprintf(c->virtualization, sizeof(c->virtualization), "manage");
+	c->virt_max_ports_in_process = 64;
 	c->pm_threshold_symbol_errors = 10;
 	c->pm_threshold_link_downed = 1;
 	c->pm_threshold_rcv_errors = 10;
@@ -669,6 +671,9 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_API_TLS_KEY] = {"api_tls_key", OPT_STR, F(api_tls_key), 0, 0, 0},
     [CK_API_USERS_FILE] = {"api_users_file", OPT_STR, F(api_users_file), 0, 0, 0},
     [CK_API_MAX_PENDING] = {"api_max_pending", OPT_UINT, F(api_max_pending), 0, 65536, OPT_LIVE},
+    [CK_VIRTUALIZATION] = {"virtualization", OPT_STR, F(virtualization), 0, 0, OPT_LIVE},
+    [CK_VIRT_MAX_PORTS_IN_PROCESS] = {"virt_max_ports_in_process", OPT_UINT,
+                                      F(virt_max_ports_in_process), 1, 4096, OPT_LIVE},
     [CK_PM_INTERVAL] = {"pm_interval", OPT_UINT, F(pm_interval_s), 0, 86400, OPT_LIVE},
     [CK_PM_WINDOW] = {"pm_window", OPT_UINT, F(pm_window), 1, 64, OPT_LIVE},
     [CK_PM_THRESHOLD_SYMBOL_ERRORS] = {"pm_threshold_symbol_errors", OPT_UINT,
@@ -1045,6 +1050,11 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 		                 "m_key_protect %u without m_key or m_key_secret protects ports "
 		                 "with the key 0, which every host knows: set one of them",
 		                 c->m_key_protect);
+	if (strcmp(c->virtualization, "manage") && strcmp(c->virtualization, "disable") &&
+	    strcmp(c->virtualization, "ignore"))
+		return check_err(c, CK_VIRTUALIZATION, err, errlen,
+		                 "virtualization: \"%s\" is not manage, disable or ignore",
+		                 c->virtualization);
 	/* one of the pair is a certificate without its key or a key without its certificate */
 	if (!c->api_tls_cert[0] != !c->api_tls_key[0])
 		return check_err(c, c->api_tls_cert[0] ? CK_API_TLS_CERT : CK_API_TLS_KEY, err,

@@ -177,6 +177,8 @@ enum config_key {
 	CK_API_TLS_KEY,
 	CK_API_USERS_FILE,
 	CK_API_MAX_PENDING,
+	CK_VIRTUALIZATION,
+	CK_VIRT_MAX_PORTS_IN_PROCESS,
 	CK_PM_INTERVAL,
 	CK_PM_WINDOW,
 	CK_PM_THRESHOLD_SYMBOL_ERRORS,
@@ -278,6 +280,11 @@ struct ibsmd_config {
 	/* GUIDs one client of the partition API may have pending (members added before their
 	 * port, alias or vport is in the fabric); 0: a GUID must be in the fabric */
 	unsigned api_max_pending;
+	/* SR-IOV virtual ports (IBA Annex A18): "manage" (enable them, give LIDs, P_Keys,
+	 * states), "disable" (turn virtualization off on every port), "ignore" (leave it as
+	 * it is); and how many physical ports' vports are read at once */
+	char virtualization[16];
+	unsigned virt_max_ports_in_process;
 	/* the performance manager: every pm_interval seconds (0: off) it reads every port's
 	 * counters, pm_window requests at most in flight; an error counter that grows by at
 	 * least its threshold (0: never) between two readings raises an event */

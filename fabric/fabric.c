@@ -53,6 +53,10 @@ void topo_free(struct topo *t)
 	vec_free(&t->aliases);
 	u64map_free(&t->alias_by_guid);
 	u64map_free(&t->alias_by_slot);
+	vec_free(&t->vports);
+	u64map_free(&t->vport_by_guid);
+	u64map_free(&t->vport_by_slot);
+	u64map_free(&t->vport_by_lid);
 	u64map_free(&t->by_guid);
 	u64map_free(&t->by_port_guid);
 	memset(t, 0, sizeof(*t));

@@ -52,6 +52,10 @@ struct topo_port {
 	bool pkey_again;
 	bool pkey_failed; /* a block of the table on its way failed: the port's table unknown */
 	bool known;       /* PortInfo read at least once */
+	/* virtualization (fabric/vports.c): the port has vports (CapabilityMask2), the SM
+	 * enabled them, and they are to be read again (a trap, VPortStateChange, a new port) */
+	bool virt, virt_enabled, virt_dirty;
+	uint8_t vport0; /* ... and the state of its vport 0 (the PF), once enabled */
 	/* routes keep off this port's link for now: it came up and is not ACTIVE yet, or it
 	 * flaps and has not been stable long enough (sm/health.c) */
 	bool unrouted;
@@ -107,6 +111,25 @@ struct topo_alias {
 	uint16_t index; /* block * 8 + entry */
 };
 
+/* A virtual port (IBA Annex A18): a VF behind an SR-IOV HCA's physical port, with a GUID, a
+ * state and a P_Key table of its own, and a LID of its own when it asks for one. */
+struct topo_vport {
+	uint64_t guid;
+	uint32_t port;  /* the physical port */
+	uint16_t index; /* at that port */
+	uint16_t lid;   /* its own LID as the SM gives it (lid_required), 0: none */
+	uint16_t lid_by_index;
+	uint16_t hw_lid;   /* VPortLID as the vport last reported it */
+	uint16_t pkey_cap; /* VPartitionCap */
+	uint8_t state;     /* VPortState as last read or set */
+	bool lid_required;
+	uint32_t seen;     /* the sweep (topo.sweep) that last read it */
+	uint32_t pkey_sig; /* its P_Key table as programmed (a hash), 0: unknown */
+	/* its P_Keys from the partition policy, as a port's: npkeys at topo.pkeys[pkey_at] */
+	uint32_t pkey_at;
+	uint8_t npkeys;
+};
+
 struct topo {
 	struct topo_node *nodes;
 	uint32_t nnodes, nodes_cap;
@@ -152,6 +175,10 @@ struct topo {
 	struct u64map alias_by_guid; /* alias GUID -> aliases index */
 	struct u64map alias_by_slot; /* (port + 1) << 16 | index -> aliases index */
 	uint64_t alias_changes;      /* counts adds and removals (for whoever saves them) */
+	/* virtual ports, by GUID and by slot ((port + 1) << 16 | index) */
+	VEC(struct topo_vport) vports;
+	struct u64map vport_by_guid, vport_by_slot, vport_by_lid;
+	uint64_t vport_changes; /* counts adds, removals and LID changes */
 };
 
 #define TOPO_MAX_PKEYS 128 /* P_Keys per port the model keeps (PartitionCap of today's HCAs) */
@@ -295,9 +322,13 @@ static inline bool topo_port_should_be_active(const struct topo *t, uint32_t p)
  * partition it belongs to in the policy's order; a switch's port 0 the default, full.
  * Once per sweep, after discovery, and after the policy changes. 0, or -1 out of memory. */
 int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg);
-/* The port's P_Keys (count in *n). */
+/* The port's P_Keys (count in *n); p may be a vport's slot, nports + its index. */
 static inline const uint16_t *topo_port_pkeys(const struct topo *t, uint32_t p, unsigned *n)
 {
+	if (p >= t->nports) { /* a vport's slot: nports + its index (fabric/vports.c) */
+		*n = t->vports.v[p - t->nports].npkeys;
+		return t->pkeys ? t->pkeys + t->vports.v[p - t->nports].pkey_at : NULL;
+	}
 	*n = t->ports[p].npkeys;
 	return t->pkeys ? t->pkeys + t->ports[p].pkey_at : NULL;
 }
@@ -329,6 +360,50 @@ void topo_alias_del(struct topo *t, uint64_t guid);
 uint32_t topo_aliases_follow(struct topo *t);
 /* GUIDInfo block b of a port as it should read: the port GUID at index 0, aliases. */
 void topo_guid_info_block(const struct topo *t, uint32_t port, unsigned b, struct mad_guid_info *g);
+
+/* ---- virtual ports (fabric/vports.c) ---- */
+
+#define TOPO_MAX_VPORTS 262144
+
+/* The vport at a port's index, or by GUID: its index into topo.vports, TOPO_NONE if none. */
+uint32_t topo_vport_at(const struct topo *t, uint32_t port, unsigned index);
+uint32_t topo_vport_by_guid(const struct topo *t, uint64_t guid);
+/* A vport as read (its VPortInfo): added, or updated in place. Its index into topo.vports;
+ * TOPO_NONE when its GUID is another's (a port's, a node's, an alias's or another vport's:
+ * it is left out), or out of memory. */
+uint32_t topo_vport_put(struct topo *t, uint32_t port, unsigned index, uint64_t guid,
+                        bool lid_required, uint16_t lid_by_index, uint16_t hw_lid, uint8_t state);
+void topo_vport_del(struct topo *t, uint32_t v);
+/* The vports of a port not read since sweep `since` go (the VF is gone); all of them when
+ * since is UINT32_MAX. How many went. */
+uint32_t topo_vports_drop(struct topo *t, uint32_t port, uint32_t since);
+/* After discovery: vports of ports that are gone, unlinked or without virtualization go. */
+uint32_t topo_vports_follow(struct topo *t);
+/* A vport's own LID as the SM gives it (0: none); -1 out of memory (it keeps none). */
+int topo_vport_assign_lid(struct topo *t, uint32_t v, uint16_t lid);
+/* The LID a vport answers to: its own, the one of the vport LIDByVPortIndex names, or the
+ * physical port's. */
+uint16_t topo_vport_lid(const struct topo *t, uint32_t v);
+/* The highest LID a vport holds of its own (0: none). */
+uint16_t topo_vport_max_lid(const struct topo *t);
+/* After routing: every vport LID leaves each switch by the port its physical port's LID
+ * does (the packets reach the HCA, which hands them to the VF). */
+void topo_vport_lfts(struct topo *t);
+/* The vport holding a LID of its own (TOPO_NONE: none). */
+uint32_t topo_vport_by_lid(const struct topo *t, uint16_t lid);
+void topo_vport_set_pkey_sig(struct topo *t, uint32_t v, uint32_t sig);
+/* The port a LID leads to: its holder's, or for a vport's own LID its physical port
+ * (TOPO_NONE: nobody's). */
+uint32_t topo_lid_to_port(const struct topo *t, uint16_t lid);
+/* The LID routing knows a LID by: itself, or for a vport's own its port's base LID (which
+ * its packets follow through the fabric). */
+uint16_t topo_lid_base(const struct topo *t, uint16_t lid);
+/* An endpoint slot (a port index, or nports + a vport's index: what the SA's path queries
+ * name) to the physical port it is at. */
+static inline uint32_t topo_slot_port(const struct topo *t, uint32_t slot)
+{
+	return slot < t->nports ? slot : t->vports.v[slot - t->nports].port;
+}
 
 /* ---- tables as programmed (fabric/tables.c) ---- */
 

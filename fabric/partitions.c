@@ -7,9 +7,18 @@
 #include "fabric/fabric.h"
 #include "util/vec.h"
 
-/* May this port hold P_Keys of the policy: a CA port, or a switch's management port 0. */
+/* The slots that hold P_Keys: the ports, then the vports (slot nports + v). */
+static uint32_t nslots(const struct topo *t)
+{
+	return t->nports + t->vports.n;
+}
+
+/* May this port hold P_Keys of the policy: a CA port, or a switch's management port 0 (and
+ * every vport, a CA's). */
 static bool keyed(const struct topo *t, uint32_t p)
 {
+	if (p >= t->nports)
+		return true;
 	bool sw = topo_is_switch(t, t->ports[p].node);
 	return sw ? t->ports[p].num == 0 : t->ports[p].num != 0;
 }
@@ -33,13 +42,18 @@ static void mark(struct topo *t, const struct config_member *m, uint8_t ms, uint
 			only = n != U64MAP_NONE && topo_is_switch(t, n) ? t->nodes[n].first_port
 			                                                : TOPO_NONE;
 		}
+		/* a vport's: its own table */
+		if (only == TOPO_NONE) {
+			uint32_t v = topo_vport_by_guid(t, m->guid);
+			only = v != TOPO_NONE ? t->nports + v : TOPO_NONE;
+		}
 		/* an alias GUID (a virtual function's, as orchestrators give them): the P_Key
 		 * table that enforces it is its physical port's */
 		if (only == TOPO_NONE) {
 			only = topo_alias_port(t, m->guid);
 			t->pkeys_by_alias++;
 		}
-		if (only == TOPO_NONE || only >= t->nports)
+		if (only == TOPO_NONE || only >= nslots(t))
 			return;
 		break;
 	}
@@ -50,11 +64,11 @@ static void mark(struct topo *t, const struct config_member *m, uint8_t ms, uint
 		break;
 	default: break;
 	}
-	uint32_t from = only != TOPO_NONE ? only : 0, to = only != TOPO_NONE ? only + 1 : t->nports;
+	uint32_t from = only != TOPO_NONE ? only : 0, to = only != TOPO_NONE ? only + 1 : nslots(t);
 	for (uint32_t p = from; p < to; p++) {
 		if (!keyed(t, p))
 			continue;
-		bool sw = topo_is_switch(t, t->ports[p].node);
+		bool sw = p < t->nports && topo_is_switch(t, t->ports[p].node);
 		if ((m->kind == CM_ALL_CAS && sw) || (m->kind == CM_ALL_SWITCHES && !sw))
 			continue;
 		if (!flags[p])
@@ -115,7 +129,7 @@ static int partition_pairs(struct topo *t, const struct config_partition *pt, st
 static void default_keys(const struct topo *t, bool configured, const uint32_t *count,
                          uint16_t *first)
 {
-	for (uint32_t p = 0; p < t->nports; p++) {
+	for (uint32_t p = 0; p < nslots(t); p++) {
 		uint32_t d = !configured ? 2 : count[p] ? count[p] : 1; /* not listed: limited */
 		if (p == t->sm_port)
 			d = d == 3 ? 3 : 2;
@@ -128,10 +142,10 @@ static void default_keys(const struct topo *t, bool configured, const uint32_t *
  * is the end of port p's pairs, its start count[p - 1] (0 for p = 0). NULL out of memory. */
 static struct pkey_pair *pairs_by_port(const struct topo *t, struct pkey_work *w)
 {
-	memset(w->count, 0, (t->nports + 2u) * sizeof(uint32_t));
+	memset(w->count, 0, (nslots(t) + 2u) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < w->npairs; i++)
 		w->count[w->pairs[i].port + 1]++;
-	for (uint32_t p = 0; p < t->nports; p++)
+	for (uint32_t p = 0; p < nslots(t); p++)
 		w->count[p + 1] += w->count[p];
 	struct pkey_pair *sorted = malloc((w->npairs + 1u) * sizeof(*sorted));
 	if (!sorted)
@@ -146,9 +160,10 @@ static struct pkey_pair *pairs_by_port(const struct topo *t, struct pkey_work *w
 static int port_keys(struct topo *t, uint32_t p, const struct pkey_pair *sorted, uint32_t at,
                      uint32_t end, const uint16_t *first)
 {
-	struct topo_port *port = &t->ports[p];
-	/* as many keys as the port's table holds (PartitionCap), and the model keeps */
-	unsigned cap = t->nodes[port->node].ni.partition_cap;
+	/* as many keys as the port's table holds (PartitionCap; a vport's VPartitionCap), and
+	 * the model keeps */
+	unsigned cap = p < t->nports ? t->nodes[t->ports[p].node].ni.partition_cap
+	                             : t->vports.v[p - t->nports].pkey_cap;
 	if (!cap || cap > TOPO_MAX_PKEYS)
 		cap = TOPO_MAX_PKEYS;
 	if (array_reserve(&t->pkeys, &t->pkeys_cap, t->npkeys + (uint64_t)cap) < 0)
@@ -174,7 +189,10 @@ static int port_keys(struct topo *t, uint32_t p, const struct pkey_pair *sorted,
 	}
 	if (over)
 		t->pkeys_truncated++;
-	port->npkeys = (uint8_t)k;
+	if (p < t->nports)
+		t->ports[p].npkeys = (uint8_t)k;
+	else
+		t->vports.v[p - t->nports].npkeys = (uint8_t)k;
 	t->npkeys += k;
 	return 0;
 }
@@ -185,10 +203,15 @@ static int all_port_keys(struct topo *t, const struct pkey_pair *sorted, const u
 {
 	t->npkeys = 0;
 	uint32_t at = 0;
-	for (uint32_t p = 0; p < t->nports; p++) {
+	for (uint32_t p = 0; p < nslots(t); p++) {
 		uint32_t end = count[p];
-		t->ports[p].npkeys = 0;
-		t->ports[p].pkey_at = t->npkeys;
+		if (p < t->nports) {
+			t->ports[p].npkeys = 0;
+			t->ports[p].pkey_at = t->npkeys;
+		} else {
+			t->vports.v[p - t->nports].npkeys = 0;
+			t->vports.v[p - t->nports].pkey_at = t->npkeys;
+		}
 		if (keyed(t, p) && port_keys(t, p, sorted, at, end, first) < 0)
 			return -1;
 		at = end;
@@ -198,9 +221,9 @@ static int all_port_keys(struct topo *t, const struct pkey_pair *sorted, const u
 
 int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 {
-	struct pkey_work w = {.flags = calloc(t->nports + 1u, 1),
-	                      .touched = malloc((t->nports + 1u) * sizeof(uint32_t)),
-	                      .count = calloc(t->nports + 2u, sizeof(uint32_t))};
+	struct pkey_work w = {.flags = calloc(nslots(t) + 1u, 1),
+	                      .touched = malloc((nslots(t) + 1u) * sizeof(uint32_t)),
+	                      .count = calloc(nslots(t) + 2u, sizeof(uint32_t))};
 	uint16_t *first = NULL;
 	struct pkey_pair *sorted = NULL;
 	int rc = -1;
@@ -218,7 +241,7 @@ int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 		if (partition_pairs(t, pt, &w) < 0)
 			goto out;
 	}
-	first = malloc((t->nports + 1u) * sizeof(uint16_t) * 2);
+	first = malloc((nslots(t) + 1u) * sizeof(uint16_t) * 2);
 	if (!first)
 		goto out;
 	default_keys(t, dflt != NULL, w.count, first);

@@ -67,7 +67,8 @@ enum how {
 	QOS,
 	QOSFILE,
 	BOTHKEYS,
-	VLCAP
+	VLCAP,
+	VIRT
 };
 static const struct {
 	const char *osm, *ours;
@@ -94,6 +95,9 @@ static const struct {
     {"cn_guid_file", "cn_guid_file", STRING},
     {"lfts_file", "lfts_file", STRING},
     {"nue_max_num_vls", "routing_max_vls", VLCAP},
+    /* NVIDIA's SM (virtual ports, IBA Annex A18) */
+    {"virt_enabled", "virtualization", VIRT},
+    {"virt_max_ports_in_process", "virt_max_ports_in_process", COPY},
     {"perfmgr", "pm_interval", PM},
     {"perfmgr_sweep_time_s", "pm_interval", PM},
     {"partition_config_file", "partitions", PARTFILE},
@@ -177,6 +181,16 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 			return fail(im, file, line, "%s: \"%s\" is not a number", key, val);
 		fprintf(out, "%s: 0x%016llx\n", ours, v);
 		return 0;
+	case VIRT: {
+		/* NVIDIA's SM: 0 ignore, 1 disable, 2 enable (manage) */
+		static const char *const modes[] = {"ignore", "disable", "manage"};
+		errno = 0;
+		unsigned long n = strtoul(val, &e, 0);
+		if (*e || errno || n > 2)
+			return fail(im, file, line, "%s: \"%s\" is not 0, 1 or 2", key, val);
+		fprintf(out, "%s: %s\n", ours, modes[n]);
+		return 0;
+	}
 	case BOOL:
 		if (!strcasecmp(val, "TRUE") || !strcasecmp(val, "FALSE")) {
 			fprintf(out, "%s: %s\n", ours, !strcasecmp(val, "TRUE") ? "true" : "false");

@@ -77,6 +77,9 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 	for (uint32_t i = 0; i < ctx->dst_start[ns]; i++)
 		if (ctx->dst[i].lid > ctx->max_lid)
 			ctx->max_lid = ctx->dst[i].lid;
+	/* vports' own LIDs get their physical port's exits after routing (topo_vport_lfts) */
+	if (topo_vport_max_lid(t) > ctx->max_lid)
+		ctx->max_lid = topo_vport_max_lid(t);
 	/* fresh LFTs, sized to the highest LID */
 	uint32_t size = ((uint32_t)ctx->max_lid / 64 + 1) * 64;
 	for (uint32_t s = 0; s < ns; s++) {

@@ -87,6 +87,54 @@ static bool allocate(struct assign *a, uint32_t port)
 	return false;
 }
 
+/* A vport's own LID (it asked for one, LIDRequired): kept as a port's is (this sweep's, the
+ * state file's, what it holds), else the lowest free; the others use their port's. In
+ * guid2lid by the vport's GUID, so that restarts and standbys keep it. The number that got
+ * none. */
+static uint32_t assign_vport_lids(struct assign *a)
+{
+	struct sm *sm = a->sm;
+	struct topo *t = &sm->topo;
+	const struct ibsmd_config *c = sm->cfg;
+	uint32_t failed = 0;
+	for (uint32_t v = 0; v < t->vports.n; v++) {
+		const struct topo_vport *vp = &t->vports.v[v];
+		if (!vp->lid_required || !t->ports[vp->port].lid) {
+			topo_vport_assign_lid(t, v, 0);
+			continue;
+		}
+		uint32_t kept = u64map_get(&sm->guid2lid, vp->guid);
+		uint32_t cands[3] = {vp->lid, kept == U64MAP_NONE ? 0 : kept, vp->hw_lid};
+		uint32_t lid = 0;
+		for (unsigned i = 0; i < 3 && !lid; i++)
+			if (cands[i] && valid_block(c, cands[i], 0) &&
+			    block_free(a, cands[i], 0, vp->guid, i == 2))
+				lid = cands[i];
+		/* the lowest free, a LID the state file keeps for a GUID not here last */
+		for (int pass = 0; pass < 2 && !lid; pass++)
+			for (uint32_t l = c->lid_min; !lid && l <= c->lid_max; l++)
+				if (block_free(a, l, 0, vp->guid, pass == 0))
+					lid = l;
+		if (!lid || topo_vport_assign_lid(t, v, (uint16_t)lid) < 0) {
+			topo_vport_assign_lid(t, v, 0); /* the one it had may be another's now */
+			failed++;
+			continue;
+		}
+		a->owner[lid] = t->nports + v; /* not a port's, and not TOPO_NONE */
+		if (u64map_get(&sm->guid2lid, vp->guid) != lid) {
+			u64map_put(&sm->guid2lid, vp->guid, lid);
+			sm->guid2lid_dirty = true;
+			sm->guid2lid_changes++;
+		}
+	}
+	if (failed)
+		log_err(sm->log, "lids",
+		        "%u vport(s) that ask for a LID of their own got none: the range %u-%u is "
+		        "full; widen lid_min/lid_max",
+		        failed, c->lid_min, c->lid_max);
+	return failed;
+}
+
 int lids_assign(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
@@ -174,6 +222,7 @@ int lids_assign(struct sm *sm)
 		        "%u port(s) got no LID: the range %u-%u with LMC %u is full; "
 		        "widen lid_min/lid_max",
 		        failed, sm->cfg->lid_min, sm->cfg->lid_max, sm->cfg->lmc);
+	uint32_t vfailed = assign_vport_lids(&a);
 	/* remember them; count the LIDs (a port with LMC l answers to 2^l) */
 	uint32_t nlids = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -195,7 +244,7 @@ int lids_assign(struct sm *sm)
 	free(order);
 	free(a.owner);
 	free(a.reserved);
-	return failed ? -1 : 0;
+	return failed || vfailed ? -1 : 0;
 }
 
 static void state_path(const struct sm *sm, const char *name, char *buf, size_t len)

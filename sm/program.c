@@ -722,5 +722,6 @@ void program_pkeys_now(struct sm *sm)
 	sm->detached++;
 	program_ca_pkeys(sm);
 	program_switch_pkeys(sm);
+	vports_program_pkeys(sm);
 	sm->detached--;
 }

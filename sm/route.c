@@ -206,6 +206,9 @@ static void route_finish(struct sm *sm, bool proceed)
 		sm->reroute = false;
 	if (sm->engine)
 		layers_check(sm);
+	/* the vports' own LIDs leave by their physical ports' exits */
+	if (j->rc == 0)
+		topo_vport_lfts(&sm->topo);
 	/* LinearFDBTop: the highest LID routed */
 	for (uint32_t s = 0; s < sm->topo.nsws; s++)
 		sm->topo.sws[s].lft_top = sm->rctx.max_lid;

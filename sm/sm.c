@@ -59,13 +59,22 @@ static void after_tables(struct sm *sm)
 	sm_phase_check(sm);
 }
 
-static void after_activate(struct sm *sm)
+static void after_vports_program(struct sm *sm)
 {
-	sm->times.activate = phase_end(sm);
+	sm->times.activate += phase_end(sm);
 	sweep_done(sm);
 }
 
+static void after_activate(struct sm *sm)
+{
+	sm->times.activate = phase_end(sm);
+	sm_phase_begin(sm, after_vports_program);
+	vports_program(sm);
+	sm_phase_check(sm);
+}
+
 static void after_read(struct sm *sm);
+static void after_vports(struct sm *sm);
 
 /* A dry run takes no part in the election and writes nothing: the LIDs are the ones the
  * ports hold (a port without one gets one in the model only), the tables are read, and
@@ -168,6 +177,15 @@ static void after_election(struct sm *sm)
 		}
 		return;
 	}
+	/* the VFs behind the ports (their LIDs are given with the ports') */
+	sm_phase_begin(sm, after_vports);
+	vports_discover(sm);
+	sm_phase_check(sm);
+}
+
+static void after_vports(struct sm *sm)
+{
+	vports_discover_end(sm);
 	double t0 = ev_time();
 	if (lids_assign(sm) < 0) {
 		log_err(sm->log, "sm", "some ports have no LID: they stay unreachable");
@@ -623,6 +641,7 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 		else
 			sm_request_sweep(sm, NULL, 0);
 		break;
+	case 1146: /* a VF came or went behind a port (IBA Annex A18) */ vports_trap(sm, p); break;
 	case 144: /* capability mask change: IsSM and friends */
 		if (p != TOPO_NONE)
 			election_cap_changed(sm, p);
@@ -675,6 +694,7 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 	health_init(sm);
 	sm->rl_trap = sm->rl_garbage = sm->rl_no_answer = sm->rl_refused = LOG_RL_INIT(20, 1000);
 	sm->rl_events = LOG_RL_INIT(50, 1000);
+	sm->vp.rl = LOG_RL_INIT(20, 1000);
 	sm->rl_qos = sm->rl_layers = LOG_RL_INIT(5, 10000);
 	if (topo_init(&sm->topo) < 0) {
 		free(sm);
@@ -840,6 +860,9 @@ void sm_stop(struct sm *sm)
 	sm_smp_drop_backlog(sm);
 	vec_free(&sm->reprobe);
 	vec_free(&sm->silent);
+	vec_free(&sm->vp.queue);
+	vec_free(&sm->vp.active);
+	vec_free(&sm->vp.done);
 	free(sm->silent_mark);
 	sm->silent_mark = NULL;
 	sm->silent_cap = 0;

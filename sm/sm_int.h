@@ -141,6 +141,24 @@ struct sm_health {
 	ev_timer settle_timer;
 };
 
+/* Virtual ports being read (sm/vports.c): the ports to read this sweep, in order, and the
+ * ones in process (at most virt_max_ports_in_process), each with its SMPs out and its
+ * VPortIndexTop; the ones whose reads all came back. */
+struct sm_vport_slot {
+	uint32_t port;
+	unsigned out;
+	uint16_t top;
+};
+struct sm_vports {
+	VEC(uint32_t) queue;
+	uint32_t head;
+	VEC(struct sm_vport_slot) active;
+	VEC(uint32_t) done;
+	struct log_rl rl;
+	uint64_t reads, sets;
+	uint64_t changes_at; /* topo.vport_changes when the read began */
+};
+
 struct sm {
 	struct ibsmd_config *cfg;
 	const struct log *log;
@@ -279,6 +297,7 @@ struct sm {
 	struct sm_mcast mc;
 	struct sm_election el;
 	struct sm_health health;
+	struct sm_vports vp;
 };
 
 /* ---- for the phases ---- */
@@ -394,6 +413,15 @@ void program_keys(struct sm *sm); /* PortInfo of the ports whose M_Key changes *
 void program_arm(struct sm *sm);
 void program_port_tables(struct sm *sm); /* SL-to-VL, VL arbitration, alias GUIDs */
 void program_activate(struct sm *sm);
+/* Virtual ports (sm/vports.c): read those of the ports that need it (a phase); then the
+ * ports whose reads all came back lose the vports they no longer show; after activation
+ * their LIDs, states and P_Key tables (a phase); a trap 1146 from a port. */
+void vports_discover(struct sm *sm);
+void vports_discover_end(struct sm *sm);
+void vports_program(struct sm *sm);
+void vports_trap(struct sm *sm, uint32_t port);
+/* The vports' P_Key tables where the policy changed them (a run-time partition change). */
+void vports_program_pkeys(struct sm *sm);
 
 /* Election (sm/election.c): who is master among the SMs of the subnet. */
 void election_init(struct sm *sm);

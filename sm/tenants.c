@@ -234,7 +234,8 @@ static bool guid_known(const struct topo *t, uint64_t guid)
 {
 	uint32_t n = u64map_get(&t->by_guid, guid);
 	return u64map_get(&t->by_port_guid, guid) != U64MAP_NONE ||
-	       topo_alias_port(t, guid) != TOPO_NONE || (n != U64MAP_NONE && topo_is_switch(t, n));
+	       topo_alias_port(t, guid) != TOPO_NONE || topo_vport_by_guid(t, guid) != TOPO_NONE ||
+	       (n != U64MAP_NONE && topo_is_switch(t, n));
 }
 
 /* Is guid one of the file's own members of pt (by GUID: classes such as "all" name no one)? */
@@ -614,6 +615,13 @@ static void where(const struct topo *t, uint64_t guid, struct tenants_member *o)
 	if (p == U64MAP_NONE || p == TOPO_NONE) {
 		p = topo_alias_port(t, guid);
 		o->alias = p != TOPO_NONE;
+	}
+	uint32_t v = p == TOPO_NONE ? topo_vport_by_guid(t, guid) : TOPO_NONE;
+	if (v != TOPO_NONE) { /* a vport's: its own LID (or its port's) and state */
+		o->alias = true;
+		o->lid = topo_vport_lid(t, v);
+		o->port_state = t->vports.v[v].state;
+		return;
 	}
 	if (p == TOPO_NONE || p >= t->nports)
 		return;

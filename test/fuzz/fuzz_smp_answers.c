@@ -132,9 +132,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct run r = {.in = data, .left = size};
 	fabric_init(&r.f);
 	struct fs_error err;
-	if (generate(&r.f, "fattree:radix=4,levels=2", &err) < 0)
+	/* hosts with SR-IOV virtual ports, two VFs each on two of them (one asking for a LID):
+	 * the vport attributes' answers are lied about too */
+	if (generate(&r.f, "fattree:radix=4,levels=2,vports=4", &err) < 0)
 		abort();
 	r.sm_port = fabric_port(&r.f, fabric_find_node(&r.f, "host-1"), 1);
+	char why[128];
+	for (unsigned h = 2; h <= 3; h++) {
+		char name[16];
+		snprintf(name, sizeof(name), "host-%u", h);
+		uint32_t p = fabric_port(&r.f, fabric_find_node(&r.f, name), 1);
+		if (fabric_vport_add(&r.f, p, 1, 0, true, why, sizeof(why)) < 0 ||
+		    fabric_vport_add(&r.f, p, 2, 0, false, why, sizeof(why)) < 0)
+			abort();
+	}
 	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
 	r.ft = fake_transport_new();
 	r.ft->on_send = on_send;

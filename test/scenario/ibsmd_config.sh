@@ -99,7 +99,7 @@ echo "a missing file: ok"
 
 # the importer: OpenSM's files as YAML that --check-config takes, and what it cannot
 # translate refused with file:line
-printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\nnue_max_num_vls 4\n' \
+printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\nnue_max_num_vls 4\nvirt_enabled 1\nvirt_max_ports_in_process 16\n' \
 	>"$WORK/opensm.conf"
 # QoS: the per class tables (qos_*), and the policy file opensm.conf names
 POLICY="$(cd "$(dirname "$0")" && pwd)/opensm/qos-policy.conf"
@@ -113,7 +113,9 @@ printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_
 grep -q '^# opensm log_file /var/log/opensm.log: ' "$WORK/imported.yaml" &&
 	grep -q '^# opensm routing_engine lash: ' "$WORK/imported.yaml" &&
 	grep -q '^routing_engine: "ftree,updn,minhop"' "$WORK/imported.yaml" &&
-	grep -q '^routing_max_vls: 4$' "$WORK/imported.yaml" ||
+	grep -q '^routing_max_vls: 4$' "$WORK/imported.yaml" &&
+	grep -q '^virtualization: disable$' "$WORK/imported.yaml" &&
+	grep -q '^virt_max_ports_in_process: 16$' "$WORK/imported.yaml" ||
 	fail "the import does not say what it did with OpenSM's options: $(cat "$WORK/imported.yaml")"
 # the policy as ibsmd reads it back (--dump-config): every group, level, rule and table
 "$IBSMD" --config "$WORK/imported.yaml" --dump-config 2>&1 | sed -n '/^qos:/,/^[a-z]/p' | sed '$d' \

@@ -112,6 +112,7 @@ static const struct {
     {"default_ipoib_rate: 7\n", ":1:", "rate"},
     {"sa_services_per_port: 0\n", ":1:", "sa_services_per_port"},
     {"sm_priority: 1\nsa_groups_per_port: 16384\n", ":2:", "sa_groups_per_port"},
+    {"virt_max_ports_in_process: 0\n", ":1:", "virt_max_ports_in_process"},
 };
 
 START_TEST(bad_file_named)
@@ -152,6 +153,15 @@ START_TEST(checks_across_keys)
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, ":1:"));
 	ck_assert_ptr_nonnull(strstr(err, "api_tls_cert and api_tls_key: give both"));
+	config_free(&c);
+	/* virtualization: one of three words, named with its line */
+	ck_assert_int_eq(load(&c, "sm_priority: 1\nvirtualization: on\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":2:"));
+	ck_assert_ptr_nonnull(strstr(err, "manage, disable or ignore"));
+	config_free(&c);
+	ck_assert_int_eq(load(&c, "virtualization: ignore\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
 	config_free(&c);
 	ck_assert_int_eq(load(&c, "api_listen: \"127.0.0.1:8443\"\n", err, sizeof(err)), 0);
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);

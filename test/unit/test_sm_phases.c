@@ -43,6 +43,7 @@ struct harness {
 	uint64_t lost_tids[256];
 	unsigned nlost_tids;
 	uint64_t mft_sets; /* MFT Sets the SM sent, attempts included */
+	uint64_t node_info_gets;
 };
 
 /* A Set whose answer the harness loses (see lose_attr). */
@@ -88,6 +89,8 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 	}
 	if (m[3] == MAD_METHOD_SET && (m[16] << 8 | m[17]) == MAD_ATTR_MFT)
 		h->mft_sets++;
+	if (m[3] == MAD_METHOD_GET && (m[16] << 8 | m[17]) == MAD_ATTR_NODE_INFO)
+		h->node_info_gets++;
 	bool lost = set_answer_lost(h, m);
 	if (lost && h->lose == SET_LOST)
 		return; /* the SMA never sees it */
@@ -565,6 +568,78 @@ START_TEST(alias_unanswered_then_delete)
 }
 END_TEST
 
+/* Virtual ports (IBA Annex A18) on hosts with SR-IOV: the SM enables virtualization, gives
+ * the VFs that ask for one a LID routed to their port, brings every vport (PFs included) to
+ * ACTIVE; a VF that appears later is followed on its trap 1146 by an incremental sweep that
+ * reads no node again; one that goes leaves the model and gives its LID back. */
+static uint32_t host_port(struct harness *h, const char *name)
+{
+	return fabric_port(&h->f, fabric_find_node(&h->f, name), 1);
+}
+
+static void vports_verified(struct harness *h, unsigned vports, unsigned lids)
+{
+	struct verify_opts o = {.max_issues = 5};
+	struct verify_report r;
+	verify_run(&h->f, &o, &r);
+	ck_assert_msg(r.ok, "verify: %s", r.nissues ? r.issues[0] : "");
+	ck_assert_uint_eq(r.vports, vports);
+	ck_assert_uint_eq(r.vports_active, vports);
+	ck_assert_uint_eq(r.vport_lids, lids);
+	ck_assert_uint_eq(r.vport_lids_unreached, 0);
+	verify_report_free(&r);
+}
+
+START_TEST(vports_managed)
+{
+	struct harness h;
+	char why[128];
+	harness_init(&h, "fattree:radix=4,levels=2,vports=8"); /* 8 hosts */
+	ck_assert_int_eq(fabric_vport_add(&h.f, host_port(&h, "host-2"), 1, 0, true, why, 128), 0);
+	ck_assert_int_eq(fabric_vport_add(&h.f, host_port(&h, "host-2"), 2, 0, false, why, 128), 0);
+	ck_assert_int_eq(fabric_vport_add(&h.f, host_port(&h, "host-3"), 1, 0, true, why, 128), 0);
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	verify_clean(&h);
+	vports_verified(&h, 8 + 3, 2);
+	const struct topo *t = sm_fabric(h.sm);
+	ck_assert_uint_eq(t->vports.n, 3);
+	uint32_t p2 = host_port(&h, "host-2");
+	ck_assert_uint_ne(fabric_vport_lid(&h.f, p2, 1), h.f.ports[p2].pi.lid);
+	ck_assert_uint_eq(fabric_vport_lid(&h.f, p2, 2), h.f.ports[p2].pi.lid);
+	/* the SM's model agrees with the HCA */
+	uint32_t v = topo_vport_by_guid(t, h.f.ports[p2].vports[1].guid);
+	ck_assert_uint_ne(v, TOPO_NONE);
+	ck_assert_uint_eq(topo_vport_lid(t, v), fabric_vport_lid(&h.f, p2, 1));
+
+	/* a VF comes: its trap, one incremental sweep, no node read again */
+	uint32_t p4 = host_port(&h, "host-4");
+	ck_assert_int_eq(fabric_vport_add(&h.f, p4, 3, 0, true, why, 128), 0);
+	struct sm_status st = sm_status(h.sm);
+	uint64_t reads = h.node_info_gets;
+	uint8_t m[256];
+	sma_build_trap(&h.f, p4, 1146, 77, m);
+	struct mad_addr from = {.lid = h.f.ports[p4].pi.lid, .qpn = 0};
+	fake_deliver(h.ft, &from, m, MAD_SIZE, 0);
+	ck_assert(run_until_up(&h, st.sweeps + 1, 30));
+	ck_assert_uint_eq(h.node_info_gets, reads);
+	vports_verified(&h, 8 + 4, 3);
+	ck_assert_uint_eq(h.f.ports[p4].vport_change, false);
+
+	/* ... and goes */
+	uint16_t gone_lid = fabric_vport_lid(&h.f, p4, 3);
+	ck_assert_int_eq(fabric_vport_remove(&h.f, p4, 3, why, 128), 0);
+	st = sm_status(h.sm);
+	sma_build_trap(&h.f, p4, 1146, 78, m);
+	fake_deliver(h.ft, &from, m, MAD_SIZE, 0);
+	ck_assert(run_until_up(&h, st.sweeps + 1, 30));
+	ck_assert_uint_eq(t->vports.n, 3);
+	ck_assert_uint_eq(topo_vport_by_lid(t, gone_lid), TOPO_NONE);
+	vports_verified(&h, 8 + 3, 2);
+	harness_free(&h);
+}
+END_TEST
+
 /* Deliver an SMInfo request to the SM as from LID 7 and decode its one answer. */
 static struct mad_smp sm_info_exchange(struct harness *h, const struct mad_smp *smp)
 {
@@ -706,6 +781,7 @@ int main(void)
 	TCase *tc = tcase_create("all");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bring_up);
+	tcase_add_test(tc, vports_managed);
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, dispatcher_out_of_room);
 	tcase_add_test(tc, minhop_last_resort);
