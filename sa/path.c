@@ -117,11 +117,13 @@ struct path_scan {
 
 /* One (SLID, DLID) of a pair of endpoints, with the Preference its place in the order gives
  * it: 1 when a record was added, 0 when none matches, -1 when out of memory. */
-static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, uint32_t d,
+static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t sslot, uint32_t dslot,
                      uint16_t pkey, uint16_t slid, uint16_t dlid, uint8_t pref,
                      struct sa_records *out)
 {
 	struct sa *sa = rq->sa;
+	/* a vport's slot: its port for the route, its own GUID in the GIDs */
+	uint32_t s = topo_slot_port(sa->t, sslot), d = topo_slot_port(sa->t, dslot);
 	const struct mad_path_record q = sc->q;
 	uint64_t mask = sc->mask;
 	if ((mask & PR_COMP_SLID) && slid != q.slid)
@@ -142,7 +144,9 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, 
 		cls = lv->sl;
 	else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
 		cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
-	uint8_t sl = sm_path_sl_class(sa->sm, slid, dlid, cls);
+	/* a vport's own LID is on its port's routes: that one's layer */
+	uint8_t sl =
+	    sm_path_sl_class(sa->sm, topo_lid_base(sa->t, slid), topo_lid_base(sa->t, dlid), cls);
 	uint8_t pkt_life = PKT_LIFE_DEFAULT;
 	if (lv && lv->mtu_limit && pa.mtu > lv->mtu_limit)
 		pa.mtu = lv->mtu_limit;
@@ -197,8 +201,8 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t s, 
 			return 0;
 		r.pkt_life = (uint8_t)(64 - v);
 	}
-	sa_port_gid(sa, s, r.sgid);
-	sa_port_gid(sa, d, r.dgid);
+	sa_port_gid(sa, sslot, r.sgid);
+	sa_port_gid(sa, dslot, r.dgid);
 	uint8_t *rec = sa_records_add(out);
 	if (!rec)
 		return -1;
@@ -356,32 +360,41 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 {
 	struct sa *sa = rq->sa;
 	const struct topo *t = sa->t;
+	/* a vport (slot past the ports) answers with its own P_Keys and LID, at its port */
+	uint32_t sslot = s, dslot = d;
+	s = topo_slot_port(t, sslot);
+	d = topo_slot_port(t, dslot);
 	const struct topo_port *sp = &t->ports[s], *dp = &t->ports[d];
 	bool sfull, dfull;
 	uint16_t pkey = sc->pkey;
 	if (!(sc->mask & PR_COMP_PKEY)) {
 		/* no partition asked for: one they share */
-		pkey = topo_shared_pkey(t, topo_lid_port(t, s), topo_lid_port(t, d));
+		pkey = topo_shared_pkey(t, sslot < t->nports ? topo_lid_port(t, s) : sslot,
+		                        dslot < t->nports ? topo_lid_port(t, d) : dslot);
 		if (!pkey)
 			return true;
 	}
-	if (!sa_port_has_pkey(sa, s, pkey, &sfull) || !sa_port_has_pkey(sa, d, pkey, &dfull) ||
-	    (!sfull && !dfull))
+	if (!sa_port_has_pkey(sa, sslot, pkey, &sfull) ||
+	    !sa_port_has_pkey(sa, dslot, pkey, &dfull) || (!sfull && !dfull))
 		return true; /* not partners in that partition */
+	uint16_t slid0 = sslot < t->nports ? sp->lid : topo_vport_lid(t, sslot - t->nports);
+	uint16_t dlid0 = dslot < t->nports ? dp->lid : topo_vport_lid(t, dslot - t->nports);
 	/* The LID pairs in the order OpenSM gives them: S0/D0, S1/D1, ... first, Preference 0,
 	 * then the rest with the source LID varying slowest, Preference 2; then, where the
 	 * query leaves the LIDs open and asks for two paths or more, the two of those that
 	 * matched which are most independent there and back go first (lead_first): S0/D0 and
 	 * S1/D1 where no other pair is more. Up to 127 are listed for that choice, then cut to
 	 * NumbPath. */
-	unsigned ns = 1u << sp->lmc, nd = 1u << dp->lmc, ndiag = ns < nd ? ns : nd;
+	unsigned ns = sslot < t->nports ? 1u << sp->lmc : 1,
+	         nd = dslot < t->nports ? 1u << dp->lmc : 1;
+	unsigned ndiag = ns < nd ? ns : nd;
 	bool lead =
 	    ns * nd > 1 && sc->numb > 1 && sc->lead && !(sc->mask & (PR_COMP_SLID | PR_COMP_DLID));
 	unsigned count = 0, want = lead && sc->numb < 127 ? 127 : sc->numb;
 	uint32_t first = out->n;
 	for (unsigned k = 0; k < ndiag && count < want; k++) {
-		int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + k),
-		                  (uint16_t)(dp->lid + k), 0, out);
+		int r = path_lids(rq, sc, sslot, dslot, pkey, (uint16_t)(slid0 + k),
+		                  (uint16_t)(dlid0 + k), 0, out);
 		if (r < 0)
 			return false;
 		count += (unsigned)r;
@@ -390,8 +403,8 @@ static bool path_pair(struct sa_req *rq, const struct path_scan *sc, uint32_t s,
 		for (unsigned dof = 0; dof < nd && count < want; dof++) {
 			if (so == dof)
 				continue; /* on the diagonal, given above */
-			int r = path_lids(rq, sc, s, d, pkey, (uint16_t)(sp->lid + so),
-			                  (uint16_t)(dp->lid + dof), 2, out);
+			int r = path_lids(rq, sc, sslot, dslot, pkey, (uint16_t)(slid0 + so),
+			                  (uint16_t)(dlid0 + dof), 2, out);
 			if (r < 0)
 				return false;
 			count += (unsigned)r;
@@ -413,6 +426,17 @@ static void scan_free(struct path_scan *sc)
 	sc->srcs = sc->dsts = NULL;
 }
 
+/* The endpoint slot a LID names: its port's, or a vport's own (TOPO_NONE: nobody's). */
+static uint32_t lid_slot(const struct topo *t, uint16_t lid)
+{
+	if (lid >= TOPO_LID_COUNT || !lid)
+		return TOPO_NONE;
+	if (t->lid_port[lid] != TOPO_NONE)
+		return t->lid_port[lid];
+	uint32_t v = topo_vport_by_lid(t, lid);
+	return v == TOPO_NONE ? TOPO_NONE : t->nports + v;
+}
+
 /* Decode and check the query, and list its endpoints. A status, or 0 with the scan set. */
 static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, bool table,
                           struct sa_records *out, struct path_scan *sc)
@@ -426,10 +450,10 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 	/* who: by GID or LID, or (GetTable only) everyone */
 	uint32_t src_one = TOPO_NONE, dst_one = TOPO_NONE;
 	if (mask & PR_COMP_SGID) {
-		if ((src_one = sa_gid_port(sa, q.sgid)) == TOPO_NONE)
+		if ((src_one = sa_gid_slot(sa, q.sgid)) == TOPO_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	} else if (mask & PR_COMP_SLID) {
-		if (q.slid >= TOPO_LID_COUNT || (src_one = t->lid_port[q.slid]) == TOPO_NONE)
+		if ((src_one = lid_slot(t, q.slid)) == TOPO_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
 	}
 	if ((mask & PR_COMP_DGID) && q.dgid[0] == 0xff) {
@@ -438,22 +462,22 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 			src_one = rq->requester;
 		if (src_one == TOPO_NONE)
 			return MAD_STATUS_SA_INSUF_COMPONENTS;
-		uint16_t st = sa_mcast_path(rq, &q, mask, src_one, out);
+		uint16_t st = sa_mcast_path(rq, &q, mask, topo_slot_port(t, src_one), out);
 		return st ? st : SA_PATHS_DONE;
 	}
 	if (mask & PR_COMP_DGID) {
-		if ((dst_one = sa_gid_port(sa, q.dgid)) == TOPO_NONE)
+		if ((dst_one = sa_gid_slot(sa, q.dgid)) == TOPO_NONE)
 			return MAD_STATUS_SA_INVALID_GID;
 	} else if (mask & PR_COMP_DLID) {
-		if (q.dlid >= TOPO_LID_COUNT || (dst_one = t->lid_port[q.dlid]) == TOPO_NONE)
+		if ((dst_one = lid_slot(t, q.dlid)) == TOPO_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
 	}
 	if (!table && (src_one == TOPO_NONE || dst_one == TOPO_NONE))
 		return MAD_STATUS_SA_INSUF_COMPONENTS;
 	/* a requester learns only of paths between ports it shares a partition with (or is):
 	 * a tenant's paths are not another tenant's business */
-	if ((src_one != TOPO_NONE && !sa_visible(rq, src_one)) ||
-	    (dst_one != TOPO_NONE && !sa_visible(rq, dst_one)))
+	if ((src_one != TOPO_NONE && !sa_visible(rq, topo_slot_port(t, src_one))) ||
+	    (dst_one != TOPO_NONE && !sa_visible(rq, topo_slot_port(t, dst_one))))
 		return table ? SA_PATHS_DONE : MAD_STATUS_SA_NO_RECORDS;
 	sc->q = q;
 	sc->mask = mask;

@@ -20,17 +20,31 @@ uint32_t sa_guid_port(const struct sa *sa, uint64_t guid)
 		uint32_t n = u64map_get(&t->by_guid, guid); /* a switch: its port 0 */
 		if (n != U64MAP_NONE && topo_is_switch(t, n))
 			p = t->nodes[n].first_port;
-		else if ((p = topo_alias_port(sa->t, guid)) == TOPO_NONE) /* an alias GUID */
-			return TOPO_NONE;
+		else if ((p = topo_alias_port(sa->t, guid)) == TOPO_NONE) { /* an alias GUID */
+			uint32_t v = topo_vport_by_guid(t, guid); /* a vport's: its port */
+			if (v == TOPO_NONE)
+				return TOPO_NONE;
+			p = t->vports.v[v].port;
+		}
 	}
 	return t->nodes[t->ports[p].node].present ? p : TOPO_NONE;
+}
+
+uint32_t sa_gid_slot(const struct sa *sa, const uint8_t *gid)
+{
+	uint32_t v = topo_vport_by_guid(sa->t, mad_bits_get(gid, 64, 64));
+	uint32_t p = sa_gid_port(sa, gid);
+	return p != TOPO_NONE && v != TOPO_NONE ? sa->t->nports + v : p;
 }
 
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
 {
 	const struct topo *t = sa->t;
 	mad_bits_set(gid, 0, 64, sa->cfg->subnet_prefix);
-	mad_bits_set(gid, 64, 64, topo_port_guid(t, port));
+	/* a vport's slot (nports + its index): its own GUID */
+	mad_bits_set(gid, 64, 64,
+	             port < t->nports ? topo_port_guid(t, port)
+	                              : t->vports.v[port - t->nports].guid);
 }
 
 bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b)

@@ -470,7 +470,8 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	rq.trusted = h->sm_key != 0 && h->sm_key == sa->cfg->sm_key;
 	rq.changes = sa->state_changes;
 	rq.finish = request_finish;
-	rq.requester = from->lid < TOPO_LID_COUNT ? sa->t->lid_port[from->lid] : TOPO_NONE;
+	/* a VF asking from a LID of its own is placed at its physical port */
+	rq.requester = topo_lid_to_port(sa->t, from->lid);
 	rq.data = mad + MAD_SA_HDR_END;
 	rq.len = len - MAD_SA_HDR_END;
 	const struct sa_attr *a = rq.attr = attr_of(&rq);

@@ -153,11 +153,14 @@ uint16_t sa_inform_set(struct sa_req *rq, const uint8_t *req, uint8_t *answer);
 void sa_build_inform_records(const struct sa_req *rq, struct sa_records *out);
 
 /* sa/ports.c. The port a GID of this subnet names (TOPO_NONE: none, or not in the fabric now), and
- * the GID of a port (a switch's: its node GUID). */
+ * the GID of a port (a switch's: its node GUID; a vport's slot: its own). */
 uint32_t sa_gid_port(const struct sa *sa, const uint8_t *gid);
 /* The same by the GUID alone: ServiceGIDs, where OpenSM ignores the prefix and clients
  * (osmtest) send it in the wrong byte order. */
 uint32_t sa_guid_port(const struct sa *sa, uint64_t guid);
+/* As sa_gid_port, but a vport's GID gives its slot (nports + its index: topo_slot_port),
+ * for the queries that answer with the vport's own LID and P_Keys (PathRecord). */
+uint32_t sa_gid_slot(const struct sa *sa, const uint8_t *gid);
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid);
 
 /* IBA rate codes: of a link's width and speed, and as bandwidth (0.25 Gb/s units, 0 for a

@@ -26,8 +26,8 @@ bool sa_trace(const struct topo *t, uint32_t src, uint16_t dlid, struct sa_trace
 	*nhops = 0;
 	pa->hops = 0;
 	pa->mtu = 5;
-	pa->rate = MAD_RATE_MAX_CODE; /* the fastest: the links lower it */
-	uint32_t dst = dlid < TOPO_LID_COUNT ? t->lid_port[dlid] : TOPO_NONE;
+	pa->rate = MAD_RATE_MAX_CODE;             /* the fastest: the links lower it */
+	uint32_t dst = topo_lid_to_port(t, dlid); /* a vport's own LID: its physical port */
 	if (dst == TOPO_NONE)
 		return false;
 	if (topo_lid_port(t, src) == dst) {
