@@ -11,8 +11,8 @@
 
 #include "cli/cli.h"
 
-static const char *const control_commands[] = {"status", "sweep",    "reroute", "loglevel",
-                                               "dump",   "counters", "release", "topology"};
+static const char *const control_commands[] = {
+    "status", "sweep", "reroute", "loglevel", "dump", "counters", "release", "topology", "vports"};
 
 bool cli_is_control_command(const char *name)
 {

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "daemon/topology.h"
+#include "fabric/dump.h"
 #include "sm/tenants.h"
 
 #define REALM "ibsmd"
@@ -378,7 +379,28 @@ static enum MHD_Result route_topology(struct api *a, struct MHD_Connection *conn
 	                     slurm ? "X-Ibsmd-Topology-Problems" : NULL, count);
 }
 
+/* GET /ufmRest/resources/vports: the virtual ports, in UFM's shape (topo_dump_vports). */
+static enum MHD_Result route_vports(struct api *a, struct MHD_Connection *conn)
+{
+	struct sm *sm = a->ctl->rl->sm;
+	if (sm_info(sm).state != SM_STATE_MASTER)
+		return answer_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                    "this SM is not the master");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	if (!out)
+		return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	topo_dump_vports(sm_fabric(sm), TOPO_NONE, true, out);
+	if (fclose(out)) {
+		free(text);
+		return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	return answer_text(conn, MHD_HTTP_OK, text, "application/json");
+}
+
 #define TOPOLOGY "/topology/"
+#define VPORTS   "/ufmRest/resources/vports"
 #define PKEYS    "/ufmRest/resources/pkeys"
 #define VERSION  "/ufmRest/app/ufm_version"
 #define REMOVE   "/ufmRest/actions/remove_guids_from_pkey"
@@ -406,12 +428,15 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
 	bool slurm = !strcmp(url, TOPOLOGY "slurm"), dot = !strcmp(url, TOPOLOGY "dot");
 	if ((slurm || dot) && get)
 		return route_topology(a, conn, slurm);
+	bool vports = !strcmp(url, VPORTS) || !strcmp(url, VPORTS "/");
+	if (vports && get)
+		return route_vports(a, conn);
 	if (!strcmp(url, VERSION) || !strncmp(url, PKEYS, strlen(PKEYS)) || !strcmp(url, REMOVE) ||
-	    slurm || dot)
+	    slurm || dot || vports)
 		return answer_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "not with this method");
 	return answer_error(conn, MHD_HTTP_NOT_FOUND,
-	                    "not a path of this API (" VERSION ", " PKEYS ", " REMOVE ", " TOPOLOGY
-	                    "slurm, " TOPOLOGY "dot)");
+	                    "not a path of this API (" VERSION ", " PKEYS ", " REMOVE ", " VPORTS
+	                    ", " TOPOLOGY "slurm, " TOPOLOGY "dot)");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -338,6 +338,21 @@ int control_write_dumps(struct control *c, char *why, size_t len)
 	return 0;
 }
 
+/* A node by its GUID or its description (the first that has it), TOPO_NONE if none. */
+static uint32_t control_find_node(const struct topo *t, const char *spec)
+{
+	char *e;
+	uint64_t guid = strtoull(spec, &e, 0);
+	if (e != spec && !*e) {
+		uint32_t n = u64map_get(&t->by_guid, guid);
+		return n == U64MAP_NONE ? TOPO_NONE : n;
+	}
+	for (uint32_t n = 0; n < t->nnodes; n++)
+		if (t->nodes[n].present && !strcmp(t->nodes[n].desc, spec))
+			return n;
+	return TOPO_NONE;
+}
+
 /* "counters [LID[:PORT] | NODE]": the performance manager's figures, port by port. */
 static void counters(struct control *c, const char *spec, FILE *out, bool json)
 {
@@ -528,6 +543,19 @@ static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 			topo_dump_topology_json(sm_fabric(sm), out);
 		else
 			topo_dump_ibnetdiscover(sm_fabric(sm), out);
+	} else if (!strcmp(argv[0], "vports")) {
+		/* a description may have spaces: the words after the command, rejoined */
+		char spec[72] = "";
+		for (int i = 1; i < argc; i++)
+			snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%s%s",
+			         i > 1 ? " " : "", argv[i]);
+		const struct topo *t = sm_fabric(sm);
+		uint32_t node = TOPO_NONE;
+		if (spec[0] && (node = control_find_node(t, spec)) == TOPO_NONE) {
+			fprintf(out, "error: no node \"%s\" (a node GUID or description)\n", spec);
+			return;
+		}
+		topo_dump_vports(t, node, json, out);
 	} else if (!strcmp(argv[0], "topology") && argc == 2) {
 		topology(c, argv[1], out);
 	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
@@ -551,7 +579,8 @@ static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 		fprintf(out,
 		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
 		        "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
-		        "topology slurm|dot, partition add|remove|show, release [GUID [PORT]])\n",
+		        "topology slurm|dot, partition add|remove|show, release [GUID [PORT]], "
+		        "vports [NODE])\n",
 		        argv[0]);
 	}
 }

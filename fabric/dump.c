@@ -319,3 +319,58 @@ void topo_dump_topology_json(const struct topo *t, FILE *out)
 	}
 	fprintf(out, "]\n");
 }
+
+static const char *vport_state_name(uint8_t st)
+{
+	static const char *const names[] = {"Unknown", "Down", "Initialize", "Armed", "Active"};
+	return st < 5 ? names[st] : "Unknown";
+}
+
+void topo_dump_vports(const struct topo *t, uint32_t node, bool json, FILE *out)
+{
+	if (json)
+		fputc('[', out);
+	bool first = true;
+	for (uint32_t v = 0; v < t->vports.n; v++) {
+		const struct topo_vport *vp = &t->vports.v[v];
+		const struct topo_port *pt = &t->ports[vp->port];
+		const struct topo_node *nd = &t->nodes[pt->node];
+		if (node != TOPO_NONE && pt->node != node)
+			continue;
+		uint16_t lid = topo_vport_lid(t, v);
+		const uint16_t *pk = t->pkeys ? t->pkeys + vp->pkey_at : NULL;
+		if (!json) {
+			/* the description last: it may hold spaces */
+			fprintf(out, "0x%016" PRIx64 " %u %s %s %u %u ", vp->guid, lid,
+			        vport_state_name(vp->state), vp->lid_required ? "own" : "shared",
+			        pt->num, vp->index);
+			for (unsigned k = 0; pk && k < vp->npkeys; k++)
+				fprintf(out, "%s0x%04x", k ? "," : "", pk[k]);
+			fprintf(out, "%s %s\n", pk && vp->npkeys ? "" : "-", nd->desc);
+			continue;
+		}
+		char sysname[65];
+		snprintf(sysname, sizeof(sysname), "%s", nd->desc);
+		sysname[strcspn(sysname, " ")] =
+		    0; /* a host's NodeDescription starts with its name */
+		fprintf(out,
+		        "%s{\"virtual_port_guid\":\"%016" PRIx64 "\",\"virtual_port_state\":\"%s\","
+		        "\"virtual_port_lid\":%u,\"system_ip\":\"\",\"system_name\":",
+		        first ? "" : ",", vp->guid, vport_state_name(vp->state), lid);
+		json_put_str(out, sysname, sizeof(sysname));
+		fputs(",\"node_description\":", out);
+		json_put_str(out, nd->desc, sizeof(nd->desc));
+		fprintf(out,
+		        ",\"system_guid\":\"%016" PRIx64 "\",\"port_guid\":\"%016" PRIx64 "\","
+		        "\"port_name\":\"%016" PRIx64 "_%u\",\"physical_port_number\":%u,"
+		        "\"vport_index\":%u,\"lid_required\":%s,\"pkeys\":[",
+		        nd->ni.system_image_guid, pt->guid, nd->guid, pt->num, pt->num, vp->index,
+		        vp->lid_required ? "true" : "false");
+		for (unsigned k = 0; pk && k < vp->npkeys; k++)
+			fprintf(out, "%s\"0x%04x\"", k ? "," : "", pk[k]);
+		fputs("]}", out);
+		first = false;
+	}
+	if (json)
+		fputs("]\n", out);
+}

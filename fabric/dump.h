@@ -28,4 +28,13 @@ void topo_dump_topology_json(const struct topo *t, FILE *out);
 /* The same routes as JSON: [{"guid","lid","desc","lft":[[lid,port],...]},...] */
 void topo_dump_routes_json(const struct topo *t, FILE *out);
 
+/* The virtual ports, one a line: GUID, LID, state, whether the LID is its own or the
+ * port's, physical port, vport index, P_Keys (comma-separated, "-" for none), node
+ * description; or (json) an array in the shape of
+ * UFM's GET /ufmRest/resources/vports (virtual_port_guid, virtual_port_state,
+ * virtual_port_lid, system_ip, system_name, node_description, system_guid, port_guid,
+ * port_name, physical_port_number), with vport_index, lid_required and pkeys added. Only
+ * the vports of node `node` when it is not TOPO_NONE. */
+void topo_dump_vports(const struct topo *t, uint32_t node, bool json, FILE *out);
+
 #endif
