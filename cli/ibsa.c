@@ -58,7 +58,7 @@ static const struct command commands[] = {
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
      "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"
-     "            lft mft"},
+     "            lft mft; virtual ports: virtinfo vportinfo vnodeinfo vportstate vpkeys"},
 };
 
 static void usage(FILE *out)

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "mad/mad_header.h"
 #include "mad/smp_attrs.h"
+#include "mad/vport_attrs.h"
 
 struct smp_attr {
 	const char *name;
@@ -27,6 +28,12 @@ static const struct smp_attr attrs[] = {
     {"vlarb", MAD_ATTR_VLARB_TABLE, &mad_vlarb_table_layout, "port << 16 | block (1-4)"},
     {"lft", MAD_ATTR_LFT, &mad_lft_block_layout, "block (LIDs 64*block..+63)"},
     {"mft", MAD_ATTR_MFT, &mad_mft_block_layout, "position << 28 | block"},
+    /* virtual ports (Annex A18; modifiers as mad/vport_attrs.h reads them) */
+    {"virtinfo", MAD_ATTR_VIRT_INFO, &mad_virt_info_layout, "unused"},
+    {"vportinfo", MAD_ATTR_VPORT_INFO, &mad_vport_info_layout, "vport"},
+    {"vnodeinfo", MAD_ATTR_VNODE_INFO, &mad_vnode_info_layout, "vport"},
+    {"vportstate", MAD_ATTR_VPORT_STATE, &mad_vport_state_layout, "block (128 vports each)"},
+    {"vpkeys", MAD_ATTR_VPORT_PKEY_TABLE, &mad_pkey_table_layout, "vport << 16 | block"},
 };
 
 int cmd_smp(struct cli *c, int argc, char **argv)

@@ -5,8 +5,9 @@
 # the GET (guids_data) reports it pending (lid 65535, logical_state Unknown); it survives a
 # failover (kill -9 of the master) and a restart of the new master; then the GUID appears as
 # an alias GUID of host-3's port (the host's GUIDInfoRecord Set, `ibsa alias`, the ConnectX-3
-# VF path) and as the port GUID of a host that joins (fabricsim node add), and each port's
-# P_Key table (smpquery pkeys) holds the key within a second of the GUID appearing, judged on
+# VF path), as the port GUID of a host that joins (fabricsim node add) and as a VF's vport
+# GUID (ConnectX-4 and later), and each port's P_Key table (smpquery pkeys; the vport's by
+# ibsa smp vpkeys) holds the key within a second of the GUID appearing, judged on
 # fabricsim's journal. Removal takes the key away. One client's pending GUIDs are bounded by
 # api_max_pending: the one more is refused with the reason, another client is not.
 # Usage: api_pending.sh BUILD_DIR
@@ -23,7 +24,7 @@ printf 'other pass\n' | "$IBSA" passwd operator >>"$WORK/users" || fail "ibsa pa
 mapfile -t YAML_A < <(api_yaml "$PORT_A" "api_max_pending: 3")
 mapfile -t YAML_B < <(api_yaml "$PORT_B" "api_max_pending: 3")
 
-start_fabricsim "fattree:radix=6,levels=2"
+start_fabricsim "fattree:radix=6,levels=2,vports=8" # every host's port can have VFs
 # host-10 is away when the SMs start: its port GUID is one the fabric does not show
 G10=$("$FS" ctl lids | awk '$4 == "host-10" { print $1 }')
 "$FS" ctl node remove host-10 >/dev/null || fail "node remove host-10"
@@ -138,6 +139,29 @@ took=$(appear_to_key '$3 == "node" && $4 == "host-10"' host-10 1)
 [ -n "$took" ] || fail "the journal lacks host-10's return or its key: $("$FS" ctl journal "$SEQ")"
 awk -v t="$took" 'BEGIN { exit !(t <= 1.0) }' || fail "host-10's key came $took s after it joined"
 echo "host-10 joins: 0x8a0c on its port $took s later (fabricsim's clock): ok"
+
+# a pod's GUID that appears as a VF's vport GUID (SR-IOV on ConnectX-4 and later)
+VF2=0x0002c9fffe00c011
+expect 200 B POST /ufmRest/resources/pkeys "$(add_body "$VF2")"
+expect 200 B GET '/ufmRest/resources/pkeys/0x0a0c?guids_data=true'
+member "$VF2" pending true || fail "the vport GUID is not pending: $(cat "$WORK/body")"
+SEQ=$(journal_seq)
+"$FS" ctl vport add host-4 1 1 "$VF2" >/dev/null || fail "vport add host-4 1 1"
+l4=$(lid_of host-4)
+vkey() { SIM_HOST=host-6 "$IBSA" --transport sim smp vpkeys --lid "$l4" --mod 65536 2>/dev/null | grep -q 0x8a0c; }
+wait_until 5 vkey || fail "host-4's vport 1 did not get 0x8a0c: $("$FS" ctl vports host-4)"
+took=$("$FS" ctl journal "$SEQ" | awk '!t0 && $3 == "vport" && $4 == "host-4" && $6 == 1 { t0 = $2 }
+	t0 && $3 == "vpkeys" && $4 == "host-4" && $6 == 1 { printf "%.3f", $2 - t0; exit }')
+[ -n "$took" ] || fail "the journal lacks the vport or its key: $("$FS" ctl journal "$SEQ")"
+awk -v t="$took" 'BEGIN { exit !(t <= 1.0) }' || fail "the vport's key came $took s after it appeared"
+expect 200 B GET '/ufmRest/resources/pkeys/0x0a0c?guids_data=true'
+member "$VF2" pending false && member "$VF2" lid "$l4" && member "$VF2" port_type virtual ||
+	fail "the GET once the vport is there: $(cat "$WORK/body")"
+expect 200 B POST /ufmRest/actions/remove_guids_from_pkey \
+	"{\"pkey\": \"0x0A0C\", \"guids\": [\"$(hex "$VF2")\"]}"
+vlacks() { ! vkey; }
+wait_until 5 vlacks || fail "host-4's vport 1 keeps 0x8a0c after the remove"
+echo "the pod's GUID appears as host-4's vport 1: 0x8a0c on the vport's table $took s later (fabricsim's clock), read back by SMP; removed: ok"
 
 # removal takes the key away from host-3
 expect 200 B POST /ufmRest/actions/remove_guids_from_pkey \
