@@ -504,7 +504,9 @@ static uint16_t join_refusal(struct sa_req *rq, const struct mad_mcmember_record
 		              "the port cannot carry the group's MTU or rate");
 	if (!js)
 		return refuse(rq, MAD_STATUS_SA_REQ_INVALID, "JoinState 0");
-	if (!sa_port_has_pkey(sa, p, g->rec.pkey, &full))
+	/* a VF joining by its vport's GID: its own keys decide, not its physical port's */
+	uint32_t slot = sa_gid_slot(sa, q->port_gid);
+	if (!sa_port_has_pkey(sa, slot != TOPO_NONE ? slot : p, g->rec.pkey, &full))
 		return refuse(rq, MAD_STATUS_SA_REQ_INVALID,
 		              "the port is not in the group's partition");
 	if (mb && !may_modify(rq, g, mb))

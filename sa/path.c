@@ -476,8 +476,8 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 		return MAD_STATUS_SA_INSUF_COMPONENTS;
 	/* a requester learns only of paths between ports it shares a partition with (or is):
 	 * a tenant's paths are not another tenant's business */
-	if ((src_one != TOPO_NONE && !sa_visible(rq, topo_slot_port(t, src_one))) ||
-	    (dst_one != TOPO_NONE && !sa_visible(rq, topo_slot_port(t, dst_one))))
+	if ((src_one != TOPO_NONE && !sa_visible(rq, src_one)) ||
+	    (dst_one != TOPO_NONE && !sa_visible(rq, dst_one)))
 		return table ? SA_PATHS_DONE : MAD_STATUS_SA_NO_RECORDS;
 	sc->q = q;
 	sc->mask = mask;

@@ -59,6 +59,9 @@ bool sa_visible(const struct sa_req *rq, uint32_t port)
 	if (rq->requester == TOPO_NONE)
 		return false; /* a requester the SA cannot place sees nothing */
 	const struct sa *sa = rq->sa;
+	if (port >= sa->t->nports) /* a vport's slot: its own keys, or its own port asking */
+		return topo_slot_port(sa->t, port) == rq->requester ||
+		       topo_shared_pkey(sa->t, rq->requester, port) != 0;
 	uint32_t lp = topo_lid_port(sa->t, port);
 	/* a port always sees itself, even a limited member of every partition it is in */
 	return lp == rq->requester || sa_ports_share(sa, rq->requester, lp);

@@ -245,7 +245,8 @@ void sa_guidinfo_forget(struct sa *sa);
 /* Do two ports share a partition, one of them as a full member (so they can talk)? */
 bool sa_ports_share(const struct sa *sa, uint32_t a, uint32_t b);
 /* May the requester see records of this port (IBA 15.4: a requester sees only ports it
- * shares a partition with)? Trusted requesters see everything. */
+ * shares a partition with)? Trusted requesters see everything. port may be a vport's slot
+ * (nports + its index): its own keys decide. */
 bool sa_visible(const struct sa_req *rq, uint32_t port);
 
 /* Is the port a member of the partition (full: as a full member)? */

@@ -40,6 +40,7 @@ void fabric_free(struct fabric *f)
 	free(f->lid_port);
 	u64map_free(&f->by_node_guid);
 	u64map_free(&f->by_port_guid);
+	u64map_free(&f->by_vport_guid);
 	u64map_free(&f->by_name);
 }
 

@@ -120,7 +120,8 @@ struct fabric {
 	struct fs_switch *sws;
 	uint32_t nsws, sws_cap;
 	struct u64map by_node_guid, by_port_guid, by_name;
-	uint32_t *lid_port; /* LID -> port index (the port owning it), FS_NONE if none */
+	struct u64map by_vport_guid; /* a VF's GUID -> its physical port */
+	uint32_t *lid_port;          /* LID -> port index (the port owning it), FS_NONE if none */
 	uint64_t next_sw_guid, next_ca_guid;
 	unsigned seed;    /* fault injection's random choices */
 	uint64_t lft_seq; /* LFT Sets taken, fabric-wide */

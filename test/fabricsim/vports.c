@@ -90,16 +90,9 @@ static void vport_changed(struct fabric *f, uint32_t port)
 
 static bool guid_taken(const struct fabric *f, uint64_t guid)
 {
-	if (u64map_get(&f->by_port_guid, guid) != U64MAP_NONE ||
-	    u64map_get(&f->by_node_guid, guid) != U64MAP_NONE)
-		return true;
-	for (uint32_t i = 0; i < f->nports; i++) {
-		const struct fs_port *p = &f->ports[i];
-		for (unsigned v = 1; p->vports && v < p->vport_cap; v++)
-			if (p->vports[v].state != PORT_STATE_DOWN && p->vports[v].guid == guid)
-				return true;
-	}
-	return false;
+	return u64map_get(&f->by_port_guid, guid) != U64MAP_NONE ||
+	       u64map_get(&f->by_node_guid, guid) != U64MAP_NONE ||
+	       u64map_get(&f->by_vport_guid, guid) != U64MAP_NONE;
 }
 
 int fabric_vport_add(struct fabric *f, uint32_t port, unsigned index, uint64_t guid,
@@ -128,6 +121,10 @@ int fabric_vport_add(struct fabric *f, uint32_t port, unsigned index, uint64_t g
 		snprintf(err, errlen, "GUID 0x%016llx is taken", (unsigned long long)guid);
 		return -1;
 	}
+	if (u64map_put(&f->by_vport_guid, guid, port) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	struct fs_vport *v = &p->vports[index];
 	memset(v, 0, sizeof(*v));
 	v->guid = guid;
@@ -148,6 +145,7 @@ int fabric_vport_remove(struct fabric *f, uint32_t port, unsigned index, char *e
 	}
 	struct fs_vport *v = &p->vports[index];
 	vlid_move(f, port, v->lid, 0);
+	u64map_del(&f->by_vport_guid, v->guid);
 	memset(v, 0, sizeof(*v));
 	v->state = PORT_STATE_DOWN;
 	fs_journal_add(f, FS_J_VPORT, port, index << 1);
@@ -195,8 +193,11 @@ void fabric_vports_link_down(struct fabric *f, uint32_t port)
 void fabric_vports_reset(struct fabric *f, uint32_t port)
 {
 	struct fs_port *p = &f->ports[port];
-	for (unsigned i = 1; p->vports && i < p->vport_cap; i++)
+	for (unsigned i = 1; p->vports && i < p->vport_cap; i++) {
 		vlid_move(f, port, p->vports[i].lid, 0);
+		if (p->vports[i].state != PORT_STATE_DOWN)
+			u64map_del(&f->by_vport_guid, p->vports[i].guid);
+	}
 	free(p->vports);
 	p->vports = NULL;
 	p->virt_enable = false;

@@ -673,6 +673,70 @@ START_TEST(group_limit_per_port)
 }
 END_TEST
 
+/* A vport (an SR-IOV VF) behind LONER's port with a LID of its own, in a partition its port is
+ * not in: PathRecords to it by GID and by its LID answer with its LID, its GID and that
+ * partition's key; it joins that partition's multicast group by its GID (its own keys
+ * decide, not its port's), where its port's own GID is refused. */
+START_TEST(vport_paths_and_joins)
+{
+	const uint64_t vguid = 0x0002c9030a000001ull;
+	uint32_t lp = topo_port(E.t, LONER, 1);
+	uint32_t v = topo_vport_put(E.t, lp, 1, vguid, true, 0, 0, PORT_STATE_ACTIVE);
+	ck_assert_uint_ne(v, TOPO_NONE);
+	E.t->vports.v[v].pkey_cap = 32;
+	ck_assert_int_eq(topo_vport_assign_lid(E.t, v, 40), 0);
+	topo_vport_lfts(E.t);
+	struct config_partition *pt = config_partition_add(&E.cfg);
+	ck_assert_ptr_nonnull(pt);
+	snprintf(pt->name, sizeof(pt->name), "V");
+	pt->pkey = 0x0c;
+	config_partition_member(pt, CM_GUID, port_guid_of(A1), CM_FULL);
+	config_partition_member(pt, CM_GUID, vguid, CM_FULL);
+	ck_assert_int_eq(topo_pkeys_update(E.t, &E.cfg), 0);
+
+	for (int by_lid = 0; by_lid < 2; by_lid++) {
+		struct mad_path_record q = {.slid = lid_of(A1), .dlid = 40};
+		uint64_t mask = PR_COMP_SLID | PR_COMP_DLID;
+		if (!by_lid) {
+			mad_bits_set(q.sgid, 0, 64, E.cfg.subnet_prefix);
+			mad_bits_set(q.sgid, 64, 64, port_guid_of(A1));
+			mad_bits_set(q.dgid, 0, 64, E.cfg.subnet_prefix);
+			mad_bits_set(q.dgid, 64, 64, vguid);
+			mask = PR_COMP_SGID | PR_COMP_DGID;
+		}
+		uint8_t rec[200] = {0};
+		mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+		ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64), 0);
+		struct mad_path_record pr;
+		mad_path_record_decode(E.ans + MAD_SA_HDR_END, 64, &pr, NULL);
+		ck_assert_uint_eq(pr.dlid, 40);
+		ck_assert_uint_eq(pr.slid, lid_of(A1));
+		ck_assert_uint_eq(mad_bits_get(pr.dgid, 64, 64), vguid);
+		ck_assert_uint_eq(pr.pkey, 0x800c);
+	}
+
+	for (uint32_t i = 0; i < E.t->nsws; i++)
+		E.t->sws[i].si.multicast_fdb_cap = 64; /* the fixture's switches say none */
+	for (int own = 0; own < 2; own++) {
+		struct mad_mcmember_record r = {
+		    .qkey = 0x1234, .pkey = 0x800c, .join_state = 1, .scope = 5};
+		static const uint8_t base[16] = {0xff, 0x15, 0x12, 0x34};
+		memcpy(r.mgid, base, 16);
+		r.mgid[15] = 0x0c;
+		mad_bits_set(r.port_gid, 0, 64, E.cfg.subnet_prefix);
+		mad_bits_set(r.port_gid, 64, 64, own ? port_guid_of(LONER) : vguid);
+		uint64_t mask = MCM_COMP_MGID | MCM_COMP_PORT_GID | MCM_COMP_JOIN_STATE |
+		                MCM_COMP_QKEY | MCM_COMP_TCLASS | MCM_COMP_PKEY |
+		                MCM_COMP_FLOW_LABEL | MCM_COMP_SL;
+		uint8_t rec[MAD_SA_DATA_SIZE] = {0};
+		mad_mcmember_record_encode(&r, rec, sizeof(rec), NULL);
+		ck_assert_int_eq(
+		    ask(LONER, MAD_METHOD_SET, MAD_ATTR_MCMEMBER_RECORD, mask, rec, sizeof(rec)),
+		    own ? MAD_STATUS_SA_REQ_INVALID : 0);
+	}
+}
+END_TEST
+
 /* The clients' state as lines (sa/state.c), one kind each: what the state file and the
  * standby sync carry. */
 static char *state_text(void)
@@ -759,6 +823,7 @@ int main(void)
 	Suite *s = suite_create("sa_handlers");
 	TCase *tc = tcase_create("all");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, vport_paths_and_joins);
 	tcase_add_test(tc, records_filter_keeps_what_the_answer_uses);
 	tcase_add_test(tc, visibility_by_partition);
 	tcase_add_test(tc, unknown_requester_sees_nothing);
