@@ -657,9 +657,10 @@ static void all_active(void)
 			F.ports[p].pi.port_state = PORT_STATE_ACTIVE;
 }
 
-START_TEST(verify_unicast_lids_and_multicast)
+/* Every endpoint a LID, every port ACTIVE, and LFTs that reach every LID by the shortest
+ * way: S1 has H1 on 1, S2 on 2, H3 on 3; S2 has S1 on 1, H2 on 2. */
+static void lids_and_routes(void)
 {
-	struct verify_report r;
 	give_lid(H1, 10);
 	give_lid(H2, 20);
 	give_lid(H3, 30);
@@ -671,6 +672,12 @@ START_TEST(verify_unicast_lids_and_multicast)
 	program("S1", 30, 3);
 	program("S2", 1, 1), program("S2", 2, 0), program("S2", 10, 1), program("S2", 20, 2);
 	program("S2", 30, 1);
+}
+
+START_TEST(verify_unicast_lids_and_multicast)
+{
+	struct verify_report r;
+	lids_and_routes();
 	verify_run(&F, NULL, &r);
 	ck_assert_msg(r.ok, "%s", r.nissues ? r.issues[0] : "");
 	ck_assert_uint_eq(r.endpoints, 5);
@@ -1169,16 +1176,7 @@ START_TEST(verify_vports)
 {
 	char why[128];
 	struct verify_report r;
-	give_lid(H1, 10);
-	give_lid(H2, 20);
-	give_lid(H3, 30);
-	give_lid(S1p0, 1);
-	give_lid(S2p0, 2);
-	all_active();
-	program("S1", 1, 0), program("S1", 2, 2), program("S1", 10, 1), program("S1", 20, 2);
-	program("S1", 30, 3);
-	program("S2", 1, 1), program("S2", 2, 0), program("S2", 10, 1), program("S2", 20, 2);
-	program("S2", 30, 1);
+	lids_and_routes();
 	fabric_virt_cap(&F, H2, 4);
 	ck_assert_int_eq(fabric_vport_add(&F, H2, 1, 0, true, why, sizeof(why)), 0);
 	/* virtualization left off: the VF does not work */
