@@ -62,6 +62,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->api_max_pending = 256;
 	snprintf(c->virtualization, sizeof(c->virtualization), "manage");
 	c->virt_max_ports_in_process = 64;
+	c->virt_max_lids_per_port = 128;
 	c->pm_threshold_symbol_errors = 10;
 	c->pm_threshold_link_downed = 1;
 	c->pm_threshold_rcv_errors = 10;
@@ -674,6 +675,8 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_VIRTUALIZATION] = {"virtualization", OPT_STR, F(virtualization), 0, 0, OPT_LIVE},
     [CK_VIRT_MAX_PORTS_IN_PROCESS] = {"virt_max_ports_in_process", OPT_UINT,
                                       F(virt_max_ports_in_process), 1, 4096, OPT_LIVE},
+    [CK_VIRT_MAX_LIDS_PER_PORT] = {"virt_max_lids_per_port", OPT_UINT, F(virt_max_lids_per_port), 0,
+                                   65535, OPT_LIVE},
     [CK_PM_INTERVAL] = {"pm_interval", OPT_UINT, F(pm_interval_s), 0, 86400, OPT_LIVE},
     [CK_PM_WINDOW] = {"pm_window", OPT_UINT, F(pm_window), 1, 64, OPT_LIVE},
     [CK_PM_THRESHOLD_SYMBOL_ERRORS] = {"pm_threshold_symbol_errors", OPT_UINT,

@@ -179,6 +179,7 @@ enum config_key {
 	CK_API_MAX_PENDING,
 	CK_VIRTUALIZATION,
 	CK_VIRT_MAX_PORTS_IN_PROCESS,
+	CK_VIRT_MAX_LIDS_PER_PORT,
 	CK_PM_INTERVAL,
 	CK_PM_WINDOW,
 	CK_PM_THRESHOLD_SYMBOL_ERRORS,
@@ -285,6 +286,7 @@ struct ibsmd_config {
 	 * it is); and how many physical ports' vports are read at once */
 	char virtualization[16];
 	unsigned virt_max_ports_in_process;
+	unsigned virt_max_lids_per_port; /* LIDs of their own one port's VFs may hold */
 	/* the performance manager: every pm_interval seconds (0: off) it reads every port's
 	 * counters, pm_window requests at most in flight; an error counter that grows by at
 	 * least its threshold (0: never) between two readings raises an event */

@@ -382,7 +382,7 @@ uint32_t topo_vports_follow(struct topo *t);
 /* A vport's own LID as the SM gives it (0: none); -1 out of memory (it keeps none). */
 int topo_vport_assign_lid(struct topo *t, uint32_t v, uint16_t lid);
 /* The LID a vport answers to: its own, the one of the vport LIDByVPortIndex names, or the
- * physical port's. */
+ * physical port's (0: it asked for one of its own and got none). */
 uint16_t topo_vport_lid(const struct topo *t, uint32_t v);
 /* The highest LID a vport holds of its own (0: none). */
 uint16_t topo_vport_max_lid(const struct topo *t);

@@ -142,7 +142,7 @@ uint16_t topo_vport_lid(const struct topo *t, uint32_t v)
 {
 	const struct topo_vport *vp = &t->vports.v[v];
 	if (vp->lid_required)
-		return vp->lid;
+		return vp->lid; /* 0: it asked for one and got none, and answers to no LID */
 	if (vp->lid_by_index && vp->lid_by_index != vp->index) {
 		uint32_t o = topo_vport_at(t, vp->port, vp->lid_by_index);
 		if (o != TOPO_NONE && t->vports.v[o].lid_required && t->vports.v[o].lid)

@@ -96,11 +96,18 @@ static uint32_t assign_vport_lids(struct assign *a)
 	struct sm *sm = a->sm;
 	struct topo *t = &sm->topo;
 	const struct ibsmd_config *c = sm->cfg;
-	uint32_t failed = 0;
+	uint32_t failed = 0, capped = 0;
+	/* LIDs taken per port: a host's VFs (its root makes them) cannot eat the LID space */
+	struct u64map per_port = {0};
 	for (uint32_t v = 0; v < t->vports.n; v++) {
 		const struct topo_vport *vp = &t->vports.v[v];
 		if (!vp->lid_required || !t->ports[vp->port].lid) {
 			topo_vport_assign_lid(t, v, 0);
+			continue;
+		}
+		if (u64map_count(&per_port, vp->port) >= c->virt_max_lids_per_port) {
+			topo_vport_assign_lid(t, v, 0);
+			capped++;
 			continue;
 		}
 		uint32_t kept = u64map_get(&sm->guid2lid, vp->guid);
@@ -121,17 +128,24 @@ static uint32_t assign_vport_lids(struct assign *a)
 			continue;
 		}
 		a->owner[lid] = t->nports + v; /* not a port's, and not TOPO_NONE */
+		u64map_count_add(&per_port, vp->port, 1);
 		if (u64map_get(&sm->guid2lid, vp->guid) != lid) {
 			u64map_put(&sm->guid2lid, vp->guid, lid);
 			sm->guid2lid_dirty = true;
 			sm->guid2lid_changes++;
 		}
 	}
+	u64map_free(&per_port);
 	if (failed)
 		log_err(sm->log, "lids",
 		        "%u vport(s) that ask for a LID of their own got none: the range %u-%u is "
 		        "full; widen lid_min/lid_max",
 		        failed, c->lid_min, c->lid_max);
+	if (capped)
+		log_rl(sm->log, &sm->vp.rl, LOGL_WARN, "lids",
+		       "%u vport(s) got no LID of their own: their ports' VFs hold "
+		       "virt_max_lids_per_port (%u) already; they answer to no LID",
+		       capped, c->virt_max_lids_per_port);
 	return failed;
 }
 

@@ -113,6 +113,7 @@ static const struct {
     {"sa_services_per_port: 0\n", ":1:", "sa_services_per_port"},
     {"sm_priority: 1\nsa_groups_per_port: 16384\n", ":2:", "sa_groups_per_port"},
     {"virt_max_ports_in_process: 0\n", ":1:", "virt_max_ports_in_process"},
+    {"sm_priority: 2\nvirt_max_lids_per_port: 70000\n", ":2:", "virt_max_lids_per_port"},
 };
 
 START_TEST(bad_file_named)

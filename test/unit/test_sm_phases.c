@@ -640,6 +640,33 @@ START_TEST(vports_managed)
 }
 END_TEST
 
+/* A host's root makes VFs, and each may ask for a LID: virt_max_lids_per_port bounds what one
+ * port's VFs take of the LID space. Three ask on host-2, two get one. */
+START_TEST(vports_lids_bounded)
+{
+	struct harness h;
+	char why[128];
+	harness_init(&h, "fattree:radix=4,levels=2,vports=8");
+	h.cfg.virt_max_lids_per_port = 2;
+	uint32_t p2 = host_port(&h, "host-2");
+	for (unsigned i = 1; i <= 3; i++)
+		ck_assert_int_eq(fabric_vport_add(&h.f, p2, i, 0, true, why, 128), 0);
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	const struct topo *t = sm_fabric(h.sm);
+	unsigned own = 0;
+	for (uint32_t v = 0; v < t->vports.n; v++)
+		own += t->vports.v[v].lid != 0;
+	ck_assert_uint_eq(t->vports.n, 3);
+	ck_assert_uint_eq(own, 2);
+	unsigned held = 0;
+	for (unsigned i = 1; i <= 3; i++)
+		held += fabric_vport_lid(&h.f, p2, i) != 0;
+	ck_assert_uint_eq(held, 2);
+	harness_free(&h);
+}
+END_TEST
+
 /* Deliver an SMInfo request to the SM as from LID 7 and decode its one answer. */
 static struct mad_smp sm_info_exchange(struct harness *h, const struct mad_smp *smp)
 {
@@ -782,6 +809,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bring_up);
 	tcase_add_test(tc, vports_managed);
+	tcase_add_test(tc, vports_lids_bounded);
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, dispatcher_out_of_room);
 	tcase_add_test(tc, minhop_last_resort);
