@@ -27,9 +27,10 @@ static void json_tail(const struct control *c, FILE *out, double rate)
 	        "\"sa\":{\"requests\":%" PRIu64 ",\"answered\":%" PRIu64 ",\"no_records\":%" PRIu64
 	        ",\"errors\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"busy\":%" PRIu64
 	        ",\"bad_sm_key\":%" PRIu64 ",\"requests_per_s\":%.1f,\"state_writes\":%" PRIu64
-	        ",\"state_unsaved\":%s},",
+	        ",\"state_unsaved\":%s,\"reports_sent\":%" PRIu64 "},",
 	        sa->requests, sa->answered, sa->no_records, sa->errors, sa->malformed, sa->busy,
-	        sa->bad_key, rate, sa->state_writes, sa_state_unsaved(c->sa) ? "true" : "false");
+	        sa->bad_key, rate, sa->state_writes, sa_state_unsaved(c->sa) ? "true" : "false",
+	        sa->reports_sent);
 	if (c->pm)
 		fprintf(out, "\"pm\":{\"sweeps\":%" PRIu64 ",\"ports\":%u},",
 		        pm_stats(c->pm)->sweeps, pm_stats(c->pm)->ports);

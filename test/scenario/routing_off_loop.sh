@@ -75,7 +75,11 @@ grep -q "routed by nue" "$WORK/ibsmd.log" || fail "not routed by nue"
 check_verify 'r["ok"]' 'r["unicast"]["unreachable"] == 0' >/dev/null
 
 echo "== PathRecords during a heavy sweep's discovery"
+# a millisecond per hop makes discovery last seconds rather than a fraction of one, so that
+# the status is caught saying so whatever the machine's pace
+"$BUILD/test/fabricsim/fabricsim" ctl latency 1000 0 >/dev/null
 answered_during discovery "$IBSA" sweep heavy
+"$BUILD/test/fabricsim/fabricsim" ctl latency 0 0 >/dev/null
 
 echo "== SIGHUP during routing: the reload waits for it, then updn routes"
 config updn

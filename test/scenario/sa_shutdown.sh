@@ -20,7 +20,11 @@ wait_until 10 subscribed || fail "ibsa events did not subscribe"
 kill -STOP "$EV"
 "$FS" ctl node remove host-4 >/dev/null
 wait_until 10 grep -q "no longer reachable" "$WORK/ibsmd.log" || fail "the node's leaving was not seen"
-sleep 0.3 # the Report to the stopped subscriber is on its first timeout
+# the Report to the stopped subscriber is sent, and cannot be acknowledged
+reports_sent() { "$IBSA" --control "$WORK/control" --json status |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["sa"]["reports_sent"])'; }
+report_out() { [ "$(reports_sent)" -ge 1 ]; }
+wait_until 10 report_out || fail "no Report sent to the subscriber"
 kill -TERM "$IBSMD_PID"
 rc=0
 wait "$IBSMD_PID" || rc=$?
