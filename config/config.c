@@ -60,6 +60,13 @@ void config_defaults(struct ibsmd_config *c)
 	c->pm_interval_s = 60;
 	c->pm_window = 8;
 	c->api_max_pending = 256;
+	/* OpenSM's defaults, which sites tuned from */
+	c->hoq_life = 0x12;
+	c->leaf_hoq_life = 0x10;
+	c->vl_stall_count = 7;
+	c->leaf_vl_stall_count = 7;
+	c->packet_life = 0x12;
+	c->api_max_partitions = 1024;
 	snprintf(c->virtualization, sizeof(c->virtualization), "manage");
 	c->virt_max_ports_in_process = 64;
 	c->virt_max_lids_per_port = 128;
@@ -533,6 +540,12 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 			GET_UINT(p, v, key, 15, pt->sl);
 			pt->has_sl = true;
 			pt->ipoib_sl = pt->sl;
+		} else if (!strcmp(key, "mtu_limit")) {
+			if (cfg_mtu(p, v, key, &pt->mtu_limit) < 0)
+				return -1;
+		} else if (!strcmp(key, "rate_limit")) {
+			if (cfg_rate(p, v, key, &pt->rate_limit) < 0)
+				return -1;
 		} else if (!strcmp(key, "ipoib")) {
 			if (cfg_bool(p, v, key, &pt->ipoib) < 0)
 				return -1;
@@ -560,7 +573,8 @@ static int parse_partition(struct cfgp *p, const yaml_node_t *n, struct config_p
 			return cfg_err(
 			    p, k,
 			    "partitions: unknown key \"%s\" (name, pkey, membership, members, "
-			    "indx0, sl, ipoib, mtu, rate, scope, q_key, groups)",
+			    "indx0, sl, mtu_limit, rate_limit, ipoib, mtu, rate, scope, q_key, "
+			    "groups)",
 			    key);
 		}
 	}
@@ -630,6 +644,15 @@ static const struct opt opts[CONFIG_NKEYS] = {
                              OPT_LIVE},
     [CK_LINK_FLAP_HOLD] = {"link_flap_hold", OPT_UINT, F(link_flap_hold_s), 1, 86400, OPT_LIVE},
     [CK_LINK_SETTLE_TIME] = {"link_settle_time", OPT_UINT, F(link_settle_s), 0, 3600, OPT_LIVE},
+    [CK_HEAD_OF_QUEUE_LIFETIME] = {"head_of_queue_lifetime", OPT_UINT, F(hoq_life), 0, 31,
+                                   OPT_LIVE | OPT_HEX},
+    [CK_LEAF_HEAD_OF_QUEUE_LIFETIME] = {"leaf_head_of_queue_lifetime", OPT_UINT, F(leaf_hoq_life),
+                                        0, 31, OPT_LIVE | OPT_HEX},
+    [CK_VL_STALL_COUNT] = {"vl_stall_count", OPT_UINT, F(vl_stall_count), 0, 7, OPT_LIVE},
+    [CK_LEAF_VL_STALL_COUNT] = {"leaf_vl_stall_count", OPT_UINT, F(leaf_vl_stall_count), 0, 7,
+                                OPT_LIVE},
+    [CK_PACKET_LIFE_TIME] = {"packet_life_time", OPT_UINT, F(packet_life), 0, 31,
+                             OPT_LIVE | OPT_HEX},
     [CK_TRAP_FLOOD_THRESHOLD] = {"trap_flood_threshold", OPT_UINT, F(trap_flood_threshold), 0,
                                  1000000, OPT_LIVE},
     [CK_SA_SUBSCRIPTIONS_PER_PORT] = {"sa_subscriptions_per_port", OPT_UINT,
@@ -672,6 +695,8 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_API_TLS_KEY] = {"api_tls_key", OPT_STR, F(api_tls_key), 0, 0, 0},
     [CK_API_USERS_FILE] = {"api_users_file", OPT_STR, F(api_users_file), 0, 0, 0},
     [CK_API_MAX_PENDING] = {"api_max_pending", OPT_UINT, F(api_max_pending), 0, 65536, OPT_LIVE},
+    [CK_API_MAX_PARTITIONS] = {"api_max_partitions", OPT_UINT, F(api_max_partitions), 0, 16383,
+                               OPT_LIVE},
     [CK_VIRTUALIZATION] = {"virtualization", OPT_STR, F(virtualization), 0, 0, OPT_LIVE},
     [CK_VIRT_MAX_PORTS_IN_PROCESS] = {"virt_max_ports_in_process", OPT_UINT,
                                       F(virt_max_ports_in_process), 1, 4096, OPT_LIVE},
@@ -1139,6 +1164,8 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 			FNV_VAL(h, p->indx0);
 			FNV_VAL(h, p->has_sl);
 			FNV_VAL(h, p->sl);
+			FNV_VAL(h, p->mtu_limit);
+			FNV_VAL(h, p->rate_limit);
 			FNV_VAL(h, p->ipoib);
 			FNV_VAL(h, p->ipoib_mtu);
 			FNV_VAL(h, p->ipoib_rate);
@@ -1237,6 +1264,10 @@ static void dump_partition(FILE *out, const struct config_partition *pt)
 		fprintf(out, "    indx0: true\n");
 	if (pt->has_sl)
 		fprintf(out, "    sl: %u\n", pt->sl);
+	if (pt->mtu_limit)
+		fprintf(out, "    mtu_limit: %u\n", 128u << pt->mtu_limit);
+	if (pt->rate_limit)
+		fprintf(out, "    rate_limit: %s\n", cfg_rate_name(pt->rate_limit));
 	unsigned nm = config_file_members(pt); /* the API's are in partitions-api */
 	fprintf(out, "    members:%s\n", nm ? "" : " []");
 	static const char *const kinds[] = {[CM_ALL] = "all",
@@ -1332,6 +1363,7 @@ static bool partition_equal(const struct config_partition *a, const struct confi
 {
 	if (strcmp(a->name, b->name) || a->pkey != b->pkey || a->defmember != b->defmember ||
 	    a->indx0 != b->indx0 || a->has_sl != b->has_sl || a->sl != b->sl ||
+	    a->mtu_limit != b->mtu_limit || a->rate_limit != b->rate_limit ||
 	    a->ipoib != b->ipoib || a->ipoib_mtu != b->ipoib_mtu ||
 	    a->ipoib_rate != b->ipoib_rate || a->ipoib_scope != b->ipoib_scope ||
 	    a->ipoib_qkey != b->ipoib_qkey || config_file_members(a) != config_file_members(b) ||

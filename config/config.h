@@ -47,6 +47,9 @@ struct config_partition {
 	bool indx0;        /* its key goes at index 0 of the P_Key table (OpenSM's indx0) */
 	bool has_sl;       /* paths on it carry sl */
 	uint8_t sl;
+	/* caps on the PathRecords of its P_Key (IBA codes, 0: none), as UFM's mtu_limit and
+	 * rate_limit: what an operator gives a tenant's partition, enforced by the SA */
+	uint8_t mtu_limit, rate_limit;
 	struct config_member *members;
 	unsigned nmembers;
 	bool ipoib;         /* the SA keeps this partition's IPoIB broadcast group */
@@ -145,6 +148,11 @@ enum config_key {
 	CK_LINK_FLAP_WINDOW,
 	CK_LINK_FLAP_HOLD,
 	CK_LINK_SETTLE_TIME,
+	CK_HEAD_OF_QUEUE_LIFETIME,
+	CK_LEAF_HEAD_OF_QUEUE_LIFETIME,
+	CK_VL_STALL_COUNT,
+	CK_LEAF_VL_STALL_COUNT,
+	CK_PACKET_LIFE_TIME,
 	CK_TRAP_FLOOD_THRESHOLD,
 	CK_SM_KEY,
 	CK_M_KEY,
@@ -177,6 +185,7 @@ enum config_key {
 	CK_API_TLS_KEY,
 	CK_API_USERS_FILE,
 	CK_API_MAX_PENDING,
+	CK_API_MAX_PARTITIONS,
 	CK_VIRTUALIZATION,
 	CK_VIRT_MAX_PORTS_IN_PROCESS,
 	CK_VIRT_MAX_LIDS_PER_PORT,
@@ -246,6 +255,12 @@ struct ibsmd_config {
 	/* a link between switches that went down twice within link_flap_window carries no
 	 * routes until it has stayed up this long (0: once it is ACTIVE) */
 	unsigned link_settle_s;
+	/* switch ports' buffers (OpenSM's option names and defaults): how long a packet may
+	 * wait at the head of a queue (PortInfo HOQLife, 4.096 us x 2^v; 20 or more: forever)
+	 * on a port towards a switch and towards a CA (leaf), how many such discards put a VL
+	 * in the stall state (VLStallCount), and how long a packet may live in a switch
+	 * (SwitchInfo LifeTimeValue) */
+	uint8_t hoq_life, leaf_hoq_life, vl_stall_count, leaf_vl_stall_count, packet_life;
 	unsigned trap_flood_threshold; /* traps a port sends about itself per window */
 	char state_dir[256];
 	struct config_partition *partitions;
@@ -281,6 +296,9 @@ struct ibsmd_config {
 	/* GUIDs one client of the partition API may have pending (members added before their
 	 * port, alias or vport is in the fabric); 0: a GUID must be in the fabric */
 	unsigned api_max_pending;
+	/* partitions the API may define (UFM's /pkeys/add, with or without members): each
+	 * with IPoIB takes a multicast LID, of which there are 16,383 */
+	unsigned api_max_partitions;
 	/* SR-IOV virtual ports (IBA Annex A18): "manage" (enable them, give LIDs, P_Keys,
 	 * states), "disable" (turn virtualization off on every port), "ignore" (leave it as
 	 * it is); and how many physical ports' vports are read at once */

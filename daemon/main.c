@@ -208,7 +208,8 @@ static int run_import(const struct options *op, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (import_opensm(conf, op->import_parts, op->import_qos, stdout, ierr, sizeof(ierr)) < 0) {
+	if (import_opensm(conf, op->import_parts, op->import_qos, stdout, stderr, ierr,
+	                  sizeof(ierr)) < 0) {
 		fflush(stdout);
 		fprintf(stderr, "ibsmd: %s\n", ierr);
 		return 2;

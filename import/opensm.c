@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "import/opensm_fates.h"
 #include "import/qos.h"
 #include "mad/link_speed.h"
 #include "routing/engine.h"
@@ -28,7 +29,24 @@ struct imp {
 	char partitions_buf[256];
 	struct qos_import *qi; /* the qos: section, from qos_* options and qos-policy.conf */
 	char qos_file[256];    /* qos_policy_file */
+	FILE *warn;            /* what the site loses, one line each (NULL: nowhere) */
+	unsigned warnings;
+	char sa_key[24], sm_key[24]; /* as given, to compare: ibsmd's SA takes sm_key */
 };
+
+static void warn_site(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn_site(struct imp *im, const char *fmt, ...)
+{
+	im->warnings++;
+	if (!im->warn)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(im->warn, "ibsmd: warning: ");
+	vfprintf(im->warn, fmt, ap);
+	fputc('\n', im->warn);
+	va_end(ap);
+}
 
 static int fail(struct imp *im, const char *file, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -73,75 +91,51 @@ enum how {
 static const struct {
 	const char *osm, *ours;
 	enum how how;
+	/* OpenSM's default, where ibsmd's own is better for the same fabric: a file that
+	 * holds OpenSM's default keeps ibsmd's, and the comment says why; a site's own value
+	 * carries over */
+	const char *dflt, *why_ours;
 } options[] = {
-    {"lmc", "lmc", COPY},
-    {"lmc_esp0", "lmc_esp0", BOOL},
-    {"sm_priority", "sm_priority", COPY},
-    {"sweep_interval", "sweep_interval", COPY},
-    {"subnet_prefix", "subnet_prefix", HEXCOPY},
-    {"sm_key", "sm_key", HEXCOPY},
-    {"m_key", "m_key", HEXCOPY},
-    {"m_key_lease_period", "m_key_lease", COPY},
-    {"m_key_protection_level", "m_key_protect", COPY},
-    {"sminfo_polling_timeout", "sm_poll_interval_ms", COPY},
-    {"polling_retry_number", "sm_poll_retries", COPY},
-    {"max_wire_smps", "mad_window", COPY},
-    {"transaction_timeout", "mad_timeout_ms", COPY},
-    {"transaction_retries", "mad_retries", COPY},
-    {"subnet_timeout", "subnet_timeout", COPY},
-    {"ignore_other_sm", "ignore_other_sm", BOOL},
-    {"routing_engine", "routing_engine", ENGINES},
-    {"root_guid_file", "root_guids", ROOTS},
-    {"cn_guid_file", "cn_guid_file", STRING},
-    {"lfts_file", "lfts_file", STRING},
-    {"nue_max_num_vls", "routing_max_vls", VLCAP},
+    {"lmc", "lmc", COPY, NULL, NULL},
+    {"lmc_esp0", "lmc_esp0", BOOL, NULL, NULL},
+    {"sm_priority", "sm_priority", COPY, NULL, NULL},
+    {"sweep_interval", "sweep_interval", COPY, NULL, NULL},
+    {"subnet_prefix", "subnet_prefix", HEXCOPY, NULL, NULL},
+    {"sm_key", "sm_key", HEXCOPY, NULL, NULL},
+    {"m_key", "m_key", HEXCOPY, NULL, NULL},
+    {"m_key_lease_period", "m_key_lease", COPY, NULL, NULL},
+    {"m_key_protection_level", "m_key_protect", COPY, NULL, NULL},
+    {"sminfo_polling_timeout", "sm_poll_interval_ms", COPY, "10000",
+     "ibsmd's standbys poll the master every 500 ms (sm_poll_interval_ms): a dead master is "
+     "replaced in under 2 s, not 40"},
+    {"polling_retry_number", "sm_poll_retries", COPY, "4",
+     "ibsmd's standbys take over after 3 unanswered polls (sm_poll_retries)"},
+    {"max_wire_smps", "mad_window", COPY, "4",
+     "ibsmd keeps 64 SMPs in flight, 4 per node (mad_window, mad_window_per_node), which "
+     "brings a subnet up several times faster"},
+    {"transaction_timeout", "mad_timeout_ms", COPY, NULL, NULL},
+    {"transaction_retries", "mad_retries", COPY, NULL, NULL},
+    {"subnet_timeout", "subnet_timeout", COPY, NULL, NULL},
+    {"ignore_other_sm", "ignore_other_sm", BOOL, NULL, NULL},
+    {"routing_engine", "routing_engine", ENGINES, NULL, NULL},
+    {"root_guid_file", "root_guids", ROOTS, NULL, NULL},
+    {"cn_guid_file", "cn_guid_file", STRING, NULL, NULL},
+    {"lfts_file", "lfts_file", STRING, NULL, NULL},
+    {"nue_max_num_vls", "routing_max_vls", VLCAP, NULL, NULL},
+    {"head_of_queue_lifetime", "head_of_queue_lifetime", COPY, NULL, NULL},
+    {"leaf_head_of_queue_lifetime", "leaf_head_of_queue_lifetime", COPY, NULL, NULL},
+    {"vl_stall_count", "vl_stall_count", COPY, NULL, NULL},
+    {"leaf_vl_stall_count", "leaf_vl_stall_count", COPY, NULL, NULL},
+    {"packet_life_time", "packet_life_time", COPY, NULL, NULL},
     /* NVIDIA's SM (virtual ports, IBA Annex A18) */
-    {"virt_enabled", "virtualization", VIRT},
-    {"virt_max_ports_in_process", "virt_max_ports_in_process", COPY},
-    {"perfmgr", "pm_interval", PM},
-    {"perfmgr_sweep_time_s", "pm_interval", PM},
-    {"partition_config_file", "partitions", PARTFILE},
-    {"qos", NULL, QOS},
-    {"qos_policy_file", NULL, QOSFILE},
-    {"allow_both_pkeys", NULL, BOTHKEYS},
-};
-
-/* OpenSM options without a counterpart that deserve more than "left out": what ibsmd does */
-static const struct {
-	const char *osm, *why;
-} no_counterpart[] = {
-    {"guid", "the port is chosen with --ca/--port, --guid or --local-port"},
-    {"max_wire_smps2", "ibsmd keeps mad_window in flight, and mad_window_per_node per node"},
-    {"max_smps_timeout", "ibsmd keeps mad_window in flight, and mad_window_per_node per node"},
-    {"log_file", "ibsmd logs to standard error or, with --journal, to the journal"},
-    {"log_flags", "see log_level"},
-    {"force_log_flush", "lines are written whole as they happen"},
-    {"log_max_size", "the journal rotates its own files"},
-    {"reassign_lids",
-     "ibsmd keeps every port's LID (guid2lid in state_dir); delete it to start afresh"},
-    {"guid_routing_order_file", "minhop and updn balance routes themselves"},
-    {"hop_weights_file", "not supported: every link weighs the same"},
-    {"port_prof_ignore_file", "not supported"},
-    {"lid_matrix_dump_file", "ibsa dump routes; dump_dir and dump_after_sweep"},
-    {"dump_files_dir", "see dump_dir"},
-    {"daemon", "systemd runs ibsmd (ibsmd.service)"},
-    {"sm_inactive", "ibsmd takes part in the election (ignore_other_sm to override)"},
-    {"babbling_port_policy",
-     "ibsmd quarantines a babbling or flapping port by default (trap_flood_threshold, "
-     "link_flap_threshold; 0 turns either off)"},
-    {"event_plugin_name", "events go to the journal (IBSMD_EVENT)"},
-    {"console", "ibsa status|sweep|reroute|loglevel|dump|counters on the control socket"},
-    {"console_port", "ibsa on the control socket (control_socket, control_group)"},
-    {"single_thread", "ibsmd runs one event loop"},
-    {"use_ucast_cache", "ibsmd re-examines only the switches that reported a change"},
-    {"no_partition_enforcement", "ibsmd enforces partitions at the switch ports facing hosts"},
-    {"part_enforce", "ibsmd enforces partitions both ways at the switch ports facing hosts"},
-    {"connect_roots", "not needed: updn reaches every switch"},
-    {"ids_guid_file", "not needed: updn and minhop need no switch IDs"},
-    {"exit_on_fatal", "ibsmd keeps running and logs what went wrong"},
-    {"honor_guid2lid_file", "ibsmd always honors its guid2lid file"},
-    {"cache_options", "ibsmd writes no options cache"},
-    {"randomize_sminfo_polls", "not needed"},
+    {"virt_enabled", "virtualization", VIRT, NULL, NULL},
+    {"virt_max_ports_in_process", "virt_max_ports_in_process", COPY, NULL, NULL},
+    {"perfmgr", "pm_interval", PM, NULL, NULL},
+    {"perfmgr_sweep_time_s", "pm_interval", PM, NULL, NULL},
+    {"partition_config_file", "partitions", PARTFILE, NULL, NULL},
+    {"qos", NULL, QOS, NULL, NULL},
+    {"qos_policy_file", NULL, QOSFILE, NULL, NULL},
+    {"allow_both_pkeys", NULL, BOTHKEYS, NULL, NULL},
 };
 
 static int put_value(struct imp *im, const char *file, unsigned line, const char *key,
@@ -210,6 +204,15 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 		     n = strtok_r(NULL, ",", &save)) {
 			n = trim(n);
 			const char *ours_e = routing_find(n) ? n : NULL;
+			if (!strcmp(n, "torus-2QoS")) {
+				/* the same algorithm: dimension order, a dateline per ring on two
+				 * VLs, QoS classes on SL bits, around failed links and switches */
+				fprintf(out,
+				        "# opensm routing_engine torus-2QoS: ibsmd's torus routes "
+				        "as it does; it finds the torus's size and datelines from "
+				        "the cabling\n");
+				ours_e = "torus";
+			}
 			if (!ours_e) {
 				fprintf(
 				    out,
@@ -256,6 +259,29 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 	}
 }
 
+/* An option without a key of its own: a comment saying what ibsmd does about it, and a
+ * warning where the site's value asks for what ibsmd does not do. */
+static void note_option(struct imp *im, const char *file, unsigned line, const char *key,
+                        const char *val)
+{
+	if (!strcmp(key, "sa_key"))
+		snprintf(im->sa_key, sizeof(im->sa_key), "%s", val);
+	const struct opensm_fate *f = opensm_fate_of(key);
+	if (!f) {
+		fprintf(im->out, "# opensm %s %s: not an option of OpenSM 3.3.23; left out\n", key,
+		        val);
+		warn_site(im, "%s:%u: %s: not an option of OpenSM 3.3.23; left out", file, line,
+		          key);
+		return;
+	}
+	bool changed;
+	const char *what = opensm_fate_text(f, val, &changed);
+	fprintf(im->out, "# opensm %s %s: %s\n", key, val, what);
+	if (changed)
+		warn_site(im, "%s:%u: %s %s (OpenSM's default %s): %s", file, line, key, val,
+		          f->dflt, what);
+}
+
 static int import_conf(struct imp *im, const char *file)
 {
 	FILE *fp = fopen(file, "r");
@@ -284,6 +310,8 @@ static int import_conf(struct imp *im, const char *file)
 		*sp = 0;
 		if (!*val || !strcmp(val, "(null)"))
 			continue; /* OpenSM's "no value" */
+		if (!strcmp(t, "sm_key"))
+			snprintf(im->sm_key, sizeof(im->sm_key), "%s", val);
 		int qr = qos_import_conf_option(im->qi, t, val, file, ln, im->err, im->errlen);
 		if (qr < 0) {
 			rc = -1;
@@ -311,25 +339,41 @@ static int import_conf(struct imp *im, const char *file)
 			case QOSFILE:
 				snprintf(im->qos_file, sizeof(im->qos_file), "%s", val);
 				break;
-			case BOTHKEYS: im->allow_both = !strcasecmp(val, "TRUE"); break;
+			case BOTHKEYS:
+				im->allow_both = !strcasecmp(val, "TRUE");
+				fprintf(
+				    im->out, "# opensm %s %s: %s\n", t, val,
+				    im->allow_both
+				        ? "partitions.conf's =both members get both keys "
+				          "(membership: both)"
+				        : "partitions.conf's =both members are full members, as "
+				          "OpenSM makes them without it");
+				break;
 			default:
-				rc = put_value(im, file, ln, t, options[i].ours, options[i].how,
-				               val);
+				if (options[i].dflt && opensm_same_value(val, options[i].dflt))
+					fprintf(im->out, "# opensm %s %s: OpenSM's default; %s\n",
+					        t, val, options[i].why_ours);
+				else
+					rc = put_value(im, file, ln, t, options[i].ours,
+					               options[i].how, val);
 			}
 		}
 		if (done)
 			continue;
-		const char *why = "no counterpart in ibsmd; left out";
-		for (size_t i = 0; i < sizeof(no_counterpart) / sizeof(no_counterpart[0]); i++)
-			if (!strcmp(t, no_counterpart[i].osm))
-				why = no_counterpart[i].why;
-		fprintf(im->out, "# opensm %s %s: %s\n", t, val, why);
+		note_option(im, file, ln, t, val);
 	}
 	fclose(fp);
 	if (rc)
 		return rc;
 	if (pm_seen)
 		fprintf(im->out, "pm_interval: %u\n", pm ? (pm_sweep ? pm_sweep : 180) : 0);
+	unsigned long long sak = strtoull(im->sa_key, NULL, 0), smk = strtoull(im->sm_key, NULL, 0);
+	if (im->sa_key[0] && sak != (im->sm_key[0] ? smk : 1))
+		warn_site(
+		    im,
+		    "%s: sa_key %s is not sm_key %s: ibsmd's SA trusts requests with sm_key; give "
+		    "its trusted clients that key",
+		    file, im->sa_key, im->sm_key[0] ? im->sm_key : "1 (OpenSM's default)");
 	return 0;
 }
 
@@ -794,10 +838,10 @@ static int import_partitions(struct imp *im, const char *file)
 	return rc;
 }
 
-int import_opensm(const char *conf, const char *partitions, const char *qos, FILE *out, char *err,
-                  size_t errlen)
+int import_opensm(const char *conf, const char *partitions, const char *qos, FILE *out, FILE *warn,
+                  char *err, size_t errlen)
 {
-	struct imp im = {.err = err, .errlen = errlen, .out = out};
+	struct imp im = {.err = err, .errlen = errlen, .out = out, .warn = warn};
 	int rc = -1;
 	if (!(im.qi = qos_import_new())) {
 		snprintf(err, errlen, "out of memory");
@@ -807,6 +851,19 @@ int import_opensm(const char *conf, const char *partitions, const char *qos, FIL
 	if (conf && import_conf(&im, conf) < 0)
 		goto out;
 	const char *pf = partitions ? partitions : im.partitions_buf[0] ? im.partitions_buf : NULL;
+	if (pf && !partitions && access(pf, R_OK) != 0) {
+		/* opensm.conf names OpenSM's own path, which this machine may not have */
+		fprintf(out,
+		        "# opensm partition_config_file %s: not readable here; import it with "
+		        "--partitions FILE\n",
+		        pf);
+		warn_site(&im,
+		          "%s: partition_config_file %s is not readable here: import it with "
+		          "--partitions FILE, or the partitions are ibsmd's default (every port a "
+		          "full member of 0x7fff)",
+		          conf, pf);
+		pf = NULL;
+	}
 	if (pf && import_partitions(&im, pf) < 0)
 		goto out;
 	/* QoS: OpenSM applies its qos_* tables and qos-policy.conf only with qos TRUE; a
@@ -827,6 +884,11 @@ int import_opensm(const char *conf, const char *partitions, const char *qos, FIL
 		fprintf(out, "# opensm qos FALSE: its qos_* options and QoS policy file do not "
 		             "apply, and were not imported\n");
 	rc = 0;
+	if (im.warnings && warn)
+		fprintf(warn,
+		        "ibsmd: %u warning(s) above: settings ibsmd cannot honour as OpenSM would; "
+		        "the YAML says what it does instead\n",
+		        im.warnings);
 out:
 	qos_import_free(im.qi);
 	return rc;

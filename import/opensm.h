@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Any of the files may be NULL. 0, or -1 with "FILE:LINE: what" in err. */
-int import_opensm(const char *conf, const char *partitions, const char *qos, FILE *out, char *err,
-                  size_t errlen);
+/* Any of the files may be NULL. 0, or -1 with "FILE:LINE: what" in err. Each setting whose
+ * value asks for what ibsmd does not do is a "ibsmd: warning: FILE:LINE: ..." line on warn
+ * (NULL: none), and the YAML's comment beside it says what ibsmd does instead. */
+int import_opensm(const char *conf, const char *partitions, const char *qos, FILE *out, FILE *warn,
+                  char *err, size_t errlen);
 
 #endif

@@ -143,6 +143,10 @@ int qos_import_conf_option(struct qos_import *q, const char *key, const char *va
 				continue;
 			if (f == 4)
 				return 1; /* max_vls: ibsmd maps within what each link runs */
+			/* OpenSM writes -1 for a high limit it was not given (its own file's
+			 * default): the option is unset, as "(null)" is for the tables */
+			if (f == F_LIMIT && !strcmp(val, "-1"))
+				return 1;
 			char buf[256];
 			snprintf(buf, sizeof(buf), "%s", val);
 			unsigned n = 0;

@@ -178,6 +178,18 @@ static const struct mad_field notice_fields[] = {
 MAD_LAYOUT(mad_notice_layout, mad_notice, 80, notice_fields);
 #undef S
 
+/* libibmad has no fields for trap 144's details */
+#define S struct mad_trap144
+static const struct mad_field trap144_fields[] = {
+    MAD_H(S, lid, MF_U16, 16, 16),
+    MAD_H(S, other_local_changes, MF_U8, 47, 1),
+    MAD_H(S, capability_mask, MF_U32, 48, 32),
+    MAD_H(S, change_flags, MF_U16, 80, 16),
+    MAD_H(S, capability_mask2, MF_U16, 96, 16),
+};
+MAD_LAYOUT(mad_trap144_layout, mad_trap144, 54, trap144_fields);
+#undef S
+
 /* libibmad's RedirectFL and TrapFL are 24 bits wide and overlap the SLs (the spec has 20). */
 #define S struct mad_class_port_info
 static const struct mad_field cpi_fields[] = {
@@ -219,6 +231,7 @@ MAD_CODEC_DEFINE(mad_lft_block, mad_lft_block)
 MAD_CODEC_DEFINE(mad_mft_block, mad_mft_block)
 MAD_CODEC_DEFINE(mad_sm_info, mad_sm_info)
 MAD_CODEC_DEFINE(mad_notice, mad_notice)
+MAD_CODEC_DEFINE(mad_trap144, mad_trap144)
 MAD_CODEC_DEFINE(mad_class_port_info, mad_class_port_info)
 
 const struct mad_layout *const mad_smp_layouts[] = {

@@ -46,14 +46,15 @@ struct mad_port_info {
 };
 
 /* PortInfo CapabilityMask bits the SM cares about */
-#define PORT_CAP_IS_SM              (1u << 1)
-#define PORT_CAP_IS_NOTICE          (1u << 2)
-#define PORT_CAP_IS_TRAP            (1u << 3)
-#define PORT_CAP_HAS_SL_MAP         (1u << 6) /* IsSLMappingSupported */
-#define PORT_CAP_IS_SM_DISABLED     (1u << 10)
-#define PORT_CAP_IS_CAP_MASK_NOTICE (1u << 22)
-#define PORT_CAP_HAS_CAP_MASK2      (1u << 15)
-#define PORT_CAP_HAS_CLIENT_REREG   (1u << 25) /* IsClientReregistrationSupported */
+#define PORT_CAP_IS_SM                         (1u << 1)
+#define PORT_CAP_IS_NOTICE                     (1u << 2)
+#define PORT_CAP_IS_TRAP                       (1u << 3)
+#define PORT_CAP_HAS_SL_MAP                    (1u << 6) /* IsSLMappingSupported */
+#define PORT_CAP_IS_SM_DISABLED                (1u << 10)
+#define PORT_CAP_IS_CAP_MASK_NOTICE            (1u << 22)
+#define PORT_CAP_HAS_CAP_MASK2                 (1u << 15)
+#define PORT_CAP_HAS_CLIENT_REREG              (1u << 25) /* IsClientReregistrationSupported */
+#define PORT_CAP_IS_OTHER_LOCAL_CHANGES_NOTICE (1u << 26) /* trap 144's ChangeFlags */
 
 struct mad_switch_info {
 	uint16_t linear_fdb_cap, random_fdb_cap, multicast_fdb_cap, linear_fdb_top;
@@ -107,6 +108,22 @@ struct mad_notice {
 	uint8_t issuer_gid[16];
 };
 
+/* Trap 144's DataDetails (a port's local changes; IBA 14.2.5.1): the port's LID, whether it
+ * tells of changes other than to its CapabilityMask (OtherLocalChanges), its CapabilityMask,
+ * which of those other changes (ChangeFlags), its CapabilityMask2. */
+struct mad_trap144 {
+	uint16_t lid;
+	uint8_t other_local_changes;
+	uint32_t capability_mask;
+	uint16_t change_flags;
+	uint16_t capability_mask2;
+};
+#define TRAP144_NODE_DESC_CHANGE   0x0001u
+#define TRAP144_LINK_WIDTH_CHANGE  0x0002u
+#define TRAP144_LINK_SPEED_CHANGE  0x0004u
+#define TRAP144_SM_PRIORITY_CHANGE 0x0008u
+#define TRAP144_CAP_MASK2_CHANGE   0x0020u
+
 struct mad_class_port_info {
 	uint8_t base_version, class_version;
 	uint16_t capability_mask;
@@ -137,6 +154,8 @@ MAD_CODEC_DECLARE(mad_lft_block, mad_lft_block);
 MAD_CODEC_DECLARE(mad_mft_block, mad_mft_block);
 MAD_CODEC_DECLARE(mad_sm_info, mad_sm_info);
 MAD_CODEC_DECLARE(mad_notice, mad_notice);
+/* from and into a Notice's data_details (54 bytes) */
+MAD_CODEC_DECLARE(mad_trap144, mad_trap144);
 MAD_CODEC_DECLARE(mad_class_port_info, mad_class_port_info);
 
 /* Every SM/GS attribute layout, for table-wide checks. NULL-terminated. */

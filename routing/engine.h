@@ -92,6 +92,7 @@ extern const struct routing_engine routing_ftree;
 extern const struct routing_engine routing_file;
 extern const struct routing_engine routing_sssp;
 extern const struct routing_engine routing_dfsssp;
+extern const struct routing_engine routing_lash;
 extern const struct routing_engine routing_nue;
 extern const struct routing_engine routing_dor;
 extern const struct routing_engine routing_torus;
@@ -118,6 +119,9 @@ struct routing_hops {
 };
 int routing_hops_build(const struct routing_ctx *ctx, struct routing_hops *h);
 void routing_hops_free(struct routing_hops *h);
+/* minhop's routes without the LMC alternates (routing/minhop.c): every LID along a shortest
+ * path, balanced over the equal ports; what lash lays on virtual layers. 0, or -1 (why). */
+int routing_minhop_routes(struct routing_ctx *ctx);
 
 /* The default multicast tree (routing/mcast.c): rooted at the switch whose farthest member
  * switch is nearest, shortest branches from each member to it. up_port as for the hook. */

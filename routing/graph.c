@@ -282,8 +282,8 @@ void routing_layer_sl2vl(const struct routing_ctx *ctx, uint32_t sw, uint8_t out
 }
 
 static const struct routing_engine *const engines[] = {
-    &routing_minhop, &routing_updn, &routing_dnup, &routing_ftree, &routing_sssp,
-    &routing_dfsssp, &routing_nue,  &routing_dor,  &routing_torus, &routing_file};
+    &routing_minhop, &routing_updn, &routing_dnup, &routing_ftree, &routing_sssp, &routing_dfsssp,
+    &routing_lash,   &routing_nue,  &routing_dor,  &routing_torus, &routing_file};
 
 const struct routing_engine *routing_find(const char *name)
 {

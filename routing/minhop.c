@@ -34,9 +34,8 @@ static void route_at(void *arg, uint32_t s)
 	}
 }
 
-static int minhop_unicast(struct routing_ctx *ctx, void *state)
+int routing_minhop_routes(struct routing_ctx *ctx)
 {
-	(void)state;
 	struct routing_hops h = {0};
 	if (routing_hops_build(ctx, &h) < 0) {
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
@@ -48,6 +47,14 @@ static int minhop_unicast(struct routing_ctx *ctx, void *state)
 	struct minhop m = {ctx, h.d};
 	routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
 	routing_hops_free(&h);
+	return 0;
+}
+
+static int minhop_unicast(struct routing_ctx *ctx, void *state)
+{
+	(void)state;
+	if (routing_minhop_routes(ctx) < 0)
+		return -1;
 	/* LMC: the odd LIDs of a block take routes apart from the even ones, longer where no
 	 * disjoint shortest path exists (minhop is not free of credit loops either way) */
 	return routing_lmc_alternates(ctx, NULL, NULL, NULL);

@@ -1,6 +1,7 @@
 /* sssp and dfsssp: single-source shortest paths under global link weights (Hoefler et al.,
  * 2008), and their deadlock-free variant that spreads the paths over virtual layers (Domke
- * et al., 2011), as OpenSM's engines of the same names do.
+ * et al., 2011), as OpenSM's engines of the same names do; and lash, minhop's shortest
+ * paths on the same layers (OpenSM's LASH: Skeie et al., 2002).
  *
  * sssp routes one destination LID at a time with Dijkstra over directed switch links whose
  * weight is the number of host paths already laid on them: the routes are shortest, and
@@ -29,7 +30,8 @@
 #define NONE UINT32_MAX
 
 struct sssp {
-	bool layered; /* dfsssp */
+	const char *name; /* the engine's, for its messages */
+	bool layered;     /* dfsssp, lash */
 	uint8_t nlayers;
 	uint8_t budget; /* the VLs the layers may take */
 	uint32_t nsrc, ndst;
@@ -248,14 +250,15 @@ static int fit_some(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, con
 				if ((unsigned)l == st->budget) {
 					bool capped =
 					    ctx->cfg && ctx->cfg->routing_max_vls == st->budget;
-					snprintf(
-					    ctx->why, sizeof(ctx->why),
-					    "dfsssp: the %s need more than %u virtual layers to "
-					    "be free of credit loops, and %s %u VL%s",
-					    which ? "LMC alternates" : "shortest paths", st->budget,
-					    capped ? "routing_max_vls allows"
-					           : "the switch links run",
-					    st->budget, st->budget == 1 ? "" : "s");
+					snprintf(ctx->why, sizeof(ctx->why),
+					         "%s: the %s need more than %u virtual layers to "
+					         "be free of credit loops, and %s %u VL%s",
+					         st->name,
+					         which ? "LMC alternates" : "shortest paths",
+					         st->budget,
+					         capped ? "routing_max_vls allows"
+					                : "the switch links run",
+					         st->budget, st->budget == 1 ? "" : "s");
 					return 1;
 				}
 				st->layer[(size_t)src * st->ndst + d] = (uint8_t)l;
@@ -269,7 +272,7 @@ static int fit_some(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, con
 static void log_first_fit(struct routing_ctx *ctx, const struct sssp *st, uint64_t tried,
                           bool above)
 {
-	log_notice(ctx->log, "routing", "dfsssp: %llu paths in %u virtual layer(s) of %u%s",
+	log_notice(ctx->log, "routing", "%s: %llu paths in %u virtual layer(s) of %u%s", st->name,
 	           (unsigned long long)tried, st->nlayers, st->budget,
 	           above ? " (LMC alternates from the first free one)" : "");
 }
@@ -290,7 +293,7 @@ static int dfsssp_first_fit(struct routing_ctx *ctx, struct sssp *st, const bool
 		r = fit_all(ctx, st, &g, alt, true, above ? used : 0, &used, &tried, NULL);
 	cdg_free(&g);
 	if (r == -2)
-		why_oom(ctx, "dfsssp");
+		why_oom(ctx, st->name);
 	if (r != 0)
 		return -1;
 	st->nlayers = (uint8_t)used;
@@ -356,11 +359,10 @@ static int lay_paths(struct routing_ctx *ctx, struct sssp *st, struct cdg *g, ui
 			return -2;
 		if ((unsigned)l == st->budget) {
 			if (what)
-				snprintf(
-				    ctx->why, sizeof(ctx->why),
-				    "dfsssp: the %s need more than %u virtual layers to be free "
-				    "of credit loops",
-				    what, st->budget);
+				snprintf(ctx->why, sizeof(ctx->why),
+				         "%s: the %s need more than %u virtual layers to be free "
+				         "of credit loops",
+				         st->name, what, st->budget);
 			unlog(g, lg, mark);
 			*used = was;
 			return 1;
@@ -493,20 +495,20 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 				                  undo, &copied);
 	if (r != 0) {
 		if (r == -2)
-			why_oom(ctx, "dfsssp");
+			why_oom(ctx, st->name);
 		goto out;
 	}
 	/* order o's layer: reserved + o; none where the primary routes took them all */
 	bool full = used >= st->budget;
 	unsigned reserved = used;
 	if (alt_orders(ctx, st, ord, full, reserved, &nord) < 0) {
-		why_oom(ctx, "dfsssp");
+		why_oom(ctx, st->name);
 		goto out;
 	}
 	struct skip orders = {reserved, full ? 0 : nord};
 	int64_t laid = lay_free_alternates(ctx, st, g, alt, back, orders, &used, &lg, undo, lids);
 	if (laid < 0) {
-		why_oom(ctx, "dfsssp");
+		why_oom(ctx, st->name);
 		goto out;
 	}
 	free_laid = (uint32_t)laid;
@@ -545,7 +547,7 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 					ok = lay_alt_lid(ctx, st, g, t, d, l, &lg);
 				}
 				if (ok == -2) {
-					why_oom(ctx, "dfsssp");
+					why_oom(ctx, st->name);
 					goto out;
 				}
 				if (ok == 1) {
@@ -562,22 +564,22 @@ static int dfsssp_fit_by_lid(struct routing_ctx *ctx, struct sssp *st, bool *alt
 	}
 	if (r != 0) {
 		if (r == -2)
-			why_oom(ctx, "dfsssp");
+			why_oom(ctx, st->name);
 		goto out;
 	}
 	st->nlayers = (uint8_t)used;
 	if (full)
 		log_notice(ctx->log, "routing",
-		           "dfsssp: the shortest paths take all %u virtual layers; LMC alternates "
+		           "%s: the shortest paths take all %u virtual layers; LMC alternates "
 		           "laid LID by LID among them: %u routed freely, %u by the up/down order, "
-		           "%u kept sssp's routes, %u of those their first LID's",
-		           st->budget, free_laid, ud_laid, kept, copied);
+		           "%u kept the shortest routes, %u of those their first LID's",
+		           st->name, st->budget, free_laid, ud_laid, kept, copied);
 	else
 		log_notice(ctx->log, "routing",
-		           "dfsssp: %u virtual layer(s) of %u; LMC alternates laid LID by LID: %u "
+		           "%s: %u virtual layer(s) of %u; LMC alternates laid LID by LID: %u "
 		           "routed freely, %u by %u up/down order(s) (layers %u to %u), %u kept "
-		           "sssp's routes, %u of those their first LID's",
-		           st->nlayers, st->budget, free_laid, ud_laid, nord, reserved,
+		           "the shortest routes, %u of those their first LID's",
+		           st->name, st->nlayers, st->budget, free_laid, ud_laid, nord, reserved,
 		           reserved + nord - 1, kept, copied);
 	rc = 0;
 out:
@@ -670,7 +672,7 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 	uint64_t tried = 0;
 	int rc = -1;
 	if (!alt || !roots || !leaf) {
-		why_oom(ctx, "dfsssp");
+		why_oom(ctx, st->name);
 		goto out;
 	}
 	if (routing_lmc_alternates(ctx, NULL, &undo, alt) < 0)
@@ -706,13 +708,13 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 		r = cdg_init(&g, ctx) < 0 ? -2 : 0;
 	}
 	if (r == -2) {
-		why_oom(ctx, "dfsssp");
+		why_oom(ctx, st->name);
 		goto out;
 	}
 	routing_host_switches(ctx, leaf);
 	if (routing_detect_roots(ctx, leaf, roots, &nroots) < 0 ||
 	    updown_init(&ord[0], ctx, roots, nroots, false) < 0) {
-		why_oom(ctx, "dfsssp");
+		why_oom(ctx, st->name);
 		goto out;
 	}
 	/* LID by LID: each free alternate where a layer takes it, the others up/down */
@@ -741,15 +743,15 @@ static int dfsssp_layers_lmc(struct routing_ctx *ctx, struct sssp *st)
 	/* last: every later LID on its block's first LID's routes, laid after all the others
 	 * (each then fits where its first LID's paths do: these fit wherever LMC 0 does) */
 	log_warn(ctx->log, "routing",
-	         "dfsssp: no room for the LMC alternates (%s): the later LIDs of each port follow "
+	         "%s: no room for the LMC alternates (%s): the later LIDs of each port follow "
 	         "its first LID's routes, which share every link with them",
-	         ctx->why);
+	         st->name, ctx->why);
 	memset(alt, 0, st->ndst * sizeof(bool));
 	for (uint32_t t = 0; t < ns; t++)
 		for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++)
 			if (routing_lmc_index(ctx, t, d) > 0) {
 				if (routing_lmc_follow_first(ctx, NULL, t, d) < 0) {
-					why_oom(ctx, "dfsssp");
+					why_oom(ctx, st->name);
 					goto out;
 				}
 				alt[d] = true;
@@ -781,15 +783,15 @@ static void sssp_free(void *state)
 	free(st);
 }
 
-static int setup(struct routing_ctx *ctx, void **state, bool layered)
+static int setup(struct routing_ctx *ctx, void **state, bool layered, const char *engine)
 {
-	const char *engine = layered ? "dfsssp" : "sssp";
 	struct sssp *st = calloc(1, sizeof(*st));
 	if (!st) {
 		why_oom(ctx, engine);
 		return -1;
 	}
 	*state = st;
+	st->name = engine;
 	st->layered = layered;
 	st->nlayers = 1;
 	st->budget = (uint8_t)routing_link_vls(ctx);
@@ -802,12 +804,17 @@ static int setup(struct routing_ctx *ctx, void **state, bool layered)
 
 static int sssp_setup(struct routing_ctx *ctx, void **state)
 {
-	return setup(ctx, state, false);
+	return setup(ctx, state, false, "sssp");
 }
 
 static int dfsssp_setup(struct routing_ctx *ctx, void **state)
 {
-	return setup(ctx, state, true);
+	return setup(ctx, state, true, "dfsssp");
+}
+
+static int lash_setup(struct routing_ctx *ctx, void **state)
+{
+	return setup(ctx, state, true, "lash");
 }
 
 /* Sources and destinations by LID, for path_sl. */
@@ -840,7 +847,7 @@ static int index_lids(const struct routing_ctx *ctx, struct sssp *st)
 static int sssp_unicast(struct routing_ctx *ctx, void *state)
 {
 	struct sssp *st = state;
-	const char *engine = st->layered ? "dfsssp" : "sssp";
+	const char *engine = st->name;
 	struct chans c = {0};
 	int rc = -1;
 	if (chans_build(ctx, &c) < 0 || (st->layered && index_lids(ctx, st) < 0)) {
@@ -857,6 +864,20 @@ static int sssp_unicast(struct routing_ctx *ctx, void *state)
 out:
 	chans_free(&c);
 	return rc;
+}
+
+/* lash: minhop's shortest paths (balanced over equal ports, where OpenSM's LASH takes one
+ * path per pair of switches) on the same virtual layers as dfsssp's. */
+static int lash_unicast(struct routing_ctx *ctx, void *state)
+{
+	struct sssp *st = state;
+	if (index_lids(ctx, st) < 0) {
+		why_oom(ctx, st->name);
+		return -1;
+	}
+	if (routing_minhop_routes(ctx) < 0)
+		return -1;
+	return dfsssp_layers_lmc(ctx, st);
 }
 
 static uint8_t dfsssp_path_sl(const struct routing_ctx *ctx, void *state, uint16_t slid,
@@ -898,6 +919,19 @@ const struct routing_engine routing_dfsssp = {
                "credit loops",
     .setup = dfsssp_setup,
     .unicast = sssp_unicast,
+    .path_sl = dfsssp_path_sl,
+    .sl2vl = dfsssp_sl2vl,
+    .sl2vl_by_vls = true,
+    .layers = dfsssp_layers_used,
+    .teardown = sssp_free,
+};
+
+const struct routing_engine routing_lash = {
+    .name = "lash",
+    .summary = "layered shortest paths: minhop's routes spread over virtual layers (SL = VL) "
+               "until each layer is free of credit loops, as OpenSM's LASH",
+    .setup = lash_setup,
+    .unicast = lash_unicast,
     .path_sl = dfsssp_path_sl,
     .sl2vl = dfsssp_sl2vl,
     .sl2vl_by_vls = true,

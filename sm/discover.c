@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sm/sm_int.h"
+#include "util/escape.h"
 
 struct probe {
 	uint32_t from_port; /* the port we leave through, TOPO_NONE for the SM's own node */
@@ -51,6 +52,34 @@ static void on_node_desc(struct sm *sm, const struct mad_result *res, const stru
 	struct mad_node_desc nd;
 	mad_node_desc_decode(smp->data, sizeof(smp->data), &nd, NULL);
 	memcpy(sm->topo.nodes[node].desc, nd.desc, sizeof(nd.desc));
+}
+
+/* A description read on its own (trap 144): the change is said, as names feed the Slurm
+ * topology and the metrics' labels. */
+static void on_node_desc_changed(struct sm *sm, const struct mad_result *res,
+                                 const struct mad_smp *smp, void *ctx)
+{
+	uint32_t node = *(const uint32_t *)ctx;
+	if (node >= sm->topo.nnodes)
+		return;
+	char was[sizeof(sm->topo.nodes[0].desc)];
+	memcpy(was, sm->topo.nodes[node].desc, sizeof(was));
+	on_node_desc(sm, res, smp, ctx);
+	if (!smp || smp->dr_status || !memcmp(was, sm->topo.nodes[node].desc, sizeof(was)))
+		return;
+	char now[4 * sizeof(was)], then[4 * sizeof(was)];
+	log_rl(sm->log, &sm->rl_trap, LOGL_INFO, "sm",
+	       "node " GUID_FMT ": NodeDescription now \"%s\" (was \"%s\")",
+	       sm->topo.nodes[node].guid, text_desc(now, sizeof(now), sm->topo.nodes[node].desc),
+	       text_desc(then, sizeof(then), was));
+}
+
+void discover_node_desc(struct sm *sm, uint32_t node)
+{
+	if (node >= sm->topo.nnodes || !sm->topo.nodes[node].present)
+		return;
+	sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_NODE_DESC, 0, NULL, 0,
+	           on_node_desc_changed, &node, sizeof(node));
 }
 
 bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_info *si)

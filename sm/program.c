@@ -470,10 +470,11 @@ void program_tables(struct sm *sm)
 		uint32_t node = sw->node;
 		if (!t->nodes[node].present || !sw->lft)
 			continue;
-		if (sw->si.linear_fdb_top != sw->lft_top || sw->si.port_state_change) {
+		if (sw->si.linear_fdb_top != sw->lft_top || sw->si.port_state_change ||
+		    sw->si.life_time_value != sm->cfg->packet_life) {
 			struct mad_switch_info si = sw->si;
 			si.linear_fdb_top = sw->lft_top;
-			si.life_time_value = 18;
+			si.life_time_value = sm->cfg->packet_life;
 			si.port_state_change = 1; /* clears it */
 			uint8_t data[64] = {0};
 			mad_switch_info_encode(&si, data, sizeof(data), NULL);
@@ -598,9 +599,11 @@ static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys
 		        : 0;
 		if (topo_is_switch(t, port->node)) {
 			/* how long a packet may wait at the head of a queue: shorter towards a
-			 * CA, which cannot pass a stalled packet on (OpenSM's defaults) */
-			pi.hoq_life = topo_is_switch(t, peer->node) ? 0x13 : 0x10;
-			pi.vl_stall_count = 7;
+			 * CA, which cannot pass a stalled packet on */
+			bool leaf = !topo_is_switch(t, peer->node);
+			pi.hoq_life = leaf ? sm->cfg->leaf_hoq_life : sm->cfg->hoq_life;
+			pi.vl_stall_count =
+			    leaf ? sm->cfg->leaf_vl_stall_count : sm->cfg->vl_stall_count;
 			pi.partition_enforcement_inbound = pi.partition_enforcement_outbound =
 			    enforces(sm, p);
 		}
@@ -649,8 +652,12 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 			return false;
 		if (topo_is_switch(t, port->node)) {
 			uint8_t e = enforces(sm, p);
+			bool leaf = !topo_is_switch(t, peer->node);
 			if (pi->partition_enforcement_inbound != e ||
-			    pi->partition_enforcement_outbound != e)
+			    pi->partition_enforcement_outbound != e ||
+			    pi->hoq_life != (leaf ? sm->cfg->leaf_hoq_life : sm->cfg->hoq_life) ||
+			    pi->vl_stall_count !=
+			        (leaf ? sm->cfg->leaf_vl_stall_count : sm->cfg->vl_stall_count))
 				return false;
 		}
 	}

@@ -642,10 +642,16 @@ static void handle_trap(struct sm *sm, const struct mad_addr *from, const uint8_
 			sm_request_sweep(sm, NULL, 0);
 		break;
 	case 1146: /* a VF came or went behind a port (IBA Annex A18) */ vports_trap(sm, p); break;
-	case 144: /* capability mask change: IsSM and friends */
+	case 144: { /* local changes: IsSM and friends, a new NodeDescription */
+		struct mad_trap144 lc;
+		mad_trap144_decode(no.data_details, sizeof(no.data_details), &lc, NULL);
+		if (p != TOPO_NONE && lc.other_local_changes &&
+		    (lc.change_flags & TRAP144_NODE_DESC_CHANGE))
+			discover_node_desc(sm, node);
 		if (p != TOPO_NONE)
 			election_cap_changed(sm, p);
 		break;
+	}
 	case 256: /* bad M_Key: someone tried to read or change a protected port */
 		mkey_violation_trap(sm, node, &no);
 		break;

@@ -373,6 +373,8 @@ void discover_finish(struct sm *sm); /* after either: paths, presence, counts */
 /* A switch's SwitchInfo as read: kept, and when its LinearFDBTop is not what it last held
  * (it was reset) its tables are forgotten and true returned. */
 bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_info *si);
+/* Read a node's NodeDescription again (trap 144 said it changed), outside any sweep. */
+void discover_node_desc(struct sm *sm, uint32_t node);
 int lids_assign(struct sm *sm);
 int lids_load(struct sm *sm);
 int lids_save(struct sm *sm);

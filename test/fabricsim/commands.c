@@ -47,7 +47,9 @@ static const char help[] =
     "train NODE PORT RATE|none   the cable carries at most RATE (e.g. 4xHDR, 2xNDR, EDR):\n"
     "                            the link trains again below what its ends could run\n"
     "desc NODE HEX               its NodeDescription becomes those bytes (up to 64, no 00),\n"
-    "                            as a host's root may set any: quotes, newlines, not UTF-8\n"
+    "                            as a host's root may set any: quotes, newlines, not UTF-8;\n"
+    "                            its ports with IsOtherLocalChangesNoticeSupported send\n"
+    "                            trap 144 with NodeDescriptionChange\n"
     "legacy-sma NODE on|off      its SMA predates IBA 1.5: PortInfo with AttributeModifier\n"
     "                            bit 31 (SMSupportExtendedSpeeds) gets \"invalid field\"\n"
     "cap-notice NODE on|off      its ports send trap 144 when IsSM changes (off: an SMA\n"
@@ -282,7 +284,7 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 			        "desc NODE HEX: a node and 1-64 bytes in hex, none of them 00\n");
 			rc = -1;
 		} else {
-			memcpy(f->nodes[n].desc, d, sizeof(d));
+			fabric_set_desc(f, n, d);
 		}
 	} else if (!strcmp(argv[0], "legacy-sma") && argc == 3) {
 		uint32_t n = fabric_find_node(f, argv[1]);

@@ -97,7 +97,8 @@ static void port_defaults(struct fabric *f, struct fs_port *p, const struct fs_n
 		pi->guid_cap = 1;
 	} else {
 		pi->capability_mask = PORT_CAP_IS_TRAP | (1u << 6) | (1u << 11) | (1u << 16) |
-		                      (1u << 19) | PORT_CAP_IS_CAP_MASK_NOTICE | (1u << 25);
+		                      (1u << 19) | PORT_CAP_IS_CAP_MASK_NOTICE | (1u << 25) |
+		                      PORT_CAP_IS_OTHER_LOCAL_CHANGES_NOTICE;
 		pi->guid_cap = 32;
 	}
 	(void)f;
@@ -499,4 +500,11 @@ void fabric_lid_update(struct fabric *f, uint32_t port, uint16_t old_lid, uint8_
 uint32_t fabric_port_by_lid(const struct fabric *f, uint16_t lid)
 {
 	return lid && lid < FS_MAX_UCAST ? f->lid_port[lid] : FS_NONE;
+}
+
+void fabric_set_desc(struct fabric *f, uint32_t n, const char *desc)
+{
+	snprintf(f->nodes[n].desc, sizeof(f->nodes[n].desc), "%s", desc);
+	if (f->on_desc_change)
+		f->on_desc_change(f, n, f->ctx);
 }

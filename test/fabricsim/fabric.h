@@ -80,6 +80,8 @@ struct fs_port {
 	bool virt_enable, vport_change;
 	/* trap repress state */
 	uint16_t trap_pending; /* trap number awaiting TrapRepress, 0 if none */
+	/* trap 144's ChangeFlags for the trap pending (0: its CapabilityMask alone) */
+	uint16_t trap144_flags;
 	uint64_t trap_tid;
 };
 
@@ -133,6 +135,8 @@ struct fabric {
 	void (*on_link_change)(struct fabric *f, uint32_t port, void *ctx);
 	/* ... and of every physical port whose vports came or went (trap 1146) */
 	void (*on_vport_change)(struct fabric *f, uint32_t port, void *ctx);
+	/* node's NodeDescription changed (ctl desc): its ports tell the SM (trap 144) */
+	void (*on_desc_change)(struct fabric *f, uint32_t node, void *ctx);
 	void *ctx;
 };
 
@@ -150,6 +154,10 @@ int fabric_connect(struct fabric *f, uint32_t pa, uint32_t pb, uint8_t width, ui
  * and the fastest speed (enum link_speed); 0 / LINK_SPEEDS: no limit. A link that is up
  * trains again at once, without going down. */
 void fabric_cable_limit(struct fabric *f, uint32_t p, uint8_t width, unsigned speed);
+/* Node n's NodeDescription becomes desc (NUL-terminated, up to 64 bytes), as a host's driver
+ * sets it; on_desc_change tells the server, whose SMA sends trap 144 from each port that
+ * has IsOtherLocalChangesNoticeSupported. */
+void fabric_set_desc(struct fabric *f, uint32_t n, const char *desc);
 /* "4xHDR", "2xNDR", "HDR" or "4x": a width (LinkWidth bit, 0 if not given) and a speed
  * (enum link_speed, LINK_SPEEDS if not given). 0, or -1 if it is neither. */
 int fabric_parse_rate(const char *text, uint8_t *width, unsigned *speed);

@@ -170,6 +170,7 @@ static void backlog_clear(struct fs_server *s, struct client *c)
 }
 
 static void queue_trap(struct fs_server *s, uint32_t port, uint16_t trap);
+static void queue_trap144(struct fs_server *s, uint32_t port, uint16_t flags);
 
 static void client_drop(struct fs_server *s, struct client *c)
 {
@@ -188,7 +189,7 @@ static void client_drop(struct fs_server *s, struct client *c)
 		if (p->pi.capability_mask & PORT_CAP_IS_SM) {
 			p->pi.capability_mask &= ~PORT_CAP_IS_SM;
 			if (p->pi.capability_mask & PORT_CAP_IS_CAP_MASK_NOTICE)
-				queue_trap(s, c->port, 144);
+				queue_trap144(s, c->port, 0);
 		}
 	}
 }
@@ -579,6 +580,13 @@ static void queue_trap(struct fs_server *s, uint32_t port, uint16_t trap)
 	}
 }
 
+/* Trap 144 with its ChangeFlags (0: the CapabilityMask alone changed, IsSM say). */
+static void queue_trap144(struct fs_server *s, uint32_t port, uint16_t flags)
+{
+	s->f->ports[fabric_lid_port(s->f, port)].trap144_flags = flags;
+	queue_trap(s, port, 144);
+}
+
 /* Resend traps nobody repressed, a few times, then give up as an SMA would. */
 static void trap_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -664,6 +672,24 @@ static void on_link_change(struct fabric *f, uint32_t port, void *ctx)
 }
 
 /* A VF came or went behind a port: the HCA tells the master (trap 1146, Annex A18). */
+/* A node's NodeDescription changed: each of its ports that supports the notice tells the
+ * SM with trap 144, OtherLocalChanges and NodeDescriptionChange (IBA 14.2.5.1), as an HCA
+ * does when its driver sets a new description. */
+static void on_desc_change(struct fabric *f, uint32_t node, void *ctx)
+{
+	struct fs_server *s = ctx;
+	const struct fs_node *n = &f->nodes[node];
+	if (!n->present)
+		return;
+	bool sw = n->type == NODE_TYPE_SWITCH;
+	for (unsigned k = sw ? 0 : 1; k <= (sw ? 0u : n->nports); k++) {
+		uint32_t port = n->first_port + k;
+		struct fs_port *p = &f->ports[port];
+		if (p->pi.capability_mask & PORT_CAP_IS_OTHER_LOCAL_CHANGES_NOTICE)
+			queue_trap144(s, port, TRAP144_NODE_DESC_CHANGE);
+	}
+}
+
 static void on_vport_change(struct fabric *f, uint32_t port, void *ctx)
 {
 	(void)f;
@@ -756,7 +782,7 @@ static void ctl_connect(struct fs_server *s, uint8_t *msg, const struct sockaddr
 		p->pi.capability_mask |= PORT_CAP_IS_SM;
 		if (before != p->pi.capability_mask &&
 		    (p->pi.capability_mask & PORT_CAP_IS_CAP_MASK_NOTICE))
-			queue_trap(s, port, 144);
+			queue_trap144(s, port, 0);
 	}
 	const struct fs_node *n = fs_node_of(s->f, port);
 	/* the node's id, cut to the protocol's 31 characters */
@@ -852,7 +878,7 @@ static void ctl_cb(struct ev_loop *loop, ev_io *w, int revents)
 					p->pi.capability_mask &= ~PORT_CAP_IS_SM;
 				if (before != p->pi.capability_mask &&
 				    (p->pi.capability_mask & PORT_CAP_IS_CAP_MASK_NOTICE))
-					queue_trap(s, c->port, 144);
+					queue_trap144(s, c->port, 0);
 				break;
 			}
 			case CTL_GET_PKEYS: {
@@ -968,6 +994,7 @@ struct fs_server *fs_server_new(struct ev_loop *loop, struct fabric *f,
 	signal(SIGCHLD, SIG_IGN); /* the verify children (admin_cb) reap themselves */
 	f->on_link_change = on_link_change;
 	f->on_vport_change = on_vport_change;
+	f->on_desc_change = on_desc_change;
 	f->ctx = s;
 	int dom = s->inet ? AF_INET : AF_UNIX;
 	struct sockaddr_storage ss;
@@ -1051,6 +1078,7 @@ void fs_server_free(struct fs_server *s)
 	vec_free(&s->babblers);
 	s->f->on_link_change = NULL;
 	s->f->on_vport_change = NULL;
+	s->f->on_desc_change = NULL;
 	free(s->clients);
 	free(s->heap);
 	free(s->traps);

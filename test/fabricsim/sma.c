@@ -665,14 +665,16 @@ void sma_build_trap(const struct fabric *f, uint32_t port, uint16_t trap, uint64
 		d[3] = (uint8_t)pi->lid;
 	}
 	if (trap == 144) {
-		/* reserved 16, LIDADDR 16, reserved 16, CapabilityMask 32 */
-		memset(d, 0, 8);
-		d[2] = (uint8_t)(pi->lid >> 8);
-		d[3] = (uint8_t)pi->lid;
-		d[6] = (uint8_t)(pi->capability_mask >> 24);
-		d[7] = (uint8_t)(pi->capability_mask >> 16);
-		d[8] = (uint8_t)(pi->capability_mask >> 8);
-		d[9] = (uint8_t)pi->capability_mask;
+		/* the port's LID and CapabilityMask, and what else changed (OtherLocalChanges with
+		 * its ChangeFlags: a new NodeDescription, say) */
+		uint16_t flags = f->ports[lp].trap144_flags;
+		struct mad_trap144 t = {.lid = pi->lid,
+		                        .other_local_changes = flags != 0,
+		                        .capability_mask = pi->capability_mask,
+		                        .change_flags = flags,
+		                        .capability_mask2 = pi->capability_mask2};
+		memset(d, 0, sizeof(no.data_details));
+		mad_trap144_encode(&t, d, sizeof(no.data_details), NULL);
 	}
 	/* An SMP carries the first 64 bytes of the Notice: no IssuerGID. */
 	uint8_t notice[80] = {0};

@@ -99,7 +99,7 @@ echo "a missing file: ok"
 
 # the importer: OpenSM's files as YAML that --check-config takes, and what it cannot
 # translate refused with file:line
-printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash\nlog_file /var/log/opensm.log\nqos TRUE\nnue_max_num_vls 4\nvirt_enabled 1\nvirt_max_ports_in_process 16\n' \
+printf 'lmc 1\nsm_priority 7\nrouting_engine ftree,lash,torus-2QoS\nlog_file /var/log/opensm.log\nqos TRUE\nnue_max_num_vls 4\nvirt_enabled 1\nvirt_max_ports_in_process 16\n' \
 	>"$WORK/opensm.conf"
 # QoS: the per class tables (qos_*), and the policy file opensm.conf names
 POLICY="$(cd "$(dirname "$0")" && pwd)/opensm/qos-policy.conf"
@@ -111,8 +111,8 @@ printf 'Default=0x7fff, ipoib : ALL, SELF=full ;\nio=0x10, defmember=full : ALL_
 	>"$WORK/imported.yaml" || fail "import"
 "$IBSMD" --check-config "$WORK/imported.yaml" >/dev/null || fail "the imported YAML is refused"
 grep -q '^# opensm log_file /var/log/opensm.log: ' "$WORK/imported.yaml" &&
-	grep -q '^# opensm routing_engine lash: ' "$WORK/imported.yaml" &&
-	grep -q '^routing_engine: "ftree,updn,minhop"' "$WORK/imported.yaml" &&
+	grep -q '^# opensm routing_engine torus-2QoS: ' "$WORK/imported.yaml" &&
+	grep -q '^routing_engine: "ftree,lash,torus,minhop"' "$WORK/imported.yaml" &&
 	grep -q '^routing_max_vls: 4$' "$WORK/imported.yaml" &&
 	grep -q '^virtualization: disable$' "$WORK/imported.yaml" &&
 	grep -q '^virt_max_ports_in_process: 16$' "$WORK/imported.yaml" ||

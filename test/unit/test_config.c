@@ -114,6 +114,11 @@ static const struct {
     {"sm_priority: 1\nsa_groups_per_port: 16384\n", ":2:", "sa_groups_per_port"},
     {"virt_max_ports_in_process: 0\n", ":1:", "virt_max_ports_in_process"},
     {"sm_priority: 2\nvirt_max_lids_per_port: 70000\n", ":2:", "virt_max_lids_per_port"},
+    {"api_max_partitions: 16384\n", ":1:", "api_max_partitions"},
+    {"head_of_queue_lifetime: 32\n", ":1:", "head_of_queue_lifetime"},
+    {"lmc: 0\nleaf_vl_stall_count: 8\n", ":2:", "leaf_vl_stall_count"},
+    {"partitions:\n  - {name: a, pkey: 2, members: all, mtu_limit: 3000}\n", ":2:", "mtu_limit"},
+    {"partitions:\n  - {name: a, pkey: 2, members: all, rate_limit: 7}\n", ":2:", "rate_limit"},
 };
 
 START_TEST(bad_file_named)

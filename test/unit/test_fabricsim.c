@@ -1058,6 +1058,56 @@ static uint8_t vport_state_of(unsigned index)
 	return vs.state[index % MAD_VPORT_STATE_BLOCK];
 }
 
+static unsigned desc_changes;
+static void count_desc_change(struct fabric *f, uint32_t node, void *ctx)
+{
+	(void)f;
+	(void)node;
+	(void)ctx;
+	desc_changes++;
+}
+
+/* Trap 144 of a port whose node took a new NodeDescription: the model tells the server
+ * (which sends it from each port with IsOtherLocalChangesNoticeSupported, as a CA port
+ * advertises), and the Notice carries OtherLocalChanges and NodeDescriptionChange where
+ * IBA 14.2.5.1 puts them (byte 5 bit 0; bytes 10-11), the LID and CapabilityMask too. */
+START_TEST(node_desc_change_trap)
+{
+	F.on_desc_change = count_desc_change;
+	desc_changes = 0;
+	uint32_t n = F.ports[H2].node;
+	fabric_set_desc(&F, n, "renamed host");
+	ck_assert_uint_eq(desc_changes, 1);
+	ck_assert_str_eq(F.nodes[n].desc, "renamed host");
+	ck_assert(F.ports[H2].pi.capability_mask & PORT_CAP_IS_OTHER_LOCAL_CHANGES_NOTICE);
+	for (int flagged = 0; flagged < 2; flagged++) {
+		F.ports[H2].trap144_flags = flagged ? TRAP144_NODE_DESC_CHANGE : 0;
+		uint8_t m[256];
+		sma_build_trap(&F, H2, 144, 5, m);
+		struct mad_smp smp;
+		ck_assert_int_eq(mad_smp_decode(m, sizeof(m), &smp, NULL), 0);
+		uint8_t buf[80] = {0};
+		memcpy(buf, smp.data, sizeof(smp.data));
+		struct mad_notice no;
+		mad_notice_decode(buf, sizeof(buf), &no, NULL);
+		ck_assert_uint_eq(no.trap_number, 144);
+		const uint8_t *d = no.data_details;
+		ck_assert_uint_eq(d[2] << 8 | d[3], F.ports[H2].pi.lid);
+		ck_assert_uint_eq(d[5], flagged ? 1 : 0);
+		ck_assert_uint_eq(d[10] << 8 | d[11], flagged ? 1 : 0);
+		uint32_t cap = (uint32_t)d[6] << 24 | (uint32_t)d[7] << 16 | d[8] << 8 | d[9];
+		ck_assert_uint_eq(cap, F.ports[H2].pi.capability_mask);
+		struct mad_trap144 t;
+		mad_trap144_decode(d, sizeof(no.data_details), &t, NULL);
+		ck_assert_uint_eq(t.other_local_changes, flagged ? 1 : 0);
+		ck_assert_uint_eq(t.change_flags, flagged ? TRAP144_NODE_DESC_CHANGE : 0);
+		ck_assert_uint_eq(t.capability_mask, cap);
+	}
+	F.ports[H2].trap144_flags = 0;
+	F.on_desc_change = NULL;
+}
+END_TEST
+
 START_TEST(vports_follow_the_rules)
 {
 	uint8_t m[256];
@@ -1485,6 +1535,7 @@ int main(void)
 	tcase_add_test(sma, verify_alternate_paths);
 	tcase_add_test(sma, verify_alternate_paths_parallel_cables);
 	tcase_add_test(sma, vports_follow_the_rules);
+	tcase_add_test(sma, node_desc_change_trap);
 	tcase_add_test(sma, verify_vports);
 	suite_add_tcase(s, sma);
 	TCase *build = tcase_create("building");

@@ -109,11 +109,12 @@ static void check(struct topo *t, const char *engine, bool shortest, bool loop_f
 		ck_assert_msg(!r.credit_loop, "%s: credit loop", engine);
 }
 
-static const char *const engines[] = {"minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "nue"};
-#define NENGINES 7
+static const char *const engines[] = {"minhop", "updn",   "dnup", "ftree",
+                                      "sssp",   "dfsssp", "lash", "nue"};
+#define NENGINES 8
 /* shortest paths on any graph (the others climb to roots); free of credit loops on any */
-static const bool shortest_any[NENGINES] = {true, false, false, false, true, true, false};
-static const bool loop_free_any[NENGINES] = {false, true, true, true, false, true, true};
+static const bool shortest_any[NENGINES] = {true, false, false, false, true, true, true, false};
+static const bool loop_free_any[NENGINES] = {false, true, true, true, false, true, true, true};
 
 /* The irregular graphs the engines are tried on (t initialised here): 10 to 40 switches of 16
  * ports, 4 hosts each, a spanning tree and 2 to 5 times as many random links as switches, by seed.
@@ -443,6 +444,7 @@ START_TEST(ring)
 	check(&t, "ftree", false, true);
 	check(&t, "sssp", true, false);
 	check(&t, "dfsssp", true, true);
+	check(&t, "lash", true, true);
 	check(&t, "nue", true, true);
 	topo_free(&t);
 }
@@ -454,6 +456,8 @@ END_TEST
  * allowed, a graph with loops fails with the reason. */
 START_TEST(dfsssp_random_graphs)
 {
+	/* and lash: minhop's shortest paths on the same layers */
+	const char *engine = _i ? "lash" : "dfsssp";
 	unsigned layered = 0, refused = 0;
 	for (uint32_t seed = 1; seed <= 150; seed++) {
 		struct topo t;
@@ -461,8 +465,8 @@ START_TEST(dfsssp_random_graphs)
 		char why[512];
 		struct fix_routes r;
 		unsigned layers = 0;
-		int rc = run_engine_full(&t, "dfsssp", NULL, why, sizeof(why), &r, &layers);
-		ck_assert_msg(rc == 0, "seed %u: %s", seed, why);
+		int rc = run_engine_full(&t, engine, NULL, why, sizeof(why), &r, &layers);
+		ck_assert_msg(rc == 0, "%s, seed %u: %s", engine, seed, why);
 		ck_assert_msg(r.unreachable == 0 && r.loops == 0, "seed %u: %s", seed,
 		              r.first_problem);
 		ck_assert_msg(r.longer_than_shortest == 0, "seed %u: %llu routes not shortest",
@@ -479,7 +483,7 @@ START_TEST(dfsssp_random_graphs)
 			struct ibsmd_config cfg;
 			config_defaults(&cfg);
 			cfg.routing_max_vls = 1;
-			ck_assert_int_eq(run_engine_cfg(&t, "dfsssp", &cfg, why, sizeof(why)), -1);
+			ck_assert_int_eq(run_engine_cfg(&t, engine, &cfg, why, sizeof(why)), -1);
 			ck_assert_msg(strstr(why, "need more than 1 virtual layers to be free of "
 			                          "credit loops, and routing_max_vls allows 1 VL"),
 			              "%s", why);
@@ -739,7 +743,7 @@ START_TEST(engine_threads)
 {
 	const struct routing_engine *spread[] = {&routing_minhop, &routing_updn, &routing_dnup,
 	                                         &routing_ftree,  &routing_sssp, &routing_dfsssp,
-	                                         &routing_nue};
+	                                         &routing_lash,   &routing_nue};
 	/* at LMC 2 too: the LMC alternates run over the CPUs in parts of fixed destination
 	 * switches, each spreading its own LIDs' loads */
 	for (unsigned k = 0; k < 6; k++) {
@@ -1714,7 +1718,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, lmc);
 	tcase_add_test(tc, ring);
 	tcase_add_loop_test(tc, updn_random_graphs, 0, 3);
-	tcase_add_test(tc, dfsssp_random_graphs);
+	tcase_add_loop_test(tc, dfsssp_random_graphs, 0, 2);
 	tcase_add_test(tc, nue_random_graphs);
 	tcase_add_loop_test(tc, grid_engines, 0, 2);
 	tcase_add_test(tc, grid_failures);

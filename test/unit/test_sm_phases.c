@@ -43,7 +43,7 @@ struct harness {
 	uint64_t lost_tids[256];
 	unsigned nlost_tids;
 	uint64_t mft_sets; /* MFT Sets the SM sent, attempts included */
-	uint64_t node_info_gets;
+	uint64_t node_info_gets, node_desc_gets;
 };
 
 /* A Set whose answer the harness loses (see lose_attr). */
@@ -91,6 +91,8 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 		h->mft_sets++;
 	if (m[3] == MAD_METHOD_GET && (m[16] << 8 | m[17]) == MAD_ATTR_NODE_INFO)
 		h->node_info_gets++;
+	if (m[3] == MAD_METHOD_GET && (m[16] << 8 | m[17]) == MAD_ATTR_NODE_DESC)
+		h->node_desc_gets++;
 	bool lost = set_answer_lost(h, m);
 	if (lost && h->lose == SET_LOST)
 		return; /* the SMA never sees it */
@@ -640,6 +642,42 @@ START_TEST(vports_managed)
 }
 END_TEST
 
+/* A host's NodeDescription changes (its driver sets a new name) and its port says so with
+ * trap 144, OtherLocalChanges and NodeDescriptionChange: the SM reads that node's
+ * description again at once, without a sweep. A trap 144 without the flag (IsSM changed)
+ * reads none. */
+START_TEST(node_desc_followed)
+{
+	struct harness h;
+	harness_up(&h, "fattree:radix=4,levels=2");
+	uint32_t p3 = host_port(&h, "host-3");
+	struct fs_node *n3 = &h.f.nodes[h.f.ports[p3].node];
+	const struct topo *t = sm_fabric(h.sm);
+	uint32_t tn = u64map_get(&t->by_guid, n3->guid);
+	ck_assert_uint_ne(tn, U64MAP_NONE);
+	const char *renamed = "gpu-node-3 mlx5_0";
+	snprintf(n3->desc, sizeof(n3->desc), "%s", renamed);
+	uint64_t sweeps = sm_status(h.sm).sweeps, reads = h.node_desc_gets;
+	uint8_t m[256];
+	struct mad_addr from = {.lid = h.f.ports[p3].pi.lid, .qpn = 0};
+	h.f.ports[p3].trap144_flags = 0;
+	sma_build_trap(&h.f, p3, 144, 90, m);
+	fake_deliver(h.ft, &from, m, MAD_SIZE, 0);
+	run_for(&h, 0.2);
+	ck_assert_uint_eq(h.node_desc_gets, reads);
+	ck_assert_str_ne(t->nodes[tn].desc, renamed);
+	h.f.ports[p3].trap144_flags = TRAP144_NODE_DESC_CHANGE;
+	sma_build_trap(&h.f, p3, 144, 91, m);
+	fake_deliver(h.ft, &from, m, MAD_SIZE, 0);
+	for (int i = 0; i < 200 && strcmp(t->nodes[tn].desc, renamed); i++)
+		run_for(&h, 0.01);
+	ck_assert_str_eq(t->nodes[tn].desc, renamed);
+	ck_assert_uint_eq(h.node_desc_gets, reads + 1);
+	ck_assert_uint_eq(sm_status(h.sm).sweeps, sweeps);
+	harness_free(&h);
+}
+END_TEST
+
 /* A host's root makes VFs, and each may ask for a LID: virt_max_lids_per_port bounds what one
  * port's VFs take of the LID space. Three ask on host-2, two get one. */
 START_TEST(vports_lids_bounded)
@@ -810,6 +848,7 @@ int main(void)
 	tcase_add_test(tc, bring_up);
 	tcase_add_test(tc, vports_managed);
 	tcase_add_test(tc, vports_lids_bounded);
+	tcase_add_test(tc, node_desc_followed);
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, dispatcher_out_of_room);
 	tcase_add_test(tc, minhop_last_resort);
