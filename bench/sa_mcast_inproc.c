@@ -52,7 +52,7 @@ static double create_groups(unsigned count)
 	ev_tstamp start = ev_time();
 	for (unsigned i = 0; i < count; i++) {
 		uint32_t host = first + i % nhosts, port = topo_port(t, host, 1);
-		struct sa_req rq = {.sa = sa, .requester = port};
+		struct sa_req rq = {.sa = sa, .requester = port, .requester_slot = port};
 		struct mad_mcmember_record q = {.qkey = 0x1234, .pkey = 0xffff, .join_state = 1};
 		mad_bits_set(q.port_gid, 0, 64, cfg.subnet_prefix);
 		mad_bits_set(q.port_gid, 64, 64, t->ports[port].guid);

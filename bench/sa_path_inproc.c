@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	uint8_t rec[MAD_SA_DATA_SIZE] = {0};
 	unsigned long answered = 0;
 	/* the SM's own tools' view: a trusted requester sees every path */
-	struct sa_req rq = {.sa = sa, .requester = TOPO_NONE, .trusted = true};
+	struct sa_req rq = {
+	    .sa = sa, .requester = TOPO_NONE, .requester_slot = TOPO_NONE, .trusted = true};
 	ev_tstamp start = ev_time();
 	for (unsigned long i = 0; i < count; i++) {
 		struct mad_path_record pr = {.slid = lids[i % n],

@@ -16,7 +16,7 @@ static const char *const control_commands[] = {
 
 bool cli_is_control_command(const char *name)
 {
-	if (!strcmp(name, "partition")) /* partition add|remove|show: run-time partitions */
+	if (!strcmp(name, "partition")) /* partition add|remove|define|delete|show */
 		return true;
 	for (size_t i = 0; i < sizeof(control_commands) / sizeof(control_commands[0]); i++)
 		if (!strcmp(name, control_commands[i]))

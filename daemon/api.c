@@ -15,6 +15,7 @@
 
 #include "daemon/topology.h"
 #include "fabric/dump.h"
+#include "mad/link_speed.h"
 #include "sm/tenants.h"
 
 #define REALM "ibsmd"
@@ -173,15 +174,36 @@ static enum MHD_Result route_version(struct api *a, struct MHD_Connection *conn)
 	                   json_pack("{s:s}", "ufm_release_version", "ibsmd " IBSMD_VERSION));
 }
 
+/* A number as UFM writes it: an integer when it is one (clients read mtu_limit into an
+ * integer type, and 2.0 would not parse there), else a real (a rate of 2.5). */
+static json_t *number_json(double v)
+{
+	return v == (double)(json_int_t)v ? json_integer((json_int_t)v) : json_real(v);
+}
+
+/* A partition's "qos_conf" as UFM shows it: mtu_limit in KB, rate_limit in Gb/s and
+ * service_level; where no cap was given, what its IPoIB group runs at (and SL 0). */
+static json_t *qos_json(const struct tenants_partition *p)
+{
+	uint8_t mtu = p->mtu_limit ? p->mtu_limit : p->ipoib_mtu;
+	uint8_t rate = p->rate_limit ? p->rate_limit : p->ipoib_rate;
+	const char *g = mad_rate_name(rate);
+	return json_pack("{s:o,s:i,s:o}", "mtu_limit", number_json((128u << mtu) / 1024.0),
+	                 "service_level", p->has_sl ? p->sl : 0, "rate_limit",
+	                 number_json(g ? strtod(g, NULL) : 0.0));
+}
+
 /* A partition in UFM's shape: {"partition", "ip_over_ib", "guids": [{"guid", "membership",
  * "index0", ...}]}, the GUIDs as UFM writes them (16 hex digits, no 0x) and only with
  * guids_data. Members that are not GUIDs (ALL, SELF...) have no UFM form and are left out.
  * Each GUID also says where it is as UFM's port listing does: "lid" (65535 for a GUID not
  * in the fabric), "logical_state" ("Unknown" then) and "port_type" (physical, virtual for
  * an alias), and ibsmd's "pending" (added before the fabric showed it). */
-static json_t *partition_json(const struct tenants_partition *p, bool guids)
+static json_t *partition_json(const struct tenants_partition *p, bool guids, bool qos)
 {
 	json_t *o = json_pack("{s:s,s:b}", "partition", p->name, "ip_over_ib", p->ipoib);
+	if (o && qos)
+		json_object_set_new(o, "qos_conf", qos_json(p));
 	if (!o || !guids)
 		return o;
 	json_t *list = json_array();
@@ -205,9 +227,9 @@ static json_t *partition_json(const struct tenants_partition *p, bool guids)
 	return o;
 }
 
-static bool want_guids(struct MHD_Connection *conn)
+static bool want(struct MHD_Connection *conn, const char *arg)
 {
-	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "guids_data");
+	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, arg);
 	return v && !strcmp(v, "true");
 }
 
@@ -221,11 +243,11 @@ static enum MHD_Result route_list(struct api *a, struct MHD_Connection *conn)
 	if (st != TENANTS_OK)
 		return answer_error(conn, http_status(st), err);
 	json_t *all = json_object();
-	bool guids = want_guids(conn);
+	bool guids = want(conn, "guids_data"), qos = want(conn, "qos_conf");
 	for (unsigned i = 0; all && i < n; i++) {
 		char key[8];
 		snprintf(key, sizeof(key), "0x%x", ps[i].pkey);
-		json_object_set_new(all, key, partition_json(&ps[i], guids));
+		json_object_set_new(all, key, partition_json(&ps[i], guids, qos));
 	}
 	tenants_list_free(ps, n);
 	return answer_json(conn, MHD_HTTP_OK, all);
@@ -244,7 +266,7 @@ static enum MHD_Result route_get(struct api *a, struct MHD_Connection *conn, con
 	int st = tenants_get(a->ctl->rl->sm, pkey, &p, err, sizeof(err));
 	if (st != TENANTS_OK)
 		return answer_error(conn, http_status(st), err);
-	json_t *o = partition_json(&p, want_guids(conn));
+	json_t *o = partition_json(&p, want(conn, "guids_data"), want(conn, "qos_conf"));
 	tenants_partition_free(&p);
 	return answer_json(conn, MHD_HTTP_OK, o);
 }
@@ -301,6 +323,45 @@ static enum MHD_Result route_change(struct api *a, struct MHD_Connection *conn, 
 	                              : "to",
 	       rq.pkey, st == TENANTS_OK ? "done" : err);
 	api_pkey_req_free(&rq);
+	if (st != TENANTS_OK)
+		return answer_error(conn, http_status(st), err);
+	return answer_text(conn, MHD_HTTP_OK, strdup(""), "application/json");
+}
+
+/* POST /ufmRest/resources/pkeys/add (a partition without members, with its QoS) and PUT
+ * or POST /ufmRest/resources/pkeys/qos_conf (its QoS): 200 and an empty body. Clients
+ * differ on qos_conf's method (NVIDIA's client PUTs, others POST): both are taken. */
+static enum MHD_Result route_define(struct api *a, struct MHD_Connection *conn, struct api_req *r,
+                                    bool qos)
+{
+	const struct log *lg = a->ctl->rl->log;
+	if (r->too_big)
+		return answer_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "the body is over 1 MiB");
+	struct api_partition_req rq;
+	char why[300] = "", err[300] = "";
+	if (api_parse_partition_req(r->body ? r->body : "", r->len, qos, &rq, why, sizeof(why)) <
+	    0) {
+		log_rl(lg, &a->rl_bad, LOGL_WARN, "api", "%s: refused, 400: %s", r->who, why);
+		return answer_error(conn, MHD_HTTP_BAD_REQUEST, why);
+	}
+	struct tenants_define d = {.pkey = rq.pkey,
+	                           .name = rq.has_name ? rq.name : NULL,
+	                           .qos_only = qos,
+	                           .has_index0 = rq.has_index0,
+	                           .index0 = rq.index0,
+	                           .has_ipoib = rq.has_ipoib,
+	                           .ipoib = rq.ipoib,
+	                           .has_mtu = rq.has_mtu,
+	                           .has_rate = rq.has_rate,
+	                           .has_sl = rq.has_sl,
+	                           .mtu = rq.mtu,
+	                           .rate = rq.rate,
+	                           .sl = rq.sl,
+	                           .client = r->client};
+	int st = tenants_define(a->ctl->rl->sm, r->who, &d, err, sizeof(err));
+	log_rl(lg, st == TENANTS_OK ? &a->rl_change : &a->rl_bad,
+	       st == TENANTS_OK ? LOGL_INFO : LOGL_WARN, "api", "%s: %s P_Key 0x%04x: %s", r->who,
+	       qos ? "QoS of" : "define", rq.pkey, err);
 	if (st != TENANTS_OK)
 		return answer_error(conn, http_status(st), err);
 	return answer_text(conn, MHD_HTTP_OK, strdup(""), "application/json");
@@ -413,6 +474,12 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
 	a->served++;
 	if (!strcmp(url, VERSION) && get)
 		return route_version(a, conn);
+	if (!strcmp(url, PKEYS "/add") && post)
+		return route_define(a, conn, r, false);
+	if (!strcmp(url, PKEYS "/qos_conf") && (put || post))
+		return route_define(a, conn, r, true);
+	if (!strcmp(url, PKEYS "/add") || !strcmp(url, PKEYS "/qos_conf"))
+		return answer_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "not with this method");
 	if ((!strcmp(url, PKEYS) || !strcmp(url, PKEYS "/")) && get)
 		return route_list(a, conn);
 	if ((!strcmp(url, PKEYS) || !strcmp(url, PKEYS "/")) && post)

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "mad/link_speed.h"
 #include "util/u64map.h"
 
 static int hex_digits(const char *s, size_t max, uint64_t *v)
@@ -177,21 +178,24 @@ static int take_bool(json_t *v, const char *key, bool *out, char *why, size_t wl
 	return 0;
 }
 
+static int take_pkey(json_t *v, uint16_t *pkey, char *why, size_t wlen)
+{
+	const char *s = json_string_value(v);
+	if (!s || api_parse_pkey(s, pkey) < 0) {
+		snprintf(why, wlen,
+		         "\"pkey\": expected a hexadecimal string from \"0x1\" to \"0x7ffe\" "
+		         "(bit 15, membership, ignored)");
+		return -1;
+	}
+	return 0;
+}
+
 /* One member of the object: known to this kind of request, and of the right type. */
 static int take_member(const char *key, json_t *v, enum api_req_kind kind, struct api_pkey_req *r,
                        char *why, size_t wlen)
 {
-	if (!strcmp(key, "pkey")) {
-		const char *s = json_string_value(v);
-		if (!s || api_parse_pkey(s, &r->pkey) < 0) {
-			snprintf(
-			    why, wlen,
-			    "\"pkey\": expected a hexadecimal string from \"0x1\" to \"0x7ffe\" "
-			    "(bit 15, membership, ignored)");
-			return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "pkey"))
+		return take_pkey(v, &r->pkey, why, wlen);
 	if (!strcmp(key, "guids"))
 		return take_guids(v, r, why, wlen);
 	bool add = kind != API_REQ_REMOVE;
@@ -256,26 +260,36 @@ static int take_memberships(struct api_pkey_req *r, char *why, size_t wlen)
 	return 0;
 }
 
-int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, struct api_pkey_req *r,
-                       char *why, size_t wlen)
+/* A request's body as a JSON object: the root (json_decref it), or NULL with why. */
+static json_t *load_object(const char *body, size_t len, char *why, size_t wlen)
 {
-	*r = (struct api_pkey_req){.ip_over_ib = true, .full = true};
 	if (len > API_MAX_BODY) {
 		snprintf(why, wlen, "the body is over %d bytes", API_MAX_BODY);
-		return -1;
+		return NULL;
 	}
 	json_error_t err;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
 	if (!root) {
 		snprintf(why, wlen, "not JSON: %s at line %d column %d", err.text, err.line,
 		         err.column);
-		return -1;
+		return NULL;
 	}
-	int rc = 0;
 	if (!json_is_object(root)) {
 		snprintf(why, wlen, "expected a JSON object");
-		rc = -1;
+		json_decref(root);
+		return NULL;
 	}
+	return root;
+}
+
+int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, struct api_pkey_req *r,
+                       char *why, size_t wlen)
+{
+	*r = (struct api_pkey_req){.ip_over_ib = true, .full = true};
+	json_t *root = load_object(body, len, why, wlen);
+	if (!root)
+		return -1;
+	int rc = 0;
 	const char *key;
 	json_t *v;
 	json_object_foreach(root, key, v)
@@ -295,6 +309,115 @@ int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, str
 	r->memberships = NULL; /* root's, freed with it */
 	free(r->given);
 	r->given = NULL;
+	json_decref(root);
+	return rc;
+}
+
+/* ---- partitions without members, and their QoS ---- */
+
+/* mtu_limit in KB as UFM takes it: 2 (2048) or 4 (4096), as the IBA code. */
+static int take_mtu(json_t *v, uint8_t *mtu, char *why, size_t wlen)
+{
+	double kb = json_is_number(v) ? json_number_value(v) : 0;
+	if (kb != 2 && kb != 4) {
+		snprintf(why, wlen, "\"mtu_limit\": expected 2 or 4 (KB: an MTU of 2048 or 4096)");
+		return -1;
+	}
+	*mtu = kb == 2 ? 4 : 5;
+	return 0;
+}
+
+/* rate_limit in Gb/s, one of the IBA rate table's, as its code. */
+static int take_rate(json_t *v, uint8_t *rate, char *why, size_t wlen)
+{
+	char g[32] = "";
+	if (json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) < 1e5)
+		snprintf(g, sizeof(g), "%g", json_number_value(v));
+	*rate = g[0] ? mad_rate_parse(g) : 0;
+	if (!*rate) {
+		snprintf(
+		    why, wlen,
+		    "\"rate_limit\": expected a rate in Gb/s of the IBA table (2.5, 5, 10, 14, "
+		    "20, 25, 28, 30, 40, 50, 56, 60, 80, 100, 112, 120, 168, 200, 300, 400, "
+		    "600, 800, 1200, 1600)");
+		return -1;
+	}
+	return 0;
+}
+
+static int take_partition_member(const char *key, json_t *v, bool qos, struct api_partition_req *r,
+                                 char *why, size_t wlen)
+{
+	if (!strcmp(key, "pkey"))
+		return take_pkey(v, &r->pkey, why, wlen);
+	if (!strcmp(key, "mtu_limit")) {
+		r->has_mtu = true;
+		return take_mtu(v, &r->mtu, why, wlen);
+	}
+	if (!strcmp(key, "rate_limit")) {
+		r->has_rate = true;
+		return take_rate(v, &r->rate, why, wlen);
+	}
+	if (!strcmp(key, "service_level")) {
+		json_int_t sl = json_is_integer(v) ? json_integer_value(v) : -1;
+		if (sl < 0 || sl > 15) {
+			snprintf(why, wlen, "\"service_level\": expected a number from 0 to 15");
+			return -1;
+		}
+		r->sl = (uint8_t)sl;
+		r->has_sl = true;
+		return 0;
+	}
+	if (!qos && !strcmp(key, "index0")) {
+		r->has_index0 = true;
+		return take_bool(v, key, &r->index0, why, wlen);
+	}
+	if (!qos && !strcmp(key, "ip_over_ib")) {
+		r->has_ipoib = true;
+		return take_bool(v, key, &r->ipoib, why, wlen);
+	}
+	if (!qos && !strcmp(key, "partition_name")) {
+		const char *s = json_string_value(v);
+		if (!s || !s[0] || strlen(s) >= sizeof(r->name)) {
+			snprintf(why, wlen,
+			         "\"partition_name\": expected a name of 1 to %zu characters",
+			         sizeof(r->name) - 1);
+			return -1;
+		}
+		snprintf(r->name, sizeof(r->name), "%s", s);
+		r->has_name = true;
+		return 0;
+	}
+	snprintf(why, wlen, "\"%.64s\": not a parameter of this request (%s)", key,
+	         qos ? "pkey, mtu_limit, service_level, rate_limit"
+	             : "pkey, partition_name, index0, ip_over_ib, mtu_limit, service_level, "
+	               "rate_limit; members are added with POST /ufmRest/resources/pkeys");
+	return -1;
+}
+
+int api_parse_partition_req(const char *body, size_t len, bool qos, struct api_partition_req *r,
+                            char *why, size_t wlen)
+{
+	*r = (struct api_partition_req){0};
+	json_t *root = load_object(body, len, why, wlen);
+	if (!root)
+		return -1;
+	int rc = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(root, key, v)
+	{
+		if (rc == 0 && take_partition_member(key, v, qos, r, why, wlen) < 0)
+			rc = -1;
+	}
+	if (rc == 0 && !r->pkey) {
+		snprintf(why, wlen, "\"pkey\" is missing");
+		rc = -1;
+	} else if (rc == 0 && qos && !r->has_mtu && !r->has_rate && !r->has_sl) {
+		snprintf(why, wlen,
+		         "nothing to change: give mtu_limit, service_level or rate_limit");
+		rc = -1;
+	}
 	json_decref(root);
 	return rc;
 }

@@ -43,6 +43,22 @@ struct api_pkey_req {
 int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, struct api_pkey_req *r,
                        char *why, size_t wlen);
 void api_pkey_req_free(struct api_pkey_req *r);
+/* POST /ufmRest/resources/pkeys/add: {"pkey", "partition_name", "index0", "ip_over_ib",
+ * "mtu_limit", "service_level", "rate_limit"}, a partition without members; PUT (or POST)
+ * /ufmRest/resources/pkeys/qos_conf: {"pkey", "mtu_limit", "service_level", "rate_limit"}.
+ * Only "pkey" is required; what is not given is kept (has_*). mtu_limit is in KB as UFM
+ * takes it (2 or 4), rate_limit in Gb/s (a rate of the IBA table: 2.5, 10, 25, 100...). */
+struct api_partition_req {
+	uint16_t pkey; /* 0x0001-0x7ffe */
+	bool has_name, has_index0, index0, has_ipoib, ipoib;
+	bool has_mtu, has_rate, has_sl;
+	uint8_t mtu, rate, sl; /* IBA codes (mtu 4 = 2048, 5 = 4096), SL 0-15 */
+	char name[64];
+};
+/* Parse body (qos: the qos_conf request). 0, or -1 with why in words a client can act on. */
+int api_parse_partition_req(const char *body, size_t len, bool qos, struct api_partition_req *r,
+                            char *why, size_t wlen);
+
 /* "0x0a0b", "0xA0B" or "a0b" as UFM takes a P_Key: 0x0001-0x7ffe, bit 15 (membership)
  * dropped. 0 or -1. */
 int api_parse_pkey(const char *s, uint16_t *pkey);

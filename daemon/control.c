@@ -22,6 +22,7 @@
 #include "daemon/topology.h"
 #include "fabric/dump.h"
 #include "pm/pm.h"
+#include "mad/link_speed.h"
 #include "sm/tenants.h"
 #include "util/escape.h"
 #include "util/statefile.h"
@@ -107,10 +108,16 @@ static const char *ms_word(uint8_t ms)
 
 static void partition_put(const struct tenants_partition *p, FILE *out, bool json)
 {
+	char mtu[8] = "none", sl[4] = "none";
+	if (p->mtu_limit)
+		snprintf(mtu, sizeof(mtu), "%u", 128u << p->mtu_limit);
+	if (p->has_sl)
+		snprintf(sl, sizeof(sl), "%u", p->sl);
+	const char *rate = p->rate_limit ? mad_rate_name(p->rate_limit) : "none";
 	if (!json) {
-		fprintf(out, "0x%04x %s (%s) index0 %s ipoib %s\n", p->pkey, p->name,
-		        p->from_file ? "ibsmd.yaml" : "API", p->index0 ? "yes" : "no",
-		        p->ipoib ? "yes" : "no");
+		fprintf(out, "0x%04x %s (%s) index0 %s ipoib %s mtu_limit %s rate_limit %s sl %s\n",
+		        p->pkey, p->name, p->from_file ? "ibsmd.yaml" : "API",
+		        p->index0 ? "yes" : "no", p->ipoib ? "yes" : "no", mtu, rate, sl);
 		for (unsigned i = 0; i < p->nmembers; i++) {
 			const struct tenants_member *m = &p->members[i];
 			if (m->kind == CM_GUID)
@@ -127,9 +134,13 @@ static void partition_put(const struct tenants_partition *p, FILE *out, bool jso
 	}
 	fprintf(out, "{\"pkey\":\"0x%04x\",\"name\":", p->pkey);
 	json_put_str(out, p->name, sizeof(p->name));
-	fprintf(out, ",\"from_file\":%s,\"index0\":%s,\"ip_over_ib\":%s,\"members\":[",
-	        p->from_file ? "true" : "false", p->index0 ? "true" : "false",
-	        p->ipoib ? "true" : "false");
+	fprintf(out,
+	        ",\"from_file\":%s,\"defined\":%s,\"index0\":%s,\"ip_over_ib\":%s,"
+	        "\"mtu_limit\":%u,\"rate_limit\":\"%s\",\"sl\":%d,\"members\":[",
+	        p->from_file ? "true" : "false", p->defined ? "true" : "false",
+	        p->index0 ? "true" : "false", p->ipoib ? "true" : "false",
+	        p->mtu_limit ? 128u << p->mtu_limit : 0, p->rate_limit ? rate : "",
+	        p->has_sl ? p->sl : -1);
 	for (unsigned i = 0; i < p->nmembers; i++) {
 		const struct tenants_member *m = &p->members[i];
 		fprintf(out, "%s{\"kind\":\"%s\"", i ? "," : "", member_kind(m->kind));
@@ -232,21 +243,115 @@ static int parse_add_opts(int argc, char **argv, struct tenants_add *rq, char *e
 	return 0;
 }
 
-/* partition add PKEY GUID[,GUID..] [opts] | remove PKEY GUID[,GUID..] | show [PKEY]; uid:
- * the peer's, who asked */
+/* A partition change's answer: the message, or the error (logged, rate limited). */
+static void control_answer(struct control *c, bool ok, const char *cmd, char *msg, FILE *out,
+                           bool json)
+{
+	if (!ok) {
+		log_rl(c->rl->log, &c->rl_refused, LOGL_NOTICE, "control",
+		       "partition %s refused: %s", cmd, msg);
+		fprintf(out, "error: %s\n", msg);
+	} else if (json) {
+		fputs("{\"ok\":true,\"message\":", out);
+		json_put_str(out, msg, strlen(msg) + 1);
+		fputs("}\n", out);
+	} else {
+		fprintf(out, "%s\n", msg);
+	}
+}
+
+/* define's options after PKEY: --name N, --[no-]index0, --[no-]ipoib, --mtu-limit BYTES,
+ * --rate-limit GBPS, --sl N (what is not given is kept) */
+static int parse_define_opts(int argc, char **argv, struct tenants_define *d, char *err,
+                             size_t errlen)
+{
+	for (int i = 3; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *e = NULL;
+		unsigned long n = v ? strtoul(v, &e, 10) : 0;
+		bool num = v && e != v && !*e;
+		if (!strcmp(o, "--index0") || !strcmp(o, "--no-index0")) {
+			d->has_index0 = true;
+			d->index0 = o[2] == 'i';
+			continue;
+		}
+		if (!strcmp(o, "--ipoib") || !strcmp(o, "--no-ipoib")) {
+			d->has_ipoib = true;
+			d->ipoib = o[2] == 'i';
+			continue;
+		}
+		i++;
+		if (!strcmp(o, "--name") && v) {
+			d->name = v;
+		} else if (!strcmp(o, "--mtu-limit") && num && n >= 256 && n <= 4096 &&
+		           !(n & (n - 1))) {
+			d->has_mtu = true;
+			d->mtu = (uint8_t)(__builtin_ctzl(n) - 7);
+		} else if (!strcmp(o, "--rate-limit") && v && mad_rate_parse(v)) {
+			d->has_rate = true;
+			d->rate = mad_rate_parse(v);
+		} else if (!strcmp(o, "--sl") && num && n <= 15) {
+			d->has_sl = true;
+			d->sl = (uint8_t)n;
+		} else {
+			snprintf(err, errlen,
+			         "\"%s\": define takes --name NAME, --[no-]index0, --[no-]ipoib, "
+			         "--mtu-limit 256..4096, --rate-limit GBPS (2.5, 10, 100...), --sl "
+			         "0..15",
+			         o);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* partition define PKEY [opts] | delete PKEY: a partition of the API's own, members or
+ * none, as UFM's /pkeys/add and DELETE /pkeys/PKEY. */
+static void partition_define_cmd(struct control *c, const char *who, const char *client, int argc,
+                                 char **argv, FILE *out, bool json)
+{
+	char err[512], *e;
+	unsigned long pk = strtoul(argv[2], &e, 16);
+	if (*e || e == argv[2] || pk > 0xffff) {
+		fprintf(out, "error: \"%s\" is not a P_Key (0x0001 to 0x7ffe)\n", argv[2]);
+		return;
+	}
+	struct tenants_define d = {.pkey = (uint16_t)pk, .client = client};
+	bool def = !strcmp(argv[1], "define");
+	if (def && parse_define_opts(argc, argv, &d, err, sizeof(err)) < 0) {
+		fprintf(out, "error: %s\n", err);
+		return;
+	}
+	int rc = def ? tenants_define(c->rl->sm, who, &d, err, sizeof(err))
+	             : tenants_delete(c->rl->sm, who, d.pkey, err, sizeof(err));
+	control_answer(c, rc == TENANTS_OK, argv[1], err, out, json);
+}
+
+/* partition add PKEY GUID[,GUID..] [opts] | remove PKEY GUID[,GUID..] | show [PKEY] |
+ * define PKEY [opts] | delete PKEY; uid: the peer's, who asked */
 static void partition_cmd(struct control *c, uid_t uid, int argc, char **argv, FILE *out, bool json)
 {
 	struct sm *sm = c->rl->sm;
 	bool add = argc >= 4 && !strcmp(argv[1], "add");
 	bool rm = argc == 4 && !strcmp(argv[1], "remove");
+	bool def = argc >= 3 && !strcmp(argv[1], "define");
+	bool del = argc == 3 && !strcmp(argv[1], "delete");
 	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "show")) {
 		partition_show(sm, argc, argv, out, json);
+		return;
+	}
+	char who[128], client[24];
+	peer_who(uid, who, sizeof(who));
+	snprintf(client, sizeof(client), "uid:%u", (unsigned)uid);
+	if (def || del) {
+		partition_define_cmd(c, who, client, argc, argv, out, json);
 		return;
 	}
 	if (!add && !rm) {
 		fprintf(out, "error: partition add PKEY GUID[,GUID..] [--membership full|limited] "
 		             "[--no-index0] [--no-ipoib], partition remove PKEY GUID[,GUID..], "
-		             "partition show [PKEY]\n");
+		             "partition show [PKEY], partition define PKEY [options], partition "
+		             "delete PKEY\n");
 		return;
 	}
 	char err[512], *e;
@@ -267,22 +372,10 @@ static void partition_cmd(struct control *c, uid_t uid, int argc, char **argv, F
 		fprintf(out, "error: %s\n", err);
 		return;
 	}
-	char who[128], client[24];
-	peer_who(uid, who, sizeof(who));
-	snprintf(client, sizeof(client), "uid:%u", (unsigned)uid);
 	rq.client = client;
 	int rc = add ? tenants_add(sm, who, &rq, err, sizeof(err))
 	             : tenants_remove(sm, who, rq.pkey, guids, rq.nguids, err, sizeof(err));
-	if (rc != TENANTS_OK) {
-		log_rl(c->rl->log, &c->rl_refused, LOGL_NOTICE, "control",
-		       "partition %s refused: %s", argv[1], err);
-		fprintf(out, "error: %s\n", err);
-	} else if (json) {
-		fputs("{\"ok\":true,\"message\":", out);
-		json_put_str(out, err, sizeof(err));
-		fputs("}\n", out);
-	} else
-		fprintf(out, "%s\n", err);
+	control_answer(c, rc == TENANTS_OK, argv[1], err, out, json);
 }
 
 static const char *dump_dir(const struct control *c, char *buf, size_t len)

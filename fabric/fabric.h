@@ -121,7 +121,10 @@ struct topo_vport {
 	uint16_t lid_by_index;
 	uint16_t hw_lid;   /* VPortLID as the vport last reported it */
 	uint16_t pkey_cap; /* VPartitionCap */
-	uint8_t state;     /* VPortState as last read or set */
+	/* its virtual node (VNodeInfo): GUID (0: not read), its port there, its ports */
+	uint64_t node_guid;
+	uint8_t local_port, num_ports;
+	uint8_t state; /* VPortState as last read or set */
 	bool lid_required;
 	uint32_t seen;     /* the sweep (topo.sweep) that last read it */
 	uint32_t pkey_sig; /* its P_Key table as programmed (a hash), 0: unknown */
@@ -392,6 +395,9 @@ void topo_vport_lfts(struct topo *t);
 /* The vport holding a LID of its own (TOPO_NONE: none). */
 uint32_t topo_vport_by_lid(const struct topo *t, uint16_t lid);
 void topo_vport_set_pkey_sig(struct topo *t, uint32_t v, uint32_t sig);
+/* Its virtual node as VNodeInfo tells it: the SA's NodeRecord of the VF. */
+void topo_vport_set_node(struct topo *t, uint32_t v, uint64_t node_guid, uint8_t local_port,
+                         uint8_t num_ports, uint16_t pkey_cap);
 /* The port a LID leads to: its holder's, or for a vport's own LID its physical port
  * (TOPO_NONE: nobody's). */
 uint32_t topo_lid_to_port(const struct topo *t, uint16_t lid);

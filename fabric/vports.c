@@ -65,6 +65,7 @@ uint32_t topo_vport_put(struct topo *t, uint32_t port, unsigned index, uint64_t 
 		topo_vport_assign_lid(t, v, 0);
 		t->vports.v[v].guid = guid;
 		t->vports.v[v].pkey_sig = 0;
+		t->vports.v[v].node_guid = 0; /* another VF's node: read again */
 		t->vport_changes++;
 	}
 	struct topo_vport *vp = &t->vports.v[v];
@@ -196,4 +197,14 @@ uint32_t topo_lid_to_port(const struct topo *t, uint16_t lid)
 		return t->lid_port[lid];
 	uint32_t v = topo_vport_by_lid(t, lid);
 	return v == TOPO_NONE ? TOPO_NONE : t->vports.v[v].port;
+}
+
+void topo_vport_set_node(struct topo *t, uint32_t v, uint64_t node_guid, uint8_t local_port,
+                         uint8_t num_ports, uint16_t pkey_cap)
+{
+	struct topo_vport *vp = &t->vports.v[v];
+	vp->node_guid = node_guid;
+	vp->local_port = local_port;
+	vp->num_ports = num_ports;
+	vp->pkey_cap = pkey_cap;
 }

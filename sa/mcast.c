@@ -873,15 +873,19 @@ void sa_mcast_partitions(struct sa *sa)
 {
 	const struct ibsmd_config *c = sa->cfg;
 	bool default_done = false;
-	/* each partition's SL, for the PathRecords on it (the policy may have been reloaded) */
-	if (!sa->pkey_sl)
-		sa->pkey_sl = calloc(0x8000, 1);
-	if (sa->pkey_sl) {
-		memset(sa->pkey_sl, 0, 0x8000);
-		for (unsigned i = 0; i < c->npartitions; i++)
-			if (c->partitions[i].has_sl)
-				sa->pkey_sl[c->partitions[i].pkey & 0x7fff] =
-				    (uint8_t)(c->partitions[i].sl + 1);
+	/* each partition's SL and caps, for the PathRecords on it (the policy may have been
+	 * reloaded) */
+	if (!sa->pkey_qos)
+		sa->pkey_qos = calloc(0x8000, sizeof(*sa->pkey_qos));
+	if (sa->pkey_qos) {
+		memset(sa->pkey_qos, 0, 0x8000 * sizeof(*sa->pkey_qos));
+		for (unsigned i = 0; i < c->npartitions; i++) {
+			const struct config_partition *pt = &c->partitions[i];
+			struct sa_pkey_qos *q = &sa->pkey_qos[pt->pkey & 0x7fff];
+			q->sl1 = pt->has_sl ? (uint8_t)(pt->sl + 1) : 0;
+			q->mtu_limit = pt->mtu_limit;
+			q->rate_limit = pt->rate_limit;
+		}
 	}
 	for (unsigned i = 0; i < c->npartitions; i++) {
 		const struct config_partition *pt = &c->partitions[i];

@@ -142,8 +142,9 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t ssl
 	uint8_t cls = 0;
 	if (lv)
 		cls = lv->sl;
-	else if (sa->pkey_sl && sa->pkey_sl[pkey & 0x7fff])
-		cls = (uint8_t)(sa->pkey_sl[pkey & 0x7fff] - 1);
+	const struct sa_pkey_qos *pq = sa->pkey_qos ? &sa->pkey_qos[pkey & 0x7fff] : NULL;
+	if (!lv && pq && pq->sl1)
+		cls = (uint8_t)(pq->sl1 - 1);
 	/* a vport's own LID is on its port's routes: that one's layer */
 	uint8_t sl =
 	    sm_path_sl_class(sa->sm, topo_lid_base(sa->t, slid), topo_lid_base(sa->t, dlid), cls);
@@ -152,6 +153,11 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t ssl
 		pa.mtu = lv->mtu_limit;
 	if (lv && lv->rate_limit && mad_rate_mbps(pa.rate) > mad_rate_mbps(lv->rate_limit))
 		pa.rate = lv->rate_limit;
+	/* and the partition's caps (UFM's mtu_limit and rate_limit), whichever is lower */
+	if (pq && pq->mtu_limit && pa.mtu > pq->mtu_limit)
+		pa.mtu = pq->mtu_limit;
+	if (pq && pq->rate_limit && mad_rate_mbps(pa.rate) > mad_rate_mbps(pq->rate_limit))
+		pa.rate = pq->rate_limit;
 	if (lv && lv->packet_life != 0xff)
 		pkt_life = lv->packet_life;
 	struct mad_path_record r = {

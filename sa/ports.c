@@ -56,15 +56,17 @@ bool sa_visible(const struct sa_req *rq, uint32_t port)
 {
 	if (rq->trusted)
 		return true; /* the SM's own tools */
-	if (rq->requester == TOPO_NONE)
+	uint32_t me = rq->requester_slot;
+	if (rq->requester == TOPO_NONE || me == TOPO_NONE)
 		return false; /* a requester the SA cannot place sees nothing */
 	const struct sa *sa = rq->sa;
-	if (port >= sa->t->nports) /* a vport's slot: its own keys, or its own port asking */
-		return topo_slot_port(sa->t, port) == rq->requester ||
-		       topo_shared_pkey(sa->t, rq->requester, port) != 0;
+	if (port >= sa->t->nports) /* a vport's slot: itself, its own port, or its own keys */
+		return port == me || (me < sa->t->nports && topo_slot_port(sa->t, port) == me) ||
+		       topo_shared_pkey(sa->t, me, port) != 0;
 	uint32_t lp = topo_lid_port(sa->t, port);
-	/* a port always sees itself, even a limited member of every partition it is in */
-	return lp == rq->requester || sa_ports_share(sa, rq->requester, lp);
+	/* a port always sees itself, even a limited member of every partition it is in; a VF
+	 * (me a vport's slot) sees ports by its own keys */
+	return lp == me || topo_shared_pkey(sa->t, me, lp) != 0;
 }
 
 bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *full)

@@ -427,7 +427,8 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 {
 	(void)d;
 	struct sa *sa = ctx;
-	struct sa_req rq = {.sa = sa, .from = *from, .requester = TOPO_NONE};
+	struct sa_req rq = {
+	    .sa = sa, .from = *from, .requester = TOPO_NONE, .requester_slot = TOPO_NONE};
 	struct mad_error err;
 	sa->st.requests++;
 	uint8_t state = sm_info(sa->sm).state;
@@ -470,8 +471,11 @@ static void on_sa_request(struct mad_dispatcher *d, const struct mad_addr *from,
 	rq.trusted = h->sm_key != 0 && h->sm_key == sa->cfg->sm_key;
 	rq.changes = sa->state_changes;
 	rq.finish = request_finish;
-	/* a VF asking from a LID of its own is placed at its physical port */
+	/* a VF asking from a LID of its own is placed at its physical port, and sees what its
+	 * own keys let it */
 	rq.requester = topo_lid_to_port(sa->t, from->lid);
+	uint32_t vp = topo_vport_by_lid(sa->t, from->lid);
+	rq.requester_slot = vp != TOPO_NONE ? sa->t->nports + vp : rq.requester;
 	rq.data = mad + MAD_SA_HDR_END;
 	rq.len = len - MAD_SA_HDR_END;
 	const struct sa_attr *a = rq.attr = attr_of(&rq);
@@ -684,7 +688,7 @@ void sa_free(struct sa *sa)
 	         (unsigned long long)sa->st.no_records, (unsigned long long)sa->st.errors,
 	         (unsigned long long)sa->st.malformed, (unsigned long long)sa->st.busy,
 	         (unsigned long long)sa->st.bad_key);
-	free(sa->pkey_sl);
+	free(sa->pkey_qos);
 	free(sa->qos_groups);
 	if (sa->d)
 		mad_dispatcher_set_handler(sa->d, MAD_CLASS_SUBN_ADM, NULL, NULL);

@@ -77,7 +77,11 @@ struct sa {
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
 	struct u64map groups_of_port; /* creating port's GUID -> groups it created that exist */
 	struct sa_path_cache *pcache; /* sa/path.c */
-	uint8_t *pkey_sl; /* per 15-bit P_Key: its partition's SL + 1, 0 none (from the policy) */
+	/* per 15-bit P_Key, from the policy: its partition's SL + 1 (0 none) and caps on its
+	 * paths' MTU and rate (IBA codes, 0 none) */
+	struct sa_pkey_qos {
+		uint8_t sl1, mtu_limit, rate_limit;
+	} * pkey_qos;
 	uint64_t *qos_groups; /* per port: the QoS port groups it is in (sa/qos.c) */
 	uint32_t qos_groups_cap;
 	/* alias GUIDs (sa/guidinfo.c; the aliases themselves are in the model) */
@@ -106,10 +110,14 @@ struct sa_req {
 	struct sa *sa;
 	const struct sa_attr *attr;
 	struct mad_addr from;
-	struct mad_sa_hdr h;   /* method, attribute, component mask (h.comp_mask) */
-	const uint8_t *data;   /* the request's record (MultiPathRecord: and its GIDs) */
-	size_t len;            /* ... its bytes */
-	uint32_t requester;    /* the requester's port; TOPO_NONE: the SA cannot place it */
+	struct mad_sa_hdr h; /* method, attribute, component mask (h.comp_mask) */
+	const uint8_t *data; /* the request's record (MultiPathRecord: and its GIDs) */
+	size_t len;          /* ... its bytes */
+	uint32_t requester;  /* the requester's port; TOPO_NONE: the SA cannot place it */
+	/* whose keys decide what it sees: the requester's port, or the vport's slot (nports +
+	 * its index) when it asks from a vport's own LID (a VF sees as its own P_Keys let it,
+	 * not as its physical function's) */
+	uint32_t requester_slot;
 	bool trusted;          /* it carries our SM_Key */
 	uint16_t only_lid;     /* builders may skip records of other LIDs (0: none) */
 	uint64_t changes;      /* sa->state_changes when it came: did it change the state? */

@@ -5,16 +5,18 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "mad/link_speed.h"
 
 /* Each kind's first word, the one spelling its writer and its parser both use. */
 static const char *const words[] = {[SM_SAVED_LID] = "lid",
                                     [SM_SAVED_MKEY] = "mkey",
                                     [SM_SAVED_HOP] = "hop",
-                                    [SM_SAVED_PMEMBER] = "pmember"};
+                                    [SM_SAVED_PMEMBER] = "pmember",
+                                    [SM_SAVED_PARTITION] = "apartition"};
 
 enum sm_saved_kind sm_saved_kind(const char *line)
 {
-	for (int k = SM_SAVED_LID; k <= SM_SAVED_PMEMBER; k++) {
+	for (int k = SM_SAVED_LID; k <= SM_SAVED_PARTITION; k++) {
 		size_t n = strlen(words[k]);
 		if (!strncmp(line, words[k], n) && line[n] == ' ')
 			return (enum sm_saved_kind)k;
@@ -105,5 +107,47 @@ bool sm_saved_parse_pmember(const char *line, struct sm_saved_pmember *m)
 	m->pkey = (uint16_t)pkey;
 	m->index0 = index0;
 	m->ipoib = ipoib;
+	return true;
+}
+
+bool sm_saved_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (!n || n >= SM_SAVED_NAME_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+void sm_saved_put_partition(FILE *f, const struct sm_saved_partition *p)
+{
+	fprintf(f, "%s 0x%04x %d %d %u %u %u %s%s%s\n", words[SM_SAVED_PARTITION], p->pkey,
+	        p->index0, p->ipoib, p->mtu, p->rate, p->sl, p->name, p->client[0] ? " " : "",
+	        p->client);
+}
+
+bool sm_saved_parse_partition(const char *line, struct sm_saved_partition *p)
+{
+	const char *r = rest_of(line, SM_SAVED_PARTITION);
+	unsigned pkey, index0, ipoib, mtu, rate, sl;
+	p->client[0] = 0;
+	int n = r ? sscanf(r, "%x %u %u %u %u %u %63s %71s", &pkey, &index0, &ipoib, &mtu, &rate,
+	                   &sl, p->name, p->client)
+	          : 0;
+	if (n < 7 || !pkey || pkey >= 0x7fff || index0 > 1 || ipoib > 1 || mtu > 5 || rate > 255 ||
+	    (rate && !mad_rate_mbps((uint8_t)rate)) || sl > SM_SAVED_NO_SL ||
+	    !sm_saved_name_ok(p->name))
+		return false;
+	p->pkey = (uint16_t)pkey;
+	p->index0 = index0;
+	p->ipoib = ipoib;
+	p->mtu = (uint8_t)mtu;
+	p->rate = (uint8_t)rate;
+	p->sl = (uint8_t)sl;
 	return true;
 }

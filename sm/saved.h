@@ -11,7 +11,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum sm_saved_kind { SM_SAVED_NONE, SM_SAVED_LID, SM_SAVED_MKEY, SM_SAVED_HOP, SM_SAVED_PMEMBER };
+enum sm_saved_kind {
+	SM_SAVED_NONE,
+	SM_SAVED_LID,
+	SM_SAVED_MKEY,
+	SM_SAVED_HOP,
+	SM_SAVED_PMEMBER,
+	SM_SAVED_PARTITION,
+};
 
 /* Which kind of item a line is, by its first word (and a space). Each parser below takes
  * only a line of its own kind. */
@@ -41,5 +48,23 @@ struct sm_saved_pmember {
 };
 void sm_saved_put_pmember(FILE *f, const struct sm_saved_pmember *m);
 bool sm_saved_parse_pmember(const char *line, struct sm_saved_pmember *m);
+/* "apartition PKEY INDEX0 IPOIB MTU RATE SL NAME [CLIENT]": a partition the run-time API
+ * defined (UFM's /pkeys/add and qos_conf), members or none: its flags (0 or 1), the cap on
+ * its paths' and IPoIB group's MTU and rate (IBA codes; 0 none given), its SL (0-15; 16
+ * none given), name ([A-Za-z0-9_.-], 1-63) and the client that defined it. The
+ * partitions-api file and the sync both. */
+#define SM_SAVED_NAME_LEN 64
+#define SM_SAVED_NO_SL    16
+struct sm_saved_partition {
+	uint16_t pkey; /* 15 bits, 0x0001..0x7ffe */
+	bool index0, ipoib;
+	uint8_t mtu, rate, sl;
+	char name[SM_SAVED_NAME_LEN];
+	char client[SM_SAVED_CLIENT_LEN];
+};
+/* A name that line (and UFM's partition_name) can carry. */
+bool sm_saved_name_ok(const char *name);
+void sm_saved_put_partition(FILE *f, const struct sm_saved_partition *p);
+bool sm_saved_parse_partition(const char *line, struct sm_saved_partition *p);
 
 #endif

@@ -269,8 +269,11 @@ struct sm {
 	 * GUIDS_AGAIN when they changed since (a retry of the older Set could land after a
 	 * newer one, so a block's Sets never overlap) */
 	struct u64map guid_sets;
-	/* partition members added at run time (sm/tenants.c), in the order added */
+	/* partition members added at run time (sm/tenants.c), in the order added, and the
+	 * partitions the API defined (UFM's /pkeys/add: name, flags and QoS, members or none) */
 	struct {
+		VEC(struct sm_saved_partition) parts;
+		struct u64map part_index; /* P_Key -> parts' index */
 		VEC(struct sm_saved_pmember) items;
 		struct u64map index; /* (P_Key, GUID) -> items' index (sm/tenants.c) */
 		uint32_t collisions; /* items whose index key another item holds */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/link_speed.h"
 #include "sm/saved.h"
 #include "sm/sm_int.h"
 #include "sm/tenants.h"
@@ -70,6 +71,58 @@ static struct sm_saved_pmember *item_push(struct sm *sm, const struct sm_saved_p
 	return slot;
 }
 
+/* ---- the partitions the API defined ---- */
+
+static int part_find(const struct sm *sm, uint16_t pkey)
+{
+	uint32_t i = u64map_get(&sm->tn.part_index, pkey);
+	return i == U64MAP_NONE ? -1 : (int)i;
+}
+
+/* After records moved: every record's place anew. 0; -1 out of memory. */
+static int part_rebuild(struct sm *sm)
+{
+	u64map_clear(&sm->tn.part_index);
+	for (uint32_t i = 0; i < sm->tn.parts.n; i++)
+		if (u64map_put(&sm->tn.part_index, sm->tn.parts.v[i].pkey, i) < 0)
+			return -1;
+	return 0;
+}
+
+/* p in (replacing the record of its P_Key); 0, -1 out of memory (nothing changed). */
+static int part_put(struct sm *sm, const struct sm_saved_partition *p)
+{
+	int k = part_find(sm, p->pkey);
+	if (k >= 0) {
+		sm->tn.parts.v[k] = *p;
+		return 0;
+	}
+	struct sm_saved_partition *slot = vec_push(&sm->tn.parts);
+	if (!slot)
+		return -1;
+	*slot = *p;
+	if (u64map_put(&sm->tn.part_index, p->pkey, sm->tn.parts.n - 1) < 0) {
+		sm->tn.parts.n--;
+		return -1;
+	}
+	return 0;
+}
+
+/* The record of pkey out (the last one takes its place). */
+static void part_del(struct sm *sm, uint16_t pkey)
+{
+	int k = part_find(sm, pkey);
+	if (k < 0)
+		return;
+	uint32_t last = --sm->tn.parts.n;
+	u64map_del(&sm->tn.part_index, pkey);
+	if ((uint32_t)k != last) {
+		sm->tn.parts.v[k] = sm->tn.parts.v[last];
+		if (u64map_put(&sm->tn.part_index, sm->tn.parts.v[k].pkey, (uint32_t)k) < 0)
+			part_rebuild(sm);
+	}
+}
+
 /* The partition of the running configuration that holds pkey, or NULL. */
 static struct config_partition *partition_of(const struct sm *sm, uint16_t pkey)
 {
@@ -114,10 +167,49 @@ static int merge_one(struct sm *sm, const struct sm_saved_pmember *m)
 	return 0;
 }
 
+/* A partition the API defined into the running configuration, before any member (a P_Key
+ * the file has keeps the file's: logged, the record stays for when the file drops it).
+ * 0; -1 out of memory. */
+static int merge_part(struct sm *sm, const struct sm_saved_partition *r)
+{
+	if (partition_of(sm, r->pkey)) {
+		log_warn(sm->log, "partitions",
+		         "P_Key 0x%04x (\"%s\", defined through the API) is ibsmd.yaml's now: "
+		         "the file's partition rules; delete the API's with DELETE "
+		         "/ufmRest/resources/pkeys/0x%x",
+		         r->pkey, r->name, r->pkey);
+		return 0;
+	}
+	struct config_partition *pt = config_partition_add(sm->cfg);
+	if (!pt)
+		return -1;
+	snprintf(pt->name, sizeof(pt->name), "%s", r->name);
+	pt->pkey = r->pkey;
+	pt->api = true;
+	pt->indx0 = r->index0;
+	pt->ipoib = r->ipoib;
+	if (r->mtu)
+		pt->mtu_limit = pt->ipoib_mtu = r->mtu;
+	if (r->rate)
+		pt->rate_limit = pt->ipoib_rate = r->rate;
+	if (r->sl != SM_SAVED_NO_SL) {
+		pt->has_sl = true;
+		pt->sl = pt->ipoib_sl = r->sl;
+	}
+	return 0;
+}
+
 int tenants_merge(struct sm *sm)
 {
 	route_wait(sm, true); /* the routing thread may read the partitions (their SLs) */
 	strip(sm->cfg);
+	for (uint32_t i = 0; i < sm->tn.parts.n; i++)
+		if (merge_part(sm, &sm->tn.parts.v[i]) < 0) {
+			log_err(
+			    sm->log, "partitions",
+			    "out of memory: partitions defined at run time are not all applied");
+			return -1;
+		}
 	for (uint32_t i = 0; i < sm->tn.items.n; i++)
 		if (merge_one(sm, &sm->tn.items.v[i]) < 0) {
 			log_err(sm->log, "partitions",
@@ -179,11 +271,18 @@ int tenants_load(struct sm *sm)
 		lineno++;
 		line[strcspn(line, "\n")] = 0;
 		struct sm_saved_pmember m;
+		struct sm_saved_partition pr;
 		if (line[0] == '#' || !line[0])
 			continue;
+		if (sm_saved_parse_partition(line, &pr)) {
+			if (part_put(sm, &pr) < 0)
+				break;
+			continue;
+		}
 		if (!sm_saved_parse_pmember(line, &m)) {
 			log_warn(sm->log, "partitions",
-			         "%s:%u: not \"pmember PKEY GUID full|limited 0|1 0|1\": skipped",
+			         "%s:%u: not \"pmember PKEY GUID full|limited 0|1 0|1\" nor "
+			         "\"apartition PKEY 0|1 0|1 MTU RATE SL NAME\": skipped",
 			         path, lineno);
 			continue;
 		}
@@ -194,13 +293,16 @@ int tenants_load(struct sm *sm)
 			break;
 	}
 	fclose(fp);
-	log_info(sm->log, "partitions", "%s: %u partition members added at run time", path,
-	         sm->tn.items.n);
+	log_info(sm->log, "partitions",
+	         "%s: %u partition(s) defined and %u member(s) added at run time", path,
+	         sm->tn.parts.n, sm->tn.items.n);
 	return tenants_merge(sm);
 }
 
 void tenants_free(struct sm *sm)
 {
+	vec_free(&sm->tn.parts);
+	u64map_free(&sm->tn.part_index);
 	vec_free(&sm->tn.items);
 	u64map_free(&sm->tn.index);
 }
@@ -295,12 +397,27 @@ static int check_pending(const struct sm *sm, const char *client, unsigned more,
 	return TENANTS_REFUSED;
 }
 
+/* May the API have one more partition of its own (pkey has none yet)? */
+static int check_room(const struct sm *sm, uint16_t pkey, char *err, size_t errlen)
+{
+	unsigned have = sm->cfg->npartitions - config_file_partitions(sm->cfg);
+	if (partition_of(sm, pkey) || have < sm->cfg->api_max_partitions)
+		return TENANTS_OK;
+	snprintf(err, errlen,
+	         "P_Key 0x%04x would be partition %u of the API's own, past api_max_partitions "
+	         "(%u): delete one first; nothing changed",
+	         pkey, have + 1, sm->cfg->api_max_partitions);
+	return TENANTS_REFUSED;
+}
+
 static int check_add(const struct sm *sm, const struct tenants_add *rq, uint16_t *pkey, char *err,
                      size_t errlen)
 {
 	int rc = check_common(sm, rq->nguids, err, errlen);
 	if (rc == TENANTS_OK)
 		rc = check_pkey(rq->pkey, pkey, err, errlen);
+	if (rc == TENANTS_OK)
+		rc = check_room(sm, *pkey, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
 	for (unsigned i = 0; i < (rq->memberships ? rq->nguids : 1); i++) {
@@ -497,15 +614,26 @@ int tenants_add(struct sm *sm, const char *who, const struct tenants_add *rq, ch
 			return TENANTS_FAILED;
 		}
 	}
-	/* the partition's flags are the last add's: every member's line says the same */
+	/* the partition's flags are the last add's: every member's line says the same, and
+	 * the partition's own if the API defined it */
 	for (uint32_t i = 0; i < sm->tn.items.n; i++)
 		if (sm->tn.items.v[i].pkey == pkey) {
 			sm->tn.items.v[i].index0 = rq->index0;
 			sm->tn.items.v[i].ipoib = rq->ipoib;
 		}
+	int pi = part_find(sm, pkey);
+	struct sm_saved_partition was =
+	    pi >= 0 ? sm->tn.parts.v[pi] : (struct sm_saved_partition){0};
+	if (pi >= 0) {
+		sm->tn.parts.v[pi].index0 = rq->index0;
+		sm->tn.parts.v[pi].ipoib = rq->ipoib;
+	}
 	rc = commit(sm, old, nold, err, errlen);
-	if (rc != TENANTS_OK)
+	if (rc != TENANTS_OK) {
+		if (pi >= 0)
+			sm->tn.parts.v[pi] = was;
 		return rc;
+	}
 	char what[200];
 	char pend[64] = "";
 	if (pending)
@@ -569,6 +697,142 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t given, const uint64_
 	return TENANTS_OK;
 }
 
+/* Save a change of the records alone; on failure put back was (or drop a new one). */
+static int commit_part(struct sm *sm, uint16_t pkey, const struct sm_saved_partition *was,
+                       char *err, size_t errlen)
+{
+	if (tenants_save(sm) == 0) {
+		sm->tn.changes++;
+		apply(sm);
+		return TENANTS_OK;
+	}
+	snprintf(err, errlen, "cannot write %s/%s (%s): nothing changed", sm->cfg->state_dir,
+	         TN_FILE, strerror(errno));
+	if (!was)
+		part_del(sm, pkey);
+	else if (part_put(sm, was) < 0)
+		log_err(sm->log, "partitions", "out of memory: partition 0x%04x lost", pkey);
+	return TENANTS_FAILED;
+}
+
+/* The API's definition of a P_Key ibsmd.yaml has taken since: only the record goes (the
+ * API's members of the file's partition stay, as any). */
+static int forget_definition(struct sm *sm, const char *who, uint16_t pkey, char *err,
+                             size_t errlen)
+{
+	struct sm_saved_partition was = sm->tn.parts.v[part_find(sm, pkey)];
+	part_del(sm, pkey);
+	int rc = commit_part(sm, pkey, &was, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	const char *what = "the API's definition deleted; ibsmd.yaml's partition stays";
+	journal(sm, who, "delete", pkey, NULL, 0, what);
+	snprintf(err, errlen, "partition 0x%04x: %s", pkey, what);
+	return TENANTS_OK;
+}
+
+/* What a definition gives, checked. */
+static int check_define(const struct sm *sm, const struct tenants_define *rq, uint16_t *pkey,
+                        char *err, size_t errlen)
+{
+	int rc = check_common(sm, 1, err, errlen);
+	if (rc == TENANTS_OK)
+		rc = check_pkey(rq->pkey, pkey, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	if (rq->name && !sm_saved_name_ok(rq->name)) {
+		snprintf(err, errlen,
+		         "partition name \"%.64s\": 1 to 63 of letters, digits, '_', '.', '-'",
+		         rq->name);
+		return TENANTS_INVALID;
+	}
+	if ((rq->has_mtu && (rq->mtu < 1 || rq->mtu > 5)) ||
+	    (rq->has_rate && !mad_rate_mbps(rq->rate)) || (rq->has_sl && rq->sl > 15)) {
+		snprintf(err, errlen, "MTU, rate or SL out of range: nothing changed");
+		return TENANTS_INVALID;
+	}
+	const struct config_partition *pt = partition_of(sm, *pkey);
+	if (pt && !pt->api) {
+		snprintf(err, errlen,
+		         "partition 0x%04x \"%s\" is defined in ibsmd.yaml: change it there; "
+		         "nothing changed",
+		         *pkey, pt->name);
+		return TENANTS_REFUSED;
+	}
+	if (!pt && rq->qos_only) {
+		snprintf(err, errlen, "no partition with P_Key 0x%04x", *pkey);
+		return TENANTS_NOT_FOUND;
+	}
+	return check_room(sm, *pkey, err, errlen);
+}
+
+/* The record a definition starts from: the partition's own, or what it runs as now (a
+ * partition the API made by adding members), or a new one's defaults. */
+static struct sm_saved_partition definition_of(const struct sm *sm, uint16_t pkey)
+{
+	int k = part_find(sm, pkey);
+	if (k >= 0)
+		return sm->tn.parts.v[k];
+	struct sm_saved_partition r = {.pkey = pkey, .ipoib = true, .sl = SM_SAVED_NO_SL};
+	snprintf(r.name, sizeof(r.name), "api_0x%04x", pkey);
+	const struct config_partition *pt = partition_of(sm, pkey);
+	if (pt) {
+		r.index0 = pt->indx0;
+		r.ipoib = pt->ipoib;
+	}
+	return r;
+}
+
+int tenants_define(struct sm *sm, const char *who, const struct tenants_define *rq, char *err,
+                   size_t errlen)
+{
+	uint16_t pkey;
+	int rc = check_define(sm, rq, &pkey, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	bool created = !partition_of(sm, pkey), had = part_find(sm, pkey) >= 0;
+	struct sm_saved_partition was = definition_of(sm, pkey), r = was;
+	if (rq->name)
+		snprintf(r.name, sizeof(r.name), "%s", rq->name);
+	if (rq->has_index0)
+		r.index0 = rq->index0;
+	if (rq->has_ipoib)
+		r.ipoib = rq->ipoib;
+	if (rq->has_mtu)
+		r.mtu = rq->mtu;
+	if (rq->has_rate)
+		r.rate = rq->rate;
+	if (rq->has_sl)
+		r.sl = rq->sl;
+	snprintf(r.client, sizeof(r.client), "%s", rq->client ? rq->client : "");
+	if (part_put(sm, &r) < 0) {
+		snprintf(err, errlen, "out of memory: nothing changed");
+		return TENANTS_FAILED;
+	}
+	for (uint32_t i = 0; i < sm->tn.items.n; i++) /* the members' lines say the same */
+		if (sm->tn.items.v[i].pkey == pkey) {
+			sm->tn.items.v[i].index0 = r.index0;
+			sm->tn.items.v[i].ipoib = r.ipoib;
+		}
+	rc = commit_part(sm, pkey, had ? &was : NULL, err, errlen);
+	if (rc != TENANTS_OK)
+		return rc;
+	char what[200], mtu[16] = "none", rate[16] = "none", sl[8] = "none";
+	if (r.mtu)
+		snprintf(mtu, sizeof(mtu), "%u", 128u << r.mtu);
+	if (r.rate)
+		snprintf(rate, sizeof(rate), "%s Gb/s", mad_rate_name(r.rate));
+	if (r.sl != SM_SAVED_NO_SL)
+		snprintf(sl, sizeof(sl), "%u", r.sl);
+	snprintf(what, sizeof(what),
+	         "%s \"%s\" (index0 %s, IPoIB %s, MTU limit %s, rate limit %s, SL %s)",
+	         created ? "partition created" : "partition changed", r.name,
+	         r.index0 ? "yes" : "no", r.ipoib ? "yes" : "no", mtu, rate, sl);
+	journal(sm, who, rq->qos_only ? "qos" : "define", pkey, NULL, 0, what);
+	snprintf(err, errlen, "partition 0x%04x: %s", pkey, what);
+	return TENANTS_OK;
+}
+
 int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, size_t errlen)
 {
 	uint16_t pkey;
@@ -576,6 +840,8 @@ int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, si
 	int rc = target_partition(sm, given, 1, &pkey, &pt, err, errlen);
 	if (rc != TENANTS_OK)
 		return rc;
+	if (!pt->api && part_find(sm, pkey) >= 0)
+		return forget_definition(sm, who, pkey, err, errlen);
 	if (!pt->api) {
 		snprintf(err, errlen,
 		         "partition 0x%04x \"%s\" is defined in ibsmd.yaml: remove it there "
@@ -593,9 +859,17 @@ int tenants_delete(struct sm *sm, const char *who, uint16_t given, char *err, si
 			sm->tn.items.v[i].guid = 0;
 			gone++;
 		}
+	int pi = part_find(sm, pkey);
+	struct sm_saved_partition was =
+	    pi >= 0 ? sm->tn.parts.v[pi] : (struct sm_saved_partition){0};
+	part_del(sm, pkey);
 	rc = drop_marked(sm, old, nold, err, errlen);
-	if (rc != TENANTS_OK)
+	if (rc != TENANTS_OK) {
+		if (pi >= 0 && part_put(sm, &was) < 0)
+			log_err(sm->log, "partitions", "out of memory: partition 0x%04x lost",
+			        pkey);
 		return rc;
+	}
 	char what[80];
 	snprintf(what, sizeof(what), "partition deleted with its %u member(s)", gone);
 	journal(sm, who, "delete", pkey, NULL, 0, what);
@@ -634,8 +908,15 @@ static int fill(const struct sm *sm, const struct config_partition *pt,
 {
 	*out = (struct tenants_partition){.pkey = pt->pkey & 0x7fff,
 	                                  .from_file = !pt->api,
+	                                  .defined = pt->api && part_find(sm, pt->pkey) >= 0,
 	                                  .index0 = pt->indx0,
-	                                  .ipoib = pt->ipoib};
+	                                  .ipoib = pt->ipoib,
+	                                  .mtu_limit = pt->mtu_limit,
+	                                  .rate_limit = pt->rate_limit,
+	                                  .sl = pt->sl,
+	                                  .has_sl = pt->has_sl,
+	                                  .ipoib_mtu = pt->ipoib_mtu,
+	                                  .ipoib_rate = pt->ipoib_rate};
 	snprintf(out->name, sizeof(out->name), "%s", pt->name);
 	out->members = calloc(pt->nmembers ? pt->nmembers : 1, sizeof(*out->members));
 	if (!out->members)
@@ -726,6 +1007,8 @@ uint64_t tenants_changes(const struct sm *sm)
 
 void tenants_each(const struct sm *sm, FILE *f)
 {
+	for (uint32_t i = 0; i < sm->tn.parts.n; i++)
+		sm_saved_put_partition(f, &sm->tn.parts.v[i]);
 	for (uint32_t i = 0; i < sm->tn.items.n; i++)
 		sm_saved_put_pmember(f, &sm->tn.items.v[i]);
 }
@@ -736,9 +1019,35 @@ static bool same(const struct sm_saved_pmember *a, const struct sm_saved_pmember
 	       a->index0 == b->index0 && a->ipoib == b->ipoib && !strcmp(a->client, b->client);
 }
 
+/* A standby's "apartition" line: in, or out if it still says what the record holds. */
+static void apply_part(struct sm *sm, char op, const struct sm_saved_partition *r)
+{
+	int k = part_find(sm, r->pkey);
+	if (op == '+') {
+		if (part_put(sm, r) < 0)
+			return;
+	} else if (k >= 0) {
+		struct sm_saved_partition h = sm->tn.parts.v[k];
+		if (h.index0 != r->index0 || h.ipoib != r->ipoib || h.mtu != r->mtu ||
+		    h.rate != r->rate || h.sl != r->sl || strcmp(h.name, r->name) ||
+		    strcmp(h.client, r->client))
+			return;
+		part_del(sm, r->pkey);
+	} else {
+		return;
+	}
+	sm->tn.changes++;
+	apply(sm);
+}
+
 void tenants_apply(struct sm *sm, char op, const char *line)
 {
 	struct sm_saved_pmember m;
+	struct sm_saved_partition r;
+	if (sm_saved_parse_partition(line, &r)) {
+		apply_part(sm, op, &r);
+		return;
+	}
 	if (!sm_saved_parse_pmember(line, &m))
 		return;
 	int k = item_find(sm, m.pkey, m.guid);

@@ -18,7 +18,8 @@
  *    or changed here (TENANTS_REFUSED); a reload (SIGHUP) takes the file's partitions anew and
  *    keeps every API member. A partition of the API's own whose last member leaves is gone.
  *  - index0 and ip_over_ib are the partition's: the last add of an API partition sets them.
- *  - Synced to standbys (sync/sync.c, "pmember" lines: tenants_changes/_each/_apply), so a
+ *  - Synced to standbys (sync/sync.c, "apartition" and "pmember" lines:
+ *    tenants_changes/_each/_apply), so a
  *    standby that takes over, and a restarted SM (it reads the file), keep them.
  *  - Applied incrementally: only the ports whose P_Key tables change get them (CA ports and
  *    the switch ports facing them), the same turn of the event loop, with no sweep; the SA
@@ -91,6 +92,30 @@ int tenants_remove(struct sm *sm, const char *who, uint16_t pkey, const uint64_t
  * TENANTS_NOT_FOUND for none. */
 int tenants_delete(struct sm *sm, const char *who, uint16_t pkey, char *err, size_t errlen);
 
+/* Define partition pkey, or change what it is, without members (UFM's POST
+ * /ufmRest/resources/pkeys/add and PUT /ufmRest/resources/pkeys/qos_conf). A partition the
+ * API defines stays, members or none, until it is deleted (one created by adding members
+ * alone goes with its last member). Its MTU and rate caps apply to the PathRecords on its
+ * P_Key (lowered to them, as a QoS level's caps) and to its IPoIB group, and its SL to its
+ * paths; a cap not given is none (the group takes ibsmd's defaults, 2048 and 10 Gb/s).
+ * A partition ibsmd.yaml defines is refused (TENANTS_REFUSED); at most api_max_partitions
+ * of the API's own. A live IPoIB group keeps the MTU and rate its members joined with until
+ * it is recreated (its last member leaves, or the partition's IPoIB is turned off and on):
+ * changing them under a joined member would break its traffic. */
+struct tenants_define {
+	uint16_t pkey;
+	const char *name; /* NULL: kept (a new partition: "api_0xPKEY"); [A-Za-z0-9_.-], 1-63 */
+	bool qos_only;    /* qos_conf: the partition must be the API's already */
+	/* what the request gives; the rest is kept (a new partition's: index0 false, IPoIB on,
+	 * no caps, no SL) */
+	bool has_index0, index0, has_ipoib, ipoib;
+	bool has_mtu, has_rate, has_sl;
+	uint8_t mtu, rate, sl; /* IBA codes (mtu 1-5), SL 0-15 */
+	const char *client;
+};
+int tenants_define(struct sm *sm, const char *who, const struct tenants_define *rq, char *err,
+                   size_t errlen);
+
 /* A partition as it runs: the file's members and the API's. */
 struct tenants_member {
 	uint64_t guid;      /* kind CM_GUID; 0 for the others */
@@ -107,7 +132,11 @@ struct tenants_partition {
 	char name[64];
 	uint16_t pkey; /* 15 bits */
 	bool from_file;
+	bool defined; /* the API defined it (tenants_define): it stays without members */
 	bool index0, ipoib;
+	/* QoS: caps on its paths (IBA codes, 0 none), its SL (has_sl), its IPoIB group's */
+	uint8_t mtu_limit, rate_limit, sl, ipoib_mtu, ipoib_rate;
+	bool has_sl;
 	struct tenants_member *members;
 	unsigned nmembers;
 };
@@ -122,12 +151,13 @@ int tenants_list(struct sm *sm, struct tenants_partition **out, unsigned *n, cha
                  size_t errlen);
 void tenants_list_free(struct tenants_partition *p, unsigned n);
 
-/* ---- for the standby sync: the API's members as "pmember" lines (sm/saved.h) ---- */
+/* ---- for the standby sync: the API's partitions and members as "apartition" and
+ * "pmember" lines (sm/saved.h) ---- */
 /* A count that moves with every change. */
 uint64_t tenants_changes(const struct sm *sm);
-/* Every API member's line, each ending in a newline. */
+/* Every API partition's line, then every member's, each ending in a newline. */
 void tenants_each(const struct sm *sm, FILE *f);
-/* A standby follows its master's lines: op '+' a line in, '-' a line out (a member leaves
+/* A standby follows its master's lines: op '+' a line in, '-' a line out (an item leaves
  * only if the line still says what it holds). Applied to the model at once (not sent: a
  * standby programs nothing); tenants_save writes them to the state directory. */
 void tenants_apply(struct sm *sm, char op, const char *line);

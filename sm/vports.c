@@ -108,7 +108,8 @@ static void on_vnode_info(struct sm *sm, const struct mad_result *res, const str
 		mad_vnode_info_decode(smp->data, sizeof(smp->data), &vn, NULL);
 		uint32_t v = topo_vport_at(&sm->topo, c->port, c->index);
 		if (v != TOPO_NONE)
-			sm->topo.vports.v[v].pkey_cap = vn.partition_cap;
+			topo_vport_set_node(&sm->topo, v, vn.node_guid, vn.local_port_num,
+			                    vn.num_ports, vn.partition_cap);
 	}
 	slot_end(sm, c->slot);
 }

@@ -3,9 +3,11 @@
  * then a user name and password looked up in it (the name up to the first NUL of what
  * follows the file's own NUL, the password after it) without the full password check, whose
  * cost the file's hash sets; 4, a PUT (set) body; 5, the GUID list of DELETE
- * .../pkeys/PKEY/guids/G1,G2; else, a P_Key and a GUID as a URL or a body carries them. Nothing
+ * .../pkeys/PKEY/guids/G1,G2; 6, a /pkeys/add body; 7, a qos_conf body; else (3), a P_Key
+ * and a GUID as a URL or a body carries them. Nothing
  * may crash, leak or hang; a refusal must say why, and what parses must hold what the
- * parser promises (P_Key 0x0001-0x7ffe, GUIDs non-zero and distinct, at most API_MAX_GUIDS). */
+ * parser promises (P_Key 0x0001-0x7ffe, GUIDs non-zero and distinct, at most API_MAX_GUIDS;
+ * an MTU, rate and SL that are IBA's, a name that fits). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "daemon/api_parse.h"
+#include "mad/link_speed.h"
 
 /* GUIDs non-zero and distinct, a membership for each when any */
 static void check_guids(const struct api_pkey_req *r)
@@ -59,6 +62,22 @@ static void guid_list(const uint8_t *data, size_t size)
 	free(s);
 }
 
+static void partition(const uint8_t *data, size_t size, bool qos)
+{
+	struct api_partition_req r;
+	char why[300] = "";
+	if (api_parse_partition_req((const char *)data, size, qos, &r, why, sizeof(why)) < 0) {
+		if (!why[0])
+			abort();
+		return;
+	}
+	if (r.pkey == 0 || r.pkey >= 0x7fff || (r.has_mtu && r.mtu != 4 && r.mtu != 5) ||
+	    (r.has_rate && !mad_rate_mbps(r.rate)) || (r.has_sl && r.sl > 15) ||
+	    strnlen(r.name, sizeof(r.name)) >= sizeof(r.name) || (r.has_name && !r.name[0]) ||
+	    (qos && (r.has_name || r.has_index0 || r.has_ipoib)))
+		abort();
+}
+
 static void users(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, 0, size);
@@ -98,6 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: users(data + 1, size - 1); break;
 	case 4: body(data + 1, size - 1, API_REQ_SET); break;
 	case 5: guid_list(data + 1, size - 1); break;
+	case 6: partition(data + 1, size - 1, false); break;
+	case 7: partition(data + 1, size - 1, true); break;
 	default: {
 		char s[64];
 		snprintf(s, sizeof(s), "%.*s", (int)(size - 1 < 63 ? size - 1 : 63),

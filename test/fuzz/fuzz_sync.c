@@ -6,13 +6,14 @@
  *   2: the MACs (sync/auth.h): a request or an answer off the wire with a MAC nobody made
  *      must fail the check, and the same bytes with the MAC made for them must pass;
  *   3: the lines a standby applies and the state directory holds (sm/saved.h's parsers):
- *      a pmember line taken must have what its parser promises.
+ *      a pmember or apartition line taken must have what its parser promises.
  * Nothing here may crash, leak or read past the input, whatever the bytes. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/link_speed.h"
 #include "mad/sync_msg.h"
 #include "sm/saved.h"
 #include "sync/auth.h"
@@ -132,6 +133,12 @@ static void saved_lines(const uint8_t *data, size_t size)
 		struct sm_saved_pmember m;
 		if (sm_saved_parse_pmember(line, &m) && (!m.pkey || m.pkey >= 0x7fff || !m.guid ||
 		                                         strlen(m.client) >= sizeof(m.client)))
+			abort();
+		struct sm_saved_partition r;
+		if (sm_saved_parse_partition(line, &r) &&
+		    (!r.pkey || r.pkey >= 0x7fff || r.mtu > 5 ||
+		     (r.rate && !mad_rate_mbps(r.rate)) || r.sl > SM_SAVED_NO_SL ||
+		     !sm_saved_name_ok(r.name) || strlen(r.client) >= sizeof(r.client)))
 			abort();
 		uint64_t g, k;
 		uint16_t lid;

@@ -3,7 +3,8 @@
 # against a users file written by `ibsa passwd`: exactly its requests (ufm_version; POST
 # /ufmRest/resources/pkeys with its body; GET /ufmRest/resources/pkeys/?guids_data=true;
 # POST /ufmRest/actions/remove_guids_from_pkey), then the rest of UFM's P_Key requests (PUT
-# with memberships, DELETE of GUIDs and of the partition), the P_Keys checked on the ports
+# with memberships, DELETE of GUIDs and of the partition, /pkeys/add and qos_conf with the
+# PathRecords they cap), the P_Keys checked on the ports
 # with smpquery after each change, the answers' shapes as UFM's; the topology (GET /topology/slurm,
 # /topology/dot) as `ibsa topology` gives it. Wrong credentials get 401 (logged),
 # bad bodies 400 with the reason; a users file others can read, and plain HTTP off
@@ -197,6 +198,54 @@ expect 404 GET '/ufmRest/resources/pkeys/0x0a0b?guids_data=true'
 expect 404 DELETE /ufmRest/resources/pkeys/0x0a0b
 expect 405 PUT /ufmRest/actions/remove_guids_from_pkey '{}'
 echo "PUT (host-2 limited, host-3 full, host-1 out), DELETE .../guids/host-2, DELETE the partition: smpquery follows each: ok"
+
+# A partition without members, with UFM's QoS (POST /pkeys/add as its guide's example has
+# it): its GET with qos_conf=true says so, its members' PathRecords are capped to it (MTU
+# 2048, 2.5 Gb/s, SL 3), qos_conf changes the cap, and it stays without members until deleted.
+expect 200 POST /ufmRest/resources/pkeys/add \
+	'{"pkey":"0x12","index0":false,"ip_over_ib":true,"mtu_limit":2,"service_level":3,"rate_limit":2.5,"partition_name":"user_partition"}'
+qos_is() { # PKEY MTU_KB SL RATE: the partition's qos_conf as GET shows it
+	expect 200 GET "/ufmRest/resources/pkeys/$1?qos_conf=true"
+	python3 - "$WORK/body" "$2" "$3" "$4" <<'PY' || fail "qos_conf of $1: $(cat "$WORK/body")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+q = p["qos_conf"]
+assert p["partition"] == "user_partition" and p["ip_over_ib"] is True, p
+want = {"mtu_limit": json.loads(sys.argv[2]), "service_level": int(sys.argv[3]),
+        "rate_limit": json.loads(sys.argv[4])}
+assert q == want and type(q["mtu_limit"]) is int, (q, want)
+PY
+}
+qos_is 0x12 2 3 2.5
+has_key() { pkeys_of "$2" | grep -q "$1"; }
+expect 200 POST /ufmRest/resources/pkeys \
+	"{\"pkey\": \"0x12\", \"index0\": false, \"ip_over_ib\": true, \"guids\": [\"$(hex "$g1")\",\"$(hex "$g2")\"]}"
+wait_until 10 has_key 0x8012 "$l1" && wait_until 10 has_key 0x8012 "$l2" ||
+	fail "after the add to 0x12, host-1 holds $(pkeys_of "$l1"), host-2 $(pkeys_of "$l2")"
+path12() { # "SL MTU RATE" of host-1's PathRecord to host-2 on P_Key 0x12
+	SIM_HOST=host-1 "$IBSA" --transport sim --json paths "$l1" "$l2" --pkey 0x8012 >"$WORK/path.json" ||
+		fail "ibsa paths on 0x12"
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[0]; print(r["sl"], r["mtu"], r["rate"])' "$WORK/path.json"
+}
+[ "$(path12)" = "3 4 2" ] || fail "PathRecord on 0x12: SL MTU rate $(path12), want 3 4 (2048) 2 (2.5 Gb/s)"
+expect 200 PUT /ufmRest/resources/pkeys/qos_conf '{"pkey":"0x12","rate_limit":10}'
+qos_is 0x12 2 3 10
+[ "$(path12)" = "3 4 3" ] || fail "PathRecord on 0x12 after qos_conf: $(path12), want rate 3 (10 Gb/s)"
+expect 200 GET '/ufmRest/resources/pkeys?qos_conf=true'
+python3 -c 'import json,sys; k=json.load(open(sys.argv[1])); assert k["0x12"]["qos_conf"]["rate_limit"] == 10, k' \
+	"$WORK/body" || fail "the list with qos_conf: $(cat "$WORK/body")"
+expect 200 DELETE "/ufmRest/resources/pkeys/0x12/guids/$(hex "$g1"),$(hex "$g2")"
+wait_until 10 lacks "$l1" 0x8012 || fail "after the members left 0x12: host-1 $(pkeys_of "$l1")"
+expect 200 GET '/ufmRest/resources/pkeys/0x12?guids_data=true'
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["guids"] == [], p' "$WORK/body" ||
+	fail "0x12 without members: $(cat "$WORK/body")"
+expect 400 POST /ufmRest/resources/pkeys/add '{"pkey":"0x13","mtu_limit":3}'
+grep -q mtu_limit "$WORK/body" || fail "a bad mtu_limit: $(cat "$WORK/body")"
+expect 404 PUT /ufmRest/resources/pkeys/qos_conf '{"pkey":"0x14","service_level":1}'
+expect 405 GET /ufmRest/resources/pkeys/add
+expect 200 DELETE /ufmRest/resources/pkeys/0x12
+expect 404 GET '/ufmRest/resources/pkeys/0x12'
+echo "POST pkeys/add with QoS, GET qos_conf, PathRecords capped (SL 3, 2048, 2.5 then 10 Gb/s by PUT qos_conf), kept without members, DELETE: ok"
 
 # refused at start: a users file others can read, plain HTTP off loopback
 stop_pids "$IBSMD_PID"

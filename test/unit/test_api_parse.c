@@ -221,6 +221,66 @@ static void user_line(char *out, size_t len, const char *name, const char *pass)
 	snprintf(out, len, "%s:%s\n", name, hash);
 }
 
+/* UFM's /pkeys/add as its guide's example has it, and qos_conf as NVIDIA's client sends it */
+START_TEST(partition_requests)
+{
+	struct api_partition_req r;
+	char why[256] = "";
+	const char *add = "{\"pkey\":\"0x12\",\"index0\":false,\"ip_over_ib\":true,"
+	                  "\"mtu_limit\":2,\"service_level\":0,\"rate_limit\":2.5,"
+	                  "\"partition_name\":\"user_partition\"}";
+	ck_assert_int_eq(api_parse_partition_req(add, strlen(add), false, &r, why, sizeof(why)), 0);
+	ck_assert_uint_eq(r.pkey, 0x12);
+	ck_assert(r.has_index0 && !r.index0 && r.has_ipoib && r.ipoib);
+	ck_assert(r.has_mtu && r.has_rate && r.has_sl && r.has_name);
+	ck_assert_uint_eq(r.mtu, 4);  /* 2 KB: 2048 */
+	ck_assert_uint_eq(r.rate, 2); /* 2.5 Gb/s */
+	ck_assert_uint_eq(r.sl, 0);
+	ck_assert_str_eq(r.name, "user_partition");
+	const char *only = "{\"pkey\":\"0x8013\"}"; /* everything else kept or defaulted */
+	ck_assert_int_eq(api_parse_partition_req(only, strlen(only), false, &r, why, sizeof(why)),
+	                 0);
+	ck_assert_uint_eq(r.pkey, 0x13);
+	ck_assert(!r.has_index0 && !r.has_ipoib && !r.has_mtu && !r.has_rate && !r.has_sl &&
+	          !r.has_name);
+	const char *qos = "{\"pkey\":\"0x2fb\",\"mtu_limit\":4,\"service_level\":5,"
+	                  "\"rate_limit\":200}";
+	ck_assert_int_eq(api_parse_partition_req(qos, strlen(qos), true, &r, why, sizeof(why)), 0);
+	ck_assert_uint_eq(r.mtu, 5);   /* 4 KB: 4096 */
+	ck_assert_uint_eq(r.rate, 17); /* 200 Gb/s */
+	ck_assert_uint_eq(r.sl, 5);
+	const struct {
+		const char *body;
+		bool qos;
+		const char *says;
+	} bad[] = {
+	    {"{\"index0\":true}", false, "\"pkey\" is missing"},
+	    {"{\"pkey\":\"0x7fff\"}", false, "\"pkey\""},
+	    {"{\"pkey\":\"0x12\",\"mtu_limit\":3}", false, "\"mtu_limit\""},
+	    {"{\"pkey\":\"0x12\",\"mtu_limit\":\"2\"}", false, "\"mtu_limit\""},
+	    {"{\"pkey\":\"0x12\",\"rate_limit\":7}", false, "\"rate_limit\""},
+	    {"{\"pkey\":\"0x12\",\"rate_limit\":-1}", false, "\"rate_limit\""},
+	    {"{\"pkey\":\"0x12\",\"rate_limit\":1e300}", false, "\"rate_limit\""},
+	    {"{\"pkey\":\"0x12\",\"service_level\":16}", false, "\"service_level\""},
+	    {"{\"pkey\":\"0x12\",\"service_level\":1.5}", false, "\"service_level\""},
+	    {"{\"pkey\":\"0x12\",\"partition_name\":\"\"}", false, "\"partition_name\""},
+	    {"{\"pkey\":\"0x12\",\"guids\":[]}", false, "members are added with POST"},
+	    {"{\"pkey\":\"0x12\",\"index0\":true,\"mtu_limit\":2}", true, "\"index0\""},
+	    {"{\"pkey\":\"0x12\"}", true, "nothing to change"},
+	    {"[\"pkey\"]", false, "a JSON object"},
+	    {"{\"pkey\":\"0x12\",\"pkey\":\"0x13\"}", false, "not JSON"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = 0;
+		ck_assert_msg(api_parse_partition_req(bad[i].body, strlen(bad[i].body), bad[i].qos,
+		                                      &r, why, sizeof(why)) < 0,
+		              "taken: %s", bad[i].body);
+		ck_assert_msg(strstr(why, bad[i].says), "%s: \"%s\" does not say %s", bad[i].body,
+		              why, bad[i].says);
+	}
+}
+END_TEST
+
 START_TEST(users_check)
 {
 	char text[1024], a[300], b[300], why[256];
@@ -311,6 +371,7 @@ int main(void)
 	tcase_add_test(tc, memberships_and_set);
 	tcase_add_test(tc, guid_lists);
 	tcase_add_test(tc, pkeys_and_guids);
+	tcase_add_test(tc, partition_requests);
 	tcase_add_test(tc, users_check);
 	tcase_add_test(tc, users_bad_lines);
 	tcase_add_test(tc, users_file_mode);

@@ -9,6 +9,7 @@
 
 #include "fake_transport.h"
 #include "mad/dispatcher.h"
+#include "mad/link_speed.h"
 #include "mad/mad_header.h"
 #include "mad/sa_records.h"
 #include "routing/engine.h"
@@ -37,6 +38,7 @@ struct env {
 	struct sm *sm;
 	struct sa *sa;
 	struct topo *t;
+	uint16_t from_lid; /* ask from this LID (a VF's own), not the node's; 0: the node's */
 	/* the last answer */
 	bool done;
 	int error;
@@ -140,7 +142,7 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *r, void
 static int ask_key(uint32_t from, uint64_t sm_key, uint8_t method, uint16_t attr, uint64_t mask,
                    const uint8_t *rec, size_t rec_len)
 {
-	E.fc->lid = from < NNODES ? lid_of(from) : 999;
+	E.fc->lid = E.from_lid ? E.from_lid : from < NNODES ? lid_of(from) : 999;
 	struct mad_sa_hdr h;
 	mad_sa_hdr_init(&h, method, attr, mask);
 	h.sm_key = sm_key;
@@ -326,6 +328,54 @@ START_TEST(paths_follow_partitions)
 	ck_assert_int_eq(ask(SM_HOST, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD, mask, rec, 64), 0);
 	mad_path_record_decode(E.ans + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, &r, NULL);
 	ck_assert_uint_eq(r.pkey, 0xffff);
+}
+END_TEST
+
+/* The PathRecord from src to dst in partition pkey, as src asks it. */
+static struct mad_path_record path_in(uint32_t src, uint32_t dst, uint16_t pkey)
+{
+	struct mad_path_record q = {.dlid = lid_of(dst), .slid = lid_of(src), .pkey = pkey};
+	uint8_t rec[200] = {0};
+	mad_path_record_encode(&q, rec, sizeof(rec), NULL);
+	ck_assert_int_eq(ask(src, MAD_METHOD_GET, MAD_ATTR_PATH_RECORD,
+	                     PR_COMP_DLID | PR_COMP_SLID | PR_COMP_PKEY, rec, 64),
+	                 0);
+	struct mad_path_record r;
+	mad_path_record_decode(E.ans + MAD_SA_HDR_END, MAD_SIZE - MAD_SA_HDR_END, &r, NULL);
+	return r;
+}
+
+/* A partition's caps (UFM's mtu_limit and rate_limit, ibsmd.yaml's partition keys) lower
+ * the MTU and rate of the paths on its P_Key, and its SL is theirs; other partitions' paths
+ * keep what the links give. */
+START_TEST(partition_caps_paths)
+{
+	for (uint32_t p = 0; p < E.t->nports; p++) /* the fixture's links: 4096 bytes */
+		E.t->ports[p].pi.neighbor_mtu = 5;
+	struct mad_path_record a = path_in(A1, A2, 0x800a), b = path_in(B1, B2, 0x800b);
+	ck_assert_uint_gt(a.mtu, 3);
+	ck_assert_uint_gt(mad_rate_mbps(a.rate), mad_rate_mbps(2));
+	struct config_partition *pa = &E.cfg.partitions[1];
+	ck_assert_uint_eq(pa->pkey, 0x0a);
+	pa->mtu_limit = 3;  /* 1024 */
+	pa->rate_limit = 2; /* 2.5 Gb/s */
+	pa->has_sl = true;
+	pa->sl = 2;
+	sa_sweep_done(E.sa); /* the policy as a sweep's end (or a run-time change) hands it over */
+	struct mad_path_record ca = path_in(A1, A2, 0x800a), cb = path_in(B1, B2, 0x800b);
+	ck_assert_uint_eq(ca.mtu, 3);
+	ck_assert_uint_eq(ca.rate, 2);
+	ck_assert_uint_eq(ca.sl, 2);
+	ck_assert_uint_eq(cb.mtu, b.mtu);
+	ck_assert_uint_eq(cb.rate, b.rate);
+	ck_assert_uint_eq(cb.sl, b.sl);
+	/* a cap above what the path gives changes nothing */
+	pa->mtu_limit = 5;
+	pa->rate_limit = 25; /* 1600 Gb/s */
+	sa_sweep_done(E.sa);
+	ca = path_in(A1, A2, 0x800a);
+	ck_assert_uint_eq(ca.mtu, a.mtu);
+	ck_assert_uint_eq(ca.rate, a.rate);
 }
 END_TEST
 
@@ -737,6 +787,72 @@ START_TEST(vport_paths_and_joins)
 }
 END_TEST
 
+/* The record of the last table answer whose NodeRecord names port GUID g, or NULL. */
+static const uint8_t *vf_record(uint64_t g)
+{
+	for (unsigned i = 0; i < nrecords(); i++) {
+		struct mad_node_record nr;
+		mad_node_record_decode(record(i), mad_node_record_layout.size, &nr, NULL);
+		if (nr.info.port_guid == g)
+			return record(i);
+	}
+	return NULL;
+}
+
+/* A VF asking from a LID of its own sees by its own P_Keys: the ports of its partitions,
+ * not those its physical function shares with others (a tenant's VM must not learn the
+ * host's other tenants). The PF, asking from its own LID, sees as before. The VF's own
+ * NodeRecord goes to those it shares a partition with. */
+START_TEST(vport_requester_sees_its_own)
+{
+	const uint64_t vguid = 0x0002c9030a000002ull;
+	uint32_t lp = topo_port(E.t, LONER, 1);
+	uint32_t v = topo_vport_put(E.t, lp, 1, vguid, true, 0, 0, PORT_STATE_ACTIVE);
+	ck_assert_uint_ne(v, TOPO_NONE);
+	E.t->vports.v[v].pkey_cap = 32;
+	ck_assert_int_eq(topo_vport_assign_lid(E.t, v, 41), 0);
+	topo_vport_lfts(E.t);
+	const uint32_t with_a1[] = {A1}, with_b1[] = {B1, LONER};
+	add_partition("V", 0x0c, false, with_a1, 1);
+	config_partition_member(&E.cfg.partitions[E.cfg.npartitions - 1], CM_GUID, vguid, CM_FULL);
+	add_partition("W", 0x0d, false, with_b1, 2); /* the PF's own tenant */
+	ck_assert_int_eq(topo_pkeys_update(E.t, &E.cfg), 0);
+
+	E.from_lid = 41;
+	ck_assert_int_eq(ask(LONER, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert_msg(table_has_node(A1) && !table_has_node(B1),
+	              "the VF sees A1 %d (its partition), B1 %d (its PF's)", table_has_node(A1),
+	              table_has_node(B1));
+	uint8_t rec[64] = {0};
+	mad_bits_set(rec, 0, 16, lid_of(B1));
+	ck_assert_int_eq(ask(LONER, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, rec, sizeof(rec)),
+	                 MAD_STATUS_SA_NO_RECORDS);
+	E.from_lid = 0;
+	ck_assert_int_eq(ask(LONER, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert(table_has_node(B1) && !table_has_node(A1));
+
+	/* the VF's own NodeRecord, once its virtual node is read: to those sharing a
+	 * partition with it (A1), at its LID, with its node's and port's GUIDs */
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert(!vf_record(vguid)); /* not read yet: none */
+	topo_vport_set_node(E.t, v, 0x0002c9030b000002ull, 1, 1, 32);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	const uint8_t *vr = vf_record(vguid);
+	ck_assert_ptr_nonnull(vr);
+	struct mad_node_record nr;
+	mad_node_record_decode(vr, mad_node_record_layout.size, &nr, NULL);
+	ck_assert_uint_eq(nr.lid, 41);
+	ck_assert_uint_eq(nr.info.node_guid, 0x0002c9030b000002ull);
+	ck_assert_uint_eq(nr.info.node_type, NODE_TYPE_CA);
+	ck_assert_uint_eq(nr.info.partition_cap, 32);
+	ck_assert_int_eq(ask(B1, MAD_METHOD_GET_TABLE, MAD_ATTR_NODE_RECORD, 0, NULL, 0), 0);
+	ck_assert(!vf_record(vguid)); /* B1 shares nothing with the VF */
+	uint8_t q[64] = {0};
+	mad_bits_set(q, 0, 16, 41);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, q, sizeof(q)), 0);
+}
+END_TEST
+
 /* The clients' state as lines (sa/state.c), one kind each: what the state file and the
  * standby sync carry. */
 static char *state_text(void)
@@ -824,11 +940,13 @@ int main(void)
 	TCase *tc = tcase_create("all");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, vport_paths_and_joins);
+	tcase_add_test(tc, vport_requester_sees_its_own);
 	tcase_add_test(tc, records_filter_keeps_what_the_answer_uses);
 	tcase_add_test(tc, visibility_by_partition);
 	tcase_add_test(tc, unknown_requester_sees_nothing);
 	tcase_add_test(tc, component_masks_and_statuses);
 	tcase_add_test(tc, paths_follow_partitions);
+	tcase_add_test(tc, partition_caps_paths);
 	tcase_add_test(tc, inform_limit_per_port);
 	tcase_add_test(tc, service_limit_per_port);
 	tcase_add_test(tc, group_limit_per_port);

@@ -153,6 +153,36 @@ static void run_for(struct harness *h, double secs)
 		ev_run(h->loop, EVRUN_NOWAIT);
 }
 
+/* A restart: a new SM on the same state directory, with ibsmd.yaml's partitions alone in a
+ * configuration of its own (what the API added must come from the state file). */
+static void restart(struct harness *h)
+{
+	stop_sm(h);
+	config_free(&h->cfg);
+	char dir[sizeof(h->cfg.state_dir)];
+	memcpy(dir, h->cfg.state_dir, sizeof(dir));
+	config_defaults(&h->cfg);
+	h->cfg.mad_timeout_ms = 20;
+	h->cfg.sweep_interval_s = 0;
+	memcpy(h->cfg.state_dir, dir, sizeof(dir));
+	file_partitions(h, &h->cfg);
+	start_sm(h);
+}
+
+/* Start the SM and run until it is master with the subnet up. */
+static void become_master(struct harness *h)
+{
+	ck_assert_int_eq(sm_start(h->sm), 0);
+	for (int i = 0; i < 100000 && !(sm_status(h->sm).up && !sm_status(h->sm).sweeping &&
+	                                sm_info(h->sm).state == SM_STATE_MASTER);
+	     i++)
+		ev_run(h->loop, EVRUN_ONCE);
+	ck_assert(sm_status(h->sm).up);
+	ck_assert_uint_eq(sm_info(h->sm).state, SM_STATE_MASTER);
+	run_for(h, 0.05);
+	h->pkey_sets = h->other_sets = 0;
+}
+
 static void harness_init(struct harness *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -173,15 +203,7 @@ static void harness_init(struct harness *h)
 	log_init(&h->log);
 	h->log.level = LOGL_ERR;
 	start_sm(h);
-	ck_assert_int_eq(sm_start(h->sm), 0);
-	for (int i = 0; i < 100000 && !(sm_status(h->sm).up && !sm_status(h->sm).sweeping &&
-	                                sm_info(h->sm).state == SM_STATE_MASTER);
-	     i++)
-		ev_run(h->loop, EVRUN_ONCE);
-	ck_assert(sm_status(h->sm).up);
-	ck_assert_uint_eq(sm_info(h->sm).state, SM_STATE_MASTER);
-	run_for(h, 0.05);
-	h->pkey_sets = h->other_sets = 0;
+	become_master(h);
 }
 
 static void harness_free(struct harness *h)
@@ -667,16 +689,7 @@ START_TEST(saved_and_reloaded)
 
 	/* a restart: a new SM on the same state directory, ibsmd.yaml's partitions only in its
 	 * configuration, reads the API's back */
-	stop_sm(&h);
-	config_free(&h.cfg);
-	char dir[sizeof(h.cfg.state_dir)];
-	memcpy(dir, h.cfg.state_dir, sizeof(dir));
-	config_defaults(&h.cfg);
-	h.cfg.mad_timeout_ms = 20;
-	h.cfg.sweep_interval_s = 0;
-	memcpy(h.cfg.state_dir, dir, sizeof(dir));
-	file_partitions(&h, &h.cfg);
-	start_sm(&h);
+	restart(&h);
 	ck_assert_int_eq(tenants_list(h.sm, &after, &na, err, sizeof(err)), TENANTS_OK);
 	same_lists(before, nb, after, na);
 	tenants_list_free(after, na);
@@ -883,6 +896,172 @@ START_TEST(ipoib_group_follows)
 }
 END_TEST
 
+/* ---- partitions the API defines (UFM's /pkeys/add, qos_conf) ---- */
+
+START_TEST(partition_lines)
+{
+	const struct sm_saved_partition cases[] = {
+	    {0x0001, false, true, 0, 0, SM_SAVED_NO_SL, "api_0x0001", ""},
+	    {0x7ffe, true, false, 5, 16, 15, "tenant-a.gpu_1", "https:alice@example.org"},
+	    {0x0a0b, false, false, 4, 2, 0, "x", "uid:0"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		sm_saved_put_partition(f, &cases[i]);
+		fclose(f);
+		ck_assert_msg(len && buf[len - 1] == '\n', "no newline: %s", buf);
+		buf[len - 1] = 0;
+		ck_assert_int_eq(sm_saved_kind(buf), SM_SAVED_PARTITION);
+		struct sm_saved_partition r;
+		ck_assert_msg(sm_saved_parse_partition(buf, &r), "not parsed back: %s", buf);
+		ck_assert_uint_eq(r.pkey, cases[i].pkey);
+		ck_assert_int_eq(r.index0, cases[i].index0);
+		ck_assert_int_eq(r.ipoib, cases[i].ipoib);
+		ck_assert_uint_eq(r.mtu, cases[i].mtu);
+		ck_assert_uint_eq(r.rate, cases[i].rate);
+		ck_assert_uint_eq(r.sl, cases[i].sl);
+		ck_assert_str_eq(r.name, cases[i].name);
+		ck_assert_str_eq(r.client, cases[i].client);
+		struct sm_saved_pmember m;
+		ck_assert(!sm_saved_parse_pmember(buf, &m));
+		free(buf);
+	}
+	const char *bad[] = {
+	    "apartition 0x0000 0 1 0 0 16 a",   /* no partition's key */
+	    "apartition 0x7fff 0 1 0 0 16 a",   /* the default partition */
+	    "apartition 0x0001 2 1 0 0 16 a",   /* a flag not 0 or 1 */
+	    "apartition 0x0001 0 1 6 0 16 a",   /* no MTU code */
+	    "apartition 0x0001 0 1 4 1 16 a",   /* no rate code */
+	    "apartition 0x0001 0 1 4 300 16 a", /* idem */
+	    "apartition 0x0001 0 1 4 3 17 a",   /* no SL */
+	    "apartition 0x0001 0 1 4 3 1 a/b",  /* a name the line cannot hold */
+	    "apartition 0x0001 0 1 4 3 1",      /* cut short */
+	    "pmember 0x0001 0x0000000000000001 full 0 0",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sm_saved_partition r;
+		ck_assert_msg(!sm_saved_parse_partition(bad[i], &r), "taken: %s", bad[i]);
+	}
+}
+END_TEST
+
+static int define(struct harness *h, const struct tenants_define *d, char *err, size_t errlen)
+{
+	int rc = tenants_define(h->sm, "test", d, err, errlen);
+	run_for(h, 0.05);
+	return rc;
+}
+
+/* A partition defined without members stays until deleted; its QoS reaches the running
+ * policy (the SA's caps and its IPoIB group); ibsmd.yaml's and the limit are kept. */
+START_TEST(defined_partitions)
+{
+	struct harness h;
+	harness_init(&h);
+	char err[256];
+	uint32_t g0 = sa_counts(h.sa).groups;
+	struct tenants_define d = {.pkey = 0x0a0b,
+	                           .name = "tenant-a",
+	                           .has_mtu = true,
+	                           .mtu = 4,
+	                           .has_rate = true,
+	                           .rate = 2,
+	                           .has_sl = true,
+	                           .sl = 3};
+	ck_assert_int_eq(define(&h, &d, err, sizeof(err)), TENANTS_OK);
+	ck_assert_msg(strstr(err, "partition created \"tenant-a\"") && strstr(err, "2.5 Gb/s"),
+	              "%s", err);
+	struct tenants_partition p;
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_OK);
+	ck_assert(p.defined && !p.from_file && p.ipoib && !p.index0 && p.has_sl);
+	ck_assert_uint_eq(p.nmembers, 0);
+	ck_assert_uint_eq(p.mtu_limit, 4);
+	ck_assert_uint_eq(p.rate_limit, 2);
+	ck_assert_uint_eq(p.ipoib_mtu, 4);
+	ck_assert_uint_eq(p.ipoib_rate, 2);
+	ck_assert_uint_eq(p.sl, 3);
+	ck_assert_str_eq(p.name, "tenant-a");
+	tenants_partition_free(&p);
+	ck_assert_uint_eq(sa_counts(h.sa).groups, g0 + 1); /* its IPoIB group, no member yet */
+	/* a member comes and goes: the partition stays */
+	uint64_t g3[] = {guid_of(&h, 3)};
+	ck_assert_int_eq(add(&h, 0x0a0b, g3, 1, CM_FULL, true, err, sizeof(err)), TENANTS_OK);
+	ck_assert(host_has(&h, 3, 0x8a0b));
+	ck_assert_int_eq(del(&h, 0x0a0b, g3, 1, err, sizeof(err)), TENANTS_OK);
+	ck_assert_msg(!strstr(err, "partition gone"), "%s", err);
+	ck_assert(!host_has(&h, 3, 0x8a0b));
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_OK);
+	tenants_partition_free(&p);
+	/* qos_conf: only what it gives changes */
+	struct tenants_define q = {.pkey = 0x0a0b, .qos_only = true, .has_rate = true, .rate = 16};
+	ck_assert_int_eq(define(&h, &q, err, sizeof(err)), TENANTS_OK);
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_OK);
+	ck_assert_uint_eq(p.rate_limit, 16);
+	ck_assert_uint_eq(p.mtu_limit, 4);
+	ck_assert_uint_eq(p.sl, 3);
+	ck_assert_str_eq(p.name, "tenant-a");
+	tenants_partition_free(&p);
+	/* refused, nothing changed: qos_conf of no partition, ibsmd.yaml's, a bad name, a bad
+	 * MTU code, past api_max_partitions */
+	uint64_t c0 = tenants_changes(h.sm);
+	h.pkey_sets = h.other_sets = 0;
+	q.pkey = 0x0c0d;
+	expect_refused(&h, define(&h, &q, err, sizeof(err)), TENANTS_NOT_FOUND, err, "no partition",
+	               c0);
+	struct tenants_define f = {.pkey = FILE_PKEY, .has_sl = true, .sl = 1};
+	expect_refused(&h, define(&h, &f, err, sizeof(err)), TENANTS_REFUSED, err,
+	               "defined in ibsmd.yaml", c0);
+	struct tenants_define bad = {.pkey = 0x0c0d, .name = "a b"};
+	expect_refused(&h, define(&h, &bad, err, sizeof(err)), TENANTS_INVALID, err,
+	               "partition name", c0);
+	bad = (struct tenants_define){.pkey = 0x0c0d, .has_mtu = true, .mtu = 6};
+	expect_refused(&h, define(&h, &bad, err, sizeof(err)), TENANTS_INVALID, err, "out of range",
+	               c0);
+	h.cfg.api_max_partitions = 1;
+	struct tenants_define more = {.pkey = 0x0c0d};
+	expect_refused(&h, define(&h, &more, err, sizeof(err)), TENANTS_REFUSED, err,
+	               "api_max_partitions (1)", c0);
+	uint64_t g4[] = {guid_of(&h, 4)};
+	expect_refused(&h, add(&h, 0x0c0d, g4, 1, CM_FULL, false, err, sizeof(err)),
+	               TENANTS_REFUSED, err, "api_max_partitions", c0);
+	/* a member of ibsmd.yaml's partition is no partition of the API's own */
+	ck_assert_int_eq(add(&h, FILE_PKEY, g4, 1, CM_FULL, true, err, sizeof(err)), TENANTS_OK);
+	h.cfg.api_max_partitions = 1024;
+	/* the lines a standby gets bring the same partition; a restart reads it back */
+	char *each = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&each, &len);
+	tenants_each(h.sm, fp);
+	fclose(fp);
+	ck_assert_msg(strstr(each, "apartition 0x0a0b 0 1 4 16 3 tenant-a"), "%s", each);
+	restart(&h);
+	become_master(&h);
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_OK);
+	ck_assert(p.defined);
+	ck_assert_uint_eq(p.rate_limit, 16);
+	tenants_partition_free(&p);
+	/* a standby's '-' of a line no longer held changes nothing; of the one held, it goes */
+	char *line = strtok(each, "\n");
+	tenants_apply(h.sm, '-', "apartition 0x0a0b 0 1 4 2 3 tenant-a");
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_OK);
+	tenants_partition_free(&p);
+	tenants_apply(h.sm, '-', line);
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_NOT_FOUND);
+	tenants_apply(h.sm, '+', line);
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_OK);
+	tenants_partition_free(&p);
+	free(each);
+	/* deleted: gone with its group */
+	ck_assert_int_eq(tenants_delete(h.sm, "test", 0x0a0b, err, sizeof(err)), TENANTS_OK);
+	run_for(&h, 0.05);
+	ck_assert_int_eq(tenants_get(h.sm, 0x0a0b, &p, err, sizeof(err)), TENANTS_NOT_FOUND);
+	ck_assert_uint_eq(sa_counts(h.sa).groups, g0);
+	harness_free(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tenants");
@@ -899,6 +1078,8 @@ int main(void)
 	tcase_add_test(tc, ipoib_group_follows);
 	tcase_add_test(tc, pending_members);
 	tcase_add_test(tc, set_and_delete);
+	tcase_add_test(tc, partition_lines);
+	tcase_add_test(tc, defined_partitions);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
