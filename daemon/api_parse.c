@@ -282,6 +282,36 @@ static json_t *load_object(const char *body, size_t len, char *why, size_t wlen)
 	return root;
 }
 
+/* Each member of the object through take (until one is refused), then "pkey" required: 0,
+ * or -1 with why. */
+typedef int take_fn(const char *key, json_t *v, void *ctx, char *why, size_t wlen);
+static int take_all(json_t *root, take_fn *take, void *ctx, const uint16_t *pkey, char *why,
+                    size_t wlen)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(root, key, v)
+	{
+		if (take(key, v, ctx, why, wlen) < 0)
+			return -1;
+	}
+	if (!*pkey) {
+		snprintf(why, wlen, "\"pkey\" is missing");
+		return -1;
+	}
+	return 0;
+}
+
+struct pkey_ctx {
+	enum api_req_kind kind;
+	struct api_pkey_req *r;
+};
+static int take_pkey_member(const char *key, json_t *v, void *ctx, char *why, size_t wlen)
+{
+	const struct pkey_ctx *c = ctx;
+	return take_member(key, v, c->kind, c->r, why, wlen);
+}
+
 int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, struct api_pkey_req *r,
                        char *why, size_t wlen)
 {
@@ -289,18 +319,9 @@ int api_parse_pkey_req(const char *body, size_t len, enum api_req_kind kind, str
 	json_t *root = load_object(body, len, why, wlen);
 	if (!root)
 		return -1;
-	int rc = 0;
-	const char *key;
-	json_t *v;
-	json_object_foreach(root, key, v)
-	{
-		if (rc == 0 && take_member(key, v, kind, r, why, wlen) < 0)
-			rc = -1;
-	}
-	if (rc == 0 && !r->pkey) {
-		snprintf(why, wlen, "\"pkey\" is missing");
-		rc = -1;
-	} else if (rc == 0 && !r->guids) {
+	struct pkey_ctx c = {kind, r};
+	int rc = take_all(root, take_pkey_member, &c, &r->pkey, why, wlen);
+	if (rc == 0 && !r->guids) {
 		snprintf(why, wlen, "\"guids\" is missing");
 		rc = -1;
 	} else if (rc == 0 && r->memberships && take_memberships(r, why, wlen) < 0) {
@@ -395,6 +416,16 @@ static int take_partition_member(const char *key, json_t *v, bool qos, struct ap
 	return -1;
 }
 
+struct partition_ctx {
+	bool qos;
+	struct api_partition_req *r;
+};
+static int take_partition_ctx(const char *key, json_t *v, void *ctx, char *why, size_t wlen)
+{
+	const struct partition_ctx *c = ctx;
+	return take_partition_member(key, v, c->qos, c->r, why, wlen);
+}
+
 int api_parse_partition_req(const char *body, size_t len, bool qos, struct api_partition_req *r,
                             char *why, size_t wlen)
 {
@@ -402,18 +433,9 @@ int api_parse_partition_req(const char *body, size_t len, bool qos, struct api_p
 	json_t *root = load_object(body, len, why, wlen);
 	if (!root)
 		return -1;
-	int rc = 0;
-	const char *key;
-	json_t *v;
-	json_object_foreach(root, key, v)
-	{
-		if (rc == 0 && take_partition_member(key, v, qos, r, why, wlen) < 0)
-			rc = -1;
-	}
-	if (rc == 0 && !r->pkey) {
-		snprintf(why, wlen, "\"pkey\" is missing");
-		rc = -1;
-	} else if (rc == 0 && qos && !r->has_mtu && !r->has_rate && !r->has_sl) {
+	struct partition_ctx c = {qos, r};
+	int rc = take_all(root, take_partition_ctx, &c, &r->pkey, why, wlen);
+	if (rc == 0 && qos && !r->has_mtu && !r->has_rate && !r->has_sl) {
 		snprintf(why, wlen,
 		         "nothing to change: give mtu_limit, service_level or rate_limit");
 		rc = -1;

@@ -723,6 +723,18 @@ START_TEST(group_limit_per_port)
 }
 END_TEST
 
+/* A VF behind LONER's port, ACTIVE, with LID lid of its own routed through the port. */
+static uint32_t vport_at_loner(uint64_t guid, uint16_t lid)
+{
+	uint32_t lp = topo_port(E.t, LONER, 1);
+	uint32_t v = topo_vport_put(E.t, lp, 1, guid, true, 0, 0, PORT_STATE_ACTIVE);
+	ck_assert_uint_ne(v, TOPO_NONE);
+	E.t->vports.v[v].pkey_cap = 32;
+	ck_assert_int_eq(topo_vport_assign_lid(E.t, v, lid), 0);
+	topo_vport_lfts(E.t);
+	return v;
+}
+
 /* A vport (an SR-IOV VF) behind LONER's port with a LID of its own, in a partition its port is
  * not in: PathRecords to it by GID and by its LID answer with its LID, its GID and that
  * partition's key; it joins that partition's multicast group by its GID (its own keys
@@ -730,12 +742,7 @@ END_TEST
 START_TEST(vport_paths_and_joins)
 {
 	const uint64_t vguid = 0x0002c9030a000001ull;
-	uint32_t lp = topo_port(E.t, LONER, 1);
-	uint32_t v = topo_vport_put(E.t, lp, 1, vguid, true, 0, 0, PORT_STATE_ACTIVE);
-	ck_assert_uint_ne(v, TOPO_NONE);
-	E.t->vports.v[v].pkey_cap = 32;
-	ck_assert_int_eq(topo_vport_assign_lid(E.t, v, 40), 0);
-	topo_vport_lfts(E.t);
+	vport_at_loner(vguid, 40);
 	struct config_partition *pt = config_partition_add(&E.cfg);
 	ck_assert_ptr_nonnull(pt);
 	snprintf(pt->name, sizeof(pt->name), "V");
@@ -806,12 +813,7 @@ static const uint8_t *vf_record(uint64_t g)
 START_TEST(vport_requester_sees_its_own)
 {
 	const uint64_t vguid = 0x0002c9030a000002ull;
-	uint32_t lp = topo_port(E.t, LONER, 1);
-	uint32_t v = topo_vport_put(E.t, lp, 1, vguid, true, 0, 0, PORT_STATE_ACTIVE);
-	ck_assert_uint_ne(v, TOPO_NONE);
-	E.t->vports.v[v].pkey_cap = 32;
-	ck_assert_int_eq(topo_vport_assign_lid(E.t, v, 41), 0);
-	topo_vport_lfts(E.t);
+	uint32_t v = vport_at_loner(vguid, 41);
 	const uint32_t with_a1[] = {A1}, with_b1[] = {B1, LONER};
 	add_partition("V", 0x0c, false, with_a1, 1);
 	config_partition_member(&E.cfg.partitions[E.cfg.npartitions - 1], CM_GUID, vguid, CM_FULL);

@@ -290,6 +290,27 @@ static char *slurp(const char *dir, const char *name)
 
 /* ---- the lines ---- */
 
+/* One saved line written to a stream (line_begin), then taken back (line_end): it ends in a
+ * newline, which is cut, and is of kind k. Free it. */
+static char *line_buf;
+static size_t line_len;
+static FILE *line_begin(void)
+{
+	FILE *f = open_memstream(&line_buf, &line_len);
+	ck_assert_ptr_nonnull(f);
+	return f;
+}
+
+static char *line_end(FILE *f, enum sm_saved_kind k)
+{
+	fclose(f);
+	char *buf = line_buf;
+	ck_assert_msg(line_len && buf[line_len - 1] == '\n', "no newline: %s", buf);
+	buf[line_len - 1] = 0;
+	ck_assert_int_eq(sm_saved_kind(buf), k);
+	return buf;
+}
+
 START_TEST(pmember_lines)
 {
 	const struct sm_saved_pmember cases[] = {
@@ -299,14 +320,9 @@ START_TEST(pmember_lines)
 	    {0x1234, 0x0123456789abcdefull, CM_LIMITED, false, true, ""},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
+		FILE *f = line_begin();
 		sm_saved_put_pmember(f, &cases[i]);
-		fclose(f);
-		ck_assert_msg(len && buf[len - 1] == '\n', "no newline: %s", buf);
-		buf[len - 1] = 0;
-		ck_assert_int_eq(sm_saved_kind(buf), SM_SAVED_PMEMBER);
+		char *buf = line_end(f, SM_SAVED_PMEMBER);
 		struct sm_saved_pmember m;
 		ck_assert_msg(sm_saved_parse_pmember(buf, &m), "not parsed back: %s", buf);
 		ck_assert_uint_eq(m.pkey, cases[i].pkey);
@@ -906,14 +922,9 @@ START_TEST(partition_lines)
 	    {0x0a0b, false, false, 4, 2, 0, "x", "uid:0"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
+		FILE *f = line_begin();
 		sm_saved_put_partition(f, &cases[i]);
-		fclose(f);
-		ck_assert_msg(len && buf[len - 1] == '\n', "no newline: %s", buf);
-		buf[len - 1] = 0;
-		ck_assert_int_eq(sm_saved_kind(buf), SM_SAVED_PARTITION);
+		char *buf = line_end(f, SM_SAVED_PARTITION);
 		struct sm_saved_partition r;
 		ck_assert_msg(sm_saved_parse_partition(buf, &r), "not parsed back: %s", buf);
 		ck_assert_uint_eq(r.pkey, cases[i].pkey);
