@@ -108,7 +108,7 @@ static const char *ms_word(uint8_t ms)
 
 static void partition_put(const struct tenants_partition *p, FILE *out, bool json)
 {
-	char mtu[8] = "none", sl[4] = "none";
+	char mtu[8] = "none", sl[8] = "none";
 	if (p->mtu_limit)
 		snprintf(mtu, sizeof(mtu), "%u", 128u << p->mtu_limit);
 	if (p->has_sl)
@@ -555,22 +555,28 @@ static void topology(struct control *c, const char *what, FILE *out)
 		fprintf(out, "error: out of memory\n");
 }
 
+#define CONTROL_MAX_WORDS 16 /* "partition define PKEY" and its six options, with room */
+
 /* Run one command line from the peer uid; the answer goes to out. "error: ..." lines tell
  * ibsa it failed. */
 static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 {
-	char *argv[8];
+	char *argv[CONTROL_MAX_WORDS];
 	int argc = 0;
-	bool json = false;
-	for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && argc < 8;
+	bool json = false, too_many = false;
+	for (char *save = NULL, *w = strtok_r(line, " \t", &save); w;
 	     w = strtok_r(NULL, " \t", &save)) {
 		if (!strcmp(w, "--json"))
 			json = true;
-		else
+		else if (argc < CONTROL_MAX_WORDS)
 			argv[argc++] = w;
+		else
+			too_many = true; /* refused whole, never cut short into another command */
 	}
 	struct sm *sm = c->rl->sm;
-	if (!argc) {
+	if (too_many) {
+		fprintf(out, "error: more than %d words in one command\n", CONTROL_MAX_WORDS);
+	} else if (!argc) {
 		fprintf(out, "error: no command\n");
 	} else if (!strcmp(argv[0], "status") && argc == 1) {
 		status_write(c, out, json);

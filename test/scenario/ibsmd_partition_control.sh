@@ -46,6 +46,16 @@ ctl A show 0x0a0c | grep -q "0x0002c9fffe00d001 full api pending (not in the fab
 ctl A remove 0x0a0c 0x0002c9fffe00d001 >/dev/null || fail "removing the pending GUID"
 ctl A show 0x0a0c >/dev/null 2>&1 && fail "partition 0x0a0c outlived its only (pending) member"
 echo "a GUID not in the fabric: kept pending, shown so, removed: ok"
+# a partition defined without members, with its caps, kept until deleted
+ctl A define 0x0a0d --name tenant-d --mtu-limit 2048 --rate-limit 25 --sl 2 >/dev/null ||
+	fail "define: $(ctl A define 0x0a0d --name tenant-d 2>&1)"
+ctl A show 0x0a0d | grep -q "^0x0a0d tenant-d (API) index0 no ipoib yes mtu_limit 2048 rate_limit 25 sl 2$" ||
+	fail "show of a defined partition: $(ctl A show 0x0a0d)"
+expect_refused "in ibsmd.yaml" define 0x0010 --sl 1
+expect_refused "define takes" define 0x0a0d --mtu-limit 3000
+ctl A delete 0x0a0d >/dev/null || fail "delete"
+ctl A show 0x0a0d >/dev/null 2>&1 && fail "partition 0x0a0d outlived its delete"
+echo "partition define (no members, MTU and rate caps, SL), show, delete: ok"
 # a client other than ibsa that sends a word the socket does not know is told every command
 help=$(python3 - "$WORK/control-A" <<'PY'
 import socket, sys

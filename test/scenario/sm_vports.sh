@@ -2,7 +2,7 @@
 # Virtual ports (SR-IOV VFs, IBA Annex A18) on a fat tree: 4 VFs on each of 32 hosts' ports,
 # half asking for a LID of their own. Every vport comes up (ACTIVE), the ones that asked have
 # a LID routed to their port (fabricsim verify), the partition that names two VF GUIDs is on
-# those VFs' P_Key tables alone, the SA answers PathRecords between vports by GID with their
+# those VFs' P_Key tables alone, and so is a key the partition API gives two others, the SA answers PathRecords between vports by GID with their
 # own LIDs; a VF added and removed at run time is followed by its trap without a heavy sweep;
 # the LIDs survive a restart. Usage: sm_vports.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +67,19 @@ if "$FS" ctl vports host-1 | awk '$2 == 2 || $2 == 0' | grep -q ' 0x8010'; then
 	fail "0x8010 on a vport the partition does not name: $("$FS" ctl vports host-1)"
 fi
 echo "P_Key 0x8010 on the two VFs named, on no other: ok"
+
+# and through the partition API (the control socket's, which the REST API shares): a key on
+# two other VFs, on their P_Key tables without a sweep, and off again when removed
+A2=$(vguid 1 2) B2=$(vguid 2 2)
+has_key() { "$FS" ctl vports "$1" | awk -v g="$2" '$3 == g' | grep -q " $3"; }
+"$IBSA" --control "$WORK/control" partition add 0x0020 "$A2,$B2" >/dev/null || fail "ibsa partition add"
+wait_until 5 has_key host-1 "$A2" 0x8020 && wait_until 5 has_key host-2 "$B2" 0x8020 ||
+	fail "the API's key is not on the VFs: $("$FS" ctl vports host-1 | awk -v g="$A2" '$3 == g')"
+has_key host-1 "$A" 0x8020 && fail "0x8020 on a VF the API did not name"
+"$IBSA" --control "$WORK/control" partition remove 0x0020 "$A2" >/dev/null || fail "ibsa partition remove"
+wait_until 5 sh -c "! '$FS' ctl vports host-1 | awk -v g='$A2' '\$3 == g' | grep -q ' 0x8020'" ||
+	fail "removed, the key stays on the VF"
+echo "P_Key 0x8020 given to two VFs through the partition API, taken from one: ok"
 
 # PathRecords between two vports by GID: their own LIDs
 lidB=$(awk -v g="$B" '$1 == g { print $2 }' "$WORK/vports.txt")
