@@ -557,24 +557,32 @@ static void topology(struct control *c, const char *what, FILE *out)
 
 #define CONTROL_MAX_WORDS 16 /* "partition define PKEY" and its six options, with room */
 
+/* The line's words into argv (at most CONTROL_MAX_WORDS), --json anywhere taken out: their
+ * count, or -1 for more (refused whole, never cut short into another command). */
+static int split_words(char *line, char **argv, bool *json)
+{
+	int argc = 0;
+	for (char *save = NULL, *w = strtok_r(line, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save)) {
+		if (!strcmp(w, "--json"))
+			*json = true;
+		else if (argc < CONTROL_MAX_WORDS)
+			argv[argc++] = w;
+		else
+			return -1;
+	}
+	return argc;
+}
+
 /* Run one command line from the peer uid; the answer goes to out. "error: ..." lines tell
  * ibsa it failed. */
 static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 {
 	char *argv[CONTROL_MAX_WORDS];
-	int argc = 0;
-	bool json = false, too_many = false;
-	for (char *save = NULL, *w = strtok_r(line, " \t", &save); w;
-	     w = strtok_r(NULL, " \t", &save)) {
-		if (!strcmp(w, "--json"))
-			json = true;
-		else if (argc < CONTROL_MAX_WORDS)
-			argv[argc++] = w;
-		else
-			too_many = true; /* refused whole, never cut short into another command */
-	}
+	bool json = false;
+	int argc = split_words(line, argv, &json);
 	struct sm *sm = c->rl->sm;
-	if (too_many) {
+	if (argc < 0) {
 		fprintf(out, "error: more than %d words in one command\n", CONTROL_MAX_WORDS);
 	} else if (!argc) {
 		fprintf(out, "error: no command\n");
