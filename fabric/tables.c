@@ -87,6 +87,8 @@ void topo_forget_tables(struct topo *t, uint32_t node)
 		sw->lft_hw_size = 0;
 		if (sw->mft_known)
 			memset(sw->mft_known, 0, sw->mft_mlids / 32);
+		/* a new life: its MFT Sets failing before (it was going) hold nothing back now */
+		sw->mft_fails = sw->mft_wait = 0;
 	}
 }
 

@@ -427,10 +427,13 @@ static void mcast_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	struct topo *t = &sm->topo;
-	bool left = false; /* switches still waiting, with blocks not known */
+	/* switches still waiting: the timer goes on while any does, present or not (one that
+	 * was away when its count was taken down would otherwise wait forever, its MFT never
+	 * sent again: seen after a soak, a reset spine's trees broken for minutes) */
+	bool left = false;
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
-		if (sw->mft_wait && --sw->mft_wait && t->nodes[sw->node].present && !all_known(sw))
+		if (sw->mft_wait && --sw->mft_wait)
 			left = true;
 	}
 	sm->mc.any_dirty = true;

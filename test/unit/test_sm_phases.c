@@ -486,6 +486,40 @@ START_TEST(mcast_refused_not_hammered)
 }
 END_TEST
 
+START_TEST(mcast_waiting_switch_returns)
+{
+	/* a switch whose MFT Sets failed (its next try waits) goes away while it waits, and
+	 * comes back reset: its MFT is written again (it used to wait forever: the retry timer
+	 * stopped while it was away, and its wait outlived the reset; seen after the soak) */
+	struct harness h;
+	harness_up(&h, "fattree:radix=20,levels=2");
+	uint32_t ports[2];
+	two_members(&h, ports);
+	uint32_t leaf = fabric_find_node(&h.f, "leaf-1");
+	h.f.nodes[leaf].refuse_attr = MAD_ATTR_MFT;
+	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
+	run_for(&h, 3.5); /* refused at 0, 1 and 3 s: the next try in 4 */
+	h.f.nodes[leaf].refuse_attr = 0;
+	fabric_remove_node(&h.f, leaf);
+	uint64_t before = sm_status(h.sm).sweeps;
+	sm_request_light_sweep(h.sm);
+	ck_assert(run_until_up(&h, before + 1, 30));
+	run_for(&h, 1.5); /* the retry timer's ticks while it is away */
+	fabric_restore_node(&h.f, leaf);
+	before = sm_status(h.sm).sweeps;
+	sm_request_light_sweep(h.sm);
+	ck_assert(run_until_up(&h, before + 1, 30));
+	run_for(&h, 0.5);
+	struct verify_opts o = {.max_issues = 1};
+	struct verify_report r;
+	verify_run(&h.f, &o, &r);
+	ck_assert_uint_eq(r.mlid_members, 2);
+	ck_assert_uint_eq(r.mlids_bad, 0);
+	verify_report_free(&r);
+	harness_free(&h);
+}
+END_TEST
+
 START_TEST(mcast_retry_after_leave)
 {
 	/* a join's Set answered only on its retry, which the switch takes after the leave's */
@@ -855,6 +889,7 @@ int main(void)
 	tcase_add_test(tc, link_down_rerouted);
 	tcase_add_test(tc, sm_info_keys);
 	tcase_add_test(tc, sm_info_sets);
+	tcase_add_test(tc, mcast_waiting_switch_returns);
 	tcase_add_test(tc, mcast_retry_after_leave);
 	tcase_add_test(tc, mcast_unanswered_then_leave);
 	tcase_add_test(tc, mcast_lost_join_sent_again);
