@@ -295,5 +295,5 @@ const struct routing_engine *routing_find(const char *name)
 
 const char *routing_names(void)
 {
-	return "minhop, updn, dnup, ftree, sssp, dfsssp, nue, dor, torus, file";
+	return "minhop, updn, dnup, ftree, sssp, dfsssp, lash, nue, dor, torus, file";
 }

@@ -739,6 +739,29 @@ static uint8_t *engine_tables(const struct routing_engine *e, struct topo *t, un
 	return all;
 }
 
+/* The names that errors and --help list are every engine's (lash was once left out) */
+START_TEST(engine_names_listed)
+{
+	const struct routing_engine *all[] = {&routing_minhop, &routing_updn, &routing_dnup,
+	                                      &routing_ftree,  &routing_sssp, &routing_dfsssp,
+	                                      &routing_lash,   &routing_nue,  &routing_dor,
+	                                      &routing_torus,  &routing_file};
+	char names[256];
+	snprintf(names, sizeof(names), ", %s,", routing_names());
+	unsigned listed = 1;
+	for (const char *c = names + 2; *c; c++)
+		listed += *c == ',' && c[1];
+	ck_assert_uint_eq(listed, sizeof(all) / sizeof(all[0]));
+	for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		char word[32];
+		snprintf(word, sizeof(word), " %s,", all[i]->name);
+		ck_assert_msg(strstr(names, word), "%s is not listed in \"%s\"", all[i]->name,
+		              names);
+		ck_assert_ptr_eq(routing_find(all[i]->name), all[i]);
+	}
+}
+END_TEST
+
 START_TEST(engine_threads)
 {
 	const struct routing_engine *spread[] = {&routing_minhop, &routing_updn, &routing_dnup,
@@ -1722,6 +1745,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, nue_random_graphs);
 	tcase_add_loop_test(tc, grid_engines, 0, 2);
 	tcase_add_test(tc, grid_failures);
+	tcase_add_test(tc, engine_names_listed);
 	tcase_add_test(tc, engine_threads);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
