@@ -114,7 +114,19 @@ static void usage(FILE *out)
 	    "                           their members\n"
 	    "  vports [NODE]            the virtual ports (SR-IOV VFs) behind the HCAs' ports:\n"
 	    "                           GUID, LID, state, own|shared LID, port, index,\n"
-	    "                           P_Keys, node description\n");
+	    "                           P_Keys, node description\n"
+	    "  watch [--follow]         the daemon's recent events as JSON lines; --follow\n"
+	    "                           stays and prints each new one as it happens\n"
+	    "  querylid LID             the port that holds a LID: node, GUIDs, state, link\n"
+	    "  portstatus [ca|switch|router]\n"
+	    "                           port states and rates; ports disabled or running\n"
+	    "                           below what both ends of their link support\n"
+	    "  switchbalance [verbose] [NODE]\n"
+	    "                           hosts' LIDs per switch-to-switch port; unbalanced\n"
+	    "                           switches (ports differing by more than one)\n"
+	    "  lidbalance [NODE]        at LMC > 0: ports whose LIDs a switch sends unevenly\n"
+	    "  priority [N]             the SM's priority, or set it (until a reload)\n"
+	    "  update-desc              read every node's NodeDescription again\n");
 	fprintf(out,
 	        "other commands:\n"
 	        "  passwd NAME              a line NAME:HASH for api_users_file, the password\n"

@@ -1,6 +1,7 @@
 /* ibsa's commands to the running daemon, over its control socket (not the fabric): status,
- * sweep, reroute, loglevel, dump, topology. The request is the command line; the answer is printed
- * as it comes; an answer that starts with "error: " is the daemon's refusal. */
+ * sweep, reroute, loglevel, dump, topology, watch, and OpenSM's console questions. The request is
+ * the command line; the answer is printed as it comes; an answer that starts with "error: " is the
+ * daemon's refusal. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 #include "cli/cli.h"
 
 static const char *const control_commands[] = {
-    "status", "sweep", "reroute", "loglevel", "dump", "counters", "release", "topology", "vports"};
+    "status",        "sweep",      "reroute",  "loglevel",   "dump",     "counters",
+    "release",       "topology",   "vports",   "watch",      "querylid", "portstatus",
+    "switchbalance", "lidbalance", "priority", "update-desc"};
 
 bool cli_is_control_command(const char *name)
 {
@@ -46,6 +49,28 @@ static int read_answer(int fd, const char *path)
 		return EXIT_BAD_ANSWER;
 	}
 	return !strncmp(head, "error: ", 7) ? EXIT_MAD_STATUS : EXIT_OK;
+}
+
+/* watch's events, JSON lines as they come (none is an answer too); with --follow until the
+ * daemon goes or the user stops it. */
+static int read_events(int fd, const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	bool first = true, error = false;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (first)
+			error = n >= 7 && !strncmp(buf, "error: ", 7);
+		first = false;
+		fwrite(buf, 1, (size_t)n, error ? stderr : stdout);
+		fflush(error ? stderr : stdout); /* a script reads each event as it happens */
+	}
+	close(fd);
+	if (n < 0) {
+		fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
+		return EXIT_TRANSPORT;
+	}
+	return error ? EXIT_MAD_STATUS : EXIT_OK;
 }
 
 /* topology's answer, line by line: the file on standard output, the daemon's "warning: "
@@ -102,8 +127,14 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 	}
 	char line[512];
 	size_t at = 0;
+	bool watch = !strcmp(argv[0], "watch");
+	if (watch && (argc > 2 || (argc == 2 && strcmp(argv[1], "--follow")))) {
+		fprintf(stderr, "ibsa: watch [--follow]\n");
+		return EXIT_USAGE;
+	}
 	for (int i = 0; i < argc; i++) {
-		const char *w = topology && i == 1 ? argv[i] + 2 : argv[i];
+		/* "topology --slurm" and "watch --follow": the word without its dashes */
+		const char *w = (topology || watch) && i == 1 ? argv[i] + 2 : argv[i];
 		int n = snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", w);
 		if (n < 0 || (size_t)n >= sizeof(line) - at) {
 			fprintf(stderr, "ibsa: the command is too long\n");
@@ -111,7 +142,7 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		}
 		at += (size_t)n;
 	}
-	if (json)
+	if (json && !watch) /* (watch's lines are JSON already) */
 		at += (size_t)snprintf(line + at, sizeof(line) - at, " --json");
 	if (at + 1 >= sizeof(line)) {
 		fprintf(stderr, "ibsa: the command is too long\n");
@@ -143,5 +174,7 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		}
 		sent += (size_t)n;
 	}
-	return topology ? read_lines(fd, path) : read_answer(fd, path);
+	return watch      ? read_events(fd, path)
+	       : topology ? read_lines(fd, path)
+	                  : read_answer(fd, path);
 }

@@ -66,6 +66,9 @@ void config_defaults(struct ibsmd_config *c)
 	c->vl_stall_count = 7;
 	c->leaf_vl_stall_count = 7;
 	c->packet_life = 0x12;
+	c->link_speed_enabled = 15;
+	c->link_width_enabled = 255;
+	c->link_speed_ext_enabled = 31;
 	c->api_max_partitions = 1024;
 	snprintf(c->virtualization, sizeof(c->virtualization), "manage");
 	c->virt_max_ports_in_process = 64;
@@ -314,6 +317,57 @@ static int get_guids(struct cfgp *p, const yaml_node_t *n, const char *key, uint
 	return 0;
 }
 
+/* One of a prefix route's two words: 64 bits in hex (0x optional, as OpenSM takes them), or
+ * * for any (0). */
+static bool prefix_word(const char *w, size_t len, uint64_t *out)
+{
+	if (len == 1 && *w == '*') {
+		*out = 0;
+		return true;
+	}
+	char buf[24];
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, w, len);
+	buf[len] = 0;
+	char *e;
+	errno = 0;
+	*out = strtoull(buf, &e, 16);
+	return !*e && !errno && buf[0] != '-' && buf[0] != '+' && *out;
+}
+
+/* prefix_routes: a list of "PREFIX ROUTER" lines, OpenSM's prefix-routes.conf format */
+static int get_prefix_routes(struct cfgp *p, const yaml_node_t *n, struct ibsmd_config *c)
+{
+	c->nprefix_routes = 0;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return cfg_err(p, n,
+		               "prefix_routes: a list of \"PREFIX ROUTER\" (hex, or * for any)");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		const yaml_node_t *item = yaml_document_get_node(p->doc, *it);
+		const char *s = cfg_scalar(p, item, "prefix_routes");
+		if (!s)
+			return -1;
+		if (c->nprefix_routes == CONFIG_MAX_PREFIX_ROUTES)
+			return cfg_err(p, item, "prefix_routes: more than %u routes",
+			               CONFIG_MAX_PREFIX_ROUTES);
+		struct config_prefix_route *r = &c->prefix_routes[c->nprefix_routes];
+		const char *a = s + strspn(s, " \t");
+		size_t la = strcspn(a, " \t");
+		const char *b = a + la + strspn(a + la, " \t");
+		size_t lb = strcspn(b, " \t");
+		if (!prefix_word(a, la, &r->prefix) || !prefix_word(b, lb, &r->router) ||
+		    b[lb + strspn(b + lb, " \t")])
+			return cfg_err(p, item,
+			               "prefix_routes: \"%s\" is not PREFIX ROUTER (two 64-bit hex "
+			               "values, either *)",
+			               s);
+		c->nprefix_routes++;
+	}
+	return 0;
+}
+
 /* An MTU in bytes, as the IBA code. */
 int cfg_mtu(struct cfgp *p, const yaml_node_t *n, const char *key, uint8_t *out)
 {
@@ -376,7 +430,8 @@ static int member_of(struct cfgp *p, const yaml_node_t *n, uint8_t *kind, uint64
 	} kinds[] = {{"all", CM_ALL},
 	             {"all_cas", CM_ALL_CAS},
 	             {"all_switches", CM_ALL_SWITCHES},
-	             {"self", CM_SELF}};
+	             {"self", CM_SELF},
+	             {"all_routers", CM_ALL_ROUTERS}};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strcmp(s, kinds[i].name)) {
 			*kind = kinds[i].kind;
@@ -389,8 +444,8 @@ static int member_of(struct cfgp *p, const yaml_node_t *n, uint8_t *kind, uint64
 	if (!*s || *e || errno || s[0] == '-' || !*guid)
 		return cfg_err(
 		    p, n,
-		    "members: \"%s\" is neither a port GUID nor all, all_cas, all_switches "
-		    "or self",
+		    "members: \"%s\" is neither a port GUID nor all, all_cas, all_switches, "
+		    "all_routers or self",
 		    s);
 	return 0;
 }
@@ -602,10 +657,12 @@ enum opt_type {
 	OPT_SECRET, /* a path, and the hash of what the file holds */
 	OPT_PARTITIONS,
 	OPT_QOS,
+	OPT_PREFIX_ROUTES, /* "PREFIX ROUTER" strings, * for any */
 };
 
 #define OPT_HEX  1u /* dumped in hexadecimal (GUIDs, keys) */
 #define OPT_LIVE 2u /* a reload applies it without a restart */
+#define OPT_PORT 4u /* ... to the ports' PortInfo, without a sweep */
 
 struct opt {
 	const char *key;
@@ -645,12 +702,19 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_LINK_FLAP_HOLD] = {"link_flap_hold", OPT_UINT, F(link_flap_hold_s), 1, 86400, OPT_LIVE},
     [CK_LINK_SETTLE_TIME] = {"link_settle_time", OPT_UINT, F(link_settle_s), 0, 3600, OPT_LIVE},
     [CK_HEAD_OF_QUEUE_LIFETIME] = {"head_of_queue_lifetime", OPT_UINT, F(hoq_life), 0, 31,
-                                   OPT_LIVE | OPT_HEX},
+                                   OPT_LIVE | OPT_PORT | OPT_HEX},
     [CK_LEAF_HEAD_OF_QUEUE_LIFETIME] = {"leaf_head_of_queue_lifetime", OPT_UINT, F(leaf_hoq_life),
-                                        0, 31, OPT_LIVE | OPT_HEX},
-    [CK_VL_STALL_COUNT] = {"vl_stall_count", OPT_UINT, F(vl_stall_count), 0, 7, OPT_LIVE},
+                                        0, 31, OPT_LIVE | OPT_PORT | OPT_HEX},
+    [CK_VL_STALL_COUNT] = {"vl_stall_count", OPT_UINT, F(vl_stall_count), 0, 7,
+                           OPT_LIVE | OPT_PORT},
     [CK_LEAF_VL_STALL_COUNT] = {"leaf_vl_stall_count", OPT_UINT, F(leaf_vl_stall_count), 0, 7,
-                                OPT_LIVE},
+                                OPT_LIVE | OPT_PORT},
+    [CK_LINK_SPEED_ENABLED] = {"link_speed_enabled", OPT_UINT, F(link_speed_enabled), 0, 15,
+                               OPT_LIVE | OPT_PORT},
+    [CK_LINK_WIDTH_ENABLED] = {"link_width_enabled", OPT_UINT, F(link_width_enabled), 0, 255,
+                               OPT_LIVE | OPT_PORT},
+    [CK_LINK_SPEED_EXT_ENABLED] = {"link_speed_ext_enabled", OPT_UINT, F(link_speed_ext_enabled), 0,
+                                   31, OPT_LIVE | OPT_PORT},
     [CK_PACKET_LIFE_TIME] = {"packet_life_time", OPT_UINT, F(packet_life), 0, 31,
                              OPT_LIVE | OPT_HEX},
     [CK_TRAP_FLOOD_THRESHOLD] = {"trap_flood_threshold", OPT_UINT, F(trap_flood_threshold), 0,
@@ -681,6 +745,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
                                OPT_LIVE},
     [CK_PARTITIONS] = {"partitions", OPT_PARTITIONS, F(partitions), 0, 0, OPT_LIVE},
     [CK_QOS] = {"qos", OPT_QOS, F(qos), 0, 0, OPT_LIVE},
+    [CK_PREFIX_ROUTES] = {"prefix_routes", OPT_PREFIX_ROUTES, F(prefix_routes), 0, 0, OPT_LIVE},
     [CK_CONTROL_SOCKET] = {"control_socket", OPT_STR, F(control_socket), 0, 0, 0},
     [CK_CONTROL_GROUP] = {"control_group", OPT_STR, F(control_group), 0, 0, 0},
     [CK_DUMP_DIR] = {"dump_dir", OPT_STR, F(dump_dir), 0, 0, OPT_LIVE},
@@ -716,6 +781,9 @@ static const struct opt opts[CONFIG_NKEYS] = {
                                                    UINT32_MAX, OPT_LIVE},
     [CK_PM_THRESHOLD_XMIT_DISCARDS] = {"pm_threshold_xmit_discards", OPT_UINT,
                                        F(pm_threshold_xmit_discards), 0, UINT32_MAX, OPT_LIVE},
+    [CK_PM_THRESHOLD_XMIT_WAIT] = {"pm_threshold_xmit_wait", OPT_UINT, F(pm_threshold_xmit_wait), 0,
+                                   UINT32_MAX, OPT_LIVE},
+    [CK_PM_IGNORE_CAS] = {"pm_ignore_cas", OPT_BOOL, F(pm_ignore_cas), 0, 0, OPT_LIVE},
 };
 #undef F
 
@@ -727,6 +795,11 @@ const char *config_key_name(enum config_key k)
 bool config_key_live(enum config_key k)
 {
 	return k < CONFIG_NKEYS && (opts[k].flags & OPT_LIVE);
+}
+
+bool config_key_port_only(enum config_key k)
+{
+	return k < CONFIG_NKEYS && (opts[k].flags & OPT_PORT);
 }
 
 static void put_uint(void *dst, size_t size, uint64_t v)
@@ -806,6 +879,7 @@ static int parse_option(struct cfgp *p, struct ibsmd_config *c, const struct opt
 		return read_secret(p, v, c);
 	case OPT_PARTITIONS: return parse_partitions(p, c, v);
 	case OPT_QOS: return cfg_parse_qos(p, c, v);
+	case OPT_PREFIX_ROUTES: return get_prefix_routes(p, v, c);
 	}
 	return -1;
 }
@@ -1078,6 +1152,24 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 		                 "m_key_protect %u without m_key or m_key_secret protects ports "
 		                 "with the key 0, which every host knows: set one of them",
 		                 c->m_key_protect);
+	/* IBA's reserved values, which a port refuses */
+	if (c->link_speed_enabled > 7 && c->link_speed_enabled != 15)
+		return check_err(c, CK_LINK_SPEED_ENABLED, err, errlen,
+		                 "link_speed_enabled: %u is reserved; 0 (no change), SDR 1, DDR 2, "
+		                 "QDR 4 or'ed (1-7), or 15 (every speed the port supports)",
+		                 c->link_speed_enabled);
+	if (c->link_width_enabled > 31 && c->link_width_enabled != 255)
+		return check_err(
+		    c, CK_LINK_WIDTH_ENABLED, err, errlen,
+		    "link_width_enabled: %u is reserved; 0 (no change), 1x 1, 4x 2, 8x "
+		    "4, 12x 8, 2x 16 or'ed (1-31), or 255 (every width the port supports)",
+		    c->link_width_enabled);
+	if (c->link_speed_ext_enabled > 15 && c->link_speed_ext_enabled < 30)
+		return check_err(
+		    c, CK_LINK_SPEED_EXT_ENABLED, err, errlen,
+		    "link_speed_ext_enabled: %u is reserved; 0 (no change), FDR 1, EDR 2, "
+		    "HDR 4, NDR 8 or'ed (1-15), 30 (none) or 31 (every one supported)",
+		    c->link_speed_ext_enabled);
 	if (strcmp(c->virtualization, "manage") && strcmp(c->virtualization, "disable") &&
 	    strcmp(c->virtualization, "ignore"))
 		return check_err(c, CK_VIRTUALIZATION, err, errlen,
@@ -1201,6 +1293,10 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		h = fnv(h, c->root_guid_file, strlen(c->root_guid_file) + 1);
 		h = fnv(h, c->cn_guid_file, strlen(c->cn_guid_file) + 1);
 		h = fnv(h, c->lfts_file, strlen(c->lfts_file) + 1);
+		for (unsigned i = 0; i < c->nprefix_routes; i++) {
+			FNV_VAL(h, c->prefix_routes[i].prefix);
+			FNV_VAL(h, c->prefix_routes[i].router);
+		}
 		FNV_VAL(h, c->routing_max_vls);
 		FNV_VAL(h, c->lmc);
 		FNV_VAL(h, c->lmc_esp0);
@@ -1273,7 +1369,8 @@ static void dump_partition(FILE *out, const struct config_partition *pt)
 	static const char *const kinds[] = {[CM_ALL] = "all",
 	                                    [CM_ALL_CAS] = "all_cas",
 	                                    [CM_ALL_SWITCHES] = "all_switches",
-	                                    [CM_SELF] = "self"};
+	                                    [CM_SELF] = "self",
+	                                    [CM_ALL_ROUTERS] = "all_routers"};
 	for (unsigned i = 0; i < nm; i++) {
 		const struct config_member *m = &pt->members[i];
 		fprintf(out, "      - ");
@@ -1353,6 +1450,18 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 			break;
 		}
 		case OPT_QOS: cfg_dump_qos(out, c->qos); break;
+		case OPT_PREFIX_ROUTES:
+			fprintf(out, "%s\n", c->nprefix_routes ? "" : " []");
+			for (unsigned i = 0; i < c->nprefix_routes; i++) {
+				const struct config_prefix_route *r = &c->prefix_routes[i];
+				char a[24] = "*", b[24] = "*";
+				if (r->prefix)
+					snprintf(a, sizeof(a), "0x%016" PRIx64, r->prefix);
+				if (r->router)
+					snprintf(b, sizeof(b), "0x%016" PRIx64, r->router);
+				fprintf(out, "  - \"%s %s\"\n", a, b);
+			}
+			break;
 		}
 	}
 }
@@ -1412,6 +1521,10 @@ bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b
 				return false;
 		return true;
 	case OPT_QOS: return cfg_qos_equal(a->qos, b->qos);
+	case OPT_PREFIX_ROUTES:
+		return a->nprefix_routes == b->nprefix_routes &&
+		       !memcmp(a->prefix_routes, b->prefix_routes,
+		               a->nprefix_routes * sizeof(a->prefix_routes[0]));
 	}
 	return false;
 }
@@ -1435,6 +1548,7 @@ void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum co
 		src->qos = NULL; /* it belongs to dst now */
 		return;
 	case OPT_GUIDS: dst->nroots = src->nroots; break;
+	case OPT_PREFIX_ROUTES: dst->nprefix_routes = src->nprefix_routes; break;
 	case OPT_SECRET:
 		dst->has_m_key_secret = src->has_m_key_secret;
 		memcpy(dst->m_key_secret_key, src->m_key_secret_key, sizeof(dst->m_key_secret_key));

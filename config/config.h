@@ -8,16 +8,24 @@
 
 #include "util/log.h"
 
-#define CONFIG_MAX_ROOTS      256
-#define CONFIG_MAX_PARTITIONS 32768 /* every P_Key but 0 */
+#define CONFIG_MAX_ROOTS         256
+#define CONFIG_MAX_PARTITIONS    32768 /* every P_Key but 0 */
+#define CONFIG_MAX_PREFIX_ROUTES 64
+
+/* Another subnet's prefix (0: any), and the router port that leads there (0: the first
+ * router port, by GUID, present) */
+struct config_prefix_route {
+	uint64_t prefix, router;
+};
 
 /* Who a partition member is: a port by GUID, or a whole class of ports */
 enum config_member_kind {
 	CM_GUID,         /* a CA port's GUID, or a switch's (its management port 0) */
 	CM_ALL,          /* every CA port and switch port 0 */
-	CM_ALL_CAS,      /* every CA port */
+	CM_ALL_CAS,      /* every CA port (not routers') */
 	CM_ALL_SWITCHES, /* every switch's port 0 */
 	CM_SELF,         /* the SM's own port */
+	CM_ALL_ROUTERS,  /* every router port */
 };
 /* Membership: bits, so that "both" gives a port the full and the limited key */
 #define CM_FULL    1u
@@ -152,6 +160,9 @@ enum config_key {
 	CK_LEAF_HEAD_OF_QUEUE_LIFETIME,
 	CK_VL_STALL_COUNT,
 	CK_LEAF_VL_STALL_COUNT,
+	CK_LINK_SPEED_ENABLED,
+	CK_LINK_WIDTH_ENABLED,
+	CK_LINK_SPEED_EXT_ENABLED,
 	CK_PACKET_LIFE_TIME,
 	CK_TRAP_FLOOD_THRESHOLD,
 	CK_SM_KEY,
@@ -172,6 +183,7 @@ enum config_key {
 	CK_DEFAULT_IPOIB_RATE,
 	CK_PARTITIONS,
 	CK_QOS,
+	CK_PREFIX_ROUTES,
 	CK_CONTROL_SOCKET,
 	CK_CONTROL_GROUP,
 	CK_DUMP_DIR,
@@ -196,6 +208,8 @@ enum config_key {
 	CK_PM_THRESHOLD_RCV_ERRORS,
 	CK_PM_THRESHOLD_EXCESSIVE_BUFFER_OVERRUNS,
 	CK_PM_THRESHOLD_XMIT_DISCARDS,
+	CK_PM_THRESHOLD_XMIT_WAIT,
+	CK_PM_IGNORE_CAS,
 	CONFIG_NKEYS
 };
 
@@ -210,6 +224,10 @@ struct ibsmd_config {
 	bool routing_fallback_minhop; /* minhop when every engine of the chain failed */
 	uint64_t root_guids[CONFIG_MAX_ROOTS];
 	unsigned nroots;
+	/* how the SA answers a PathRecord to another subnet's GID: the first route whose
+	 * prefix matches, through its router (OpenSM's prefix-routes.conf); none: INVALID_GID */
+	struct config_prefix_route prefix_routes[CONFIG_MAX_PREFIX_ROUTES];
+	unsigned nprefix_routes;
 	char root_guid_file[256]; /* more roots, one GUID a line (OpenSM's format) */
 	char cn_guid_file[256];   /* ftree: the compute nodes, whose switches are leaves */
 	char lfts_file[256];      /* the file engine's forwarding tables (ibroute's format) */
@@ -261,6 +279,11 @@ struct ibsmd_config {
 	 * in the stall state (VLStallCount), and how long a packet may live in a switch
 	 * (SwitchInfo LifeTimeValue) */
 	uint8_t hoq_life, leaf_hoq_life, vl_stall_count, leaf_vl_stall_count, packet_life;
+	/* the speeds and widths a switch port's link may train to, and the extended speeds
+	 * any port's (PortInfo LinkSpeedEnabled, LinkWidthEnabled, LinkSpeedExtEnabled, as
+	 * OpenSM's force_link_*): 0 no change, 15 / 255 / 31 every one the port supports, 30
+	 * no extended speed, else the IBA bits; to hold a bad cable slower or narrower */
+	uint8_t link_speed_enabled, link_width_enabled, link_speed_ext_enabled;
 	unsigned trap_flood_threshold; /* traps a port sends about itself per window */
 	char state_dir[256];
 	struct config_partition *partitions;
@@ -311,6 +334,10 @@ struct ibsmd_config {
 	unsigned pm_interval_s, pm_window;
 	uint32_t pm_threshold_symbol_errors, pm_threshold_link_downed, pm_threshold_rcv_errors,
 	    pm_threshold_excessive_buffer_overruns, pm_threshold_xmit_discards;
+	/* XmitWait (ticks a port had data and no credit: congestion) grown by this much in an
+	 * interval is an event too (0: never); the PM reads switch ports only */
+	uint32_t pm_threshold_xmit_wait;
+	bool pm_ignore_cas;
 	char source[256]; /* the file last loaded, for messages */
 	struct config_where where[CONFIG_NKEYS];
 };
@@ -337,6 +364,8 @@ unsigned config_file_members(const struct config_partition *p);
 const char *config_key_name(enum config_key k);
 /* Does a reload apply this option to a running daemon (else it takes a restart)? */
 bool config_key_live(enum config_key k);
+/* ... and only to the ports' PortInfo (a reload sets it there without a sweep) */
+bool config_key_port_only(enum config_key k);
 /* Write the whole configuration, defaults included, as YAML that config_load reads back to
  * the same values. */
 void config_dump(const struct ibsmd_config *c, FILE *out);

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "daemon/console.h"
 #include "daemon/status.h"
 #include "daemon/topology.h"
 #include "fabric/dump.h"
@@ -93,12 +94,11 @@ static void peer_who(uid_t uid, char *who, size_t len)
 
 static const char *member_kind(uint8_t kind)
 {
-	static const char *const names[] = {[CM_GUID] = "guid",
-	                                    [CM_ALL] = "all",
-	                                    [CM_ALL_CAS] = "all_cas",
-	                                    [CM_ALL_SWITCHES] = "all_switches",
-	                                    [CM_SELF] = "self"};
-	return kind <= CM_SELF ? names[kind] : "?";
+	static const char *const names[] = {
+	    [CM_GUID] = "guid",       [CM_ALL] = "all",
+	    [CM_ALL_CAS] = "all_cas", [CM_ALL_SWITCHES] = "all_switches",
+	    [CM_SELF] = "self",       [CM_ALL_ROUTERS] = "all_routers"};
+	return kind <= CM_ALL_ROUTERS ? names[kind] : "?";
 }
 
 static const char *ms_word(uint8_t ms)
@@ -559,6 +559,38 @@ static void topology(struct control *c, const char *what, FILE *out)
 
 /* The line's words into argv (at most CONTROL_MAX_WORDS), --json anywhere taken out: their
  * count, or -1 for more (refused whole, never cut short into another command). */
+/* dump topology|routes|files; false for another word */
+static bool dump_cmd(struct control *c, const char *what, FILE *out, bool json)
+{
+	struct sm *sm = c->rl->sm;
+	if (!strcmp(what, "topology")) {
+		if (json)
+			topo_dump_topology_json(sm_fabric(sm), out);
+		else
+			topo_dump_ibnetdiscover(sm_fabric(sm), out);
+	} else if (!strcmp(what, "routes")) {
+		sm_routing_wait(sm); /* the tables it fills are the ones dumped */
+		if (json)
+			topo_dump_routes_json(sm_fabric(sm), out);
+		else
+			topo_dump_lfts(sm_fabric(sm), out);
+	} else if (!strcmp(what, "files")) {
+		char why[512];
+		if (control_write_dumps(c, why, sizeof(why)) < 0)
+			fprintf(out, "error: %s\n", why);
+		else if (json) {
+			fputs("{\"dir\":", out); /* a path: any bytes but NUL */
+			json_put_str(out, why, sizeof(why));
+			fputs("}\n", out);
+		} else {
+			fprintf(out, "written to %s\n", why);
+		}
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static int split_words(char *line, char **argv, bool *json)
 {
 	int argc = 0;
@@ -645,11 +677,15 @@ static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 		partition_cmd(c, uid, argc, argv, out, json);
 	} else if (!strcmp(argv[0], "counters") && argc <= 2) {
 		counters(c, argc == 2 ? argv[1] : NULL, out, json);
-	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "topology")) {
-		if (json)
-			topo_dump_topology_json(sm_fabric(sm), out);
-		else
-			topo_dump_ibnetdiscover(sm_fabric(sm), out);
+	} else if (!strcmp(argv[0], "dump") && argc == 2 && dump_cmd(c, argv[1], out, json)) {
+	} else if (!strcmp(argv[0], "watch") && argc == 1) {
+		if (c->events)
+			event_stream_recent(c->events, out);
+	} else if (!strcmp(argv[0], "watch") && argc == 2 && !strcmp(argv[1], "follow")) {
+		/* (a follower is handed to the stream before this: here only when it is full) */
+		fprintf(out, "error: %d followers already, or no event stream\n",
+		        EVENT_STREAM_FOLLOWERS);
+	} else if (console_command(c, argc, argv, out, json)) {
 	} else if (!strcmp(argv[0], "vports")) {
 		/* a description may have spaces: the words after the command, rejoined */
 		char spec[72] = "";
@@ -665,30 +701,16 @@ static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 		topo_dump_vports(t, node, json, out);
 	} else if (!strcmp(argv[0], "topology") && argc == 2) {
 		topology(c, argv[1], out);
-	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "routes")) {
-		sm_routing_wait(sm); /* the tables it fills are the ones dumped */
-		if (json)
-			topo_dump_routes_json(sm_fabric(sm), out);
-		else
-			topo_dump_lfts(sm_fabric(sm), out);
-	} else if (!strcmp(argv[0], "dump") && argc == 2 && !strcmp(argv[1], "files")) {
-		char why[512];
-		if (control_write_dumps(c, why, sizeof(why)) < 0)
-			fprintf(out, "error: %s\n", why);
-		else if (json) {
-			fputs("{\"dir\":", out); /* a path: any bytes but NUL */
-			json_put_str(out, why, sizeof(why));
-			fputs("}\n", out);
-		} else {
-			fprintf(out, "written to %s\n", why);
-		}
 	} else {
-		fprintf(out,
-		        "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
-		        "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
-		        "topology slurm|dot, partition add|remove|show, release [GUID [PORT]], "
-		        "vports [NODE])\n",
-		        argv[0]);
+		fprintf(
+		    out,
+		    "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
+		    "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
+		    "topology slurm|dot, partition add|remove|show, release [GUID [PORT]], "
+		    "vports [NODE], watch [follow], querylid LID, portstatus [ca|switch|router], "
+		    "switchbalance [verbose] [NODE], lidbalance [NODE], priority [N], "
+		    "update-desc)\n",
+		    argv[0]);
 	}
 }
 
@@ -734,6 +756,15 @@ static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	}
 	*nl = 0;
+	/* a follower of the events: its connection is the stream's from now */
+	if (!strcmp(k->line, "watch follow") && k->c->events &&
+	    event_stream_follow(k->c->events, k->fd) == 0) {
+		ev_io_stop(loop, &k->io);
+		ev_timer_stop(loop, &k->timeout);
+		k->c->conns[k->slot] = NULL;
+		free(k);
+		return;
+	}
 	FILE *out = open_memstream(&k->out, &k->out_len);
 	if (!out) {
 		conn_close(k);

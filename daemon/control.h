@@ -1,6 +1,7 @@
 /* The runtime control socket: a local stream socket (root and control_group only) on which
  * ibsa asks the running daemon for its status, a sweep, a reroute, a log level or a dump.
- * One command line per connection, the answer, then the daemon closes it. */
+ * One command line per connection, the answer, then the daemon closes it; "watch follow"
+ * hands the connection to the event stream instead, which writes every event to it. */
 #ifndef IBSMD_DAEMON_CONTROL_H
 #define IBSMD_DAEMON_CONTROL_H
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "daemon/event_stream.h"
 #include "daemon/reload.h"
 #include "sa/sa.h"
 
@@ -21,7 +23,8 @@ struct pm;
 struct control {
 	struct reload *rl; /* the daemon's parts: SM, sync, configuration, log */
 	struct sa *sa;
-	struct pm *pm; /* NULL: none */
+	struct pm *pm;               /* NULL: none */
+	struct event_stream *events; /* NULL: none */
 	struct ev_loop *loop;
 	int fd;
 	char path[108];

@@ -56,6 +56,8 @@ static int wire_parts(struct daemon *d)
 		/* without either the daemon still runs */
 		control_start(&d->control, &d->reload, d->sa, d->loop);
 		d->control.pm = d->pm;
+		events_start(&d->events, d->log, d->sm, d->loop);
+		d->control.events = &d->events.stream;
 		metrics_start(&d->metrics, &d->control, d->loop);
 		pm_reconfigure(d->pm);
 		/* but not without the API an orchestrator was told to use, nor with it open */
@@ -67,8 +69,11 @@ static int wire_parts(struct daemon *d)
 	sm_add_listener(d->sm, &hooks);
 	sm_add_listener(d->sm, &sync_hooks);
 	sm_add_listener(d->sm, &nt_hooks);
-	if (!d->once)
+	if (!d->once) {
+		struct sm_listener ev_hooks = events_sm_listener(&d->events);
 		sm_add_listener(d->sm, &ctl_hooks);
+		sm_add_listener(d->sm, &ev_hooks);
+	}
 	return rc;
 }
 
@@ -132,6 +137,7 @@ void daemon_stop(struct daemon *d)
 		api_stop(&d->api);
 		metrics_stop(&d->metrics);
 		control_stop(&d->control);
+		events_stop(&d->events, d->log);
 		notify_stop(&d->notify);
 		/* in this order: transactions end while the SA and the sync their callbacks use
 		 * are there */

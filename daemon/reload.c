@@ -1,8 +1,9 @@
 /* Options a reload takes are moved into the configuration the daemon runs with; the SM then
  * rediscovers the fabric, so new partitions reach the P_Key tables, a new engine or root
- * set routes it, and new IPoIB groups appear, all within one sweep. Options that shape what
- * the subnet already holds (LMC, LID range, subnet prefix, keys, state directory) would
- * change it under running hosts, so they wait for a restart, which says so in the log. */
+ * set routes it, and new IPoIB groups appear, all within one sweep; a change of the ports'
+ * PortInfo settings alone (buffers, link settings) is set on the ports without a sweep. Options
+ * that shape what the subnet already holds (LMC, LID range, subnet prefix, keys, state directory)
+ * would change it under running hosts, so they wait for a restart, which says so in the log. */
 #include "daemon/reload.h"
 
 #include <string.h>
@@ -41,7 +42,7 @@ int reload_apply(struct reload *r)
 	}
 	/* the routing thread reads the configuration the loop is about to change */
 	sm_routing_wait(r->sm);
-	unsigned live = 0, waiting = 0;
+	unsigned live = 0, waiting = 0, port_only = 0;
 	char changed[512] = "";
 	size_t at = 0;
 	for (unsigned k = 0; k < CONFIG_NKEYS; k++) {
@@ -58,6 +59,7 @@ int reload_apply(struct reload *r)
 			continue;
 		}
 		config_key_take(r->cfg, fresh, (enum config_key)k);
+		port_only += config_key_port_only((enum config_key)k);
 		if (at < sizeof(changed))
 			at += (size_t)snprintf(changed + at, sizeof(changed) - at, "%s%s",
 			                       live ? ", " : "", name);
@@ -67,7 +69,14 @@ int reload_apply(struct reload *r)
 	config_free(fresh);
 	free(fresh);
 	r->log->level = reload_log_level(r->cfg, r->verbose);
-	if (live) {
+	if (live && port_only == live) {
+		/* buffers and link settings: the ports that differ get a PortInfo Set, and
+		 * nothing is rediscovered or rerouted */
+		log_notice(r->log, "config", "reload of %s: %s changed; set on the ports now%s",
+		           file, changed, waiting ? " (others wait for a restart)" : "");
+		sync_config_changed(r->sync);
+		sm_ports_changed(r->sm);
+	} else if (live) {
 		log_notice(r->log, "config",
 		           "reload of %s: %s changed; applied by a full sweep now%s", file, changed,
 		           waiting ? " (others wait for a restart)" : "");

@@ -344,8 +344,9 @@ void topo_dump_vports(const struct topo *t, uint32_t node, bool json, FILE *out)
 			fprintf(out, "0x%016" PRIx64 " %u %s %s %u %u ", vp->guid, lid,
 			        vport_state_name(vp->state), vp->lid_required ? "own" : "shared",
 			        pt->num, vp->index);
-			for (unsigned k = 0; pk && k < vp->npkeys; k++)
-				fprintf(out, "%s0x%04x", k ? "," : "", pk[k]);
+			for (unsigned k = 0, nk = 0; pk && k < vp->npkeys; k++)
+				if (pk[k]) /* not the holes where keys left */
+					fprintf(out, "%s0x%04x", nk++ ? "," : "", pk[k]);
 			fprintf(out, "%s %s\n", pk && vp->npkeys ? "" : "-", nd->desc);
 			continue;
 		}
@@ -366,8 +367,9 @@ void topo_dump_vports(const struct topo *t, uint32_t node, bool json, FILE *out)
 		        "\"vport_index\":%u,\"lid_required\":%s,\"pkeys\":[",
 		        nd->ni.system_image_guid, pt->guid, nd->guid, pt->num, pt->num, vp->index,
 		        vp->lid_required ? "true" : "false");
-		for (unsigned k = 0; pk && k < vp->npkeys; k++)
-			fprintf(out, "%s\"0x%04x\"", k ? "," : "", pk[k]);
+		for (unsigned k = 0, nk = 0; pk && k < vp->npkeys; k++)
+			if (pk[k])
+				fprintf(out, "%s\"0x%04x\"", nk++ ? "," : "", pk[k]);
 		fputs("]}", out);
 		first = false;
 	}

@@ -50,6 +50,8 @@ void topo_free(struct topo *t)
 	free(t->vlarb);
 	free(t->sl2vl);
 	free(t->pkeys);
+	free(t->pkeys_spare);
+	vec_free(&t->pkeys_held);
 	vec_free(&t->aliases);
 	u64map_free(&t->alias_by_guid);
 	u64map_free(&t->alias_by_slot);

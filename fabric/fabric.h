@@ -38,7 +38,8 @@ struct topo_port {
 	/* a switch port's P_Key table as last set (a hash of it, 0: not set) */
 	uint32_t pkey_sig;
 	/* the P_Keys the partition policy gives the port (topo_pkeys_update): npkeys keys at
-	 * topo.pkeys[pkey_at], the default partition first */
+	 * topo.pkeys[pkey_at]: index 0 the default's or indx0's key, the others where they were
+	 * (0: a hole) */
 	uint32_t pkey_at;
 	uint16_t lid; /* assigned base LID (CA ports and switch port 0), 0 if none */
 	uint8_t lmc;
@@ -133,6 +134,12 @@ struct topo_vport {
 	uint8_t npkeys;
 };
 
+/* A port's P_Key block 0 as it answered a Get (topo_pkeys_held) */
+struct topo_pkeys_held {
+	uint32_t port;
+	uint16_t keys[32];
+};
+
 struct topo {
 	struct topo_node *nodes;
 	uint32_t nnodes, nodes_cap;
@@ -153,9 +160,14 @@ struct topo {
 	uint64_t *sl2vl;
 	uint32_t nsl2vl, sl2vl_cap;
 	uint32_t sweep;
-	/* the ports' P_Keys, materialised once per sweep from the partition policy */
+	/* the ports' P_Keys, materialised once per sweep from the partition policy (holes,
+	 * 0, where a key left: the others keep their indexes); the buffer of the update before
+	 * (read while this one was written); tables read from the ports, to be placed by */
 	uint16_t *pkeys;
 	uint32_t npkeys, pkeys_cap;
+	uint16_t *pkeys_spare;
+	uint32_t pkeys_spare_cap;
+	VEC(struct topo_pkeys_held) pkeys_held;
 	uint32_t pkeys_truncated; /* ports given fewer keys than the policy asks (PartitionCap) */
 	/* members named by a GUID that is no port's or switch's: an alias's, or one not in
 	 * the fabric (yet); an alias coming or going changes the tables only if this is not 0 */
@@ -336,6 +348,10 @@ static inline const uint16_t *topo_port_pkeys(const struct topo *t, uint32_t p, 
 	return t->pkeys ? t->pkeys + t->ports[p].pkey_at : NULL;
 }
 /* Is the port a member of the partition (*full: as a full member)? */
+/* What a port holds in its P_Key block 0, read after a restart or a takeover: the next
+ * topo_pkeys_update keeps each key at the index the port holds it (else the model's last
+ * placement does). */
+void topo_pkeys_held(struct topo *t, uint32_t port, const uint16_t keys[32]);
 bool topo_port_has_pkey(const struct topo *t, uint32_t p, uint16_t pkey, bool *full);
 /* The first partition two ports share with one of them a full member (membership bit set),
  * 0 if none: what lets them talk. */

@@ -68,8 +68,11 @@ static void mark(struct topo *t, const struct config_member *m, uint8_t ms, uint
 	for (uint32_t p = from; p < to; p++) {
 		if (!keyed(t, p))
 			continue;
-		bool sw = p < t->nports && topo_is_switch(t, t->ports[p].node);
-		if ((m->kind == CM_ALL_CAS && sw) || (m->kind == CM_ALL_SWITCHES && !sw))
+		/* a vport is a CA's */
+		uint8_t type = p < t->nports ? t->nodes[t->ports[p].node].type : NODE_TYPE_CA;
+		if ((m->kind == CM_ALL_CAS && type != NODE_TYPE_CA) ||
+		    (m->kind == CM_ALL_SWITCHES && type != NODE_TYPE_SWITCH) ||
+		    (m->kind == CM_ALL_ROUTERS && type != NODE_TYPE_ROUTER))
 			continue;
 		if (!flags[p])
 			touched[(*ntouched)++] = p;
@@ -155,10 +158,62 @@ static struct pkey_pair *pairs_by_port(const struct topo *t, struct pkey_work *w
 	return sorted;
 }
 
-/* Port p's keys in the model from its pairs (at to end) and its default keys (first). 0;
- * -1 out of memory. */
+/* Where a port's keys go: index 0 as the policy says (indx0's key or the default), every
+ * other key at the index it held before (old, nold), so that a key moves only when it must.
+ * A QP or an IPoIB child interface holds its P_Key by index, and a key that shifts under it
+ * when another partition leaves the port breaks it; OpenSM keeps indexes likewise
+ * (keep_pkey_indexes, its default). A key whose membership changed keeps its index too; a
+ * key that left becomes a hole (0), and a new key takes the first free index. The table's
+ * length (up to its last key); *over when a key found no room. */
+static unsigned place_keys(uint16_t *pk, unsigned cap, const uint16_t *want, unsigned nwant,
+                           const uint16_t *old, unsigned nold, bool *over)
+{
+	bool placed[TOPO_MAX_PKEYS + 2] = {false};
+	memset(pk, 0, cap * sizeof(uint16_t));
+	pk[0] = want[0];
+	placed[0] = true;
+	if (nold > cap)
+		nold = cap;
+	/* the same key at its old index, then the same partition (membership changed) */
+	for (int pass = 0; pass < 2; pass++) {
+		uint16_t mask = pass ? 0x7fff : 0xffff;
+		for (unsigned i = 1; i < nold; i++) {
+			if (pk[i] || !(old[i] & 0x7fff))
+				continue;
+			for (unsigned j = 1; j < nwant; j++) {
+				if (!placed[j] && (want[j] & mask) == (old[i] & mask)) {
+					pk[i] = want[j];
+					placed[j] = true;
+					break;
+				}
+			}
+		}
+	}
+	unsigned len = 1, free_at = 1;
+	for (unsigned j = 1; j < nwant; j++) {
+		if (placed[j])
+			continue;
+		while (free_at < cap && pk[free_at])
+			free_at++;
+		if (free_at == cap) {
+			*over = true;
+			break;
+		}
+		pk[free_at] = want[j];
+	}
+	for (unsigned i = cap; i-- > 1;) {
+		if (pk[i]) {
+			len = i + 1;
+			break;
+		}
+	}
+	return len;
+}
+
+/* Port p's keys in the model from its pairs (at to end) and its default keys (first),
+ * placed by its previous table (old, nold). 0; -1 out of memory. */
 static int port_keys(struct topo *t, uint32_t p, const struct pkey_pair *sorted, uint32_t at,
-                     uint32_t end, const uint16_t *first)
+                     uint32_t end, const uint16_t *first, const uint16_t *old, unsigned nold)
 {
 	/* as many keys as the port's table holds (PartitionCap; a vport's VPartitionCap), and
 	 * the model keeps */
@@ -168,25 +223,31 @@ static int port_keys(struct topo *t, uint32_t p, const struct pkey_pair *sorted,
 		cap = TOPO_MAX_PKEYS;
 	if (array_reserve(&t->pkeys, &t->pkeys_cap, t->npkeys + (uint64_t)cap) < 0)
 		return -1;
-	uint16_t *pk = t->pkeys + t->npkeys;
+	/* the keys the policy gives, in its order: index 0's first */
+	uint16_t want[TOPO_MAX_PKEYS + 2];
 	unsigned k = 0;
 	/* indx0: that partition's key first, the default after it */
 	for (uint32_t i = at; i < end && !k; i++)
 		if (sorted[i].indx0)
-			pk[k++] = sorted[i].key;
-	pk[k++] = first[2 * p];
-	if (first[2 * p + 1] && k < cap)
-		pk[k++] = first[2 * p + 1];
+			want[k++] = sorted[i].key;
+	want[k++] = first[2 * p];
+	if (first[2 * p + 1])
+		want[k++] = first[2 * p + 1];
 	bool over = false;
 	for (uint32_t i = at; i < end; i++) {
-		if (sorted[i].indx0 && pk[0] == sorted[i].key)
+		if (sorted[i].indx0 && want[0] == sorted[i].key)
 			continue;
 		if (k == cap) {
 			over = true;
 			break;
 		}
-		pk[k++] = sorted[i].key;
+		want[k++] = sorted[i].key;
 	}
+	if (k > cap) { /* the default's second key past a tiny table */
+		k = cap;
+		over = true;
+	}
+	k = place_keys(t->pkeys + t->npkeys, cap, want, k, old, nold, &over);
 	if (over)
 		t->pkeys_truncated++;
 	if (p < t->nports)
@@ -197,14 +258,34 @@ static int port_keys(struct topo *t, uint32_t p, const struct pkey_pair *sorted,
 	return 0;
 }
 
-/* Every port's keys from the grouped pairs. 0; -1 out of memory. */
+/* A slot's table as the last update placed it (in old, of nold keys), or as the port
+ * answered a read since (held: after a restart or a takeover, what the ports hold is the
+ * only memory of where their keys were). */
+static const uint16_t *old_keys(const struct topo *t, uint32_t p, const uint16_t *old,
+                                uint32_t nold, const uint32_t *held_of, unsigned *n)
+{
+	if (held_of && held_of[p] != TOPO_NONE) {
+		*n = 32;
+		return t->pkeys_held.v[held_of[p]].keys;
+	}
+	uint32_t at = p < t->nports ? t->ports[p].pkey_at : t->vports.v[p - t->nports].pkey_at;
+	unsigned k = p < t->nports ? t->ports[p].npkeys : t->vports.v[p - t->nports].npkeys;
+	*n = old && (uint64_t)at + k <= nold ? k : 0;
+	return *n ? old + at : NULL;
+}
+
+/* Every port's keys from the grouped pairs, placed by their previous tables (old, nold). 0;
+ * -1 out of memory. */
 static int all_port_keys(struct topo *t, const struct pkey_pair *sorted, const uint32_t *count,
-                         const uint16_t *first)
+                         const uint16_t *first, const uint16_t *old, uint32_t nold,
+                         const uint32_t *held_of)
 {
 	t->npkeys = 0;
 	uint32_t at = 0;
 	for (uint32_t p = 0; p < nslots(t); p++) {
 		uint32_t end = count[p];
+		unsigned nprev;
+		const uint16_t *prev = old_keys(t, p, old, nold, held_of, &nprev);
 		if (p < t->nports) {
 			t->ports[p].npkeys = 0;
 			t->ports[p].pkey_at = t->npkeys;
@@ -212,11 +293,36 @@ static int all_port_keys(struct topo *t, const struct pkey_pair *sorted, const u
 			t->vports.v[p - t->nports].npkeys = 0;
 			t->vports.v[p - t->nports].pkey_at = t->npkeys;
 		}
-		if (keyed(t, p) && port_keys(t, p, sorted, at, end, first) < 0)
+		if (keyed(t, p) && port_keys(t, p, sorted, at, end, first, prev, nprev) < 0)
 			return -1;
 		at = end;
 	}
 	return 0;
+}
+
+/* The ports' held tables by slot (TOPO_NONE: none read), NULL when none was read or out of
+ * memory (the last placement stands in). */
+static uint32_t *held_by_slot(const struct topo *t)
+{
+	if (!t->pkeys_held.n)
+		return NULL;
+	uint32_t *held_of = malloc((nslots(t) + 1u) * sizeof(uint32_t));
+	if (!held_of)
+		return NULL;
+	memset(held_of, 0xff, (nslots(t) + 1u) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < t->pkeys_held.n; i++)
+		if (t->pkeys_held.v[i].port < t->nports)
+			held_of[t->pkeys_held.v[i].port] = i;
+	return held_of;
+}
+
+void topo_pkeys_held(struct topo *t, uint32_t port, const uint16_t keys[32])
+{
+	struct topo_pkeys_held *h = vec_push(&t->pkeys_held);
+	if (!h)
+		return; /* out of memory: its keys are placed as the last update did */
+	h->port = port;
+	memcpy(h->keys, keys, sizeof(h->keys));
 }
 
 int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
@@ -226,6 +332,7 @@ int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 	                      .count = calloc(nslots(t) + 2u, sizeof(uint32_t))};
 	uint16_t *first = NULL;
 	struct pkey_pair *sorted = NULL;
+	uint32_t *held_of = NULL;
 	int rc = -1;
 	t->pkeys_truncated = 0;
 	t->pkeys_by_alias = 0;
@@ -248,8 +355,19 @@ int topo_pkeys_update(struct topo *t, const struct ibsmd_config *cfg)
 	sorted = pairs_by_port(t, &w);
 	if (!sorted)
 		goto out;
-	rc = all_port_keys(t, sorted, w.count, first);
+	/* the last placement is read while the new one is written: two buffers, swapped */
+	uint16_t *old = t->pkeys;
+	uint32_t nold = t->npkeys, old_cap = t->pkeys_cap;
+	t->pkeys = t->pkeys_spare;
+	t->pkeys_cap = t->pkeys_spare_cap;
+	t->pkeys_spare = old;
+	t->pkeys_spare_cap = old_cap;
+	held_of = held_by_slot(t);
+	rc = all_port_keys(t, sorted, w.count, first, old, nold, held_of);
+	if (rc == 0)
+		vec_free(&t->pkeys_held); /* placed: the model remembers them from now on */
 out:
+	free(held_of);
 	free(sorted);
 	free(first);
 	free(w.flags);
@@ -264,7 +382,7 @@ bool topo_port_has_pkey(const struct topo *t, uint32_t p, uint16_t pkey, bool *f
 	unsigned n;
 	const uint16_t *pk = topo_port_pkeys(t, p, &n);
 	for (unsigned i = 0; i < n; i++) {
-		if ((pk[i] & 0x7fff) == (pkey & 0x7fff)) {
+		if ((pk[i] & 0x7fff) && (pk[i] & 0x7fff) == (pkey & 0x7fff)) {
 			*full = pk[i] & 0x8000;
 			return true;
 		}
@@ -278,7 +396,8 @@ uint16_t topo_shared_pkey(const struct topo *t, uint32_t a, uint32_t b)
 	const uint16_t *pa = topo_port_pkeys(t, a, &na), *pb = topo_port_pkeys(t, b, &nb);
 	for (unsigned i = 0; i < na; i++)
 		for (unsigned j = 0; j < nb; j++)
-			if ((pa[i] & 0x7fff) == (pb[j] & 0x7fff) && ((pa[i] | pb[j]) & 0x8000))
+			if ((pa[i] & 0x7fff) && (pa[i] & 0x7fff) == (pb[j] & 0x7fff) &&
+			    ((pa[i] | pb[j]) & 0x8000))
 				return (uint16_t)((pa[i] & 0x7fff) | 0x8000);
 	return 0;
 }
@@ -293,10 +412,15 @@ unsigned topo_switch_port_pkeys(const struct topo *t, uint32_t port, uint16_t *p
 	unsigned enforce_cap = t->sws[n->sw].si.partition_enforcement_cap;
 	if (topo_is_switch(t, ca->node) || !ca->lid || !enforce_cap)
 		return 0;
-	unsigned k;
-	const uint16_t *keys = topo_port_pkeys(t, sp->peer, &k);
-	if (!k || k > enforce_cap || k > cap)
-		return 0;
-	memcpy(pk, keys, k * sizeof(uint16_t));
+	unsigned nk, k = 0;
+	const uint16_t *keys = topo_port_pkeys(t, sp->peer, &nk);
+	/* its keys without the CA's holes: a switch matches by value, not by index */
+	for (unsigned i = 0; i < nk; i++) {
+		if (!(keys[i] & 0x7fff))
+			continue;
+		if (k == enforce_cap || k == cap)
+			return 0; /* more than it can enforce: none */
+		pk[k++] = keys[i];
+	}
 	return k;
 }

@@ -32,6 +32,10 @@ struct imp {
 	FILE *warn;            /* what the site loses, one line each (NULL: nowhere) */
 	unsigned warnings;
 	char sa_key[24], sm_key[24]; /* as given, to compare: ibsmd's SA takes sm_key */
+	/* perfmgr_xmit_wait_log and its threshold (OpenSM's default 0xffff), which go
+	 * together into pm_threshold_xmit_wait */
+	bool xwait_log;
+	unsigned long xwait_threshold;
 };
 
 static void warn_site(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -86,7 +90,9 @@ enum how {
 	QOSFILE,
 	BOTHKEYS,
 	VLCAP,
-	VIRT
+	VIRT,
+	PREFIXES,
+	XWAIT
 };
 static const struct {
 	const char *osm, *ours;
@@ -127,6 +133,9 @@ static const struct {
     {"vl_stall_count", "vl_stall_count", COPY, NULL, NULL},
     {"leaf_vl_stall_count", "leaf_vl_stall_count", COPY, NULL, NULL},
     {"packet_life_time", "packet_life_time", COPY, NULL, NULL},
+    {"force_link_speed", "link_speed_enabled", COPY, NULL, NULL},
+    {"force_link_width", "link_width_enabled", COPY, NULL, NULL},
+    {"force_link_speed_ext", "link_speed_ext_enabled", COPY, NULL, NULL},
     /* NVIDIA's SM (virtual ports, IBA Annex A18) */
     {"virt_enabled", "virtualization", VIRT, NULL, NULL},
     {"virt_max_ports_in_process", "virt_max_ports_in_process", COPY, NULL, NULL},
@@ -136,7 +145,77 @@ static const struct {
     {"qos", NULL, QOS, NULL, NULL},
     {"qos_policy_file", NULL, QOSFILE, NULL, NULL},
     {"allow_both_pkeys", NULL, BOTHKEYS, NULL, NULL},
+    {"prefix_routes_file", "prefix_routes", PREFIXES, NULL, NULL},
+    {"perfmgr_ignore_cas", "pm_ignore_cas", BOOL, NULL, NULL},
+    {"perfmgr_xmit_wait_log", "pm_threshold_xmit_wait", XWAIT, NULL, NULL},
+    {"perfmgr_xmit_wait_threshold", "pm_threshold_xmit_wait", XWAIT, NULL, NULL},
 };
+
+/* One word of a prefix-routes.conf line: hex (0x optional) or *. */
+static bool prefix_word_ok(const char *w)
+{
+	if (!strcmp(w, "*"))
+		return true;
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(w, &e, 16);
+	return *w && !*e && !errno && v && *w != '-' && *w != '+';
+}
+
+/* OpenSM's prefix-routes.conf ("PREFIX GUID" lines, * for any, # comments) as
+ * prefix_routes; a file that is not there is no routes, as OpenSM takes it. */
+static int put_prefix_routes(struct imp *im, const char *file, unsigned line, const char *key,
+                             const char *val)
+{
+	FILE *fp = fopen(val, "r");
+	if (!fp) {
+		fprintf(
+		    im->out,
+		    "# opensm %s %s: %s; no prefix routes: a PathRecord to another subnet's GID "
+		    "gets INVALID_GID, as OpenSM answers without them\n",
+		    key, val, strerror(errno));
+		/* OpenSM's own default names a file most sites never write */
+		if (strcmp(val, "/etc/opensm/prefix-routes.conf"))
+			warn_site(im, "%s:%u: %s %s: %s; no prefix routes imported", file, line,
+			          key, val, strerror(errno));
+		return 0;
+	}
+	char l[512];
+	unsigned n = 0, ln = 0;
+	fprintf(im->out, "# opensm %s %s:\nprefix_routes:", key, val);
+	while (fgets(l, sizeof(l), fp)) {
+		ln++;
+		l[strcspn(l, "#")] = 0;
+		char *save = NULL, *a = strtok_r(l, " \t\r\n", &save);
+		if (!a)
+			continue;
+		char *b = strtok_r(NULL, " \t\r\n", &save),
+		     *extra = strtok_r(NULL, " \t\r\n", &save);
+		if (!b || extra || !prefix_word_ok(a) || !prefix_word_ok(b)) {
+			fclose(fp);
+			return fail(im, val, ln, "not \"PREFIX GUID\" (hex, or * for any)");
+		}
+		fprintf(im->out, "\n  - \"%s %s\"", a, b);
+		n++;
+	}
+	fclose(fp);
+	fprintf(im->out, "%s\n", n ? "" : " []");
+	return 0;
+}
+
+/* perfmgr_xmit_wait_log and its threshold, kept for pm_threshold_xmit_wait at the end: the
+ * two make one setting */
+static void note_xmit_wait(struct imp *im, const char *key, const char *val)
+{
+	if (!strcmp(key, "perfmgr_xmit_wait_log"))
+		im->xwait_log = !strcasecmp(val, "TRUE");
+	else
+		im->xwait_threshold = strtoul(val, NULL, 0);
+	fprintf(im->out,
+	        "# opensm %s %s: pm_threshold_xmit_wait, when perfmgr_xmit_wait_log is TRUE (an "
+	        "event where OpenSM logs a line)\n",
+	        key, val);
+}
 
 static int put_value(struct imp *im, const char *file, unsigned line, const char *key,
                      const char *ours, enum how how, const char *val)
@@ -231,6 +310,8 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 		fprintf(out, "routing_engine: \"%s\"\n", chain);
 		return 0;
 	}
+	case PREFIXES: return put_prefix_routes(im, file, line, key, val);
+	case XWAIT: note_xmit_wait(im, key, val); return 0;
 	case ROOTS: {
 		FILE *fp = fopen(val, "r");
 		if (!fp)
@@ -367,6 +448,9 @@ static int import_conf(struct imp *im, const char *file)
 		return rc;
 	if (pm_seen)
 		fprintf(im->out, "pm_interval: %u\n", pm ? (pm_sweep ? pm_sweep : 180) : 0);
+	if (im->xwait_log) /* OpenSM logs XmitWait past its threshold; ibsmd raises an event */
+		fprintf(im->out, "pm_threshold_xmit_wait: %lu\n",
+		        im->xwait_threshold ? im->xwait_threshold : 0xffffUL);
 	unsigned long long sak = strtoull(im->sa_key, NULL, 0), smk = strtoull(im->sm_key, NULL, 0);
 	if (im->sa_key[0] && sak != (im->sm_key[0] ? smk : 1))
 		warn_site(
@@ -700,7 +784,7 @@ static int partition_member(struct imp *im, const char *file, unsigned sline, co
 	else if (!strcmp(item, "SELF"))
 		kind = "self";
 	else if (!strcmp(item, "ALL_ROUTERS"))
-		kind = NULL; /* no routers on an ibsmd subnet yet: nobody */
+		kind = "all_routers";
 	else if (!strcmp(item, "NONE") || !*item)
 		kind = NULL;
 	else {

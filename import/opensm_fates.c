@@ -26,10 +26,16 @@ static const struct opensm_fate fates[] = {
     {"fsync_high_avail_files", "TRUE",
      "ibsmd always writes its state files whole and synced (temporary file, fsync, rename)",
      "ibsmd always syncs its state files; there is no turning that off"},
-    {"console", NULL, "ibsa status|sweep|reroute|loglevel|dump|counters on the control socket",
+    {"console", NULL,
+     "ibsa on the control socket: status, sweep, reroute, loglevel, dump, counters, and "
+     "OpenSM's querylid, portstatus, switchbalance, lidbalance, priority, update-desc",
      NULL},
     {"console_port", NULL, "ibsa on the control socket (control_socket, control_group)", NULL},
-    {"event_plugin_name", NULL, "events go to the journal (IBSMD_EVENT=)", NULL},
+    {"event_plugin_name", NULL,
+     "events go to the journal (IBSMD_EVENT=) and, as JSON lines, to `ibsa watch --follow`, "
+     "which a site's script reads instead of a plug-in",
+     NULL},
+    {"event_plugin_options", NULL, "see event_plugin_name", NULL},
     {"dump_files_dir", NULL, "see dump_dir", NULL},
     {"lid_matrix_dump_file", NULL, "ibsa dump routes; dump_dir and dump_after_sweep", NULL},
     {"sa_db_dump", "FALSE",
@@ -88,13 +94,6 @@ static const struct opensm_fate fates[] = {
     {"max_op_vls", "5", "ibsmd runs every VL both ends of a link have (OperVLs), as 5 does",
      "ibsmd runs every VL both ends of a link have; hold the routing engines to fewer with "
      "routing_max_vls"},
-    {"force_link_speed", "15", "every speed a port supports stays enabled, as 15 does",
-     "ibsmd enables every speed a port supports: a link held slower must be set on its ports"},
-    {"force_link_speed_ext", "31", "every extended speed a port supports stays enabled, as 31 does",
-     "ibsmd enables every extended speed a port supports: a link held slower must be set on its "
-     "ports"},
-    {"force_link_width", "255", "every width a port supports stays enabled, as 255 does",
-     "ibsmd enables every width a port supports: a link held narrower must be set on its ports"},
     {"fdr10", "1", "ibsmd sends no ExtendedPortInfo: FDR10 stays as each port has it (on)",
      "ibsmd sends no ExtendedPortInfo: FDR10 stays as each port has it"},
     {"local_phy_errors_threshold", "0x08",
@@ -109,9 +108,10 @@ static const struct opensm_fate fates[] = {
     {"suppress_sl2vl_mad_status_errors", "FALSE",
      "ibsmd logs a refused SL-to-VL Set (rate limited) and goes on", NULL},
     {"keep_pkey_indexes", "TRUE",
-     "ibsmd writes each port's P_Keys in the partitions' order (indx0's first), so a key can "
-     "move when an earlier partition leaves the port",
-     NULL},
+     "ibsmd keeps each P_Key at the index the port holds it (a hole where a key left, a new "
+     "key in the first free index), across restarts and takeovers",
+     "ibsmd always keeps P_Key indexes: a port's table is not compacted when a partition "
+     "leaves it"},
     {"no_partition_enforcement", NULL, "ibsmd enforces partitions at the switch ports facing hosts",
      NULL},
     {"part_enforce", NULL, "ibsmd enforces partitions both ways at the switch ports facing hosts",
@@ -152,19 +152,14 @@ static const struct opensm_fate fates[] = {
      "ibsmd keeps a group per IPv6 solicited-node address, as FALSE does", NULL},
     {"disable_multicast", "FALSE", "ibsmd runs multicast (its SA groups and the switches' MFTs)",
      NULL},
-    {"prefix_routes_file", NULL,
-     "ibsmd answers no PathRecord to another subnet's GID: routers are not supported", NULL},
     /* the performance manager (pm_interval, pm_threshold_*) */
     {"perfmgr_redir", "TRUE", "ibsmd's PM reads each port where it answers", NULL},
     {"perfmgr_max_outstanding_queries", NULL, "see pm_window", NULL},
-    {"perfmgr_ignore_cas", "FALSE", "ibsmd's PM reads the hosts' ports too, as FALSE does", NULL},
     {"perfmgr_rm_nodes", "TRUE", "ibsmd's PM reads the ports the fabric has now", NULL},
     {"perfmgr_log_errors", "TRUE",
      "ibsmd's PM logs a port whose error counter grows past pm_threshold_*", NULL},
     {"perfmgr_query_cpi", "TRUE", "ibsmd's PM asks for the extended counters where a node has them",
      NULL},
-    {"perfmgr_xmit_wait_log", "FALSE", "ibsmd's PM keeps XmitWait and logs nothing for it", NULL},
-    {"perfmgr_xmit_wait_threshold", NULL, "ibsmd's PM keeps XmitWait without a threshold", NULL},
     /* congestion control (class 0x21) */
     {"congestion_control", "FALSE", "ibsmd programs no congestion control, as FALSE", NULL},
     {"cc_key", NULL, "ibsmd programs no congestion control", NULL},

@@ -83,6 +83,7 @@ static uint32_t threshold_of(const struct pm *pm, enum pm_counter c)
 	case PM_RCV_ERRORS: return cfg->pm_threshold_rcv_errors;
 	case PM_EXCESSIVE_BUFFER_OVERRUNS: return cfg->pm_threshold_excessive_buffer_overruns;
 	case PM_XMIT_DISCARDS: return cfg->pm_threshold_xmit_discards;
+	case PM_XMIT_WAIT: return cfg->pm_threshold_xmit_wait;
 	default: return 0;
 	}
 }
@@ -298,8 +299,9 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 		else if (c == PM_RCV_DATA)
 			dr = g * 4;
 		ps->last[c] = cur[c];
-		if (c < PM_NERRORS) {
-			pm->st.errors[c] += g;
+		if (c < PM_NERRORS || c == PM_XMIT_WAIT) {
+			if (c < PM_NERRORS)
+				pm->st.errors[c] += g;
 			uint32_t th = threshold_of(pm, (enum pm_counter)c);
 			if (ps->have_last && th && g >= th && pm->l.threshold) {
 				struct pm_event ev = {.port = port,
@@ -390,6 +392,8 @@ static void sweep_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	for (uint32_t p = 0; p < t->nports; p++) {
 		if (!topo_port_linked(t, p) || !t->ports[topo_lid_port(t, p)].lid)
 			continue;
+		if (pm->cfg->pm_ignore_cas && !topo_is_switch(t, t->ports[p].node))
+			continue; /* OpenSM's perfmgr_ignore_cas: the hosts' own ports are theirs */
 		pm->targets[pm->ntargets++] = p;
 	}
 	pm->next = 0;

@@ -113,6 +113,9 @@ struct path_scan {
 	uint32_t *srcs, *dsts, ns, nd, i, j;
 	uint32_t one_s, one_d;
 	bool too_big; /* past what one transfer carries: stopped, NO_RESOURCES */
+	/* the destination is another subnet's GID, reached through the router port one_d:
+	 * the records carry that GID, and a hop limit that lets the router forward */
+	bool off_subnet;
 };
 
 /* One (SLID, DLID) of a pair of endpoints, with the Preference its place in the order gives
@@ -209,6 +212,10 @@ static int path_lids(struct sa_req *rq, const struct path_scan *sc, uint32_t ssl
 	}
 	sa_port_gid(sa, sslot, r.sgid);
 	sa_port_gid(sa, dslot, r.dgid);
+	if (sc->off_subnet) {
+		memcpy(r.dgid, q.dgid, sizeof(r.dgid));
+		r.hop_limit = 0xff;
+	}
 	uint8_t *rec = sa_records_add(out);
 	if (!rec)
 		return -1;
@@ -471,9 +478,14 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 		uint16_t st = sa_mcast_path(rq, &q, mask, topo_slot_port(t, src_one), out);
 		return st ? st : SA_PATHS_DONE;
 	}
+	bool off_subnet = false;
 	if (mask & PR_COMP_DGID) {
-		if ((dst_one = sa_gid_slot(sa, q.dgid)) == TOPO_NONE)
-			return MAD_STATUS_SA_INVALID_GID;
+		/* this subnet's port, else a router's towards another subnet (prefix_routes) */
+		if ((dst_one = sa_gid_slot(sa, q.dgid)) == TOPO_NONE) {
+			if ((dst_one = sa_prefix_router(sa, q.dgid)) == TOPO_NONE)
+				return MAD_STATUS_SA_INVALID_GID;
+			off_subnet = true;
+		}
 	} else if (mask & PR_COMP_DLID) {
 		if ((dst_one = lid_slot(t, q.dlid)) == TOPO_NONE)
 			return MAD_STATUS_SA_NO_RECORDS;
@@ -492,6 +504,7 @@ static uint16_t scan_init(struct sa_req *rq, const uint8_t *req, uint64_t mask, 
 	sc->lead = table; /* a Get answers one record: S0/D0 */
 	sc->one_s = src_one;
 	sc->one_d = dst_one;
+	sc->off_subnet = off_subnet;
 	sc->srcs = &sc->one_s;
 	sc->dsts = &sc->one_d;
 	sc->ns = sc->nd = 1;

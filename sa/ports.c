@@ -37,6 +37,56 @@ uint32_t sa_gid_slot(const struct sa *sa, const uint8_t *gid)
 	return p != TOPO_NONE && v != TOPO_NONE ? sa->t->nports + v : p;
 }
 
+/* A router port that can carry traffic: present, with a LID */
+static bool router_usable(const struct topo *t, uint32_t p)
+{
+	const struct topo_node *n = &t->nodes[t->ports[p].node];
+	return n->present && n->type == NODE_TYPE_ROUTER && t->ports[p].num && t->ports[p].lid;
+}
+
+/* The router port with the lowest GUID, looked for once per model generation (routers are
+ * few; the ports are not) */
+static uint32_t first_router(struct sa *sa)
+{
+	const struct topo *t = sa->t;
+	if (sa->first_router_gen == t->generation + 1)
+		return sa->first_router;
+	uint32_t best = TOPO_NONE;
+	for (uint32_t n = 0; n < t->nnodes; n++) {
+		if (t->nodes[n].type != NODE_TYPE_ROUTER)
+			continue;
+		for (unsigned num = 1; num <= t->nodes[n].nports; num++) {
+			uint32_t p = t->nodes[n].first_port + num;
+			if (router_usable(t, p) &&
+			    (best == TOPO_NONE || t->ports[p].guid < t->ports[best].guid))
+				best = p;
+		}
+	}
+	sa->first_router = best;
+	sa->first_router_gen = t->generation + 1;
+	return best;
+}
+
+uint32_t sa_prefix_router(struct sa *sa, const uint8_t *gid)
+{
+	uint64_t prefix = mad_bits_get(gid, 0, 64);
+	if (gid[0] == 0xff || prefix == sa->cfg->subnet_prefix ||
+	    (prefix >> 54) == (0xfe80000000000000ull >> 54))
+		return TOPO_NONE;
+	const struct topo *t = sa->t;
+	for (unsigned i = 0; i < sa->cfg->nprefix_routes; i++) {
+		const struct config_prefix_route *r = &sa->cfg->prefix_routes[i];
+		if (r->prefix && r->prefix != prefix)
+			continue;
+		uint32_t p = r->router ? u64map_get(&t->by_port_guid, r->router) : first_router(sa);
+		/* a route whose router is not there: the next one that matches ("the first
+		 * available matching router") */
+		if (p != U64MAP_NONE && p != TOPO_NONE && router_usable(t, p))
+			return p;
+	}
+	return TOPO_NONE;
+}
+
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid)
 {
 	const struct topo *t = sa->t;

@@ -77,6 +77,10 @@ struct sa {
 	uint32_t mgid_seq;            /* for MGIDs the SA makes up */
 	struct u64map groups_of_port; /* creating port's GUID -> groups it created that exist */
 	struct sa_path_cache *pcache; /* sa/path.c */
+	/* the first router port (lowest GUID) as of model generation first_router_gen + 1 (0:
+	 * not looked for yet): where a prefix route with a wildcard router leads */
+	uint32_t first_router;
+	uint64_t first_router_gen;
 	/* per 15-bit P_Key, from the policy: its partition's SL + 1 (0 none) and caps on its
 	 * paths' MTU and rate (IBA codes, 0 none) */
 	struct sa_pkey_qos {
@@ -169,6 +173,10 @@ uint32_t sa_guid_port(const struct sa *sa, uint64_t guid);
 /* As sa_gid_port, but a vport's GID gives its slot (nports + its index: topo_slot_port),
  * for the queries that answer with the vport's own LID and P_Keys (PathRecord). */
 uint32_t sa_gid_slot(const struct sa *sa, const uint8_t *gid);
+/* The router port a GID of another subnet is reached through (prefix_routes: the first
+ * route whose prefix matches and whose router is in the fabric), TOPO_NONE when the GID is
+ * this subnet's, multicast, or no route takes it. */
+uint32_t sa_prefix_router(struct sa *sa, const uint8_t *gid);
 void sa_port_gid(const struct sa *sa, uint32_t port, uint8_t *gid);
 
 /* IBA rate codes: of a link's width and speed, and as bandwidth (0.25 Gb/s units, 0 for a

@@ -148,6 +148,9 @@ static void on_pkeys_read(struct sm *sm, const struct mad_result *res, const str
 	struct mad_pkey_table tbl;
 	mad_pkey_table_decode(smp->data, sizeof(smp->data), &tbl, NULL);
 	topo_set_pkey_sig(&sm->topo, ref[0], pkeys_sig(tbl.pkey, 32));
+	/* a CA port's keys stay at the indexes it holds them (program_tables places them) */
+	if (!topo_is_switch(&sm->topo, sm->topo.ports[ref[0]].node))
+		topo_pkeys_held(&sm->topo, ref[0], tbl.pkey);
 }
 
 /* Ports up and running whose P_Key block 0 we do not know (a takeover, a restart) may hold
@@ -500,6 +503,10 @@ void program_tables(struct sm *sm)
 		mcast_topology_changed(sm);
 	sm->rejoin = false;
 	mcast_program(sm);
+	/* tables read from the ports (a restart, a takeover): their keys placed as held */
+	if (t->pkeys_held.n && topo_pkeys_update(t, sm->cfg) < 0)
+		log_err(sm->log, "program",
+		        "out of memory: P_Keys placed as the policy orders them");
 	program_ca_pkeys(sm);
 	program_switch_pkeys(sm);
 	program_lft_more(sm);
@@ -554,6 +561,54 @@ void program_port_phys(struct sm *sm, uint32_t p, uint8_t phys)
 	port_set_phys(sm, p, PORT_STATE_NOP, phys);
 }
 
+/* The widths and speeds a port's link may train to, as a Set carries them: a switch port's
+ * as link_width_enabled and link_speed_enabled say (a CA's every one it supports), any
+ * port's extended speeds as link_speed_ext_enabled says; 0 (no change) where the setting
+ * asks for none the port supports. They take effect when the link next trains. */
+static void link_set_values(const struct ibsmd_config *c, const struct mad_port_info *cur, bool sw,
+                            struct mad_port_info *pi)
+{
+	uint8_t w = sw ? c->link_width_enabled : 255, s = sw ? c->link_speed_enabled : 15;
+	uint8_t e = c->link_speed_ext_enabled;
+	pi->link_width_enabled = w == 255 ? 0xff : (uint8_t)(w & cur->link_width_supported);
+	pi->link_speed_enabled = s == 15 ? 0xf : (uint8_t)(s & cur->link_speed_supported);
+	if (!cur->link_speed_ext_supported)
+		pi->link_speed_ext_enabled = 0;
+	else if (e == 31) /* FDR to NDR where the port has them */
+		pi->link_speed_ext_enabled =
+		    cur->link_speed_ext_enabled != cur->link_speed_ext_supported
+		        ? LINK_SPEED_EXT_SET_SUPPORTED
+		        : 0;
+	else
+		pi->link_speed_ext_enabled =
+		    e == 30 ? 30 : (uint8_t)(e & cur->link_speed_ext_supported);
+}
+
+/* Does a port hold the link settings (as link_set_values would set them)? At the defaults
+ * (every one supported) a port is not held to them unless they just changed: ibsim ignores
+ * "set to supported", and would be written again every sweep. */
+static bool link_settings_held(const struct sm *sm, const struct mad_port_info *pi, bool sw)
+{
+	const struct ibsmd_config *c = sm->cfg;
+	bool all = sm->link_recheck;
+	uint8_t w = sw ? c->link_width_enabled : 255, s = sw ? c->link_speed_enabled : 15;
+	uint8_t e = c->link_speed_ext_enabled;
+	uint8_t want_w =
+	    w == 255 ? pi->link_width_supported : (uint8_t)(w & pi->link_width_supported);
+	uint8_t want_s =
+	    s == 15 ? pi->link_speed_supported : (uint8_t)(s & pi->link_speed_supported);
+	if (want_w && (w != 255 || all) && pi->link_width_enabled != want_w)
+		return false;
+	if (want_s && (s != 15 || all) && pi->link_speed_enabled != want_s)
+		return false;
+	if (!pi->link_speed_ext_supported || !e || (e == 31 && !all))
+		return true;
+	uint8_t want_e = e == 31   ? pi->link_speed_ext_supported
+	                 : e == 30 ? 0
+	                           : (uint8_t)(e & pi->link_speed_ext_supported);
+	return (e != 30 && !want_e) || pi->link_speed_ext_enabled == want_e;
+}
+
 static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys)
 {
 	struct topo *t = &sm->topo;
@@ -562,6 +617,7 @@ static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys
 	bool mgmt = !topo_is_switch(t, port->node) || port->num == 0;
 	pi.link_width_enabled = 0; /* 0: no change, unless set below */
 	pi.link_speed_enabled = 0;
+	bool sw = topo_is_switch(t, port->node);
 	pi.phys_state = phys; /* 0: no change */
 	pi.link_down_default_state = 0;
 	pi.port_state = state;
@@ -582,17 +638,7 @@ static void port_set_phys(struct sm *sm, uint32_t p, uint8_t state, uint8_t phys
 		const struct topo_port *peer = &t->ports[port->peer];
 		pi.neighbor_mtu = min_u8(pi.mtu_cap, peer->pi.mtu_cap);
 		pi.oper_vls = min_u8(pi.vl_cap, peer->pi.vl_cap);
-		/* every width and speed the port supports (0xff and 0xf say exactly that) */
-		if (pi.link_width_enabled != pi.link_width_supported)
-			pi.link_width_enabled = 0xff;
-		if (pi.link_speed_enabled != pi.link_speed_supported)
-			pi.link_speed_enabled = 0xf;
-		/* the extended speeds (FDR to NDR, and XDR) likewise, where the port has them */
-		pi.link_speed_ext_enabled =
-		    pi.link_speed_ext_supported &&
-		            pi.link_speed_ext_enabled != pi.link_speed_ext_supported
-		        ? LINK_SPEED_EXT_SET_SUPPORTED
-		        : 0;
+		link_set_values(sm->cfg, &port->pi, sw, &pi);
 		pi.link_speed_ext_enabled2 =
 		    pi.link_speed_ext_enabled2 != pi.link_speed_ext_supported2
 		        ? pi.link_speed_ext_supported2
@@ -648,7 +694,8 @@ static bool port_configured(const struct sm *sm, uint32_t p)
 	if (port->peer != TOPO_NONE) {
 		const struct topo_port *peer = &t->ports[port->peer];
 		if (pi->neighbor_mtu != min_u8(pi->mtu_cap, peer->pi.mtu_cap) ||
-		    pi->oper_vls != min_u8(pi->vl_cap, peer->pi.vl_cap))
+		    pi->oper_vls != min_u8(pi->vl_cap, peer->pi.vl_cap) ||
+		    !link_settings_held(sm, pi, topo_is_switch(t, port->node)))
 			return false;
 		if (topo_is_switch(t, port->node)) {
 			uint8_t e = enforces(sm, p);
@@ -681,6 +728,23 @@ void program_keys(struct sm *sm)
 	}
 }
 
+void program_ports_now(struct sm *sm)
+{
+	if (sm->state != SM_STATE_MASTER || sm->dry_run || sm->stopped)
+		return;
+	struct topo *t = &sm->topo;
+	sm->link_recheck = true;
+	sm->detached++; /* no sweep's phase waits for them */
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct topo_port *port = &t->ports[p];
+		if (topo_port_managed(t, p) && port->pi.port_state >= PORT_STATE_ARMED &&
+		    !port_configured(sm, p))
+			port_set(sm, p, PORT_STATE_NOP);
+	}
+	sm->detached--;
+	sm->link_recheck = false;
+}
+
 void program_arm(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
@@ -692,6 +756,7 @@ void program_arm(struct sm *sm)
 		if (arm || wants_rereg(sm, p) || !port_configured(sm, p))
 			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 	}
+	sm->link_recheck = false; /* every port was looked at with the new settings */
 }
 
 void program_port_tables(struct sm *sm)

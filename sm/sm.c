@@ -833,7 +833,34 @@ void sm_config_changed(struct sm *sm)
 	 * never drops them) */
 	tenants_merge(sm);
 	sm->reroute = true; /* another engine or roots: routes computed afresh */
+	sm->link_recheck = true;
 	sm_request_sweep(sm, NULL, 0);
+}
+
+unsigned sm_update_descs(struct sm *sm)
+{
+	if (sm->state != SM_STATE_MASTER || sm->stopped)
+		return 0;
+	unsigned n = 0;
+	sm->detached++; /* no sweep's phase waits for them */
+	for (uint32_t node = 0; node < sm->topo.nnodes; node++) {
+		if (!sm->topo.nodes[node].present)
+			continue;
+		discover_node_desc(sm, node);
+		n++;
+	}
+	sm->detached--;
+	return n;
+}
+
+void sm_set_priority(struct sm *sm, uint8_t priority)
+{
+	sm->cfg->sm_priority = priority;
+}
+
+void sm_ports_changed(struct sm *sm)
+{
+	program_ports_now(sm);
 }
 
 void sm_stop(struct sm *sm)

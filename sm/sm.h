@@ -72,7 +72,7 @@ void sm_free(struct sm *sm);
 
 /* Add a listener (a copy is kept); they are called in the order added. 0, or -1 when
  * SM_MAX_LISTENERS are there. sm_clear_listeners drops them all (at shutdown). */
-#define SM_MAX_LISTENERS 4
+#define SM_MAX_LISTENERS 8
 int sm_add_listener(struct sm *sm, const struct sm_listener *l);
 void sm_clear_listeners(struct sm *sm);
 
@@ -88,6 +88,9 @@ void sm_request_reroute(struct sm *sm);
 /* The configuration changed under the SM (a reload): take the new light sweep period and
  * rediscover the whole fabric, so that partitions, routing and the rest apply. */
 void sm_config_changed(struct sm *sm);
+/* ... only settings of the ports' PortInfo (config_key_port_only): set where they differ,
+ * without a sweep. */
+void sm_ports_changed(struct sm *sm);
 
 /* ---- what the layers above read ---- */
 struct topo *sm_fabric(struct sm *sm);
@@ -148,6 +151,12 @@ bool sm_remote_get(const struct sm *sm, uint32_t i, struct sm_remote_info *out);
  * node with this GUID (port 0: any of its ports; guid 0: every one). How many. */
 int sm_link_release(struct sm *sm, uint64_t guid, unsigned port);
 unsigned sm_links_held(const struct sm *sm);
+/* Every present node's NodeDescription read again (OpenSM's console update_desc), as
+ * master; how many nodes were asked (0 as standby). */
+unsigned sm_update_descs(struct sm *sm);
+/* The SM's priority now (sm_priority until a reload): SMInfo says it from the next answer,
+ * and a master hands over to a standby it polls that now outranks it. */
+void sm_set_priority(struct sm *sm, uint8_t priority);
 /* The i-th of them (below sm_links_held): the port the SM disabled, whose last_peer is the
  * other end; TOPO_NONE past the end. */
 uint32_t sm_link_held_port(const struct sm *sm, unsigned i);

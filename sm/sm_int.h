@@ -205,6 +205,9 @@ struct sm {
 	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
 	bool heavy;      /* the sweep under way (or the last) rediscovers the whole fabric */
 	bool reroute;    /* the next routing starts afresh (ibsa reroute, a reload) */
+	/* the link settings (link_*_enabled) checked on every port, at the defaults too: the
+	 * configuration changed them */
+	bool link_recheck;
 	bool rejoin;     /* links held out of routing were let in: balance over them */
 	bool retry;      /* a partial sweep could not read some switch: its route may be stale */
 	unsigned rounds; /* discovery rounds in this sweep */
@@ -485,6 +488,9 @@ void tenants_free(struct sm *sm);
 /* The partition policy changed outside a sweep: every port's P_Keys from it again, and, as
  * master, the tables that now differ sent at once (sm/program.c). */
 void program_pkeys_now(struct sm *sm);
+/* Port settings changed by a reload (buffers, link settings): the ports that do not hold
+ * them get a PortInfo Set now, outside the sweeps. */
+void program_ports_now(struct sm *sm);
 /* pkeys_timer's callback (sm/guids.c starts it): program_pkeys_now, after aliases that the
  * partition policy names came or went */
 void program_pkeys_cb(struct ev_loop *loop, ev_timer *w, int revents);

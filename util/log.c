@@ -136,6 +136,8 @@ void log_event(const struct log *lg, enum log_level level, const char *event,
 	va_end(ap);
 	if (nfields > 16)
 		nfields = 16;
+	if (lg && lg->event_hook)
+		lg->event_hook(lg->event_ctx, level, event, fields, nfields, msg);
 	if (lg && lg->sink == LOG_SINK_JOURNAL) {
 		/* one journal entry with every field, so "journalctl IBSMD_EVENT=..." finds it */
 		char bufs[20][160];

@@ -25,11 +25,18 @@ enum log_sink {
 	LOG_SINK_JOURNAL,
 };
 
+struct log_field;
+
 struct log {
 	enum log_level level;
 	enum log_sink sink;
 	FILE *stream; /* for LOG_SINK_STDERR; NULL means stderr */
 	bool timestamps;
+	/* every event logged (log_event) goes here too: the daemon's event stream, which the
+	 * owner of the log hooks on (NULL: none) */
+	void (*event_hook)(void *ctx, enum log_level level, const char *event,
+	                   const struct log_field *fields, unsigned nfields, const char *msg);
+	void *event_ctx;
 };
 
 /* Initialise with the default: NOTICE to stderr. */

@@ -2,7 +2,8 @@
 # Runtime control, from outside with ibsa on the daemon's control socket: status (text and
 # JSON) says MASTER with the fabric's counts, sweeps and phase times, MAD and SA counters,
 # and lists the standby, whose own status names its master; sweep light|heavy and reroute
-# each add a sweep; loglevel changes what the log shows; a bad command is an error (exit
+# each add a sweep; loglevel changes what the log shows; watch --follow streams the events
+# (a cable pulled and put back) as JSON lines; a bad command is an error (exit
 # 1); dump topology lists the same links as ibnetdiscover; dump routes --json holds what the
 # switches hold; dump files (and dump_after_sweep) write OpenSM's dump files, from which
 # ibdmchk reaches the same credit-loop verdict as fabricsim verify on a torus, routed by
@@ -62,6 +63,65 @@ ctl sweep heavy >/dev/null
 wait_until 10 grep -q " info lids:" "$WORK/A.log" || fail "loglevel info shows no info lines"
 ctl loglevel notice >/dev/null
 echo "sweep heavy, reroute, sweep light, loglevel; errors for a bad sweep and a standby: ok"
+
+# the event stream, as a site's script reads it: the recent events, then each as it happens
+ctl watch --follow >"$WORK/watch.out" 2>&1 &
+WATCH=$!
+PIDS+=($WATCH)
+wait_until 10 grep -q '"event":"subnet_up"' "$WORK/watch.out" ||
+	fail "watch --follow: no subnet_up among the recent events: $(head -c 600 "$WORK/watch.out")"
+grep -q '"event":"sm_state",.*"state":"MASTER"' "$WORK/watch.out" ||
+	fail "watch --follow: no sm_state MASTER: $(head -c 600 "$WORK/watch.out")"
+"$FS" ctl link down host-7 1 >/dev/null
+wait_until 20 grep -q '"event":"link_down"' "$WORK/watch.out" ||
+	fail "watch --follow: host-7's cable pulled, no link_down: $(tail -c 600 "$WORK/watch.out")"
+"$FS" ctl link up host-7 1 >/dev/null
+wait_until 20 grep -q '"event":"link_up"' "$WORK/watch.out" ||
+	fail "watch --follow: host-7's cable back, no link_up: $(tail -c 600 "$WORK/watch.out")"
+kill "$WATCH"
+python3 - "$WORK/watch.out" <<'PY' || fail "watch --follow's lines: $(head -c 600 "$WORK/watch.out")"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+seqs = [l["seq"] for l in lines]
+assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+down = [l for l in lines if l["event"] == "link_down"][0]
+assert down["level"] == "notice" and down["time"].endswith("Z") and down["fields"], down
+PY
+ctl watch | grep -q '"event":"link_up"' || fail "watch (recent): no link_up: $(ctl watch | tail -2)"
+echo "watch --follow: subnet_up, sm_state, then link_down and link_up as they happened, JSON lines in order: ok"
+
+# OpenSM's console questions
+g7=$("$FS" ctl lids | awk '$4 == "host-7" { print $1 }')
+ctl --json querylid "$(lid_of host-7)" >"$WORK/q.json" || fail "querylid: $(cat "$WORK/q.json")"
+python3 - "$WORK/q.json" "$g7" "$(lid_of host-7)" <<'PY' || fail "querylid: $(cat "$WORK/q.json")"
+import json, sys
+q = json.load(open(sys.argv[1]))
+assert int(q["port_guid"], 16) == int(sys.argv[2], 16) and q["lid"] == int(sys.argv[3]), q
+assert q["state"] == "ACTIVE" and q["type"] == "CA" and q["port"] == 1 and "peer" in q, q
+PY
+rc=0
+ctl querylid 0xbfff 2>"$WORK/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no port holds LID" "$WORK/err" || fail "querylid of nobody's LID: rc $rc $(cat "$WORK/err")"
+# the cable trains to 1x in place (no state change, as a width downgrade on HDR and later):
+# portstatus tells the SM's model, which a heavy sweep reads afresh
+"$FS" ctl train host-7 1 1xHDR >/dev/null
+ctl sweep heavy >/dev/null
+reduced() { ctl portstatus ca | grep -q '^reduced: "host-7 .* port 1 runs 1x'; }
+wait_until 30 reduced || fail "portstatus does not list host-7's narrowed link: $(ctl portstatus ca)"
+ctl --json portstatus >"$WORK/ps.json"
+python3 - "$WORK/ps.json" <<'PY' || fail "portstatus: $(cat "$WORK/ps.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["linked"] == p["active"] > 0 and len(p["reduced"]) == 2, p  # both ends of the cable
+assert sum(p["rates"].values()) == p["linked"], p
+PY
+"$FS" ctl train host-7 1 none >/dev/null
+ctl sweep heavy >/dev/null
+ctl --json switchbalance verbose >"$WORK/sb.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r) == 64 and all(len(s["ports"]) == 6 for s in r), r[:2]' 	"$WORK/sb.json" || fail "switchbalance verbose: $(head -c 400 "$WORK/sb.json")"
+ctl lidbalance | grep -q "(LMC 0): nothing to balance" || fail "lidbalance at LMC 0: $(ctl lidbalance)"
+ctl update-desc | grep -q "^192 nodes asked" || fail "update-desc: $(ctl update-desc)"
+echo "querylid, portstatus (a cable trained to 1x listed), switchbalance, lidbalance, update-desc: ok"
 
 # dump topology: the links ibnetdiscover finds
 ctl dump topology >"$WORK/ours.topo"
@@ -158,3 +218,11 @@ setpriv --reuid=65534 --regid=65534 --clear-groups "$IBSA" --control "$WORK/cont
 chmod 700 "$WORK"
 [ "$rc" = 3 ] && grep -q "Permission denied" "$WORK/err" || fail "nobody got in: rc $rc $(cat "$WORK/err")"
 echo "socket 0600; nobody is refused: ok"
+
+# priority: the standby raised above the master is handed the subnet at the next poll
+"$IBSA" --control "$WORK/control-B" priority 12 | grep -qx 12 || fail "priority 12 on B"
+b_master() { "$IBSA" --control "$WORK/control-B" --json status |
+	python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["state"] == "MASTER" else 1)'; }
+wait_until 30 b_master || fail "B raised to priority 12 did not become master"
+grep -q "handed over" "$WORK/A.log" || fail "A did not log the handover"
+echo "priority 12 on the standby: A handed the subnet over to it: ok"

@@ -32,7 +32,10 @@ renamed = {"m_key_lease_period": "m_key_lease", "m_key_protection_level": "m_key
            "transaction_timeout": "mad_timeout_ms", "transaction_retries": "mad_retries",
            "root_guid_file": "root_guids", "nue_max_num_vls": "routing_max_vls",
            "virt_enabled": "virtualization", "perfmgr": "pm_interval",
-           "perfmgr_sweep_time_s": "pm_interval", "partition_config_file": "partitions"}
+           "perfmgr_sweep_time_s": "pm_interval", "partition_config_file": "partitions",
+           "force_link_speed": "link_speed_enabled", "force_link_width": "link_width_enabled",
+           "force_link_speed_ext": "link_speed_ext_enabled",
+           "prefix_routes_file": "prefix_routes", "perfmgr_ignore_cas": "pm_ignore_cas"}
 bad = []
 for n, l in enumerate(open(conf), 1):
     l = l.strip()
@@ -82,6 +85,7 @@ sed -e 's/^head_of_queue_lifetime .*/head_of_queue_lifetime 0x14/' \
 	-e 's/^leaf_vl_stall_count .*/leaf_vl_stall_count 0x05/' \
 	-e 's/^packet_life_time .*/packet_life_time 0x13/' \
 	-e 's/^force_link_width .*/force_link_width 2/' \
+	-e 's/^force_link_speed .*/force_link_speed 3/' \
 	-e 's/^keep_pkey_indexes .*/keep_pkey_indexes FALSE/' \
 	-e 's/^qos_high_limit .*/qos_high_limit 12/' \
 	-e 's/^sminfo_polling_timeout .*/sminfo_polling_timeout 2000/' \
@@ -94,14 +98,15 @@ fates "$WORK/tuned.conf" "$WORK/tuned.yaml" >"$WORK/fates.out" ||
 	fail "--dump-config of the tuned YAML: $(cat "$WORK/tuned.dump")"
 for kv in 'head_of_queue_lifetime: 0x14' 'leaf_head_of_queue_lifetime: 0x10' \
 	'leaf_vl_stall_count: 5' 'vl_stall_count: 7' 'packet_life_time: 0x13' \
-	'sm_poll_interval_ms: 2000'; do
+	'sm_poll_interval_ms: 2000' 'link_width_enabled: 2' 'link_speed_enabled: 3'; do
 	grep -q "^$kv\$" "$WORK/tuned.dump" || fail "not carried over: $kv: $(grep -i 'life\|stall' "$WORK/tuned.dump")"
 done
-for key in force_link_width keep_pkey_indexes; do
+for key in keep_pkey_indexes; do
 	line=$(grep -n "^$key " "$WORK/tuned.conf" | cut -d: -f1)
 	grep -q "warning: $WORK/tuned.conf:$line: $key " "$WORK/tuned.err" ||
 		fail "no warning for $key at line $line: $(cat "$WORK/tuned.err")"
 done
+grep -q 'force_link' "$WORK/tuned.err" && fail "force_link_* warned about: $(cat "$WORK/tuned.err")"
 grep -q 'warning(s) above: settings ibsmd cannot honour' "$WORK/tuned.err" ||
 	fail "no summary: $(cat "$WORK/tuned.err")"
-echo "a tuned file: link settings and a tuned poll carried over (--dump-config), force_link_width and keep_pkey_indexes warned by line: ok"
+echo "a tuned file: buffers, link speed and width and a tuned poll carried over (--dump-config), keep_pkey_indexes FALSE warned by line: ok"

@@ -117,6 +117,12 @@ static const struct {
     {"api_max_partitions: 16384\n", ":1:", "api_max_partitions"},
     {"head_of_queue_lifetime: 32\n", ":1:", "head_of_queue_lifetime"},
     {"lmc: 0\nleaf_vl_stall_count: 8\n", ":2:", "leaf_vl_stall_count"},
+    {"link_width_enabled: 256\n", ":1:", "link_width_enabled"},
+    {"prefix_routes: \"* *\"\n", ":1:", "a list"},
+    {"prefix_routes:\n  - \"* 0xzz\"\n", ":2:", "PREFIX ROUTER"},
+    {"prefix_routes:\n  - \"0x10\"\n", ":2:", "PREFIX ROUTER"},
+    {"prefix_routes:\n  - \"0x10 * extra\"\n", ":2:", "PREFIX ROUTER"},
+    {"link_speed_ext_enabled: 32\n", ":1:", "link_speed_ext_enabled"},
     {"partitions:\n  - {name: a, pkey: 2, members: all, mtu_limit: 3000}\n", ":2:", "mtu_limit"},
     {"partitions:\n  - {name: a, pkey: 2, members: all, rate_limit: 7}\n", ":2:", "rate_limit"},
 };
@@ -153,6 +159,34 @@ START_TEST(checks_across_keys)
 	                 0);
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "0x0010"));
+	config_free(&c);
+	/* IBA's reserved link speeds and widths, which a port would refuse */
+	const char *reserved[] = {"link_speed_enabled: 9\n", "lmc: 0\nlink_width_enabled: 32\n",
+	                          "link_speed_ext_enabled: 16\n"};
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_int_eq(load(&c, reserved[i], err, sizeof(err)), 0);
+		ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, i == 1 ? ":2:" : ":1:") && strstr(err, "is reserved"),
+		              "%s", err);
+		config_free(&c);
+	}
+	/* prefix routes as OpenSM's file has them: hex with or without 0x, * for any */
+	ck_assert_int_eq(load(&c,
+	                      "prefix_routes: [\"* *\", \"fe8000000000abcd 0x0002c903000000a1\"]\n",
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert_uint_eq(c.nprefix_routes, 2);
+	ck_assert_uint_eq(c.prefix_routes[0].prefix, 0);
+	ck_assert_uint_eq(c.prefix_routes[0].router, 0);
+	ck_assert_uint_eq(c.prefix_routes[1].prefix, 0xfe8000000000abcdull);
+	ck_assert_uint_eq(c.prefix_routes[1].router, 0x0002c903000000a1ull);
+	config_free(&c);
+	ck_assert_int_eq(load(&c,
+	                      "link_speed_enabled: 15\nlink_width_enabled: 2\n"
+	                      "link_speed_ext_enabled: 30\n",
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
 	config_free(&c);
 	/* the partition API: a certificate without its key, and no users file */
 	ck_assert_int_eq(load(&c, "api_tls_cert: /etc/c.pem\n", err, sizeof(err)), 0);

@@ -224,8 +224,11 @@ START_TEST(pkeys_from_policy)
 	config_partition_member(pb, CM_GUID, gc, CM_FULL);
 	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
 	pk = topo_port_pkeys(t, bp, &n);
-	ck_assert_uint_eq(pk[0], 0x0020); /* indx0: "all" (limited) first, the default after */
-	ck_assert_uint_eq(pk[1], 0xffff);
+	/* indx0: "all" (limited) at index 0; the tenant's key stays where it was, the default
+	 * goes to the first free index */
+	ck_assert_uint_eq(pk[0], 0x0020);
+	ck_assert_uint_eq(pk[1], 0x8010);
+	ck_assert_uint_eq(pk[2], 0xffff);
 	ck_assert(topo_port_has_pkey(t, bp, 0x30, &full) && !full); /* all_cas came after */
 	ck_assert(topo_port_has_pkey(t, cp, 0x30, &full) && full);
 	/* "both": both keys, when it is the last word */
@@ -236,6 +239,113 @@ START_TEST(pkeys_from_policy)
 	for (unsigned i = 0; i < n; i++)
 		both += (pk[i] & 0x7fff) == 0x30;
 	ck_assert_uint_eq(both, 2);
+	config_free(&cfg);
+	topo_free(t);
+}
+END_TEST
+
+/* A key keeps its index while others come and go: a QP or an IPoIB child interface holds
+ * its P_Key by index (OpenSM's keep_pkey_indexes, its default) */
+START_TEST(pkey_indexes_kept)
+{
+	struct small s;
+	small_build(&s, NULL);
+	uint64_t gb = s.t.ports[ca_port(&s, s.b)].guid;
+	topo_free(&s.t);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	uint64_t g[] = {gb};
+	bool limited[] = {false};
+	add_partition(&cfg, "a", 0x10, false, false, g, limited, 1);
+	add_partition(&cfg, "b", 0x20, false, false, g, limited, 1);
+	add_partition(&cfg, "c", 0x30, false, false, g, limited, 1);
+	small_build(&s, &cfg);
+	struct topo *t = &s.t;
+	uint32_t bp = ca_port(&s, s.b);
+	unsigned n;
+	const uint16_t *pk = topo_port_pkeys(t, bp, &n);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(pk[1], 0x0010);
+	ck_assert_uint_eq(pk[2], 0x0020);
+	ck_assert_uint_eq(pk[3], 0x0030);
+
+	/* b leaves the port: a hole at 2, c stays at 3 */
+	cfg.partitions[1].nmembers = 0;
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	pk = topo_port_pkeys(t, bp, &n);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(pk[0], 0xffff);
+	ck_assert_uint_eq(pk[1], 0x0010);
+	ck_assert_uint_eq(pk[2], 0);
+	ck_assert_uint_eq(pk[3], 0x0030);
+	bool is_full;
+	ck_assert(!topo_port_has_pkey(t, bp, 0x20, &is_full));
+	ck_assert(!topo_port_has_pkey(t, bp, 0, &is_full)); /* a hole is no key */
+	ck_assert(topo_port_has_pkey(t, bp, 0x30, &is_full) && !is_full);
+	/* the switch port facing it enforces its keys by value: no hole there */
+	uint16_t sk[32];
+	ck_assert_uint_eq(topo_switch_port_pkeys(t, topo_port(t, s.sw1, 2), sk, 32), 3);
+	ck_assert_uint_eq(sk[2], 0x0030);
+
+	/* a new key takes the hole; c's membership changes without moving it */
+	cfg.partitions[1].nmembers = 1;
+	cfg.partitions[1].pkey = 0x40;
+	cfg.partitions[2].members[0].membership = CM_FULL;
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	pk = topo_port_pkeys(t, bp, &n);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(pk[2], 0x0040);
+	ck_assert_uint_eq(pk[3], 0x8030);
+
+	/* the last key leaving shortens the table */
+	cfg.partitions[2].nmembers = 0;
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	pk = topo_port_pkeys(t, bp, &n);
+	ck_assert_uint_eq(n, 3);
+
+	/* after a restart the model has no placement: the port's own table, read, is kept
+	 * (a key the policy no longer gives becomes a hole), once */
+	uint16_t held[32] = {0xffff, 0, 0x0040, 0x0077, 0x0010};
+	topo_pkeys_held(t, bp, held);
+	cfg.partitions[2].nmembers = 1;
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	ck_assert_uint_eq(t->pkeys_held.n, 0);
+	pk = topo_port_pkeys(t, bp, &n);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(pk[1], 0x8030); /* new to it: the first free index */
+	ck_assert_uint_eq(pk[2], 0x0040);
+	ck_assert_uint_eq(pk[3], 0);
+	ck_assert_uint_eq(pk[4], 0x0010);
+	config_free(&cfg);
+	topo_free(t);
+}
+END_TEST
+
+/* OpenSM's ALL_CAS and ALL_ROUTERS: a router's port is in the second, not the first */
+START_TEST(all_routers_apart_from_cas)
+{
+	struct small s;
+	small_build(&s, NULL);
+	topo_free(&s.t);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	struct config_partition *cas = config_partition_add(&cfg),
+	                        *rts = config_partition_add(&cfg);
+	cas->pkey = 0x10;
+	config_partition_member(cas, CM_ALL_CAS, 0, CM_FULL);
+	rts->pkey = 0x20;
+	config_partition_member(rts, CM_ALL_ROUTERS, 0, CM_FULL);
+	small_build(&s, &cfg);
+	struct topo *t = &s.t;
+	t->nodes[s.c].type = NODE_TYPE_ROUTER;
+	ck_assert_int_eq(topo_pkeys_update(t, &cfg), 0);
+	bool full;
+	uint32_t bp = ca_port(&s, s.b), rp = ca_port(&s, s.c);
+	ck_assert(topo_port_has_pkey(t, bp, 0x10, &full) && full);
+	ck_assert(!topo_port_has_pkey(t, bp, 0x20, &full));
+	ck_assert(topo_port_has_pkey(t, rp, 0x20, &full) && full);
+	ck_assert(!topo_port_has_pkey(t, rp, 0x10, &full));
+	ck_assert(!topo_port_has_pkey(t, topo_port(t, s.sw1, 0), 0x20, &full));
 	config_free(&cfg);
 	topo_free(t);
 }
@@ -398,6 +508,8 @@ int main(void)
 	tcase_add_test(tc, predicates);
 	tcase_add_test(tc, paths_and_presence);
 	tcase_add_test(tc, pkeys_from_policy);
+	tcase_add_test(tc, pkey_indexes_kept);
+	tcase_add_test(tc, all_routers_apart_from_cas);
 	tcase_add_test(tc, aliases);
 	tcase_add_test(tc, interned_tables);
 	tcase_add_test(tc, guid_maps_scale);
