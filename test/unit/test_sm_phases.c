@@ -371,6 +371,17 @@ static void two_members(struct harness *h, uint32_t ports[2])
 	}
 }
 
+/* The group of two_members' hosts is delivered to both, and nowhere else (fabricsim verify). */
+static void group_whole(struct harness *h)
+{
+	struct verify_opts o = {.max_issues = 1};
+	struct verify_report r;
+	verify_run(&h->f, &o, &r);
+	ck_assert_uint_eq(r.mlid_members, 2);
+	ck_assert_uint_eq(r.mlids_bad, 0);
+	verify_report_free(&r);
+}
+
 /* Two hosts join MLID 0xc001; the MFT Sets of the join go out and are lost as `how`. */
 static void join_losing(struct harness *h, uint32_t ports[2], enum set_answers how)
 {
@@ -423,12 +434,7 @@ START_TEST(mcast_lost_join_sent_again)
 	ck_assert_uint_eq(mlids_held(&h), 0);
 	run_for(&h, 3);
 	ck_assert_uint_eq(mlids_held(&h), 1);
-	struct verify_opts o = {.max_issues = 1};
-	struct verify_report r;
-	verify_run(&h.f, &o, &r);
-	ck_assert_uint_eq(r.mlid_members, 2);
-	ck_assert_uint_eq(r.mlids_bad, 0);
-	verify_report_free(&r);
+	group_whole(&h);
 	harness_free(&h);
 }
 END_TEST
@@ -443,11 +449,9 @@ START_TEST(mcast_switch_reset_light_sweep)
 	two_members(&h, ports);
 	ck_assert_int_eq(sm_mcast_set(h.sm, SM_MLID_BASE + 1, ports, 2), 0);
 	run_for(&h, 0.2);
+	group_whole(&h);
 	struct verify_opts o = {.max_issues = 1};
 	struct verify_report r;
-	verify_run(&h.f, &o, &r);
-	ck_assert_uint_eq(r.mlid_members, 2);
-	verify_report_free(&r);
 	uint32_t leaf =
 	    h.f.ports[h.f.ports[fabric_port(&h.f, fabric_find_node(&h.f, "host-1"), 1)].peer].node;
 	fabric_remove_node(&h.f, leaf);
@@ -459,10 +463,7 @@ START_TEST(mcast_switch_reset_light_sweep)
 	sm_request_light_sweep(h.sm);
 	ck_assert(run_until_up(&h, before + 1, 30));
 	run_for(&h, 0.3);
-	verify_run(&h.f, &o, &r);
-	ck_assert_uint_eq(r.mlid_members, 2);
-	ck_assert_uint_eq(r.mlids_bad, 0);
-	verify_report_free(&r);
+	group_whole(&h);
 	verify_clean(&h);
 	harness_free(&h);
 }
@@ -510,12 +511,7 @@ START_TEST(mcast_waiting_switch_returns)
 	sm_request_light_sweep(h.sm);
 	ck_assert(run_until_up(&h, before + 1, 30));
 	run_for(&h, 0.5);
-	struct verify_opts o = {.max_issues = 1};
-	struct verify_report r;
-	verify_run(&h.f, &o, &r);
-	ck_assert_uint_eq(r.mlid_members, 2);
-	ck_assert_uint_eq(r.mlids_bad, 0);
-	verify_report_free(&r);
+	group_whole(&h);
 	harness_free(&h);
 }
 END_TEST
