@@ -125,7 +125,9 @@ struct topo_vport {
 	/* its virtual node (VNodeInfo): GUID (0: not read), its port there, its ports */
 	uint64_t node_guid;
 	uint8_t local_port, num_ports;
-	uint8_t state; /* VPortState as last read or set */
+	uint8_t state;    /* VPortState as last read or set */
+	uint8_t guid_cap; /* VPortInfo GUIDCap: its GUIDInfo table's entries */
+	char desc[65];    /* VNodeDescription as read (empty: not read, its HCA's is used) */
 	bool lid_required;
 	uint32_t seen;     /* the sweep (topo.sweep) that last read it */
 	uint32_t pkey_sig; /* its P_Key table as programmed (a hash), 0: unknown */
@@ -414,6 +416,10 @@ void topo_vport_set_pkey_sig(struct topo *t, uint32_t v, uint32_t sig);
 /* Its virtual node as VNodeInfo tells it: the SA's NodeRecord of the VF. */
 void topo_vport_set_node(struct topo *t, uint32_t v, uint64_t node_guid, uint8_t local_port,
                          uint8_t num_ports, uint16_t pkey_cap);
+/* Its GUIDInfo table's size as VPortInfo says: the SA's GUIDInfoRecords of the VF. */
+void topo_vport_set_guid_cap(struct topo *t, uint32_t v, uint8_t guid_cap);
+/* Its virtual node's description (VNodeDescription, up to 64 bytes): its NodeRecord's. */
+void topo_vport_set_desc(struct topo *t, uint32_t v, const char *desc);
 /* The port a LID leads to: its holder's, or for a vport's own LID its physical port
  * (TOPO_NONE: nobody's). */
 uint32_t topo_lid_to_port(const struct topo *t, uint16_t lid);

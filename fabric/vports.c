@@ -2,6 +2,7 @@
  * and by their own LID, all O(1). A vport is read by the SM (sm/vports.c); here it is kept,
  * follows its physical port, and gets its LFT entries. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fabric/fabric.h"
 
@@ -66,6 +67,7 @@ uint32_t topo_vport_put(struct topo *t, uint32_t port, unsigned index, uint64_t 
 		t->vports.v[v].guid = guid;
 		t->vports.v[v].pkey_sig = 0;
 		t->vports.v[v].node_guid = 0; /* another VF's node: read again */
+		memset(t->vports.v[v].desc, 0, sizeof(t->vports.v[v].desc));
 		t->vport_changes++;
 	}
 	struct topo_vport *vp = &t->vports.v[v];
@@ -207,4 +209,16 @@ void topo_vport_set_node(struct topo *t, uint32_t v, uint64_t node_guid, uint8_t
 	vp->local_port = local_port;
 	vp->num_ports = num_ports;
 	vp->pkey_cap = pkey_cap;
+}
+
+void topo_vport_set_guid_cap(struct topo *t, uint32_t v, uint8_t guid_cap)
+{
+	t->vports.v[v].guid_cap = guid_cap;
+}
+
+void topo_vport_set_desc(struct topo *t, uint32_t v, const char *desc)
+{
+	size_t n = strnlen(desc, sizeof(t->vports.v[v].desc) - 1);
+	memcpy(t->vports.v[v].desc, desc, n);
+	t->vports.v[v].desc[n] = 0;
 }

@@ -8,8 +8,6 @@ static uint16_t node_lid(const struct topo *t, uint32_t port)
 	return t->ports[topo_lid_port(t, port)].lid;
 }
 
-static void vport_node_records(const struct sa_req *rq, struct sa_records *out);
-
 /* One NodeRecord per switch, one per CA port that has a LID (as OpenSM), one per VF whose
  * virtual node was read. */
 void sa_build_node_records(const struct sa_req *rq, struct sa_records *out)
@@ -37,33 +35,7 @@ void sa_build_node_records(const struct sa_req *rq, struct sa_records *out)
 				mad_node_record_encode(&nr, rec, out->size, NULL);
 		}
 	}
-	vport_node_records(rq, out);
-}
-
-/* A VF's NodeRecord (IBA Annex A18): its virtual node as VNodeInfo gave it, at the LID it
- * answers to, its device and description its HCA's (VNodeDescription is not read). */
-static void vport_node_records(const struct sa_req *rq, struct sa_records *out)
-{
-	const struct topo *t = rq->sa->t;
-	for (uint32_t v = 0; v < t->vports.n; v++) {
-		const struct topo_vport *vp = &t->vports.v[v];
-		uint16_t lid = topo_vport_lid(t, v);
-		if (!lid || !vp->node_guid || (rq->only_lid && rq->only_lid != lid) ||
-		    !sa_visible(rq, t->nports + v))
-			continue;
-		const struct topo_node *node = &t->nodes[t->ports[vp->port].node];
-		struct mad_node_record nr = {.lid = lid, .info = node->ni};
-		nr.info.node_type = NODE_TYPE_CA;
-		nr.info.num_ports = vp->num_ports;
-		nr.info.node_guid = vp->node_guid;
-		nr.info.port_guid = vp->guid;
-		nr.info.partition_cap = vp->pkey_cap;
-		nr.info.local_port_num = vp->local_port;
-		memcpy(nr.desc.desc, node->desc, sizeof(nr.desc.desc));
-		uint8_t *rec = sa_records_add(out);
-		if (rec)
-			mad_node_record_encode(&nr, rec, out->size, NULL);
-	}
+	sa_build_vport_node_records(rq, out);
 }
 
 /* Every port of every switch (the switch's LID), every CA port with a LID. */
@@ -91,6 +63,7 @@ void sa_build_port_info_records(const struct sa_req *rq, struct sa_records *out)
 		if (rec)
 			mad_port_info_record_encode(&r, rec, out->size, NULL);
 	}
+	sa_build_vport_port_info_records(rq, out);
 }
 
 /* Both directions of every link between present nodes. */
@@ -252,6 +225,7 @@ void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 				mad_pkey_table_record_encode(&r, rec, out->size, NULL);
 		}
 	}
+	sa_build_vport_pkey_records(rq, out);
 }
 
 /* Every GUIDInfo block up to each port's GUIDCap, for CA and router ports and switch port 0
@@ -280,6 +254,7 @@ void sa_build_guid_info_records(const struct sa_req *rq, struct sa_records *out)
 				mad_guid_info_record_encode(&r, rec, out->size, NULL);
 		}
 	}
+	sa_build_vport_guid_info_records(rq, out);
 }
 
 /* This SM, and the other SMs it knows of. */

@@ -142,6 +142,11 @@ void sa_select_vlarb_records(const struct sa_req *rq, const uint8_t *req, uint64
                              struct sa_records *out);
 
 void sa_build_node_records(const struct sa_req *rq, struct sa_records *out);
+/* the virtual ports' records (sa/vport_records.c), at the end of each family's */
+void sa_build_vport_node_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_vport_port_info_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_vport_guid_info_records(const struct sa_req *rq, struct sa_records *out);
+void sa_build_vport_pkey_records(const struct sa_req *rq, struct sa_records *out);
 void sa_build_port_info_records(const struct sa_req *rq, struct sa_records *out);
 void sa_build_link_records(const struct sa_req *rq, struct sa_records *out);
 void sa_build_switch_info_records(const struct sa_req *rq, struct sa_records *out);

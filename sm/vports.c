@@ -5,9 +5,9 @@
  * trap 1146 or a new port asks for it: VirtualizationInfo; with `virtualization: manage`
  * Enable set and VPortStateChange cleared (written 1) before the vports are read, so that a
  * change during the read shows again; the VPortState blocks up to VPortIndexTop; VPortInfo of
- * each vport that is not Down; VNodeInfo of a vport new to the model (its P_Key table's
- * size). A port whose reads all came back loses the vports it no longer shows. At most
- * virt_max_ports_in_process ports are read at once.
+ * each vport that is not Down; VNodeInfo (its P_Key table's size) and VNodeDescription of a
+ * vport new to the model. A port whose reads all came back loses the vports it no longer shows. At
+ * most virt_max_ports_in_process ports are read at once.
  *
  * Programming (after the physical ports are ACTIVE): a vport's own LID (lids.c gives it)
  * and its state Active by one VPortInfo Set, its P_Key table (the partition policy by its
@@ -114,6 +114,22 @@ static void on_vnode_info(struct sm *sm, const struct mad_result *res, const str
 	slot_end(sm, c->slot);
 }
 
+/* VNodeDescription has NodeDescription's layout: the VM's own name for its HCA */
+static void on_vnode_desc(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
+                          void *ctx)
+{
+	(void)res;
+	const struct vctx *c = ctx;
+	if (answered(sm, smp, c, "VNodeDescription")) {
+		struct mad_node_desc nd;
+		mad_node_desc_decode(smp->data, sizeof(smp->data), &nd, NULL);
+		uint32_t v = topo_vport_at(&sm->topo, c->port, c->index);
+		if (v != TOPO_NONE)
+			topo_vport_set_desc(&sm->topo, v, nd.desc);
+	}
+	slot_end(sm, c->slot);
+}
+
 static void on_vport_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
                           void *ctx)
 {
@@ -136,9 +152,14 @@ static void on_vport_info(struct sm *sm, const struct mad_result *res, const str
 			       " is another port's or vport's (or out of memory): left out",
 			       sm_node_name(sm, t->ports[c->port].node, name, sizeof(name)),
 			       t->ports[c->port].num, c->index, vi.port_guid);
-		} else if (v != TOPO_NONE && (!known || !t->vports.v[v].pkey_cap)) {
-			vsend(sm, c->slot, MAD_METHOD_GET, MAD_ATTR_VNODE_INFO,
-			      mad_vport_am(c->index), NULL, on_vnode_info, c->index);
+		} else if (v != TOPO_NONE) {
+			topo_vport_set_guid_cap(t, v, vi.guid_cap);
+			if (!known || !t->vports.v[v].pkey_cap)
+				vsend(sm, c->slot, MAD_METHOD_GET, MAD_ATTR_VNODE_INFO,
+				      mad_vport_am(c->index), NULL, on_vnode_info, c->index);
+			if (!known || !t->vports.v[v].desc[0])
+				vsend(sm, c->slot, MAD_METHOD_GET, MAD_ATTR_VNODE_DESC,
+				      mad_vport_am(c->index), NULL, on_vnode_desc, c->index);
 		}
 	}
 	slot_end(sm, c->slot);

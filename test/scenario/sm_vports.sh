@@ -2,9 +2,11 @@
 # Virtual ports (SR-IOV VFs, IBA Annex A18) on a fat tree: 4 VFs on each of 32 hosts' ports,
 # half asking for a LID of their own. Every vport comes up (ACTIVE), the ones that asked have
 # a LID routed to their port (fabricsim verify), the partition that names two VF GUIDs is on
-# those VFs' P_Key tables alone, and so is a key the partition API gives two others, the SA answers PathRecords between vports by GID with their
-# own LIDs; a VF added and removed at run time is followed by its trap without a heavy sweep;
-# the LIDs survive a restart. Usage: sm_vports.sh BUILD_DIR
+# those VFs' P_Key tables alone, and so is a key the partition API gives two others; the SA
+# answers PathRecords between vports by GID with their own LIDs, and a VF's NodeRecord,
+# PortInfoRecord and GUIDInfoRecord at its LID; a VF added and removed at run time is
+# followed by its trap without a heavy sweep; the LIDs survive a restart.
+# Usage: sm_vports.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
 IBSA="$BUILD/cli/ibsa"
@@ -93,6 +95,26 @@ sys.exit(not (r and r[0]["slid"] == int(sys.argv[2]) and r[0]["dlid"] == int(sys
               and r[0]["sgid"] == gid(sys.argv[4]) and r[0]["dgid"] == gid(sys.argv[5])))
 PY
 echo "PathRecord vport to vport: SLID $lidA DLID $lidB, the vports' own GIDs: ok"
+
+# the SA's records of a VF with a LID of its own, asked from its PF's host: its NodeRecord
+# with its virtual node's own description (VNodeDescription), its PortInfoRecord (its LID,
+# ACTIVE), its GUIDInfoRecord (its GUID at index 0)
+for what in nodes ports guids; do
+	SIM_HOST=host-1 "$IBSA" --transport sim --json "$what" "$lidA" >"$WORK/vf.$what.json" ||
+		fail "ibsa $what $lidA: $(cat "$WORK/vf.$what.json")"
+done
+python3 - "$WORK" "$lidA" "$A" <<'PY' || fail "the VF's records: $(cat "$WORK"/vf.*.json)"
+import json, sys
+w, lid, guid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3], 16)
+num = lambda v: int(v, 0) if isinstance(v, str) else v
+n, p, g = (json.load(open("%s/vf.%s.json" % (w, k))) for k in ("nodes", "ports", "guids"))
+sys.exit(not (len(n) == 1 and num(n[0]["info"]["port_guid"]) == guid
+              and n[0]["desc"]["desc"].endswith(" VF1")
+              and len(p) == 1 and num(p[0]["info"]["lid"]) == lid
+              and num(p[0]["info"]["port_state"]) == 4
+              and g and num(g[0]["info"]["guid[0]"]) == guid))
+PY
+echo "the VF's NodeRecord (its own description), PortInfoRecord and GUIDInfoRecord at LID $lidA: ok"
 
 # a VF at run time: its trap, an incremental sweep (no node read again), up with a LID
 nodeinfo() { "$FS" ctl smp-counts | awk '$1 == "Get" && $2 == "0x0011" { print $3 }'; }

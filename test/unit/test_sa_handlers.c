@@ -907,6 +907,63 @@ START_TEST(vport_requester_sees_its_own)
 }
 END_TEST
 
+/* A VF with a LID of its own is a port of its own to the SA: its PortInfoRecord (its LID,
+ * its state, no M_Key), its GUIDInfoRecord (its GUID at index 0), its P_KeyTableRecord (the
+ * keys the policy gives it, to a trusted requester) and its NodeRecord with its virtual
+ * node's own description, all at its LID, to those it shares a partition with. */
+START_TEST(vport_port_records)
+{
+	const uint64_t vguid = 0x0002c9030a000003ull;
+	uint32_t v = vport_at_loner(vguid, 42);
+	const uint32_t with_a1[] = {A1};
+	add_partition("V", 0x0c, false, with_a1, 1);
+	config_partition_member(&E.cfg.partitions[E.cfg.npartitions - 1], CM_GUID, vguid, CM_FULL);
+	ck_assert_int_eq(topo_pkeys_update(E.t, &E.cfg), 0);
+	topo_vport_set_node(E.t, v, 0x0002c9030b000003ull, 2, 2, 32);
+	topo_vport_set_guid_cap(E.t, v, 8);
+	topo_vport_set_desc(E.t, v, "vm-7 mlx5_0");
+
+	uint8_t q[MAD_SA_DATA_SIZE] = {0};
+	mad_bits_set(q, 0, 16, 42);
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_PORT_INFO_RECORD, 1, q, sizeof(q)), 0);
+	struct mad_port_info_record pr;
+	mad_port_info_record_decode(E.ans + MAD_SA_HDR_END, MAD_SA_DATA_SIZE, &pr, NULL);
+	ck_assert_uint_eq(pr.lid, 42);
+	ck_assert_uint_eq(pr.port_num, 2);
+	ck_assert_uint_eq(pr.info.lid, 42);
+	ck_assert_uint_eq(pr.info.lmc, 0);
+	ck_assert_uint_eq(pr.info.port_state, PORT_STATE_ACTIVE);
+	ck_assert_uint_eq(pr.info.guid_cap, 8);
+	ck_assert_uint_eq(pr.info.mkey, 0);
+	/* B1 shares nothing with the VF: nothing about it */
+	ck_assert_int_eq(ask(B1, MAD_METHOD_GET, MAD_ATTR_PORT_INFO_RECORD, 1, q, sizeof(q)),
+	                 MAD_STATUS_SA_NO_RECORDS);
+
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_GUID_INFO_RECORD, 0x3, q, sizeof(q)), 0);
+	struct mad_guid_info_record gr;
+	mad_guid_info_record_decode(E.ans + MAD_SA_HDR_END, MAD_SA_DATA_SIZE, &gr, NULL);
+	ck_assert_uint_eq(gr.lid, 42);
+	ck_assert_uint_eq(gr.info.guid[0], vguid);
+
+	ck_assert_int_eq(
+	    ask_key(A1, SM_KEY, MAD_METHOD_GET, MAD_ATTR_PKEY_TABLE_RECORD, 1, q, sizeof(q)), 0);
+	struct mad_pkey_table_record kr;
+	mad_pkey_table_record_decode(E.ans + MAD_SA_HDR_END, MAD_SA_DATA_SIZE, &kr, NULL);
+	ck_assert_uint_eq(kr.lid, 42);
+	ck_assert_uint_eq(kr.port_num, 2);
+	bool has = false;
+	for (unsigned i = 0; i < 32; i++)
+		has |= kr.table.pkey[i] == 0x800c;
+	ck_assert_msg(has, "the VF's P_Key table record lacks its partition's key");
+
+	ck_assert_int_eq(ask(A1, MAD_METHOD_GET, MAD_ATTR_NODE_RECORD, 1, q, sizeof(q)), 0);
+	struct mad_node_record nr;
+	mad_node_record_decode(E.ans + MAD_SA_HDR_END, MAD_SA_DATA_SIZE, &nr, NULL);
+	ck_assert_uint_eq(nr.info.port_guid, vguid);
+	ck_assert_str_eq(nr.desc.desc, "vm-7 mlx5_0");
+}
+END_TEST
+
 /* The clients' state as lines (sa/state.c), one kind each: what the state file and the
  * standby sync carry. */
 static char *state_text(void)
@@ -995,6 +1052,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, vport_paths_and_joins);
 	tcase_add_test(tc, vport_requester_sees_its_own);
+	tcase_add_test(tc, vport_port_records);
 	tcase_add_test(tc, records_filter_keeps_what_the_answer_uses);
 	tcase_add_test(tc, visibility_by_partition);
 	tcase_add_test(tc, unknown_requester_sees_nothing);
