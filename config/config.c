@@ -71,6 +71,8 @@ void config_defaults(struct ibsmd_config *c)
 	c->link_speed_ext_enabled = 31;
 	c->api_max_partitions = 1024;
 	snprintf(c->virtualization, sizeof(c->virtualization), "manage");
+	snprintf(c->metrics_ports, sizeof(c->metrics_ports), "switches");
+	c->metrics_max_ports = 4096;
 	c->virt_max_ports_in_process = 64;
 	c->virt_max_lids_per_port = 128;
 	c->pm_threshold_symbol_errors = 10;
@@ -681,6 +683,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_ROOT_GUID_FILE] = {"root_guid_file", OPT_STR, F(root_guid_file), 0, 0, OPT_LIVE},
     [CK_CN_GUID_FILE] = {"cn_guid_file", OPT_STR, F(cn_guid_file), 0, 0, OPT_LIVE},
     [CK_LFTS_FILE] = {"lfts_file", OPT_STR, F(lfts_file), 0, 0, OPT_LIVE},
+    [CK_TORUS_CONFIG] = {"torus_config", OPT_STR, F(torus_config), 0, 0, OPT_LIVE},
     [CK_ROUTING_MAX_VLS] = {"routing_max_vls", OPT_UINT, F(routing_max_vls), 0, 15, OPT_LIVE},
     [CK_LMC] = {"lmc", OPT_UINT, F(lmc), 0, 7, 0},
     [CK_LMC_ESP0] = {"lmc_esp0", OPT_BOOL, F(lmc_esp0), 0, 0, 0},
@@ -749,12 +752,16 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_CONTROL_SOCKET] = {"control_socket", OPT_STR, F(control_socket), 0, 0, 0},
     [CK_CONTROL_GROUP] = {"control_group", OPT_STR, F(control_group), 0, 0, 0},
     [CK_DUMP_DIR] = {"dump_dir", OPT_STR, F(dump_dir), 0, 0, OPT_LIVE},
+    [CK_NODE_NAME_MAP] = {"node_name_map", OPT_STR, F(node_name_map), 0, 0, OPT_LIVE},
     [CK_DUMP_AFTER_SWEEP] = {"dump_after_sweep", OPT_BOOL, F(dump_after_sweep), 0, 0, OPT_LIVE},
     [CK_METRICS_FILE] = {"metrics_file", OPT_STR, F(metrics_file), 0, 0, OPT_LIVE},
     [CK_METRICS_INTERVAL] = {"metrics_interval", OPT_UINT, F(metrics_interval_s), 0, 3600,
                              OPT_LIVE},
     [CK_METRICS_LISTEN] = {"metrics_listen", OPT_STR, F(metrics_listen), 0, 0, 0},
     [CK_METRICS_PER_ADDRESS] = {"metrics_per_address", OPT_UINT, F(metrics_per_address), 1, 16, 0},
+    [CK_METRICS_PORTS] = {"metrics_ports", OPT_STR, F(metrics_ports), 0, 0, OPT_LIVE},
+    [CK_METRICS_MAX_PORTS] = {"metrics_max_ports", OPT_UINT, F(metrics_max_ports), 0, 10000000,
+                              OPT_LIVE},
     [CK_API_LISTEN] = {"api_listen", OPT_STR, F(api_listen), 0, 0, 0},
     [CK_API_TLS_CERT] = {"api_tls_cert", OPT_STR, F(api_tls_cert), 0, 0, 0},
     [CK_API_TLS_KEY] = {"api_tls_key", OPT_STR, F(api_tls_key), 0, 0, 0},
@@ -1170,6 +1177,11 @@ int config_check(const struct ibsmd_config *c, char *err, size_t errlen)
 		    "link_speed_ext_enabled: %u is reserved; 0 (no change), FDR 1, EDR 2, "
 		    "HDR 4, NDR 8 or'ed (1-15), 30 (none) or 31 (every one supported)",
 		    c->link_speed_ext_enabled);
+	if (strcmp(c->metrics_ports, "none") && strcmp(c->metrics_ports, "switches") &&
+	    strcmp(c->metrics_ports, "all"))
+		return check_err(c, CK_METRICS_PORTS, err, errlen,
+		                 "metrics_ports: \"%s\" is not none, switches or all",
+		                 c->metrics_ports);
 	if (strcmp(c->virtualization, "manage") && strcmp(c->virtualization, "disable") &&
 	    strcmp(c->virtualization, "ignore"))
 		return check_err(c, CK_VIRTUALIZATION, err, errlen,
@@ -1293,6 +1305,7 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		h = fnv(h, c->root_guid_file, strlen(c->root_guid_file) + 1);
 		h = fnv(h, c->cn_guid_file, strlen(c->cn_guid_file) + 1);
 		h = fnv(h, c->lfts_file, strlen(c->lfts_file) + 1);
+		h = fnv(h, c->torus_config, strlen(c->torus_config) + 1);
 		for (unsigned i = 0; i < c->nprefix_routes; i++) {
 			FNV_VAL(h, c->prefix_routes[i].prefix);
 			FNV_VAL(h, c->prefix_routes[i].router);

@@ -135,6 +135,7 @@ enum config_key {
 	CK_ROOT_GUID_FILE,
 	CK_CN_GUID_FILE,
 	CK_LFTS_FILE,
+	CK_TORUS_CONFIG,
 	CK_ROUTING_MAX_VLS,
 	CK_ROUTING_FALLBACK_MINHOP,
 	CK_LMC,
@@ -187,11 +188,14 @@ enum config_key {
 	CK_CONTROL_SOCKET,
 	CK_CONTROL_GROUP,
 	CK_DUMP_DIR,
+	CK_NODE_NAME_MAP,
 	CK_DUMP_AFTER_SWEEP,
 	CK_METRICS_FILE,
 	CK_METRICS_INTERVAL,
 	CK_METRICS_LISTEN,
 	CK_METRICS_PER_ADDRESS,
+	CK_METRICS_PORTS,
+	CK_METRICS_MAX_PORTS,
 	CK_API_LISTEN,
 	CK_API_TLS_CERT,
 	CK_API_TLS_KEY,
@@ -231,6 +235,7 @@ struct ibsmd_config {
 	char root_guid_file[256]; /* more roots, one GUID a line (OpenSM's format) */
 	char cn_guid_file[256];   /* ftree: the compute nodes, whose switches are leaves */
 	char lfts_file[256];      /* the file engine's forwarding tables (ibroute's format) */
+	char torus_config[256];   /* torus: OpenSM's torus-2QoS.conf (shape, seeds, datelines) */
 	/* the most VLs engines that break credit loops with VLs (dfsssp) may use, 0: all the
 	 * switch links run */
 	uint8_t routing_max_vls;
@@ -299,6 +304,9 @@ struct ibsmd_config {
 	char control_group[64];
 	/* where the OpenSM-format dumps go, and whether each heavy sweep writes them */
 	char dump_dir[256];
+	/* node-name-map (ibnetdiscover's format): the names of nodes by GUID, for Slurm's topology
+	 */
+	char node_name_map[256];
 	bool dump_after_sweep;
 	/* Prometheus metrics: the file node_exporter's textfile collector reads ("": in the
 	 * state directory), how often it is written (0: never), and an HTTP address to serve
@@ -309,6 +317,11 @@ struct ibsmd_config {
 	/* HTTP connections one client address may hold at once (of 16 in all), so that one
 	 * host cannot keep the others from the endpoint */
 	unsigned metrics_per_address;
+	/* per-port families in infiniband_exporter's names (daemon/metrics_ports.c): which
+	 * ports (none, switches, all) and at most how many, to bound the series on large
+	 * fabrics */
+	char metrics_ports[16];
+	unsigned metrics_max_ports;
 	/* the partition API (UFM's REST shapes, for ib-kubernetes): the address to serve it on
 	 * ("": off), the PEM certificate and key for HTTPS (both "": plain HTTP, allowed only on a
 	 * loopback address) and the users file (lines name:crypto_pwhash_str hash, mode 0600) */

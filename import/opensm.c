@@ -18,6 +18,7 @@
 #include "import/qos.h"
 #include "mad/link_speed.h"
 #include "routing/engine.h"
+#include "routing/torus_conf.h"
 
 struct imp {
 	char *err;
@@ -92,6 +93,7 @@ enum how {
 	VLCAP,
 	VIRT,
 	PREFIXES,
+	TORUSCONF,
 	XWAIT
 };
 static const struct {
@@ -146,6 +148,8 @@ static const struct {
     {"qos_policy_file", NULL, QOSFILE, NULL, NULL},
     {"allow_both_pkeys", NULL, BOTHKEYS, NULL, NULL},
     {"prefix_routes_file", "prefix_routes", PREFIXES, NULL, NULL},
+    {"torus_config", "torus_config", TORUSCONF, NULL, NULL},
+    {"node_name_map_name", "node_name_map", STRING, NULL, NULL},
     {"perfmgr_ignore_cas", "pm_ignore_cas", BOOL, NULL, NULL},
     {"perfmgr_xmit_wait_log", "pm_threshold_xmit_wait", XWAIT, NULL, NULL},
     {"perfmgr_xmit_wait_threshold", "pm_threshold_xmit_wait", XWAIT, NULL, NULL},
@@ -203,6 +207,32 @@ static int put_prefix_routes(struct imp *im, const char *file, unsigned line, co
 	return 0;
 }
 
+/* OpenSM's torus-2QoS.conf, which ibsmd's torus reads as it is: checked here, so that a
+ * file torus would refuse fails the import with its line; one that is not there (OpenSM's
+ * default names one most sites never write) leaves the torus to find itself. */
+static int put_torus_config(struct imp *im, const char *file, unsigned line, const char *key,
+                            const char *val)
+{
+	if (strchr(val, '"') || strchr(val, '\\'))
+		return fail(im, file, line, "%s: \"%s\" has quotes or backslashes", key, val);
+	if (access(val, F_OK) < 0) {
+		fprintf(im->out,
+		        "# opensm %s %s: %s; ibsmd's torus finds the torus's size and datelines "
+		        "from the cabling, as without one\n",
+		        key, val, strerror(errno));
+		return 0;
+	}
+	struct torus_conf tc;
+	char why[400];
+	if (torus_conf_read(val, &tc, why, sizeof(why)) < 0) {
+		snprintf(im->err, im->errlen, "%s", why);
+		return -1;
+	}
+	fprintf(im->out, "# opensm %s: torus reads OpenSM's file as it is\ntorus_config: \"%s\"\n",
+	        key, val);
+	return 0;
+}
+
 /* perfmgr_xmit_wait_log and its threshold, kept for pm_threshold_xmit_wait at the end: the
  * two make one setting */
 static void note_xmit_wait(struct imp *im, const char *key, const char *val)
@@ -215,6 +245,33 @@ static void note_xmit_wait(struct imp *im, const char *key, const char *val)
 	        "# opensm %s %s: pm_threshold_xmit_wait, when perfmgr_xmit_wait_log is TRUE (an "
 	        "event where OpenSM logs a line)\n",
 	        key, val);
+}
+
+/* root_guid_file: its GUIDs as root_guids */
+static int put_roots(struct imp *im, const char *file, unsigned line, const char *val)
+{
+	FILE *fp = fopen(val, "r");
+	if (!fp)
+		return fail(im, file, line, "root_guid_file %s: %s", val, strerror(errno));
+	char l[256], *e;
+	unsigned n = 0, ln = 0;
+	fprintf(im->out, "root_guids: [");
+	while (fgets(l, sizeof(l), fp)) {
+		ln++;
+		char *t = trim(l);
+		if (!*t || *t == '#')
+			continue;
+		errno = 0;
+		unsigned long long g = strtoull(t, &e, 0);
+		if (*trim(e) || errno || !g) {
+			fclose(fp);
+			return fail(im, val, ln, "\"%s\" is not a GUID", t);
+		}
+		fprintf(im->out, "%s0x%016llx", n++ ? ", " : "", g);
+	}
+	fclose(fp);
+	fprintf(im->out, "]\n");
+	return 0;
 }
 
 static int put_value(struct imp *im, const char *file, unsigned line, const char *key,
@@ -288,14 +345,14 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 				 * VLs, QoS classes on SL bits, around failed links and switches */
 				fprintf(out,
 				        "# opensm routing_engine torus-2QoS: ibsmd's torus routes "
-				        "as it does; it finds the torus's size and datelines from "
-				        "the cabling\n");
+				        "as it does, with its torus_config (torus-2QoS.conf) when "
+				        "there is one\n");
 				ours_e = "torus";
 			}
 			if (!ours_e) {
 				fprintf(
 				    out,
-				    "# opensm routing_engine %s: not in ibsmd yet; updn routes any "
+				    "# opensm routing_engine %s: not an OpenSM engine; updn routes any "
 				    "topology free of credit loops, so it takes its place\n",
 				    n);
 				ours_e = "updn";
@@ -311,31 +368,9 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 		return 0;
 	}
 	case PREFIXES: return put_prefix_routes(im, file, line, key, val);
+	case TORUSCONF: return put_torus_config(im, file, line, key, val);
 	case XWAIT: note_xmit_wait(im, key, val); return 0;
-	case ROOTS: {
-		FILE *fp = fopen(val, "r");
-		if (!fp)
-			return fail(im, file, line, "root_guid_file %s: %s", val, strerror(errno));
-		char l[256];
-		unsigned n = 0, ln = 0;
-		fprintf(out, "root_guids: [");
-		while (fgets(l, sizeof(l), fp)) {
-			ln++;
-			char *t = trim(l);
-			if (!*t || *t == '#')
-				continue;
-			errno = 0;
-			unsigned long long g = strtoull(t, &e, 0);
-			if (*trim(e) || errno || !g) {
-				fclose(fp);
-				return fail(im, val, ln, "\"%s\" is not a GUID", t);
-			}
-			fprintf(out, "%s0x%016llx", n++ ? ", " : "", g);
-		}
-		fclose(fp);
-		fprintf(out, "]\n");
-		return 0;
-	}
+	case ROOTS: return put_roots(im, file, line, val);
 	default: return 0;
 	}
 }

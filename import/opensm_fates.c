@@ -137,8 +137,6 @@ static const struct opensm_fate fates[] = {
     {"nue_include_switches", "FALSE", "ibsmd's nue routes to the switches' LIDs as to any", NULL},
     {"port_shifting", "FALSE", "ibsmd's engines balance routes themselves", NULL},
     {"scatter_ports", "0", "ibsmd's engines balance routes themselves", NULL},
-    {"torus_config", NULL, "ibsmd's torus finds the torus's size and datelines from the cabling",
-     NULL},
     /* SA and multicast */
     {"drop_event_subscriptions", "FALSE",
      "ibsmd keeps the subscriptions (state_dir/sa-state) across restarts and failovers", NULL},

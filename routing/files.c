@@ -53,9 +53,7 @@ int routing_slurp(const char *path, size_t max, char **text, size_t *len, char *
 	return 0;
 }
 
-/* The next line of text[*pos..len) into a bounded copy (longer lines are cut: no format here
- * has a meaningful field past 1 KB). false at the end. */
-static bool next_line(const char *text, size_t len, size_t *pos, char *line, size_t size)
+bool routing_next_line(const char *text, size_t len, size_t *pos, char *line, size_t size)
 {
 	if (*pos >= len)
 		return false;
@@ -105,7 +103,7 @@ int routing_parse_guids(const char *text, size_t len, const char *name, uint64_t
 	unsigned lineno = 0;
 	uint32_t count = 0, cap = 0;
 	uint64_t *g = NULL;
-	while (next_line(text, len, &pos, line, sizeof(line))) {
+	while (routing_next_line(text, len, &pos, line, sizeof(line))) {
 		lineno++;
 		char *p = skip_space(line), *end;
 		if (!*p || *p == '#')
@@ -219,7 +217,7 @@ int routing_parse_lfts(const char *text, size_t len, const char *name,
 	size_t pos = 0;
 	unsigned lineno = 0;
 	bool in_switch = false;
-	while (next_line(text, len, &pos, line, sizeof(line)))
+	while (routing_next_line(text, len, &pos, line, sizeof(line)))
 		if (lfts_line(line, ++lineno, &in_switch, name, cb, arg, why, whylen) < 0)
 			return -1;
 	return 0;

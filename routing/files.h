@@ -5,6 +5,7 @@
 #ifndef IBSMD_ROUTING_FILES_H
 #define IBSMD_ROUTING_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,10 @@ int routing_parse_lfts(const char *text, size_t len, const char *name,
 /* The same, read from a file a line at a time (a dump of a large fabric is hundreds of MB). */
 int routing_read_lfts(const char *path, const struct lfts_parse_cb *cb, void *arg, char *why,
                       size_t whylen);
+
+/* The next line of text[*pos..len) into a bounded copy (longer lines are cut: no format here
+ * has a meaningful field past 1 KB). false at the end. */
+bool routing_next_line(const char *text, size_t len, size_t *pos, char *line, size_t size);
 
 /* The whole of a file (NUL-terminated), at most max bytes: 0, or -1 with why. */
 int routing_slurp(const char *path, size_t max, char **text, size_t *len, char *why, size_t whylen);

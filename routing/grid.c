@@ -280,18 +280,209 @@ static void grid_gaps(struct grid *g, const struct routing_ctx *ctx)
 	}
 }
 
-int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
+/* ---- torus_config (torus-2QoS.conf): the axes, origin and shape a site gave ---- */
+
+struct conf_map {
+	uint32_t seed;                /* the origin before the datelines move it */
+	unsigned axis[GRID_MAX_DIMS]; /* grid dimension -> the file's axis (0 x, 1 y, 2 z) */
+	int32_t shift[GRID_MAX_DIMS]; /* the datelines, by grid dimension */
+};
+
+static const char axis_name[] = "xyz";
+
+/* The switch with node GUID guid and switch links, NONE if not there. */
+static uint32_t sw_by_guid(const struct routing_ctx *ctx, uint64_t guid)
+{
+	uint32_t n = u64map_get(&ctx->t->by_guid, guid);
+	if (n == U64MAP_NONE || !topo_is_switch(ctx->t, n) || !ctx->t->nodes[n].present)
+		return NONE;
+	uint32_t s = ctx->t->nodes[n].sw;
+	return s < ctx->nsw && ctx->adj_start[s] != ctx->adj_start[s + 1] ? s : NONE;
+}
+
+/* The port of switch s with a link to switch to, 0 if none. */
+static unsigned port_to(const struct routing_ctx *ctx, uint32_t s, uint32_t to)
+{
+	for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++)
+		if (ctx->adj[e].to == to)
+			return ctx->adj[e].port;
+	return 0;
+}
+
+/* A seed's links as ports of its switch (port[axis][0] plus, [1] minus; 0 not given): false
+ * with why when one of its switches or links is not there. */
+static bool seed_ports(const struct routing_ctx *ctx, const struct torus_conf_seed *sd,
+                       uint32_t *from, unsigned port[TORUS_CONF_DIMS][2], char *why, size_t len)
+{
+	*from = sw_by_guid(ctx, sd->from);
+	if (*from == NONE) {
+		snprintf(why, len, "switch 0x%016llx is not there", (unsigned long long)sd->from);
+		return false;
+	}
+	for (unsigned a = 0; a < TORUS_CONF_DIMS; a++)
+		for (unsigned m = 0; m < 2; m++) {
+			uint64_t guid = m ? sd->minus[a] : sd->plus[a];
+			uint32_t to = guid ? sw_by_guid(ctx, guid) : NONE;
+			port[a][m] = to == NONE ? 0 : port_to(ctx, *from, to);
+			if (guid && !port[a][m]) {
+				snprintf(why, len, "%c%c_link: no link from 0x%016llx to 0x%016llx",
+				         axis_name[a], m ? 'm' : 'p', (unsigned long long)sd->from,
+				         (unsigned long long)guid);
+				return false;
+			}
+		}
+	return true;
+}
+
+static void swap_dirs(struct grid *g, unsigned d)
+{
+	uint8_t p = g->plus[d];
+	g->plus[d] = g->minus[d];
+	g->minus[d] = p;
+}
+
+/* The grid dimension whose ports include p, pointed so that p leads plus (or minus). */
+static int orient(struct grid *g, unsigned p, bool plus)
+{
+	for (unsigned d = 0; d < g->ndims; d++)
+		if (g->plus[d] == p || g->minus[d] == p) {
+			if ((g->plus[d] == p) != plus)
+				swap_dirs(g, d);
+			return (int)d;
+		}
+	return -1;
+}
+
+/* Dimensions in the file's axis order, each pointed as the seed's links say. */
+static int conf_axes(struct grid *g, struct routing_ctx *ctx, const char *engine,
+                     const struct torus_conf *conf, unsigned port[TORUS_CONF_DIMS][2],
+                     unsigned seed_no, struct conf_map *m)
+{
+	int at[TORUS_CONF_DIMS]; /* axis -> grid dimension, -1 not seeded */
+	bool taken[GRID_MAX_DIMS] = {false};
+	for (unsigned a = 0; a < TORUS_CONF_DIMS; a++) {
+		at[a] = -1;
+		for (unsigned k = 0; k < 2 && conf->radix[a] > 1; k++) {
+			if (!port[a][k])
+				continue;
+			int d = orient(g, port[a][k], k == 0);
+			if (d < 0 || (at[a] >= 0 && d != at[a]) || (at[a] < 0 && taken[d])) {
+				snprintf(ctx->why, sizeof(ctx->why),
+				         "%s: torus_config seed %u: %c%c_link (port %u) is not the "
+				         "%c axis it should be, or that axis's links disagree",
+				         engine, seed_no, axis_name[a], k ? 'm' : 'p', port[a][k],
+				         axis_name[a]);
+				return -1;
+			}
+			at[a] = d;
+			taken[d] = true;
+		}
+	}
+	struct grid o = *g;
+	unsigned k = 0;
+	for (unsigned a = 0; a < TORUS_CONF_DIMS; a++) {
+		if (conf->radix[a] <= 1)
+			continue;
+		unsigned d = 0;
+		if (at[a] >= 0)
+			d = (unsigned)at[a];
+		else
+			while (taken[d])
+				d++; /* an axis no link seeds: the next dimension in port order */
+		taken[d] = true;
+		g->plus[k] = o.plus[d];
+		g->minus[k] = o.minus[d];
+		m->axis[k++] = a;
+	}
+	return 0;
+}
+
+/* The first seed whose switches and links are all there gives the origin and the axes. */
+static int conf_seed(struct grid *g, struct routing_ctx *ctx, const char *engine,
+                     const struct torus_conf *conf, struct conf_map *m)
+{
+	unsigned nd = 0;
+	for (unsigned a = 0; a < TORUS_CONF_DIMS; a++)
+		nd += conf->radix[a] > 1;
+	if (nd != g->ndims) {
+		snprintf(ctx->why, sizeof(ctx->why),
+		         "%s: torus_config says %u x %u x %u (%u dimensions), the cabling has %u",
+		         engine, conf->radix[0], conf->radix[1], conf->radix[2], nd, g->ndims);
+		return -1;
+	}
+	unsigned port[TORUS_CONF_DIMS][2] = {{0}};
+	const struct torus_conf_seed *sd = NULL;
+	char first_why[200] = "";
+	for (unsigned i = 0; i < conf->nseeds && !sd; i++) {
+		char why[160];
+		if (!conf->seed[i].from) {
+			sd = &conf->seed[i]; /* datelines alone: the origin stays the lowest GUID */
+		} else if (seed_ports(ctx, &conf->seed[i], &m->seed, port, why, sizeof(why))) {
+			sd = &conf->seed[i];
+		} else if (!first_why[0]) {
+			snprintf(first_why, sizeof(first_why), "seed %u: %s", i + 1, why);
+		}
+	}
+	if (conf->nseeds && !sd) {
+		snprintf(ctx->why, sizeof(ctx->why),
+		         "%s: no seed of torus_config is whole (%s); next_seed gives others",
+		         engine, first_why);
+		return -1;
+	}
+	if (conf_axes(g, ctx, engine, conf, port, sd ? (unsigned)(sd - conf->seed) + 1 : 0, m) < 0)
+		return -1;
+	for (unsigned k = 0; k < g->ndims; k++)
+		m->shift[k] = sd ? sd->dateline[m->axis[k]] : 0;
+	return 0;
+}
+
+/* The file's shape against the cabling's, each ring's origin where the datelines put it. A
+ * ring the file calls a mesh is routed as a line (its closing links unused), a line it calls
+ * a torus is a ring with a gap. */
+static int conf_shape(struct grid *g, struct routing_ctx *ctx, const char *engine,
+                      const struct torus_conf *conf, const struct conf_map *m, int32_t *c,
+                      const bool *seen)
+{
+	for (unsigned k = 0; k < g->ndims; k++) {
+		unsigned a = m->axis[k];
+		if (g->n[k] != conf->radix[a]) {
+			snprintf(
+			    ctx->why, sizeof(ctx->why),
+			    "%s: torus_config says %u switches along %c, the cabling's dimension "
+			    "of ports %u-%u has %u",
+			    engine, conf->radix[a], axis_name[a], g->minus[k], g->plus[k], g->n[k]);
+			return -1;
+		}
+		bool was_ring = g->ring[k];
+		g->ring[k] = conf->ring[a];
+		if (!was_ring && !g->ring[k])
+			continue; /* a line: from its end, whatever the seed */
+		int32_t n = g->n[k], base = c[m->seed * GRID_MAX_DIMS + k] + m->shift[k];
+		for (uint32_t s = 0; s < ctx->nsw; s++)
+			if (seen[s]) {
+				int32_t *v = &c[s * GRID_MAX_DIMS + k];
+				*v = (int32_t)((((int64_t)*v - base) % n + n) % n);
+			}
+	}
+	return 0;
+}
+
+int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine,
+              const struct torus_conf *conf)
 {
 	memset(g, 0, sizeof(*g));
 	uint32_t ns = ctx->nsw;
 	if (find_dims(g, ctx, engine) < 0 || check_cabling(g, ctx, engine) < 0)
 		return -1;
-	/* coordinates as offsets from the seed (the lowest GUID), wrapped on rings */
-	uint32_t seed = grid_seed(ctx);
-	if (seed == NONE) {
+	/* coordinates as offsets from the seed (the lowest GUID, or torus_config's), wrapped on
+	 * rings */
+	struct conf_map m = {.seed = grid_seed(ctx)};
+	if (m.seed == NONE) {
 		snprintf(ctx->why, sizeof(ctx->why), "%s: no switch links", engine);
 		return -1;
 	}
+	if (conf && conf_seed(g, ctx, engine, conf, &m) < 0)
+		return -1;
 	for (unsigned d = 0; d < g->ndims; d++) {
 		g->n[d] = ring_length(g, ctx, d);
 		g->ring[d] = g->n[d] != 0;
@@ -299,9 +490,11 @@ int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine)
 	int32_t *c = malloc(sizeof(int32_t) * GRID_MAX_DIMS * (ns + 1));
 	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1));
 	bool *seen = calloc(ns + 1, sizeof(bool));
-	int rc = !c || !queue || !seen ? -2 : grid_place(g, ctx, engine, seed, c, queue, seen);
+	int rc = !c || !queue || !seen ? -2 : grid_place(g, ctx, engine, m.seed, c, queue, seen);
 	if (rc == 0)
 		rc = grid_extents(g, ctx, engine, c, seen);
+	if (rc == 0 && conf)
+		rc = conf_shape(g, ctx, engine, conf, &m, c, seen);
 	if (rc == 0)
 		rc = grid_index(g, ctx, engine, c, seen);
 	if (rc == 0)
@@ -375,7 +568,9 @@ static bool way(const struct grid *g, const uint16_t *c, unsigned d, unsigned a,
 	bool pf = intact || clear(g, c, d, a, fwd), pb = intact || clear(g, c, d, b, bwd);
 	if (!pf && !pb)
 		return false;
-	*plus = pf && (!pb || fwd <= bwd);
+	/* a tie goes the way that stays off the dateline (a < b: plus), as OpenSM's torus-2QoS
+	 * does: the same paths and path SLs on the same torus */
+	*plus = pf && (!pb || fwd < bwd || (fwd == bwd && a < b));
 	*crosses = intact && (*plus ? a > b : a < b);
 	return true;
 }

@@ -3,12 +3,14 @@
  * A grid is cabled by port pairs: in dimension d every link joins port plus[d] of one switch
  * to port minus[d] of the next (fabricsim's grids, and the way tori are cabled by hand). The
  * pairs are read off the links (the pairs most links use), then every switch gets a
- * coordinate by walking from the switch with the lowest GUID; a dimension is a ring (torus)
- * when its rings close somewhere, a line (mesh) otherwise. A link missing from a ring makes
- * that ring a line: routes go round the other way, and cannot deadlock in it.
+ * coordinate by walking from the switch with the lowest GUID (or torus_config's seed); a
+ * dimension is a ring (torus) when its rings close somewhere, a line (mesh) otherwise. A
+ * link missing from a ring makes that ring a line: routes go round the other way, and cannot
+ * deadlock in it.
  *
  * Dimension-order routing corrects the coordinates in order, each by the shorter way round
- * (ties: plus) on an intact ring, the way that avoids the gap on a broken one. On an intact
+ * on an intact ring (ties: the way that stays off the dateline, as OpenSM's torus-2QoS), the
+ * way that avoids the gap on a broken one. On an intact
  * ring a packet that crosses the dateline (the link from the last position back to 0) changes
  * from VL1 to VL0 there: paths that cross it hold VL1 before it and VL0 from it on, all
  * others VL0, so neither VL closes the ring. Switches cannot see whether a packet crossed, but
@@ -19,6 +21,7 @@
 #define IBSMD_ROUTING_GRID_H
 
 #include "routing/engine.h"
+#include "routing/torus_conf.h"
 
 #define GRID_MAX_DIMS 3
 
@@ -35,8 +38,11 @@ struct grid {
 };
 
 /* Find the grid in ctx's switch graph: 0, or -1 with ctx->why naming the engine, the switch
- * and the port that does not fit. */
-int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine);
+ * and the port that does not fit. With conf (OpenSM's torus-2QoS.conf), its shape must be the
+ * cabling's; its first whole seed is the origin (moved by its datelines) and points the axes,
+ * x first; a ring it calls a mesh is routed as a line. */
+int grid_find(struct grid *g, struct routing_ctx *ctx, const char *engine,
+              const struct torus_conf *conf);
 void grid_free(struct grid *g);
 
 /* Is the ring of switch s in dimension d cut somewhere? */

@@ -16,6 +16,7 @@
  * dor refuses a grid with gaps, naming the first, for sites that want the plain order or
  * nothing. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "routing/grid.h"
 #include "routing/updown.h"
@@ -178,13 +179,44 @@ out:
 	return rc;
 }
 
+/* OpenSM's torus-2QoS.conf (torus_config): 0, or -1 with ctx->why naming file and line. */
+static int read_conf(struct routing_ctx *ctx, struct torus_conf *tc)
+{
+	char why[400];
+	if (torus_conf_read(ctx->cfg->torus_config, tc, why, sizeof(why)) < 0) {
+		snprintf(ctx->why, sizeof(ctx->why), "torus: torus_config %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* What the file made of the cabling, for the site to check against its own picture. */
+static void log_conf(const struct routing_ctx *ctx, const struct grid *g)
+{
+	char shape[160] = "";
+	for (unsigned d = 0; d < g->ndims; d++)
+		snprintf(shape + strlen(shape), sizeof(shape) - strlen(shape),
+		         "%s%c: %u switches, a %s, plus by port %u", d ? "; " : "", "xyz"[d],
+		         g -> n[d], g -> ring[d] ? "ring" : "line", g->plus[d]);
+	log_notice(ctx->log, "routing", "torus: torus_config %s: %s", ctx->cfg->torus_config, shape);
+}
+
 static int torus_unicast(struct routing_ctx *ctx, void *state)
 {
 	struct torus *st = state;
 	const char *engine = st->tolerant ? "torus" : "dor";
 	struct grid *g = &st->g;
-	if (grid_find(g, ctx, engine) < 0)
+	struct torus_conf tc;
+	const struct torus_conf *conf = NULL;
+	if (st->tolerant && ctx->cfg->torus_config[0]) {
+		if (read_conf(ctx, &tc) < 0)
+			return -1;
+		conf = &tc;
+	}
+	if (grid_find(g, ctx, engine, conf) < 0)
 		return -1;
+	if (conf)
+		log_conf(ctx, g);
 	for (unsigned d = 0; d < g->ndims; d++)
 		st->rings |= g->ring[d];
 	if (!st->tolerant)

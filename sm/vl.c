@@ -6,7 +6,8 @@
  * round robin from the low-priority table, none from the high-priority one. Leaving them to
  * whatever the hardware was reset to would let SLs fall on VLs a link does not run, where
  * their packets are dropped. A routing engine that separates traffic by VL supplies
- * per-hop tables through its sl2vl hook instead (engine_sl2vl).
+ * per-hop tables through its sl2vl hook instead (engine_sl2vl), and the hosts send each SL on
+ * its QoS class's first VL (ca_class_sl2vl).
  *
  * Cost: one Set per CA port and, on switches that take OptimizedSLtoVLMappingProgramming,
  * one per switch (plus one per output port that runs a different number of VLs); VL
@@ -160,6 +161,20 @@ static void send_sl2vl(struct sm *sm, uint32_t port, uint32_t mod, uint64_t tabl
 static bool engine_tables(const struct sm *sm)
 {
 	return sm->engine && sm->engine->sl2vl && (!sm->engine->layers || sm->path_layers > 1);
+}
+
+/* A CA port's table under a layered engine: each SL on the first VL of its QoS class. A
+ * host forwards nothing, so its link closes no dependency between switches: the layers the
+ * engine separates need no VLs of their own there, and the link runs no more VLs than the
+ * classes need (OpenSM's torus-2QoS programs its hosts the same way). */
+static uint64_t ca_class_sl2vl(const struct sm *sm, unsigned nvl)
+{
+	unsigned layers = sm->path_layers ? sm->path_layers : 1;
+	unsigned vls = sm->class_vls ? sm->class_vls : layers;
+	uint64_t v = 0;
+	for (unsigned sl = 0; sl < 16; sl++)
+		v = (v << 4) | (((sl / layers) * vls) % nvl);
+	return v;
 }
 
 /* The table a switch output wants, for all inputs: the layered engine's, else the QoS
@@ -514,8 +529,10 @@ void vl_program(struct sm *sm)
 			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
 			    (port->refused & TOPO_REFUSED_SL2VL))
 				continue;
-			uint64_t want = qos_sl2vl(sm, vl_class_table(sm, p),
-			                          data_vls(port_oper_vls(t, port)), p);
+			unsigned nvl = data_vls(port_oper_vls(t, port));
+			uint64_t want = engine_tables(sm)
+			                    ? ca_class_sl2vl(sm, nvl)
+			                    : qos_sl2vl(sm, vl_class_table(sm, p), nvl, p);
 			if (port->sl2vl != want) {
 				struct vl_ref ref = {.port = p, .mod = 0};
 				send_sl2vl(sm, p, 0, want, &ref, on_ca_sl2vl);

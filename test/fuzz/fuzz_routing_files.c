@@ -1,5 +1,6 @@
-/* Fuzz target: the files routing engines read (routing/files.c). The first byte picks the
- * parser: even, a GUID list (root_guid_file, cn_guid_file); odd, an LFT dump (lfts_file).
+/* Fuzz target: the files routing engines read (routing/files.c, routing/torus_conf.c). The
+ * first byte picks the parser, modulo 3: 0 a GUID list (root_guid_file, cn_guid_file), 1 an
+ * LFT dump (lfts_file), 2 OpenSM's torus-2QoS.conf (torus_config).
  * Nothing here may crash, leak or read past the input, whatever the bytes; a parse that
  * succeeds gives only values the formats allow. */
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "routing/files.h"
+#include "routing/torus_conf.h"
 
 static int on_sw(void *arg, uint64_t guid, unsigned line)
 {
@@ -39,7 +41,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = 0;
 	char why[512];
-	if (data[0] % 2 == 0) {
+	if (data[0] % 3 == 2) {
+		struct torus_conf c;
+		if (torus_conf_parse(text, size - 1, "fuzz", &c, why, sizeof(why)) == 0) {
+			if (c.nseeds > TORUS_CONF_MAX_SEEDS || c.nport_order > 254)
+				abort();
+			for (unsigned d = 0; d < TORUS_CONF_DIMS; d++)
+				if (!c.radix[d] || c.radix[d] > TORUS_CONF_MAX_RADIX ||
+				    (c.ring[d] && c.radix[d] <= 2))
+					abort();
+			for (unsigned i = 0; i < c.nseeds; i++)
+				for (unsigned d = 0; d < TORUS_CONF_DIMS; d++)
+					if (c.seed[i].dateline[d] <= -(int32_t)c.radix[d] ||
+					    c.seed[i].dateline[d] >= (int32_t)c.radix[d])
+						abort();
+		}
+	} else if (data[0] % 3 == 0) {
 		uint64_t *g = NULL;
 		uint32_t n = 0;
 		if (routing_parse_guids(text, size - 1, "fuzz", &g, &n, why, sizeof(why)) == 0) {

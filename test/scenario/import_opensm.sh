@@ -35,7 +35,8 @@ renamed = {"m_key_lease_period": "m_key_lease", "m_key_protection_level": "m_key
            "perfmgr_sweep_time_s": "pm_interval", "partition_config_file": "partitions",
            "force_link_speed": "link_speed_enabled", "force_link_width": "link_width_enabled",
            "force_link_speed_ext": "link_speed_ext_enabled",
-           "prefix_routes_file": "prefix_routes", "perfmgr_ignore_cas": "pm_ignore_cas"}
+           "prefix_routes_file": "prefix_routes", "perfmgr_ignore_cas": "pm_ignore_cas",
+           "node_name_map_name": "node_name_map"}
 bad = []
 for n, l in enumerate(open(conf), 1):
     l = l.strip()

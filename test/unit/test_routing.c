@@ -12,6 +12,7 @@
 #include "fabric/dump.h"
 #include "routing/engine.h"
 #include "routing/files.h"
+#include "routing/torus_conf.h"
 #include "util/vec.h"
 #include "topo_fixture.h"
 #include "check_run.h"
@@ -539,7 +540,7 @@ END_TEST
 
 /* dor and torus on meshes and tori cabled by port pairs: every pair by a shortest path, no
  * credit loop with each hop on the VL the engine's tables give it (datelines: 2 VLs), the
- * same tables on one VL loop on every torus with a ring of 4 or more; SLs: one dateline bit
+ * same tables on one VL loop on every torus with a ring of 5 or more; SLs: one dateline bit
  * per dimension. */
 /* Route t with engine (case k of a test): every LID reached, no forwarding loop, no credit
  * loop with the engine's SLs and VLs; the routes and layers for more checks. */
@@ -584,14 +585,193 @@ START_TEST(grid_engines)
 		ck_assert_msg(r.longer_than_shortest == 0, "%s, case %u: %llu not shortest", engine,
 		              k, (unsigned long long)r.longer_than_shortest);
 		ck_assert_uint_eq(layers, cases[k].torus ? 1u << cases[k].nd : 1u);
-		/* rings of 3 never chain two hops of one dimension: no loop to break there */
+		/* rings of 3 never chain two hops of one dimension, and on rings of 4 the paths
+		 * of 2 hops go the way that stays off the dateline (as OpenSM's torus-2QoS), so
+		 * that no chain closes either: the loop to break is on rings of 5 or more */
 		if (cases[k].torus &&
-		    (cases[k].n[0] > 3 || cases[k].n[1] > 3 || cases[k].n[2] > 3)) {
+		    (cases[k].n[0] > 4 || cases[k].n[1] > 4 || cases[k].n[2] > 4)) {
 			struct fix_routes flat;
 			fix_check_routes(&t, &flat);
 			ck_assert_msg(flat.credit_loop, "case %u: a torus without datelines", k);
 		}
 		topo_free(&t);
+	}
+}
+END_TEST
+
+/* ---- torus_config: OpenSM's torus-2QoS.conf ---- */
+
+/* conf written to a file named in cfg->torus_config (the caller unlinks it). */
+static void conf_file(struct ibsmd_config *cfg, const char *text)
+{
+	config_defaults(cfg);
+	snprintf(cfg->torus_config, sizeof(cfg->torus_config), "/tmp/ibsmd-torus-XXXXXX");
+	int fd = mkstemp(cfg->torus_config);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* OpenSM's torus-2QoS: does the shorter way from i to j round a ring of n cross its
+ * dateline (between n-1 and 0)? A tie does not. */
+static bool wraps(int i, int j, int n)
+{
+	int d = i > j ? i - j : j - i;
+	return d > n - d;
+}
+
+static int mod(int v, int n)
+{
+	return ((v % n) + n) % n;
+}
+
+/* Every pair of hosts' path SL on the 4x5x3 fixture torus (switch base + i at fixture
+ * coordinates f) against the file's coordinates: its x is the fixture's dimension 1 pointed
+ * minus, y dimension 0, z dimension 2 pointed minus, the origin at switch `seed` moved by
+ * the datelines dl; bit a of the SL: the shorter way along axis a crosses its dateline. */
+static void check_conf_sls(struct topo *t, const struct ibsmd_config *cfg, uint32_t base,
+                           uint32_t seed, const int dl[3], bool z_ring)
+{
+	const unsigned n[3] = {4, 5, 3};
+	const struct routing_engine *e = routing_find("torus");
+	struct log lg;
+	log_init(&lg);
+	lg.level = LOGL_ERR;
+	struct routing_ctx ctx;
+	ck_assert_int_eq(routing_ctx_build(&ctx, t, cfg, &lg), 0);
+	void *state = NULL;
+	ck_assert_int_eq(e->setup(&ctx, &state), 0);
+	ck_assert_msg(e->unicast(&ctx, state) == 0, "torus with torus_config: %s", ctx.why);
+	int s0 = (int)((seed - base) % n[0]), s1 = (int)((seed - base) / n[0] % n[1]),
+	    s2 = (int)((seed - base) / (n[0] * n[1]));
+	unsigned checked = 0;
+	for (uint32_t a = 0; a < t->nnodes; a++) {
+		if (topo_is_switch(t, a))
+			continue;
+		for (uint32_t b = 0; b < t->nnodes; b++) {
+			if (topo_is_switch(t, b) || a == b)
+				continue;
+			int c[2][3];
+			for (int k = 0; k < 2; k++) {
+				uint32_t hp = t->nodes[k ? b : a].first_port + 1;
+				int i = (int)(t->ports[t->ports[hp].peer].node - base);
+				int f0 = i % 4, f1 = i / 4 % 5, f2 = i / 20;
+				c[k][0] = mod(-(f1 - s1) - dl[0], 5);
+				c[k][1] = mod((f0 - s0) - dl[1], 4);
+				c[k][2] = mod(-(f2 - s2) - dl[2], 3);
+			}
+			uint8_t want =
+			    (uint8_t)(wraps(c[0][0], c[1][0], 5) | wraps(c[0][1], c[1][1], 4) << 1 |
+			              (z_ring && wraps(c[0][2], c[1][2], 3)) << 2);
+			uint16_t la = t->ports[t->nodes[a].first_port + 1].lid,
+			         lb = t->ports[t->nodes[b].first_port + 1].lid;
+			uint8_t sl = routing_path_sl(e, state, &ctx, la, lb);
+			ck_assert_msg(sl == want,
+			              "LID %u -> %u: SL %u, OpenSM's torus-2QoS gives %u", la, lb,
+			              sl, want);
+			checked++;
+		}
+	}
+	ck_assert_uint_eq(checked, 60u * 59u);
+	e->teardown(state);
+	routing_ctx_free(&ctx);
+}
+
+/* torus with OpenSM's torus-2QoS.conf: the first whole seed (the first names a switch that
+ * is not there) is the origin moved by its datelines and points the axes, which need not be
+ * ibsmd's own choice (here x is the cabling's second dimension, pointed the other way); each
+ * path's SL then carries the dateline bits OpenSM's torus-2QoS gives (ties stay off the
+ * dateline); the routes stay shortest and free of credit loops. A ring the file calls a mesh
+ * is a line (no dateline bit); a shape that is not the cabling's fails the engine, naming
+ * the axis. */
+START_TEST(torus_config_seeds)
+{
+	const unsigned n[3] = {4, 5, 3};
+	struct topo t;
+	topo_init(&t);
+	uint32_t base = t.nnodes;
+	uint32_t h = fix_grid(&t, n, 3, true, 1);
+	fix_finish(&t, h, NULL);
+	/* the seed: fixture (1, 2, 1); x plus is the fixture's y minus, y plus its x plus, z
+	 * minus its z plus */
+	uint32_t seed = base + 1 + 4 * 2 + 20 * 1;
+	uint64_t g = t.nodes[seed].guid, gx = t.nodes[seed - 4].guid, gy = t.nodes[seed + 1].guid,
+	         gz = t.nodes[seed + 20].guid;
+	const int dl[3] = {2, -1, 0};
+	for (int z_ring = 1; z_ring >= 0; z_ring--) {
+		char text[1024];
+		snprintf(text, sizeof(text),
+		         "# a torus site's file\n"
+		         "torus 5 4 %s\n"
+		         "xp_link 0xdead0001 0xdead0002  # a switch long gone\n"
+		         "next_seed\n"
+		         "xp_link 0x%llx 0x%llx\n"
+		         "yp_link 0x%llx 0x%llx\n"
+		         "zm_link 0x%llx 0x%llx\n"
+		         "x_dateline %d\ny_dateline %d\n"
+		         "portgroup_max_ports 16\nport_order 1 2 1\n",
+		         z_ring ? "3" : "3m", (unsigned long long)g, (unsigned long long)gx,
+		         (unsigned long long)g, (unsigned long long)gy, (unsigned long long)g,
+		         (unsigned long long)gz, dl[0], dl[1]);
+		struct ibsmd_config cfg;
+		conf_file(&cfg, text);
+		check_conf_sls(&t, &cfg, base, seed, dl, z_ring);
+		struct fix_routes r;
+		char why[512];
+		ck_assert_int_eq(run_engine_full(&t, "torus", &cfg, why, sizeof(why), &r, NULL), 0);
+		/* a ring routed as a line takes the long way where the closing link is shorter */
+		ck_assert_msg(!r.credit_loop && !r.unreachable && !r.loops &&
+		                  (!z_ring || !r.longer_than_shortest),
+		              "torus with torus_config: %s", r.first_problem);
+		unlink(cfg.torus_config);
+	}
+	struct ibsmd_config cfg;
+	conf_file(&cfg, "torus 4 5 4\n"); /* no seed: the cabling's own axes, z one too long */
+	char why[512];
+	ck_assert_int_eq(run_engine_cfg(&t, "torus", &cfg, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "torus_config says 4 switches along z"), "%s", why);
+	unlink(cfg.torus_config);
+	topo_free(&t);
+}
+END_TEST
+
+/* torus-2QoS.conf as OpenSM reads it, and each mistake named with its line. */
+START_TEST(torus_config_parse)
+{
+	struct torus_conf c;
+	char why[256];
+	const char ok[] = "# comment\n\nmesh 3T 4 5 trailing words\nxp_link 0x10 0x11\n"
+	                  "ym_link 0x10 17\nx_dateline -2\nnext_seed\nzp_link 0x20 0x21\n"
+	                  "port_order 3 1 3 2\nmax_changes 8\n";
+	ck_assert_msg(torus_conf_parse(ok, strlen(ok), "t.conf", &c, why, sizeof(why)) == 0, "%s",
+	              why);
+	ck_assert(c.ring[0] && !c.ring[1] && !c.ring[2]);
+	ck_assert_uint_eq(c.radix[2], 5);
+	ck_assert_uint_eq(c.nseeds, 2);
+	ck_assert_uint_eq(c.seed[0].from, 0x10);
+	ck_assert_uint_eq(c.seed[0].minus[1], 17); /* OpenSM's numbers: 17 is decimal */
+	ck_assert_int_eq(c.seed[0].dateline[0], -2);
+	ck_assert_uint_eq(c.seed[1].plus[2], 0x21);
+	ck_assert_uint_eq(c.nport_order, 3);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+	    {"torus 4 4\n", "t.conf:1: z radix is missing"},
+	    {"xp_link 1 2\n", "t.conf:1: \"xp_link\" before the torus or mesh line"},
+	    {"torus 4 4 4\nxp_link 1 2\nym_link 3 4\n", "t.conf:3: ym_link starts at"},
+	    {"torus 4 4 4\nx_dateline 4\n", "t.conf:2: x_dateline: \"4\" is not a position"},
+	    {"torus 4 4 4\ntorus 4 4 4\n", "t.conf:2: a second torus or mesh line"},
+	    {"torus 4 4q 4\n", "t.conf:1: y radix: 1 to 4096"},
+	    {"torus 4 4 4\nq_link 1 2\n", "t.conf:2: \"q_link\" is not a torus-2QoS.conf keyword"},
+	    {"torus 4 4 4\nport_order 0\n", "t.conf:2: port_order: \"0\""},
+	    {"# nothing\n", "t.conf: no torus or mesh line"},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(torus_conf_parse(bad[i].text, strlen(bad[i].text), "t.conf", &c,
+		                                  why, sizeof(why)),
+		                 -1);
+		ck_assert_msg(!strncmp(why, bad[i].want, strlen(bad[i].want)), "case %u: %s", i,
+		              why);
 	}
 }
 END_TEST
@@ -1745,6 +1925,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, nue_random_graphs);
 	tcase_add_loop_test(tc, grid_engines, 0, 2);
 	tcase_add_test(tc, grid_failures);
+	tcase_add_test(tc, torus_config_seeds);
+	tcase_add_test(tc, torus_config_parse);
 	tcase_add_test(tc, engine_names_listed);
 	tcase_add_test(tc, engine_threads);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
