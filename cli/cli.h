@@ -19,7 +19,9 @@ enum cli_exit {
 	EXIT_TRANSPORT = 3, /* could not open the port or simulator */
 	EXIT_TIMEOUT = 4,   /* no answer after all retries */
 	EXIT_BAD_ANSWER = 5,
-	EXIT_WARNINGS = 6, /* topology: written, with names it could not use (on stderr) */
+	EXIT_WARNINGS =
+	    6, /* topology: written, with names it could not use (on stderr); health: warnings */
+	EXIT_UNHEALTHY = 7, /* health: a check fails */
 };
 
 struct cli {

@@ -97,8 +97,9 @@ static void usage(FILE *out)
 	    "                           the fabric (ibnetdiscover format), the LFTs (OpenSM's\n"
 	    "                           lfts dump, or JSON), or OpenSM's dump files written\n"
 	    "                           into dump_dir\n"
-	    "  topology --slurm|--dot   Slurm's topology.conf (topology/tree) or a graphviz\n"
-	    "                           graph of the fabric\n"
+	    "  topology --slurm [--yaml [--name NAME]] | --dot\n"
+	    "                           Slurm's topology.conf (topology/tree), its\n"
+	    "                           topology.yaml (Slurm 25.05+), or a graphviz graph\n"
 	    "  partition add PKEY GUID[,GUID..] [--membership full|limited] [--no-index0]\n"
 	    "                [--no-ipoib]\n"
 	    "                           add ports to a partition (created if new), at once\n"
@@ -126,14 +127,17 @@ static void usage(FILE *out)
 	    "                           switches (ports differing by more than one)\n"
 	    "  lidbalance [NODE]        at LMC > 0: ports whose LIDs a switch sends unevenly\n"
 	    "  priority [N]             the SM's priority, or set it (until a reload)\n"
-	    "  update-desc              read every node's NodeDescription again\n");
+	    "  update-desc              read every node's NodeDescription again\n"
+	    "  health                   the fabric's health: the SM, duplicate GUIDs, ports,\n"
+	    "                           links below their rate, error counters, routes and\n"
+	    "                           credit loops, partitions (exit 6 warn, 7 fail)\n");
 	fprintf(out,
 	        "other commands:\n"
 	        "  passwd NAME              a line NAME:HASH for api_users_file, the password\n"
 	        "                           read on standard input\n");
-	fprintf(out,
-	        "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
-	        "4 no answer, 5 malformed answer, 6 topology with names left out or changed\n");
+	fprintf(out, "exit codes: 0 ok, 1 error status in the answer, 2 usage, 3 transport, "
+	             "4 no answer, 5 malformed answer, 6 topology with names left out or changed,\n"
+	             "or health with warnings, 7 health with a check failing\n");
 }
 
 static void call_done(struct mad_dispatcher *d, const struct mad_result *res, void *ctx)

@@ -13,9 +13,9 @@
 #include "cli/cli.h"
 
 static const char *const control_commands[] = {
-    "status",        "sweep",      "reroute",  "loglevel",   "dump",     "counters",
-    "release",       "topology",   "vports",   "watch",      "querylid", "portstatus",
-    "switchbalance", "lidbalance", "priority", "update-desc"};
+    "status",     "sweep",         "reroute",    "loglevel", "dump",       "counters",
+    "release",    "topology",      "vports",     "watch",    "health",     "querylid",
+    "portstatus", "switchbalance", "lidbalance", "priority", "update-desc"};
 
 bool cli_is_control_command(const char *name)
 {
@@ -87,13 +87,16 @@ static int read_lines(int fd, const char *path)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	bool any = false, error = false, warned = false;
+	bool any = false, error = false, warned = false, failing = false;
 	while ((n = getline(&line, &cap, in)) > 0) {
 		if (!any && !strncmp(line, "error: ", 7))
 			error = true;
 		any = true;
 		if (!strncmp(line, "warning: ", 9)) {
 			warned = true;
+			fprintf(stderr, "ibsa: %s", line + 9);
+		} else if (!strncmp(line, "failing: ", 9)) {
+			failing = true;
 			fprintf(stderr, "ibsa: %s", line + 9);
 		} else {
 			fwrite(line, 1, (size_t)n, error ? stderr : stdout);
@@ -110,7 +113,10 @@ static int read_lines(int fd, const char *path)
 		fprintf(stderr, "ibsa: ibsmd closed the connection without an answer\n");
 		return EXIT_BAD_ANSWER;
 	}
-	return error ? EXIT_MAD_STATUS : warned ? EXIT_WARNINGS : EXIT_OK;
+	return error     ? EXIT_MAD_STATUS
+	       : failing ? EXIT_UNHEALTHY
+	       : warned  ? EXIT_WARNINGS
+	                 : EXIT_OK;
 }
 
 int cli_control(const char *path, bool json, int argc, char **argv)
@@ -119,11 +125,27 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		path = getenv("IBSMD_CONTROL");
 	if (!path || !path[0])
 		path = "/run/ibsmd/control";
-	/* "topology --slurm" asks the daemon for "topology slurm" */
+	/* "topology --slurm" asks the daemon for "topology slurm", "--slurm --yaml [--name N]"
+	 * for "topology slurm-yaml [N]" */
 	bool topology = !strcmp(argv[0], "topology");
-	if (topology && (argc != 2 || (strcmp(argv[1], "--slurm") && strcmp(argv[1], "--dot")))) {
-		fprintf(stderr, "ibsa: topology --slurm or topology --dot\n");
-		return EXIT_USAGE;
+	char *topo_words[4] = {argv[0], NULL, NULL, NULL};
+	if (topology) {
+		bool ok = argc >= 2 && (!strcmp(argv[1], "--slurm") || !strcmp(argv[1], "--dot"));
+		bool yaml =
+		    ok && argc >= 3 && !strcmp(argv[1], "--slurm") && !strcmp(argv[2], "--yaml");
+		if (yaml && argc == 5 && !strcmp(argv[3], "--name"))
+			topo_words[2] = argv[4];
+		else if (argc != (yaml ? 3 : 2))
+			ok = false;
+		if (!ok) {
+			fprintf(
+			    stderr,
+			    "ibsa: topology --slurm [--yaml [--name NAME]] or topology --dot\n");
+			return EXIT_USAGE;
+		}
+		topo_words[1] = yaml ? "slurm-yaml" : argv[1] + 2;
+		argc = topo_words[2] ? 3 : 2;
+		argv = topo_words;
 	}
 	char line[512];
 	size_t at = 0;
@@ -133,8 +155,8 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	for (int i = 0; i < argc; i++) {
-		/* "topology --slurm" and "watch --follow": the word without its dashes */
-		const char *w = (topology || watch) && i == 1 ? argv[i] + 2 : argv[i];
+		/* "watch --follow": the word without its dashes */
+		const char *w = watch && i == 1 ? argv[i] + 2 : argv[i];
 		int n = snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", w);
 		if (n < 0 || (size_t)n >= sizeof(line) - at) {
 			fprintf(stderr, "ibsa: the command is too long\n");
@@ -174,7 +196,8 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		}
 		sent += (size_t)n;
 	}
-	return watch      ? read_events(fd, path)
-	       : topology ? read_lines(fd, path)
-	                  : read_answer(fd, path);
+	bool health = !strcmp(argv[0], "health");
+	return watch                ? read_events(fd, path)
+	       : topology || health ? read_lines(fd, path)
+	                            : read_answer(fd, path);
 }

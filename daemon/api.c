@@ -407,12 +407,13 @@ static enum MHD_Result route_delete(struct api *a, struct MHD_Connection *conn, 
 	return answer_text(conn, MHD_HTTP_OK, strdup(""), "application/json");
 }
 
-/* GET /topology/slurm and /topology/dot: daemon/topology.h's texts, byte for byte what the
- * control socket gives ibsa, for the hosts that have no control socket (a Slurm controller
- * fetching its topology.conf). Only from a master with the subnet up: a standby does not
+/* GET /topology/slurm, /topology/slurm.yaml and /topology/dot: daemon/topology.h's texts, byte for
+ * byte what the control socket gives ibsa, for the hosts that have no control socket (a Slurm
+ * controller fetching its topology.conf). Only from a master with the subnet up: a standby does not
  * sweep, and a file from a model nobody keeps current would place jobs by links long gone.
  * The name problems ibsa prints are counted in a header, so a script can refuse the file. */
-static enum MHD_Result route_topology(struct api *a, struct MHD_Connection *conn, bool slurm)
+static enum MHD_Result route_topology(struct api *a, struct MHD_Connection *conn, bool slurm,
+                                      bool yaml)
 {
 	struct sm *sm = a->ctl->rl->sm;
 	if (sm_info(sm).state != SM_STATE_MASTER || !sm_status(sm).up)
@@ -425,7 +426,8 @@ static enum MHD_Result route_topology(struct api *a, struct MHD_Connection *conn
 	int rc = -1;
 	FILE *out = open_memstream(&text, &len);
 	if (out) {
-		rc = slurm ? topology_slurm(sm_fabric(sm), out, NULL)
+		const struct slurm_opts o = {.names = &a->ctl->rl->names, .yaml = yaml};
+		rc = slurm ? topology_slurm(sm_fabric(sm), &o, out, NULL)
 		           : control_topology_dot(sm, out);
 		if (fclose(out))
 			rc = -1;
@@ -492,9 +494,10 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
 		return route_delete(a, conn, r, url + strlen(PKEYS "/"));
 	if (!strcmp(url, REMOVE) && post)
 		return route_change(a, conn, r, API_REQ_REMOVE);
-	bool slurm = !strcmp(url, TOPOLOGY "slurm"), dot = !strcmp(url, TOPOLOGY "dot");
+	bool yaml = !strcmp(url, TOPOLOGY "slurm.yaml");
+	bool slurm = yaml || !strcmp(url, TOPOLOGY "slurm"), dot = !strcmp(url, TOPOLOGY "dot");
 	if ((slurm || dot) && get)
-		return route_topology(a, conn, slurm);
+		return route_topology(a, conn, slurm, yaml);
 	bool vports = !strcmp(url, VPORTS) || !strcmp(url, VPORTS "/");
 	if (vports && get)
 		return route_vports(a, conn);

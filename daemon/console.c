@@ -82,18 +82,6 @@ static void querylid(struct control *c, const char *arg, FILE *out, bool json)
 	fputc('\n', out);
 }
 
-/* The widest width and fastest speed both ends of a link support. */
-static void link_best(const struct topo_port *a, const struct topo_port *b, uint8_t *width,
-                      enum link_speed *speed)
-{
-	*width = mad_link_width_widest(a->pi.link_width_supported & b->pi.link_width_supported);
-	uint16_t s = mad_link_speeds_supported(&a->pi) & mad_link_speeds_supported(&b->pi);
-	*speed = LINK_SDR;
-	for (unsigned i = 0; i < LINK_SPEEDS; i++)
-		if (s & (1u << i))
-			*speed = (enum link_speed)i;
-}
-
 struct port_census {
 	unsigned linked, state[5], disabled, reduced;
 	char (*rates)[16]; /* distinct "4xHDR" names and their counts */
@@ -137,9 +125,7 @@ static void census_port(const struct topo *t, uint32_t p, struct port_census *pc
 	count_rate(pc, name);
 	uint8_t w;
 	enum link_speed s;
-	link_best(pt, &t->ports[pp], &w, &s);
-	if (mad_link_lanes(pt->pi.link_width_active) >= mad_link_lanes(w) &&
-	    mad_link_speed_active(&pt->pi) >= s)
+	if (!mad_link_below_best(&pt->pi, &t->ports[pp].pi, &w, &s))
 		return;
 	pc->reduced++;
 	if (json) {

@@ -24,6 +24,7 @@
 #include "fabric/dump.h"
 #include "pm/pm.h"
 #include "mad/link_speed.h"
+#include "daemon/health_report.h"
 #include "sm/tenants.h"
 #include "util/escape.h"
 #include "util/statefile.h"
@@ -527,14 +528,28 @@ int control_topology_dot(struct sm *sm, FILE *out)
 /* "topology slurm|dot": Slurm's topology.conf or a graphviz graph (daemon/topology.h). The
  * name problems of the first follow the file as "warning: " lines, which ibsa prints on
  * standard error. */
-static void topology(struct control *c, const char *what, FILE *out)
+static bool topology_name_ok(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	return n && n <= 64 && !s[n];
+}
+
+static void topology(struct control *c, const char *what, const char *name, FILE *out)
 {
 	const struct topo *t = sm_fabric(c->rl->sm);
-	if (!strcmp(what, "slurm")) {
+	bool yaml = !strcmp(what, "slurm-yaml");
+	if (name && (!yaml || !topology_name_ok(name))) {
+		fprintf(out, "error: a topology name (letters, digits, '.', '_', '-') is given to "
+		             "topology slurm-yaml only\n");
+		return;
+	}
+	if (yaml || !strcmp(what, "slurm")) {
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *problems = open_memstream(&buf, &len);
-		int n = problems ? topology_slurm(t, out, problems) : -1;
+		const struct slurm_opts o = {
+		    .names = &c->rl->names, .yaml = yaml, .topology_name = name};
+		int n = problems ? topology_slurm(t, &o, out, problems) : -1;
 		if (problems)
 			fclose(problems);
 		for (char *line = buf, *nl; n > 0 && line && *line; line = nl ? nl + 1 : NULL) {
@@ -548,11 +563,24 @@ static void topology(struct control *c, const char *what, FILE *out)
 		return;
 	}
 	if (strcmp(what, "dot")) {
-		fprintf(out, "error: topology slurm or topology dot, not \"%s\"\n", what);
+		fprintf(out, "error: topology slurm, slurm-yaml [NAME] or dot, not \"%s\"\n", what);
 		return;
 	}
 	if (control_topology_dot(c->rl->sm, out) < 0)
 		fprintf(out, "error: out of memory\n");
+}
+
+/* "health": the report, then its verdict as a line ibsa turns into its exit status: a
+ * "warning: " (6) or "failing: " (7), on standard error */
+static void health(struct control *c, FILE *out, bool json)
+{
+	int rc = health_report(c->rl->sm, c->rl->sync, c->pm, out, json);
+	if (rc < 0)
+		fprintf(out, "error: out of memory\n");
+	else if (rc == 1)
+		fprintf(out, "warning: fabric health: some checks warn\n");
+	else if (rc == 2)
+		fprintf(out, "failing: fabric health: a check fails\n");
 }
 
 #define CONTROL_MAX_WORDS 16 /* "partition define PKEY" and its six options, with room */
@@ -699,14 +727,17 @@ static void run_command(struct control *c, uid_t uid, char *line, FILE *out)
 			return;
 		}
 		topo_dump_vports(t, node, json, out);
-	} else if (!strcmp(argv[0], "topology") && argc == 2) {
-		topology(c, argv[1], out);
+	} else if (!strcmp(argv[0], "health") && argc == 1) {
+		health(c, out, json);
+	} else if (!strcmp(argv[0], "topology") && (argc == 2 || argc == 3)) {
+		topology(c, argv[1], argc == 3 ? argv[2] : NULL, out);
 	} else {
 		fprintf(
 		    out,
 		    "error: unknown command \"%s\" (status, sweep [light|heavy], reroute, "
 		    "loglevel [LEVEL], counters [LID[:PORT]|NODE], dump topology|routes|files, "
-		    "topology slurm|dot, partition add|remove|show, release [GUID [PORT]], "
+		    "topology slurm|slurm-yaml [NAME]|dot, health, partition add|remove|show, "
+		    "release [GUID [PORT]], "
 		    "vports [NODE], watch [follow], querylid LID, portstatus [ca|switch|router], "
 		    "switchbalance [verbose] [NODE], lidbalance [NODE], priority [N], "
 		    "update-desc)\n",

@@ -44,6 +44,7 @@ static void create_parts(struct daemon *d)
 	                            .notify = &d->notify,
 	                            .metrics = &d->metrics,
 	                            .pm = d->pm};
+	reload_names(&d->reload);
 }
 
 /* The services around the SM, and everything that hears from it as its listeners. -1 when
@@ -151,5 +152,6 @@ void daemon_stop(struct daemon *d)
 		sm_free(d->sm);
 	}
 	mad_transport_close(d->transport);
+	name_map_free(&d->reload.names);
 	config_free(&d->cfg);
 }

@@ -266,6 +266,7 @@ void metrics_render(const struct metrics *m, FILE *out)
 	      sy->config_differs);
 	gauge(out, "heap_bytes", "bytes in the daemon's live heap allocations (0: not known here)",
 	      (double)heap_in_use());
+	metrics_render_ports(out, c->pm, sm_fabric(sm), c->rl->cfg);
 }
 
 /* ---- the file ---- */

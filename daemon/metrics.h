@@ -29,4 +29,10 @@ void metrics_stop(struct metrics *m);
 /* Everything, in the Prometheus text format. */
 void metrics_render(const struct metrics *m, FILE *out);
 
+struct pm;
+/* The ports' families in infiniband_exporter's names (daemon/metrics_ports.c), as
+ * metrics_ports and metrics_max_ports choose; pm NULL: no counters. */
+void metrics_render_ports(FILE *out, const struct pm *pm, const struct topo *t,
+                          const struct ibsmd_config *cfg);
+
 #endif

@@ -19,6 +19,25 @@ enum log_level reload_log_level(const struct ibsmd_config *cfg, int verbose)
 	return (enum log_level)l;
 }
 
+void reload_names(struct reload *r)
+{
+	if (!r->cfg->node_name_map[0]) {
+		name_map_free(&r->names);
+		return;
+	}
+	struct name_map fresh;
+	char why[400];
+	if (name_map_read(&fresh, r->cfg->node_name_map, why, sizeof(why)) < 0) {
+		log_err(r->log, "config", "node_name_map %s; %s", why,
+		        r->names.n ? "the names read before stay"
+		                   : "nodes go by their NodeDescriptions");
+		return;
+	}
+	name_map_free(&r->names);
+	r->names = fresh;
+	log_notice(r->log, "config", "node_name_map %s: %u names", r->cfg->node_name_map, fresh.n);
+}
+
 int reload_apply(struct reload *r)
 {
 	const char *file = r->settings->config_file ? r->settings->config_file : "(no file)";
@@ -68,6 +87,7 @@ int reload_apply(struct reload *r)
 	snprintf(r->cfg->source, sizeof(r->cfg->source), "%s", fresh->source);
 	config_free(fresh);
 	free(fresh);
+	reload_names(r);
 	r->log->level = reload_log_level(r->cfg, r->verbose);
 	if (live && port_only == live) {
 		/* buffers and link settings: the ports that differ get a PortInfo Set, and

@@ -10,6 +10,7 @@ struct pm;
 #include "daemon/settings.h"
 #include "sm/sm.h"
 #include "sync/sync.h"
+#include "util/name_map.h"
 
 struct reload {
 	const struct settings *settings;
@@ -21,7 +22,12 @@ struct reload {
 	struct notify *notify;
 	struct metrics *metrics;
 	struct pm *pm;
+	struct name_map names; /* node_name_map as last read well (empty: none) */
 };
+
+/* Read node_name_map again (every reload: sites edit the file and send SIGHUP). A file that
+ * cannot be read or parsed is logged with its line and the map read before stays. */
+void reload_names(struct reload *r);
 
 /* The log level the configuration and -v ask for. */
 enum log_level reload_log_level(const struct ibsmd_config *cfg, int verbose);

@@ -11,6 +11,7 @@
 
 #include "mad/link_speed.h"
 #include "util/escape.h"
+#include "util/name_map.h"
 
 /* a NodeDescription's 64 bytes, or "sw-0x" and a GUID */
 #define TNAME_LEN 72
@@ -250,11 +251,13 @@ struct host_entry {
 	char name[TNAME_LEN];
 	uint32_t sw;   /* its leaf switch */
 	uint64_t guid; /* its node's */
+	uint32_t id;   /* its name's rank among the names */
 	bool listed;
 };
 
 struct slurm_job {
 	const struct topo *t;
+	const struct slurm_opts *o;
 	FILE *problems;
 	int nproblems;
 	uint16_t *lv;
@@ -262,7 +265,18 @@ struct slurm_job {
 	bool *written;             /* per switch: its line is in the file */
 	struct host_entry *hosts;
 	size_t nhosts;
+	/* rail-optimized (a host under several leaves): each switch's stand-in, the first by
+	 * name of those serving the same hosts (itself when none does); rank: by name */
+	bool rail;
+	uint32_t *rep, *rank;
 };
+
+/* The name a node goes by: node_name_map's, else its NodeDescription. */
+static const char *node_label(const struct slurm_job *j, uint32_t n)
+{
+	const char *m = j->o->names ? name_map_get(j->o->names, j->t->nodes[n].guid) : NULL;
+	return m ? m : j->t->nodes[n].desc;
+}
 
 static void problem(struct slurm_job *j, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -299,7 +313,7 @@ static void name_switches(struct slurm_job *j, uint32_t *order, uint32_t *n)
 		if (!nd->present || j->lv[s] == TOPOLOGY_NO_LEVEL)
 			continue;
 		order[(*n)++] = s;
-		if (switch_name(nd->desc, j->swname[s], TNAME_LEN))
+		if (switch_name(node_label(j, t->sws[s].node), j->swname[s], TNAME_LEN))
 			continue;
 		snprintf(j->swname[s], TNAME_LEN, "sw-0x%016" PRIx64, nd->guid);
 		problem(j, "switch 0x%016" PRIx64 " (\"%s\"): no name Slurm can take: named %s",
@@ -354,7 +368,7 @@ static int collect_hosts(struct slurm_job *j)
 			if (!host_at(t, nd->first_port + k, &h))
 				continue;
 			struct host_entry *e = &j->hosts[j->nhosts];
-			if (!host_name(t->nodes[h].desc, e->name, TNAME_LEN)) {
+			if (!host_name(node_label(j, h), e->name, TNAME_LEN)) {
 				if (!told[h])
 					problem(j,
 					        "host 0x%016" PRIx64
@@ -376,22 +390,213 @@ static int collect_hosts(struct slurm_job *j)
 	free(told);
 	sort_job = j;
 	qsort(j->hosts, j->nhosts, sizeof(*j->hosts), host_cmp);
-	/* a name under one switch is one host, whatever its ports or HCAs there; under two
-	 * switches it is reported (a host cabled to two leaves, or two hosts of one name) and
-	 * listed under the first, as Slurm places a node under one leaf */
+	/* a name is one host, whatever its ports or HCAs; under two leaves the fabric is
+	 * rail-optimized (or two hosts share a name) */
+	uint32_t id = 0;
+	for (size_t i = 0; i < j->nhosts; i++) {
+		if (i && strcmp(j->hosts[i].name, j->hosts[i - 1].name))
+			id++;
+		else if (i && j->hosts[i].sw != j->hosts[i - 1].sw)
+			j->rail = true;
+		j->hosts[i].id = id;
+	}
+	return 0;
+}
+
+/* Each host listed once, under its first leaf's stand-in; a host whose leaves do not stand
+ * as one (their hosts differ: a rail cabled otherwise than the others, or two hosts of one
+ * name) is reported, as Slurm places a node under one leaf. */
+static void place_hosts(struct slurm_job *j)
+{
 	for (size_t i = 0; i < j->nhosts;) {
 		size_t k = i + 1;
+		uint32_t at = j->rep[j->hosts[i].sw];
 		j->hosts[i].listed = true;
-		for (; k < j->nhosts && !strcmp(j->hosts[k].name, j->hosts[i].name); k++)
-			if (j->hosts[k].sw != j->hosts[k - 1].sw)
+		for (; k < j->nhosts && j->hosts[k].id == j->hosts[i].id; k++)
+			if (j->rep[j->hosts[k].sw] != at &&
+			    j->rep[j->hosts[k].sw] != j->rep[j->hosts[k - 1].sw])
 				problem(
 				    j,
-				    "host %s: under %s and %s (a host cabled to two leaf switches, "
+				    "host %s: under %s and %s, which serve different hosts (a "
+				    "host cabled to two leaf switches otherwise than the others, "
 				    "or two hosts of one name): listed under %s only",
-				    j->hosts[i].name, j->swname[j->hosts[i].sw],
-				    j->swname[j->hosts[k].sw], j->swname[j->hosts[i].sw]);
+				    j->hosts[i].name, j->swname[at],
+				    j->swname[j->rep[j->hosts[k].sw]], j->swname[at]);
+		j->hosts[i].sw = at;
 		i = k;
 	}
+}
+
+/* ---- rail-optimized fabrics: switches that serve the same hosts stand as one ---- */
+
+/* Each switch's list of what is below it (leaves: host name ids; above: the stand-ins of the
+ * switches below), ascending, without repeats: items[start[s] .. end[s]), room for a
+ * switch's ports from start[s]. */
+struct below {
+	uint32_t *start, *end, *items;
+	uint64_t *hash;
+	const uint32_t *rank;
+};
+
+static int same_below(const struct below *b, uint32_t a, uint32_t c)
+{
+	if (b->hash[a] != b->hash[c])
+		return b->hash[a] < b->hash[c] ? -1 : 1;
+	uint32_t la = b->end[a] - b->start[a], lc = b->end[c] - b->start[c];
+	if (la != lc)
+		return la < lc ? -1 : 1;
+	return memcmp(b->items + b->start[a], b->items + b->start[c], la * sizeof(uint32_t));
+}
+
+static int below_cmp(const void *x, const void *y, void *arg)
+{
+	const struct below *b = arg;
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+	int m = same_below(b, a, c);
+	if (m)
+		return m;
+	return b->rank[a] < b->rank[c] ? -1 : b->rank[a] > b->rank[c];
+}
+
+/* The stand-in of each of the n switches in sw: the first by name of those whose lists are
+ * the same and not empty. */
+static void group(struct slurm_job *j, struct below *b, uint32_t *sw, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t s = sw[i];
+		uint64_t h = 1469598103934665603ull; /* FNV-1a over the list */
+		for (uint32_t k = b->start[s]; k < b->end[s]; k++)
+			h = (h ^ b->items[k]) * 1099511628211ull;
+		b->hash[s] = h;
+	}
+	qsort_r(sw, n, sizeof(*sw), below_cmp, b);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t k = i + 1;
+		while (k < n && b->end[sw[i]] > b->start[sw[i]] && !same_below(b, sw[i], sw[k]))
+			j->rep[sw[k++]] = sw[i];
+		i = k;
+	}
+}
+
+/* Append v to switch s's list unless it is there (the lists are short: a leaf's hosts, a
+ * switch's neighbours below). */
+static void below_add(struct below *b, uint32_t s, uint32_t v)
+{
+	for (uint32_t k = b->start[s]; k < b->end[s]; k++)
+		if (b->items[k] == v)
+			return;
+	b->items[b->end[s]++] = v;
+}
+
+static int u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+	return a < c ? -1 : a > c;
+}
+
+/* Level l's lists: a leaf's host name ids, a switch's stand-ins one level below. */
+static void fill_level(struct slurm_job *j, struct below *b, int l)
+{
+	const struct topo *t = j->t;
+	if (l == 0) {
+		for (size_t i = 0; i < j->nhosts; i++)
+			below_add(b, j->hosts[i].sw, j->hosts[i].id);
+		return;
+	}
+	for (uint32_t s = 0; s < t->nsws; s++) {
+		if (j->lv[s] != l)
+			continue;
+		const struct topo_node *nd = &t->nodes[t->sws[s].node];
+		for (unsigned k = 1; k <= nd->nports; k++) {
+			uint32_t o;
+			if (switch_link(t, nd->first_port + k, &o) && j->lv[o] + 1 == l)
+				below_add(b, s, j->rep[o]);
+		}
+	}
+}
+
+/* Level by level from the leaves, the switches that serve the same hosts (leaves) or the
+ * same stand-ins below stand as one, as NVIDIA's topograph merges them; when no two leaves
+ * serve the same hosts, none. -1 out of memory. */
+static int merge_switches(struct slurm_job *j, int top)
+{
+	const struct topo *t = j->t;
+	struct below b = {.rank = j->rank};
+	uint32_t *sw = malloc(sizeof(*sw) * (t->nsws + 1));
+	b.start = malloc(sizeof(*b.start) * (t->nsws + 1));
+	b.end = malloc(sizeof(*b.end) * (t->nsws + 1));
+	b.hash = malloc(sizeof(*b.hash) * (t->nsws + 1));
+	b.items = malloc(sizeof(*b.items) * (t->nports + 1));
+	int rc = -1;
+	if (!sw || !b.start || !b.end || !b.hash || !b.items)
+		goto out;
+	/* a switch's list holds at most one item per port: its hosts, or its links below */
+	for (uint32_t s = 0, at = 0; s < t->nsws; s++) {
+		b.start[s] = at;
+		at += t->nodes[t->sws[s].node].nports + 1u;
+	}
+	for (int l = 0; l <= top; l++) {
+		uint32_t n = 0;
+		for (uint32_t s = 0; s < t->nsws; s++)
+			if (j->lv[s] == l) {
+				b.end[s] = b.start[s];
+				sw[n++] = s;
+			}
+		fill_level(j, &b, l);
+		for (uint32_t i = 0; i < n; i++)
+			qsort(b.items + b.start[sw[i]], b.end[sw[i]] - b.start[sw[i]],
+			      sizeof(uint32_t), u32_cmp);
+		group(j, &b, sw, n);
+		/* leaves that stand alone (two hosts of one name, not rails): nothing to merge
+		 * above them either */
+		bool merged = false;
+		for (uint32_t i = 0; i < n && !merged; i++)
+			merged = j->rep[sw[i]] != sw[i];
+		if (l == 0 && !merged)
+			break;
+	}
+	rc = 0;
+out:
+	free(sw);
+	free(b.start);
+	free(b.end);
+	free(b.hash);
+	free(b.items);
+	return rc;
+}
+
+/* A switch that stands for others (they serve the same hosts): a comment naming them. */
+static int put_stands_for(struct slurm_job *j, uint32_t s, const uint32_t *order, uint32_t nsw,
+                          FILE *out, const char **names)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < nsw; i++)
+		if (j->rep[order[i]] == s)
+			names[n++] = j->swname[order[i]];
+	if (n < 2)
+		return 0;
+	fprintf(out, "%s# %s stands for ", j->o->yaml ? "      " : "", j->swname[s]);
+	if (put_hostlist(out, names, n) < 0)
+		return -1;
+	fputs(j->lv[s] ? ": they reach the same switches below\n"
+	               : ": they serve the same hosts (one per rail)\n",
+	      out);
+	return 0;
+}
+
+/* One switch's entry: Nodes (a leaf) or Switches (above) in the form asked. */
+static int put_entry(struct slurm_job *j, uint32_t s, bool leaf, FILE *out, const char **names,
+                     size_t n)
+{
+	if (j->o->yaml)
+		fprintf(out, "      - switch: \"%s\"\n        %s: \"", j->swname[s],
+		        leaf ? "nodes" : "children");
+	else
+		fprintf(out, "SwitchName=%s %s=", j->swname[s], leaf ? "Nodes" : "Switches");
+	if (put_hostlist(out, names, n) < 0)
+		return -1;
+	fputs(j->o->yaml ? "\"\n" : "\n", out);
+	j->written[s] = true;
 	return 0;
 }
 
@@ -402,17 +607,11 @@ static int write_leaf(struct slurm_job *j, uint32_t s, FILE *out, const char **n
 	for (size_t i = 0; i < j->nhosts; i++)
 		if (j->hosts[i].listed && j->hosts[i].sw == s)
 			names[n++] = j->hosts[i].name;
-	if (!n)
-		return 0;
-	fprintf(out, "SwitchName=%s Nodes=", j->swname[s]);
-	if (put_hostlist(out, names, n) < 0)
-		return -1;
-	fputc('\n', out);
-	j->written[s] = true;
-	return 0;
+	return n ? put_entry(j, s, true, out, names, n) : 0;
 }
 
-/* One upper switch's line: the switches one level below it that are written. */
+/* One upper switch's line: the switches one level below it that are written (their
+ * stand-ins). */
 static int write_upper(struct slurm_job *j, uint32_t s, FILE *out, const char **names)
 {
 	const struct topo *t = j->t;
@@ -420,23 +619,36 @@ static int write_upper(struct slurm_job *j, uint32_t s, FILE *out, const char **
 	size_t n = 0;
 	for (unsigned k = 1; k <= nd->nports; k++) {
 		uint32_t o;
-		if (!switch_link(t, nd->first_port + k, &o) || j->lv[o] + 1 != j->lv[s] ||
-		    !j->written[o])
+		if (!switch_link(t, nd->first_port + k, &o) || j->lv[o] + 1 != j->lv[s])
 			continue;
-		bool dup = false; /* parallel links */
+		o = j->rep[o];
+		if (!j->written[o])
+			continue;
+		bool dup = false; /* parallel links, or switches standing as one */
 		for (size_t i = 0; i < n && !dup; i++)
 			dup = names[i] == j->swname[o];
 		if (!dup)
 			names[n++] = j->swname[o];
 	}
-	if (!n)
-		return 0;
-	fprintf(out, "SwitchName=%s Switches=", j->swname[s]);
-	if (put_hostlist(out, names, n) < 0)
-		return -1;
-	fputc('\n', out);
-	j->written[s] = true;
-	return 0;
+	return n ? put_entry(j, s, false, out, names, n) : 0;
+}
+
+static void slurm_header(const struct slurm_job *j, FILE *out)
+{
+	if (!j->o->yaml) {
+		fprintf(out,
+		        "# Slurm topology.conf (TopologyPlugin=topology/tree), written by ibsmd "
+		        "from the fabric as its SM sees it:\n# leaf switches are those with "
+		        "hosts, each switch above lists the switches one hop nearer the "
+		        "leaves.\n");
+		return;
+	}
+	fprintf(out,
+	        "# Slurm topology.yaml (Slurm 25.05 and later), written by ibsmd from the fabric "
+	        "as its SM sees it:\n# a tree topology: leaf switches are those with hosts, each "
+	        "switch above lists the switches one hop nearer the leaves.\n- topology: \"%s\"\n"
+	        "  cluster_default: true\n  tree:\n    switches:\n",
+	        j->o->topology_name && j->o->topology_name[0] ? j->o->topology_name : "ibsmd");
 }
 
 static int slurm_lines(struct slurm_job *j, int top, const uint32_t *order, uint32_t nsw, FILE *out)
@@ -446,36 +658,55 @@ static int slurm_lines(struct slurm_job *j, int top, const uint32_t *order, uint
 	const char **names = malloc(sizeof(*names) * (cap + 1));
 	if (!names)
 		return -1;
-	fprintf(
-	    out,
-	    "# Slurm topology.conf (TopologyPlugin=topology/tree), written by ibsmd from the "
-	    "fabric as its SM sees it:\n# leaf switches are those with hosts, each switch above "
-	    "lists the switches one hop nearer the leaves.\n");
+	slurm_header(j, out);
 	int rc = 0;
 	for (int l = 0; l <= top && !rc; l++)
-		for (uint32_t i = 0; i < nsw && !rc; i++)
-			if (j->lv[order[i]] == l)
-				rc = l ? write_upper(j, order[i], out, names)
-				       : write_leaf(j, order[i], out, names);
+		for (uint32_t i = 0; i < nsw && !rc; i++) {
+			uint32_t s = order[i];
+			if (j->lv[s] != l || j->rep[s] != s)
+				continue;
+			rc = put_stands_for(j, s, order, nsw, out, names);
+			if (!rc)
+				rc = l ? write_upper(j, s, out, names)
+				       : write_leaf(j, s, out, names);
+		}
 	free(names);
 	return rc;
 }
 
-int topology_slurm(const struct topo *t, FILE *out, FILE *problems)
+/* Stand-ins: itself for every switch; on a rail-optimized fabric, those merge_switches
+ * finds. */
+static int stand_ins(struct slurm_job *j, int top, const uint32_t *order, uint32_t nsw)
 {
-	struct slurm_job j = {.t = t, .problems = problems};
-	j.lv = malloc(sizeof(*j.lv) * (t->nsws + 1));
-	j.swname = malloc(sizeof(*j.swname) * (t->nsws + 1));
-	j.written = calloc(t->nsws + 1, sizeof(*j.written));
-	uint32_t *order = malloc(sizeof(*order) * (t->nsws + 1)), nsw = 0;
+	for (uint32_t s = 0; s < j->t->nsws; s++)
+		j->rep[s] = s;
+	for (uint32_t i = 0; i < nsw; i++)
+		j->rank[order[i]] = i;
+	return j->rail ? merge_switches(j, top) : 0;
+}
+
+int topology_slurm(const struct topo *t, const struct slurm_opts *o, FILE *out, FILE *problems)
+{
+	static const struct slurm_opts plain = {0};
+	struct slurm_job j = {.t = t, .o = o ? o : &plain, .problems = problems};
+	uint32_t n1 = t->nsws + 1;
+	j.lv = malloc(sizeof(*j.lv) * n1);
+	j.swname = malloc(sizeof(*j.swname) * n1);
+	j.written = calloc(n1, sizeof(*j.written));
+	j.rep = malloc(sizeof(*j.rep) * n1);
+	j.rank = malloc(sizeof(*j.rank) * n1);
+	uint32_t *order = malloc(sizeof(*order) * n1), nsw = 0;
 	int rc = -1;
-	if (!j.lv || !j.swname || !j.written || !order)
+	if (!j.lv || !j.swname || !j.written || !j.rep || !j.rank || !order)
 		goto out;
 	int top = topology_levels(t, j.lv);
 	if (top < 0)
 		goto out;
 	name_switches(&j, order, &nsw);
-	if (collect_hosts(&j) < 0 || slurm_lines(&j, top, order, nsw, out) < 0)
+	if (collect_hosts(&j) < 0 || stand_ins(&j, top, order, nsw) < 0)
+		goto out;
+	place_hosts(&j);
+	if (slurm_lines(&j, top, order, nsw, out) < 0)
 		goto out;
 	rc = j.nproblems;
 out:
@@ -483,6 +714,8 @@ out:
 	free(j.swname);
 	free(j.written);
 	free(j.hosts);
+	free(j.rep);
+	free(j.rank);
 	free(order);
 	return rc;
 }
@@ -519,17 +752,11 @@ static void rate_text(uint8_t width, int speed, char *buf, size_t len)
 static bool below_capability(const struct topo *t, uint32_t a, char *could, size_t len)
 {
 	const struct mad_port_info *pa = &t->ports[a].pi, *pb = &t->ports[t->ports[a].peer].pi;
-	uint8_t w = mad_link_width_widest(pa->link_width_supported & pb->link_width_supported);
-	uint16_t both = mad_link_speeds_supported(pa) & mad_link_speeds_supported(pb);
-	int best = -1;
-	for (int i = 0; i < LINK_SPEEDS; i++)
-		if (both & (1u << i))
-			best = i;
-	enum link_speed sp = mad_link_speed_active(pa);
-	bool below = (w && mad_link_lanes(pa->link_width_active) < mad_link_lanes(w)) ||
-	             (best >= 0 && sp < LINK_SPEEDS && (int)sp < best);
+	uint8_t w;
+	enum link_speed best;
+	bool below = mad_link_below_best(pa, pb, &w, &best);
 	if (below)
-		rate_text(w ? w : pa->link_width_active, best >= 0 ? best : (int)sp, could, len);
+		rate_text(w ? w : pa->link_width_active, (int)best, could, len);
 	return below;
 }
 

@@ -207,3 +207,17 @@ int mad_rate_cmp(uint8_t a, uint8_t b)
 	uint32_t x = mad_rate_mbps(a), y = mad_rate_mbps(b);
 	return x < y ? -1 : x > y;
 }
+
+bool mad_link_below_best(const struct mad_port_info *a, const struct mad_port_info *b,
+                         uint8_t *width, enum link_speed *speed)
+{
+	*width = mad_link_width_widest(a->link_width_supported & b->link_width_supported);
+	uint16_t both = mad_link_speeds_supported(a) & mad_link_speeds_supported(b);
+	*speed = LINK_SDR;
+	for (unsigned i = 0; i < LINK_SPEEDS; i++)
+		if (both & (1u << i))
+			*speed = (enum link_speed)i;
+	enum link_speed active = mad_link_speed_active(a);
+	return (*width && mad_link_lanes(a->link_width_active) < mad_link_lanes(*width)) ||
+	       (both && active < LINK_SPEEDS && active < *speed);
+}

@@ -70,6 +70,11 @@ void mad_link_speed_set_active(struct mad_port_info *pi, enum link_speed s);
 /* Fill the supported fields (and CapabilityMask bits) from a mask of enum link_speed */
 void mad_link_speeds_set_supported(struct mad_port_info *pi, uint16_t mask);
 
+/* Does the link between ports a and b run below what both ends support? The widest width
+ * and fastest speed both support in *width and *speed either way. */
+bool mad_link_below_best(const struct mad_port_info *a, const struct mad_port_info *b,
+                         uint8_t *width, enum link_speed *speed);
+
 /* The IBA rate code of lanes x speed: the largest defined rate not above it. */
 uint8_t mad_rate_code(unsigned lanes, enum link_speed s);
 /* The rate code of the link the port runs; 0 if it runs none */

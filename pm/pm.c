@@ -41,6 +41,7 @@ struct pm {
 	unsigned inflight;
 	bool active, stopped;
 	double started;
+	uint32_t timeouts[2], errors[2]; /* this sweep's, as pm_stats.last_* */
 	struct pm_stats st;
 	struct log_rl rl;
 };
@@ -67,7 +68,11 @@ static const char *const names[PM_NCOUNTERS] = {"symbol_errors",
                                                 "rcv_data_bytes",
                                                 "xmit_pkts",
                                                 "rcv_pkts",
-                                                "xmit_wait"};
+                                                "xmit_wait",
+                                                "xmit_unicast_pkts",
+                                                "rcv_unicast_pkts",
+                                                "xmit_multicast_pkts",
+                                                "rcv_multicast_pkts"};
 
 const char *pm_counter_name(enum pm_counter c)
 {
@@ -138,16 +143,24 @@ static uint64_t grown(uint64_t cur, uint64_t last)
 	return cur >= last ? cur - last : cur;
 }
 
+/* The sweep ended when every port was asked and every answer came. */
+static void sweep_end(struct pm *pm)
+{
+	if (!pm->active || pm->next < pm->ntargets || pm->inflight)
+		return;
+	pm->active = false;
+	pm->st.sweeps++;
+	pm->st.last_sweep_s = ev_now(pm->loop) - pm->started;
+	memcpy(pm->st.last_timeouts, pm->timeouts, sizeof(pm->timeouts));
+	memcpy(pm->st.last_errors, pm->errors, sizeof(pm->errors));
+	log_debug(pm->log, "pm", "sweep %" PRIu64 ": %u ports in %.3f s", pm->st.sweeps,
+	          pm->st.ports, pm->st.last_sweep_s);
+}
+
 static void finish_one(struct pm *pm)
 {
 	pm->inflight--;
-	if (pm->active && pm->next >= pm->ntargets && !pm->inflight) {
-		pm->active = false;
-		pm->st.sweeps++;
-		pm->st.last_sweep_s = ev_now(pm->loop) - pm->started;
-		log_debug(pm->log, "pm", "sweep %" PRIu64 ": %u ports in %.3f s", pm->st.sweeps,
-		          pm->st.ports, pm->st.last_sweep_s);
-	}
+	sweep_end(pm);
 	pump(pm);
 }
 
@@ -211,11 +224,16 @@ static void on_ext(struct mad_dispatcher *d, const struct mad_result *res, void 
 		pm->node_ext[node] = EXT_YES;
 	struct pm_port_state *ps = state_of(pm, port);
 	if (ps) {
+		ps->s.ext = true;
 		double now = ev_now(pm->loop);
-		uint64_t cur[4] = {x.xmit_data, x.rcv_data, x.xmit_pkts, x.rcv_pkts};
+		static const unsigned which[8] = {PM_XMIT_DATA,  PM_RCV_DATA,   PM_XMIT_PKTS,
+		                                  PM_RCV_PKTS,   PM_XMIT_UPKTS, PM_RCV_UPKTS,
+		                                  PM_XMIT_MPKTS, PM_RCV_MPKTS};
+		uint64_t cur[8] = {x.xmit_data,  x.rcv_data,  x.xmit_pkts,  x.rcv_pkts,
+		                   x.xmit_upkts, x.rcv_upkts, x.xmit_mpkts, x.rcv_mpkts};
 		uint64_t dx = 0, dr = 0;
-		for (unsigned i = 0; i < 4; i++) {
-			unsigned c = PM_XMIT_DATA + i;
+		for (unsigned i = 0; i < 8; i++) {
+			unsigned c = which[i];
 			uint64_t g = grown(cur[i], ps->last[c]);
 			if (c == PM_XMIT_DATA || c == PM_RCV_DATA)
 				g *= 4; /* words on the wire */
@@ -248,6 +266,11 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 	const uint8_t *data = answer_data(res, &len);
 	if (!data || mad_port_counters_decode(data, len, &pc, NULL) < 0) {
 		pm->st.unanswered++;
+		unsigned ca = !topo_is_switch(pm->t, pm->t->ports[port].node);
+		if (res->error)
+			pm->timeouts[ca]++;
+		else
+			pm->errors[ca]++;
 		log_rl(pm->log, &pm->rl, LOGL_INFO, "pm", "no PortCounters from LID %u port %u: %s",
 		       pm->t->ports[topo_lid_port(pm->t, port)].lid, pm->t->ports[port].num,
 		       res->error ? strerror(-res->error) : mad_status_str(res->status));
@@ -261,7 +284,7 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 		finish_one(pm);
 		return;
 	}
-	const uint64_t cur[PM_NCOUNTERS] = {
+	const uint64_t cur[PM_XMIT_WAIT + 1] = {
 	    [PM_SYMBOL_ERRORS] = pc.symbol_errors,
 	    [PM_LINK_ERROR_RECOVERY] = pc.link_error_recovery,
 	    [PM_LINK_DOWNED] = pc.link_downed,
@@ -280,7 +303,7 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 	    [PM_RCV_PKTS] = pc.rcv_pkts,
 	    [PM_XMIT_WAIT] = pc.xmit_wait};
 	/* each field's width: past half of it, the counter is cleared before it saturates */
-	static const uint64_t max[PM_NCOUNTERS] = {
+	static const uint64_t max[PM_XMIT_WAIT + 1] = {
 	    0xffff, 0xff, 0xff,   0xffff,     0xffff,     0xffff,     0xffff,     0xff,      0xff,
 	    0xf,    0xf,  0xffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff};
 	uint32_t node = pm->t->ports[port].node;
@@ -288,7 +311,7 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 	double now = ev_now(pm->loop);
 	uint16_t clear = 0;
 	uint64_t dx = 0, dr = 0;
-	for (unsigned c = 0; c < PM_NCOUNTERS; c++) {
+	for (unsigned c = 0; c <= PM_XMIT_WAIT; c++) {
 		bool traffic = c >= PM_XMIT_DATA && c <= PM_RCV_PKTS;
 		if (traffic && ext)
 			continue; /* PortCountersExtended counts these, without saturating */
@@ -356,11 +379,7 @@ static void pump(struct pm *pm)
 		if (send_req(pm, p, MAD_METHOD_GET, MAD_ATTR_PORT_COUNTERS, 0, on_counters) < 0)
 			break;
 	}
-	if (pm->active && pm->next >= pm->ntargets && !pm->inflight) {
-		pm->active = false;
-		pm->st.sweeps++;
-		pm->st.last_sweep_s = ev_now(pm->loop) - pm->started;
-	}
+	sweep_end(pm);
 }
 
 static void resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -398,6 +417,8 @@ static void sweep_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	pm->next = 0;
 	pm->st.ports = 0;
+	memset(pm->timeouts, 0, sizeof(pm->timeouts));
+	memset(pm->errors, 0, sizeof(pm->errors));
 	pm->active = true;
 	pm->started = ev_now(loop);
 	pump(pm);

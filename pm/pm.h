@@ -32,6 +32,11 @@ enum pm_counter {
 	PM_XMIT_PKTS,
 	PM_RCV_PKTS,
 	PM_XMIT_WAIT,
+	/* PortCountersExtended only (0 on a node that does not answer it) */
+	PM_XMIT_UPKTS,
+	PM_RCV_UPKTS,
+	PM_XMIT_MPKTS,
+	PM_RCV_MPKTS,
 	PM_NCOUNTERS
 };
 const char *pm_counter_name(enum pm_counter c);
@@ -42,6 +47,7 @@ struct pm_port_stats {
 	uint64_t total[PM_NCOUNTERS];
 	double xmit_rate, rcv_rate;
 	bool read; /* answered at least once */
+	bool ext;  /* PortCountersExtended answered: the unicast and multicast counts are real */
 };
 
 struct pm_event {
@@ -64,6 +70,9 @@ struct pm_stats {
 	double last_sweep_s;         /* from the first request to the last answer */
 	uint32_t ports;              /* read in the last sweep */
 	uint64_t errors[PM_NERRORS]; /* fabric-wide totals */
+	/* PortCounters Gets of the last complete sweep that failed, switches' ports [0] and
+	 * CAs' [1]: not answered at all (timeouts), or answered with an error status */
+	uint32_t last_timeouts[2], last_errors[2];
 };
 
 struct pm;

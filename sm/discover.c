@@ -201,6 +201,11 @@ static uint32_t place_node(struct sm *sm, const struct mad_node_info *ni, const 
 	if (!*is_new) {
 		struct topo_node *n = &t->nodes[node];
 		if (n->type != ni->node_type || n->nports != ni->num_ports) {
+			sm_anomaly(sm,
+			           "node GUID " GUID_FMT " is a %s with %u ports at route %s "
+			           "and a %s with %u ports elsewhere",
+			           ni->node_guid, node_type_str(ni->node_type), ni->num_ports,
+			           route, node_type_str(n->type), n->nports);
 			log_err(
 			    sm->log, "discover",
 			    "duplicate node GUID " GUID_FMT ": a %s with %u ports at route %s, "
@@ -221,6 +226,8 @@ static uint32_t place_node(struct sm *sm, const struct mad_node_info *ni, const 
 	    topo_set_port_guid(t, topo_port(t, node, ni->local_port_num), ni->port_guid) < 0) {
 		log_err(sm->log, "discover", "duplicate port GUID " GUID_FMT " at route %s",
 		        ni->port_guid, route);
+		sm_anomaly(sm, "port GUID " GUID_FMT " at route %s is another port's",
+		           ni->port_guid, route);
 		return TOPO_NONE;
 	}
 	return node;

@@ -3,6 +3,8 @@
  * See sm_new_dry_run. */
 #include "sm/sm_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,4 +77,34 @@ void dryrun_free(struct sm *sm)
 {
 	free(sm->dry.sws);
 	memset(&sm->dry, 0, sizeof(sm->dry));
+}
+
+/* ---- the health report's questions (daemon/health_report.c) ---- */
+
+void sm_anomaly(struct sm *sm, const char *fmt, ...)
+{
+	struct sm_anomalies *a = &sm->anomalies;
+	a->total++;
+	if (a->n == SM_ANOMALIES_KEPT)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->what[a->n++], sizeof(a->what[0]), fmt, ap);
+	va_end(ap);
+}
+
+const struct sm_anomalies *sm_anomalies(const struct sm *sm)
+{
+	return &sm->anomalies;
+}
+
+int sm_check_tables(struct sm *sm, uint64_t budget, struct routing_check *out)
+{
+	sm_routing_wait(sm); /* the tables the routing thread fills are the ones walked */
+	const struct routing_ctx *ctx = &sm->rctx;
+	if (!sm->engine || !ctx->nsw || !ctx->dst_start)
+		return -1;
+	if ((uint64_t)ctx->nsw * ctx->dst_start[ctx->nsw] > budget)
+		return 1;
+	return routing_check(ctx, lft_ours, sl_ours, sm, out) < 0 ? -1 : 0;
 }

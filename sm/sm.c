@@ -286,6 +286,7 @@ static void start_sweep(struct sm *sm)
 	sm->heavy = sm->full || sm->topo.sm_node == TOPO_NONE;
 	if (sm->heavy) {
 		sm->full = false;
+		memset(&sm->anomalies, 0, sizeof(sm->anomalies));
 		if (sm->state != SM_STATE_MASTER)
 			sm_set_state(sm, SM_STATE_DISCOVERING);
 		discover_full(sm);

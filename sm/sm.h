@@ -206,6 +206,22 @@ struct sm_dry_report {
 };
 const struct sm_dry_report *sm_dry_report(const struct sm *sm);
 
+/* GUIDs the last heavy sweep found twice (a node GUID answering as two different nodes, a
+ * port GUID on two ports): the first SM_ANOMALIES_KEPT said, all counted. */
+#define SM_ANOMALIES_KEPT 8
+struct sm_anomalies {
+	uint64_t total;
+	unsigned n;
+	char what[SM_ANOMALIES_KEPT][200];
+};
+const struct sm_anomalies *sm_anomalies(const struct sm *sm);
+
+/* The tables the SM gives the switches, walked from every endpoint to every LID as
+ * routing/check.h does, on the SLs the SM gives the paths: 0 with *out, 1 when switches x
+ * LIDs exceed budget (not walked: the loop would wait), -1 with no routes yet or out of
+ * memory. */
+int sm_check_tables(struct sm *sm, uint64_t budget, struct routing_check *out);
+
 /* ---- services for the SA ---- */
 
 /* Multicast: the ports multicast LID mlid must reach (n = 0: none); the MFTs follow within

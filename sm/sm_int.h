@@ -289,6 +289,7 @@ struct sm {
 	const struct routing_engine *engine; /* the engine that routed last */
 	void *engine_state;                  /* ... its state, kept for its hooks */
 	struct routing_ctx rctx;             /* ... and the switch graph it routed over */
+	struct sm_anomalies anomalies;       /* the last heavy sweep's duplicate GUIDs */
 	struct route_job *route_job;         /* routing under way on its thread (route.c) */
 	int route_rc;                        /* the last routing: 0, or -1 no engine routed */
 	unsigned path_layers, class_vls;     /* its layers, and the VLs they take */
@@ -495,6 +496,8 @@ void program_ports_now(struct sm *sm);
  * partition policy names came or went */
 void program_pkeys_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
+/* A duplicate GUID the sweep found, for the health report (sm_anomalies). */
+void sm_anomaly(struct sm *sm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A structured event (log_event), rate limited: a flapping link must not flood the journal.
  * fields: "key", value pairs given as a NULL-terminated list of strings. */
 void sm_event(struct sm *sm, enum log_level level, const char *event, const char *const *kv,

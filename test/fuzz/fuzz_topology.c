@@ -4,8 +4,10 @@
  * a ring of 3 switches with hosts. Input: byte 0 picks the fabric (bit 0) and which links
  * are quarantined (bits 1-7, one per switch port in turn); then the descriptions, 64 bytes
  * per node in node order (a short last one NUL-terminated there), nodes left over keep their
- * empty description. Nothing here may crash, leak or write outside its buffers, and every
+ * empty description; bit 0 of byte 1 (also the first description's first byte) asks for
+ * topology.yaml. Nothing here may crash, leak or write outside its buffers, and every
  * name the topology.conf holds must be one Slurm reads as itself. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,8 +17,9 @@
 #include "../unit/topo_fixture.h"
 #include "daemon/topology.h"
 
-/* every character of topology.conf outside its comments: names, '=', '[', ']', ',', '-' */
-static void check_conf(const char *text, size_t len)
+/* every character of topology.conf outside its comments: names, '=', '[', ']', ',', '-';
+ * of topology.yaml also the YAML's ':' and '"' (every name quoted) */
+static void check_conf(const char *text, size_t len, bool yaml)
 {
 	for (size_t i = 0; i < len; i++) {
 		if (text[i] == '#') {
@@ -26,7 +29,7 @@ static void check_conf(const char *text, size_t len)
 		}
 		char c = text[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      strchr("._-=[],\n ", c)))
+		      strchr(yaml ? "._-=[],\n :\"" : "._-=[],\n ", c)))
 			abort();
 	}
 }
@@ -54,9 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = 0, plen = 0;
 	FILE *out = open_memstream(&buf, &len), *problems = open_memstream(&pbuf, &plen);
 	if (out && problems) {
-		if (topology_slurm(&t, out, problems) >= 0) {
+		const struct slurm_opts o = {.yaml = size > 1 && (data[1] & 1)};
+		if (topology_slurm(&t, &o, out, problems) >= 0) {
 			fflush(out);
-			check_conf(buf, len);
+			check_conf(buf, len, o.yaml);
 		}
 		topology_dot(&t, held, nheld, out);
 	}

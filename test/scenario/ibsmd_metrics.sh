@@ -2,7 +2,8 @@
 # Metrics and status on the 2,592-host fat tree, from outside: the metrics file (what
 # node_exporter's textfile collector reads) and the HTTP endpoint both parse as Prometheus
 # text (python3-prometheus-client's parser) and report 2,592 CAs, 612 switches, every LID,
-# MASTER and the subnet up; an SA query shows in the per-attribute counters; "ibsa status
+# MASTER and the subnet up; metrics_max_ports holds the per-port series to 200 ports and
+# counts the others; an SA query shows in the per-attribute counters; "ibsa status
 # --json" reports the same fabric. The file is replaced whole (no temporary left behind).
 # A metrics_listen that cannot be used is logged and the daemon runs on.
 # Usage: ibsmd_metrics.sh BUILD_DIR [FABRIC]
@@ -16,7 +17,7 @@ PORT=$((20000 + $$ % 20000))
 export IBSMD_UP_TIMEOUT=240 # 2,592 hosts under ASan beside other tests
 
 start_fabricsim "$FABRIC"
-SIM_HOST=host-9 start_ibsmd --config <(printf 'metrics_interval: 1\nmetrics_listen: "127.0.0.1:%s"\nsweep_interval: 0\n' "$PORT")
+SIM_HOST=host-9 start_ibsmd --config <(printf 'metrics_interval: 1\nmetrics_listen: "127.0.0.1:%s"\nsweep_interval: 0\nmetrics_max_ports: 200\n' "$PORT")
 ncas=$("$BUILD/test/fabricsim/fabricsim" ctl lids | grep -c "host-") || true
 nlids=$("$BUILD/test/fabricsim/fabricsim" ctl lids | wc -l)
 
@@ -42,6 +43,10 @@ assert val("ibsmd_sweep_phase_seconds", phase="total") > 0
 assert val("ibsmd_mads_sent") > 0
 for k in ("aborted", "reclaimed", "refused"):
     assert val(f"ibsmd_rmpp_{k}") >= 0
+# metrics_max_ports bounds the per-port series: 200 switch ports, the rest counted
+assert len(fams["infiniband_switch_uplink_info"].samples) == 200
+assert len(fams["ibsmd_port_state"].samples) == 200
+assert val("ibsmd_metrics_ports_left_out") > 1000
 print(int(val("ibsmd_sa_answers", attribute="PathRecord", status="ok")),
       int(val("ibsmd_rmpp_transfers", direction="sent")))
 PY

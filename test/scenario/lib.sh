@@ -481,3 +481,43 @@ _log_more() { [ "$(log_count "$1" "$3")" -gt "$2" ]; }
 # log_seconds LINE: an ibsmd log line's HH:MM:SS.mmm as seconds of the day, for judging
 # a property about time on the daemon's own clock
 log_seconds() { awk '{ split($1, t, ":"); printf "%.3f\n", t[1] * 3600 + t[2] * 60 + t[3] }' <<<"$1"; }
+
+# slurm_reads NAME CONF NODES [COMPLAINT]: slurmctld (topology/tree, the hosts NODES, no
+# authentication: nothing leaves this host) reads CONF, and complains of it only with
+# COMPLAINT when given; scontrol show topology in $WORK/NAME.topo
+slurm_reads() {
+	local d="$WORK/slurm-$1" port
+	mkdir -p "$d/state"
+	cp "$2" "$d/topology.conf"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	cat >"$d/slurm.conf" <<EOF
+ClusterName=ibsmd
+SlurmctldHost=localhost
+SlurmctldPort=$port
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=$(id -un)
+StateSaveLocation=$d/state
+SlurmctldPidFile=$d/slurmctld.pid
+TopologyPlugin=topology/tree
+SchedulerType=sched/builtin
+SelectType=select/linear
+ProctrackType=proctrack/linuxproc
+MpiDefault=none
+MailProg=/bin/true
+NodeName=$3 NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+PartitionName=all Nodes=ALL Default=YES
+EOF
+	export SLURM_CONF="$d/slurm.conf"
+	slurmctld -D -i -v >"$WORK/slurmctld-$1.log" 2>&1 &
+	local pid=$!
+	PIDS+=("$pid")
+	wait_until 30 sh -c "scontrol show topology >'$WORK/$1.topo'" ||
+		fail "slurmctld did not answer on $2: $(grep -a -E 'error|fatal' "$WORK/slurmctld-$1.log" | head -5)"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	# (the test's own directory is named after it: out of the way of the pattern)
+	local said
+	said=$(sed "s|$WORK||g" "$WORK/slurmctld-$1.log" | grep -a -i -E "fatal|error.*(switch|topolog)" || true)
+	[ "$said" = "${4:-}" ] || fail "slurmctld on $2: \"$said\", want \"${4:-}\""
+}

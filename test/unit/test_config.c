@@ -203,6 +203,12 @@ START_TEST(checks_across_keys)
 	ck_assert_int_eq(load(&c, "virtualization: ignore\n", err, sizeof(err)), 0);
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), 0);
 	config_free(&c);
+	/* metrics_ports: one of three words, named with its line */
+	ck_assert_int_eq(load(&c, "sm_priority: 1\nmetrics_ports: hcas\n", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":2:"));
+	ck_assert_ptr_nonnull(strstr(err, "not none, switches or all"));
+	config_free(&c);
 	ck_assert_int_eq(load(&c, "api_listen: \"127.0.0.1:8443\"\n", err, sizeof(err)), 0);
 	ck_assert_int_eq(config_check(&c, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "api_listen without api_users_file"));

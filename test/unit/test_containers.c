@@ -9,6 +9,7 @@
 
 #include "util/idxmap.h"
 #include "util/lineset.h"
+#include "util/name_map.h"
 #include "util/log.h"
 #include "util/statefile.h"
 #include "util/u64map.h"
@@ -372,6 +373,43 @@ START_TEST(statefile_ignores_planted_symlink)
 }
 END_TEST
 
+/* A node-name-map as ibnetdiscover reads it: quoted and bare names, comments, the first line
+ * of a GUID winning; a bad line refuses the whole map, naming the line. */
+START_TEST(name_map_reads_ibnetdiscover_format)
+{
+	struct name_map m;
+	char why[200];
+	const char ok[] = "# map\n\n0x0002c90300a00010 \"ib-leaf-01\"\n"
+	                  "0x0002c90300a00011 \"SW2 (Rack 3)\" # switch\n"
+	                  "  0x11   gpu-002 mlx5_0   # bare, trailing blanks cut\n"
+	                  "0x0002c90300a00010 \"second line of a GUID\"\n";
+	ck_assert_int_eq(name_map_parse(&m, ok, strlen(ok), "map", why, sizeof(why)), 0);
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_str_eq(name_map_get(&m, 0x0002c90300a00010ull), "ib-leaf-01");
+	ck_assert_str_eq(name_map_get(&m, 0x0002c90300a00011ull), "SW2 (Rack 3)");
+	ck_assert_str_eq(name_map_get(&m, 0x11), "gpu-002 mlx5_0");
+	ck_assert_ptr_null(name_map_get(&m, 0x12));
+	name_map_free(&m);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+	    {"0x10 \"a\"\nleaf \"b\"\n", "map:2: \"leaf \"b\"\" does not start with a node GUID"},
+	    {"0x10 \"open\n", "map:1: the name has no closing quote"},
+	    {"0x10\n", "map:1: GUID 0x0000000000000010: no name"},
+	    {"0 \"zero\"\n", "map:1: \"0 \"zero\"\" does not start"},
+	    {"0x10z \"a\"\n", "map:1: \"0x10z"},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(
+		    name_map_parse(&m, bad[i].text, strlen(bad[i].text), "map", why, sizeof(why)),
+		    -1);
+		ck_assert_msg(!strncmp(why, bad[i].want, strlen(bad[i].want)), "case %u: %s", i,
+		              why);
+		ck_assert_uint_eq(m.n, 0);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("containers");
@@ -385,6 +423,7 @@ int main(void)
 	tcase_add_test(tc, lineset_matches_reference);
 	tcase_add_test(tc, statefile_whole_or_not);
 	tcase_add_test(tc, statefile_ignores_planted_symlink);
+	tcase_add_test(tc, name_map_reads_ibnetdiscover_format);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -1,0 +1,301 @@
+/* The fabric health report (`ibsa health`): one command an administrator runs before a job
+ * goes on a fabric, and a monitoring system polls. Each check gives ok, warn or fail, how
+ * many things it found and the first few of them:
+ * - sm: this SM is master with the subnet up; another SM configured differently (the sync's
+ *   digests) warns;
+ * - duplicates: node or port GUIDs the last sweeps found twice (fail: half the fabric may
+ *   be unreachable);
+ * - ports: linked ports not ACTIVE, links the SM quarantined for flapping;
+ * - links: links running below what both their ends support (a bad cable, a port forced);
+ * - errors: ports whose error counters the performance manager saw grow, symbol errors and
+ *   link downs first;
+ * - routing: every endpoint reaches every LID along the tables the switches hold, with no
+ *   forwarding loop and no credit loop on the SLs the paths use (skipped on a fabric too
+ *   large to walk while the SM waits);
+ * - partitions: ibsmd.yaml's GUID members not in the fabric (warn), the API's pending ones.
+ * Written from the SM's model in the event loop: reading it only, in one pass per check. */
+#include "daemon/health_report.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/link_speed.h"
+#include "pm/pm.h"
+#include "sm/tenants.h"
+#include "sync/sync.h"
+#include "util/escape.h"
+
+#define SHOWN       5           /* things a check names; the count says how many there are */
+#define WALK_BUDGET 50000000ull /* switches x LIDs the routing check walks at most */
+
+enum { H_OK, H_WARN, H_FAIL };
+static const char *const status_name[] = {"ok", "warn", "fail"};
+
+struct check {
+	const char *name;
+	int status;
+	uint64_t count;
+	char summary[160];
+	char item[SHOWN][200];
+	unsigned nitems;
+};
+
+static void item(struct check *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void item(struct check *c, int status, const char *fmt, ...)
+{
+	c->count++;
+	if (status > c->status)
+		c->status = status;
+	if (c->nitems == SHOWN)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->item[c->nitems++], sizeof(c->item[0]), fmt, ap);
+	va_end(ap);
+}
+
+static const char *name_of(const struct topo *t, uint32_t port, char *buf, size_t len)
+{
+	const struct topo_node *n = &t->nodes[t->ports[port].node];
+	char d[4 * 65];
+	snprintf(buf, len, "%s (0x%016" PRIx64 ") port %u", text_desc(d, sizeof(d), n->desc),
+	         n->guid, t->ports[port].num);
+	return buf;
+}
+
+static void check_sm(struct sm *sm, const struct sync *sy, struct check *c)
+{
+	struct mad_sm_info si = sm_info(sm);
+	struct sm_status st = sm_status(sm);
+	if (si.state != SM_STATE_MASTER)
+		item(c, H_FAIL, "this SM is not the master (state %u): ask the master", si.state);
+	else if (!st.up)
+		item(c, H_FAIL, "the subnet is not up yet (%s)",
+		     st.stage && st.stage[0] ? st.stage : "sweeping");
+	if (sy && sync_stats(sy)->config_differs)
+		item(c, H_WARN,
+		     "another SM is configured differently (partitions, routing or keys): "
+		     "a takeover would change the subnet");
+	snprintf(c->summary, sizeof(c->summary), "%s, subnet %s, %" PRIu64 " sweeps",
+	         si.state == SM_STATE_MASTER ? "master" : "not master", st.up ? "up" : "not up",
+	         st.sweeps);
+}
+
+static void check_duplicates(struct sm *sm, struct check *c)
+{
+	const struct sm_anomalies *a = sm_anomalies(sm);
+	for (unsigned i = 0; i < a->n && i < SM_ANOMALIES_KEPT; i++)
+		item(c, H_FAIL, "%s", a->what[i]);
+	c->count = a->total;
+	snprintf(c->summary, sizeof(c->summary),
+	         "%" PRIu64 " GUIDs found twice in the last heavy sweep", a->total);
+}
+
+static void check_ports(struct sm *sm, const struct topo *t, struct check *c)
+{
+	char n[300];
+	uint32_t linked = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct topo_port *pt = &t->ports[p];
+		if (!pt->num || !t->nodes[pt->node].present || !topo_port_linked(t, p))
+			continue;
+		linked++;
+		if (pt->pi.port_state != PORT_STATE_ACTIVE)
+			item(c, H_WARN, "%s is %s, not ACTIVE", name_of(t, p, n, sizeof(n)),
+			     pt->pi.port_state == PORT_STATE_ARMED  ? "ARMED"
+			     : pt->pi.port_state == PORT_STATE_INIT ? "INIT"
+			                                            : "DOWN");
+	}
+	unsigned held = sm_links_held(sm);
+	for (unsigned i = 0; i < held; i++)
+		item(c, H_WARN, "%s: quarantined for flapping (ibsa release to enable it)",
+		     name_of(t, sm_link_held_port(sm, i), n, sizeof(n)));
+	snprintf(c->summary, sizeof(c->summary), "%u linked ports, %u links quarantined", linked,
+	         held);
+}
+
+static void check_links(const struct topo *t, struct check *c)
+{
+	char n[300];
+	uint32_t links = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct topo_port *pt = &t->ports[p];
+		uint32_t q = pt->peer;
+		if (!pt->num || !topo_port_linked(t, p) || q < p || !t->nodes[pt->node].present)
+			continue; /* each link once, from its lower port index */
+		links++;
+		uint8_t w;
+		enum link_speed s;
+		if (!mad_link_below_best(&pt->pi, &t->ports[q].pi, &w, &s))
+			continue;
+		char n2[300];
+		item(c, H_WARN, "%s to %s runs %ux%s where both ends could run %ux%s",
+		     name_of(t, p, n, sizeof(n)), name_of(t, q, n2, sizeof(n2)),
+		     mad_link_lanes(pt->pi.link_width_active),
+		     mad_link_speed_name(mad_link_speed_active(&pt->pi)), mad_link_lanes(w),
+		     mad_link_speed_name(s));
+	}
+	snprintf(c->summary, sizeof(c->summary), "%u links", links);
+}
+
+/* Ports with errors, the most symbol errors first among those named. */
+static void check_errors(const struct pm *pm, const struct topo *t, struct check *c)
+{
+	if (!pm) {
+		snprintf(c->summary, sizeof(c->summary),
+		         "the performance manager is off (pm_interval 0)");
+		return;
+	}
+	char n[300];
+	uint32_t read = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct pm_port_stats *s = pm_port(pm, p);
+		if (!s || !s->read)
+			continue;
+		read++;
+		uint64_t sum = 0;
+		unsigned worst = 0;
+		for (unsigned i = 0; i < PM_NERRORS; i++) {
+			sum += s->total[i];
+			if (s->total[i] > s->total[worst])
+				worst = i;
+		}
+		if (!sum)
+			continue;
+		/* a link that went down, or symbols lost on the wire: the cable's own errors */
+		bool physical = s->total[PM_SYMBOL_ERRORS] || s->total[PM_LINK_DOWNED] ||
+		                s->total[PM_LINK_ERROR_RECOVERY];
+		item(c, H_WARN, "%s: %" PRIu64 " errors, most %s (%" PRIu64 ")%s",
+		     name_of(t, p, n, sizeof(n)), sum, pm_counter_name((enum pm_counter)worst),
+		     s->total[worst], physical ? ": check the cable" : "");
+	}
+	snprintf(c->summary, sizeof(c->summary),
+	         "%u ports read by the performance manager, errors since ibsmd started", read);
+}
+
+static void check_routing(struct sm *sm, struct check *c)
+{
+	struct routing_check rc;
+	int r = sm_check_tables(sm, WALK_BUDGET, &rc);
+	if (r > 0) {
+		snprintf(c->summary, sizeof(c->summary),
+		         "not walked: a fabric this large (ibsmd --dry-run walks it off line)");
+		return;
+	}
+	if (r < 0) {
+		item(c, H_WARN, "no routes computed yet, or out of memory");
+		return;
+	}
+	if (rc.unreachable)
+		item(c, H_FAIL,
+		     "%" PRIu64 " of %" PRIu64
+		     " endpoint-to-LID pairs unreachable (LID %u to LID %u among them)",
+		     rc.unreachable, rc.pairs, rc.example_src, rc.example_dst);
+	if (rc.loops)
+		item(c, H_FAIL, "%" PRIu64 " forwarding loops", rc.loops);
+	for (unsigned l = 0; l < 16; l++)
+		if (rc.cyclic >> l & 1)
+			item(c, H_FAIL, "a credit loop on SL %u (a deadlock waiting to happen)", l);
+	unsigned sls = 0;
+	for (unsigned l = 0; l < 16; l++)
+		sls += rc.layers >> l & 1;
+	snprintf(c->summary, sizeof(c->summary),
+	         "%" PRIu64 " endpoint-to-LID pairs along the tables, %u SL%s", rc.pairs, sls,
+	         sls == 1 ? "" : "s");
+}
+
+static void check_partitions(struct sm *sm, struct check *c)
+{
+	struct tenants_partition *all;
+	unsigned n;
+	char err[200];
+	if (tenants_list(sm, &all, &n, err, sizeof(err)) != TENANTS_OK) {
+		item(c, H_WARN, "%s", err);
+		return;
+	}
+	unsigned pending = 0;
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 0; k < all[i].nmembers; k++) {
+			const struct tenants_member *m = &all[i].members[k];
+			if (m->kind != CM_GUID || m->in_fabric)
+				continue;
+			if (m->from_api)
+				pending++;
+			else
+				item(c, H_WARN,
+				     "partition %s (0x%04x): member 0x%016" PRIx64
+				     " of ibsmd.yaml is not in the fabric",
+				     all[i].name, all[i].pkey, m->guid);
+		}
+	snprintf(c->summary, sizeof(c->summary),
+	         "%u partitions, %u API members pending (not in the fabric yet)", n, pending);
+	tenants_list_free(all, n);
+}
+
+static void put_text(FILE *out, const struct check *c)
+{
+	fprintf(out, "%-4s  %-10s  %s", status_name[c->status], c->name, c->summary);
+	if (c->count)
+		fprintf(out, "; %" PRIu64 " found", c->count);
+	fputc('\n', out);
+	for (unsigned i = 0; i < c->nitems; i++)
+		fprintf(out, "        %s\n", c->item[i]);
+	if (c->count > c->nitems)
+		fprintf(out, "        ... and %" PRIu64 " more\n", c->count - c->nitems);
+}
+
+static void put_json(FILE *out, const struct check *c, bool first)
+{
+	fprintf(out, "%s{\"name\":\"%s\",\"status\":\"%s\",\"count\":%" PRIu64 ",\"summary\":",
+	        first ? "" : ",", c->name, status_name[c->status], c->count);
+	json_put_str(out, c->summary, sizeof(c->summary));
+	fputs(",\"items\":[", out);
+	for (unsigned i = 0; i < c->nitems; i++) {
+		if (i)
+			fputc(',', out);
+		json_put_str(out, c->item[i], sizeof(c->item[i]));
+	}
+	fputs("]}", out);
+}
+
+int health_report(struct sm *sm, const struct sync *sy, const struct pm *pm, FILE *out, bool json)
+{
+	static const char *const names[] = {"sm",     "duplicates", "ports",     "links",
+	                                    "errors", "routing",    "partitions"};
+	enum { NCHECKS = sizeof(names) / sizeof(names[0]) };
+	struct check *c = calloc(NCHECKS, sizeof(*c));
+	if (!c)
+		return -1;
+	for (unsigned i = 0; i < NCHECKS; i++)
+		c[i].name = names[i];
+	const struct topo *t = sm_fabric(sm);
+	check_sm(sm, sy, &c[0]);
+	check_duplicates(sm, &c[1]);
+	check_ports(sm, t, &c[2]);
+	check_links(t, &c[3]);
+	check_errors(pm, t, &c[4]);
+	check_routing(sm, &c[5]);
+	check_partitions(sm, &c[6]);
+	int worst = H_OK;
+	unsigned counts[3] = {0};
+	for (unsigned i = 0; i < NCHECKS; i++) {
+		worst = c[i].status > worst ? c[i].status : worst;
+		counts[c[i].status]++;
+	}
+	if (json) {
+		fprintf(out, "{\"status\":\"%s\",\"checks\":[", status_name[worst]);
+		for (unsigned i = 0; i < NCHECKS; i++)
+			put_json(out, &c[i], i == 0);
+		fputs("]}\n", out);
+	} else {
+		fprintf(out, "ibsmd fabric health: %s (%u ok, %u warn, %u fail)\n",
+		        status_name[worst], counts[H_OK], counts[H_WARN], counts[H_FAIL]);
+		for (unsigned i = 0; i < NCHECKS; i++)
+			put_text(out, &c[i]);
+	}
+	free(c);
+	return worst;
+}
