@@ -124,8 +124,9 @@ static void check_links(const struct topo *t, struct check *c)
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct topo_port *pt = &t->ports[p];
 		uint32_t q = pt->peer;
-		if (!pt->num || !topo_port_linked(t, p) || q < p || !t->nodes[pt->node].present)
-			continue; /* each link once, from its lower port index */
+		if (!pt->num || !topo_port_linked(t, p) || q < p || !t->nodes[pt->node].present ||
+		    !t->nodes[t->ports[q].node].present)
+			continue; /* each link between present nodes once, from its lower port */
 		links++;
 		uint8_t w;
 		enum link_speed s;
@@ -156,30 +157,38 @@ static void check_errors(const struct pm *pm, const struct topo *t, struct check
 		if (!s || !s->read)
 			continue;
 		read++;
-		uint64_t sum = 0;
+		/* what grew since the first reading: counts from before (a boot) are not news */
+		uint64_t grew[PM_NERRORS], sum = 0;
 		unsigned worst = 0;
 		for (unsigned i = 0; i < PM_NERRORS; i++) {
-			sum += s->total[i];
-			if (s->total[i] > s->total[worst])
+			grew[i] = s->total[i] - s->at_start[i];
+			sum += grew[i];
+			if (grew[i] > grew[worst])
 				worst = i;
 		}
 		if (!sum)
 			continue;
 		/* a link that went down, or symbols lost on the wire: the cable's own errors */
-		bool physical = s->total[PM_SYMBOL_ERRORS] || s->total[PM_LINK_DOWNED] ||
-		                s->total[PM_LINK_ERROR_RECOVERY];
+		bool physical =
+		    grew[PM_SYMBOL_ERRORS] || grew[PM_LINK_DOWNED] || grew[PM_LINK_ERROR_RECOVERY];
 		item(c, H_WARN, "%s: %" PRIu64 " errors, most %s (%" PRIu64 ")%s",
 		     name_of(t, p, n, sizeof(n)), sum, pm_counter_name((enum pm_counter)worst),
-		     s->total[worst], physical ? ": check the cable" : "");
+		     grew[worst], physical ? ": check the cable" : "");
 	}
 	snprintf(c->summary, sizeof(c->summary),
-	         "%u ports read by the performance manager, errors since ibsmd started", read);
+	         "%u ports read by the performance manager, errors grown since it first read them",
+	         read);
 }
 
 static void check_routing(struct sm *sm, struct check *c)
 {
 	struct routing_check rc;
 	int r = sm_check_tables(sm, WALK_BUDGET, &rc);
+	if (r == 2) {
+		snprintf(c->summary, sizeof(c->summary),
+		         "not walked: a sweep is under way; ask again");
+		return;
+	}
 	if (r > 0) {
 		snprintf(c->summary, sizeof(c->summary),
 		         "not walked: a fabric this large (ibsmd --dry-run walks it off line)");

@@ -269,6 +269,9 @@ struct slurm_job {
 	 * name of those serving the same hosts (itself when none does); rank: by name */
 	bool rail;
 	uint32_t *rep, *rank;
+	/* per switch: a leaf with two nodes of one name (two HCAs of a host, or hosts that
+	 * did not name themselves): its hosts are not one per rail, it stands alone */
+	bool *alone;
 };
 
 /* The name a node goes by: node_name_map's, else its NodeDescription. */
@@ -394,11 +397,14 @@ static int collect_hosts(struct slurm_job *j)
 	 * rail-optimized (or two hosts share a name) */
 	uint32_t id = 0;
 	for (size_t i = 0; i < j->nhosts; i++) {
-		if (i && strcmp(j->hosts[i].name, j->hosts[i - 1].name))
+		struct host_entry *h = &j->hosts[i], *prev = i ? h - 1 : NULL;
+		if (prev && strcmp(h->name, prev->name))
 			id++;
-		else if (i && j->hosts[i].sw != j->hosts[i - 1].sw)
+		else if (prev && h->sw != prev->sw)
 			j->rail = true;
-		j->hosts[i].id = id;
+		else if (prev && h->guid != prev->guid)
+			j->alone[h->sw] = true;
+		h->id = id;
 	}
 	return 0;
 }
@@ -411,10 +417,10 @@ static void place_hosts(struct slurm_job *j)
 	for (size_t i = 0; i < j->nhosts;) {
 		size_t k = i + 1;
 		uint32_t at = j->rep[j->hosts[i].sw];
+		bool told = false; /* once per host, whatever the leaves */
 		j->hosts[i].listed = true;
 		for (; k < j->nhosts && j->hosts[k].id == j->hosts[i].id; k++)
-			if (j->rep[j->hosts[k].sw] != at &&
-			    j->rep[j->hosts[k].sw] != j->rep[j->hosts[k - 1].sw])
+			if (j->rep[j->hosts[k].sw] != at && !told && (told = true))
 				problem(
 				    j,
 				    "host %s: under %s and %s, which serve different hosts (a "
@@ -500,7 +506,8 @@ static void fill_level(struct slurm_job *j, struct below *b, int l)
 	const struct topo *t = j->t;
 	if (l == 0) {
 		for (size_t i = 0; i < j->nhosts; i++)
-			below_add(b, j->hosts[i].sw, j->hosts[i].id);
+			if (!j->alone[j->hosts[i].sw])
+				below_add(b, j->hosts[i].sw, j->hosts[i].id);
 		return;
 	}
 	for (uint32_t s = 0; s < t->nsws; s++) {
@@ -695,9 +702,10 @@ int topology_slurm(const struct topo *t, const struct slurm_opts *o, FILE *out, 
 	j.written = calloc(n1, sizeof(*j.written));
 	j.rep = malloc(sizeof(*j.rep) * n1);
 	j.rank = malloc(sizeof(*j.rank) * n1);
+	j.alone = calloc(n1, sizeof(*j.alone));
 	uint32_t *order = malloc(sizeof(*order) * n1), nsw = 0;
 	int rc = -1;
-	if (!j.lv || !j.swname || !j.written || !j.rep || !j.rank || !order)
+	if (!j.lv || !j.swname || !j.written || !j.rep || !j.rank || !j.alone || !order)
 		goto out;
 	int top = topology_levels(t, j.lv);
 	if (top < 0)
@@ -716,6 +724,7 @@ out:
 	free(j.hosts);
 	free(j.rep);
 	free(j.rank);
+	free(j.alone);
 	free(order);
 	return rc;
 }

@@ -218,6 +218,8 @@ bool mad_link_below_best(const struct mad_port_info *a, const struct mad_port_in
 		if (both & (1u << i))
 			*speed = (enum link_speed)i;
 	enum link_speed active = mad_link_speed_active(a);
+	if (!both && active < LINK_SPEEDS)
+		*speed = active; /* neither end says: the speed it runs is the best known */
 	return (*width && mad_link_lanes(a->link_width_active) < mad_link_lanes(*width)) ||
 	       (both && active < LINK_SPEEDS && active < *speed);
 }

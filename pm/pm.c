@@ -322,6 +322,8 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 		else if (c == PM_RCV_DATA)
 			dr = g * 4;
 		ps->last[c] = cur[c];
+		if (c < PM_NERRORS && !ps->have_last)
+			ps->s.at_start[c] = ps->s.total[c];
 		if (c < PM_NERRORS || c == PM_XMIT_WAIT) {
 			if (c < PM_NERRORS)
 				pm->st.errors[c] += g;

@@ -48,6 +48,9 @@ struct pm_port_stats {
 	double xmit_rate, rcv_rate;
 	bool read; /* answered at least once */
 	bool ext;  /* PortCountersExtended answered: the unicast and multicast counts are real */
+	/* the error counters at the first reading: what the port counted before ibsmd read it
+	 * (a boot's LinkDowned), not news */
+	uint64_t at_start[PM_NERRORS];
 };
 
 struct pm_event {

@@ -68,6 +68,13 @@ static int checker_init(struct checker *c, const struct routing_ctx *ctx)
 				continue;
 			uint32_t peer = c->t->ports[n->first_port + p].peer;
 			uint32_t nb = c->peer_sw[ch];
+			/* the model may have moved on since ctx was built (a link gone or
+			 * recabled in a sweep under way): a link it no longer has is none */
+			if (peer == TOPO_NONE || c->t->ports[peer].node != c->t->sws[nb].node ||
+			    c->t->ports[peer].num > nports(c, nb)) {
+				c->peer_sw[ch] = NONE;
+				continue;
+			}
 			c->back[ch] = ctx->port_base[nb] + c->t->ports[peer].num;
 		}
 	}
@@ -103,9 +110,7 @@ static int walk(struct checker *c, routing_lft_fn lft, uint32_t s0, uint16_t dli
 			return 0; /* a port with no switch behind it, not the destination's */
 		if (in)
 			c->deps[c->dep_base[cur] + in * (nports(c, cur) + 1) + out] |= mask;
-		in =
-		    c->t->ports[c->t->ports[c->t->nodes[c->t->sws[cur].node].first_port + out].peer]
-		        .num;
+		in = c->back[ch] - c->ctx->port_base[next]; /* as checker_init found it */
 		cur = next;
 	}
 	return -1;

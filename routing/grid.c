@@ -314,23 +314,34 @@ static unsigned port_to(const struct routing_ctx *ctx, uint32_t s, uint32_t to)
 static bool seed_ports(const struct routing_ctx *ctx, const struct torus_conf_seed *sd,
                        uint32_t *from, unsigned port[TORUS_CONF_DIMS][2], char *why, size_t len)
 {
-	*from = sw_by_guid(ctx, sd->from);
-	if (*from == NONE) {
+	/* filled only when the seed is whole: a seed that is not leaves nothing behind */
+	uint32_t s = sw_by_guid(ctx, sd->from);
+	unsigned pt[TORUS_CONF_DIMS][2];
+	if (s == NONE) {
 		snprintf(why, len, "switch 0x%016llx is not there", (unsigned long long)sd->from);
 		return false;
 	}
-	for (unsigned a = 0; a < TORUS_CONF_DIMS; a++)
+	for (unsigned a = 0; a < TORUS_CONF_DIMS; a++) {
 		for (unsigned m = 0; m < 2; m++) {
 			uint64_t guid = m ? sd->minus[a] : sd->plus[a];
 			uint32_t to = guid ? sw_by_guid(ctx, guid) : NONE;
-			port[a][m] = to == NONE ? 0 : port_to(ctx, *from, to);
-			if (guid && !port[a][m]) {
+			pt[a][m] = to == NONE ? 0 : port_to(ctx, s, to);
+			if (guid && !pt[a][m]) {
 				snprintf(why, len, "%c%c_link: no link from 0x%016llx to 0x%016llx",
 				         axis_name[a], m ? 'm' : 'p', (unsigned long long)sd->from,
 				         (unsigned long long)guid);
 				return false;
 			}
 		}
+		if (pt[a][0] && pt[a][0] == pt[a][1]) {
+			/* a ring of two: both ways are the one link, which says no direction */
+			snprintf(why, len, "%c_link: xp and xm name one link of 0x%016llx",
+			         axis_name[a], (unsigned long long)sd->from);
+			return false;
+		}
+	}
+	*from = s;
+	memcpy(port, pt, sizeof(pt));
 	return true;
 }
 
@@ -415,9 +426,7 @@ static int conf_seed(struct grid *g, struct routing_ctx *ctx, const char *engine
 	char first_why[200] = "";
 	for (unsigned i = 0; i < conf->nseeds && !sd; i++) {
 		char why[160];
-		if (!conf->seed[i].from) {
-			sd = &conf->seed[i]; /* datelines alone: the origin stays the lowest GUID */
-		} else if (seed_ports(ctx, &conf->seed[i], &m->seed, port, why, sizeof(why))) {
+		if (seed_ports(ctx, &conf->seed[i], &m->seed, port, why, sizeof(why))) {
 			sd = &conf->seed[i];
 		} else if (!first_why[0]) {
 			snprintf(first_why, sizeof(first_why), "seed %u: %s", i + 1, why);

@@ -199,6 +199,15 @@ int torus_conf_parse(const char *text, size_t len, const char *name, struct toru
 		         name);
 		return -1;
 	}
+	/* a seed is a switch named by its links: one without (a next_seed with no link after
+	 * it, or datelines alone) would leave the origin and the axes to chance */
+	for (unsigned i = 0; i < c->nseeds; i++)
+		if (!c->seed[i].from) {
+			snprintf(why, whylen,
+			         "%s: seed %u has no link (xp_link ... zm_link FROM TO)", name,
+			         i + 1);
+			return -1;
+		}
 	return 0;
 }
 

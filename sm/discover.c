@@ -3,6 +3,7 @@
  * node; a partial sweep re-reads the ports of the switches that reported a change and only
  * explores what is new behind them. Duplicate GUIDs, half-dead links and nodes that do not
  * answer are reported with their routes and never stop the sweep. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,4 +603,23 @@ void discover_switches(struct sm *sm)
 void discover_finish(struct sm *sm)
 {
 	discover_end(sm);
+}
+
+/* ---- what the health report asks of the sweep (daemon/health_report.c) ---- */
+
+void sm_anomaly(struct sm *sm, const char *fmt, ...)
+{
+	struct sm_anomalies *a = &sm->anomalies;
+	a->total++;
+	if (a->n == SM_ANOMALIES_KEPT)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->what[a->n++], sizeof(a->what[0]), fmt, ap);
+	va_end(ap);
+}
+
+const struct sm_anomalies *sm_anomalies(const struct sm *sm)
+{
+	return &sm->anomalies;
 }

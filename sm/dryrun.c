@@ -3,8 +3,6 @@
  * See sm_new_dry_run. */
 #include "sm/sm_int.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,27 +77,12 @@ void dryrun_free(struct sm *sm)
 	memset(&sm->dry, 0, sizeof(sm->dry));
 }
 
-/* ---- the health report's questions (daemon/health_report.c) ---- */
-
-void sm_anomaly(struct sm *sm, const char *fmt, ...)
-{
-	struct sm_anomalies *a = &sm->anomalies;
-	a->total++;
-	if (a->n == SM_ANOMALIES_KEPT)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(a->what[a->n++], sizeof(a->what[0]), fmt, ap);
-	va_end(ap);
-}
-
-const struct sm_anomalies *sm_anomalies(const struct sm *sm)
-{
-	return &sm->anomalies;
-}
+/* ---- the health report's question (daemon/health_report.c) ---- */
 
 int sm_check_tables(struct sm *sm, uint64_t budget, struct routing_check *out)
 {
+	if (sm->busy)
+		return 2;    /* the model moves under the walk: the tables settle at its end */
 	sm_routing_wait(sm); /* the tables the routing thread fills are the ones walked */
 	const struct routing_ctx *ctx = &sm->rctx;
 	if (!sm->engine || !ctx->nsw || !ctx->dst_start)

@@ -218,8 +218,8 @@ const struct sm_anomalies *sm_anomalies(const struct sm *sm);
 
 /* The tables the SM gives the switches, walked from every endpoint to every LID as
  * routing/check.h does, on the SLs the SM gives the paths: 0 with *out, 1 when switches x
- * LIDs exceed budget (not walked: the loop would wait), -1 with no routes yet or out of
- * memory. */
+ * LIDs exceed budget (not walked: the loop would wait), 2 while a sweep is under way, -1
+ * with no routes yet or out of memory. */
 int sm_check_tables(struct sm *sm, uint64_t budget, struct routing_check *out);
 
 /* ---- services for the SA ---- */

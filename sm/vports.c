@@ -120,7 +120,9 @@ static void on_vnode_desc(struct sm *sm, const struct mad_result *res, const str
 {
 	(void)res;
 	const struct vctx *c = ctx;
-	if (answered(sm, smp, c, "VNodeDescription")) {
+	/* a name only: a VF whose firmware refuses it keeps its HCA's, and its port is not
+	 * read again for it (answered() would mark it so) */
+	if (smp && !smp->dr_status) {
 		struct mad_node_desc nd;
 		mad_node_desc_decode(smp->data, sizeof(smp->data), &nd, NULL);
 		uint32_t v = topo_vport_at(&sm->topo, c->port, c->index);
@@ -157,7 +159,7 @@ static void on_vport_info(struct sm *sm, const struct mad_result *res, const str
 			if (!known || !t->vports.v[v].pkey_cap)
 				vsend(sm, c->slot, MAD_METHOD_GET, MAD_ATTR_VNODE_INFO,
 				      mad_vport_am(c->index), NULL, on_vnode_info, c->index);
-			if (!known || !t->vports.v[v].desc[0])
+			if (!known)
 				vsend(sm, c->slot, MAD_METHOD_GET, MAD_ATTR_VNODE_DESC,
 				      mad_vport_am(c->index), NULL, on_vnode_desc, c->index);
 		}

@@ -8,7 +8,9 @@
 #   slurmctld reads it with the 8 hosts placed once each;
 # - `--yaml --name rails` writes the same tree as Slurm 25.05's topology.yaml (one tree
 #   topology, the cluster's default), which a YAML parser reads back;
-# - the HCAs' NodeDescriptions are the adapter's (no host name in them): node_name_map (a
+# - the HCAs' NodeDescriptions are the adapter's (no host name in them): without a map no
+#   leaf is merged (a leaf with four nodes of one name is not a rail) and the name is
+#   reported once; node_name_map (a
 #   line per HCA's node GUID, ibnetdiscover's format) names them, and a SIGHUP reads a
 #   changed map; a map with a bad line is logged with its file and line, and the names read
 #   before stay;
@@ -117,6 +119,17 @@ name_map >"$WORK/names.map"
 printf 'node_name_map: %s\nsweep_interval: 0\n' "$WORK/names.map" >"$WORK/ibsmd.yaml"
 stop_sims
 start_fabricsim "$WORK/adapter.net"
+# without the map every HCA says "MT4129": a leaf with four nodes of one name is not a rail
+# of four hosts, and stands alone; the name under eight leaves is reported once
+SIM_HOST=gpu-1-hca1 start_ibsmd --sweep-interval 0
+rc=0
+topo --slurm >"$WORK/unnamed.conf" 2>"$WORK/unnamed.err" || rc=$?
+[ "$rc" = 6 ] && [ "$(grep -c "^ibsa: host MT4129: under leaf-g1-r1 and " "$WORK/unnamed.err")" = 1 ] ||
+	fail "unnamed hosts: rc $rc, $(cat "$WORK/unnamed.err")"
+[ "$(grep -c "^SwitchName=leaf-" "$WORK/unnamed.conf")" = 1 ] || fail "unnamed hosts merged: $(cat "$WORK/unnamed.conf")"
+grep -q "stands for" "$WORK/unnamed.conf" && fail "leaves of unnamed hosts merged: $(cat "$WORK/unnamed.conf")"
+echo "hosts that did not name themselves: no leaf merged, the name reported once, exit 6: ok"
+stop_pids "$IBSMD_PID"
 SIM_HOST=gpu-1-hca1 start_ibsmd --config "$WORK/ibsmd.yaml"
 grep -q "node_name_map $WORK/names.map: 32 names" "$WORK/ibsmd.log" || fail "the map is not read: $(grep node_name_map "$WORK/ibsmd.log")"
 topo --slurm >"$WORK/mapped.conf" 2>"$WORK/err" || fail "topology --slurm with the map: rc $?, $(cat "$WORK/err")"

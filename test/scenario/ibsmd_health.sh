@@ -29,6 +29,9 @@ partitions:
     members: [0x0002c9feedface01]
 YAML
 SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
+# errors a port counted before the PM first read it are history, not news: raised after
+pm_swept() { [ "$(status_field 's["pm"]["sweeps"]')" -ge 1 ]; }
+wait_until 20 pm_swept || fail "the PM did not sweep"
 "$FS" ctl errors leaf-3 2 symbol_errors 17 >/dev/null || fail "ctl errors"
 errors_seen() { "$IBSA" --control "$WORK/control" --json counters leaf-3 | grep -q '"symbol_errors":17'; }
 wait_until 20 errors_seen || fail "the PM did not read leaf-3's errors"

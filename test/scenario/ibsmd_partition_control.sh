@@ -65,7 +65,7 @@ s.sendall(b"bogus\n")
 print(b"".join(iter(lambda: s.recv(4096), b"")).decode())
 PY
 )
-grep -q 'unknown command "bogus".*topology slurm|dot.*partition add|remove|show' <<<"$help" ||
+grep -q 'unknown command "bogus".*topology slurm|slurm-yaml \[NAME\]|dot.*partition add|remove|show' <<<"$help" ||
 	fail "the unknown command's help: $help"
 
 lft0=$(lft_sets)

@@ -765,6 +765,10 @@ START_TEST(torus_config_parse)
 	    {"torus 4 4 4\nq_link 1 2\n", "t.conf:2: \"q_link\" is not a torus-2QoS.conf keyword"},
 	    {"torus 4 4 4\nport_order 0\n", "t.conf:2: port_order: \"0\""},
 	    {"# nothing\n", "t.conf: no torus or mesh line"},
+	    /* a seed without links would leave the origin to chance */
+	    {"torus 4 4 4\nnext_seed\nxp_link 1 2\n", "t.conf: seed 1 has no link"},
+	    {"torus 4 4 4\nxp_link 1 2\nnext_seed\n", "t.conf: seed 2 has no link"},
+	    {"torus 4 4 4\nx_dateline 1\n", "t.conf: seed 1 has no link"},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(torus_conf_parse(bad[i].text, strlen(bad[i].text), "t.conf", &c,
