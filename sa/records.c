@@ -158,6 +158,14 @@ void sa_build_mft_records(const struct sa_req *rq, struct sa_records *out)
 	}
 }
 
+void sa_pkey_block(const uint16_t *keys, unsigned nk, unsigned b, struct mad_pkey_table *tbl)
+{
+	memset(tbl, 0, sizeof(*tbl));
+	if (keys && nk > b * 32u)
+		memcpy(tbl->pkey, keys + b * 32u,
+		       (nk - b * 32u > 32u ? 32u : nk - b * 32u) * sizeof(uint16_t));
+}
+
 /* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed
  * (the keys the policy gives it, 32 a block, then empty blocks); the tables of the switch
  * ports that face CAs, and of switch management ports the policy gives keys. Other switch
@@ -180,10 +188,7 @@ void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 			const uint16_t *keys = topo_port_pkeys(t, p, &nk);
 			for (unsigned b = 0; b < (nk + 31u) / 32u; b++) {
 				r.block_num = (uint16_t)b;
-				memset(&r.table, 0, sizeof(r.table));
-				memcpy(r.table.pkey, keys + b * 32u,
-				       (nk - b * 32u > 32u ? 32u : nk - b * 32u) *
-				           sizeof(uint16_t));
+				sa_pkey_block(keys, nk, b, &r.table);
 				uint8_t *rec = sa_records_add(out);
 				if (rec)
 					mad_pkey_table_record_encode(&r, rec, out->size, NULL);
@@ -216,10 +221,7 @@ void sa_build_pkey_records(const struct sa_req *rq, struct sa_records *out)
 			    .lid = port->lid, .port_num = port->num, .block_num = (uint16_t)b};
 			unsigned nk;
 			const uint16_t *keys = topo_port_pkeys(t, p, &nk);
-			if (nk > b * 32u)
-				memcpy(r.table.pkey, keys + b * 32u,
-				       (nk - b * 32u > 32u ? 32u : nk - b * 32u) *
-				           sizeof(uint16_t));
+			sa_pkey_block(keys, nk, b, &r.table);
 			uint8_t *rec = sa_records_add(out);
 			if (rec)
 				mad_pkey_table_record_encode(&r, rec, out->size, NULL);

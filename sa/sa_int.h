@@ -142,6 +142,8 @@ void sa_select_vlarb_records(const struct sa_req *rq, const uint8_t *req, uint64
                              struct sa_records *out);
 
 void sa_build_node_records(const struct sa_req *rq, struct sa_records *out);
+/* Block b (32 keys) of a port's nk P_Keys, the rest of the block empty. */
+void sa_pkey_block(const uint16_t *keys, unsigned nk, unsigned b, struct mad_pkey_table *tbl);
 /* the virtual ports' records (sa/vport_records.c), at the end of each family's */
 void sa_build_vport_node_records(const struct sa_req *rq, struct sa_records *out);
 void sa_build_vport_port_info_records(const struct sa_req *rq, struct sa_records *out);

@@ -109,10 +109,7 @@ void sa_build_vport_pkey_records(const struct sa_req *rq, struct sa_records *out
 		for (unsigned b = 0; b < (vp->pkey_cap + 31u) / 32u; b++) {
 			struct mad_pkey_table_record r = {
 			    .lid = lid, .port_num = vport_num(t, vp), .block_num = (uint16_t)b};
-			if (keys && nk > b * 32u)
-				memcpy(r.table.pkey, keys + b * 32u,
-				       (nk - b * 32u > 32u ? 32u : nk - b * 32u) *
-				           sizeof(uint16_t));
+			sa_pkey_block(keys, nk, b, &r.table);
 			uint8_t *rec = sa_records_add(out);
 			if (rec)
 				mad_pkey_table_record_encode(&r, rec, out->size, NULL);
