@@ -123,3 +123,12 @@ bool sa_port_has_pkey(const struct sa *sa, uint32_t port, uint16_t pkey, bool *f
 {
 	return topo_port_has_pkey(sa->t, port, pkey, full);
 }
+
+/* Block b of a port's P_Key table as the policy gives it: 32 keys from b*32, zeros past the end. */
+void sa_pkey_block(const uint16_t *keys, unsigned nk, unsigned b, struct mad_pkey_table *tbl)
+{
+	memset(tbl, 0, sizeof(*tbl));
+	if (keys && nk > b * 32u)
+		memcpy(tbl->pkey, keys + b * 32u,
+		       (nk - b * 32u > 32u ? 32u : nk - b * 32u) * sizeof(uint16_t));
+}

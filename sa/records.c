@@ -158,14 +158,6 @@ void sa_build_mft_records(const struct sa_req *rq, struct sa_records *out)
 	}
 }
 
-void sa_pkey_block(const uint16_t *keys, unsigned nk, unsigned b, struct mad_pkey_table *tbl)
-{
-	memset(tbl, 0, sizeof(*tbl));
-	if (keys && nk > b * 32u)
-		memcpy(tbl->pkey, keys + b * 32u,
-		       (nk - b * 32u > 32u ? 32u : nk - b * 32u) * sizeof(uint16_t));
-}
-
 /* Every block of each CA port's P_Key table up to the node's PartitionCap, as programmed
  * (the keys the policy gives it, 32 a block, then empty blocks); the tables of the switch
  * ports that face CAs, and of switch management ports the policy gives keys. Other switch
