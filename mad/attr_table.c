@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 
+#include "mad/cc.h"
 #include "mad/mad_types.h"
 #include "mad/sa_records.h"
 #include "mad/smp_attrs.h"
@@ -49,6 +50,14 @@ static const struct attr_entry sa_attrs[] = {
     {MAD_ATTR_INFORM_INFO_RECORD, &mad_inform_info_record_layout},
 };
 
+static const struct attr_entry cc_attrs[] = {
+    {MAD_ATTR_CC_INFO, &mad_cc_info_layout},
+    {MAD_ATTR_CC_KEY_INFO, &mad_cc_key_info_layout},
+    {MAD_ATTR_CC_SWITCH_SETTING, &mad_cc_switch_setting_layout},
+    {MAD_ATTR_CC_CA_SETTING, &mad_cc_ca_setting_layout},
+    {MAD_ATTR_CC_TABLE, &mad_cc_table_layout},
+};
+
 const struct mad_layout *mad_attr_layout(uint8_t mgmt_class, uint16_t attr_id,
                                          struct mad_error *err)
 {
@@ -63,6 +72,10 @@ const struct mad_layout *mad_attr_layout(uint8_t mgmt_class, uint16_t attr_id,
 	case MAD_CLASS_SUBN_ADM:
 		t = sa_attrs;
 		n = sizeof(sa_attrs) / sizeof(sa_attrs[0]);
+		break;
+	case MAD_CLASS_CC:
+		t = cc_attrs;
+		n = sizeof(cc_attrs) / sizeof(cc_attrs[0]);
 		break;
 	default:
 		mad_error_set(err, "MgmtClass 0x%02x: no attributes known", mgmt_class);

@@ -1,4 +1,5 @@
 /* Names of MAD constants for logs and the command line. */
+#include "mad/cc.h"
 #include "mad/mad_types.h"
 
 const char *mad_status_str(uint16_t status)
@@ -57,6 +58,7 @@ const char *mad_class_str(uint8_t mgmt_class)
 	case MAD_CLASS_SUBN_DR: return "SubnMgt (directed route)";
 	case MAD_CLASS_SUBN_ADM: return "SubnAdm";
 	case MAD_CLASS_PERF: return "PerfMgt";
+	case MAD_CLASS_CC: return "CongestionControl";
 	}
 	return "unknown class";
 }

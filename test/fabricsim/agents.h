@@ -20,6 +20,9 @@ enum agent_result sma_process(struct fabric *f, uint32_t in, uint8_t *mad, uint6
 /* A PerfMgt GMP (PortCounters, ClassPortInfo) delivered to the node owning port `in`. */
 enum agent_result pma_process(struct fabric *f, uint32_t in, uint8_t *mad);
 
+/* A Congestion Control GMP delivered to a management port (switch port 0, or a CA port). */
+enum agent_result cca_process(struct fabric *f, uint32_t mgmt, uint8_t *mad);
+
 /* Raw NodeInfo / PortInfo as an SMA would return them, for the simulator protocol's
  * GET_NODEINFO and GET_PORTINFO (64 bytes each). */
 void sma_node_info_raw(const struct fabric *f, uint32_t port, uint8_t out[64]);

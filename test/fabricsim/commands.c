@@ -52,6 +52,9 @@ static const char help[] =
     "                            trap 144 with NodeDescriptionChange\n"
     "legacy-sma NODE on|off      its SMA predates IBA 1.5: PortInfo with AttributeModifier\n"
     "                            bit 31 (SMSupportExtendedSpeeds) gets \"invalid field\"\n"
+    "cc NODE on|off              off: the node has no congestion control agent (the kernel\n"
+    "                            answers its class 0x21 Gets and Sets \"unsupported\")\n"
+    "cc-sets                     CC settings Sets taken, fabric-wide\n"
     "cap-notice NODE on|off      its ports send trap 144 when IsSM changes (off: an SMA\n"
     "                            without IsCapabilityMaskNoticeSupported)\n"
     "refuse NODE ATTR            its SMA answers Sets of attribute ATTR (e.g. 0x18) with\n"
@@ -294,6 +297,21 @@ int fs_server_command(struct fs_server *s, const char *line, char **out, size_t 
 		} else {
 			f->nodes[n].legacy_sma = !strcmp(argv[2], "on");
 		}
+	} else if (!strcmp(argv[0], "cc") && argc == 3 &&
+	           (!strcmp(argv[2], "on") || !strcmp(argv[2], "off"))) {
+		uint32_t n = fabric_find_node(f, argv[1]);
+		if (n == FS_NONE) {
+			fprintf(o, "no node \"%s\"\n", argv[1]);
+			rc = -1;
+		} else {
+			for (unsigned num = 0; num <= f->nodes[n].nports; num++) {
+				uint32_t mp = fabric_port(f, n, num);
+				if (mp != FS_NONE)
+					f->ports[mp].cc_off = !strcmp(argv[2], "off");
+			}
+		}
+	} else if (!strcmp(argv[0], "cc-sets") && argc == 1) {
+		fprintf(o, "%" PRIu64 "\n", f->cc_sets);
 	} else if (!strcmp(argv[0], "cap-notice") && argc == 3) {
 		uint32_t n = fabric_find_node(f, argv[1]);
 		if (n == FS_NONE) {

@@ -26,6 +26,7 @@ void fabric_free(struct fabric *f)
 	for (uint32_t i = 0; i < f->nports; i++) {
 		free(f->ports[i].pkeys);
 		free(f->ports[i].vlarb);
+		free(f->ports[i].cc);
 		free(f->ports[i].guids);
 		free(f->ports[i].vports);
 	}
@@ -461,6 +462,8 @@ void fabric_restore_node(struct fabric *f, uint32_t node)
 		bool unplugged = f->ports[p].unplugged;
 		free(f->ports[p].vlarb);
 		f->ports[p].vlarb = NULL;
+		free(f->ports[p].cc); /* volatile, as the rest: a reset node holds power-on zeros */
+		f->ports[p].cc = NULL;
 		memset(f->ports[p].sl2vl, 0, sizeof(f->ports[p].sl2vl));
 		port_defaults(f, &f->ports[p], n); /* the caps stay: the hardware's */
 		f->ports[p].pi.vl_cap = vl_cap;    /* the hardware's, as cabled */

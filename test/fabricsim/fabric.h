@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "journal.h"
+#include "mad/cc.h"
 #include "mad/link_speed.h"
 #include "mad/mad_types.h"
 #include "mad/smp_attrs.h"
@@ -44,6 +45,17 @@ struct fs_vport {
 	uint16_t pkeys[FS_VPORT_PKEYS];
 };
 
+/* A management port's congestion control state (test/fabricsim/cca.c), allocated on the
+ * first CC MAD: what the node holds, power-on zeros */
+#define FS_CC_CCT_BLOCKS 2 /* ControlTableCap of every CA: 128 CCT entries */
+struct fs_cc {
+	struct mad_cc_key_info key;
+	struct mad_cc_switch_setting sw;
+	struct mad_cc_ca_setting ca;
+	uint16_t ccti_limit;
+	uint16_t cct[FS_CC_CCT_BLOCKS][MAD_CC_CCT_BLOCK];
+};
+
 struct fs_port {
 	uint32_t node;
 	uint8_t num;
@@ -63,6 +75,8 @@ struct fs_port {
 	uint64_t *guids;       /* GUIDInfo (guid_cap entries), allocated on first Set */
 	uint32_t drop_percent; /* fault injection: MADs lost crossing this port */
 	struct fs_counters cnt;
+	struct fs_cc *cc; /* switch port 0 and CA ports: congestion control, NULL until used */
+	bool cc_off;      /* no CC agent (ctl cc NODE off): the kernel answers for it */
 	uint64_t mkey_lease_start_ns; /* first M_Key violation of a running lease, 0 if none */
 	/* the last SMP refused for its M_Key, for trap 256 (the server adds the requester's
 	 * LID and sends it) */
@@ -127,6 +141,7 @@ struct fabric {
 	uint64_t next_sw_guid, next_ca_guid;
 	unsigned seed;    /* fault injection's random choices */
 	uint64_t lft_seq; /* LFT Sets taken, fabric-wide */
+	uint64_t cc_sets; /* CC settings Sets taken (SwitchCongestionSetting, CA's, CCT blocks) */
 	/* ACTIVE ports an SM's PortInfo Set took down (retrain to Init, or disable): a takeover
 	 * or a handover that keeps the subnet up leaves this alone */
 	uint64_t sm_deactivated;

@@ -22,6 +22,7 @@
 #include <infiniband/mad.h>
 
 #include "agents.h"
+#include "mad/cc.h"
 #include "mad/mad_header.h"
 #include "mad/mad_types.h"
 #include "util/vec.h"
@@ -449,6 +450,8 @@ static void handle_mad(struct fs_server *s, struct client *c, uint8_t *req)
 		ar = sma_process(f, r.arrival, mad, now_ns(s));
 	else if (cls == MAD_CLASS_PERF && !resp)
 		ar = pma_process(f, r.arrival, mad);
+	else if (cls == MAD_CLASS_CC && !resp)
+		ar = cca_process(f, r.dest, mad);
 
 	if (ar == AGENT_NO_REPLY) {
 		/* refused for its M_Key: the port tells the SM (trap 256), naming who asked */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/cc.h"
 #include "mad/mad_header.h"
 #include "mad/perf.h"
 #include "mad/sa_records.h"
@@ -52,6 +53,12 @@ static const struct mad_layout *const layouts[] = {
     &mad_class_port_info_layout,
     &mad_sync_req_layout,
     &mad_sync_resp_layout,
+    /* congestion control (class 0x21): what an agent answers the CC manager and ibsa cc */
+    &mad_cc_info_layout,
+    &mad_cc_key_info_layout,
+    &mad_cc_switch_setting_layout,
+    &mad_cc_ca_setting_layout,
+    &mad_cc_table_layout,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

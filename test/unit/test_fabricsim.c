@@ -640,6 +640,132 @@ START_TEST(pma_counts_what_crossed)
 }
 END_TEST
 
+/* The congestion control agent's rules (cca.c's header, from IBA Annex A10) */
+static uint16_t cc_call(uint32_t mgmt, uint8_t *m, uint8_t method, uint16_t attr, uint32_t mod,
+                        uint64_t key, enum agent_result want)
+{
+	uint8_t data[MAD_CC_DATA_SIZE];
+	memcpy(data, m + MAD_CC_DATA_OFFSET, sizeof(data));
+	mad_cc_request(m, method, attr, mod, key);
+	memcpy(m + MAD_CC_DATA_OFFSET, data, sizeof(data));
+	ck_assert_int_eq(cca_process(&F, mgmt, m), want);
+	if (want == AGENT_REPLY)
+		ck_assert_uint_eq(m[3], MAD_METHOD_GET_RESP);
+	return (uint16_t)mad_get_field(m, 0, IB_MAD_STATUS_F);
+}
+
+START_TEST(cca_follows_annex_a10)
+{
+	uint8_t m[256] = {0};
+	struct mad_cc_info ci;
+	/* what each node type has */
+	ck_assert_uint_eq(cc_call(S1p0, m, MAD_METHOD_GET, MAD_ATTR_CC_INFO, 0, 0, AGENT_REPLY), 0);
+	mad_cc_info_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ci, NULL);
+	ck_assert_uint_eq(ci.control_table_cap, 0);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_INFO, 0, 0, AGENT_REPLY), 0);
+	mad_cc_info_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ci, NULL);
+	ck_assert_uint_eq(ci.control_table_cap, FS_CC_CCT_BLOCKS);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_SWITCH_SETTING, 0, 0, AGENT_REPLY),
+	    MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_uint_eq(
+	    cc_call(S1p0, m, MAD_METHOD_GET, MAD_ATTR_CC_CA_SETTING, 0, 0, AGENT_REPLY),
+	    MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_uint_eq(cc_call(S1p0, m, MAD_METHOD_GET, MAD_ATTR_CC_TABLE, 0, 0, AGENT_REPLY),
+	                  MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_INFO, 0, 0, AGENT_REPLY),
+	                  MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_GET, 0x0077, 0, 0, AGENT_REPLY),
+	                  MAD_STATUS_UNSUP_METHOD_ATTR);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_GET_TABLE, MAD_ATTR_CC_INFO, 0, 0, AGENT_REPLY),
+	                  MAD_STATUS_UNSUP_METHOD);
+	/* a block past ControlTableCap, a CCTI_Limit past the table */
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_TABLE, FS_CC_CCT_BLOCKS, 0, AGENT_REPLY),
+	    MAD_STATUS_INVALID_FIELD);
+	struct mad_cc_table ct = {.ccti_limit = FS_CC_CCT_BLOCKS * 64};
+	mad_cc_table_encode(&ct, m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, NULL);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_TABLE, 0, 0, AGENT_REPLY),
+	                  MAD_STATUS_INVALID_FIELD);
+	ct.ccti_limit = 70;
+	ct.entry[5] = 1u << 14 | 9;
+	mad_cc_table_encode(&ct, m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, NULL);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_TABLE, 1, 0, AGENT_REPLY), 0);
+	memset(m + MAD_CC_DATA_OFFSET, 0, MAD_CC_DATA_SIZE);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_TABLE, 1, 0, AGENT_REPLY), 0);
+	mad_cc_table_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ct, NULL);
+	ck_assert_uint_eq(ct.ccti_limit, 70);
+	ck_assert_uint_eq(ct.entry[5], 1u << 14 | 9);
+	/* a class version other than 2 */
+	mad_cc_request(m, MAD_METHOD_GET, MAD_ATTR_CC_INFO, 0, 0);
+	m[2] = 1;
+	ck_assert_int_eq(cca_process(&F, H1, m), AGENT_REPLY);
+	ck_assert_uint_eq(mad_get_field(m, 0, IB_MAD_STATUS_F), MAD_STATUS_BAD_VERSION);
+
+	/* a Set takes what its Control_Map marks valid, and answers what the node holds */
+	struct mad_cc_switch_setting sw = {.control_map = MAD_CC_SW_THRESHOLD,
+	                                   .threshold = 9,
+	                                   .packet_size = 4,
+	                                   .marking_rate = 77};
+	sw.victim_mask[31] = 0x6;
+	mad_cc_switch_setting_encode(&sw, m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, NULL);
+	ck_assert_uint_eq(
+	    cc_call(S1p0, m, MAD_METHOD_SET, MAD_ATTR_CC_SWITCH_SETTING, 0, 0, AGENT_REPLY), 0);
+	mad_cc_switch_setting_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &sw, NULL);
+	ck_assert_uint_eq(sw.threshold, 9);
+	ck_assert_uint_eq(sw.packet_size, 4);
+	ck_assert_uint_eq(sw.marking_rate, 0);
+	ck_assert_uint_eq(sw.victim_mask[31], 0);
+	struct mad_cc_ca_setting ca = {.port_control = 1, .control_map = 0x2};
+	ca.ccti_timer[0] = 5, ca.ccti_timer[1] = 6, ca.ccti_min[1] = 3;
+	mad_cc_ca_setting_encode(&ca, m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, NULL);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_CA_SETTING, 0, 0, AGENT_REPLY),
+	                  0);
+	mad_cc_ca_setting_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ca, NULL);
+	ck_assert_uint_eq(ca.port_control, 1);
+	ck_assert_uint_eq(ca.ccti_timer[0], 0);
+	ck_assert_uint_eq(ca.ccti_timer[1], 6);
+	ck_assert_uint_eq(ca.ccti_min[1], 3);
+
+	/* CC_Key: set one; a Set without it is dropped and counted, a Get answers with the
+	 * key hidden, and with the protect bit a Get is dropped too */
+	struct mad_cc_key_info ki = {.cc_key = 0x5eed, .protect = 0};
+	mad_cc_key_info_encode(&ki, m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, NULL);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_KEY_INFO, 0, 0, AGENT_REPLY),
+	                  0);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_CA_SETTING, 0, 0x1, AGENT_NO_REPLY), 0);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_KEY_INFO, 0, 0x1, AGENT_NO_REPLY), 0);
+	ck_assert_uint_eq(cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_KEY_INFO, 0, 0x1, AGENT_REPLY),
+	                  0);
+	mad_cc_key_info_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ki, NULL);
+	ck_assert_uint_eq(ki.cc_key, 0);
+	ck_assert_uint_eq(ki.violations, 2);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_KEY_INFO, 0, 0x5eed, AGENT_REPLY), 0);
+	mad_cc_key_info_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ki, NULL);
+	ck_assert_uint_eq(ki.cc_key, 0x5eed);
+	ki.protect = 1;
+	mad_cc_key_info_encode(&ki, m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, NULL);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_SET, MAD_ATTR_CC_KEY_INFO, 0, 0x5eed, AGENT_REPLY), 0);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_CA_SETTING, 0, 0, AGENT_NO_REPLY), 0);
+	ck_assert_uint_eq(
+	    cc_call(H1, m, MAD_METHOD_GET, MAD_ATTR_CC_CA_SETTING, 0, 0x5eed, AGENT_REPLY), 0);
+	mad_cc_ca_setting_decode(m + MAD_CC_DATA_OFFSET, MAD_CC_DATA_SIZE, &ca, NULL);
+	ck_assert_uint_eq(ca.ccti_timer[1], 6); /* the refused Set changed nothing */
+	/* the switch's key is its own */
+	ck_assert_uint_eq(cc_call(S1p0, m, MAD_METHOD_GET, MAD_ATTR_CC_INFO, 0, 0, AGENT_REPLY), 0);
+
+	/* no agent: the kernel's "unsupported method/attribute" */
+	F.ports[H2].cc_off = true;
+	ck_assert_uint_eq(cc_call(H2, m, MAD_METHOD_GET, MAD_ATTR_CC_INFO, 0, 0, AGENT_REPLY),
+	                  MAD_STATUS_UNSUP_METHOD_ATTR);
+}
+END_TEST
+
 /* ---- the verifier on hand-programmed tables ---- */
 
 static void mft_set(const char *sw, unsigned mlid_index, uint16_t mask)
@@ -1529,6 +1655,7 @@ int main(void)
 	tcase_add_test(sma, sma_mkey_protection);
 	tcase_add_test(sma, lid_routing_through_lfts);
 	tcase_add_test(sma, pma_counts_what_crossed);
+	tcase_add_test(sma, cca_follows_annex_a10);
 	tcase_add_test(sma, verify_unicast_lids_and_multicast);
 	tcase_add_test(sma, mcast_members_listed);
 	tcase_add_test(sma, verify_finds_a_credit_loop);
