@@ -50,6 +50,15 @@ bool cli_is_control_command(const char *name);
  * /run/ibsmd/control) and print its answer. An exit code. */
 int cli_control(const char *path, bool json, int argc, char **argv);
 
+/* The control socket's path: path, else IBSMD_CONTROL, else /run/ibsmd/control. */
+const char *cli_control_path(const char *path);
+/* One command to the daemon, its whole answer into *out (malloc'd, *len bytes): an exit
+ * code; an "error: " answer is printed and gives EXIT_MAD_STATUS. */
+int cli_control_read_all(const char *path, const char *cmd, char **out, size_t *len);
+/* ibsa health --compare FILE [--node-name-map MAP]: the daemon's report and the fabric
+ * against the topology a site saved. An exit code. */
+int cli_health_compare(const char *path, bool json, int argc, char **argv);
+
 /* ibsa passwd NAME: a users-file line for the partition API. An exit code. */
 int cli_passwd(int argc, char **argv);
 
@@ -73,6 +82,7 @@ void print_records(struct cli *c, const struct mad_layout *l, const struct sa_an
                    const char *title);
 
 int cmd_smp(struct cli *c, int argc, char **argv);
+int cmd_cc(struct cli *c, int argc, char **argv);
 int cmd_nodes(struct cli *c, int argc, char **argv);
 int cmd_ports(struct cli *c, int argc, char **argv);
 int cmd_links(struct cli *c, int argc, char **argv);

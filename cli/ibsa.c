@@ -55,6 +55,9 @@ static const struct command commands[] = {
      "                           or to the traps named (0xffff: all; the security\n"
      "                           traps 256-259 only with --sm-key)\n"
      "                           and print the SA's Reports as they arrive"},
+    {"cc", cmd_cc,
+     "cc ATTR --lid LID [--mod N] [--cc-key KEY]   Get a congestion control attribute\n"
+     "      ATTR: info keyinfo switch ca cct (modifier: block)"},
     {"smp", cmd_smp,
      "smp ATTR [--dr PATH | --lid LID] [--mod N]   Get an SM attribute from a node\n"
      "      ATTR: nodeinfo nodedesc portinfo switchinfo sminfo pkeys guidinfo sl2vl vlarb\n"
@@ -130,7 +133,10 @@ static void usage(FILE *out)
 	    "  update-desc              read every node's NodeDescription again\n"
 	    "  health                   the fabric's health: the SM, duplicate GUIDs, ports,\n"
 	    "                           links below their rate, error counters, routes and\n"
-	    "                           credit loops, partitions (exit 6 warn, 7 fail)\n");
+	    "                           credit loops, partitions (exit 6 warn, 7 fail)\n"
+	    "  health --compare FILE [--node-name-map MAP]\n"
+	    "                           ... and the fabric against a saved ibnetdiscover file:\n"
+	    "                           nodes and cables missing, new or miswired\n");
 	fprintf(out,
 	        "other commands:\n"
 	        "  passwd NAME              a line NAME:HASH for api_users_file, the password\n"
@@ -256,6 +262,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[optind], "passwd")) /* neither the fabric nor the daemon */
 		return cli_passwd(argc - optind, argv + optind);
+	/* health with options compares here, then asks the daemon */
+	if (!strcmp(argv[optind], "health") && argc - optind > 1)
+		return cli_health_compare(control, c.json, argc - optind, argv + optind);
 	if (cli_is_control_command(argv[optind]))
 		return cli_control(control, c.json, argc - optind, argv + optind);
 	const struct command *cmd = NULL;

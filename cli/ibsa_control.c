@@ -119,12 +119,79 @@ static int read_lines(int fd, const char *path)
 	                 : EXIT_OK;
 }
 
-int cli_control(const char *path, bool json, int argc, char **argv)
+/* Connect to the daemon at path and send the command line (newline included): the socket,
+ * or minus an exit code with the reason on standard error. */
+static int send_line(const char *path, const char *line, size_t at)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "ibsa: control socket path too long: %s\n", path);
+		return -EXIT_USAGE;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr,
+		        "ibsa: cannot reach ibsmd at %s: %s (is it running? --control or "
+		        "IBSMD_CONTROL name another socket)\n",
+		        path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EXIT_TRANSPORT;
+	}
+	for (size_t sent = 0; sent < at;) {
+		ssize_t n = write(fd, line + sent, at - sent);
+		if (n <= 0) {
+			fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
+			close(fd);
+			return -EXIT_TRANSPORT;
+		}
+		sent += (size_t)n;
+	}
+	return fd;
+}
+
+const char *cli_control_path(const char *path)
 {
 	if (!path)
 		path = getenv("IBSMD_CONTROL");
-	if (!path || !path[0])
-		path = "/run/ibsmd/control";
+	return path && path[0] ? path : "/run/ibsmd/control";
+}
+
+int cli_control_read_all(const char *path, const char *cmd, char **out, size_t *len)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s\n", cmd);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return EXIT_USAGE;
+	int fd = send_line(cli_control_path(path), line, (size_t)n);
+	if (fd < 0)
+		return -fd;
+	FILE *m = open_memstream(out, len);
+	if (!m) {
+		close(fd);
+		return EXIT_TRANSPORT;
+	}
+	char buf[65536];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)r, m);
+	fclose(m);
+	close(fd);
+	if (r < 0) {
+		fprintf(stderr, "ibsa: %s: %s\n", cli_control_path(path), strerror(errno));
+		return EXIT_TRANSPORT;
+	}
+	if (*len >= 7 && !strncmp(*out, "error: ", 7)) {
+		fprintf(stderr, "ibsa: %s", *out + 7);
+		return EXIT_MAD_STATUS;
+	}
+	return *len ? EXIT_OK : EXIT_BAD_ANSWER;
+}
+
+int cli_control(const char *path, bool json, int argc, char **argv)
+{
+	path = cli_control_path(path);
 	/* "topology --slurm" asks the daemon for "topology slurm", "--slurm --yaml [--name N]"
 	 * for "topology slurm-yaml [N]" */
 	bool topology = !strcmp(argv[0], "topology");
@@ -171,31 +238,9 @@ int cli_control(const char *path, bool json, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	line[at++] = '\n';
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "ibsa: control socket path too long: %s\n", path);
-		return EXIT_USAGE;
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr,
-		        "ibsa: cannot reach ibsmd at %s: %s (is it running? --control or "
-		        "IBSMD_CONTROL name another socket)\n",
-		        path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return EXIT_TRANSPORT;
-	}
-	for (size_t sent = 0; sent < at;) {
-		ssize_t n = write(fd, line + sent, at - sent);
-		if (n <= 0) {
-			fprintf(stderr, "ibsa: %s: %s\n", path, strerror(errno));
-			close(fd);
-			return EXIT_TRANSPORT;
-		}
-		sent += (size_t)n;
-	}
+	int fd = send_line(path, line, at);
+	if (fd < 0)
+		return -fd;
 	bool health = !strcmp(argv[0], "health");
 	return watch                ? read_events(fd, path)
 	       : topology || health ? read_lines(fd, path)

@@ -59,6 +59,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->metrics_per_address = 8;
 	c->pm_interval_s = 60;
 	c->pm_window = 8;
+	config_cc_defaults(&c->cc);
 	c->api_max_pending = 256;
 	/* OpenSM's defaults, which sites tuned from */
 	c->hoq_life = 0x12;
@@ -660,6 +661,7 @@ enum opt_type {
 	OPT_PARTITIONS,
 	OPT_QOS,
 	OPT_PREFIX_ROUTES, /* "PREFIX ROUTER" strings, * for any */
+	OPT_CC,            /* congestion_control (config/cc.c) */
 };
 
 #define OPT_HEX  1u /* dumped in hexadecimal (GUIDs, keys) */
@@ -791,6 +793,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_PM_THRESHOLD_XMIT_WAIT] = {"pm_threshold_xmit_wait", OPT_UINT, F(pm_threshold_xmit_wait), 0,
                                    UINT32_MAX, OPT_LIVE},
     [CK_PM_IGNORE_CAS] = {"pm_ignore_cas", OPT_BOOL, F(pm_ignore_cas), 0, 0, OPT_LIVE},
+    [CK_CONGESTION_CONTROL] = {"congestion_control", OPT_CC, F(cc), 0, 0, OPT_LIVE},
 };
 #undef F
 
@@ -886,6 +889,7 @@ static int parse_option(struct cfgp *p, struct ibsmd_config *c, const struct opt
 		return read_secret(p, v, c);
 	case OPT_PARTITIONS: return parse_partitions(p, c, v);
 	case OPT_QOS: return cfg_parse_qos(p, c, v);
+	case OPT_CC: return cfg_parse_cc(p, c, v);
 	case OPT_PREFIX_ROUTES: return get_prefix_routes(p, v, c);
 	}
 	return -1;
@@ -1463,6 +1467,7 @@ void config_dump(const struct ibsmd_config *c, FILE *out)
 			break;
 		}
 		case OPT_QOS: cfg_dump_qos(out, c->qos); break;
+		case OPT_CC: config_cc_dump(out, &c->cc); break;
 		case OPT_PREFIX_ROUTES:
 			fprintf(out, "%s\n", c->nprefix_routes ? "" : " []");
 			for (unsigned i = 0; i < c->nprefix_routes; i++) {
@@ -1534,6 +1539,7 @@ bool config_key_equal(const struct ibsmd_config *a, const struct ibsmd_config *b
 				return false;
 		return true;
 	case OPT_QOS: return cfg_qos_equal(a->qos, b->qos);
+	case OPT_CC: return cfg_cc_equal(&a->cc, &b->cc);
 	case OPT_PREFIX_ROUTES:
 		return a->nprefix_routes == b->nprefix_routes &&
 		       !memcmp(a->prefix_routes, b->prefix_routes,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mad/cc.h"
 #include "util/log.h"
 
 #define CONFIG_MAX_ROOTS         256
@@ -214,6 +215,7 @@ enum config_key {
 	CK_PM_THRESHOLD_XMIT_DISCARDS,
 	CK_PM_THRESHOLD_XMIT_WAIT,
 	CK_PM_IGNORE_CAS,
+	CK_CONGESTION_CONTROL,
 	CONFIG_NKEYS
 };
 
@@ -221,6 +223,25 @@ enum config_key {
  * command line. */
 struct config_where {
 	uint32_t line, col;
+};
+
+/* Congestion control (IBA Annex A10) as OpenSM's manager programs it: off by default; the
+ * CC_Key its MADs carry (and, with protect, sets in the ports); at most max_outstanding
+ * requests in flight; every switch's SwitchCongestionSetting, every CA port's
+ * CACongestionSetting and its CongestionControlTable (cct_len entries, shift << 14 |
+ * multiplier; none: one block with CCTI_Limit 0). */
+#define CONFIG_CC_CCT_MAX 128
+struct config_cc {
+	bool enable;
+	uint64_t cc_key;
+	/* write cc_key into every port's CongestionKeyInfo, with CC_KeyProtectBit: then only a
+	 * holder of the key reads or changes the settings (OpenSM never sets a key) */
+	bool protect;
+	uint32_t max_outstanding;
+	struct mad_cc_switch_setting sw;
+	struct mad_cc_ca_setting ca;
+	uint16_t cct[CONFIG_CC_CCT_MAX];
+	uint16_t cct_len;
 };
 
 struct ibsmd_config {
@@ -351,11 +372,23 @@ struct ibsmd_config {
 	 * interval is an event too (0: never); the PM reads switch ports only */
 	uint32_t pm_threshold_xmit_wait;
 	bool pm_ignore_cas;
+	/* the congestion control manager (OpenSM's cc_* options) */
+	struct config_cc cc;
 	char source[256]; /* the file last loaded, for messages */
 	struct config_where where[CONFIG_NKEYS];
 };
 
 void config_defaults(struct ibsmd_config *c);
+void config_cc_defaults(struct config_cc *cc);
+bool config_cc_switch_equal(const struct mad_cc_switch_setting *x,
+                            const struct mad_cc_switch_setting *y);
+bool config_cc_ca_equal(const struct mad_cc_ca_setting *x, const struct mad_cc_ca_setting *y);
+/* congestion_control's values as text, for the OpenSM importer too: "SHIFT:MULTIPLIER" as
+ * shift << 14 | multiplier, a 256-bit hexadecimal port mask; 0, or -1 when malformed. And
+ * the mapping's body as --dump-config writes it (after "congestion_control:"). */
+int config_cc_shift_mult(const char *s, uint16_t *out);
+int config_cc_mask(const char *s, uint8_t mask[MAD_CC_PORT_MASK_SIZE]);
+void config_cc_dump(FILE *out, const struct config_cc *cc);
 /* Read a YAML file over what c holds. 0, or -1 with "FILE:LINE: what" in err. */
 int config_load(struct ibsmd_config *c, const char *path, char *err, size_t errlen);
 /* The same from an open stream (rewound once; path names it in messages): for the fuzzer. */

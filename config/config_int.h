@@ -37,4 +37,8 @@ int cfg_parse_qos(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t *v);
 void cfg_dump_qos(FILE *out, const struct config_qos *q);
 bool cfg_qos_equal(const struct config_qos *a, const struct config_qos *b);
 
+/* The congestion_control option (config/cc.c). */
+int cfg_parse_cc(struct cfgp *p, struct ibsmd_config *c, const yaml_node_t *v);
+bool cfg_cc_equal(const struct config_cc *a, const struct config_cc *b);
+
 #endif

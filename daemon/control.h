@@ -19,11 +19,13 @@
 
 struct control_conn;
 struct pm;
+struct ccm;
 
 struct control {
 	struct reload *rl; /* the daemon's parts: SM, sync, configuration, log */
 	struct sa *sa;
 	struct pm *pm;               /* NULL: none */
+	struct ccm *ccm;             /* NULL: none */
 	struct event_stream *events; /* NULL: none */
 	struct ev_loop *loop;
 	int fd;

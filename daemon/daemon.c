@@ -35,6 +35,7 @@ static void create_parts(struct daemon *d)
 	d->events = (struct events){.log = d->log};
 	d->pm_hooks = events_pm_listener(&d->events);
 	d->pm = d->sync && !d->once ? pm_new(d->sm, &d->pm_hooks) : NULL;
+	d->ccm = d->sync && !d->once ? ccm_new(d->sm) : NULL;
 	d->reload = (struct reload){.settings = d->settings,
 	                            .cfg = &d->cfg,
 	                            .log = d->log,
@@ -57,6 +58,7 @@ static int wire_parts(struct daemon *d)
 		/* without either the daemon still runs */
 		control_start(&d->control, &d->reload, d->sa, d->loop);
 		d->control.pm = d->pm;
+		d->control.ccm = d->ccm;
 		events_start(&d->events, d->log, d->sm, d->loop);
 		d->control.events = &d->events.stream;
 		metrics_start(&d->metrics, &d->control, d->loop);
@@ -74,6 +76,10 @@ static int wire_parts(struct daemon *d)
 		struct sm_listener ev_hooks = events_sm_listener(&d->events);
 		sm_add_listener(d->sm, &ctl_hooks);
 		sm_add_listener(d->sm, &ev_hooks);
+		if (d->ccm) {
+			struct sm_listener cc_hooks = ccm_listener(d->ccm);
+			sm_add_listener(d->sm, &cc_hooks);
+		}
 	}
 	return rc;
 }
@@ -135,6 +141,7 @@ void daemon_stop(struct daemon *d)
 {
 	if (d->loop) {
 		pm_stop(d->pm);
+		ccm_stop(d->ccm);
 		api_stop(&d->api);
 		metrics_stop(&d->metrics);
 		control_stop(&d->control);
@@ -147,6 +154,7 @@ void daemon_stop(struct daemon *d)
 		if (d->sm)
 			sm_clear_listeners(d->sm);
 		pm_free(d->pm);
+		ccm_free(d->ccm);
 		sync_free(d->sync);
 		sa_free(d->sa);
 		sm_free(d->sm);

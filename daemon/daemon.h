@@ -16,6 +16,7 @@
 #include "daemon/reload.h"
 #include "daemon/settings.h"
 #include "mad/transport.h"
+#include "cc/cc.h"
 #include "pm/pm.h"
 #include "sa/sa.h"
 #include "sm/sm.h"
@@ -37,6 +38,7 @@ struct daemon {
 	struct sync *sync;
 	struct pm *pm;
 	struct pm_listener pm_hooks;
+	struct ccm *ccm; /* congestion control (NULL with --once) */
 	struct events events;
 	struct notify notify;
 	struct metrics metrics;

@@ -11,6 +11,7 @@
 
 #include <microhttpd.h>
 
+#include "cc/cc.h"
 #include "pm/pm.h"
 #include "util/escape.h"
 #include "util/statefile.h"
@@ -222,6 +223,24 @@ static void render_pm(FILE *out, const struct pm *pm, struct sm *sm)
 	}
 }
 
+/* The congestion control manager's work. */
+static void render_cc(FILE *out, const struct ccm *ccm)
+{
+	const struct ccm_stats *cs = ccm_stats(ccm);
+	counter(out, "cc_passes_total", "congestion control passes (a sweep's end, a reload)",
+	        cs->passes);
+	counter(out, "cc_sets_total", "congestion control settings Sets sent", cs->sets);
+	counter(out, "cc_refused_total", "congestion control requests answered with an error",
+	        cs->refused);
+	counter(out, "cc_timeouts_total", "congestion control requests without an answer",
+	        cs->timeouts);
+	help(out, "cc_ports", "gauge",
+	     "ports holding the congestion control settings, and ports left alone (no CC agent, "
+	     "or no answers)");
+	fprintf(out, P "cc_ports{state=\"programmed\"} %u\n", cs->programmed);
+	fprintf(out, P "cc_ports{state=\"unavailable\"} %u\n", cs->unavailable);
+}
+
 /* AddressSanitizer's count of its allocator's live bytes, present only in its builds. */
 extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 
@@ -259,6 +278,8 @@ void metrics_render(const struct metrics *m, FILE *out)
 	render_sa(out, c->sa, mc);
 	if (c->pm)
 		render_pm(out, c->pm, sm);
+	if (c->ccm && c->rl->cfg->cc.enable)
+		render_cc(out, c->ccm);
 	gauge(out, "sync_items", "items of state mirrored to standbys (held, or copied)",
 	      sy->items);
 	gauge(out, "sync_in_step", "standby: 1 when its copy equals the master's", sy->in_step);

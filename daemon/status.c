@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/control.h"
+#include "cc/cc.h"
 #include "pm/pm.h"
 
 /* SA requests per second over the samples (up to a minute), or since the start. */
@@ -34,6 +35,14 @@ static void json_tail(const struct control *c, FILE *out, double rate)
 	if (c->pm)
 		fprintf(out, "\"pm\":{\"sweeps\":%" PRIu64 ",\"ports\":%u},",
 		        pm_stats(c->pm)->sweeps, pm_stats(c->pm)->ports);
+	if (c->ccm) {
+		const struct ccm_stats *cs = ccm_stats(c->ccm);
+		fprintf(out,
+		        "\"cc\":{\"passes\":%" PRIu64 ",\"sets\":%" PRIu64 ",\"programmed\":%u,"
+		        "\"unavailable\":%u,\"refused\":%" PRIu64 ",\"timeouts\":%" PRIu64 "},",
+		        cs->passes, cs->sets, cs->programmed, cs->unavailable, cs->refused,
+		        cs->timeouts);
+	}
 	fprintf(out,
 	        "\"sync\":{\"items\":%u,\"generation\":%" PRIu64 ",\"in_step\":%s,"
 	        "\"config_differs\":%s,\"served_full\":%" PRIu64 ",\"served_delta\":%" PRIu64
@@ -148,6 +157,13 @@ void status_write(const struct control *c, FILE *out, bool json)
 	if (c->pm)
 		fprintf(out, "PM:         %" PRIu64 " sweeps, %u ports read in the last\n",
 		        pm_stats(c->pm)->sweeps, pm_stats(c->pm)->ports);
+	if (c->ccm && c->rl->cfg->cc.enable) {
+		const struct ccm_stats *cs = ccm_stats(c->ccm);
+		fprintf(out,
+		        "CC:         %u ports hold the settings, %u left alone; %" PRIu64
+		        " Sets in %" PRIu64 " passes\n",
+		        cs->programmed, cs->unavailable, cs->sets, cs->passes);
+	}
 	fprintf(out, "sync:       %u items, generation %" PRIu64 "%s%s\n", sy->items, sy->gen,
 	        si.state == SM_STATE_STANDBY
 	            ? (sy->in_step ? ", in step with the master" : ", behind")

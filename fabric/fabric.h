@@ -78,6 +78,9 @@ struct topo_node {
 	uint8_t path[64]; /* directed route from the SM's port: path[1..hops] */
 	uint8_t hops;
 	uint32_t seen; /* the sweep that last reached it */
+	/* its lives: topo_forget_tables counts each (a reset, a return): what the layers
+	 * above programmed into an earlier one is gone (congestion control) */
+	uint32_t lives;
 	/* its SMA refused PortInfo with SMSupportExtendedSpeeds (older than IBA 1.5) */
 	bool pi_no_ext_am;
 };

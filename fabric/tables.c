@@ -70,6 +70,7 @@ uint64_t topo_switch_sl2vl(const struct topo *t, const struct topo_switch *sw, u
 void topo_forget_tables(struct topo *t, uint32_t node)
 {
 	struct topo_node *n = &t->nodes[node];
+	n->lives++;
 	for (unsigned p = 0; p <= n->nports; p++) {
 		struct topo_port *port = &t->ports[n->first_port + p];
 		port->sl2vl = TOPO_SL2VL_UNKNOWN;

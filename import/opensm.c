@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "import/opensm_fates.h"
+#include "config/config.h"
 #include "import/qos.h"
 #include "mad/link_speed.h"
 #include "routing/engine.h"
@@ -37,6 +38,9 @@ struct imp {
 	 * together into pm_threshold_xmit_wait */
 	bool xwait_log;
 	unsigned long xwait_threshold;
+	/* congestion_control and the cc_* options, written as one mapping at the end */
+	struct config_cc cc;
+	bool cc_seen;
 };
 
 static void warn_site(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -247,6 +251,126 @@ static void note_xmit_wait(struct imp *im, const char *key, const char *val)
 	        key, val);
 }
 
+/* a number of OpenSM's congestion control options, up to max */
+static int cc_num(struct imp *im, const char *file, unsigned line, const char *key, const char *val,
+                  unsigned long long max, unsigned long long *out)
+{
+	char *e;
+	errno = 0;
+	*out = strtoull(val, &e, 0);
+	if (!*val || *e || errno || *val == '-' || *out > max)
+		return fail(im, file, line, "%s: \"%s\" is not a number up to %llu", key, val, max);
+	return 0;
+}
+
+/* cc_ca_cong_setting_<field> "SL VALUE": one SL's entry */
+static int cc_sl_entry(struct imp *im, const char *file, unsigned line, const char *key,
+                       const char *val, const char *field)
+{
+	char sl_s[16], v_s[32];
+	unsigned long long sl, v;
+	if (sscanf(val, "%15s %31s", sl_s, v_s) != 2)
+		return fail(im, file, line, "%s: \"%s\" is not \"SL VALUE\"", key, val);
+	if (cc_num(im, file, line, key, sl_s, MAD_CC_CA_SLS - 1, &sl) < 0 ||
+	    cc_num(im, file, line, key, v_s, strcmp(field, "ccti_timer") ? 255 : 0xffff, &v) < 0)
+		return -1;
+	struct mad_cc_ca_setting *ca = &im->cc.ca;
+	if (!strcmp(field, "ccti_timer"))
+		ca->ccti_timer[sl] = (uint16_t)v;
+	else if (!strcmp(field, "ccti_increase"))
+		ca->ccti_increase[sl] = (uint8_t)v;
+	else if (!strcmp(field, "trigger_threshold"))
+		ca->trigger_threshold[sl] = (uint8_t)v;
+	else
+		ca->ccti_min[sl] = (uint8_t)v;
+	return 0;
+}
+
+/* congestion_control and cc_*: 1 taken, 0 not one of them, -1 refused (with the line) */
+static int cc_option(struct imp *im, const char *file, unsigned line, const char *key,
+                     const char *val)
+{
+	static const char sw[] = "cc_sw_cong_setting_", ca[] = "cc_ca_cong_setting_";
+	struct config_cc *cc = &im->cc;
+	unsigned long long v = 0;
+	int rc = 0;
+	if (strcmp(key, "congestion_control") && strncmp(key, "cc_", 3))
+		return 0;
+	if (!im->cc_seen)
+		config_cc_defaults(cc);
+	im->cc_seen = true;
+	if (!strcmp(key, "congestion_control")) {
+		cc->enable = !strcasecmp(val, "TRUE");
+	} else if (!strcmp(key, "cc_key")) {
+		rc = cc_num(im, file, line, key, val, UINT64_MAX, &v);
+		cc->cc_key = v;
+	} else if (!strcmp(key, "cc_max_outstanding_mads")) {
+		rc = cc_num(im, file, line, key, val, 65535, &v);
+		cc->max_outstanding = v ? (uint32_t)v : 1;
+	} else if (!strcmp(key, "cc_cct")) {
+		char buf[4096];
+		snprintf(buf, sizeof(buf), "%s", val);
+		cc->cct_len = 0;
+		for (char *save = NULL, *e = strtok_r(buf, ",", &save); e && rc == 0;
+		     e = strtok_r(NULL, ",", &save)) {
+			if (cc->cct_len == CONFIG_CC_CCT_MAX)
+				rc = fail(im, file, line, "%s: more than %d entries", key,
+				          CONFIG_CC_CCT_MAX);
+			else if (config_cc_shift_mult(trim(e), &cc->cct[cc->cct_len++]) < 0)
+				rc = fail(
+				    im, file, line,
+				    "%s: \"%s\" is not SHIFT:MULTIPLIER (shift 0-3, multiplier "
+				    "0-16383)",
+				    key, e);
+		}
+	} else if (!strncmp(key, sw, sizeof(sw) - 1)) {
+		const char *f = key + sizeof(sw) - 1;
+		struct mad_cc_switch_setting *s = &cc->sw;
+		if (!strcmp(f, "control_map") && !(rc = cc_num(im, file, line, key, val, 0x1f, &v)))
+			s->control_map = (uint32_t)v;
+		else if (!strcmp(f, "victim_mask") || !strcmp(f, "credit_mask")) {
+			if (config_cc_mask(val, f[0] == 'v' ? s->victim_mask : s->credit_mask) < 0)
+				rc = fail(im, file, line,
+				          "%s: \"%s\" is not a 256-bit hexadecimal mask", key, val);
+		} else if (!strcmp(f, "threshold") &&
+		           !(rc = cc_num(im, file, line, key, val, 15, &v)))
+			s->threshold = (uint8_t)v;
+		else if (!strcmp(f, "packet_size") &&
+		         !(rc = cc_num(im, file, line, key, val, 255, &v)))
+			s->packet_size = (uint8_t)v;
+		else if (!strcmp(f, "credit_starvation_threshold") &&
+		         !(rc = cc_num(im, file, line, key, val, 15, &v)))
+			s->cs_threshold = (uint8_t)v;
+		else if (!strcmp(f, "credit_starvation_return_delay")) {
+			if (config_cc_shift_mult(val, &s->cs_return_delay) < 0)
+				rc = fail(im, file, line, "%s: \"%s\" is not SHIFT:MULTIPLIER", key,
+				          val);
+		} else if (!strcmp(f, "marking_rate") &&
+		           !(rc = cc_num(im, file, line, key, val, 0xffff, &v)))
+			s->marking_rate = (uint16_t)v;
+		else if (!rc)
+			return 0; /* not OpenSM's: said so by the caller */
+	} else if (!strncmp(key, ca, sizeof(ca) - 1)) {
+		const char *f = key + sizeof(ca) - 1;
+		if (!strcmp(f, "port_control") && !(rc = cc_num(im, file, line, key, val, 1, &v)))
+			cc->ca.port_control = (uint16_t)v;
+		else if (!strcmp(f, "control_map") &&
+		         !(rc = cc_num(im, file, line, key, val, 0xffff, &v)))
+			cc->ca.control_map = (uint16_t)v;
+		else if (!strcmp(f, "ccti_timer") || !strcmp(f, "ccti_increase") ||
+		         !strcmp(f, "trigger_threshold") || !strcmp(f, "ccti_min"))
+			rc = cc_sl_entry(im, file, line, key, val, f);
+		else if (!rc)
+			return 0;
+	} else {
+		return 0;
+	}
+	if (rc < 0)
+		return -1;
+	fprintf(im->out, "# opensm %s %s: congestion_control, below\n", key, val);
+	return 1;
+}
+
 /* root_guid_file: its GUIDs as root_guids */
 static int put_roots(struct imp *im, const char *file, unsigned line, const char *val)
 {
@@ -350,11 +474,11 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 				ours_e = "torus";
 			}
 			if (!ours_e) {
-				fprintf(
-				    out,
-				    "# opensm routing_engine %s: not an OpenSM engine; updn routes any "
-				    "topology free of credit loops, so it takes its place\n",
-				    n);
+				fprintf(out,
+				        "# opensm routing_engine %s: not an OpenSM engine; updn "
+				        "routes any "
+				        "topology free of credit loops, so it takes its place\n",
+				        n);
 				ours_e = "updn";
 			}
 			if (!strstr(chain, ours_e))
@@ -435,6 +559,13 @@ static int import_conf(struct imp *im, const char *file)
 		}
 		if (qr)
 			continue;
+		int cr = cc_option(im, file, ln, t, val);
+		if (cr < 0) {
+			rc = -1;
+			break;
+		}
+		if (cr)
+			continue;
 		bool done = false;
 		for (size_t i = 0; i < sizeof(options) / sizeof(options[0]) && !done; i++) {
 			if (strcmp(t, options[i].osm))
@@ -483,6 +614,11 @@ static int import_conf(struct imp *im, const char *file)
 		return rc;
 	if (pm_seen)
 		fprintf(im->out, "pm_interval: %u\n", pm ? (pm_sweep ? pm_sweep : 180) : 0);
+	if (im->cc_seen) {
+		fprintf(im->out, "# OpenSM's congestion control manager's settings, programmed the "
+		                 "same way\ncongestion_control:");
+		config_cc_dump(im->out, &im->cc);
+	}
 	if (im->xwait_log) /* OpenSM logs XmitWait past its threshold; ibsmd raises an event */
 		fprintf(im->out, "pm_threshold_xmit_wait: %lu\n",
 		        im->xwait_threshold ? im->xwait_threshold : 0xffffUL);

@@ -158,10 +158,6 @@ static const struct opensm_fate fates[] = {
      "ibsmd's PM logs a port whose error counter grows past pm_threshold_*", NULL},
     {"perfmgr_query_cpi", "TRUE", "ibsmd's PM asks for the extended counters where a node has them",
      NULL},
-    /* congestion control (class 0x21) */
-    {"congestion_control", "FALSE", "ibsmd programs no congestion control, as FALSE", NULL},
-    {"cc_key", NULL, "ibsmd programs no congestion control", NULL},
-    {"cc_max_outstanding_mads", NULL, "ibsmd programs no congestion control", NULL},
 };
 
 bool opensm_same_value(const char *a, const char *b)
@@ -178,12 +174,6 @@ const struct opensm_fate *opensm_fate_of(const char *key)
 	for (size_t i = 0; i < sizeof(fates) / sizeof(fates[0]); i++)
 		if (!strcmp(fates[i].osm, key))
 			return &fates[i];
-	/* the congestion control's settings all share one fate */
-	if (!strncmp(key, "cc_", 3)) {
-		static const struct opensm_fate cc = {"cc_", NULL,
-		                                      "ibsmd programs no congestion control", NULL};
-		return &cc;
-	}
 	return NULL;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layer check: a file may include headers of its own layer and the layers below it,
 # never above. Layers, lowest first:
-#   util <- mad <- config <- fabric <- routing <- import <- sm <- sa <- sync <- pm <- cli,
+#   util <- mad <- config <- fabric <- routing <- import <- sm <- sa <- sync <- pm, cc <- cli,
 #   daemon (the binaries)
 # import (OpenSM's configuration translated) checks engine names against routing's.
 # test/ and bench/ sit above everything. Fails naming each file and include that breaks
@@ -12,14 +12,14 @@ cd "${1:-$(dirname "$0")/..}"
 rank() {
 	case "$1" in
 	util) echo 0 ;; mad) echo 1 ;; config) echo 2 ;; fabric) echo 3 ;; routing) echo 4 ;;
-	import) echo 5 ;; sm) echo 6 ;; sa) echo 7 ;; sync) echo 8 ;; pm) echo 9 ;;
+	import) echo 5 ;; sm) echo 6 ;; sa) echo 7 ;; sync) echo 8 ;; pm | cc) echo 9 ;;
 	cli | daemon) echo 10 ;; *) echo "" ;;
 	esac
 }
 
 bad=0
 checked=0
-for dir in util mad config fabric routing import sm sa sync pm cli daemon; do
+for dir in util mad config fabric routing import sm sa sync pm cc cli daemon; do
 	[ -d "$dir" ] || continue
 	own=$(rank "$dir")
 	while IFS= read -r f; do
@@ -37,7 +37,7 @@ for dir in util mad config fabric routing import sm sa sync pm cli daemon; do
 done
 
 # each layer's library links only what its includes reach (CMake names follow the folders)
-for dir in util mad config fabric routing import sm sa sync pm; do
+for dir in util mad config fabric routing import sm sa sync pm cc; do
 	own=$(rank "$dir")
 	[ -f "$dir/CMakeLists.txt" ] || continue
 	for lib in $(sed -n 's/.*target_link_libraries(ibsmd_[a-z]* PUBLIC \(.*\))/\1/p' "$dir/CMakeLists.txt"); do
@@ -54,4 +54,4 @@ if [ "$bad" -ne 0 ]; then
 	echo "layers: $bad include(s) or link(s) against the layer order"
 	exit 1
 fi
-echo "layers: $checked files follow util <- mad <- config <- fabric <- routing <- import <- sm <- sa <- sync <- pm <- binaries"
+echo "layers: $checked files follow util <- mad <- config <- fabric <- routing <- import <- sm <- sa <- sync <- pm, cc <- binaries"

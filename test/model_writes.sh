@@ -15,7 +15,7 @@ pat+='|lid_port\[[^]]*\][[:space:]]*=[^=]'
 # the tables as programmed: lft_hw (what a switch holds) and a port's P_Key signature
 pat+='|\<lft_hw(_size)?(\[[^]]*\])?[[:space:]]*=[^=]|(memcpy|memset|realloc)\([^,]*lft_hw'
 pat+='|\<pkey_sig[[:space:]]*=[^=]'
-found=$(grep -nE "$pat" sm/*.c sa/*.c sync/*.c routing/*.c pm/*.c daemon/*.c cli/*.c 2>/dev/null |
+found=$(grep -nE "$pat" sm/*.c sa/*.c sync/*.c routing/*.c pm/*.c cc/*.c daemon/*.c cli/*.c 2>/dev/null |
 	grep -v '^\s*//' || true)
 if [ -n "$found" ]; then
 	echo "model_writes: written outside fabric/ (use fabric/'s mutators):"

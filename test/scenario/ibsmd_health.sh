@@ -6,6 +6,10 @@
 #   walked every endpoint to every LID); links warns with the two slow links, as fabricsim
 #   verify counts them; errors names the port with its counter; partitions names the GUID;
 #   the exit status is 6 (a warning);
+# - --compare with the fabric's own ibnetdiscover file and a node-name-map: topology ok; a
+#   saved plan in which two hosts' cables are swapped: the four ends named as miswired, with
+#   the map's names, exit 7 (text and --json); a cable pulled: one missing cable; a saved
+#   file that is not one: its line named, exit 2;
 # - a fabric where two HCA ports answer with one port GUID: duplicates fails, naming the
 #   GUID, and the exit status is 7.
 # Usage: ibsmd_health.sh BUILD_DIR
@@ -66,6 +70,76 @@ for name, x in c.items():  # the text says the same
     assert any(l.startswith("%-4s  %s" % (x["status"], name)) for l in text.splitlines()), (name, text)
 PY
 echo "ibsa health: sm and routing ok ($(grep -o '[0-9]* endpoint-to-LID pairs' "$WORK/health.txt")), 2 slow links, leaf-3's errors, a partition member not in the fabric: warn, exit 6: ok"
+
+# the cabling against the topology a site saved: ibnetdiscover's own file, and a
+# node-name-map naming every node otherwise than its description
+on_sim host-2 ibnetdiscover >"$WORK/saved.topo" 2>"$WORK/ibnetdiscover.err" ||
+	fail "ibnetdiscover: $(cat "$WORK/ibnetdiscover.err")"
+awk '/^(switchguid|caguid)=/ { split($0, a, /[=(]/); g = a[2] }
+	/^(Switch|Ca)[ \t]/ { match($0, /# "[^"]*"/); d = substr($0, RSTART + 3, RLENGTH - 4); split(d, w, " ")
+		printf "%s \"site-%s\"\n", g, w[1] }' "$WORK/saved.topo" >"$WORK/names.map"
+[ "$(wc -l <"$WORK/names.map")" -gt 20 ] || fail "the test's node-name-map: $(head -3 "$WORK/names.map")"
+compare() { "$IBSA" --control "$WORK/control" "${@:2}" health --compare "$1" --node-name-map "$WORK/names.map"; }
+rc=0
+compare "$WORK/saved.topo" >"$WORK/cmp.txt" 2>"$WORK/cmp.err" || rc=$?
+[ "$rc" = 6 ] && grep -q "^ok    topology" "$WORK/cmp.txt" ||
+	fail "the fabric against its own ibnetdiscover: rc $rc: $(grep -A3 topology "$WORK/cmp.txt") $(cat "$WORK/cmp.err")"
+# a plan in which host-1 and host-3 sit at each other's ports: each end of both cables is
+# named, by the map's names
+python3 - "$WORK/saved.topo" "$WORK/swapped.topo" <<'PY' || fail "the test's swap"
+import re, sys
+text = open(sys.argv[1]).read()
+ids = dict(re.findall(r'^(?:Ca|Switch)\s+\d+\s+"([^"]+)"\s+#\s+"([^"\s]+)', text, re.M))
+by = {d: i for i, d in ids.items()}
+h1, h3 = by["host-1"], by["host-3"]
+# the lines naming each host as a far end, and the hosts' own lines
+a = re.search(r'^(\[\d+\](?:\[ext \d+\])?\s+)"%s"(\[1\]\([0-9a-f]+\))' % h1, text, re.M)
+b = re.search(r'^(\[\d+\](?:\[ext \d+\])?\s+)"%s"(\[1\]\([0-9a-f]+\))' % h3, text, re.M)
+pa, pb = a.group(0), b.group(0)
+text = text.replace(pa, "\0A").replace(pb, "\0B")
+text = text.replace("\0A", a.group(1) + '"%s"' % h3 + b.group(2)).replace("\0B", b.group(1) + '"%s"' % h1 + a.group(2))
+blk = lambda h: re.search(r'^Ca\s+\d+\s+"%s".*?\n(\[1\]\([0-9a-f]+\)\s+"[^"]+"\[\d+\])' % h, text, re.M | re.S)
+l1, l3 = blk(h1).group(1), blk(h3).group(1)
+far = lambda l: l[l.index('"'):]
+text = text.replace(l1, "\0C").replace(l3, "\0D")
+text = text.replace("\0C", l1[:l1.index('"')] + far(l3)).replace("\0D", l3[:l3.index('"')] + far(l1))
+open(sys.argv[2], "w").write(text)
+PY
+rc=0
+compare "$WORK/swapped.topo" >"$WORK/swap.txt" 2>"$WORK/swap.err" || rc=$?
+[ "$rc" = 7 ] && grep -q "^fail  topology .*; 4 found" "$WORK/swap.txt" &&
+	[ "$(grep -c "miswired: site-host-[13] (0x[0-9a-f]*) port 1 goes to site-leaf-[0-9]* .*, saved: to site-leaf-" "$WORK/swap.txt")" = 2 ] &&
+	[ "$(grep -c "miswired: site-leaf-[0-9]* (0x[0-9a-f]*) port [0-9]* goes to site-host-[13] .*, saved: to site-host-[13]" "$WORK/swap.txt")" = 2 ] ||
+	fail "two swapped cables: rc $rc: $(grep -A6 topology "$WORK/swap.txt")"
+rc=0
+compare "$WORK/swapped.topo" --json >"$WORK/swap.json" 2>/dev/null || rc=$?
+python3 - "$WORK/swap.json" <<'PY' || fail "--json with --compare: $(cat "$WORK/swap.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = {x["name"]: x for x in r["checks"]}
+assert r["status"] == "fail" and c["topology"]["status"] == "fail" and c["topology"]["count"] == 4, r
+assert c["links"]["status"] == "warn"
+PY
+[ "$rc" = 7 ] || fail "--json --compare: rc $rc"
+# a cable between two switches pulled: one missing cable
+"$FS" ctl link down leaf-1 5 >/dev/null || fail "ctl link"
+"$IBSA" --control "$WORK/control" sweep heavy >/dev/null
+pulled_seen() {
+	compare "$WORK/saved.topo" >"$WORK/pulled.txt" 2>&1
+	grep -q "^fail  topology .*; 1 found" "$WORK/pulled.txt"
+}
+wait_until 20 pulled_seen || fail "a pulled cable: $(grep -A3 topology "$WORK/pulled.txt")"
+rc=0
+compare "$WORK/saved.topo" >"$WORK/pulled.txt" 2>&1 || rc=$?
+[ "$rc" = 7 ] && grep -qE "missing cable: site-(leaf-1 .* port 5 to site-spine-[0-9]+|spine-[0-9]+ .* to site-leaf-1 .* port 5)" "$WORK/pulled.txt" ||
+	fail "a pulled cable: rc $rc: $(grep -A3 topology "$WORK/pulled.txt")"
+# a saved file that is not one: its line named, usage exit
+printf 'caguid=0x1\nCa 1 "a"\n[1]\t"b"[1]\n' >"$WORK/bad.topo"
+rc=0
+compare "$WORK/bad.topo" >/dev/null 2>"$WORK/bad.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad.topo:3: the far end is not a node of the file" "$WORK/bad.err" ||
+	fail "a bad saved file: rc $rc: $(cat "$WORK/bad.err")"
+echo "ibsa health --compare: its own ibnetdiscover ok; two swapped cables, 4 ends miswired; a pulled cable missing; a bad file named with its line: ok"
 stop_pids "$IBSMD_PID"
 
 # two HCA ports with one port GUID

@@ -324,6 +324,83 @@ START_TEST(reload_compare_and_take)
 }
 END_TEST
 
+/* congestion_control: OpenSM's settings as one mapping; what --dump-config writes reads
+ * back the same; mistakes named with their line and column */
+START_TEST(congestion_control_option)
+{
+	struct ibsmd_config c, back;
+	char err[256];
+	ck_assert_int_eq(load(&c,
+	                      "congestion_control:\n"
+	                      "  enable: true\n"
+	                      "  cc_key: 0x1234\n"
+	                      "  max_outstanding_mads: 16\n"
+	                      "  switch:\n"
+	                      "    control_map: 0x1f\n"
+	                      "    victim_mask: 0x106\n"
+	                      "    threshold: 15\n"
+	                      "    packet_size: 8\n"
+	                      "    credit_starvation_return_delay: \"1:2\"\n"
+	                      "    marking_rate: 100\n"
+	                      "  ca:\n"
+	                      "    port_control: 1\n"
+	                      "    control_map: 0x3\n"
+	                      "    sl:\n"
+	                      "      - {sl: 1, ccti_timer: 500, ccti_increase: 2, ccti_min: 1}\n"
+	                      "  cct: \"0:0,1:1,2:3\"\n",
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert(c.cc.enable);
+	ck_assert_uint_eq(c.cc.cc_key, 0x1234);
+	ck_assert_uint_eq(c.cc.max_outstanding, 16);
+	ck_assert_uint_eq(c.cc.sw.control_map, 0x1f);
+	ck_assert_uint_eq(c.cc.sw.victim_mask[31], 0x06);
+	ck_assert_uint_eq(c.cc.sw.victim_mask[30], 0x01);
+	ck_assert_uint_eq(c.cc.sw.threshold, 15);
+	ck_assert_uint_eq(c.cc.sw.cs_return_delay, 1u << 14 | 2);
+	ck_assert_uint_eq(c.cc.ca.ccti_timer[1], 500);
+	ck_assert_uint_eq(c.cc.ca.ccti_min[1], 1);
+	ck_assert_uint_eq(c.cc.cct_len, 3);
+	ck_assert_uint_eq(c.cc.cct[2], 2u << 14 | 3);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	config_dump(&c, m);
+	fclose(m);
+	ck_assert_int_eq(load(&back, text, err, sizeof(err)), 0);
+	ck_assert_msg(config_key_equal(&c, &back, CK_CONGESTION_CONTROL), "%s", text);
+	ck_assert(config_key_live(CK_CONGESTION_CONTROL));
+	free(text);
+	config_free(&back);
+	config_free(&c);
+	/* the defaults: off, OpenSM's 500 in flight */
+	config_defaults(&c);
+	ck_assert(!c.cc.enable);
+	ck_assert_uint_eq(c.cc.max_outstanding, 500);
+	config_free(&c);
+	static const struct {
+		const char *text, *want;
+	} refused[] = {
+	    {"congestion_control:\n  switch:\n    threshold: 16\n",
+	     ":3:16: threshold: 16 is above"},
+	    {"congestion_control:\n  cct: [\"4:1\"]\n", ":2:9: congestion_control: cct: \"4:1\""},
+	    {"congestion_control:\n  cct: \"1:1,,2:2\"\n", "an empty or overlong entry"},
+	    {"congestion_control:\n  switch: {victim_mask: 0xg}\n", "is not a port mask"},
+	    {"congestion_control:\n  ca:\n    sl:\n      - {ccti_timer: 1}\n",
+	     ":4:9: congestion_control: ca: sl: an entry without its sl"},
+	    {"congestion_control:\n  ca: {sl: [{sl: 2}, {sl: 2}]}\n", "SL 2 is given twice"},
+	    {"congestion_control:\n  enabled: true\n", "unknown key \"enabled\""},
+	    {"congestion_control: true\n", ":1:21: congestion_control: a mapping"},
+	    {"congestion_control:\n  max_outstanding_mads: 0\n", "at least 1"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ck_assert_int_eq(load(&c, refused[i].text, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, refused[i].want), "%s: got \"%s\"", refused[i].text, err);
+		config_free(&c);
+	}
+}
+END_TEST
+
 /* An option twice in one file is a mistake: which one would win is not obvious. */
 START_TEST(key_twice)
 {
@@ -346,6 +423,7 @@ int main(void)
 	tcase_add_test(tc, m_key_secret);
 	tcase_add_test(tc, reload_compare_and_take);
 	tcase_add_test(tc, key_twice);
+	tcase_add_test(tc, congestion_control_option);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -9,6 +9,7 @@
 
 #include "util/idxmap.h"
 #include "util/lineset.h"
+#include "util/ibnet.h"
 #include "util/name_map.h"
 #include "util/log.h"
 #include "util/statefile.h"
@@ -410,6 +411,107 @@ START_TEST(name_map_reads_ibnetdiscover_format)
 }
 END_TEST
 
+/* An ibnetdiscover topology read back, and compared with the fabric as it is: a node gone,
+ * a node new, a cable moved to another port (each end told), a cable pulled (once); bad
+ * files refused naming the line. */
+static const char topo_saved[] =
+    "# Topology file\n\nvendid=0x2c9\ndevid=0xc738\n"
+    "switchguid=0x10(10)\n"
+    "Switch\t8 \"S-0000000000000010\"\t\t# \"leaf-1\" enhanced port 0 lid 1 lmc 0\n"
+    "[1]\t\"H-0000000000000020\"[1](21) \t\t# \"host-1\" lid 3 4xHDR\n"
+    "[2][ext 2]\t\"H-0000000000000030\"[1](31) \t\t# \"host-2\" lid 4 4xHDR\n"
+    "[3]\t\"H-0000000000000040\"[1](41)\n\n"
+    "caguid=0x20\nCa\t2 \"H-0000000000000020\"\t\t# \"host-1\"\n"
+    "[1](21) \t\"S-0000000000000010\"[1]\t\t# lid 3 lmc 0 \"leaf-1\" lid 1 4xHDR\n\n"
+    "caguid=0x30\nCa\t1 \"H-0000000000000030\"\t\t# \"host-2\"\n"
+    "[1](31) \t\"S-0000000000000010\"[2]\n"
+    "caguid=0x40\r\nCa\t1 \"H-0000000000000040\"\t\t# \"host-3\"\r\n";
+
+struct diffs {
+	unsigned n;
+	struct ibnet_change c[8];
+};
+static void note_diff(void *ctx, const struct ibnet_change *c)
+{
+	struct diffs *d = ctx;
+	if (d->n < 8)
+		d->c[d->n] = *c;
+	d->n++;
+}
+
+START_TEST(ibnet_reads_and_compares)
+{
+	struct ibnet a, b;
+	char why[200];
+	ck_assert_int_eq(ibnet_parse(&a, topo_saved, strlen(topo_saved), "saved", why, sizeof(why)),
+	                 0);
+	ck_assert_uint_eq(a.n, 4);
+	ck_assert_str_eq(a.nodes[0].desc, "leaf-1");
+	ck_assert_uint_eq(a.nodes[0].type, 2);
+	uint64_t g;
+	uint8_t p;
+	ck_assert_int_eq(ibnet_peer(&a, 0, 2, &g, &p), 0);
+	ck_assert_uint_eq(g, 0x30);
+	ck_assert_uint_eq(p, 1);
+	ck_assert_int_eq(ibnet_peer(&a, 0, 4, &g, &p), -1);
+	/* the fabric now: host-2's cable on leaf-1 port 5, host-3's pulled, host-1 gone, host-9
+	 * new on port 1 */
+	const char now[] = "switchguid=0x10\nSwitch\t8 \"leaf-1\"\t\t# \"leaf-1\"\n"
+	                   "[5]\t\"host-2\"[1]\n[1]\t\"host-9\"[1]\n"
+	                   "caguid=0x30\nCa\t1 \"host-2\"\n[1]\t\"leaf-1\"[5]\n"
+	                   "caguid=0x40\nCa\t1 \"host-3\"\n"
+	                   "caguid=0x90\nCa\t1 \"host-9\"\n";
+	ck_assert_int_eq(ibnet_parse(&b, now, strlen(now), "now", why, sizeof(why)), 0);
+	struct diffs d = {0};
+	ck_assert_uint_eq(ibnet_compare(&a, &a, note_diff, &d), 0);
+	ck_assert_uint_eq(ibnet_compare(&a, &b, note_diff, &d), 6);
+	/* leaf-1: port 2 (host-2's) empty, port 5 new: the cable moved, and host-2's end says
+	 * where from; port 3's cable pulled (told once); host-1 gone; host-9 new */
+	bool moved = false, pulled = false, gone = false, extra_node = false, extra_link = false;
+	for (unsigned i = 0; i < d.n; i++) {
+		const struct ibnet_change *c = &d.c[i];
+		if (c->kind == IBNET_MISWIRED && c->guid == 0x30 && c->want_guid == 0x10 &&
+		    c->want_port == 2 && c->got_guid == 0x10 && c->got_port == 5)
+			moved = true;
+		if (c->kind == IBNET_LINK_MISSING && c->guid == 0x10 && c->port == 3 &&
+		    c->want_guid == 0x40)
+			pulled = true;
+		if (c->kind == IBNET_NODE_MISSING && c->guid == 0x20)
+			gone = true;
+		if (c->kind == IBNET_NODE_EXTRA && c->guid == 0x90)
+			extra_node = true;
+		if (c->kind == IBNET_MISWIRED && c->guid == 0x10 && c->port == 5)
+			extra_link = true;
+		if (c->kind == IBNET_LINK_EXTRA && c->guid == 0x10 && c->port == 5)
+			extra_link = true;
+	}
+	ck_assert(moved && pulled && gone && extra_node && extra_link);
+	ibnet_free(&b);
+	ibnet_free(&a);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+	    {"Ca\t1 \"a\"\n", "t:1: a Ca line without the caguid= line before it"},
+	    {"caguid=0x1\nCa\t1 \"a\"\n[2]\t\"a\"[1]\n", "t:3: port 2 of a node with 1 ports"},
+	    {"caguid=0x1\nCa\t1 \"a\"\n[1]\t\"b\"[1]\n", "t:3: the far end is not a node"},
+	    {"caguid=0x1\nCa\t1 \"a\"\ncaguid=0x1\nCa\t1 \"b\"\n",
+	     "t:4: node GUID 0x0000000000000001 is listed twice"},
+	    {"switchguid=0x1\nSwitch\t2 \"s\"\n[1]\t\"s\"[2]\n[2]\t\"s\"[2]\n",
+	     "t:4: a port cabled to itself"},
+	    {"caguid=0x1\nCa\t1 \"a\"\nlink a b\n", "t:3: not a line of an ibnetdiscover"},
+	    {"caguid=zz\n", "t:1: not a GUID"},
+	    {"caguid=0x1\n", "t:1: a GUID line without its node line"},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(
+		    ibnet_parse(&a, bad[i].text, strlen(bad[i].text), "t", why, sizeof(why)), -1);
+		ck_assert_msg(!strncmp(why, bad[i].want, strlen(bad[i].want)), "case %u: %s", i,
+		              why);
+		ck_assert_uint_eq(a.n, 0);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("containers");
@@ -424,6 +526,7 @@ int main(void)
 	tcase_add_test(tc, statefile_whole_or_not);
 	tcase_add_test(tc, statefile_ignores_planted_symlink);
 	tcase_add_test(tc, name_map_reads_ibnetdiscover_format);
+	tcase_add_test(tc, ibnet_reads_and_compares);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
