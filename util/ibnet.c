@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/textfile.h"
 #include "util/vec.h"
 
 #define MAX_FILE (256u << 20) /* a fabric of 50,000 nodes writes about 30 MB */
@@ -274,45 +275,12 @@ int ibnet_parse(struct ibnet *t, const char *text, size_t len, const char *name,
 int ibnet_read(struct ibnet *t, const char *path, char *why, size_t whylen)
 {
 	memset(t, 0, sizeof(*t));
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+	char *text;
+	size_t len;
+	if (textfile_read(path, MAX_FILE, &text, &len, why, whylen) < 0)
 		return -1;
-	}
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-	for (;;) {
-		if (len == cap) {
-			if (cap >= MAX_FILE) {
-				snprintf(why, whylen, "%s: larger than %u MB", path,
-				         MAX_FILE >> 20);
-				rc = -1;
-				break;
-			}
-			cap = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				snprintf(why, whylen, "%s: out of memory", path);
-				rc = -1;
-				break;
-			}
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0) {
-			if (ferror(f)) {
-				snprintf(why, whylen, "%s: %s", path, strerror(errno));
-				rc = -1;
-			}
-			break;
-		}
-	}
-	fclose(f);
-	if (rc == 0)
-		rc = ibnet_parse(t, buf, len, path, why, whylen);
-	free(buf);
+	int rc = ibnet_parse(t, text, len, path, why, whylen);
+	free(text);
 	return rc;
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/textfile.h"
+
 #define MAX_FILE (64u << 20) /* a map of a million nodes is 60 MB */
 
 static int add(struct name_map *m, uint64_t guid, const char *name, size_t n)
@@ -112,38 +114,12 @@ int name_map_parse(struct name_map *m, const char *text, size_t len, const char 
 int name_map_read(struct name_map *m, const char *path, char *why, size_t whylen)
 {
 	memset(m, 0, sizeof(*m));
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+	char *text;
+	size_t len;
+	if (textfile_read(path, MAX_FILE, &text, &len, why, whylen) < 0)
 		return -1;
-	}
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = -1;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *nb = cap <= MAX_FILE ? realloc(buf, cap) : NULL;
-			if (!nb) {
-				snprintf(why, whylen, "%s: %s", path,
-				         cap > MAX_FILE ? "larger than 64 MB" : "out of memory");
-				goto out;
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (!got)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(why, whylen, "%s: read error", path);
-		goto out;
-	}
-	rc = name_map_parse(m, buf, len, path, why, whylen);
-out:
-	free(buf);
-	fclose(f);
+	int rc = name_map_parse(m, text, len, path, why, whylen);
+	free(text);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
 #include "util/lineset.h"
 #include "util/ibnet.h"
 #include "util/name_map.h"
+#include "util/textfile.h"
 #include "util/log.h"
 #include "util/statefile.h"
 #include "util/u64map.h"
@@ -512,6 +513,32 @@ START_TEST(ibnet_reads_and_compares)
 }
 END_TEST
 
+/* A whole file read: its bytes and a NUL after them, a missing file and one past the bound
+ * refused naming the file */
+START_TEST(textfile_reads_whole_files)
+{
+	char path[] = "/tmp/ibsmd-textfile-XXXXXX", why[200], *text;
+	size_t len;
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	char big[100000];
+	memset(big, 'x', sizeof(big));
+	ck_assert_int_eq(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
+	close(fd);
+	ck_assert_int_eq(textfile_read(path, 1u << 20, &text, &len, why, sizeof(why)), 0);
+	ck_assert_uint_eq(len, sizeof(big));
+	ck_assert_uint_eq(text[len], 0);
+	ck_assert_uint_eq(strspn(text, "x"), sizeof(big));
+	free(text);
+	ck_assert_int_eq(textfile_read(path, 50000, &text, &len, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "larger than"));
+	ck_assert_ptr_null(text);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(textfile_read(path, 1u << 20, &text, &len, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "No such file"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("containers");
@@ -527,6 +554,7 @@ int main(void)
 	tcase_add_test(tc, statefile_ignores_planted_symlink);
 	tcase_add_test(tc, name_map_reads_ibnetdiscover_format);
 	tcase_add_test(tc, ibnet_reads_and_compares);
+	tcase_add_test(tc, textfile_reads_whole_files);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
