@@ -65,6 +65,10 @@ int cli_passwd(int argc, char **argv);
 /* Send one request and run the loop until it ends. */
 void cli_call(struct cli *c, const struct mad_request *req, struct cli_answer *ans);
 void cli_answer_free(struct cli_answer *ans);
+/* One attribute of an answer (data, len bytes) decoded with l and printed: JSON, or title
+ * and a field a line. An exit code: EXIT_BAD_ANSWER (cmd named) when it does not decode. */
+int cli_print_attribute(struct cli *c, const char *cmd, const struct mad_layout *l,
+                        const uint8_t *data, size_t len, const char *title);
 /* Map an answer to an exit code, printing the reason to stderr. */
 int cli_answer_exit(const struct cli_answer *ans, const char *what);
 

@@ -188,6 +188,25 @@ void cli_answer_free(struct cli_answer *ans)
 	ans->mad = NULL;
 }
 
+int cli_print_attribute(struct cli *c, const char *cmd, const struct mad_layout *l,
+                        const uint8_t *data, size_t len, const char *title)
+{
+	uint8_t host[1024]; /* big enough for any attribute's host struct */
+	struct mad_error err;
+	if (mad_layout_decode(l, data, len, host, &err) < 0) {
+		fprintf(stderr, "ibsa %s: malformed answer: %s\n", cmd, err.msg);
+		return EXIT_BAD_ANSWER;
+	}
+	if (c->json) {
+		mad_layout_print_json(l, host, stdout);
+		fputc('\n', stdout);
+	} else {
+		printf("# %s\n", title);
+		mad_layout_print(l, host, stdout, 0);
+	}
+	return EXIT_OK;
+}
+
 int cli_answer_exit(const struct cli_answer *ans, const char *what)
 {
 	if (ans->error == -ETIMEDOUT) {

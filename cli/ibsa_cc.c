@@ -99,23 +99,16 @@ int cmd_cc(struct cli *c, int argc, char **argv)
 		cli_answer_free(&ans);
 		return rc;
 	}
-	uint8_t host[1024];
-	struct mad_error err;
-	if (ans.len < MAD_SIZE || mad_layout_decode(a->layout, ans.mad + MAD_CC_DATA_OFFSET,
-	                                            MAD_CC_DATA_SIZE, host, &err) < 0) {
-		fprintf(stderr, "ibsa cc: malformed answer%s%s\n", ans.len < MAD_SIZE ? "" : ": ",
-		        ans.len < MAD_SIZE ? "" : err.msg);
-		cli_answer_free(&ans);
-		return EXIT_BAD_ANSWER;
-	}
-	if (c->json) {
-		mad_layout_print_json(a->layout, host, stdout);
-		fputc('\n', stdout);
+	char title[96];
+	snprintf(title, sizeof(title), "%s (attribute 0x%04x, modifier 0x%x) at LID %ld", a->name,
+	         a->id, mod, lid);
+	if (ans.len < MAD_SIZE) {
+		fprintf(stderr, "ibsa cc: a short answer (%zu bytes)\n", ans.len);
+		rc = EXIT_BAD_ANSWER;
 	} else {
-		printf("# %s (attribute 0x%04x, modifier 0x%x) at LID %ld\n", a->name, a->id, mod,
-		       lid);
-		mad_layout_print(a->layout, host, stdout, 0);
+		rc = cli_print_attribute(c, "cc", a->layout, ans.mad + MAD_CC_DATA_OFFSET,
+		                         MAD_CC_DATA_SIZE, title);
 	}
 	cli_answer_free(&ans);
-	return EXIT_OK;
+	return rc;
 }

@@ -110,22 +110,16 @@ int cmd_smp(struct cli *c, int argc, char **argv)
 		return rc;
 	}
 	struct mad_smp resp;
-	uint8_t host[1024]; /* big enough for any attribute's host struct */
-	if (mad_smp_decode(ans.mad, ans.len, &resp, &err) < 0 ||
-	    mad_layout_decode(a->layout, resp.data, sizeof(resp.data), host, &err) < 0) {
+	if (mad_smp_decode(ans.mad, ans.len, &resp, &err) < 0) {
 		fprintf(stderr, "ibsa smp: malformed answer: %s\n", err.msg);
 		cli_answer_free(&ans);
 		return EXIT_BAD_ANSWER;
 	}
-	if (c->json) {
-		mad_layout_print_json(a->layout, host, stdout);
-		fputc('\n', stdout);
-	} else {
-		printf("# %s (attribute 0x%04x, modifier 0x%x) via %s %s\n", argv[optind], a->id,
-		       mod, lid >= 0 ? "LID" : "directed route",
-		       lid >= 0 ? argv[0] : (dr ? dr : "0"));
-		mad_layout_print(a->layout, host, stdout, 0);
-	}
+	char title[160];
+	snprintf(title, sizeof(title), "%s (attribute 0x%04x, modifier 0x%x) via %s %s",
+	         argv[optind], a->id, mod, lid >= 0 ? "LID" : "directed route",
+	         lid >= 0 ? argv[0] : (dr ? dr : "0"));
+	rc = cli_print_attribute(c, "smp", a->layout, resp.data, sizeof(resp.data), title);
 	cli_answer_free(&ans);
-	return EXIT_OK;
+	return rc;
 }
