@@ -1,8 +1,9 @@
 /* The fabric health report (`ibsa health`): one command an administrator runs before a job
  * goes on a fabric, and a monitoring system polls. Each check gives ok, warn or fail, how
  * many things it found and the first few of them:
- * - sm: this SM is master with the subnet up; another SM configured differently (the sync's
- *   digests) warns;
+ * - sm: this SM is master with the subnet up; each standby asking it for the sync's copy,
+ *   and one configured differently (the sync's digests of partitions, routing and keys)
+ *   named with what differs, a warning;
  * - duplicates: node or port GUIDs the last sweeps found twice (fail: half the fabric may
  *   be unreachable);
  * - ports: linked ports not ACTIVE, links the SM quarantined for flapping;
@@ -66,6 +67,8 @@ static const char *name_of(const struct topo *t, uint32_t port, char *buf, size_
 	return buf;
 }
 
+/* Every standby asking this master for its copy is named with what it holds otherwise: a
+ * takeover by it would change the subnet. */
 static void check_sm(struct sm *sm, const struct sync *sy, struct check *c)
 {
 	struct mad_sm_info si = sm_info(sm);
@@ -75,13 +78,27 @@ static void check_sm(struct sm *sm, const struct sync *sy, struct check *c)
 	else if (!st.up)
 		item(c, H_FAIL, "the subnet is not up yet (%s)",
 		     st.stage && st.stage[0] ? st.stage : "sweeping");
-	if (sy && sync_stats(sy)->config_differs)
+	struct sync_standby sb[64]; /* a subnet has a handful of SMs */
+	unsigned nsb = sy ? sync_standbys(sy, sb, 64) : 0, alike = 0;
+	char what[64];
+	for (unsigned i = 0; i < nsb && i < 64; i++) {
+		if (!sb[i].differs) {
+			alike++;
+			continue;
+		}
 		item(c, H_WARN,
-		     "another SM is configured differently (partitions, routing or keys): "
-		     "a takeover would change the subnet");
-	snprintf(c->summary, sizeof(c->summary), "%s, subnet %s, %" PRIu64 " sweeps",
+		     "standby SM 0x%016" PRIx64 " (LID %u) is configured differently (%s): a "
+		     "takeover by it would change the subnet",
+		     sb[i].guid, sb[i].lid, sync_differs_text(sb[i].differs, what, sizeof(what)));
+	}
+	if (si.state != SM_STATE_MASTER && sy && sync_config_differs(sy))
+		item(c, H_WARN,
+		     "the master is configured differently (partitions, routing or keys): a "
+		     "takeover would change the subnet");
+	snprintf(c->summary, sizeof(c->summary),
+	         "%s, subnet %s, %" PRIu64 " sweeps, %u standby%s (%u configured alike)",
 	         si.state == SM_STATE_MASTER ? "master" : "not master", st.up ? "up" : "not up",
-	         st.sweeps);
+	         st.sweeps, nsb, nsb == 1 ? "" : "s", alike);
 }
 
 static void check_duplicates(struct sm *sm, struct check *c)

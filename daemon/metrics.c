@@ -284,7 +284,7 @@ void metrics_render(const struct metrics *m, FILE *out)
 	      sy->items);
 	gauge(out, "sync_in_step", "standby: 1 when its copy equals the master's", sy->in_step);
 	gauge(out, "sync_config_differs", "1 when a peer SM is configured differently",
-	      sy->config_differs);
+	      sync_config_differs(c->rl->sync));
 	gauge(out, "heap_bytes", "bytes in the daemon's live heap allocations (0: not known here)",
 	      (double)heap_in_use());
 	metrics_render_ports(out, c->pm, sm_fabric(sm), c->rl->cfg);

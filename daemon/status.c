@@ -48,8 +48,8 @@ static void json_tail(const struct control *c, FILE *out, double rate)
 	        "\"config_differs\":%s,\"served_full\":%" PRIu64 ",\"served_delta\":%" PRIu64
 	        ",\"got_full\":%" PRIu64 ",\"got_delta\":%" PRIu64 "}}\n",
 	        sy->items, sy->gen, sy->in_step ? "true" : "false",
-	        sy->config_differs ? "true" : "false", sy->served_full, sy->served_delta,
-	        sy->got_full, sy->got_delta);
+	        sync_config_differs(c->rl->sync) ? "true" : "false", sy->served_full,
+	        sy->served_delta, sy->got_full, sy->got_delta);
 }
 
 void status_write(const struct control *c, FILE *out, bool json)
@@ -168,5 +168,5 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        si.state == SM_STATE_STANDBY
 	            ? (sy->in_step ? ", in step with the master" : ", behind")
 	            : "",
-	        sy->config_differs ? ", CONFIGURED DIFFERENTLY from its peer" : "");
+	        sync_config_differs(c->rl->sync) ? ", CONFIGURED DIFFERENTLY from its peer" : "");
 }

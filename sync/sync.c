@@ -55,6 +55,9 @@ struct sync_peer {
 	uint64_t in_step;   /* the generation it showed it holds in full (0: none yet) */
 	uint64_t epoch;     /* ... of this master instance */
 	double first_check; /* when a handover first waited for it */
+	double seen;        /* when it last asked (0: never; a handover only waits for it) */
+	uint16_t lid;       /* ... from this LID */
+	uint8_t differs;    /* ... showing these digests unlike ours (bit i: digest_names[i]) */
 };
 
 struct sync {
@@ -87,6 +90,7 @@ struct sync {
 	uint64_t seen_pmembers;
 	bool stopped;
 	uint64_t digest_reported[SYNC_NDIGESTS];
+	uint8_t master_differs; /* the master's digests unlike ours (bit i: digest_names[i]) */
 	ev_timer poll, save;
 	double asked_at;
 	uint8_t nonce[MAD_SYNC_NONCE_BYTES]; /* of the request out: its answer's MAC covers it */
@@ -384,21 +388,67 @@ static void respond(struct sync *s, const struct mad_addr *from, const struct ma
 		       from->lid, total, strerror(-r));
 }
 
-static void check_digests(struct sync *s, const uint64_t *theirs, const char *who, uint64_t guid,
-                          uint16_t lid)
+/* Which of a peer's digests are unlike ours (bit i: digest_names[i]); logged when any is. */
+static uint8_t check_digests(struct sync *s, const uint64_t *theirs, const char *who, uint64_t guid,
+                             uint16_t lid)
 {
-	char parts[64] = "";
+	char parts[64];
+	uint8_t mask = 0;
 	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
 		if (theirs[i] != s->digest[i])
-			snprintf(parts + strlen(parts), sizeof(parts) - strlen(parts), "%s%s",
-			         parts[0] ? ", " : "", digest_names[i]);
-	s->st.config_differs = parts[0] != 0;
-	if (!parts[0])
-		return;
+			mask |= (uint8_t)(1u << i);
+	if (!mask)
+		return 0;
 	log_rl(s->log, &s->rl_config, LOGL_WARN, "sync",
 	       "%s SM GUID " GUID_FMT " (LID %u) is configured differently (%s): a takeover "
 	       "would change the subnet; make the configurations agree",
-	       who, guid, lid, parts);
+	       who, guid, lid, sync_differs_text(mask, parts, sizeof(parts)));
+	return mask;
+}
+
+const char *sync_differs_text(uint8_t mask, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	for (unsigned i = 0; i < SYNC_NDIGESTS; i++)
+		if (mask >> i & 1)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "",
+			         digest_names[i]);
+	return buf;
+}
+
+/* A standby polls every sm_poll_interval: one silent for three has stopped or gone. */
+static bool peer_current(const struct sync *s, const struct sync_peer *p)
+{
+	return p->seen > 0 &&
+	       ev_now(s->loop) - p->seen <= 3.0 * s->cfg->sm_poll_interval_ms / 1000.0 + 1.0;
+}
+
+unsigned sync_standbys(const struct sync *s, struct sync_standby *out, unsigned max)
+{
+	unsigned n = 0;
+	if (sm_info(s->sm).state != SM_STATE_MASTER)
+		return 0;
+	for (size_t i = 0; i < s->peers.n; i++) {
+		const struct sync_peer *p = &s->peers.v[i];
+		if (!peer_current(s, p))
+			continue;
+		if (n < max)
+			out[n] = (struct sync_standby){
+			    .guid = p->guid, .lid = p->lid, .differs = p->differs};
+		n++;
+	}
+	return n;
+}
+
+bool sync_config_differs(const struct sync *s)
+{
+	if (sm_info(s->sm).state != SM_STATE_MASTER)
+		return s->master_differs != 0;
+	for (size_t i = 0; i < s->peers.n; i++)
+		if (peer_current(s, &s->peers.v[i]) && s->peers.v[i].differs)
+			return true;
+	return false;
 }
 
 static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, const uint8_t *mad,
@@ -461,8 +511,13 @@ static void on_request(struct mad_dispatcher *d, const struct mad_addr *from, co
 		respond(s, from, &h, 0, &resp, NULL, 0, rq.guid, nonce);
 		return;
 	}
-	check_digests(s, rq.digest, "standby", guid, from->lid);
+	uint8_t differs = check_digests(s, rq.digest, "standby", guid, from->lid);
 	struct sync_peer *peer = peer_get(s, guid);
+	if (peer) {
+		peer->seen = ev_now(s->loop);
+		peer->lid = from->lid;
+		peer->differs = differs;
+	}
 	if (sm_info(s->sm).state != SM_STATE_MASTER || !sa_state_ready(s->sa)) {
 		respond(s, from, &h, 0, &resp, NULL, 0, guid, nonce);
 		return;
@@ -658,7 +713,8 @@ static void on_answer(struct mad_dispatcher *d, const struct mad_result *res, vo
 			changed |= r.digest[i] != s->digest_reported[i];
 		if (changed) {
 			memcpy(s->digest_reported, r.digest, sizeof(r.digest));
-			check_digests(s, r.digest, "master", master, res->from.lid);
+			s->master_differs =
+			    check_digests(s, r.digest, "master", master, res->from.lid);
 		}
 	}
 	const char *payload = (const char *)res->mad + MAD_SYNC_HDR_END + MAD_SYNC_RESP_SIZE;

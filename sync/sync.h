@@ -13,6 +13,8 @@
 #ifndef IBSMD_SYNC_SYNC_H
 #define IBSMD_SYNC_SYNC_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sa/sa.h"
@@ -38,8 +40,22 @@ struct sync_stats {
 	uint32_t items; /* items held (master: its own; standby: its copy) */
 	uint64_t gen;   /* generation reached */
 	bool in_step;   /* standby: the last answer left the copy equal to the master's */
-	bool config_differs;
 };
 const struct sync_stats *sync_stats(const struct sync *s);
+
+/* A standby asking this master for the copy, and which of its configuration's digests
+ * (partitions, routing, keys) are unlike the master's. */
+struct sync_standby {
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t differs; /* bit i: the i-th digest of sync_differs_text; 0: configured alike */
+};
+/* Master: the standbys that asked within the last three poll intervals, the first max of
+ * them in out; how many there are. Not master: 0. */
+unsigned sync_standbys(const struct sync *s, struct sync_standby *out, unsigned max);
+/* Master: a current standby is configured differently; standby: the master is. */
+bool sync_config_differs(const struct sync *s);
+/* "partitions, keys" for a digest mask, in buf. */
+const char *sync_differs_text(uint8_t mask, char *buf, size_t len);
 
 #endif

@@ -10,6 +10,7 @@
 #   saved plan in which two hosts' cables are swapped: the four ends named as miswired, with
 #   the map's names, exit 7 (text and --json); a cable pulled: one missing cable; a saved
 #   file that is not one: its line named, exit 2;
+# - min-hop's tables on a torus: routing fails with the credit loop fabricsim verify finds;
 # - a fabric where two HCA ports answer with one port GUID: duplicates fails, naming the
 #   GUID, and the exit status is 7.
 # Usage: ibsmd_health.sh BUILD_DIR
@@ -140,6 +141,29 @@ compare "$WORK/bad.topo" >/dev/null 2>"$WORK/bad.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "bad.topo:3: the far end is not a node of the file" "$WORK/bad.err" ||
 	fail "a bad saved file: rc $rc: $(cat "$WORK/bad.err")"
 echo "ibsa health --compare: its own ibnetdiscover ok; two swapped cables, 4 ends miswired; a pulled cable missing; a bad file named with its line: ok"
+stop_pids "$IBSMD_PID"
+
+# a credit loop in the tables the SM left: min-hop on a torus is minimal and closes one
+# (fabricsim verify finds it too); routing fails naming the SL, and nothing else does
+stop_sims
+start_fabricsim "torus:dims=4x4x4,hosts=1"
+SIM_HOST=host-1 start_ibsmd --sweep-interval 0 --routing-engine minhop
+[ "$("$FS" verify --json | python3 -c 'import json,sys; print(bool(json.load(sys.stdin)["credit_loops"]["loop"]))')" = True ] ||
+	fail "fabricsim verify finds no credit loop in min-hop's torus tables"
+rc=0
+health --json >"$WORK/loop.json" 2>/dev/null || rc=$?
+python3 - "$WORK/loop.json" <<'PY' || fail "a credit loop: rc $rc: $(cat "$WORK/loop.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = {x["name"]: x for x in r["checks"]}
+assert r["status"] == "fail", r["status"]
+assert c["routing"]["status"] == "fail" and any("a credit loop on SL 0" in i for i in c["routing"]["items"]), c["routing"]
+assert not any("unreachable" in i or "forwarding loop" in i for i in c["routing"]["items"]), c["routing"]
+bad = [n for n, x in c.items() if n != "routing" and x["status"] != "ok"]
+assert not bad, [c[n] for n in bad]
+PY
+[ "$rc" = 7 ] || fail "a credit loop: rc $rc, want 7"
+echo "min-hop's credit loop on a torus: routing fails naming SL 0, the rest ok, exit 7: ok"
 stop_pids "$IBSMD_PID"
 
 # two HCA ports with one port GUID

@@ -75,7 +75,27 @@ wait_until 30 grep -q "configured differently (partitions)" "$WORK/C.log" ||
 	fail "C did not report that its partitions differ from the master's"
 wait_until 30 in_step C A || fail "C's copy is not A's"
 echo "C's other partitions reported by A and by C; C still holds A's items"
+# ibsa health on the master names each standby's agreement: B alike, C not (both ask it
+# every poll; one flag for all once said whichever asked last)
+GUID_C=0x0000000000100005
+health_sm() { { "$IBSA" --control "$WORK/control-A" --json health 2>/dev/null || true; } |
+	python3 -c 'import json,sys; c = {x["name"]: x for x in json.load(sys.stdin)["checks"]}["sm"]; print(c["status"], c["summary"], "|", *c["items"])'; }
+two_standbys() { health_sm | grep -q "2 standbys (1 configured alike)"; }
+wait_until 20 two_standbys || fail "A's health does not see B and C: $(health_sm)"
+for _ in 1 2 3 4 5 6; do
+	h=$(health_sm)
+	case "$h" in
+	"warn "*"2 standbys (1 configured alike) | standby SM $GUID_C (LID "*") is configured differently (partitions)"*) ;;
+	*) fail "A's health on its standbys: $h" ;;
+	esac
+	grep -q "standby SM $GUID_B" <<<"$h" && fail "B is named as differing: $h"
+	sleep 0.5
+done
+echo "ibsa health on the master: 2 standbys, C named as configured differently (partitions), B not"
 stop_pids "$PID_C"
+# C gone: after three of its polls, A's health no longer counts it
+one_standby() { health_sm | grep -q "^ok .*1 standby (1 configured alike)"; }
+wait_until 20 one_standby || fail "A's health after C stopped: $(health_sm)"
 
 # 4. A restarts (a new master instance): B takes over with its copy; A comes back as
 # standby, gets B's state, and B's SA never went back in time
