@@ -13,7 +13,9 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "daemon/health_report.h"
 #include "daemon/topology.h"
+#include "daemon/ufm_events.h"
 #include "fabric/dump.h"
 #include "mad/link_speed.h"
 #include "sm/tenants.h"
@@ -462,7 +464,52 @@ static enum MHD_Result route_vports(struct api *a, struct MHD_Connection *conn)
 	return answer_text(conn, MHD_HTTP_OK, text, "application/json");
 }
 
+/* GET /health: the fabric health report as `ibsa --json health` gives it; 200 when no check
+ * fails, 503 when one does, so that a probe that reads only the status code sees it. */
+static enum MHD_Result route_health(struct api *a, struct MHD_Connection *conn)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int rc = out ? health_report(a->ctl->rl->sm, a->ctl->rl->sync, a->ctl->pm, out, true) : -1;
+	if (out && fclose(out))
+		rc = -1;
+	if (rc < 0) {
+		free(text);
+		return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	return answer_text(conn, rc == 2 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, text,
+	                   "application/json");
+}
+
+/* GET /ufmRest/app/alarms: what the health report finds, one UFM alarm each; GET
+ * /ufmRest/app/events: the recent events, in UFM's shape. */
+static enum MHD_Result route_ufm_app(struct api *a, struct MHD_Connection *conn, bool alarms)
+{
+	if (!alarms)
+		return a->ctl->events ? answer_json(conn, MHD_HTTP_OK, ufm_events(a->ctl->events))
+		                      : answer_json(conn, MHD_HTTP_OK, json_array());
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int rc = out ? health_alarms(a->ctl->rl->sm, a->ctl->rl->sync, a->ctl->pm, out,
+	                             (double)now.tv_sec + now.tv_nsec / 1e9)
+	             : -1;
+	if (out && fclose(out))
+		rc = -1;
+	if (rc < 0) {
+		free(text);
+		return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	return answer_text(conn, MHD_HTTP_OK, text, "application/json");
+}
+
 #define TOPOLOGY "/topology/"
+#define HEALTH   "/health"
+#define ALARMS   "/ufmRest/app/alarms"
+#define EVENTS   "/ufmRest/app/events"
 #define VPORTS   "/ufmRest/resources/vports"
 #define PKEYS    "/ufmRest/resources/pkeys"
 #define VERSION  "/ufmRest/app/ufm_version"
@@ -501,12 +548,20 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *conn, struct 
 	bool vports = !strcmp(url, VPORTS) || !strcmp(url, VPORTS "/");
 	if (vports && get)
 		return route_vports(a, conn);
+	bool health = !strcmp(url, HEALTH),
+	     alarms = !strcmp(url, ALARMS) || !strcmp(url, ALARMS "/");
+	bool events = !strcmp(url, EVENTS) || !strcmp(url, EVENTS "/");
+	if (health && get)
+		return route_health(a, conn);
+	if ((alarms || events) && get)
+		return route_ufm_app(a, conn, alarms);
 	if (!strcmp(url, VERSION) || !strncmp(url, PKEYS, strlen(PKEYS)) || !strcmp(url, REMOVE) ||
-	    slurm || dot || vports)
+	    slurm || dot || vports || health || alarms || events)
 		return answer_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "not with this method");
 	return answer_error(conn, MHD_HTTP_NOT_FOUND,
 	                    "not a path of this API (" VERSION ", " PKEYS ", " REMOVE ", " VPORTS
-	                    ", " TOPOLOGY "slurm, " TOPOLOGY "dot)");
+	                    ", " TOPOLOGY "slurm, " TOPOLOGY "dot, " HEALTH ", " ALARMS ", " EVENTS
+	                    ")");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mad/link_speed.h"
 #include "pm/pm.h"
@@ -40,21 +41,41 @@ struct check {
 	uint64_t count;
 	char summary[160];
 	char item[SHOWN][200];
+	int item_status[SHOWN];
+	uint32_t item_port[SHOWN]; /* the topo port an item is about (TOPO_NONE: none) */
 	unsigned nitems;
 };
 
-static void item(struct check *c, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void item(struct check *c, int status, const char *fmt, ...)
+static void vitem(struct check *c, int status, uint32_t port, const char *fmt, va_list ap)
 {
 	c->count++;
 	if (status > c->status)
 		c->status = status;
 	if (c->nitems == SHOWN)
 		return;
+	c->item_status[c->nitems] = status;
+	c->item_port[c->nitems] = port;
+	vsnprintf(c->item[c->nitems++], sizeof(c->item[0]), fmt, ap);
+}
+
+static void item(struct check *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void item(struct check *c, int status, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->item[c->nitems++], sizeof(c->item[0]), fmt, ap);
+	vitem(c, status, TOPO_NONE, fmt, ap);
+	va_end(ap);
+}
+
+/* An item about one port: the UFM-shaped alarm names its node. */
+static void item_at(struct check *c, int status, uint32_t port, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void item_at(struct check *c, int status, uint32_t port, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vitem(c, status, port, fmt, ap);
 	va_end(ap);
 }
 
@@ -121,15 +142,16 @@ static void check_ports(struct sm *sm, const struct topo *t, struct check *c)
 			continue;
 		linked++;
 		if (pt->pi.port_state != PORT_STATE_ACTIVE)
-			item(c, H_WARN, "%s is %s, not ACTIVE", name_of(t, p, n, sizeof(n)),
-			     pt->pi.port_state == PORT_STATE_ARMED  ? "ARMED"
-			     : pt->pi.port_state == PORT_STATE_INIT ? "INIT"
-			                                            : "DOWN");
+			item_at(c, H_WARN, p, "%s is %s, not ACTIVE", name_of(t, p, n, sizeof(n)),
+			        pt->pi.port_state == PORT_STATE_ARMED  ? "ARMED"
+			        : pt->pi.port_state == PORT_STATE_INIT ? "INIT"
+			                                               : "DOWN");
 	}
 	unsigned held = sm_links_held(sm);
 	for (unsigned i = 0; i < held; i++)
-		item(c, H_WARN, "%s: quarantined for flapping (ibsa release to enable it)",
-		     name_of(t, sm_link_held_port(sm, i), n, sizeof(n)));
+		item_at(c, H_WARN, sm_link_held_port(sm, i),
+		        "%s: quarantined for flapping (ibsa release to enable it)",
+		        name_of(t, sm_link_held_port(sm, i), n, sizeof(n)));
 	snprintf(c->summary, sizeof(c->summary), "%u linked ports, %u links quarantined", linked,
 	         held);
 }
@@ -150,11 +172,11 @@ static void check_links(const struct topo *t, struct check *c)
 		if (!mad_link_below_best(&pt->pi, &t->ports[q].pi, &w, &s))
 			continue;
 		char n2[300];
-		item(c, H_WARN, "%s to %s runs %ux%s where both ends could run %ux%s",
-		     name_of(t, p, n, sizeof(n)), name_of(t, q, n2, sizeof(n2)),
-		     mad_link_lanes(pt->pi.link_width_active),
-		     mad_link_speed_name(mad_link_speed_active(&pt->pi)), mad_link_lanes(w),
-		     mad_link_speed_name(s));
+		item_at(c, H_WARN, p, "%s to %s runs %ux%s where both ends could run %ux%s",
+		        name_of(t, p, n, sizeof(n)), name_of(t, q, n2, sizeof(n2)),
+		        mad_link_lanes(pt->pi.link_width_active),
+		        mad_link_speed_name(mad_link_speed_active(&pt->pi)), mad_link_lanes(w),
+		        mad_link_speed_name(s));
 	}
 	snprintf(c->summary, sizeof(c->summary), "%u links", links);
 }
@@ -188,9 +210,9 @@ static void check_errors(const struct pm *pm, const struct topo *t, struct check
 		/* a link that went down, or symbols lost on the wire: the cable's own errors */
 		bool physical =
 		    grew[PM_SYMBOL_ERRORS] || grew[PM_LINK_DOWNED] || grew[PM_LINK_ERROR_RECOVERY];
-		item(c, H_WARN, "%s: %" PRIu64 " errors, most %s (%" PRIu64 ")%s",
-		     name_of(t, p, n, sizeof(n)), sum, pm_counter_name((enum pm_counter)worst),
-		     grew[worst], physical ? ": check the cable" : "");
+		item_at(c, H_WARN, p, "%s: %" PRIu64 " errors, most %s (%" PRIu64 ")%s",
+		        name_of(t, p, n, sizeof(n)), sum, pm_counter_name((enum pm_counter)worst),
+		        grew[worst], physical ? ": check the cable" : "");
 	}
 	snprintf(c->summary, sizeof(c->summary),
 	         "%u ports read by the performance manager, errors grown since it first read them",
@@ -287,16 +309,19 @@ static void put_json(FILE *out, const struct check *c, bool first)
 	fputs("]}", out);
 }
 
-int health_report(struct sm *sm, const struct sync *sy, const struct pm *pm, FILE *out, bool json)
+static const char *const check_names[] = {"sm",     "duplicates", "ports",     "links",
+                                          "errors", "routing",    "partitions"};
+enum { NCHECKS = sizeof(check_names) / sizeof(check_names[0]) };
+
+/* Every check, in report order; NULL out of memory. *worst: the worst status. */
+static struct check *run_checks(struct sm *sm, const struct sync *sy, const struct pm *pm,
+                                int *worst)
 {
-	static const char *const names[] = {"sm",     "duplicates", "ports",     "links",
-	                                    "errors", "routing",    "partitions"};
-	enum { NCHECKS = sizeof(names) / sizeof(names[0]) };
 	struct check *c = calloc(NCHECKS, sizeof(*c));
 	if (!c)
-		return -1;
+		return NULL;
 	for (unsigned i = 0; i < NCHECKS; i++)
-		c[i].name = names[i];
+		c[i].name = check_names[i];
 	const struct topo *t = sm_fabric(sm);
 	check_sm(sm, sy, &c[0]);
 	check_duplicates(sm, &c[1]);
@@ -305,12 +330,21 @@ int health_report(struct sm *sm, const struct sync *sy, const struct pm *pm, FIL
 	check_errors(pm, t, &c[4]);
 	check_routing(sm, &c[5]);
 	check_partitions(sm, &c[6]);
-	int worst = H_OK;
+	*worst = H_OK;
+	for (unsigned i = 0; i < NCHECKS; i++)
+		*worst = c[i].status > *worst ? c[i].status : *worst;
+	return c;
+}
+
+int health_report(struct sm *sm, const struct sync *sy, const struct pm *pm, FILE *out, bool json)
+{
+	int worst;
+	struct check *c = run_checks(sm, sy, pm, &worst);
+	if (!c)
+		return -1;
 	unsigned counts[3] = {0};
-	for (unsigned i = 0; i < NCHECKS; i++) {
-		worst = c[i].status > worst ? c[i].status : worst;
+	for (unsigned i = 0; i < NCHECKS; i++)
 		counts[c[i].status]++;
-	}
 	if (json) {
 		fprintf(out, "{\"status\":\"%s\",\"checks\":[", status_name[worst]);
 		for (unsigned i = 0; i < NCHECKS; i++)
@@ -324,4 +358,62 @@ int health_report(struct sm *sm, const struct sync *sy, const struct pm *pm, FIL
 	}
 	free(c);
 	return worst;
+}
+
+/* UFM's alarm for an item: what it is about (a node by its GUID as UFM writes it, and its
+ * path; the fabric, "Grid", otherwise), its name by check, and the type numbers ibsmd
+ * gives its checks (UFM's own numbers name UFM's events, which these are not). */
+static void put_alarm(FILE *out, const struct topo *t, const struct check *c, unsigned check,
+                      unsigned k, unsigned id, const char *stamp)
+{
+	static const char *const titles[NCHECKS] = {
+	    "Subnet manager",          "Duplicated GUID",     "Port not active",
+	    "Link below capability",   "Port error counters", "Routing unhealthy",
+	    "Partition member missing"};
+	char obj[20] = "Grid", path[4 * 65 + 40] = "Grid", d[4 * 65];
+	uint32_t p = c->item_port[k];
+	if (p != TOPO_NONE && p < t->nports) {
+		const struct topo_node *n = &t->nodes[t->ports[p].node];
+		snprintf(obj, sizeof(obj), "%016" PRIx64, n->guid);
+		snprintf(path, sizeof(path), "default / %s: %s",
+		         n->type == NODE_TYPE_SWITCH ? "Switch" : "Computer",
+		         text_desc(d, sizeof(d), n->desc));
+	}
+	fprintf(out,
+	        "%s{\"id\":%u,\"name\":\"%s\",\"summary\":\"%s\",\"reason\":", id > 1 ? "," : "",
+	        id, titles[check], titles[check]);
+	json_put_str(out, c->item[k], sizeof(c->item[k]));
+	fprintf(out,
+	        ",\"severity\":\"%s\",\"event_type\":%u,\"type\":%u,\"event_count\":1,"
+	        "\"timestamp\":\"%s\",\"duration\":0,\"counter\":null,"
+	        "\"related_object_name\":\"%s\",\"related_object_path\":",
+	        c->item_status[k] == H_FAIL ? "Critical" : "Warning", 9100 + check, 9100 + check,
+	        stamp, obj);
+	json_put_str(out, path, sizeof(path));
+	fputc('}', out);
+}
+
+int health_alarms(struct sm *sm, const struct sync *sy, const struct pm *pm, FILE *out, double now)
+{
+	int worst;
+	struct check *c = run_checks(sm, sy, pm, &worst);
+	if (!c)
+		return -1;
+	char stamp[40];
+	time_t secs = (time_t)now;
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t at = strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(stamp + at, sizeof(stamp) - at, ".%03d",
+	         (int)((now - (double)secs) * 1000) % 1000);
+	const struct topo *t = sm_fabric(sm);
+	unsigned id = 0;
+	fputc('[', out);
+	for (unsigned i = 0; i < NCHECKS; i++)
+		for (unsigned k = 0; k < c[i].nitems; k++)
+			if (c[i].item_status[k] != H_OK)
+				put_alarm(out, t, &c[i], i, k, ++id, stamp);
+	fputs("]\n", out);
+	free(c);
+	return (int)id;
 }

@@ -10,6 +10,9 @@
 #   saved plan in which two hosts' cables are swapped: the four ends named as miswired, with
 #   the map's names, exit 7 (text and --json); a cable pulled: one missing cable; a saved
 #   file that is not one: its line named, exit 2;
+# - the API listener's GET /health answers the same report (200, 503 when a check fails),
+#   /ufmRest/app/alarms one UFM alarm per finding, naming the node by GUID and path, and
+#   /ufmRest/app/events the recent events in UFM's shape;
 # - min-hop's tables on a torus: routing fails with the credit loop fabricsim verify finds;
 # - a fabric where two HCA ports answer with one port GUID: duplicates fails, naming the
 #   GUID, and the exit status is 7.
@@ -20,7 +23,12 @@ FS="$BUILD/test/fabricsim/fabricsim"
 health() { "$IBSA" --control "$WORK/control" "$@" health; }
 
 start_fabricsim "fattree:radix=8,levels=2,slow-links=2"
-cat >"$WORK/ibsmd.yaml" <<'YAML'
+api_keys
+read -r API _ < <(free_port_pair)
+api_yaml "$API" | grep -v sweep_interval >"$WORK/api.yaml"
+# get PATH [USER:PASS]: the API's answer, its HTTP status on the last line
+get() { curl -s --cacert "$WORK/cert.pem" -u "${2:-ib-kubernetes:k8s-secret}" -w '\n%{http_code}' "https://127.0.0.1:$API$1"; }
+cat "$WORK/api.yaml" - >"$WORK/ibsmd.yaml" <<'YAML'
 pm_interval: 1
 sweep_interval: 0
 partitions:
@@ -71,6 +79,53 @@ for name, x in c.items():  # the text says the same
     assert any(l.startswith("%-4s  %s" % (x["status"], name)) for l in text.splitlines()), (name, text)
 PY
 echo "ibsa health: sm and routing ok ($(grep -o '[0-9]* endpoint-to-LID pairs' "$WORK/health.txt")), 2 slow links, leaf-3's errors, a partition member not in the fabric: warn, exit 6: ok"
+
+# the same on the API listener: GET /health (200 with warnings), and UFM's alarms and events
+get /health >"$WORK/api-health" || fail "GET /health"
+get /ufmRest/app/alarms >"$WORK/alarms" || fail "GET alarms"
+get /ufmRest/app/events >"$WORK/events" || fail "GET events"
+[ "$(get /health ib-kubernetes:wrong | tail -1)" = 401 ] || fail "GET /health with a wrong password: $(get /health ib-kubernetes:wrong | tail -1)"
+"$FS" ctl lids >"$WORK/lids"
+python3 - "$WORK/api-health" "$WORK/health.json" "$WORK/alarms" "$WORK/events" "$WORK/lids" <<'PY' || fail "the API's health, alarms and events"
+import json, re, sys
+def body(f):
+    text = open(f).read().rsplit("\n", 1)
+    return json.loads(text[0]), int(text[1])
+h, code = body(sys.argv[1])
+assert code == 200, code
+ctl = json.load(open(sys.argv[2]))
+assert [(c["name"], c["status"], c["count"]) for c in h["checks"]] == [(c["name"], c["status"], c["count"]) for c in ctl["checks"]], (h, ctl)
+alarms, code = body(sys.argv[3])
+assert code == 200, code
+guids = {}
+for l in open(sys.argv[5]):
+    w = l.split()
+    guids.setdefault(w[3], w[0])
+by = {}
+for a in alarms:
+    for k in ("id", "name", "summary", "reason", "severity", "event_type", "type", "event_count", "timestamp", "duration", "counter", "related_object_name", "related_object_path"):
+        assert k in a, (k, a)
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$", a["timestamp"]), a
+    by.setdefault(a["name"], []).append(a)
+assert [a["id"] for a in alarms] == list(range(1, len(alarms) + 1)), alarms
+slow = by["Link below capability"]
+assert len(slow) == 2 and all(a["severity"] == "Warning" and "where both ends could run" in a["reason"] for a in slow), slow
+err = by["Port error counters"]
+assert len(err) == 1 and err[0]["related_object_path"] == "default / Switch: leaf-3", err
+assert err[0]["related_object_name"] == guids["leaf-3"][2:].rjust(16, "0"), (err, guids["leaf-3"])
+part = by["Partition member missing"]
+assert len(part) == 1 and part[0]["related_object_name"] == "Grid" and "0x0002c9feedface01" in part[0]["reason"], part
+assert len(alarms) == 4, [a["name"] for a in alarms]
+events, code = body(sys.argv[4])
+assert code == 200 and events, (code, events)
+up = [e for e in events if e["name"] == "subnet_up"]
+assert up and up[0]["severity"] == "Info" and up[0]["object_name"] == "Grid" and up[0]["category"] == "Fabric Notification", up
+assert [e["id"] for e in events] == sorted(e["id"] for e in events), events
+for e in events:
+    assert set(e) == {"id", "name", "type", "event_type", "severity", "timestamp", "counter", "category", "object_name", "object_path", "write_to_syslog", "description"}, e
+print(len(alarms), len(events))
+PY
+echo "GET /health as ibsa's, 200 with warnings, 401 with a wrong password; UFM's alarms (2 slow links, leaf-3's errors by its GUID, the partition member) and events: ok"
 
 # the cabling against the topology a site saved: ibnetdiscover's own file, and a
 # node-name-map naming every node otherwise than its description
@@ -147,7 +202,7 @@ stop_pids "$IBSMD_PID"
 # (fabricsim verify finds it too); routing fails naming the SL, and nothing else does
 stop_sims
 start_fabricsim "torus:dims=4x4x4,hosts=1"
-SIM_HOST=host-1 start_ibsmd --sweep-interval 0 --routing-engine minhop
+SIM_HOST=host-1 start_ibsmd --sweep-interval 0 --routing-engine minhop --config "$WORK/api.yaml"
 [ "$("$FS" verify --json | python3 -c 'import json,sys; print(bool(json.load(sys.stdin)["credit_loops"]["loop"]))')" = True ] ||
 	fail "fabricsim verify finds no credit loop in min-hop's torus tables"
 rc=0
@@ -163,6 +218,9 @@ bad = [n for n, x in c.items() if n != "routing" and x["status"] != "ok"]
 assert not bad, [c[n] for n in bad]
 PY
 [ "$rc" = 7 ] || fail "a credit loop: rc $rc, want 7"
+[ "$(get /health | tail -1)" = 503 ] || fail "GET /health with a failing check: $(get /health | tail -1)"
+get /ufmRest/app/alarms | head -n -1 | grep -q '"name":"Routing unhealthy","summary":"Routing unhealthy","reason":"a credit loop on SL 0' ||
+	fail "no Critical routing alarm: $(get /ufmRest/app/alarms)"
 echo "min-hop's credit loop on a torus: routing fails naming SL 0, the rest ok, exit 7: ok"
 stop_pids "$IBSMD_PID"
 
