@@ -13,7 +13,8 @@
  * - routing: every endpoint reaches every LID along the tables the switches hold, with no
  *   forwarding loop and no credit loop on the SLs the paths use (skipped on a fabric too
  *   large to walk while the SM waits);
- * - partitions: ibsmd.yaml's GUID members not in the fabric (warn), the API's pending ones.
+ * - partitions: ibsmd.yaml's GUID members not in the fabric (warn), the API's pending ones,
+ *   P_Key tables a port refused or lost (warn).
  * Written from the SM's model in the event loop: reading it only, in one pass per check. */
 #include "daemon/health_report.h"
 
@@ -255,6 +256,37 @@ static void check_routing(struct sm *sm, struct check *c)
 	         sls == 1 ? "" : "s");
 }
 
+/* Ports whose P_Key table is not what the partitions give: a CA port's Set refused or lost
+ * (its members then miss partitions the SA answers for), a switch port that refused its
+ * table (enforcement off there). Ports with a Set on its way are not judged. */
+static unsigned check_pkey_tables(const struct topo *t, struct check *c)
+{
+	char n[300];
+	unsigned bad = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct topo_port *pt = &t->ports[p];
+		const struct topo_node *nd = &t->nodes[pt->node];
+		bool sw = nd->type == NODE_TYPE_SWITCH;
+		if (!nd->present || !pt->known || pt->pkey_inflight || (sw && !pt->num) ||
+		    (!sw && !topo_port_linked(t, p)))
+			continue;
+		if (sw && (pt->refused & TOPO_REFUSED_PKEYS) && topo_port_linked(t, p)) {
+			bad++;
+			item_at(c, H_WARN, p,
+			        "%s refused its P_Key table: partitions are not enforced there",
+			        name_of(t, p, n, sizeof(n)));
+		} else if (!sw && pt->npkeys && (pt->pkey_failed || !pt->pkey_sig)) {
+			bad++;
+			item_at(
+			    c, H_WARN, p,
+			    "%s: its P_Key table could not be set; it is not in every partition "
+			    "the SA says (a sweep sends it again)",
+			    name_of(t, p, n, sizeof(n)));
+		}
+	}
+	return bad;
+}
+
 static void check_partitions(struct sm *sm, struct check *c)
 {
 	struct tenants_partition *all;
@@ -278,8 +310,11 @@ static void check_partitions(struct sm *sm, struct check *c)
 				     " of ibsmd.yaml is not in the fabric",
 				     all[i].name, all[i].pkey, m->guid);
 		}
+	unsigned tables = check_pkey_tables(sm_fabric(sm), c);
 	snprintf(c->summary, sizeof(c->summary),
-	         "%u partitions, %u API members pending (not in the fabric yet)", n, pending);
+	         "%u partitions, %u API members pending (not in the fabric yet), %u P_Key "
+	         "tables not as the partitions give",
+	         n, pending, tables);
 	tenants_list_free(all, n);
 }
 
@@ -360,21 +395,26 @@ int health_report(struct sm *sm, const struct sync *sy, const struct pm *pm, FIL
 	return worst;
 }
 
-/* UFM's alarm for an item: what it is about (a node by its GUID as UFM writes it, and its
+/* UFM's alarm for an item: what it is about (a node or port by its GUID as UFM writes it, and its
  * path; the fabric, "Grid", otherwise), its name by check, and the type numbers ibsmd
  * gives its checks (UFM's own numbers name UFM's events, which these are not). */
 static void put_alarm(FILE *out, const struct topo *t, const struct check *c, unsigned check,
                       unsigned k, unsigned id, const char *stamp)
 {
-	static const char *const titles[NCHECKS] = {
-	    "Subnet manager",          "Duplicated GUID",     "Port not active",
-	    "Link below capability",   "Port error counters", "Routing unhealthy",
-	    "Partition member missing"};
+	static const char *const titles[NCHECKS] = {"Subnet manager",
+	                                            "Duplicated GUID",
+	                                            "Port not active",
+	                                            "Link below capability",
+	                                            "Port error counters",
+	                                            "Routing unhealthy",
+	                                            "Partition not as configured"};
 	char obj[20] = "Grid", path[4 * 65 + 40] = "Grid", d[4 * 65];
 	uint32_t p = c->item_port[k];
 	if (p != TOPO_NONE && p < t->nports) {
 		const struct topo_node *n = &t->nodes[t->ports[p].node];
-		snprintf(obj, sizeof(obj), "%016" PRIx64, n->guid);
+		/* a switch by its node GUID, an HCA by the port's, as UFM names them */
+		snprintf(obj, sizeof(obj), "%016" PRIx64,
+		         n->type == NODE_TYPE_SWITCH ? n->guid : t->ports[p].guid);
 		snprintf(path, sizeof(path), "default / %s: %s",
 		         n->type == NODE_TYPE_SWITCH ? "Switch" : "Computer",
 		         text_desc(d, sizeof(d), n->desc));

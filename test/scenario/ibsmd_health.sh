@@ -4,7 +4,8 @@
 # fabric does not have, and error counters fabricsim raises on a port:
 # - text and --json agree; every check is there; sm and routing are ok (the routing check
 #   walked every endpoint to every LID); links warns with the two slow links, as fabricsim
-#   verify counts them; errors names the port with its counter; partitions names the GUID;
+#   verify counts them; errors names the port with its counter; partitions names the GUID
+#   and the host whose P_Key table Sets fabricsim refuses;
 #   the exit status is 6 (a warning);
 # - --compare with the fabric's own ibnetdiscover file and a node-name-map: topology ok; a
 #   saved plan in which two hosts' cables are swapped: the four ends named as miswired, with
@@ -41,6 +42,8 @@ partitions:
     membership: full
     members: [0x0002c9feedface01]
 YAML
+# host-5 refuses every P_Key table Set: its table is not what the partitions give
+"$FS" ctl refuse host-5 0x16 >/dev/null || fail "ctl refuse"
 SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
 # errors a port counted before the PM first read it are history, not news: raised after
 pm_swept() { [ "$(status_field 's["pm"]["sweeps"]')" -ge 1 ]; }
@@ -75,6 +78,8 @@ e = c["errors"]
 assert e["status"] == "warn" and any(i.startswith("leaf-3 ") and "port 2: 17 errors, most symbol_errors (17): check the cable" in i for i in e["items"]), e
 p = c["partitions"]
 assert p["status"] == "warn" and any("storage (0x0010): member 0x0002c9feedface01" in i for i in p["items"]), p
+assert p["count"] == 2 and any(i.startswith("host-5 ") and "its P_Key table could not be set" in i for i in p["items"]), p
+assert "1 P_Key tables not as the partitions give" in p["summary"], p
 for name, x in c.items():  # the text says the same
     assert any(l.startswith("%-4s  %s" % (x["status"], name)) for l in text.splitlines()), (name, text)
 PY
@@ -113,9 +118,10 @@ assert len(slow) == 2 and all(a["severity"] == "Warning" and "where both ends co
 err = by["Port error counters"]
 assert len(err) == 1 and err[0]["related_object_path"] == "default / Switch: leaf-3", err
 assert err[0]["related_object_name"] == guids["leaf-3"][2:].rjust(16, "0"), (err, guids["leaf-3"])
-part = by["Partition member missing"]
-assert len(part) == 1 and part[0]["related_object_name"] == "Grid" and "0x0002c9feedface01" in part[0]["reason"], part
-assert len(alarms) == 4, [a["name"] for a in alarms]
+part = by["Partition not as configured"]
+assert len(part) == 2 and part[0]["related_object_name"] == "Grid" and "0x0002c9feedface01" in part[0]["reason"], part
+assert part[1]["related_object_path"] == "default / Computer: host-5 HCA-1" and part[1]["related_object_name"] == guids["host-5"][2:].rjust(16, "0"), part
+assert len(alarms) == 5, [a["name"] for a in alarms]
 events, code = body(sys.argv[4])
 assert code == 200 and events, (code, events)
 up = [e for e in events if e["name"] == "subnet_up"]
@@ -125,7 +131,7 @@ for e in events:
     assert set(e) == {"id", "name", "type", "event_type", "severity", "timestamp", "counter", "category", "object_name", "object_path", "write_to_syslog", "description"}, e
 print(len(alarms), len(events))
 PY
-echo "GET /health as ibsa's, 200 with warnings, 401 with a wrong password; UFM's alarms (2 slow links, leaf-3's errors by its GUID, the partition member) and events: ok"
+echo "GET /health as ibsa's, 200 with warnings, 401 with a wrong password; UFM's alarms (2 slow links, leaf-3's errors by its GUID, the partition member, host-5's P_Key table) and events: ok"
 
 # the cabling against the topology a site saved: ibnetdiscover's own file, and a
 # node-name-map naming every node otherwise than its description
