@@ -684,6 +684,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_ROOT_GUIDS] = {"root_guids", OPT_GUIDS, F(root_guids), 0, 0, OPT_HEX | OPT_LIVE},
     [CK_ROOT_GUID_FILE] = {"root_guid_file", OPT_STR, F(root_guid_file), 0, 0, OPT_LIVE},
     [CK_CN_GUID_FILE] = {"cn_guid_file", OPT_STR, F(cn_guid_file), 0, 0, OPT_LIVE},
+    [CK_HOP_WEIGHTS_FILE] = {"hop_weights_file", OPT_STR, F(hop_weights_file), 0, 0, OPT_LIVE},
     [CK_LFTS_FILE] = {"lfts_file", OPT_STR, F(lfts_file), 0, 0, OPT_LIVE},
     [CK_TORUS_CONFIG] = {"torus_config", OPT_STR, F(torus_config), 0, 0, OPT_LIVE},
     [CK_ROUTING_MAX_VLS] = {"routing_max_vls", OPT_UINT, F(routing_max_vls), 0, 15, OPT_LIVE},
@@ -1308,6 +1309,7 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 			FNV_VAL(h, c->root_guids[i]);
 		h = fnv(h, c->root_guid_file, strlen(c->root_guid_file) + 1);
 		h = fnv(h, c->cn_guid_file, strlen(c->cn_guid_file) + 1);
+		h = fnv(h, c->hop_weights_file, strlen(c->hop_weights_file) + 1);
 		h = fnv(h, c->lfts_file, strlen(c->lfts_file) + 1);
 		h = fnv(h, c->torus_config, strlen(c->torus_config) + 1);
 		for (unsigned i = 0; i < c->nprefix_routes; i++) {

@@ -135,6 +135,7 @@ enum config_key {
 	CK_ROOT_GUIDS,
 	CK_ROOT_GUID_FILE,
 	CK_CN_GUID_FILE,
+	CK_HOP_WEIGHTS_FILE,
 	CK_LFTS_FILE,
 	CK_TORUS_CONFIG,
 	CK_ROUTING_MAX_VLS,
@@ -253,10 +254,11 @@ struct ibsmd_config {
 	 * prefix matches, through its router (OpenSM's prefix-routes.conf); none: INVALID_GID */
 	struct config_prefix_route prefix_routes[CONFIG_MAX_PREFIX_ROUTES];
 	unsigned nprefix_routes;
-	char root_guid_file[256]; /* more roots, one GUID a line (OpenSM's format) */
-	char cn_guid_file[256];   /* ftree: the compute nodes, whose switches are leaves */
-	char lfts_file[256];      /* the file engine's forwarding tables (ibroute's format) */
-	char torus_config[256];   /* torus: OpenSM's torus-2QoS.conf (shape, seeds, datelines) */
+	char root_guid_file[256];   /* more roots, one GUID a line (OpenSM's format) */
+	char cn_guid_file[256];     /* ftree: the compute nodes, whose switches are leaves */
+	char hop_weights_file[256]; /* minhop: GUID PORT WEIGHT lines, OpenSM's format */
+	char lfts_file[256];        /* the file engine's forwarding tables (ibroute's format) */
+	char torus_config[256];     /* torus: OpenSM's torus-2QoS.conf (shape, seeds, datelines) */
 	/* the most VLs engines that break credit loops with VLs (dfsssp) may use, 0: all the
 	 * switch links run */
 	uint8_t routing_max_vls;

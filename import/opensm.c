@@ -132,6 +132,7 @@ static const struct {
     {"routing_engine", "routing_engine", ENGINES, NULL, NULL},
     {"root_guid_file", "root_guids", ROOTS, NULL, NULL},
     {"cn_guid_file", "cn_guid_file", STRING, NULL, NULL},
+    {"hop_weights_file", "hop_weights_file", STRING, NULL, NULL},
     {"lfts_file", "lfts_file", STRING, NULL, NULL},
     {"nue_max_num_vls", "routing_max_vls", VLCAP, NULL, NULL},
     {"head_of_queue_lifetime", "head_of_queue_lifetime", COPY, NULL, NULL},

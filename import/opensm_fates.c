@@ -122,7 +122,6 @@ static const struct opensm_fate fates[] = {
     {"ids_guid_file", NULL, "not needed: updn and minhop need no switch IDs", NULL},
     {"guid_routing_order_file", NULL, "ibsmd's engines balance routes themselves", NULL},
     {"guid_routing_order_no_scatter", "FALSE", "ibsmd's engines balance routes themselves", NULL},
-    {"hop_weights_file", NULL, "ibsmd's engines weigh every link the same", NULL},
     {"port_prof_ignore_file", NULL, "ibsmd's engines balance over every port", NULL},
     {"port_profile_switch_nodes", "FALSE",
      "ibsmd's engines balance the routes to hosts' LIDs; switches' LIDs ride along", NULL},

@@ -120,8 +120,9 @@ struct routing_hops {
 int routing_hops_build(const struct routing_ctx *ctx, struct routing_hops *h);
 void routing_hops_free(struct routing_hops *h);
 /* minhop's routes without the LMC alternates (routing/minhop.c): every LID along a shortest
- * path, balanced over the equal ports; what lash lays on virtual layers. 0, or -1 (why). */
-int routing_minhop_routes(struct routing_ctx *ctx);
+ * path, balanced over the equal ports; what lash lays on virtual layers. weights: a port
+ * costs what hop_weights_file says (minhop; OpenSM's lash ignores the file). 0, or -1 (why). */
+int routing_minhop_routes(struct routing_ctx *ctx, bool weights);
 
 /* The default multicast tree (routing/mcast.c): rooted at the switch whose farthest member
  * switch is nearest, shortest branches from each member to it. up_port as for the hook. */

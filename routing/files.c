@@ -151,6 +151,82 @@ int routing_read_guid_file(const char *path, uint64_t **guids, uint32_t *n, char
 	return rc;
 }
 
+/* A decimal or 0x number up to max, at p; false when there is none or it is larger. */
+static bool parse_small(char *p, unsigned long max, unsigned long *v, char **end)
+{
+	if (*p < '0' || *p > '9')
+		return false;
+	errno = 0;
+	*v = strtoul(p, end, 0);
+	return !errno && *end != p && *v <= max;
+}
+
+int routing_parse_hop_weights(const char *text, size_t len, const char *name,
+                              struct hop_weight **out, uint32_t *n, char *why, size_t whylen)
+{
+	char line[1024];
+	size_t pos = 0;
+	unsigned lineno = 0;
+	uint32_t count = 0, cap = 0;
+	struct hop_weight *w = NULL;
+	while (routing_next_line(text, len, &pos, line, sizeof(line))) {
+		lineno++;
+		char *p = skip_space(line), *end;
+		if (!*p || *p == '#')
+			continue;
+		uint64_t guid;
+		unsigned long port = 0, weight = 0;
+		const char *bad = NULL;
+		if (!parse_hex(p, &guid, &end) || !guid)
+			bad = "is not a switch GUID";
+		else if (!parse_small(p = skip_space(end), 254, &port, &end) || !port)
+			bad = "has no port 1-254 after the GUID";
+		else if (!parse_small(p = skip_space(end), 255, &weight, &end) || !weight)
+			bad = "has no weight 1-255 after the port";
+		else if (*(end = skip_space(end)) && *end != '#')
+			bad = "has more than a GUID, a port and a weight";
+		if (bad) {
+			snprintf(why, whylen, "%s:%u: \"%.60s\" %s (lines are GUID PORT WEIGHT)",
+			         name, lineno, skip_space(line), bad);
+			free(w);
+			return -1;
+		}
+		if (count == cap) {
+			if (cap >= 1u << 24) {
+				snprintf(why, whylen, "%s:%u: more than %u lines", name, lineno,
+				         cap);
+				free(w);
+				return -1;
+			}
+			cap = cap ? cap * 2 : 64;
+			struct hop_weight *nw = realloc(w, sizeof(*w) * cap);
+			if (!nw) {
+				snprintf(why, whylen, "%s: out of memory", name);
+				free(w);
+				return -1;
+			}
+			w = nw;
+		}
+		w[count++] = (struct hop_weight){
+		    .guid = guid, .port = (uint8_t)port, .weight = (uint8_t)weight, .line = lineno};
+	}
+	*out = w;
+	*n = count;
+	return 0;
+}
+
+int routing_read_hop_weights(const char *path, struct hop_weight **out, uint32_t *n, char *why,
+                             size_t whylen)
+{
+	char *text;
+	size_t len;
+	if (routing_slurp(path, 64u << 20, &text, &len, why, whylen) < 0)
+		return -1;
+	int rc = routing_parse_hop_weights(text, len, path, out, n, why, whylen);
+	free(text);
+	return rc;
+}
+
 /* (a function, not strncmp in place: GCC -O3 mistakes the line buffer for an empty string) */
 static bool starts_with(const char *s, const char *prefix)
 {

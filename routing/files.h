@@ -1,5 +1,6 @@
-/* Files that engines read: GUID lists (root_guid_file, cn_guid_file, as OpenSM takes them)
- * and forwarding tables in the format ibroute and OpenSM's dump_lfts print (lfts_file).
+/* Files that engines read: GUID lists (root_guid_file, cn_guid_file, as OpenSM takes them),
+ * forwarding tables in the format ibroute and OpenSM's dump_lfts print (lfts_file), and
+ * link weights (hop_weights_file).
  * Parsers of outside input: each error names the file and line; fuzzed by
  * test/fuzz/fuzz_routing_files.c. */
 #ifndef IBSMD_ROUTING_FILES_H
@@ -15,6 +16,19 @@ int routing_parse_guids(const char *text, size_t len, const char *name, uint64_t
                         uint32_t *n, char *why, size_t whylen);
 int routing_read_guid_file(const char *path, uint64_t **guids, uint32_t *n, char *why,
                            size_t whylen);
+
+/* hop_weights_file, as OpenSM reads it: "GUID PORT WEIGHT" per line, the cost (1-255, 1 when
+ * not listed) of leaving switch GUID by PORT in the hop counts min-hop routes by; blank lines
+ * and # comments are skipped. 0 with a malloc'ed array, or -1 with why ("FILE:LINE: ..."). */
+struct hop_weight {
+	uint64_t guid;
+	uint8_t port, weight;
+	unsigned line;
+};
+int routing_parse_hop_weights(const char *text, size_t len, const char *name,
+                              struct hop_weight **out, uint32_t *n, char *why, size_t whylen);
+int routing_read_hop_weights(const char *path, struct hop_weight **out, uint32_t *n, char *why,
+                             size_t whylen);
 
 /* An LFT dump: a header line "Unicast lids [...] of switch ... guid 0x<GUID> ..." starts a
  * switch's entries; entry lines are "0x<LID> <port> ..."; other lines are ignored. */

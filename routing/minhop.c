@@ -1,17 +1,36 @@
 /* min-hop: every switch forwards each LID along a shortest path, balancing the LIDs over the
- * ports that are equally short, as OpenSM's default engine does. One BFS per switch gives
+ * ports that are equally short, as OpenSM's default engine does (with hop_weights_file, the
+ * cheapest path, a port costing its weight: routing/hop_weights.h). One BFS per switch gives
  * the hops between all switches (switches^2 bytes); then each switch routes every LID on its
  * own (its table, its port loads), switches spread over the CPUs with the same result as
  * one thread: O(switches x (switches + links) + LIDs x ports). */
 #include <stdlib.h>
 
 #include "routing/engine.h"
+#include "routing/hop_weights.h"
 #include "routing/parallel.h"
 
 struct minhop {
 	struct routing_ctx *ctx;
-	const uint8_t *hops; /* switch x switch */
+	const uint8_t *hops;       /* switch x switch */
+	const struct hop_costs *w; /* hop_weights_file's costs, or NULL: every hop one */
 };
+
+/* With hop weights: the edges whose weight plus the far switch's cost to t is s's cost. */
+static uint32_t weighted_cand(const struct minhop *m, uint32_t s, uint32_t t, uint32_t *cand)
+{
+	const struct routing_ctx *ctx = m->ctx;
+	uint32_t ns = ctx->nsw, n = 0;
+	const uint16_t *c = m->w->cost;
+	if (c[(size_t)s * ns + t] == RT_INF)
+		return 0;
+	for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++) {
+		uint16_t far = c[(size_t)ctx->adj[e].to * ns + t];
+		if (far != RT_INF && (uint32_t)far + m->w->w[e] == c[(size_t)s * ns + t])
+			cand[n++] = e;
+	}
+	return n;
+}
 
 /* Every destination switch's LIDs at switch s: its share of the work, touching only s's table
  * and loads, in the order of the destination switches whatever the thread. */
@@ -27,6 +46,10 @@ static void route_at(void *arg, uint32_t s)
 		if (t == s || ctx->dst_start[t] == ctx->dst_start[t + 1] || hs[t] == RT_HOPS_INF)
 			continue;
 		uint32_t n = 0;
+		if (m->w) {
+			routing_assign(ctx, s, t, cand, weighted_cand(m, s, t, cand));
+			continue;
+		}
 		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++)
 			if (m->hops[(size_t)ctx->adj[e].to * ns + t] + 1 == hs[t])
 				cand[n++] = e;
@@ -34,7 +57,7 @@ static void route_at(void *arg, uint32_t s)
 	}
 }
 
-int routing_minhop_routes(struct routing_ctx *ctx)
+int routing_minhop_routes(struct routing_ctx *ctx, bool weights)
 {
 	struct routing_hops h = {0};
 	if (routing_hops_build(ctx, &h) < 0) {
@@ -44,16 +67,23 @@ int routing_minhop_routes(struct routing_ctx *ctx)
 	for (uint32_t t = 0; t < ctx->nsw; t++)
 		if (ctx->dst_start[t] != ctx->dst_start[t + 1])
 			routing_assign_local(ctx, t);
-	struct minhop m = {ctx, h.d};
+	struct hop_costs hc = {0};
+	int weighted = weights ? hop_costs_build(ctx, &hc) : 1;
+	if (weighted < 0) {
+		routing_hops_free(&h);
+		return -1;
+	}
+	struct minhop m = {ctx, h.d, weighted == 0 ? &hc : NULL};
 	routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
 	routing_hops_free(&h);
+	hop_costs_free(&hc);
 	return 0;
 }
 
 static int minhop_unicast(struct routing_ctx *ctx, void *state)
 {
 	(void)state;
-	if (routing_minhop_routes(ctx) < 0)
+	if (routing_minhop_routes(ctx, true) < 0)
 		return -1;
 	/* LMC: the odd LIDs of a block take routes apart from the even ones, longer where no
 	 * disjoint shortest path exists (minhop is not free of credit loops either way) */

@@ -875,7 +875,7 @@ static int lash_unicast(struct routing_ctx *ctx, void *state)
 		why_oom(ctx, st->name);
 		return -1;
 	}
-	if (routing_minhop_routes(ctx) < 0)
+	if (routing_minhop_routes(ctx, false) < 0) /* OpenSM's lash weighs every hop the same */
 		return -1;
 	return dfsssp_layers_lmc(ctx, st);
 }

@@ -1,6 +1,7 @@
 /* Fuzz target: the files routing engines read (routing/files.c, routing/torus_conf.c). The
- * first byte picks the parser, modulo 3: 0 a GUID list (root_guid_file, cn_guid_file), 1 an
- * LFT dump (lfts_file), 2 OpenSM's torus-2QoS.conf (torus_config).
+ * first byte picks the parser, modulo 4: 0 a GUID list (root_guid_file, cn_guid_file), 1 an
+ * LFT dump (lfts_file), 2 OpenSM's torus-2QoS.conf (torus_config), 3 hop weights
+ * (hop_weights_file).
  * Nothing here may crash, leak or read past the input, whatever the bytes; a parse that
  * succeeds gives only values the formats allow. */
 #include <stddef.h>
@@ -41,7 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = 0;
 	char why[512];
-	if (data[0] % 3 == 2) {
+	if (data[0] % 4 == 3) {
+		struct hop_weight *w = NULL;
+		uint32_t n = 0;
+		if (routing_parse_hop_weights(text, size - 1, "fuzz", &w, &n, why, sizeof(why)) ==
+		    0) {
+			for (uint32_t i = 0; i < n; i++)
+				if (!w[i].guid || !w[i].port || w[i].port > 254 || !w[i].weight)
+					abort();
+			free(w);
+		}
+	} else if (data[0] % 4 == 2) {
 		struct torus_conf c;
 		if (torus_conf_parse(text, size - 1, "fuzz", &c, why, sizeof(why)) == 0) {
 			if (c.nseeds > TORUS_CONF_MAX_SEEDS || c.nport_order > 254)
@@ -56,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					    c.seed[i].dateline[d] >= (int32_t)c.radix[d])
 						abort();
 		}
-	} else if (data[0] % 3 == 0) {
+	} else if (data[0] % 4 == 0) {
 		uint64_t *g = NULL;
 		uint32_t n = 0;
 		if (routing_parse_guids(text, size - 1, "fuzz", &g, &n, why, sizeof(why)) == 0) {

@@ -410,6 +410,34 @@ START_TEST(files_parse)
 	const char *two = "0x1 0x2\n";
 	ck_assert_int_eq(routing_parse_guids(two, strlen(two), "r", &g, &n, why, sizeof(why)), -1);
 
+	/* hop_weights_file: GUID PORT WEIGHT, OpenSM's numbers (0x or decimal) */
+	const char *hw = "# weights\n0x0002c90300000011 5 10 # slow cable\n\n11\t0x6\t255\n";
+	struct hop_weight *w;
+	ck_assert_int_eq(routing_parse_hop_weights(hw, strlen(hw), "w", &w, &n, why, sizeof(why)),
+	                 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(w[0].guid, 0x0002c90300000011ull);
+	ck_assert_uint_eq(w[0].port, 5);
+	ck_assert_uint_eq(w[0].weight, 10);
+	ck_assert_uint_eq(w[1].port, 6);
+	ck_assert_uint_eq(w[1].weight, 255);
+	ck_assert_uint_eq(w[1].line, 4);
+	free(w);
+	static const char *const bad_hw[][2] = {
+	    {"0x11 5\n", "w:1: \"0x11 5\" has no weight 1-255 after the port"},
+	    {"0x11 0 3\n", "w:1: \"0x11 0 3\" has no port 1-254 after the GUID"},
+	    {"0x11 5 256\n", "w:1: \"0x11 5 256\" has no weight 1-255 after the port"},
+	    {"\n0x11 5 0\n", "w:2: \"0x11 5 0\" has no weight 1-255 after the port"},
+	    {"spine 5 3\n", "w:1: \"spine 5 3\" is not a switch GUID"},
+	    {"0x11 5 3 4\n", "w:1: \"0x11 5 3 4\" has more than a GUID, a port and a weight"},
+	};
+	for (size_t i = 0; i < sizeof(bad_hw) / sizeof(bad_hw[0]); i++) {
+		ck_assert_int_eq(routing_parse_hop_weights(bad_hw[i][0], strlen(bad_hw[i][0]), "w",
+		                                           &w, &n, why, sizeof(why)),
+		                 -1);
+		ck_assert_msg(strncmp(why, bad_hw[i][1], strlen(bad_hw[i][1])) == 0, "%s", why);
+	}
+
 	const char *lfts = "Unicast lids [0x0-0x3] of switch Lid 1 guid 0x0000000000000011 (s):\n"
 	                   "  Lid  Out   Destination\n"
 	                   "0x0001 000 : (Switch portguid 0x11: 's')\n"

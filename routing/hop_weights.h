@@ -1,0 +1,22 @@
+/* OpenSM's hop_weights_file for min-hop: leaving a switch by a listed port costs its weight
+ * instead of one hop, so that min-hop routes around links a site wants used less (a slower
+ * cable, an inter-rack link) while paths of equal cost stay balanced as before. */
+#ifndef IBSMD_ROUTING_HOP_WEIGHTS_H
+#define IBSMD_ROUTING_HOP_WEIGHTS_H
+
+#include "routing/engine.h"
+
+/* Every switch's cost to every switch (cost[s * nsw + t], RT_INF: no way), and each edge's
+ * weight (per adj index). */
+struct hop_costs {
+	uint16_t *cost;
+	uint8_t *w;
+};
+
+/* From ctx->cfg->hop_weights_file: 0 with hc filled, 1 when no file is set (hc empty), -1
+ * with ctx->why (the file unreadable, or a line of it wrong). Lines naming a switch or port
+ * the fabric does not have are skipped and counted in the log, as OpenSM skips them. */
+int hop_costs_build(struct routing_ctx *ctx, struct hop_costs *hc);
+void hop_costs_free(struct hop_costs *hc);
+
+#endif
