@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/vec.h"
+
 int routing_slurp(const char *path, size_t max, char **text, size_t *len, char *why, size_t whylen)
 {
 	FILE *f = fopen(path, "r");
@@ -95,6 +97,22 @@ static bool parse_hex(char *p, uint64_t *v, char **end)
 	return digits > 0;
 }
 
+/* Room for one more entry of a list read from a file (the one growable array, bounded: no
+ * file of these has 16 million lines that mean something). 0, or -1 with why. */
+static int room_for_one(void *pp, uint32_t *cap, uint32_t count, size_t elem, const char *name,
+                        unsigned lineno, char *why, size_t whylen)
+{
+	if (count >= 1u << 24) {
+		snprintf(why, whylen, "%s:%u: more than %u entries", name, lineno, count);
+		return -1;
+	}
+	if (vec_grow_(pp, cap, (uint64_t)count + 1, elem) < 0) {
+		snprintf(why, whylen, "%s: out of memory", name);
+		return -1;
+	}
+	return 0;
+}
+
 int routing_parse_guids(const char *text, size_t len, const char *name, uint64_t **guids,
                         uint32_t *n, char *why, size_t whylen)
 {
@@ -116,21 +134,9 @@ int routing_parse_guids(const char *text, size_t len, const char *name, uint64_t
 			free(g);
 			return -1;
 		}
-		if (count == cap) {
-			if (cap >= 1u << 24) {
-				snprintf(why, whylen, "%s:%u: more than %u GUIDs", name, lineno,
-				         cap);
-				free(g);
-				return -1;
-			}
-			cap = cap ? cap * 2 : 64;
-			uint64_t *ng = realloc(g, sizeof(*g) * cap);
-			if (!ng) {
-				snprintf(why, whylen, "%s: out of memory", name);
-				free(g);
-				return -1;
-			}
-			g = ng;
+		if (room_for_one(&g, &cap, count, sizeof(*g), name, lineno, why, whylen) < 0) {
+			free(g);
+			return -1;
 		}
 		g[count++] = v;
 	}
@@ -191,21 +197,9 @@ int routing_parse_hop_weights(const char *text, size_t len, const char *name,
 			free(w);
 			return -1;
 		}
-		if (count == cap) {
-			if (cap >= 1u << 24) {
-				snprintf(why, whylen, "%s:%u: more than %u lines", name, lineno,
-				         cap);
-				free(w);
-				return -1;
-			}
-			cap = cap ? cap * 2 : 64;
-			struct hop_weight *nw = realloc(w, sizeof(*w) * cap);
-			if (!nw) {
-				snprintf(why, whylen, "%s: out of memory", name);
-				free(w);
-				return -1;
-			}
-			w = nw;
+		if (room_for_one(&w, &cap, count, sizeof(*w), name, lineno, why, whylen) < 0) {
+			free(w);
+			return -1;
 		}
 		w[count++] = (struct hop_weight){
 		    .guid = guid, .port = (uint8_t)port, .weight = (uint8_t)weight, .line = lineno};
