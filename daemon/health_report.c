@@ -267,8 +267,11 @@ static unsigned check_pkey_tables(const struct topo *t, struct check *c)
 		const struct topo_port *pt = &t->ports[p];
 		const struct topo_node *nd = &t->nodes[pt->node];
 		bool sw = nd->type == NODE_TYPE_SWITCH;
+		/* an HCA port is judged once it has a LID and is ACTIVE: before, the SM has not
+		 * sent its table yet */
 		if (!nd->present || !pt->known || pt->pkey_inflight || (sw && !pt->num) ||
-		    (!sw && !topo_port_linked(t, p)))
+		    (!sw && (!topo_port_linked(t, p) || !pt->lid ||
+		             pt->pi.port_state != PORT_STATE_ACTIVE)))
 			continue;
 		if (sw && (pt->refused & TOPO_REFUSED_PKEYS) && topo_port_linked(t, p)) {
 			bad++;

@@ -74,8 +74,15 @@ int hop_costs_build(struct routing_ctx *ctx, struct hop_costs *hc)
 		return 1;
 	struct hop_weight *hw = NULL;
 	uint32_t nhw = 0, ns = ctx->nsw;
-	if (routing_read_hop_weights(path, &hw, &nhw, ctx->why, sizeof(ctx->why)) < 0)
-		return -1;
+	char why[sizeof(ctx->why)];
+	if (routing_read_hop_weights(path, &hw, &nhw, why, sizeof(why)) < 0) {
+		/* a site's typo must not leave the fabric without routes (nor fail the chain's
+		 * last resort): the file is not used until it is fixed, as OpenSM routes with
+		 * every weight 1 when it cannot parse it */
+		log_err(ctx->log, "routing", "%s: routing without hop weights until it is fixed",
+		        why);
+		return 1;
+	}
 	struct chans ch = {0};
 	uint64_t *key = malloc(sizeof(uint64_t) * (ns + 1));
 	uint32_t *h = malloc(sizeof(uint32_t) * (ns + 1)),
@@ -95,9 +102,9 @@ int hop_costs_build(struct routing_ctx *ctx, struct hop_costs *hc)
 	uint32_t skipped = edge_weights(ctx, hw, nhw, hc->w);
 	if (skipped)
 		log_notice(ctx->log, "routing",
-		         "%s: %u of %u lines name a switch or port this fabric does not have: "
-		         "skipped",
-		         path, skipped, nhw);
+		           "%s: %u of %u lines name a switch or port this fabric does not have: "
+		           "skipped",
+		           path, skipped, nhw);
 	for (uint32_t s = 0; s < ns; s++)
 		pos[s] = UINT32_MAX;
 	struct heap hp = {.h = h, .pos = pos, .n = 0, .key = key};

@@ -13,9 +13,10 @@ struct hop_costs {
 	uint8_t *w;
 };
 
-/* From ctx->cfg->hop_weights_file: 0 with hc filled, 1 when no file is set (hc empty), -1
- * with ctx->why (the file unreadable, or a line of it wrong). Lines naming a switch or port
- * the fabric does not have are skipped and counted in the log, as OpenSM skips them. */
+/* From ctx->cfg->hop_weights_file: 0 with hc filled; 1 (hc empty) when no file is set, or
+ * when it cannot be read or a line of it is wrong (logged with the file and line: routes
+ * then go without weights); -1 out of memory (ctx->why). Lines naming a switch or port the
+ * fabric does not have are skipped and counted in the log, as OpenSM skips them. */
 int hop_costs_build(struct routing_ctx *ctx, struct hop_costs *hc);
 void hop_costs_free(struct hop_costs *hc);
 

@@ -417,11 +417,12 @@ const char *sync_differs_text(uint8_t mask, char *buf, size_t len)
 	return buf;
 }
 
-/* A standby polls every sm_poll_interval: one silent for three has stopped or gone. */
+/* A standby asks every poll interval, its own: one silent for three of ours (and at least
+ * 10 s, for a standby that polls more slowly) has stopped or gone. */
 static bool peer_current(const struct sync *s, const struct sync_peer *p)
 {
-	return p->seen > 0 &&
-	       ev_now(s->loop) - p->seen <= 3.0 * s->cfg->sm_poll_interval_ms / 1000.0 + 1.0;
+	double quiet = 3.0 * s->cfg->sm_poll_interval_ms / 1000.0 + 1.0;
+	return p->seen > 0 && ev_now(s->loop) - p->seen <= (quiet > 10.0 ? quiet : 10.0);
 }
 
 unsigned sync_standbys(const struct sync *s, struct sync_standby *out, unsigned max)
@@ -940,8 +941,11 @@ static void on_state(void *ctx, uint8_t state)
 		s->journal_on = false;
 		s->m.epoch = s->m.gen = 0;
 		s->st.in_step = false;
-		/* the master may be another one, or the same one restarted: asked afresh */
+		/* the master may be another one, or the same one restarted: asked afresh, its
+		 * configuration judged again from its first answer */
 		s->probe = PROBE_NONE;
+		s->master_differs = 0;
+		memset(s->digest_reported, 0, sizeof(s->digest_reported));
 		s->probed_guid = 0;
 		double iv = s->cfg->sm_poll_interval_ms / 1000.0;
 		ev_timer_set(&s->poll, 0.05, iv);
