@@ -81,6 +81,11 @@ void config_defaults(struct ibsmd_config *c)
 	c->pm_threshold_rcv_errors = 10;
 	c->pm_threshold_excessive_buffer_overruns = 1;
 	c->pm_threshold_xmit_discards = 100;
+	/* the pm_threshold_* defaults, taken an hour: a link down is news */
+	c->health_symbol_errors_per_hour = 10;
+	c->health_link_downed_per_hour = 1;
+	c->health_errors_per_hour = 10;
+	c->health_xmit_wait_percent = 10;
 	c->log_level = -1;
 }
 
@@ -794,6 +799,15 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_PM_THRESHOLD_XMIT_WAIT] = {"pm_threshold_xmit_wait", OPT_UINT, F(pm_threshold_xmit_wait), 0,
                                    UINT32_MAX, OPT_LIVE},
     [CK_PM_IGNORE_CAS] = {"pm_ignore_cas", OPT_BOOL, F(pm_ignore_cas), 0, 0, OPT_LIVE},
+    [CK_HEALTH_SYMBOL_ERRORS_PER_HOUR] = {"health_symbol_errors_per_hour", OPT_UINT,
+                                          F(health_symbol_errors_per_hour), 0, UINT32_MAX,
+                                          OPT_LIVE},
+    [CK_HEALTH_LINK_DOWNED_PER_HOUR] = {"health_link_downed_per_hour", OPT_UINT,
+                                        F(health_link_downed_per_hour), 0, UINT32_MAX, OPT_LIVE},
+    [CK_HEALTH_ERRORS_PER_HOUR] = {"health_errors_per_hour", OPT_UINT, F(health_errors_per_hour), 0,
+                                   UINT32_MAX, OPT_LIVE},
+    [CK_HEALTH_XMIT_WAIT_PERCENT] = {"health_xmit_wait_percent", OPT_UINT,
+                                     F(health_xmit_wait_percent), 0, 100, OPT_LIVE},
     [CK_CONGESTION_CONTROL] = {"congestion_control", OPT_CC, F(cc), 0, 0, OPT_LIVE},
 };
 #undef F

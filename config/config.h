@@ -216,6 +216,10 @@ enum config_key {
 	CK_PM_THRESHOLD_XMIT_DISCARDS,
 	CK_PM_THRESHOLD_XMIT_WAIT,
 	CK_PM_IGNORE_CAS,
+	CK_HEALTH_SYMBOL_ERRORS_PER_HOUR,
+	CK_HEALTH_LINK_DOWNED_PER_HOUR,
+	CK_HEALTH_ERRORS_PER_HOUR,
+	CK_HEALTH_XMIT_WAIT_PERCENT,
 	CK_CONGESTION_CONTROL,
 	CONFIG_NKEYS
 };
@@ -374,6 +378,12 @@ struct ibsmd_config {
 	 * interval is an event too (0: never); the PM reads switch ports only */
 	uint32_t pm_threshold_xmit_wait;
 	bool pm_ignore_cas;
+	/* the health report's error rates, over the PM's last one to two hours of readings:
+	 * symbol errors, link downs and every other error counter an hour, and the share of
+	 * XmitWait against the data sent (percent); over one, the port warns (0: never) */
+	uint32_t health_symbol_errors_per_hour, health_link_downed_per_hour,
+	    health_errors_per_hour;
+	unsigned health_xmit_wait_percent;
 	/* the congestion control manager (OpenSM's cc_* options) */
 	struct config_cc cc;
 	char source[256]; /* the file last loaded, for messages */

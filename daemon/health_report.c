@@ -8,8 +8,9 @@
  *   be unreachable);
  * - ports: linked ports not ACTIVE, links the SM quarantined for flapping;
  * - links: links running below what both their ends support (a bad cable, a port forced);
- * - errors: ports whose error counters the performance manager saw grow, symbol errors and
- *   link downs first;
+ * - errors: ports whose error counters grow faster than the health_*_per_hour thresholds
+ *   over the performance manager's last one to two hours, or whose XmitWait passes its
+ *   share of the time they sent;
  * - routing: every endpoint reaches every LID along the tables the switches hold, with no
  *   forwarding loop and no credit loop on the SLs the paths use (skipped on a fabric too
  *   large to walk while the SM waits);
@@ -182,8 +183,35 @@ static void check_links(const struct topo *t, struct check *c)
 	snprintf(c->summary, sizeof(c->summary), "%u links", links);
 }
 
-/* Ports with errors, the most symbol errors first among those named. */
-static void check_errors(const struct pm *pm, const struct topo *t, struct check *c)
+#define XMIT_WAIT_FLOOR 1000 /* ticks: a port that waited less is not judged on its share */
+
+/* One port against the thresholds: the counter furthest over its own (0 when none is),
+ * as a rate and its threshold; an XmitWait share is judged apart. */
+static bool port_errors_over(const struct ibsmd_config *cfg, const struct pm_port_stats *s,
+                             enum pm_counter *which, double *rate, uint32_t *limit)
+{
+	double worst = 0;
+	for (unsigned i = 0; i < PM_NERRORS; i++) {
+		if (!pm_rate_grown(&s->window, s->total, (enum pm_counter)i))
+			continue;
+		uint32_t th = i == PM_SYMBOL_ERRORS ? cfg->health_symbol_errors_per_hour
+		              : i == PM_LINK_DOWNED ? cfg->health_link_downed_per_hour
+		                                    : cfg->health_errors_per_hour;
+		double r = pm_rate_per_hour(&s->window, s->total, (enum pm_counter)i);
+		if (!th || r < th || r / th <= worst)
+			continue;
+		worst = r / th;
+		*which = (enum pm_counter)i;
+		*rate = r;
+		*limit = th;
+	}
+	return worst > 0;
+}
+
+/* Ports whose error counters grow faster than the health_*_per_hour thresholds, or that
+ * waited for credit more than health_xmit_wait_percent of the time they sent. */
+static void check_errors(const struct pm *pm, const struct topo *t, const struct ibsmd_config *cfg,
+                         struct check *c)
 {
 	if (!pm) {
 		snprintf(c->summary, sizeof(c->summary),
@@ -191,33 +219,48 @@ static void check_errors(const struct pm *pm, const struct topo *t, struct check
 		return;
 	}
 	char n[300];
-	uint32_t read = 0;
+	uint32_t read = 0, under = 0;
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct pm_port_stats *s = pm_port(pm, p);
 		if (!s || !s->read)
 			continue;
 		read++;
-		/* what grew since the first reading: counts from before (a boot) are not news */
-		uint64_t grew[PM_NERRORS], sum = 0;
-		unsigned worst = 0;
-		for (unsigned i = 0; i < PM_NERRORS; i++) {
-			grew[i] = s->total[i] - s->at_start[i];
-			sum += grew[i];
-			if (grew[i] > grew[worst])
-				worst = i;
+		enum pm_counter k = PM_SYMBOL_ERRORS;
+		double rate = 0;
+		uint32_t limit = 0;
+		double hours = pm_rate_hours(&s->window);
+		if (port_errors_over(cfg, s, &k, &rate, &limit)) {
+			/* a link that went down, or symbols lost on the wire: the cable's own */
+			bool physical = k == PM_SYMBOL_ERRORS || k == PM_LINK_DOWNED ||
+			                k == PM_LINK_ERROR_RECOVERY;
+			item_at(c, H_WARN, p,
+			        "%s: %" PRIu64 " %s in %.1f h, %.0f an hour (threshold %" PRIu32
+			        ")%s",
+			        name_of(t, p, n, sizeof(n)), pm_rate_grown(&s->window, s->total, k),
+			        pm_counter_name(k), hours, rate, limit,
+			        physical ? ": check the cable" : "");
+		} else {
+			for (unsigned i = 0; i < PM_NERRORS; i++)
+				if (pm_rate_grown(&s->window, s->total, (enum pm_counter)i)) {
+					under++;
+					break;
+				}
 		}
-		if (!sum)
-			continue;
-		/* a link that went down, or symbols lost on the wire: the cable's own errors */
-		bool physical =
-		    grew[PM_SYMBOL_ERRORS] || grew[PM_LINK_DOWNED] || grew[PM_LINK_ERROR_RECOVERY];
-		item_at(c, H_WARN, p, "%s: %" PRIu64 " errors, most %s (%" PRIu64 ")%s",
-		        name_of(t, p, n, sizeof(n)), sum, pm_counter_name((enum pm_counter)worst),
-		        grew[worst], physical ? ": check the cable" : "");
+		uint64_t wait = pm_rate_grown(&s->window, s->total, PM_XMIT_WAIT);
+		uint64_t words = pm_rate_grown(&s->window, s->total, PM_XMIT_DATA) / 4;
+		unsigned pct = cfg->health_xmit_wait_percent;
+		if (pct && wait >= XMIT_WAIT_FLOOR && wait * 100 >= (wait + words) * pct)
+			item_at(
+			    c, H_WARN, p,
+			    "%s: waited for credit %.0f%% of the time it sent in %.1f h (XmitWait "
+			    "%" PRIu64 " ticks, threshold %u%%): congestion",
+			    name_of(t, p, n, sizeof(n)),
+			    100. * (double)wait / (double)(wait + words), hours, wait, pct);
 	}
 	snprintf(c->summary, sizeof(c->summary),
-	         "%u ports read by the performance manager, errors grown since it first read them",
-	         read);
+	         "%u ports read by the performance manager, rates over its last hour or two; %u "
+	         "with errors under the thresholds",
+	         read, under);
 }
 
 static void check_routing(struct sm *sm, struct check *c)
@@ -365,7 +408,7 @@ static struct check *run_checks(struct sm *sm, const struct sync *sy, const stru
 	check_duplicates(sm, &c[1]);
 	check_ports(sm, t, &c[2]);
 	check_links(t, &c[3]);
-	check_errors(pm, t, &c[4]);
+	check_errors(pm, t, sm_config(sm), &c[4]);
 	check_routing(sm, &c[5]);
 	check_partitions(sm, &c[6]);
 	*worst = H_OK;

@@ -350,6 +350,7 @@ static void on_counters(struct mad_dispatcher *d, const struct mad_result *res, 
 		ps->s.xmit_rate = (double)dx / (now - ps->last_at);
 		ps->s.rcv_rate = (double)dr / (now - ps->last_at);
 	}
+	pm_rate_roll(&ps->s.window, ps->s.total, now, !ps->have_last);
 	ps->have_last = true;
 	ps->last_at = now;
 	ps->s.read = true;

@@ -11,35 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pm/counter.h"
+#include "pm/rate.h"
 #include "sm/sm.h"
-
-enum pm_counter {
-	PM_SYMBOL_ERRORS,
-	PM_LINK_ERROR_RECOVERY,
-	PM_LINK_DOWNED,
-	PM_RCV_ERRORS,
-	PM_RCV_REMOTE_PHYS_ERRORS,
-	PM_RCV_SWITCH_RELAY_ERRORS,
-	PM_XMIT_DISCARDS,
-	PM_XMIT_CONSTRAINT_ERRORS,
-	PM_RCV_CONSTRAINT_ERRORS,
-	PM_LOCAL_LINK_INTEGRITY_ERRORS,
-	PM_EXCESSIVE_BUFFER_OVERRUNS,
-	PM_VL15_DROPPED,
-	PM_NERRORS,                /* the counters above are errors; those below are traffic */
-	PM_XMIT_DATA = PM_NERRORS, /* bytes (the wire counts 4-byte words) */
-	PM_RCV_DATA,
-	PM_XMIT_PKTS,
-	PM_RCV_PKTS,
-	PM_XMIT_WAIT,
-	/* PortCountersExtended only (0 on a node that does not answer it) */
-	PM_XMIT_UPKTS,
-	PM_RCV_UPKTS,
-	PM_XMIT_MPKTS,
-	PM_RCV_MPKTS,
-	PM_NCOUNTERS
-};
-const char *pm_counter_name(enum pm_counter c);
 
 /* One port's figures: totals since the PM first read it, and the data rates of the last
  * interval (bytes per second). */
@@ -51,6 +25,7 @@ struct pm_port_stats {
 	/* the error counters at the first reading: what the port counted before ibsmd read it
 	 * (a boot's LinkDowned), not news */
 	uint64_t at_start[PM_NERRORS];
+	struct pm_rate_window window; /* for rates over the last hour or two */
 };
 
 struct pm_event {

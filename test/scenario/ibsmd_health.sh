@@ -4,7 +4,8 @@
 # fabric does not have, and error counters fabricsim raises on a port:
 # - text and --json agree; every check is there; sm and routing are ok (the routing check
 #   walked every endpoint to every LID); links warns with the two slow links, as fabricsim
-#   verify counts them; errors names the port with its counter; partitions names the GUID
+#   verify counts them; errors names the port whose symbol errors pass 10 an hour and the
+#   one that waits for credit, not the one under the threshold; partitions names the GUID
 #   and the host whose P_Key table Sets fabricsim refuses;
 #   the exit status is 6 (a warning);
 # - --compare with the fabric's own ibnetdiscover file and a node-name-map: topology ok; a
@@ -48,9 +49,17 @@ SIM_HOST=host-1 start_ibsmd --config "$WORK/ibsmd.yaml"
 # errors a port counted before the PM first read it are history, not news: raised after
 pm_swept() { [ "$(status_field 's["pm"]["sweeps"]')" -ge 1 ]; }
 wait_until 20 pm_swept || fail "the PM did not sweep"
+# leaf-3 port 2 over the 10 symbol errors an hour; leaf-4 port 2 under them (3); leaf-2
+# port 3 waiting for credit far more than it sends (XmitWait)
 "$FS" ctl errors leaf-3 2 symbol_errors 17 >/dev/null || fail "ctl errors"
-errors_seen() { "$IBSA" --control "$WORK/control" --json counters leaf-3 | grep -q '"symbol_errors":17'; }
-wait_until 20 errors_seen || fail "the PM did not read leaf-3's errors"
+"$FS" ctl errors leaf-4 2 symbol_errors 3 >/dev/null || fail "ctl errors"
+"$FS" ctl errors leaf-2 3 xmit_wait 5000000 >/dev/null || fail "ctl errors"
+counted() { "$IBSA" --control "$WORK/control" --json counters "$1" | grep -q "$2"; }
+errors_seen() {
+	counted leaf-3 '"symbol_errors":17' && counted leaf-4 '"symbol_errors":3' &&
+		counted leaf-2 '"xmit_wait":5000000'
+}
+wait_until 20 errors_seen || fail "the PM did not read the errors raised"
 
 rc=0
 health >"$WORK/health.txt" 2>"$WORK/health.err" || rc=$?
@@ -75,7 +84,10 @@ assert pairs > 1000, pairs
 assert c["links"]["status"] == "warn" and c["links"]["count"] == int(sys.argv[3]) == 2, (c["links"], sys.argv[3])
 assert all("where both ends could run" in i for i in c["links"]["items"]), c["links"]
 e = c["errors"]
-assert e["status"] == "warn" and any(i.startswith("leaf-3 ") and "port 2: 17 errors, most symbol_errors (17): check the cable" in i for i in e["items"]), e
+assert e["status"] == "warn" and e["count"] == 2, e
+assert any(i.startswith("leaf-3 ") and "port 2: 17 symbol_errors in 0.0 h, 17 an hour (threshold 10): check the cable" in i for i in e["items"]), e
+assert any(i.startswith("leaf-2 ") and "port 3: waited for credit" in i and "(XmitWait 5000000 ticks, threshold 10%): congestion" in i for i in e["items"]), e
+assert not any(i.startswith("leaf-4 ") for i in e["items"]) and "; 1 with errors under the thresholds" in e["summary"], e
 p = c["partitions"]
 assert p["status"] == "warn" and any("storage (0x0010): member 0x0002c9feedface01" in i for i in p["items"]), p
 assert p["count"] == 2 and any(i.startswith("host-5 ") and "its P_Key table could not be set" in i for i in p["items"]), p
@@ -83,7 +95,7 @@ assert "1 P_Key tables not as the partitions give" in p["summary"], p
 for name, x in c.items():  # the text says the same
     assert any(l.startswith("%-4s  %s" % (x["status"], name)) for l in text.splitlines()), (name, text)
 PY
-echo "ibsa health: sm and routing ok ($(grep -o '[0-9]* endpoint-to-LID pairs' "$WORK/health.txt")), 2 slow links, leaf-3's errors, a partition member not in the fabric: warn, exit 6: ok"
+echo "ibsa health: sm and routing ok ($(grep -o '[0-9]* endpoint-to-LID pairs' "$WORK/health.txt")), 2 slow links, leaf-3's symbol errors and leaf-2's XmitWait (not leaf-4's 3 errors), a partition member not in the fabric: warn, exit 6: ok"
 
 # the same on the API listener: GET /health (200 with warnings), and UFM's alarms and events
 get /health >"$WORK/api-health" || fail "GET /health"
@@ -115,13 +127,13 @@ for a in alarms:
 assert [a["id"] for a in alarms] == list(range(1, len(alarms) + 1)), alarms
 slow = by["Link below capability"]
 assert len(slow) == 2 and all(a["severity"] == "Warning" and "where both ends could run" in a["reason"] for a in slow), slow
-err = by["Port error counters"]
-assert len(err) == 1 and err[0]["related_object_path"] == "default / Switch: leaf-3", err
-assert err[0]["related_object_name"] == guids["leaf-3"][2:].rjust(16, "0"), (err, guids["leaf-3"])
+err = sorted(by["Port error counters"], key=lambda a: a["related_object_path"])
+assert len(err) == 2 and [a["related_object_path"] for a in err] == ["default / Switch: leaf-2", "default / Switch: leaf-3"], err
+assert err[1]["related_object_name"] == guids["leaf-3"][2:].rjust(16, "0"), (err, guids["leaf-3"])
 part = by["Partition not as configured"]
 assert len(part) == 2 and part[0]["related_object_name"] == "Grid" and "0x0002c9feedface01" in part[0]["reason"], part
 assert part[1]["related_object_path"] == "default / Computer: host-5 HCA-1" and part[1]["related_object_name"] == guids["host-5"][2:].rjust(16, "0"), part
-assert len(alarms) == 5, [a["name"] for a in alarms]
+assert len(alarms) == 6, [a["name"] for a in alarms]
 events, code = body(sys.argv[4])
 assert code == 200 and events, (code, events)
 up = [e for e in events if e["name"] == "subnet_up"]
@@ -131,7 +143,7 @@ for e in events:
     assert set(e) == {"id", "name", "type", "event_type", "severity", "timestamp", "counter", "category", "object_name", "object_path", "write_to_syslog", "description"}, e
 print(len(alarms), len(events))
 PY
-echo "GET /health as ibsa's, 200 with warnings, 401 with a wrong password; UFM's alarms (2 slow links, leaf-3's errors by its GUID, the partition member, host-5's P_Key table) and events: ok"
+echo "GET /health as ibsa's, 200 with warnings, 401 with a wrong password; UFM's alarms (2 slow links, leaf-3's and leaf-2's counters by GUID, the partition member, host-5's P_Key table) and events: ok"
 
 # the cabling against the topology a site saved: ibnetdiscover's own file, and a
 # node-name-map naming every node otherwise than its description
