@@ -690,6 +690,11 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_ROOT_GUID_FILE] = {"root_guid_file", OPT_STR, F(root_guid_file), 0, 0, OPT_LIVE},
     [CK_CN_GUID_FILE] = {"cn_guid_file", OPT_STR, F(cn_guid_file), 0, 0, OPT_LIVE},
     [CK_HOP_WEIGHTS_FILE] = {"hop_weights_file", OPT_STR, F(hop_weights_file), 0, 0, OPT_LIVE},
+    [CK_PORT_PROF_IGNORE_FILE] = {"port_prof_ignore_file", OPT_STR, F(port_prof_ignore_file), 0, 0,
+                                  OPT_LIVE},
+    [CK_IDS_GUID_FILE] = {"ids_guid_file", OPT_STR, F(ids_guid_file), 0, 0, OPT_LIVE},
+    [CK_SCATTER_PORTS] = {"scatter_ports", OPT_UINT, F(scatter_ports), 0, UINT32_MAX, OPT_LIVE},
+    [CK_PORT_SHIFTING] = {"port_shifting", OPT_BOOL, F(port_shifting), 0, 0, OPT_LIVE},
     [CK_LFTS_FILE] = {"lfts_file", OPT_STR, F(lfts_file), 0, 0, OPT_LIVE},
     [CK_TORUS_CONFIG] = {"torus_config", OPT_STR, F(torus_config), 0, 0, OPT_LIVE},
     [CK_ROUTING_MAX_VLS] = {"routing_max_vls", OPT_UINT, F(routing_max_vls), 0, 15, OPT_LIVE},
@@ -1324,6 +1329,10 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		h = fnv(h, c->root_guid_file, strlen(c->root_guid_file) + 1);
 		h = fnv(h, c->cn_guid_file, strlen(c->cn_guid_file) + 1);
 		h = fnv(h, c->hop_weights_file, strlen(c->hop_weights_file) + 1);
+		h = fnv(h, c->port_prof_ignore_file, strlen(c->port_prof_ignore_file) + 1);
+		h = fnv(h, c->ids_guid_file, strlen(c->ids_guid_file) + 1);
+		FNV_VAL(h, c->scatter_ports);
+		FNV_VAL(h, c->port_shifting);
 		h = fnv(h, c->lfts_file, strlen(c->lfts_file) + 1);
 		h = fnv(h, c->torus_config, strlen(c->torus_config) + 1);
 		for (unsigned i = 0; i < c->nprefix_routes; i++) {

@@ -136,6 +136,10 @@ enum config_key {
 	CK_ROOT_GUID_FILE,
 	CK_CN_GUID_FILE,
 	CK_HOP_WEIGHTS_FILE,
+	CK_PORT_PROF_IGNORE_FILE,
+	CK_IDS_GUID_FILE,
+	CK_SCATTER_PORTS,
+	CK_PORT_SHIFTING,
 	CK_LFTS_FILE,
 	CK_TORUS_CONFIG,
 	CK_ROUTING_MAX_VLS,
@@ -261,8 +265,17 @@ struct ibsmd_config {
 	char root_guid_file[256];   /* more roots, one GUID a line (OpenSM's format) */
 	char cn_guid_file[256];     /* ftree: the compute nodes, whose switches are leaves */
 	char hop_weights_file[256]; /* minhop: GUID PORT WEIGHT lines, OpenSM's format */
-	char lfts_file[256];        /* the file engine's forwarding tables (ibroute's format) */
-	char torus_config[256];     /* torus: OpenSM's torus-2QoS.conf (shape, seeds, datelines) */
+	/* OpenSM's balancing knobs, for the engines of its unicast manager (minhop, updn,
+	 * dnup, lash): GUID PORT lines whose routes weigh nothing on the port's load; GUID ID
+	 * lines, updn's tie break between switches of a rank; a seed to pick at random among
+	 * the least loaded ports (0: off); the scan for the least loaded from a start that
+	 * shifts with the load, so that LIDs do not align across tables */
+	char port_prof_ignore_file[256];
+	char ids_guid_file[256];
+	uint32_t scatter_ports;
+	bool port_shifting;
+	char lfts_file[256];    /* the file engine's forwarding tables (ibroute's format) */
+	char torus_config[256]; /* torus: OpenSM's torus-2QoS.conf (shape, seeds, datelines) */
 	/* the most VLs engines that break credit loops with VLs (dfsssp) may use, 0: all the
 	 * switch links run */
 	uint8_t routing_max_vls;
@@ -381,8 +394,7 @@ struct ibsmd_config {
 	/* the health report's error rates, over the PM's last one to two hours of readings:
 	 * symbol errors, link downs and every other error counter an hour, and the share of
 	 * XmitWait against the data sent (percent); over one, the port warns (0: never) */
-	uint32_t health_symbol_errors_per_hour, health_link_downed_per_hour,
-	    health_errors_per_hour;
+	uint32_t health_symbol_errors_per_hour, health_link_downed_per_hour, health_errors_per_hour;
 	unsigned health_xmit_wait_percent;
 	/* the congestion control manager (OpenSM's cc_* options) */
 	struct config_cc cc;

@@ -119,10 +119,8 @@ static const struct opensm_fate fates[] = {
     /* routing */
     {"use_ucast_cache", NULL, "ibsmd re-examines only the switches that reported a change", NULL},
     {"connect_roots", NULL, "not needed: updn reaches every switch", NULL},
-    {"ids_guid_file", NULL, "not needed: updn and minhop need no switch IDs", NULL},
     {"guid_routing_order_file", NULL, "ibsmd's engines balance routes themselves", NULL},
     {"guid_routing_order_no_scatter", "FALSE", "ibsmd's engines balance routes themselves", NULL},
-    {"port_prof_ignore_file", NULL, "ibsmd's engines balance over every port", NULL},
     {"port_profile_switch_nodes", "FALSE",
      "ibsmd's engines balance the routes to hosts' LIDs; switches' LIDs ride along", NULL},
     {"port_search_ordering_file", NULL, "dor takes the ports in the order the cabling gives", NULL},
@@ -134,8 +132,6 @@ static const struct opensm_fate fates[] = {
      "ibsmd's lash lays paths on layers as they come, with no mesh analysis", NULL},
     {"lash_start_vl", "0", "ibsmd's lash (and dfsssp, nue) start their layers at VL 0", NULL},
     {"nue_include_switches", "FALSE", "ibsmd's nue routes to the switches' LIDs as to any", NULL},
-    {"port_shifting", "FALSE", "ibsmd's engines balance routes themselves", NULL},
-    {"scatter_ports", "0", "ibsmd's engines balance routes themselves", NULL},
     /* SA and multicast */
     {"drop_event_subscriptions", "FALSE",
      "ibsmd keeps the subscriptions (state_dir/sa-state) across restarts and failovers", NULL},

@@ -45,9 +45,14 @@ struct routing_ctx {
 	/* routes through each switch port so far: load[port_base[s] + port] */
 	uint32_t *port_base;
 	uint32_t *load;
-	bool sticky;      /* keep routes switches hold while they stay valid (see routing_assign) */
-	unsigned threads; /* engines that spread work over CPUs: 0 all online, 1 none */
-	char why[512];    /* an engine's reason for failing */
+	bool sticky; /* keep routes switches hold while they stay valid (see routing_assign) */
+	/* OpenSM's unicast manager's knobs (scatter_ports, port_shifting, port_prof_ignore_file),
+	 * honoured by routing_assign for the engines that run on that manager under OpenSM:
+	 * minhop, updn, dnup and lash set ucast_mgr; ftree balances its own way, as OpenSM's */
+	bool ucast_mgr;
+	uint8_t *prof_ignored; /* [port_base[s] + port]: routes out of it weigh nothing; or NULL */
+	unsigned threads;      /* engines that spread work over CPUs: 0 all online, 1 none */
+	char why[512];         /* an engine's reason for failing */
 };
 
 struct routing_engine {
@@ -121,7 +126,8 @@ int routing_hops_build(const struct routing_ctx *ctx, struct routing_hops *h);
 void routing_hops_free(struct routing_hops *h);
 /* minhop's routes without the LMC alternates (routing/minhop.c): every LID along a shortest
  * path, balanced over the equal ports; what lash lays on virtual layers. weights: a port
- * costs what hop_weights_file says (minhop; OpenSM's lash ignores the file). 0, or -1 (why). */
+ * costs what hop_weights_file says, and OpenSM's balancing knobs apply (ctx->ucast_mgr):
+ * minhop's; OpenSM's lash takes neither. 0, or -1 (why). */
 int routing_minhop_routes(struct routing_ctx *ctx, bool weights);
 
 /* The default multicast tree (routing/mcast.c): rooted at the switch whose farthest member

@@ -157,43 +157,80 @@ int routing_read_guid_file(const char *path, uint64_t **guids, uint32_t *n, char
 	return rc;
 }
 
-/* A decimal or 0x number up to max, at p; false when there is none or it is larger. */
-static bool parse_small(char *p, unsigned long max, unsigned long *v, char **end)
+const struct guid_line_fmt routing_hop_weights_fmt = {.guid_what = "switch GUID",
+                                                      .nums = 2,
+                                                      .what = {"port 1-254", "weight 1-255"},
+                                                      .name = {"port", "weight"},
+                                                      .lo = {1, 1},
+                                                      .hi = {254, 255},
+                                                      .usage = "GUID PORT WEIGHT"};
+const struct guid_line_fmt routing_port_prof_ignore_fmt = {.guid_what = "switch GUID",
+                                                           .nums = 1,
+                                                           .what = {"port 1-254"},
+                                                           .name = {"port"},
+                                                           .lo = {1},
+                                                           .hi = {254},
+                                                           .usage = "GUID PORT"};
+const struct guid_line_fmt routing_ids_fmt = {.guid_what = "switch GUID",
+                                              .nums = 1,
+                                              .what = {"number (the switch's ID)"},
+                                              .name = {"ID"},
+                                              .lo = {0},
+                                              .hi = {UINT64_MAX},
+                                              .usage = "GUID ID"};
+
+/* A number in lo..hi (decimal or 0x) at p; false when there is none or it is out of range. */
+static bool parse_num(char *p, uint64_t lo, uint64_t hi, uint64_t *v, char **end)
 {
 	if (*p < '0' || *p > '9')
 		return false;
 	errno = 0;
-	*v = strtoul(p, end, 0);
-	return !errno && *end != p && *v <= max;
+	unsigned long long x = strtoull(p, end, 0);
+	*v = x;
+	return !errno && *end != p && x >= lo && x <= hi;
 }
 
-int routing_parse_hop_weights(const char *text, size_t len, const char *name,
-                              struct hop_weight **out, uint32_t *n, char *why, size_t whylen)
+/* One line's fields into g: NULL, or what is wrong with it. */
+static const char *guid_line(char *p, const struct guid_line_fmt *f, struct guid_line *g, char *msg,
+                             size_t msglen)
 {
-	char line[1024];
+	char *end;
+	if (!parse_hex(p, &g->guid, &end) || !g->guid) {
+		snprintf(msg, msglen, "is not a %s", f->guid_what);
+		return msg;
+	}
+	for (unsigned k = 0; k < f->nums; k++)
+		if (!parse_num(p = skip_space(end), f->lo[k], f->hi[k], &g->v[k], &end)) {
+			snprintf(msg, msglen, "has no %s after the %s", f->what[k],
+			         k ? f->name[k - 1] : "GUID");
+			return msg;
+		}
+	if (*(end = skip_space(end)) && *end != '#') {
+		snprintf(msg, msglen, "has more than the %u fields of a line", f->nums + 1);
+		return msg;
+	}
+	return NULL;
+}
+
+int routing_parse_guid_lines(const char *text, size_t len, const char *name,
+                             const struct guid_line_fmt *f, struct guid_line **out, uint32_t *n,
+                             char *why, size_t whylen)
+{
+	char line[1024], msg[96];
 	size_t pos = 0;
 	unsigned lineno = 0;
 	uint32_t count = 0, cap = 0;
-	struct hop_weight *w = NULL;
+	struct guid_line *w = NULL;
 	while (routing_next_line(text, len, &pos, line, sizeof(line))) {
 		lineno++;
-		char *p = skip_space(line), *end;
+		char *p = skip_space(line);
 		if (!*p || *p == '#')
 			continue;
-		uint64_t guid;
-		unsigned long port = 0, weight = 0;
-		const char *bad = NULL;
-		if (!parse_hex(p, &guid, &end) || !guid)
-			bad = "is not a switch GUID";
-		else if (!parse_small(p = skip_space(end), 254, &port, &end) || !port)
-			bad = "has no port 1-254 after the GUID";
-		else if (!parse_small(p = skip_space(end), 255, &weight, &end) || !weight)
-			bad = "has no weight 1-255 after the port";
-		else if (*(end = skip_space(end)) && *end != '#')
-			bad = "has more than a GUID, a port and a weight";
+		struct guid_line g = {.line = lineno};
+		const char *bad = guid_line(p, f, &g, msg, sizeof(msg));
 		if (bad) {
-			snprintf(why, whylen, "%s:%u: \"%.60s\" %s (lines are GUID PORT WEIGHT)",
-			         name, lineno, skip_space(line), bad);
+			snprintf(why, whylen, "%s:%u: \"%.60s\" %s (lines are %s)", name, lineno, p,
+			         bad, f->usage);
 			free(w);
 			return -1;
 		}
@@ -201,22 +238,21 @@ int routing_parse_hop_weights(const char *text, size_t len, const char *name,
 			free(w);
 			return -1;
 		}
-		w[count++] = (struct hop_weight){
-		    .guid = guid, .port = (uint8_t)port, .weight = (uint8_t)weight, .line = lineno};
+		w[count++] = g;
 	}
 	*out = w;
 	*n = count;
 	return 0;
 }
 
-int routing_read_hop_weights(const char *path, struct hop_weight **out, uint32_t *n, char *why,
-                             size_t whylen)
+int routing_read_guid_lines(const char *path, const struct guid_line_fmt *f, struct guid_line **out,
+                            uint32_t *n, char *why, size_t whylen)
 {
 	char *text;
 	size_t len;
 	if (routing_slurp(path, 64u << 20, &text, &len, why, whylen) < 0)
 		return -1;
-	int rc = routing_parse_hop_weights(text, len, path, out, n, why, whylen);
+	int rc = routing_parse_guid_lines(text, len, path, f, out, n, why, whylen);
 	free(text);
 	return rc;
 }

@@ -3,6 +3,47 @@
 #include <string.h>
 
 #include "routing/engine.h"
+#include "routing/files.h"
+
+/* port_prof_ignore_file's ports, flagged by channel. A file that cannot be read is logged
+ * and the routes balance over every port, as OpenSM goes on without it. */
+static int load_prof_ignored(struct routing_ctx *ctx)
+{
+	const char *path = ctx->cfg ? ctx->cfg->port_prof_ignore_file : "";
+	if (!path[0])
+		return 0;
+	struct guid_line *l = NULL;
+	uint32_t n = 0, skipped = 0;
+	char why[400];
+	if (routing_read_guid_lines(path, &routing_port_prof_ignore_fmt, &l, &n, why, sizeof(why)) <
+	    0) {
+		log_err(ctx->log, "routing",
+		        "%s: every port counts in the balance until it is fixed", why);
+		return 0;
+	}
+	ctx->prof_ignored = calloc(ctx->port_base[ctx->nsw] + 1, 1);
+	if (!ctx->prof_ignored) {
+		free(l);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t node = u64map_get(&ctx->t->by_guid, l[i].guid);
+		uint32_t s = node == U64MAP_NONE ? TOPO_NONE : ctx->t->nodes[node].sw;
+		if (s == TOPO_NONE || s >= ctx->nsw ||
+		    ctx->port_base[s] + l[i].v[0] >= ctx->port_base[s + 1]) {
+			skipped++;
+			continue;
+		}
+		ctx->prof_ignored[ctx->port_base[s] + l[i].v[0]] = 1;
+	}
+	if (skipped)
+		log_notice(ctx->log, "routing",
+		           "%s: %u of %u lines name a switch or port this fabric does not have: "
+		           "skipped",
+		           path, skipped, n);
+	free(l);
+	return 0;
+}
 
 int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsmd_config *cfg,
                       const struct log *log)
@@ -77,6 +118,8 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 	for (uint32_t i = 0; i < ctx->dst_start[ns]; i++)
 		if (ctx->dst[i].lid > ctx->max_lid)
 			ctx->max_lid = ctx->dst[i].lid;
+	if (load_prof_ignored(ctx) < 0)
+		return -1;
 	/* vports' own LIDs get their physical port's exits after routing (topo_vport_lfts) */
 	if (topo_vport_max_lid(t) > ctx->max_lid)
 		ctx->max_lid = topo_vport_max_lid(t);
@@ -101,6 +144,7 @@ void routing_ctx_clean(struct routing_ctx *ctx)
 	for (uint32_t s = 0; s < ctx->nsw; s++)
 		memset(ctx->t->sws[s].lft, 0xff, ctx->t->sws[s].lft_size);
 	memset(ctx->load, 0, sizeof(uint32_t) * ctx->port_base[ctx->nsw]);
+	ctx->ucast_mgr = false;
 }
 
 void routing_ctx_free(struct routing_ctx *ctx)
@@ -111,6 +155,7 @@ void routing_ctx_free(struct routing_ctx *ctx)
 	free(ctx->dst);
 	free(ctx->port_base);
 	free(ctx->load);
+	free(ctx->prof_ignored);
 	memset(ctx, 0, sizeof(*ctx));
 }
 
@@ -133,11 +178,83 @@ void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, u
 	}
 }
 
+/* The candidate a switch's table already holds for lid, when sticky and still valid;
+ * ncand otherwise. */
+static uint32_t held_choice(const struct routing_ctx *ctx, const struct topo_switch *sw,
+                            uint16_t lid, const uint32_t *cand, uint32_t ncand)
+{
+	uint8_t held = ctx->sticky && sw->lft_hw && lid < sw->lft_hw_size ? sw->lft_hw[lid] : 0xff;
+	uint32_t best = ncand;
+	for (uint32_t i = 0; i < ncand && held < 0xfe; i++)
+		if (ctx->adj[cand[i]].port == held)
+			best = i;
+	return best;
+}
+
+/* A well-mixed 64-bit value of x (splitmix64's finaliser): scatter_ports' draw, the same for
+ * the same seed, switch and LID on every thread and every run, as OpenSM reseeds its random
+ * numbers at every routing. */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* routing_assign under OpenSM's knobs, one pass over the candidates per LID: with
+ * port_shifting, the least loaded scanned cyclically from (their total load / their count),
+ * OpenSM's shift; with scatter_ports, one of the least loaded drawn from the seed; routes out
+ * of a port_prof_ignore_file port weigh nothing on its load. */
+static void assign_with_knobs(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
+                              uint32_t ncand)
+{
+	const struct ibsmd_config *cfg = ctx->cfg;
+	const struct topo_switch *sw = &ctx->t->sws[s];
+	uint32_t *load = ctx->load + ctx->port_base[s];
+	const uint8_t *ignored = ctx->prof_ignored ? ctx->prof_ignored + ctx->port_base[s] : NULL;
+	uint32_t ties[256];
+	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+		uint16_t lid = ctx->dst[d].lid;
+		uint32_t best = held_choice(ctx, sw, lid, cand, ncand);
+		if (best == ncand) {
+			uint64_t total = 0;
+			for (uint32_t i = 0; cfg->port_shifting && i < ncand; i++)
+				total += load[ctx->adj[cand[i]].port];
+			uint32_t start = cfg->port_shifting ? (uint32_t)(total / ncand % ncand)
+			                 : ctx->dst[d].port ? (d - ctx->dst_start[t]) % ncand
+			                                    : lid % ncand;
+			uint32_t low = UINT32_MAX, nties = 0;
+			for (uint32_t k = 0; k < ncand; k++) {
+				uint32_t i = (start + k) % ncand, l = load[ctx->adj[cand[i]].port];
+				if (l < low)
+					low = l, nties = 0;
+				if (l == low && nties < 256)
+					ties[nties++] = i;
+			}
+			best = ties[0];
+			if (cfg->scatter_ports)
+				best = ties[mix64((uint64_t)cfg->scatter_ports << 32 ^
+				                  (uint64_t)s << 16 ^ lid) %
+				            nties];
+		}
+		uint8_t port = ctx->adj[cand[best]].port;
+		sw->lft[lid] = port;
+		if (ctx->dst[d].port && !(ignored && ignored[port]))
+			load[port]++;
+	}
+}
+
 void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
                     uint32_t ncand)
 {
 	if (!ncand)
 		return;
+	if (ctx->ucast_mgr && ctx->cfg &&
+	    (ctx->cfg->scatter_ports || ctx->cfg->port_shifting || ctx->prof_ignored)) {
+		assign_with_knobs(ctx, s, t, cand, ncand);
+		return;
+	}
 	const struct topo_switch *sw = &ctx->t->sws[s];
 	uint8_t *lft = sw->lft;
 	uint32_t *load = ctx->load + ctx->port_base[s];
@@ -159,12 +276,7 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 		/* A route the switch already holds stays while it is still a valid choice:
 		 * a change in one corner of the fabric then reprograms only the switches it
 		 * concerns, not every table through a ripple of rebalancing. */
-		uint8_t held =
-		    ctx->sticky && sw->lft_hw && lid < sw->lft_hw_size ? sw->lft_hw[lid] : 0xff;
-		uint32_t best = ncand;
-		for (uint32_t i = 0; i < ncand && held < 0xfe; i++)
-			if (ctx->adj[cand[i]].port == held)
-				best = i;
+		uint32_t best = held_choice(ctx, sw, lid, cand, ncand);
 		if (best == ncand) {
 			/* equal loads go round-robin by the destination's rank among its switch's
 			 * destinations (so an LMC block spreads over different ports, and every

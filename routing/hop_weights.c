@@ -10,7 +10,7 @@
 
 /* Each edge's weight from the file's lines: 1 unless listed. How many lines named nothing
  * the fabric has. */
-static uint32_t edge_weights(const struct routing_ctx *ctx, const struct hop_weight *hw, uint32_t n,
+static uint32_t edge_weights(const struct routing_ctx *ctx, const struct guid_line *hw, uint32_t n,
                              uint8_t *w)
 {
 	const struct topo *t = ctx->t;
@@ -26,11 +26,11 @@ static uint32_t edge_weights(const struct routing_ctx *ctx, const struct hop_wei
 		uint32_t node = u64map_get(&t->by_guid, hw[i].guid);
 		uint32_t s = node == U64MAP_NONE ? TOPO_NONE : t->nodes[node].sw;
 		if (s == TOPO_NONE || s >= ctx->nsw ||
-		    ctx->port_base[s] + hw[i].port >= ctx->port_base[s + 1]) {
+		    ctx->port_base[s] + hw[i].v[0] >= ctx->port_base[s + 1]) {
 			skipped++;
 			continue;
 		}
-		by_chan[ctx->port_base[s] + hw[i].port] = hw[i].weight;
+		by_chan[ctx->port_base[s] + hw[i].v[0]] = (uint8_t)hw[i].v[1];
 	}
 	for (uint32_t s = 0; s < ctx->nsw; s++)
 		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++)
@@ -72,10 +72,11 @@ int hop_costs_build(struct routing_ctx *ctx, struct hop_costs *hc)
 	const char *path = ctx->cfg->hop_weights_file;
 	if (!path[0])
 		return 1;
-	struct hop_weight *hw = NULL;
+	struct guid_line *hw = NULL;
 	uint32_t nhw = 0, ns = ctx->nsw;
 	char why[sizeof(ctx->why)];
-	if (routing_read_hop_weights(path, &hw, &nhw, why, sizeof(why)) < 0) {
+	if (routing_read_guid_lines(path, &routing_hop_weights_fmt, &hw, &nhw, why, sizeof(why)) <
+	    0) {
 		/* a site's typo must not leave the fabric without routes (nor fail the chain's
 		 * last resort): the file is not used until it is fixed, as OpenSM routes with
 		 * every weight 1 when it cannot parse it */

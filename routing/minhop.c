@@ -59,6 +59,8 @@ static void route_at(void *arg, uint32_t s)
 
 int routing_minhop_routes(struct routing_ctx *ctx, bool weights)
 {
+	/* minhop runs on OpenSM's unicast manager, lash does not: its knobs go with weights */
+	ctx->ucast_mgr = weights;
 	struct routing_hops h = {0};
 	if (routing_hops_build(ctx, &h) < 0) {
 		snprintf(ctx->why, sizeof(ctx->why), "out of memory");

@@ -198,7 +198,8 @@ static void log_conf(const struct routing_ctx *ctx, const struct grid *g)
 		snprintf(shape + strlen(shape), sizeof(shape) - strlen(shape),
 		         "%s%c: %u switches, a %s, plus by port %u", d ? "; " : "", "xyz"[d],
 		         g -> n[d], g -> ring[d] ? "ring" : "line", g->plus[d]);
-	log_notice(ctx->log, "routing", "torus: torus_config %s: %s", ctx->cfg->torus_config, shape);
+	log_notice(ctx->log, "routing", "torus: torus_config %s: %s", ctx->cfg->torus_config,
+	           shape);
 }
 
 static int torus_unicast(struct routing_ctx *ctx, void *state)

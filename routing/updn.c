@@ -268,6 +268,11 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 		return -1;
 	}
 	routing_host_switches(ctx, leaf);
+	if (!reverse && updown_read_ids(&ord[0], ctx) < 0) {
+		updown_free(&ord[0]);
+		free(leaf);
+		return -1;
+	}
 	log_info(ctx->log, "routing", "%s: %u root switch(es), %u switches ranked", engine, nroots,
 	         ord[0].ranked);
 	struct updown_hooks h = {.route = updn_route, .arg = ctx};
@@ -341,6 +346,8 @@ int updown_engine_route(struct routing_ctx *ctx, void *state, const char *engine
 		           "from the primary paths",
 		           engine);
 	}
+	/* updn and dnup run on OpenSM's unicast manager there: its balancing knobs apply */
+	ctx->ucast_mgr = true;
 	int rc = updown_route(ctx, engine, roots, nroots, reverse, alt, vls);
 	if (rc == 0 && st) {
 		free(st->lid_layer);

@@ -39,6 +39,10 @@ int updown_order_dfs(struct updown *u, const struct routing_ctx *ctx, uint32_t r
 int updown_init(struct updown *u, const struct routing_ctx *ctx, const uint32_t *roots,
                 uint32_t nroots, bool reverse);
 void updown_free(struct updown *u);
+/* updn's ids_guid_file (OpenSM's format, GUID ID a line): a listed switch's ID in place of
+ * its node GUID as the tie break between switches of one rank (the higher is up). A file
+ * that cannot be read is logged and the GUIDs stay. 0, or -1 (out of memory). */
+int updown_read_ids(struct updown *u, const struct routing_ctx *ctx);
 
 /* Is a -> b a move of the first phase (up: towards the roots, or away from them reversed)? */
 bool updown_first_phase(const struct updown *u, uint32_t a, uint32_t b);

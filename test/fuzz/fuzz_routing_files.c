@@ -1,7 +1,7 @@
 /* Fuzz target: the files routing engines read (routing/files.c, routing/torus_conf.c). The
  * first byte picks the parser, modulo 4: 0 a GUID list (root_guid_file, cn_guid_file), 1 an
- * LFT dump (lfts_file), 2 OpenSM's torus-2QoS.conf (torus_config), 3 hop weights
- * (hop_weights_file).
+ * LFT dump (lfts_file), 2 OpenSM's torus-2QoS.conf (torus_config), 3 a "GUID NUMBER..." node
+ * map (hop_weights_file, port_prof_ignore_file or ids_guid_file, by the second byte).
  * Nothing here may crash, leak or read past the input, whatever the bytes; a parse that
  * succeeds gives only values the formats allow. */
 #include <stddef.h>
@@ -43,13 +43,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size - 1] = 0;
 	char why[512];
 	if (data[0] % 4 == 3) {
-		struct hop_weight *w = NULL;
+		/* the node maps: hop weights, port_prof_ignore_file, ids_guid_file by the
+		 * second byte */
+		static const struct guid_line_fmt *const fmts[] = {
+		    &routing_hop_weights_fmt, &routing_port_prof_ignore_fmt, &routing_ids_fmt};
+		const struct guid_line_fmt *f = fmts[size > 1 ? data[1] % 3 : 0];
+		struct guid_line *w = NULL;
 		uint32_t n = 0;
-		if (routing_parse_hop_weights(text, size - 1, "fuzz", &w, &n, why, sizeof(why)) ==
+		if (routing_parse_guid_lines(text, size - 1, "fuzz", f, &w, &n, why, sizeof(why)) ==
 		    0) {
-			for (uint32_t i = 0; i < n; i++)
-				if (!w[i].guid || !w[i].port || w[i].port > 254 || !w[i].weight)
+			for (uint32_t i = 0; i < n; i++) {
+				if (!w[i].guid)
 					abort();
+				for (unsigned k = 0; k < f->nums; k++)
+					if (w[i].v[k] < f->lo[k] || w[i].v[k] > f->hi[k])
+						abort();
+			}
 			free(w);
 		}
 	} else if (data[0] % 4 == 2) {

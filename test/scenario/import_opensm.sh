@@ -90,6 +90,10 @@ sed -e 's/^head_of_queue_lifetime .*/head_of_queue_lifetime 0x14/' \
 	-e 's/^keep_pkey_indexes .*/keep_pkey_indexes FALSE/' \
 	-e 's/^qos_high_limit .*/qos_high_limit 12/' \
 	-e 's/^sminfo_polling_timeout .*/sminfo_polling_timeout 2000/' \
+	-e 's/^scatter_ports .*/scatter_ports 5/' \
+	-e 's/^port_shifting .*/port_shifting TRUE/' \
+	-e 's|^ids_guid_file .*|ids_guid_file /etc/opensm/ids|' \
+	-e 's|^port_prof_ignore_file .*|port_prof_ignore_file /etc/opensm/prof-ignore|' \
 	"$WORK/opensm.conf" >"$WORK/tuned.conf"
 "$IBSMD" --import-opensm "$WORK/tuned.conf" >"$WORK/tuned.yaml" 2>"$WORK/tuned.err" ||
 	fail "the tuned file does not import: $(cat "$WORK/tuned.err")"
@@ -99,7 +103,9 @@ fates "$WORK/tuned.conf" "$WORK/tuned.yaml" >"$WORK/fates.out" ||
 	fail "--dump-config of the tuned YAML: $(cat "$WORK/tuned.dump")"
 for kv in 'head_of_queue_lifetime: 0x14' 'leaf_head_of_queue_lifetime: 0x10' \
 	'leaf_vl_stall_count: 5' 'vl_stall_count: 7' 'packet_life_time: 0x13' \
-	'sm_poll_interval_ms: 2000' 'link_width_enabled: 2' 'link_speed_enabled: 3'; do
+	'sm_poll_interval_ms: 2000' 'link_width_enabled: 2' 'link_speed_enabled: 3' \
+	'scatter_ports: 5' 'port_shifting: true' 'ids_guid_file: "/etc/opensm/ids"' \
+	'port_prof_ignore_file: "/etc/opensm/prof-ignore"'; do
 	grep -q "^$kv\$" "$WORK/tuned.dump" || fail "not carried over: $kv: $(grep -i 'life\|stall' "$WORK/tuned.dump")"
 done
 for key in keep_pkey_indexes; do
@@ -110,4 +116,4 @@ done
 grep -q 'force_link' "$WORK/tuned.err" && fail "force_link_* warned about: $(cat "$WORK/tuned.err")"
 grep -q 'warning(s) above: settings ibsmd cannot honour' "$WORK/tuned.err" ||
 	fail "no summary: $(cat "$WORK/tuned.err")"
-echo "a tuned file: buffers, link speed and width and a tuned poll carried over (--dump-config), keep_pkey_indexes FALSE warned by line: ok"
+echo "a tuned file: buffers, link speed and width, a tuned poll and the balancing knobs carried over (--dump-config), keep_pkey_indexes FALSE warned by line: ok"

@@ -2,6 +2,7 @@
  * a dead link and one with a lost spine. Every engine must reach every endpoint from every
  * switch; minhop by shortest paths; updn without a credit loop. */
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -412,15 +413,16 @@ START_TEST(files_parse)
 
 	/* hop_weights_file: GUID PORT WEIGHT, OpenSM's numbers (0x or decimal) */
 	const char *hw = "# weights\n0x0002c90300000011 5 10 # slow cable\n\n11\t0x6\t255\n";
-	struct hop_weight *w;
-	ck_assert_int_eq(routing_parse_hop_weights(hw, strlen(hw), "w", &w, &n, why, sizeof(why)),
-	                 0);
+	struct guid_line *w;
+	const struct guid_line_fmt *fw = &routing_hop_weights_fmt;
+	ck_assert_int_eq(
+	    routing_parse_guid_lines(hw, strlen(hw), "w", fw, &w, &n, why, sizeof(why)), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(w[0].guid, 0x0002c90300000011ull);
-	ck_assert_uint_eq(w[0].port, 5);
-	ck_assert_uint_eq(w[0].weight, 10);
-	ck_assert_uint_eq(w[1].port, 6);
-	ck_assert_uint_eq(w[1].weight, 255);
+	ck_assert_uint_eq(w[0].v[0], 5);
+	ck_assert_uint_eq(w[0].v[1], 10);
+	ck_assert_uint_eq(w[1].v[0], 6);
+	ck_assert_uint_eq(w[1].v[1], 255);
 	ck_assert_uint_eq(w[1].line, 4);
 	free(w);
 	static const char *const bad_hw[][2] = {
@@ -429,14 +431,38 @@ START_TEST(files_parse)
 	    {"0x11 5 256\n", "w:1: \"0x11 5 256\" has no weight 1-255 after the port"},
 	    {"\n0x11 5 0\n", "w:2: \"0x11 5 0\" has no weight 1-255 after the port"},
 	    {"spine 5 3\n", "w:1: \"spine 5 3\" is not a switch GUID"},
-	    {"0x11 5 3 4\n", "w:1: \"0x11 5 3 4\" has more than a GUID, a port and a weight"},
+	    {"0x11 5 3 4\n", "w:1: \"0x11 5 3 4\" has more than the 3 fields of a line (lines are "
+	                     "GUID PORT WEIGHT)"},
 	};
 	for (size_t i = 0; i < sizeof(bad_hw) / sizeof(bad_hw[0]); i++) {
-		ck_assert_int_eq(routing_parse_hop_weights(bad_hw[i][0], strlen(bad_hw[i][0]), "w",
-		                                           &w, &n, why, sizeof(why)),
+		ck_assert_int_eq(routing_parse_guid_lines(bad_hw[i][0], strlen(bad_hw[i][0]), "w",
+		                                          fw, &w, &n, why, sizeof(why)),
 		                 -1);
 		ck_assert_msg(strncmp(why, bad_hw[i][1], strlen(bad_hw[i][1])) == 0, "%s", why);
 	}
+
+	/* ids_guid_file: GUID ID, 64-bit IDs; port_prof_ignore_file: GUID PORT */
+	const char *ids = "0x11 0xffffffffffffffff\n0x12 7 # spine\n";
+	ck_assert_int_eq(routing_parse_guid_lines(ids, strlen(ids), "i", &routing_ids_fmt, &w, &n,
+	                                          why, sizeof(why)),
+	                 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(w[0].v[0], UINT64_MAX);
+	ck_assert_uint_eq(w[1].v[0], 7);
+	free(w);
+	const char *big = "0x11 0x1ffffffffffffffff\n";
+	ck_assert_int_eq(routing_parse_guid_lines(big, strlen(big), "i", &routing_ids_fmt, &w, &n,
+	                                          why, sizeof(why)),
+	                 -1);
+	ck_assert_str_eq(why, "i:1: \"0x11 0x1ffffffffffffffff\" has no number (the switch's ID) "
+	                      "after the GUID (lines are GUID ID)");
+	const char *pp = "0x11 3\n0x11 255\n";
+	ck_assert_int_eq(routing_parse_guid_lines(pp, strlen(pp), "p",
+	                                          &routing_port_prof_ignore_fmt, &w, &n, why,
+	                                          sizeof(why)),
+	                 -1);
+	ck_assert_str_eq(why, "p:2: \"0x11 255\" has no port 1-254 after the GUID (lines are GUID "
+	                      "PORT)");
 
 	const char *lfts = "Unicast lids [0x0-0x3] of switch Lid 1 guid 0x0000000000000011 (s):\n"
 	                   "  Lid  Out   Destination\n"
@@ -624,6 +650,201 @@ START_TEST(grid_engines)
 		}
 		topo_free(&t);
 	}
+}
+END_TEST
+
+/* ---- OpenSM's balancing knobs: scatter_ports, port_shifting, port_prof_ignore_file,
+ * ids_guid_file ---- */
+
+/* text into a fresh temporary file named in path (the caller unlinks it) */
+static void temp_file(char *path, size_t size, const char *text)
+{
+	snprintf(path, size, "/tmp/ibsmd-knob-XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* node a's port towards node b (0: none) */
+static unsigned port_towards(const struct topo *t, uint32_t a, uint32_t b)
+{
+	const struct topo_node *n = &t->nodes[a];
+	for (unsigned p = 1; p <= n->nports; p++) {
+		uint32_t peer = t->ports[n->first_port + p].peer;
+		if (peer != TOPO_NONE && t->ports[peer].node == b)
+			return p;
+	}
+	return 0;
+}
+
+/* the LID of the first host on switch node s */
+static uint16_t host_lid_on(const struct topo *t, uint32_t s)
+{
+	const struct topo_node *n = &t->nodes[s];
+	for (unsigned p = 1; p <= n->nports; p++) {
+		uint32_t peer = t->ports[n->first_port + p].peer;
+		if (peer != TOPO_NONE && !topo_is_switch(t, t->ports[peer].node))
+			return t->ports[peer].lid;
+	}
+	return 0;
+}
+
+/* every switch's table, concatenated (free it) */
+static uint8_t *tables_of(const struct topo *t, size_t *len)
+{
+	size_t n = 0;
+	for (uint32_t s = 0; s < t->nsws; s++)
+		n += t->sws[s].lft_size;
+	uint8_t *all = malloc(n + 1), *at = all;
+	ck_assert_ptr_nonnull(all);
+	for (uint32_t s = 0; s < t->nsws; s++, at += t->sws[s - 1].lft_size)
+		memcpy(at, t->sws[s].lft, t->sws[s].lft_size);
+	*len = n;
+	return all;
+}
+
+/* route t with engine under cfg: every pair reached by shortest paths where shortest; the
+ * tables (free them) */
+static uint8_t *knob_tables(struct topo *t, const char *engine, const struct ibsmd_config *cfg,
+                            bool shortest, size_t *len)
+{
+	char why[512];
+	struct fix_routes r;
+	ck_assert_msg(run_engine_full(t, engine, cfg, why, sizeof(why), &r, NULL) == 0, "%s: %s",
+	              engine, why);
+	ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%s: %s", engine, r.first_problem);
+	if (shortest)
+		ck_assert_uint_eq(r.longer_than_shortest, 0);
+	return tables_of(t, len);
+}
+
+/* scatter_ports draws among the least loaded ports from its seed: the same seed the same
+ * tables, another seed others, all shortest; port_shifting moves the scan's start; ftree
+ * and lash, which OpenSM does not run on its unicast manager, ignore both */
+START_TEST(opensm_balance_knobs)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 6, 4, 8);
+	fix_finish(&t, h, NULL);
+	struct ibsmd_config plain, c7, c8, shift;
+	config_defaults(&plain);
+	c7 = c8 = shift = plain;
+	c7.scatter_ports = 7;
+	c8.scatter_ports = 8;
+	shift.port_shifting = true;
+	static const char *const ucast[] = {"minhop", "updn", "dnup"};
+	for (unsigned e = 0; e < 3; e++) {
+		bool sh = e == 0;
+		size_t n0, n7, n7b, n8, ns;
+		uint8_t *t0 = knob_tables(&t, ucast[e], &plain, sh, &n0);
+		uint8_t *t7 = knob_tables(&t, ucast[e], &c7, sh, &n7);
+		uint8_t *t7b = knob_tables(&t, ucast[e], &c7, sh, &n7b);
+		uint8_t *t8 = knob_tables(&t, ucast[e], &c8, sh, &n8);
+		uint8_t *ts = knob_tables(&t, ucast[e], &shift, sh, &ns);
+		ck_assert(n0 == n7 && n7 == n7b && n7 == n8 && n8 == ns);
+		ck_assert_msg(memcmp(t7, t7b, n7) == 0, "%s: one seed, two routings", ucast[e]);
+		ck_assert_msg(memcmp(t0, t7, n0) != 0, "%s: scatter_ports changed nothing",
+		              ucast[e]);
+		ck_assert_msg(memcmp(t7, t8, n7) != 0, "%s: two seeds, one routing", ucast[e]);
+		ck_assert_msg(memcmp(t0, ts, n0) != 0, "%s: port_shifting changed nothing",
+		              ucast[e]);
+		free(t0), free(t7), free(t7b), free(t8), free(ts);
+	}
+	static const char *const own[] = {"ftree", "lash"};
+	for (unsigned e = 0; e < 2; e++) {
+		size_t n0, n7;
+		uint8_t *t0 = knob_tables(&t, own[e], &plain, false, &n0);
+		c7.port_shifting = true;
+		uint8_t *t7 = knob_tables(&t, own[e], &c7, false, &n7);
+		c7.port_shifting = false;
+		ck_assert_msg(n0 == n7 && memcmp(t0, t7, n0) == 0, "%s took OpenSM's knobs",
+		              own[e]);
+		free(t0), free(t7);
+	}
+	topo_free(&t);
+}
+END_TEST
+
+/* port_prof_ignore_file: routes out of a listed port weigh nothing on its load, so minhop
+ * sends a leaf's remote LIDs that way, where it would split them over its uplinks */
+START_TEST(port_prof_ignore)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 4, 2, 6);
+	fix_finish(&t, h, NULL);
+	uint32_t leaf0 = 0, spine0 = 4;
+	unsigned up0 = port_towards(&t, leaf0, spine0);
+	ck_assert_uint_ne(up0, 0);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	char line[64];
+	snprintf(line, sizeof(line), "# internal\n0x%" PRIx64 " %u\n0x9999 1\n",
+	         t.nodes[leaf0].guid, up0);
+	temp_file(cfg.port_prof_ignore_file, sizeof(cfg.port_prof_ignore_file), line);
+	unsigned via[2] = {0, 0}, remote = 0;
+	for (unsigned run = 0; run < 2; run++) {
+		size_t n;
+		free(knob_tables(&t, "minhop", run ? &cfg : NULL, true, &n));
+		const struct topo_switch *sw = &t.sws[t.nodes[leaf0].sw];
+		remote = 0;
+		for (uint32_t l = 1; l < 4; l++) { /* the hosts of leaves 1-3 */
+			uint32_t s = l;
+			for (unsigned p = 1; p <= t.nodes[s].nports; p++) {
+				uint32_t peer = t.ports[t.nodes[s].first_port + p].peer;
+				if (peer == TOPO_NONE || topo_is_switch(&t, t.ports[peer].node))
+					continue;
+				remote++;
+				via[run] += sw->lft[t.ports[peer].lid] == up0;
+			}
+		}
+	}
+	ck_assert_uint_eq(remote, 18);
+	ck_assert_uint_eq(via[0], 9);          /* split evenly over the two uplinks */
+	ck_assert_uint_ge(via[1], remote - 1); /* all but the first LID, which the rank sent */
+	/* a file that is not one: logged, and every port counts again */
+	unlink(cfg.port_prof_ignore_file);
+	temp_file(cfg.port_prof_ignore_file, sizeof(cfg.port_prof_ignore_file), "leaf-0 3\n");
+	size_t n0, n1;
+	uint8_t *t0 = knob_tables(&t, "minhop", NULL, true, &n0);
+	uint8_t *t1 = knob_tables(&t, "minhop", &cfg, true, &n1);
+	ck_assert(n0 == n1 && memcmp(t0, t1, n0) == 0);
+	free(t0), free(t1);
+	unlink(cfg.port_prof_ignore_file);
+	topo_free(&t);
+}
+END_TEST
+
+/* ids_guid_file: updn breaks ties between switches of one rank by the IDs, as OpenSM's
+ * updn; on a ring of 5 rooted at switch 0, switches 2 and 3 share rank 2: the higher ID is
+ * up, so 1 -> 2 -> 3 (down, then down again) is an up/down path only while 3's ID is the
+ * higher, else 3's host is reached the long way round (1 -> 0 -> 4 -> 3) */
+START_TEST(updn_ids)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_ring(&t, 5, 1);
+	fix_finish(&t, h, NULL);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	cfg.root_guids[0] = t.nodes[0].guid;
+	cfg.nroots = 1;
+	uint16_t dlid = host_lid_on(&t, 3);
+	unsigned to2 = port_towards(&t, 1, 2), to0 = port_towards(&t, 1, 0);
+	ck_assert(dlid && to2 && to0);
+	size_t n;
+	free(knob_tables(&t, "updn", &cfg, false, &n));
+	ck_assert_uint_eq(t.sws[t.nodes[1].sw].lft[dlid], to2); /* GUIDs: 3's is the higher */
+	char text[128];
+	snprintf(text, sizeof(text), "0x%" PRIx64 " 100\n0x%" PRIx64 " 0x10 # spine\n",
+	         t.nodes[2].guid, t.nodes[3].guid);
+	temp_file(cfg.ids_guid_file, sizeof(cfg.ids_guid_file), text);
+	free(knob_tables(&t, "updn", &cfg, false, &n));
+	ck_assert_uint_eq(t.sws[t.nodes[1].sw].lft[dlid], to0);
+	unlink(cfg.ids_guid_file);
+	topo_free(&t);
 }
 END_TEST
 
@@ -1966,6 +2187,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, ftree_missing_links);
 	tcase_add_test(tc, file_engine);
 	tcase_add_test(tc, files_parse);
+	tcase_add_test(tc, opensm_balance_knobs);
+	tcase_add_test(tc, port_prof_ignore);
+	tcase_add_test(tc, updn_ids);
 	tcase_add_loop_test(tc, fat_tree, 0, NENGINES);
 	tcase_add_loop_test(tc, torus, 0, NENGINES);
 	tcase_add_loop_test(tc, fat_tree_dead_link, 0, NENGINES);
