@@ -695,6 +695,10 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_IDS_GUID_FILE] = {"ids_guid_file", OPT_STR, F(ids_guid_file), 0, 0, OPT_LIVE},
     [CK_SCATTER_PORTS] = {"scatter_ports", OPT_UINT, F(scatter_ports), 0, UINT32_MAX, OPT_LIVE},
     [CK_PORT_SHIFTING] = {"port_shifting", OPT_BOOL, F(port_shifting), 0, 0, OPT_LIVE},
+    [CK_GUID_ROUTING_ORDER_FILE] = {"guid_routing_order_file", OPT_STR, F(guid_routing_order_file),
+                                    0, 0, OPT_LIVE},
+    [CK_GUID_ROUTING_ORDER_NO_SCATTER] = {"guid_routing_order_no_scatter", OPT_BOOL,
+                                          F(guid_routing_order_no_scatter), 0, 0, OPT_LIVE},
     [CK_LFTS_FILE] = {"lfts_file", OPT_STR, F(lfts_file), 0, 0, OPT_LIVE},
     [CK_TORUS_CONFIG] = {"torus_config", OPT_STR, F(torus_config), 0, 0, OPT_LIVE},
     [CK_ROUTING_MAX_VLS] = {"routing_max_vls", OPT_UINT, F(routing_max_vls), 0, 15, OPT_LIVE},
@@ -1333,6 +1337,8 @@ uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part par
 		h = fnv(h, c->ids_guid_file, strlen(c->ids_guid_file) + 1);
 		FNV_VAL(h, c->scatter_ports);
 		FNV_VAL(h, c->port_shifting);
+		h = fnv(h, c->guid_routing_order_file, strlen(c->guid_routing_order_file) + 1);
+		FNV_VAL(h, c->guid_routing_order_no_scatter);
 		h = fnv(h, c->lfts_file, strlen(c->lfts_file) + 1);
 		h = fnv(h, c->torus_config, strlen(c->torus_config) + 1);
 		for (unsigned i = 0; i < c->nprefix_routes; i++) {

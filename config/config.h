@@ -140,6 +140,8 @@ enum config_key {
 	CK_IDS_GUID_FILE,
 	CK_SCATTER_PORTS,
 	CK_PORT_SHIFTING,
+	CK_GUID_ROUTING_ORDER_FILE,
+	CK_GUID_ROUTING_ORDER_NO_SCATTER,
 	CK_LFTS_FILE,
 	CK_TORUS_CONFIG,
 	CK_ROUTING_MAX_VLS,
@@ -274,6 +276,9 @@ struct ibsmd_config {
 	char ids_guid_file[256];
 	uint32_t scatter_ports;
 	bool port_shifting;
+	/* host port GUIDs a line, routed first in that order; those not scattered */
+	char guid_routing_order_file[256];
+	bool guid_routing_order_no_scatter;
 	char lfts_file[256];    /* the file engine's forwarding tables (ibroute's format) */
 	char torus_config[256]; /* torus: OpenSM's torus-2QoS.conf (shape, seeds, datelines) */
 	/* the most VLs engines that break credit loops with VLs (dfsssp) may use, 0: all the

@@ -137,6 +137,8 @@ static const struct {
     {"ids_guid_file", "ids_guid_file", STRING, NULL, NULL},
     {"scatter_ports", "scatter_ports", COPY, NULL, NULL},
     {"port_shifting", "port_shifting", BOOL, NULL, NULL},
+    {"guid_routing_order_file", "guid_routing_order_file", STRING, NULL, NULL},
+    {"guid_routing_order_no_scatter", "guid_routing_order_no_scatter", BOOL, NULL, NULL},
     {"lfts_file", "lfts_file", STRING, NULL, NULL},
     {"nue_max_num_vls", "routing_max_vls", VLCAP, NULL, NULL},
     {"head_of_queue_lifetime", "head_of_queue_lifetime", COPY, NULL, NULL},

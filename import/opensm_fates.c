@@ -119,8 +119,6 @@ static const struct opensm_fate fates[] = {
     /* routing */
     {"use_ucast_cache", NULL, "ibsmd re-examines only the switches that reported a change", NULL},
     {"connect_roots", NULL, "not needed: updn reaches every switch", NULL},
-    {"guid_routing_order_file", NULL, "ibsmd's engines balance routes themselves", NULL},
-    {"guid_routing_order_no_scatter", "FALSE", "ibsmd's engines balance routes themselves", NULL},
     {"port_profile_switch_nodes", "FALSE",
      "ibsmd's engines balance the routes to hosts' LIDs; switches' LIDs ride along", NULL},
     {"port_search_ordering_file", NULL, "dor takes the ports in the order the cabling gives", NULL},

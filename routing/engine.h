@@ -51,8 +51,16 @@ struct routing_ctx {
 	 * minhop, updn, dnup and lash set ucast_mgr; ftree balances its own way, as OpenSM's */
 	bool ucast_mgr;
 	uint8_t *prof_ignored; /* [port_base[s] + port]: routes out of it weigh nothing; or NULL */
-	unsigned threads;      /* engines that spread work over CPUs: 0 all online, 1 none */
-	char why[512];         /* an engine's reason for failing */
+	/* guid_routing_order_file (OpenSM's unicast manager too): the ports listed are routed
+	 * before every other, in the file's order. Each switch's destinations are reordered so
+	 * that its listed ports' LIDs come first (dst_start[s] .. listed_end[s]); sw_order gives
+	 * the destination switches in the order their first listed port has; engines with
+	 * ucast_mgr route listed_pass 1 (listed LIDs only) over every switch, then 2 (the rest).
+	 * NULL without the file. */
+	uint32_t *sw_order, *listed_end;
+	unsigned listed_pass; /* 0: every destination; 1, 2: as above */
+	unsigned threads;     /* engines that spread work over CPUs: 0 all online, 1 none */
+	char why[512];        /* an engine's reason for failing */
 };
 
 struct routing_engine {

@@ -45,6 +45,127 @@ static int load_prof_ignored(struct routing_ctx *ctx)
 	return 0;
 }
 
+struct order_block {
+	uint32_t rank, start, len; /* rank: the port's line in the file */
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	uint32_t x = ((const struct order_block *)a)->rank,
+	         y = ((const struct order_block *)b)->rank;
+	return (x > y) - (x < y);
+}
+
+/* One destination switch's entries reordered: its own LIDs first, then its listed ports'
+ * blocks (all the LIDs of a port go together, as they lie) by their line in the file, then
+ * the rest as they were. rank: per topo port, its line (UINT32_MAX: not listed); tmp: room
+ * for the switch's entries. The end of the listed ones. */
+static uint32_t order_switch(struct routing_ctx *ctx, uint32_t t, const uint32_t *rank,
+                             struct rt_dest *tmp)
+{
+	const struct topo_node *n = &ctx->t->nodes[ctx->t->sws[t].node];
+	uint32_t own = ctx->dst_start[t], d1 = ctx->dst_start[t + 1], nb = 0, k = 0;
+	while (own < d1 && ctx->dst[own].port == 0)
+		own++;
+	struct order_block b[256];
+	for (uint32_t d = own; d < d1; d++) {
+		uint32_t r = rank[n->first_port + ctx->dst[d].port];
+		if (r == UINT32_MAX)
+			continue;
+		if (nb && b[nb - 1].start + b[nb - 1].len == d && b[nb - 1].rank == r)
+			b[nb - 1].len++;
+		else if (nb < 256)
+			b[nb++] = (struct order_block){r, d, 1};
+	}
+	qsort(b, nb, sizeof(b[0]), by_rank);
+	for (uint32_t i = 0; i < nb; i++)
+		for (uint32_t d = b[i].start; d < b[i].start + b[i].len; d++)
+			tmp[k++] = ctx->dst[d];
+	uint32_t listed = k;
+	for (uint32_t d = own; d < d1; d++)
+		if (rank[n->first_port + ctx->dst[d].port] == UINT32_MAX)
+			tmp[k++] = ctx->dst[d];
+	memcpy(ctx->dst + own, tmp, sizeof(*tmp) * k);
+	return own + listed;
+}
+
+static int by_first(const void *a, const void *b, void *arg)
+{
+	const uint32_t *first = arg;
+	uint32_t x = first[*(const uint32_t *)a], y = first[*(const uint32_t *)b];
+	return (x > y) - (x < y);
+}
+
+/* guid_routing_order_file: reorder every switch's destinations and the switches (see
+ * engine.h). A file that cannot be read is logged and the natural order kept, as OpenSM
+ * routes in its own order when it cannot parse the file. */
+static int load_routing_order(struct routing_ctx *ctx)
+{
+	const char *path = ctx->cfg ? ctx->cfg->guid_routing_order_file : "";
+	if (!path[0])
+		return 0;
+	const struct topo *t = ctx->t;
+	uint64_t *g = NULL;
+	uint32_t n = 0, ns = ctx->nsw, found = 0;
+	char why[400];
+	if (routing_read_guid_file(path, &g, &n, why, sizeof(why)) < 0) {
+		log_err(ctx->log, "routing", "%s: routing in ibsmd's own order until it is fixed",
+		        why);
+		return 0;
+	}
+	uint32_t widest = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		if (ctx->dst_start[s + 1] - ctx->dst_start[s] > widest)
+			widest = ctx->dst_start[s + 1] - ctx->dst_start[s];
+	uint32_t *rank = malloc(sizeof(uint32_t) * (t->nports + 1));
+	uint32_t *first = malloc(sizeof(uint32_t) * (ns + 1));
+	struct rt_dest *tmp = malloc(sizeof(struct rt_dest) * (widest + 1));
+	ctx->sw_order = malloc(sizeof(uint32_t) * (ns + 1));
+	ctx->listed_end = malloc(sizeof(uint32_t) * (ns + 1));
+	if (!rank || !first || !tmp || !ctx->sw_order || !ctx->listed_end) {
+		free(g), free(rank), free(first), free(tmp);
+		return -1;
+	}
+	for (uint32_t p = 0; p < t->nports; p++)
+		rank[p] = UINT32_MAX;
+	for (uint32_t s = 0; s < ns; s++)
+		first[s] = UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++) {
+		/* a CA port: the switch port it hangs off carries its LIDs */
+		uint32_t p = u64map_get(&t->by_port_guid, g[i]);
+		if (p == U64MAP_NONE || p >= t->nports || t->ports[p].peer == TOPO_NONE)
+			continue;
+		uint32_t sp = t->ports[p].peer, sn = t->ports[sp].node;
+		if (!topo_is_switch(t, sn) || rank[sp] != UINT32_MAX)
+			continue; /* OpenSM too takes a port's first line */
+		rank[sp] = i;
+		found++;
+		uint32_t s = t->nodes[sn].sw;
+		if (s < ns && first[s] == UINT32_MAX)
+			first[s] = i;
+	}
+	for (uint32_t s = 0; s < ns; s++)
+		ctx->listed_end[s] = ctx->dst_start[s];
+	for (uint32_t s = 0; s < ns; s++)
+		if (first[s] != UINT32_MAX)
+			ctx->listed_end[s] = order_switch(ctx, s, rank, tmp);
+	/* the switches with listed ports by their first one's line, then the rest as they are
+	 * (UINT32_MAX sorts last; qsort_r is not stable, so the index breaks ties) */
+	for (uint32_t s = 0; s < ns; s++) {
+		ctx->sw_order[s] = s;
+		if (first[s] == UINT32_MAX)
+			first[s] = UINT32_MAX - ns + s;
+	}
+	qsort_r(ctx->sw_order, ns, sizeof(uint32_t), by_first, first);
+	if (found < n)
+		log_notice(ctx->log, "routing",
+		           "%s: %u of %u lines name no host port of this fabric (or one twice): "
+		           "skipped",
+		           path, n - found, n);
+	free(g), free(rank), free(first), free(tmp);
+	return 0;
+}
+
 int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsmd_config *cfg,
                       const struct log *log)
 {
@@ -118,7 +239,7 @@ int routing_ctx_build(struct routing_ctx *ctx, struct topo *t, const struct ibsm
 	for (uint32_t i = 0; i < ctx->dst_start[ns]; i++)
 		if (ctx->dst[i].lid > ctx->max_lid)
 			ctx->max_lid = ctx->dst[i].lid;
-	if (load_prof_ignored(ctx) < 0)
+	if (load_prof_ignored(ctx) < 0 || load_routing_order(ctx) < 0)
 		return -1;
 	/* vports' own LIDs get their physical port's exits after routing (topo_vport_lfts) */
 	if (topo_vport_max_lid(t) > ctx->max_lid)
@@ -156,6 +277,8 @@ void routing_ctx_free(struct routing_ctx *ctx)
 	free(ctx->port_base);
 	free(ctx->load);
 	free(ctx->prof_ignored);
+	free(ctx->sw_order);
+	free(ctx->listed_end);
 	memset(ctx, 0, sizeof(*ctx));
 }
 
@@ -191,6 +314,17 @@ static uint32_t held_choice(const struct routing_ctx *ctx, const struct topo_swi
 	return best;
 }
 
+/* The destinations of switch t this pass routes (see listed_pass in engine.h). */
+static void pass_range(const struct routing_ctx *ctx, uint32_t t, uint32_t *d0, uint32_t *d1)
+{
+	*d0 = ctx->dst_start[t];
+	*d1 = ctx->dst_start[t + 1];
+	if (ctx->listed_pass == 1)
+		*d1 = ctx->listed_end[t];
+	else if (ctx->listed_pass == 2)
+		*d0 = ctx->listed_end[t];
+}
+
 /* A well-mixed 64-bit value of x (splitmix64's finaliser): scatter_ports' draw, the same for
  * the same seed, switch and LID on every thread and every run, as OpenSM reseeds its random
  * numbers at every routing. */
@@ -213,8 +347,9 @@ static void assign_with_knobs(struct routing_ctx *ctx, uint32_t s, uint32_t t, c
 	const struct topo_switch *sw = &ctx->t->sws[s];
 	uint32_t *load = ctx->load + ctx->port_base[s];
 	const uint8_t *ignored = ctx->prof_ignored ? ctx->prof_ignored + ctx->port_base[s] : NULL;
-	uint32_t ties[256];
-	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+	uint32_t ties[256], d0, d1;
+	pass_range(ctx, t, &d0, &d1);
+	for (uint32_t d = d0; d < d1; d++) {
 		uint16_t lid = ctx->dst[d].lid;
 		uint32_t best = held_choice(ctx, sw, lid, cand, ncand);
 		if (best == ncand) {
@@ -233,7 +368,9 @@ static void assign_with_knobs(struct routing_ctx *ctx, uint32_t s, uint32_t t, c
 					ties[nties++] = i;
 			}
 			best = ties[0];
-			if (cfg->scatter_ports)
+			/* guid_routing_order_no_scatter: the listed ports keep the balance */
+			if (cfg->scatter_ports && !(cfg->guid_routing_order_no_scatter &&
+			                            ctx->listed_end && d < ctx->listed_end[t]))
 				best = ties[mix64((uint64_t)cfg->scatter_ports << 32 ^
 				                  (uint64_t)s << 16 ^ lid) %
 				            nties];
@@ -271,7 +408,9 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 			low = l, nlow = 0;
 		nlow += l == low;
 	}
-	for (uint32_t d = ctx->dst_start[t]; d < ctx->dst_start[t + 1]; d++) {
+	uint32_t d0, d1;
+	pass_range(ctx, t, &d0, &d1);
+	for (uint32_t d = d0; d < d1; d++) {
 		uint16_t lid = ctx->dst[d].lid;
 		/* A route the switch already holds stays while it is still a valid choice:
 		 * a change in one corner of the fabric then reprograms only the switches it

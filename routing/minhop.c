@@ -42,7 +42,8 @@ static void route_at(void *arg, uint32_t s)
 	const uint8_t *hs = m->hops + (size_t)s * ns;
 	if (ctx->adj_start[s] == ctx->adj_start[s + 1])
 		return;
-	for (uint32_t t = 0; t < ns; t++) {
+	for (uint32_t k = 0; k < ns; k++) {
+		uint32_t t = ctx->sw_order && ctx->ucast_mgr ? ctx->sw_order[k] : k;
 		if (t == s || ctx->dst_start[t] == ctx->dst_start[t + 1] || hs[t] == RT_HOPS_INF)
 			continue;
 		uint32_t n = 0;
@@ -76,7 +77,14 @@ int routing_minhop_routes(struct routing_ctx *ctx, bool weights)
 		return -1;
 	}
 	struct minhop m = {ctx, h.d, weighted == 0 ? &hc : NULL};
-	routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
+	if (ctx->ucast_mgr && ctx->listed_end) {
+		/* guid_routing_order_file: the listed ports' LIDs at every switch first */
+		for (ctx->listed_pass = 1; ctx->listed_pass <= 2; ctx->listed_pass++)
+			routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
+		ctx->listed_pass = 0;
+	} else {
+		routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
+	}
 	routing_hops_free(&h);
 	hop_costs_free(&hc);
 	return 0;

@@ -276,7 +276,17 @@ int updown_route(struct routing_ctx *ctx, const char *engine, const uint32_t *ro
 	log_info(ctx->log, "routing", "%s: %u root switch(es), %u switches ranked", engine, nroots,
 	         ord[0].ranked);
 	struct updown_hooks h = {.route = updn_route, .arg = ctx};
-	int rc = updown_route_all(&ord[0], ctx, leaf, &h);
+	int rc;
+	if (ctx->ucast_mgr && ctx->listed_end) {
+		/* guid_routing_order_file: the listed ports' LIDs at every switch first (the
+		 * labels are made twice: only with the file) */
+		rc = 0;
+		for (ctx->listed_pass = 1; rc == 0 && ctx->listed_pass <= 2; ctx->listed_pass++)
+			rc = updown_route_all(&ord[0], ctx, leaf, &h);
+		ctx->listed_pass = 0;
+	} else {
+		rc = updown_route_all(&ord[0], ctx, leaf, &h);
+	}
 	struct routing_alt_rules rules = {
 	    .step = updown_alt_step, .arg = &ord[0], .dst_state = UD_DOWN};
 	struct routing_alt_rules choice[UD_ORDERS];

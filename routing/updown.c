@@ -374,12 +374,14 @@ int updown_route_all(const struct updown *u, struct routing_ctx *ctx, const bool
 	}
 	for (uint32_t next = 0; next < ns;) {
 		j->n = 0;
-		for (; next < ns && j->n < UPDOWN_SLOTS; next++)
-			if (ctx->dst_start[next] != ctx->dst_start[next + 1] &&
-			    u->rank[next] != RT_INF) {
+		for (; next < ns && j->n < UPDOWN_SLOTS; next++) {
+			/* guid_routing_order_file's order of switches, for updn and dnup */
+			uint32_t t = ctx->sw_order && ctx->ucast_mgr ? ctx->sw_order[next] : next;
+			if (ctx->dst_start[t] != ctx->dst_start[t + 1] && u->rank[t] != RT_INF) {
 				atomic_init(&j->bad[j->n], UINT32_MAX);
-				j->dst[j->n++] = next;
+				j->dst[j->n++] = t;
 			}
+		}
 		routing_parallel(j->n, ctx->threads, ud_label, j);
 		routing_parallel(UD_CHUNKS, ctx->threads, ud_chunk, j);
 		for (uint32_t i = 0; i < j->n; i++)

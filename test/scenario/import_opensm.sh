@@ -94,6 +94,8 @@ sed -e 's/^head_of_queue_lifetime .*/head_of_queue_lifetime 0x14/' \
 	-e 's/^port_shifting .*/port_shifting TRUE/' \
 	-e 's|^ids_guid_file .*|ids_guid_file /etc/opensm/ids|' \
 	-e 's|^port_prof_ignore_file .*|port_prof_ignore_file /etc/opensm/prof-ignore|' \
+	-e 's|^guid_routing_order_file .*|guid_routing_order_file /etc/opensm/order|' \
+	-e 's/^guid_routing_order_no_scatter .*/guid_routing_order_no_scatter TRUE/' \
 	"$WORK/opensm.conf" >"$WORK/tuned.conf"
 "$IBSMD" --import-opensm "$WORK/tuned.conf" >"$WORK/tuned.yaml" 2>"$WORK/tuned.err" ||
 	fail "the tuned file does not import: $(cat "$WORK/tuned.err")"
@@ -105,7 +107,8 @@ for kv in 'head_of_queue_lifetime: 0x14' 'leaf_head_of_queue_lifetime: 0x10' \
 	'leaf_vl_stall_count: 5' 'vl_stall_count: 7' 'packet_life_time: 0x13' \
 	'sm_poll_interval_ms: 2000' 'link_width_enabled: 2' 'link_speed_enabled: 3' \
 	'scatter_ports: 5' 'port_shifting: true' 'ids_guid_file: "/etc/opensm/ids"' \
-	'port_prof_ignore_file: "/etc/opensm/prof-ignore"'; do
+	'port_prof_ignore_file: "/etc/opensm/prof-ignore"' \
+	'guid_routing_order_file: "/etc/opensm/order"' 'guid_routing_order_no_scatter: true'; do
 	grep -q "^$kv\$" "$WORK/tuned.dump" || fail "not carried over: $kv: $(grep -i 'life\|stall' "$WORK/tuned.dump")"
 done
 for key in keep_pkey_indexes; do

@@ -8,6 +8,10 @@
 # - port_prof_ignore_file with minhop, on a fat tree: leaf-1's port to spine-1 is listed, so
 #   routes out of it do not count in its load and both SMs send nearly all of leaf-1's
 #   remote LIDs that way (a quarter without the file);
+# - guid_routing_order_file with minhop and with updn, on the same fat tree: the hosts on port
+#   1 of leaves 2 to 5 are listed, so both SMs route them first and leaf-1 sends them by four
+#   different uplinks; without the file ibsmd sends them all by one (each leaf's n-th host on
+#   the same uplink, which keeps shift permutations free of congestion);
 # - scatter_ports and port_shifting carried over and routing a fat tree with every pair
 #   reachable (fabricsim verify); two routings with one seed give the same tables.
 # Usage: routing_balance_knobs.sh BUILD_DIR
@@ -90,6 +94,37 @@ for sm in opensm ibsmd; do
 		echo "$sm minhop, $conf: leaf-1 sends $v of $n remote hosts by port $P"
 		stop_sims
 	done
+done
+
+# ---- guid_routing_order_file (minhop, updn) ----
+# the port GUIDs of the hosts on port 1 of leaves 2-5
+awk '/^Ca/ { n = $3 } /^\[1\]\(/ && n { g = $1; sub(/^\[1\]\(/, "", g); sub(/\).*/, "", g)
+	if ($2 ~ /^"leaf-[2-5]"\[1\]$/) print $2, "0x" g, n; n = "" }' "$WORK/fabric.net" | sort >"$WORK/listed"
+[ "$(wc -l <"$WORK/listed")" = 4 ] || fail "the hosts on port 1 of leaves 2-5: $(cat "$WORK/listed")"
+awk '{ print $2 }' "$WORK/listed" >"$WORK/order"
+# uplinks: the distinct ports leaf-1 sends the listed hosts by
+uplinks() {
+	local h
+	for h in $(awk '{ gsub(/"/, "", $3); print $3 }' "$WORK/listed"); do out leaf-1 "$h"; done | sort -u | wc -l
+}
+for engine in minhop updn; do
+	printf 'routing_engine %s\nforce_log_flush TRUE\n' $engine >"$WORK/$engine-plain.conf"
+	cat "$WORK/$engine-plain.conf" - >"$WORK/$engine-order.conf" <<<"guid_routing_order_file $WORK/order"
+	start_fabricsim "$SPEC"
+	run_opensm -F "$WORK/$engine-order.conf"
+	[ "$(uplinks)" = 4 ] || fail "OpenSM $engine with the order: the listed hosts leave leaf-1 by $(uplinks) uplinks"
+	stop_sims
+	for conf in plain order; do
+		import "$engine-$conf"
+		start_fabricsim "$SPEC"
+		ibsmd_once --config "$WORK/$engine-$conf.yaml" || fail "ibsmd $engine ($conf): $(tail -3 "$WORK/ibsmd.log")"
+		verify_json -- 'r["ok"]' 'r["unicast"]["unreachable"] == 0' >/dev/null || fail "fabricsim verify ($engine $conf)"
+		want=4
+		[ $conf = plain ] && want=1
+		[ "$(uplinks)" = $want ] || fail "ibsmd $engine ($conf): the listed hosts leave leaf-1 by $(uplinks) uplinks, want $want"
+		stop_sims
+	done
+	echo "$engine: the 4 listed hosts leave leaf-1 by 4 uplinks under OpenSM and ibsmd with the order (1 without it): ok"
 done
 
 # ---- scatter_ports, port_shifting (minhop) ----

@@ -848,6 +848,52 @@ START_TEST(updn_ids)
 }
 END_TEST
 
+/* guid_routing_order_file: the ports listed are routed first, in the file's order, so they
+ * take the balanced spread. On a fat tree with two spines a leaf's hosts alternate over the
+ * uplinks by their place at their leaf (after the leaf's own LID): hosts 0 and 2 of leaf 1
+ * land on the same uplink of leaf 0; listed, they are leaf 1's first two and split. minhop
+ * and updn alike; a file that is not one leaves the natural order. */
+START_TEST(guid_routing_order)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t h = fix_fattree(&t, 4, 2, 6);
+	fix_finish(&t, h, NULL);
+	uint32_t a = h + 6, b = h + 8; /* hosts 0 and 2 of leaf 1 */
+	uint16_t la = t.ports[t.nodes[a].first_port + 1].lid,
+	         lb = t.ports[t.nodes[b].first_port + 1].lid;
+	ck_assert(la && lb);
+	struct ibsmd_config cfg, bad;
+	config_defaults(&cfg);
+	bad = cfg;
+	char text[160];
+	snprintf(text, sizeof(text),
+	         "0x%016" PRIx64 "\n# not here\n0x00000000deadbeef\n0x%016" PRIx64 "\n",
+	         t.ports[t.nodes[b].first_port + 1].guid, t.ports[t.nodes[a].first_port + 1].guid);
+	temp_file(cfg.guid_routing_order_file, sizeof(cfg.guid_routing_order_file), text);
+	temp_file(bad.guid_routing_order_file, sizeof(bad.guid_routing_order_file), "host-1\n");
+	static const char *const eng[] = {"minhop", "updn"};
+	for (unsigned e = 0; e < 2; e++) {
+		size_t n0, n1, n2;
+		uint8_t *t0 = knob_tables(&t, eng[e], NULL, e == 0, &n0);
+		const uint8_t *lft = t.sws[t.nodes[0].sw].lft;
+		ck_assert_msg(lft[la] == lft[lb],
+		              "%s: the natural order splits them already: the test "
+		              "proves nothing",
+		              eng[e]);
+		free(knob_tables(&t, eng[e], &cfg, e == 0, &n1));
+		ck_assert_msg(lft[la] != lft[lb],
+		              "%s: listed first, hosts 0 and 2 share leaf 0's uplink", eng[e]);
+		uint8_t *t2 = knob_tables(&t, eng[e], &bad, e == 0, &n2);
+		ck_assert(n0 == n2 && memcmp(t0, t2, n0) == 0);
+		free(t0), free(t2);
+	}
+	unlink(cfg.guid_routing_order_file);
+	unlink(bad.guid_routing_order_file);
+	topo_free(&t);
+}
+END_TEST
+
 /* ---- torus_config: OpenSM's torus-2QoS.conf ---- */
 
 /* conf written to a file named in cfg->torus_config (the caller unlinks it). */
@@ -2190,6 +2236,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, opensm_balance_knobs);
 	tcase_add_test(tc, port_prof_ignore);
 	tcase_add_test(tc, updn_ids);
+	tcase_add_test(tc, guid_routing_order);
 	tcase_add_loop_test(tc, fat_tree, 0, NENGINES);
 	tcase_add_loop_test(tc, torus, 0, NENGINES);
 	tcase_add_loop_test(tc, fat_tree_dead_link, 0, NENGINES);
