@@ -1281,6 +1281,26 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 #define FNV_INIT      0xcbf29ce484222325ull
 #define FNV_VAL(h, v) ((h) = fnv((h), &(v), sizeof(v)))
 
+uint64_t config_routing_inputs(const struct ibsmd_config *c)
+{
+	uint64_t h = config_digest(c, CONFIG_DIGEST_ROUTING);
+	const char *const files[] = {c->root_guid_file,   c->cn_guid_file,
+	                             c->hop_weights_file, c->port_prof_ignore_file,
+	                             c->ids_guid_file,    c->guid_routing_order_file,
+	                             c->lfts_file,        c->torus_config};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct stat st;
+		if (!files[i][0] || stat(files[i], &st) < 0)
+			continue; /* unset, or unreadable: the path alone, in the digest, counts */
+		FNV_VAL(h, st.st_dev);
+		FNV_VAL(h, st.st_ino);
+		FNV_VAL(h, st.st_size);
+		FNV_VAL(h, st.st_mtim.tv_sec);
+		FNV_VAL(h, st.st_mtim.tv_nsec);
+	}
+	return h;
+}
+
 uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part part)
 {
 	uint64_t h = FNV_INIT;

@@ -456,5 +456,9 @@ void config_key_take(struct ibsmd_config *dst, struct ibsmd_config *src, enum co
  * roots, LMC, LID range, subnet prefix) and the keys (SM_Key, M_Key and its protection). */
 enum config_digest_part { CONFIG_DIGEST_PARTITIONS, CONFIG_DIGEST_ROUTING, CONFIG_DIGEST_KEYS };
 uint64_t config_digest(const struct ibsmd_config *c, enum config_digest_part part);
+/* The routing digest and each routing input file's identity and age (device, inode, size,
+ * modification time): what a reload compares to know whether routes must be computed afresh
+ * (an edited weights or order file under the same name) or may stay as they are. */
+uint64_t config_routing_inputs(const struct ibsmd_config *c);
 
 #endif

@@ -105,6 +105,11 @@ int reload_apply(struct reload *r)
 			metrics_reconfigure(r->metrics);
 		pm_reconfigure(r->pm);
 		sm_config_changed(r->sm);
+	} else if (sm_routing_inputs_changed(r->sm)) {
+		log_notice(r->log, "config",
+		           "reload of %s: a routing input file changed; routes computed afresh now",
+		           file);
+		sm_config_changed(r->sm);
 	} else {
 		log_notice(r->log, "config", "reload of %s: nothing to apply%s", file,
 		           waiting ? " (changes wait for a restart)" : "");

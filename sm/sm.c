@@ -696,6 +696,7 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 	sm->full = true;
 	sm->send_retries = -1;
 	sm->smp_room = program_lft_more;
+	sm->routing_inputs = config_routing_inputs(cfg);
 	mcast_init(sm);
 	election_init(sm);
 	health_init(sm);
@@ -822,6 +823,11 @@ int sm_start(struct sm *sm)
 	return 0;
 }
 
+bool sm_routing_inputs_changed(const struct sm *sm)
+{
+	return config_routing_inputs(sm->cfg) != sm->routing_inputs;
+}
+
 void sm_config_changed(struct sm *sm)
 {
 	const struct ibsmd_config *cfg = sm->cfg;
@@ -833,7 +839,14 @@ void sm_config_changed(struct sm *sm)
 	/* a reload replaced the file's partitions: the API's members go back in (a SIGHUP
 	 * never drops them) */
 	tenants_merge(sm);
-	sm->reroute = true; /* another engine or roots: routes computed afresh */
+	/* another engine, roots or input file: routes computed afresh. Anything else (a
+	 * priority raised to take the subnet over from OpenSM, a log level) keeps the routes
+	 * the switches hold where they are valid, as a takeover does */
+	uint64_t inputs = config_routing_inputs(cfg);
+	if (inputs != sm->routing_inputs) {
+		sm->reroute = true;
+		sm->routing_inputs = inputs;
+	}
 	sm->link_recheck = true;
 	sm_request_sweep(sm, NULL, 0);
 }

@@ -88,6 +88,9 @@ void sm_request_reroute(struct sm *sm);
 /* The configuration changed under the SM (a reload): take the new light sweep period and
  * rediscover the whole fabric, so that partitions, routing and the rest apply. */
 void sm_config_changed(struct sm *sm);
+/* Has a routing input changed since the SM last routed by its configuration (an input file
+ * edited under the same name, which a reload of an unchanged ibsmd.yaml does not see)? */
+bool sm_routing_inputs_changed(const struct sm *sm);
 /* ... only settings of the ports' PortInfo (config_key_port_only): set where they differ,
  * without a sweep. */
 void sm_ports_changed(struct sm *sm);

@@ -205,6 +205,7 @@ struct sm {
 	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
 	bool heavy;      /* the sweep under way (or the last) rediscovers the whole fabric */
 	bool reroute;    /* the next routing starts afresh (ibsa reroute, a reload) */
+	uint64_t routing_inputs; /* config_routing_inputs() as last routed: a reload compares */
 	/* the link settings (link_*_enabled) checked on every port, at the defaults too: the
 	 * configuration changed them */
 	bool link_recheck;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# docs/migrating-from-opensm.md, steps 1 to 5, on fabricsim: a fabric OpenSM brought up
+# (priority 10, its own SM_Key, a guid_routing_order_file that lists nobody yet) goes to
+# ibsmd with no port's LID changed and no moment without a master:
+# 1. `ibsmd --import-opensm` of its opensm.conf, plus the guide's show_sm_key: true, passes
+#    --check-config;
+# 2. `ibsmd --dry-run` beside OpenSM: exit 0, no switch would change (ibsmd keeps every route
+#    that is valid), OpenSM still master;
+# 3. ibsmd at OpenSM's priority stands by (OpenSM master, ibsmd standby);
+# 4. its priority raised in the file and reloaded (SIGHUP, as `systemctl reload`): OpenSM
+#    hands the subnet over; ibsmd master, OpenSM standby, every LID as OpenSM gave it, and
+#    no LFT block written (a reload that changes no routing input keeps the routes);
+# 5. OpenSM stopped: ibsmd stays master, fabricsim verify passes.
+# Then a routing input edited under the same name (the order file now lists hosts) and a
+# reload of the unchanged ibsmd.yaml: routes computed afresh, tables written.
+# Usage: sm_migrate_from_opensm.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+need opensm
+need sminfo
+FS="$BUILD/test/fabricsim/fabricsim"
+IBSMD="$BUILD/daemon/ibsmd"
+start_fabricsim "fattree:radix=12,levels=2" --max-clients 32
+
+: >"$WORK/order"
+cat >"$WORK/opensm.conf" <<C
+sm_priority 10
+sm_key 0x00000000c0ffee01
+sminfo_polling_timeout 1000
+polling_retry_number 2
+routing_engine minhop
+guid_routing_order_file $WORK/order
+C
+mkdir -p "$WORK/osm"
+(cd "$WORK/osm" && OSM_TMP_DIR="$WORK/osm" OSM_CACHE_DIR="$WORK/osm" SIM_HOST=host-1 \
+	LD_PRELOAD=$UMAD2SIM exec opensm -F "$WORK/opensm.conf" -f "$WORK/osm/opensm.log" -d 2 \
+	>"$WORK/osm/stdout" 2>&1) &
+PIDS+=($!)
+OSM_PID=$!
+wait_until 60 verify_passes || fail "OpenSM did not bring the fabric up: $(tail -3 "$WORK/osm/opensm.log")"
+state_is() { [ "$(sm_state_of "$(lid_of "$1")")" = "$2" ]; }
+wait_until 20 state_is host-1 3 || fail "OpenSM is not master"
+"$FS" ctl lids | sort >"$WORK/lids.before"
+lft_sets >"$WORK/lft.before"
+echo "OpenSM master over $(wc -l <"$WORK/lids.before") LIDs"
+
+# 1. translate
+"$IBSMD" --import-opensm "$WORK/opensm.conf" >"$WORK/ibsmd.yaml" 2>"$WORK/import.err" ||
+	fail "import: $(cat "$WORK/import.err")"
+echo "show_sm_key: true" >>"$WORK/ibsmd.yaml"
+grep -q '^sm_priority: 10$' "$WORK/ibsmd.yaml" && grep -q '^sm_key: 0x00000000c0ffee01$' "$WORK/ibsmd.yaml" ||
+	fail "the import lost the priority or the key: $(cat "$WORK/ibsmd.yaml")"
+"$IBSMD" --check-config "$WORK/ibsmd.yaml" >/dev/null 2>"$WORK/check.err" || fail "--check-config: $(cat "$WORK/check.err")"
+echo "1. imported, show_sm_key added, --check-config: ok"
+
+# 2. the read-only trial
+rc=0
+(cd "$WORK" && SIM_HOST=host-2 "$IBSMD" --transport sim --dry-run --config "$WORK/ibsmd.yaml" \
+	>"$WORK/dry-run.txt" 2>"$WORK/dry-run.err") || rc=$?
+[ "$rc" = 0 ] || fail "the dry run: exit $rc: $(tail -5 "$WORK/dry-run.txt" "$WORK/dry-run.err")"
+grep -q "^tables: 0 of [0-9]* switches would change" "$WORK/dry-run.txt" ||
+	fail "the dry run would change tables: $(grep '^tables' "$WORK/dry-run.txt")"
+state_is host-1 3 || fail "OpenSM lost the subnet to a dry run"
+echo "2. dry run: exit 0, $(grep -o '0 of [0-9]* switches would change' "$WORK/dry-run.txt"): ok"
+
+# 3. ibsmd stands by
+mkdir -p "$WORK/state"
+(cd "$WORK" && SIM_HOST=host-2 exec "$IBSMD" --transport sim --config "$WORK/ibsmd.yaml" \
+	--state-dir "$WORK/state" --control-socket "$WORK/control" >"$WORK/ibsmd.out" 2>"$WORK/ibsmd.log") &
+PIDS+=($!)
+IBSMD_PID=$!
+wait_until 30 grep -q "standing by" "$WORK/ibsmd.log" || fail "ibsmd does not stand by: $(tail -3 "$WORK/ibsmd.log")"
+wait_until 10 state_is host-2 2 || fail "ibsmd's SMInfo is not STANDBY"
+state_is host-1 3 || fail "OpenSM is no longer master"
+echo "3. ibsmd stands by under OpenSM: ok"
+
+# 4. ibsmd's priority above OpenSM's, reloaded
+sed -i 's/^sm_priority: 10$/sm_priority: 12/' "$WORK/ibsmd.yaml"
+kill -HUP "$IBSMD_PID"
+wait_until 30 grep -q "subnet up" "$WORK/ibsmd.log" || fail "ibsmd did not take the subnet: $(tail -5 "$WORK/ibsmd.log")"
+wait_until 20 state_is host-2 3 || fail "ibsmd is not master"
+wait_until 20 state_is host-1 2 || fail "OpenSM does not stand by under ibsmd"
+"$FS" ctl lids | sort >"$WORK/lids.after"
+diff "$WORK/lids.before" "$WORK/lids.after" >"$WORK/lids.diff" || fail "LIDs changed: $(head -4 "$WORK/lids.diff")"
+lft_sets >"$WORK/lft.after"
+diff "$WORK/lft.before" "$WORK/lft.after" >"$WORK/lft.diff" ||
+	fail "OpenSM's routes were rewritten on a priority reload: $(head -4 "$WORK/lft.diff"); $(grep 'subnet up' "$WORK/ibsmd.log" | grep -o '[0-9]* LFT blocks read, [0-9]* LFT blocks')"
+verify_passes || fail "fabricsim verify after the handover"
+echo "4. priority 12 reloaded: OpenSM handed over, ibsmd master, OpenSM standby, no LID changed, no LFT block written: ok"
+
+# 5. OpenSM stopped
+kill "$OSM_PID"
+sleep_until_gone() { ! kill -0 "$OSM_PID" 2>/dev/null; }
+wait_until 10 sleep_until_gone || fail "OpenSM did not stop"
+state_is host-2 3 || fail "ibsmd is not master after OpenSM stopped"
+verify_passes || fail "fabricsim verify with OpenSM gone"
+"$FS" ctl lids | sort | diff "$WORK/lids.before" - >/dev/null || fail "LIDs changed after OpenSM stopped"
+echo "5. OpenSM stopped: ibsmd master, every LID as OpenSM gave it: ok"
+
+# a routing input edited under the same name: a reload of the same ibsmd.yaml routes afresh
+"$FS" ctl lids | awk '$4 ~ /^host-(1|13|25|37)$/ { print $1 }' >"$WORK/order"
+[ "$(wc -l <"$WORK/order")" = 4 ] || fail "the order file: $(cat "$WORK/order")"
+n=$(grep -c "subnet up" "$WORK/ibsmd.log")
+kill -HUP "$IBSMD_PID"
+wait_until 10 grep -q "a routing input file changed; routes computed afresh" "$WORK/ibsmd.log" ||
+	fail "an edited order file went unnoticed: $(grep config "$WORK/ibsmd.log" | tail -2)"
+more_ups() { [ "$(grep -c "subnet up" "$WORK/ibsmd.log")" -gt "$n" ]; }
+wait_until 30 more_ups || fail "no sweep after the reload"
+lft_sets >"$WORK/lft.edited"
+! diff -q "$WORK/lft.after" "$WORK/lft.edited" >/dev/null || fail "the listed hosts were not routed afresh"
+verify_passes || fail "fabricsim verify after the order file's reload"
+echo "an order file edited under the same name: reload routes afresh, tables written, verify passes: ok"
+echo PASS
