@@ -122,6 +122,20 @@ void routing_ctx_free(struct routing_ctx *ctx);
  * them: for an engine that routes a second time from scratch. */
 void routing_ctx_clean(struct routing_ctx *ctx);
 
+/* An engine's switch map (hop_weights_file, port_prof_ignore_file, ids_guid_file: lines of
+ * format f, routing/files.h): each line naming a switch of the fabric (and, with port, a
+ * port it has as the line's first number) goes to take(arg, switch index, line); the other
+ * lines are counted in one log line. A file that cannot be read, or a line not in the
+ * format, is logged as an error with its file and line and then what happens instead
+ * ("routing without hop weights until it is fixed"), as OpenSM goes on without the file.
+ * 1 when the file was read, 0 when path is empty or the file was refused. */
+struct guid_line;
+struct guid_line_fmt;
+int routing_switch_map(const struct routing_ctx *ctx, const char *path,
+                       const struct guid_line_fmt *f, bool port,
+                       void (*take)(void *arg, uint32_t sw, const struct guid_line *l), void *arg,
+                       const char *then);
+
 /* Hops between every pair of switches (n x n bytes, RT_HOPS_INF: unreached), by one
  * routing_bfs per switch: what multicast roots are chosen by. */
 #define RT_HOPS_INF 0xff

@@ -5,43 +5,57 @@
 #include "routing/engine.h"
 #include "routing/files.h"
 
-/* port_prof_ignore_file's ports, flagged by channel. A file that cannot be read is logged
- * and the routes balance over every port, as OpenSM goes on without it. */
-static int load_prof_ignored(struct routing_ctx *ctx)
+int routing_switch_map(const struct routing_ctx *ctx, const char *path,
+                       const struct guid_line_fmt *f, bool port,
+                       void (*take)(void *arg, uint32_t sw, const struct guid_line *l), void *arg,
+                       const char *then)
 {
-	const char *path = ctx->cfg ? ctx->cfg->port_prof_ignore_file : "";
-	if (!path[0])
+	if (!path || !path[0])
 		return 0;
 	struct guid_line *l = NULL;
 	uint32_t n = 0, skipped = 0;
 	char why[400];
-	if (routing_read_guid_lines(path, &routing_port_prof_ignore_fmt, &l, &n, why, sizeof(why)) <
-	    0) {
-		log_err(ctx->log, "routing",
-		        "%s: every port counts in the balance until it is fixed", why);
+	if (routing_read_guid_lines(path, f, &l, &n, why, sizeof(why)) < 0) {
+		log_err(ctx->log, "routing", "%s: %s", why, then);
 		return 0;
-	}
-	ctx->prof_ignored = calloc(ctx->port_base[ctx->nsw] + 1, 1);
-	if (!ctx->prof_ignored) {
-		free(l);
-		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t node = u64map_get(&ctx->t->by_guid, l[i].guid);
 		uint32_t s = node == U64MAP_NONE ? TOPO_NONE : ctx->t->nodes[node].sw;
 		if (s == TOPO_NONE || s >= ctx->nsw ||
-		    ctx->port_base[s] + l[i].v[0] >= ctx->port_base[s + 1]) {
+		    (port && ctx->port_base[s] + l[i].v[0] >= ctx->port_base[s + 1]))
 			skipped++;
-			continue;
-		}
-		ctx->prof_ignored[ctx->port_base[s] + l[i].v[0]] = 1;
+		else
+			take(arg, s, &l[i]);
 	}
 	if (skipped)
 		log_notice(ctx->log, "routing",
-		           "%s: %u of %u lines name a switch or port this fabric does not have: "
-		           "skipped",
-		           path, skipped, n);
+		           "%s: %u of %u lines name a switch%s this fabric does not have: skipped",
+		           path, skipped, n, port ? " or port" : "");
 	free(l);
+	return 1;
+}
+
+static void take_prof_ignored(void *arg, uint32_t sw, const struct guid_line *l)
+{
+	struct routing_ctx *ctx = arg;
+	ctx->prof_ignored[ctx->port_base[sw] + l->v[0]] = 1;
+}
+
+/* port_prof_ignore_file's ports, flagged by channel (NULL without the file). */
+static int load_prof_ignored(struct routing_ctx *ctx)
+{
+	const char *path = ctx->cfg ? ctx->cfg->port_prof_ignore_file : "";
+	if (!path[0])
+		return 0;
+	ctx->prof_ignored = calloc(ctx->port_base[ctx->nsw] + 1, 1);
+	if (!ctx->prof_ignored)
+		return -1;
+	if (!routing_switch_map(ctx, path, &routing_port_prof_ignore_fmt, true, take_prof_ignored,
+	                        ctx, "every port counts in the balance until it is fixed")) {
+		free(ctx->prof_ignored);
+		ctx->prof_ignored = NULL;
+	}
 	return 0;
 }
 

@@ -50,32 +50,16 @@ int updown_init(struct updown *u, const struct routing_ctx *ctx, const uint32_t 
 	return 0;
 }
 
+static void take_id(void *arg, uint32_t sw, const struct guid_line *l)
+{
+	((struct updown *)arg)->guid[sw] = l->v[0];
+}
+
 int updown_read_ids(struct updown *u, const struct routing_ctx *ctx)
 {
-	const char *path = ctx->cfg ? ctx->cfg->ids_guid_file : "";
-	if (!path[0])
-		return 0;
-	struct guid_line *l = NULL;
-	uint32_t n = 0, skipped = 0;
-	char why[400];
-	if (routing_read_guid_lines(path, &routing_ids_fmt, &l, &n, why, sizeof(why)) < 0) {
-		log_err(ctx->log, "routing", "%s: updn ties ranks by node GUID until it is fixed",
-		        why);
-		return 0;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t node = u64map_get(&ctx->t->by_guid, l[i].guid);
-		uint32_t s = node == U64MAP_NONE ? TOPO_NONE : ctx->t->nodes[node].sw;
-		if (s == TOPO_NONE || s >= ctx->nsw)
-			skipped++;
-		else
-			u->guid[s] = l[i].v[0];
-	}
-	if (skipped)
-		log_notice(ctx->log, "routing",
-		           "%s: %u of %u lines name a switch this fabric does not have: skipped",
-		           path, skipped, n);
-	free(l);
+	if (ctx->cfg)
+		routing_switch_map(ctx, ctx->cfg->ids_guid_file, &routing_ids_fmt, false, take_id,
+		                   u, "updn ties ranks by node GUID until it is fixed");
 	return 0;
 }
 
