@@ -124,8 +124,14 @@ static const struct opensm_fate fates[] = {
     {"port_search_ordering_file", NULL, "dor takes the ports in the order the cabling gives", NULL},
     {"avoid_throttled_links", "FALSE", "ibsmd routes over every link that is up", NULL},
     {"quasi_ftree_indexing", "FALSE", "ibsmd's ftree ranks the switches from the cabling", NULL},
-    {"max_reverse_hops", "0", "ibsmd's updn and ftree take no down-up turns, as 0 does", NULL},
-    {"io_guid_file", NULL, "ibsmd's updn and ftree route I/O nodes as any host", NULL},
+    {"max_reverse_hops", "0",
+     "ibsmd's ftree turns down-up only where up/down leaves a pair without a route (I/O nodes "
+     "off switches that are not leaves), by the shortest path, with no budget to set",
+     NULL},
+    {"io_guid_file", NULL,
+     "ibsmd's ftree reaches every I/O node without it (cn_guid_file makes the leaves); dfsssp "
+     "balances I/O and compute nodes alike",
+     NULL},
     {"do_mesh_analysis", "FALSE",
      "ibsmd's lash lays paths on layers as they come, with no mesh analysis", NULL},
     {"lash_start_vl", "0", "ibsmd's lash (and dfsssp, nue) start their layers at VL 0", NULL},

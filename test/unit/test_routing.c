@@ -894,6 +894,49 @@ START_TEST(guid_routing_order)
 }
 END_TEST
 
+/* I/O nodes off the spines, with cn_guid_file naming the compute nodes (OpenSM's io_guid_file
+ * and max_reverse_hops case): up/down alone cannot join two spines' I/O nodes, nor reach
+ * them from each other; ibsmd's ftree reaches every pair anyway (where up/down has no
+ * route, the shortest path), which OpenSM's gives only with max_reverse_hops. */
+START_TEST(ftree_io_nodes)
+{
+	struct topo t;
+	topo_init(&t);
+	uint32_t leaves[4], spines[2], first = TOPO_NONE;
+	for (unsigned i = 0; i < 4; i++)
+		leaves[i] = fix_switch(&t, 2 + 3);
+	for (unsigned i = 0; i < 2; i++)
+		spines[i] = fix_switch(&t, 4 + 1);
+	for (unsigned l = 0; l < 4; l++)
+		for (unsigned s = 0; s < 2; s++)
+			fix_connect(&t, leaves[l], spines[s]);
+	char cn[1024] = "";
+	size_t at = 0;
+	for (unsigned l = 0; l < 4; l++)
+		for (unsigned h = 0; h < 3; h++) {
+			uint32_t ca = fix_ca(&t);
+			first = first == TOPO_NONE ? ca : first;
+			fix_connect(&t, leaves[l], ca);
+			at += (size_t)snprintf(cn + at, sizeof(cn) - at, "0x%" PRIx64 "\n",
+			                       t.nodes[ca].guid);
+		}
+	for (unsigned s = 0; s < 2; s++)
+		fix_connect(&t, spines[s], fix_ca(&t)); /* an I/O node on each spine */
+	fix_finish(&t, first, NULL);
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	temp_file(cfg.cn_guid_file, sizeof(cfg.cn_guid_file), cn);
+	char why[512];
+	struct fix_routes r;
+	ck_assert_msg(run_engine_full(&t, "ftree", &cfg, why, sizeof(why), &r, NULL) == 0, "%s",
+	              why);
+	ck_assert_msg(r.unreachable == 0 && r.loops == 0, "%llu unreachable: %s",
+	              (unsigned long long)r.unreachable, r.first_problem);
+	unlink(cfg.cn_guid_file);
+	topo_free(&t);
+}
+END_TEST
+
 /* ---- torus_config: OpenSM's torus-2QoS.conf ---- */
 
 /* conf written to a file named in cfg->torus_config (the caller unlinks it). */
@@ -2237,6 +2280,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, port_prof_ignore);
 	tcase_add_test(tc, updn_ids);
 	tcase_add_test(tc, guid_routing_order);
+	tcase_add_test(tc, ftree_io_nodes);
 	tcase_add_loop_test(tc, fat_tree, 0, NENGINES);
 	tcase_add_loop_test(tc, torus, 0, NENGINES);
 	tcase_add_loop_test(tc, fat_tree_dead_link, 0, NENGINES);
