@@ -121,7 +121,11 @@ static const struct opensm_fate fates[] = {
     {"connect_roots", NULL, "not needed: updn reaches every switch", NULL},
     {"port_profile_switch_nodes", "FALSE",
      "ibsmd's engines balance the routes to hosts' LIDs; switches' LIDs ride along", NULL},
-    {"port_search_ordering_file", NULL, "dor takes the ports in the order the cabling gives", NULL},
+    {"port_search_ordering_file", NULL,
+     "ibsmd's dor finds the dimensions from the port pairs the links use, the same on every "
+     "switch; a switch cabled otherwise is named with its port, and the chain's next engine "
+     "routes",
+     NULL},
     {"avoid_throttled_links", "FALSE", "ibsmd routes over every link that is up", NULL},
     {"quasi_ftree_indexing", "FALSE", "ibsmd's ftree ranks the switches from the cabling", NULL},
     {"max_reverse_hops", "0",
