@@ -59,6 +59,9 @@ void status_write(const struct control *c, FILE *out, bool json)
 	struct mad_sm_info si = sm_info(sm);
 	const struct topo *t = sm_fabric(sm);
 	uint16_t lid = t->sm_port != TOPO_NONE ? t->ports[t->sm_port].lid : 0;
+	/* a standby assigns no LIDs: its port's own, as the port holds it */
+	if (!lid && t->sm_port != TOPO_NONE)
+		lid = t->ports[t->sm_port].pi.lid;
 	const struct mad_counters *mc = mad_dispatcher_counters(sm_dispatcher(sm));
 	const struct sa_stats *sa = sa_stats(c->sa);
 	const struct sync_stats *sy = sync_stats(c->rl->sync);

@@ -493,8 +493,14 @@ static int put_value(struct imp *im, const char *file, unsigned line, const char
 				         "%s%s", chain[0] ? "," : "", ours_e);
 		}
 		/* OpenSM falls back to minhop when the engines fail */
-		if (!strstr(chain, "minhop"))
+		if (!strstr(chain, "minhop")) {
+			fprintf(
+			    out,
+			    "# opensm routing_engine %s: minhop ends the chain, as OpenSM routes "
+			    "by min-hop when its engines fail\n",
+			    val);
 			snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain), ",minhop");
+		}
 		fprintf(out, "routing_engine: \"%s\"\n", chain);
 		return 0;
 	}
@@ -526,7 +532,7 @@ static void note_option(struct imp *im, const char *file, unsigned line, const c
 	fprintf(im->out, "# opensm %s %s: %s\n", key, val, what);
 	if (changed)
 		warn_site(im, "%s:%u: %s %s (OpenSM's default %s): %s", file, line, key, val,
-		          f->dflt, what);
+		          strcmp(f->dflt, "(null)") ? f->dflt : "none", what);
 }
 
 static int import_conf(struct imp *im, const char *file)

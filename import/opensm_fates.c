@@ -121,7 +121,7 @@ static const struct opensm_fate fates[] = {
     {"connect_roots", NULL, "not needed: updn reaches every switch", NULL},
     {"port_profile_switch_nodes", "FALSE",
      "ibsmd's engines balance the routes to hosts' LIDs; switches' LIDs ride along", NULL},
-    {"port_search_ordering_file", NULL,
+    {"port_search_ordering_file", "(null)",
      "ibsmd's dor finds the dimensions from the port pairs the links use, the same on every "
      "switch; a switch cabled otherwise is named with its port, and the chain's next engine "
      "routes",
@@ -132,7 +132,7 @@ static const struct opensm_fate fates[] = {
      "ibsmd's ftree turns down-up only where up/down leaves a pair without a route (I/O nodes "
      "off switches that are not leaves), by the shortest path, with no budget to set",
      NULL},
-    {"io_guid_file", NULL,
+    {"io_guid_file", "(null)",
      "ibsmd's ftree reaches every I/O node without it (cn_guid_file makes the leaves); dfsssp "
      "balances I/O and compute nodes alike",
      NULL},

@@ -508,7 +508,10 @@ void discover_full(struct sm *sm)
 	t->sweep++;
 	sm->rounds = 1; /* its next rounds (discover_switches) keep what it found */
 	sm->structural = false;
-	sm->grew = true; /* a full sweep balances the routes afresh */
+	/* a full sweep balances the routes afresh, but for a reload that changed no routing
+	 * input: a priority raised or lowered to hand the subnet over keeps every route */
+	sm->grew = !sm->keep_routes;
+	sm->keep_routes = false;
 	/* forget the links: this sweep finds them again */
 	topo_forget_links(t);
 	struct probe pr = {.from_port = TOPO_NONE, .hops = 0, .full = true};

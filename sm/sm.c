@@ -813,10 +813,9 @@ int sm_start(struct sm *sm)
 		ev_timer_start(sm->loop, &sm->local_watch);
 	}
 	log_notice(sm->log, "sm",
-	           "ibsmd on %s (port GUID " GUID_FMT "), routing %s, LMC %u, state in "
-	           "%s",
+	           "ibsmd on %s (port GUID " GUID_FMT "), routing %s, LMC %u, state in %s",
 	           sm->t->desc, sm->local.port_guid, cfg->routing_engines, cfg->lmc,
-	           cfg->state_dir);
+	           sm->dry_run ? "none (a dry run saves nothing)" : cfg->state_dir);
 	sm->started = true;
 	sm->el.rereg = true; /* a fresh start: the hosts re-register with this SM */
 	start_sweep(sm);
@@ -846,6 +845,8 @@ void sm_config_changed(struct sm *sm)
 	if (inputs != sm->routing_inputs) {
 		sm->reroute = true;
 		sm->routing_inputs = inputs;
+	} else {
+		sm->keep_routes = true;
 	}
 	sm->link_recheck = true;
 	sm_request_sweep(sm, NULL, 0);

@@ -206,6 +206,8 @@ struct sm {
 	bool heavy;      /* the sweep under way (or the last) rediscovers the whole fabric */
 	bool reroute;    /* the next routing starts afresh (ibsa reroute, a reload) */
 	uint64_t routing_inputs; /* config_routing_inputs() as last routed: a reload compares */
+	bool keep_routes; /* the full sweep a reload asks for keeps the held routes (no routing
+	                   * input changed): it balances only over capacity it finds new */
 	/* the link settings (link_*_enabled) checked on every port, at the defaults too: the
 	 * configuration changed them */
 	bool link_recheck;
