@@ -442,6 +442,10 @@ static inline uint32_t topo_slot_port(const struct topo *t, uint32_t slot)
  * an absence): VL, P_Key, and a switch's LFT and MFT blocks, and what its management port
  * held (read again). They are sent again. */
 void topo_forget_tables(struct topo *t, uint32_t node);
+/* Forget every table of every node as we programmed it, the nodes themselves kept: another
+ * SM is master now and may rewrite any of them, so a takeover reads the LFTs again (and
+ * sends what it cannot read) rather than trust what this SM last wrote. */
+void topo_forget_all_tables(struct topo *t);
 /* Room for a switch's LFT as it holds it (lft_hw) up to size entries; entries new to it are
  * unknown (0xfe matches no wanted port: their blocks are written). < 0: out of memory. */
 int topo_lft_hw_reserve(struct topo *t, uint32_t sw, uint32_t size);

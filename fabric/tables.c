@@ -67,10 +67,10 @@ uint64_t topo_switch_sl2vl(const struct topo *t, const struct topo_switch *sw, u
 	return i && i <= t->nsl2vl ? t->sl2vl[i - 1] : TOPO_SL2VL_UNKNOWN;
 }
 
-void topo_forget_tables(struct topo *t, uint32_t node)
+/* What we programmed into a node's tables, forgotten: read or sent again. */
+static void forget_node_tables(struct topo *t, uint32_t node)
 {
 	struct topo_node *n = &t->nodes[node];
-	n->lives++;
 	for (unsigned p = 0; p <= n->nports; p++) {
 		struct topo_port *port = &t->ports[n->first_port + p];
 		port->sl2vl = TOPO_SL2VL_UNKNOWN;
@@ -79,8 +79,6 @@ void topo_forget_tables(struct topo *t, uint32_t node)
 	}
 	if (n->sw != TOPO_NONE) {
 		struct topo_switch *sw = &t->sws[n->sw];
-		/* a reset also lost its management port's LID and state: read it again */
-		t->ports[n->first_port].known = false;
 		free(sw->sl2vl);
 		sw->sl2vl = NULL;
 		free(sw->lft_hw);
@@ -91,6 +89,24 @@ void topo_forget_tables(struct topo *t, uint32_t node)
 		/* a new life: its MFT Sets failing before (it was going) hold nothing back now */
 		sw->mft_fails = sw->mft_wait = 0;
 	}
+}
+
+void topo_forget_tables(struct topo *t, uint32_t node)
+{
+	struct topo_node *n = &t->nodes[node];
+	n->lives++;
+	/* a reset also lost its management port's LID and state: read it again */
+	if (n->sw != TOPO_NONE)
+		t->ports[n->first_port].known = false;
+	forget_node_tables(t, node);
+}
+
+void topo_forget_all_tables(struct topo *t)
+{
+	for (uint32_t node = 0; node < t->nnodes; node++)
+		forget_node_tables(t, node);
+	for (uint32_t v = 0; v < t->vports.n; v++)
+		t->vports.v[v].pkey_sig = 0;
 }
 
 uint64_t topo_sl2vl_of(const struct topo *t, uint32_t port, unsigned in)

@@ -836,6 +836,8 @@ void sm_become_standby(struct sm *sm, uint64_t master_guid)
 		r->misses = 0;
 	abandon_sweep(sm);
 	bool was_master = sm->state == SM_STATE_MASTER;
+	if (was_master)
+		topo_forget_all_tables(&sm->topo);
 	sm_set_state(sm, SM_STATE_STANDBY);
 	log_notice(sm->log, "election",
 	           "%s: SM GUID " GUID_FMT " (LID %u, priority %u) is %s; polling it every "

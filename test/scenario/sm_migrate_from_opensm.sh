@@ -21,6 +21,7 @@ need opensm
 need sminfo
 FS="$BUILD/test/fabricsim/fabricsim"
 IBSMD="$BUILD/daemon/ibsmd"
+IBSA="$BUILD/cli/ibsa"
 start_fabricsim "fattree:radix=12,levels=2" --max-clients 32
 
 : >"$WORK/order"
@@ -107,6 +108,10 @@ wait_until 30 more_ups || fail "no sweep after the reload as master"
 sweep_over() { [ "$(status_field 's["sweeps"]["sweeping"]')" = False ]; }
 wait_until 30 sweep_over || fail "the reload's sweep did not end"
 lft_sets | diff "$WORK/sets.master" - >"$WORK/lft.diff" || fail "a priority reload as master wrote LFT blocks: $(head -4 "$WORK/lft.diff")"
+# ibsmd's own balance (a reroute), so that OpenSM's sweep as master again changes the tables
+"$IBSA" --control "$WORK/control" reroute >/dev/null || fail "ibsa reroute"
+wait_until 30 sweep_over || fail "the reroute's sweep did not end"
+lft_sets | diff -q "$WORK/sets.master" - >/dev/null && fail "the reroute wrote nothing: the go-back proves nothing"
 # going back: below OpenSM's priority, ibsmd hands the subnet back; above it again, takes it
 osm_ups() { grep -c "SUBNET UP" "$WORK/osm/opensm.log"; }
 m=$(osm_ups)
@@ -126,6 +131,31 @@ wait_until 20 state_is host-2 3 || fail "ibsmd is not master again"
 lft_dump | diff "$WORK/lft.back" - >"$WORK/lft.diff" && [ "$(last_written)" = 0 ] ||
 	fail "taking the subnet again rewrote routes: $(head -4 "$WORK/lft.diff"); $(last_written) LFT blocks written"
 "$FS" ctl lids | sort | diff "$WORK/lids.before" - >/dev/null || fail "LIDs changed taking the subnet again"
+# what ibsmd holds the switches to hold is what they hold: OpenSM rewrote them while ibsmd
+# stood by, and a takeover that trusted its own last writes would think otherwise
+"$IBSA" --control "$WORK/control" dump routes >"$WORK/ibsmd-lfts" || fail "ibsa dump routes"
+lft_dump >"$WORK/lft.real"
+python3 - "$WORK/ibsmd-lfts" "$WORK/lft.real" <<'PY' || fail "ibsmd's view of the tables is not what the switches hold"
+import re, sys
+mine, real, sw = {}, {}, None
+for l in open(sys.argv[1]):
+    m = re.match(r"Unicast lids .* of switch .*\('(.*)'\)", l)
+    if m:
+        sw = m.group(1)
+        continue
+    m = re.match(r"(0x[0-9a-fA-F]+) (\d+) ", l)
+    if m and sw:
+        mine[(sw, int(m.group(1), 16))] = int(m.group(2))
+for l in open(sys.argv[2]):
+    w = l.split()
+    if len(w) == 1:
+        sw = w[0]
+    elif len(w) >= 2 and not l.startswith("#"):
+        real[(sw, int(w[0], 0))] = int(w[1])
+assert mine and real, (len(mine), len(real))
+diff = [(k, mine.get(k), real.get(k)) for k in set(mine) | set(real) if mine.get(k) != real.get(k)]
+assert not diff, (len(diff), sorted(diff)[:5])
+PY
 lft_sets >"$WORK/sets.after"
 echo "   a reload as master wrote no table; back to OpenSM (priority 9) and again (12), no LID changed, no table written by ibsmd: ok"
 
