@@ -30,7 +30,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->sweep_interval_s = 10;
 	c->sm_poll_interval_ms = 500;
 	c->sm_poll_retries = 3;
-	c->mad_window = 64;
+	c->mad_window = 0; /* the transport's: 256 on fabricsim, 64 otherwise */
 	c->mad_window_per_node = 4;
 	c->mad_queue_max = 4096;
 	c->sa_subscriptions_per_port = 64;
@@ -707,7 +707,7 @@ static const struct opt opts[CONFIG_NKEYS] = {
     [CK_LID_MIN] = {"lid_min", OPT_UINT, F(lid_min), 1, 0xbfff, OPT_HEX},
     [CK_LID_MAX] = {"lid_max", OPT_UINT, F(lid_max), 1, 0xbfff, OPT_HEX},
     [CK_SWEEP_INTERVAL] = {"sweep_interval", OPT_UINT, F(sweep_interval_s), 0, 86400, OPT_LIVE},
-    [CK_MAD_WINDOW] = {"mad_window", OPT_UINT, F(mad_window), 1, 65536, 0},
+    [CK_MAD_WINDOW] = {"mad_window", OPT_UINT, F(mad_window), 0, 65536, 0},
     [CK_MAD_WINDOW_PER_NODE] = {"mad_window_per_node", OPT_UINT, F(mad_window_per_node), 1, 1024,
                                 0},
     [CK_MAD_QUEUE_MAX] = {"mad_queue_max", OPT_UINT, F(mad_queue_max), 16, 524288, 0},

@@ -93,6 +93,9 @@ struct mad_transport {
 	/* every request sent with a timeout comes back answered or MAD_RECV_TIMED_OUT (the
 	 * kernel's MAD layer): the dispatcher waits for that instead of resending on its own */
 	bool reports_timeouts;
+	/* SMPs in flight that keep this path busy without overrunning it (0: no view; the
+	 * SM's mad_window, unless set, takes it) */
+	unsigned window_hint;
 };
 
 /* Open a transport by kind ("umad" or "sim"). 0, or -errno with a message in err. */

@@ -1,12 +1,14 @@
-/* Programming the subnet, in three phases:
+/* Programming the subnet, in phases:
+ *  keys:     PortInfo of the ports whose M_Key changes, alone (program_keys);
+ *  P_Keys:   P_Key tables of the CA ports and of the switch ports facing them;
  *  tables:   SwitchInfo (LinearFDBTop, LifeTime), the LFT blocks that differ from what the
- *            switch holds, P_Key tables of the CA ports and of the switch ports facing them;
- *  arm:      PortInfo of every port: LID, LMC, SM LID, subnet prefix, M_Key, NeighborMTU and
- *            OperVLs agreed with the neighbour, partition enforcement on switch ports that
- *            face CAs, and ARMED for ports still in INIT; the
- *            SL-to-VL and VL arbitration tables that follow those VLs (sm/vl.c);
+ *            switch holds, and beside them, as room comes, PortInfo of every port: LID, LMC,
+ *            SM LID, subnet prefix, M_Key, NeighborMTU and OperVLs agreed with the
+ *            neighbour, partition enforcement on switch ports that face CAs, and ARMED for
+ *            ports still in INIT; the SL-to-VL and VL arbitration tables that follow those
+ *            VLs (sm/vl.c);
  *  activate: ACTIVE for every ARMED port (both ends are ARMED by then, as the spec's neighbour
- *            rule wants).
+ *            rule wants), once every table is written.
  * Every Set answers with the attribute as it now is; that answer becomes our copy. */
 #include <errno.h>
 #include <stddef.h>
@@ -503,12 +505,69 @@ void program_tables(struct sm *sm)
 		mcast_topology_changed(sm);
 	sm->rejoin = false;
 	mcast_program(sm);
+	/* the ports' PortInfo (ARMED) and VL tables beside the LFT blocks, made as room comes
+	 * (program_ports_more): neither waits on the other (IBA orders only ACTIVE after
+	 * ARMED), and one stream of Sets keeps the MAD window full where three phases in turn
+	 * each waited on their slowest switch */
+	sm->port_out.node = sm->port_out.num = sm->port_out.max_num = 0;
+	for (uint32_t n = 0; n < t->nnodes; n++)
+		if (t->nodes[n].nports > sm->port_out.max_num)
+			sm->port_out.max_num = t->nodes[n].nports;
+	if (!sm->port_out.active)
+		sm->pending++;
+	sm->port_out.active = true;
+	program_room(sm);
+}
+
+/* P_Key tables before the PortInfo that turns partition enforcement on where a switch port
+ * holds its CA's keys (enforces): a port never enforces a table it does not hold yet. */
+void program_tables_pkeys(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
 	/* tables read from the ports (a restart, a takeover): their keys placed as held */
 	if (t->pkeys_held.n && topo_pkeys_update(t, sm->cfg) < 0)
 		log_err(sm->log, "program",
 		        "out of memory: P_Keys placed as the policy orders them");
 	program_ca_pkeys(sm);
 	program_switch_pkeys(sm);
+}
+
+static void program_arm_port(struct sm *sm, uint32_t p);
+
+/* The port stream: port k of every node, then port k + 1 (as the LFT blocks go, so that
+ * the queue's head holds many nodes and the MAD layer's window, a few in flight per node,
+ * fills), each port's PortInfo (arming it if in INIT) and its VL tables, while the SMP
+ * service has room; the alias GUIDs once at the end. One pending unit while active. */
+void program_ports_more(struct sm *sm)
+{
+	struct topo *t = &sm->topo;
+	while (sm->port_out.active && sm_has_room(sm)) {
+		if (sm->port_out.node >= t->nnodes) {
+			sm->port_out.node = 0;
+			sm->port_out.num++;
+		}
+		if (sm->port_out.num > sm->port_out.max_num) {
+			sm->port_out.active = false;
+			sm->link_recheck =
+			    false; /* every port was looked at with the new settings */
+			guids_program(sm);
+			sm->pending--; /* the caller checks the phase */
+			break;
+		}
+		uint32_t node = sm->port_out.node++;
+		unsigned num = sm->port_out.num;
+		const struct topo_node *n = &t->nodes[node];
+		if (num > n->nports)
+			continue;
+		program_arm_port(sm, n->first_port + num);
+		vl_program_port(sm, node, num);
+	}
+}
+
+/* Room in the SMP service's window (its smp_room hook): the port stream, then LFT blocks. */
+void program_room(struct sm *sm)
+{
+	program_ports_more(sm);
 	program_lft_more(sm);
 }
 
@@ -745,24 +804,15 @@ void program_ports_now(struct sm *sm)
 	sm->link_recheck = false;
 }
 
-void program_arm(struct sm *sm)
+static void program_arm_port(struct sm *sm, uint32_t p)
 {
 	struct topo *t = &sm->topo;
-	for (uint32_t p = 0; p < t->nports; p++) {
-		if (!topo_port_managed(t, p))
-			continue;
-		const struct topo_port *port = &t->ports[p];
-		bool arm = port->pi.port_state == PORT_STATE_INIT;
-		if (arm || wants_rereg(sm, p) || !port_configured(sm, p))
-			port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
-	}
-	sm->link_recheck = false; /* every port was looked at with the new settings */
-}
-
-void program_port_tables(struct sm *sm)
-{
-	vl_program(sm);
-	guids_program(sm);
+	if (!topo_port_managed(t, p))
+		return;
+	const struct topo_port *port = &t->ports[p];
+	bool arm = port->pi.port_state == PORT_STATE_INIT;
+	if (arm || wants_rereg(sm, p) || !port_configured(sm, p))
+		port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 }
 
 void program_activate(struct sm *sm)

@@ -25,37 +25,32 @@ static void after_activate(struct sm *sm);
 static void after_election(struct sm *sm);
 static void after_read(struct sm *sm);
 
-static void after_port_tables(struct sm *sm)
+/* ACTIVE once every table and every port's PortInfo is in. */
+static void after_tables(struct sm *sm)
 {
-	sm->times.arm += phase_end(sm);
+	sm->times.tables += phase_end(sm);
 	sm_phase_begin(sm, after_activate);
 	program_activate(sm);
 	sm_phase_check(sm);
 }
 
-/* The ports' own tables (VL, alias GUIDs) after their PortInfo: a PortInfo Set may change
- * the port's M_Key, which a Set sent beside it would present stale. */
-static void after_arm(struct sm *sm)
+/* LFTs, PortInfo (ARMED) and VL tables together (program_tables); "arm" in the sweep's
+ * times is the M_Key phase before them, "tables" the P_Keys and this one. */
+static void after_pkeys(struct sm *sm)
 {
-	sm->times.arm += phase_end(sm);
-	sm_phase_begin(sm, after_port_tables);
-	program_port_tables(sm);
+	sm->times.tables = phase_end(sm);
+	sm_phase_begin(sm, after_tables);
+	program_tables(sm);
 	sm_phase_check(sm);
 }
 
+/* The M_Keys that change go first and alone: any Set sent beside one to the same port
+ * would present the key that is about to go. */
 static void after_keys(struct sm *sm)
 {
 	sm->times.arm = phase_end(sm);
-	sm_phase_begin(sm, after_arm);
-	program_arm(sm);
-	sm_phase_check(sm);
-}
-
-static void after_tables(struct sm *sm)
-{
-	sm->times.tables = phase_end(sm);
-	sm_phase_begin(sm, after_keys);
-	program_keys(sm);
+	sm_phase_begin(sm, after_pkeys);
+	program_tables_pkeys(sm);
 	sm_phase_check(sm);
 }
 
@@ -230,8 +225,8 @@ static void after_route(struct sm *sm)
 		return;
 	}
 	sm->stage = "programming";
-	sm_phase_begin(sm, after_tables);
-	program_tables(sm);
+	sm_phase_begin(sm, after_keys);
+	program_keys(sm);
 	sm_phase_check(sm);
 }
 
@@ -695,7 +690,7 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 	sm->state = SM_STATE_DISCOVERING;
 	sm->full = true;
 	sm->send_retries = -1;
-	sm->smp_room = program_lft_more;
+	sm->smp_room = program_room;
 	sm->routing_inputs = config_routing_inputs(cfg);
 	mcast_init(sm);
 	election_init(sm);
@@ -726,7 +721,9 @@ static struct sm *sm_create(struct ibsmd_config *cfg, const struct log *log, str
 		         t->desc, strerror(-rc));
 	}
 	struct mad_dispatcher_opts dopts = {
-	    .window = cfg->mad_window,
+	    .window = cfg->mad_window  ? cfg->mad_window
+	              : t->window_hint ? t->window_hint
+	                               : 64,
 	    .window_per_dest = cfg->mad_window_per_node,
 	    .timeout_ms = cfg->mad_timeout_ms,
 	    .retries = cfg->mad_retries,
@@ -902,6 +899,11 @@ void sm_stop(struct sm *sm)
 	}
 	if (sm->lft_out.active) {
 		sm->lft_out.active = false;
+		if (sm->pending)
+			sm->pending--;
+	}
+	if (sm->port_out.active) {
+		sm->port_out.active = false;
 		if (sm->pending)
 			sm->pending--;
 	}

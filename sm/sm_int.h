@@ -249,6 +249,14 @@ struct sm {
 		uint32_t inflight; /* LFT Sets sent and not yet answered */
 	} lft_out;
 	uint8_t *lft_wave; /* per switch index: its wave */
+	/* the ports' PortInfo and VL tables, port k of every node as room comes
+	 * (program_ports_more),
+	 * beside the LFT blocks; one pending unit while active */
+	struct {
+		uint32_t node;
+		unsigned num, max_num;
+		bool active;
+	} port_out;
 	/* the switches at the ends of the links let in since the last programming */
 	VEC(uint32_t) rejoin_nodes;
 	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
@@ -421,9 +429,10 @@ bool sm_has_room(const struct sm *sm);
 /* LFT blocks whose programmed contents (as the switches acknowledged them) are not what
  * routing wants, and on how many switches: Sets that failed or never went. */
 uint32_t program_lft_missing(const struct sm *sm, uint32_t *switches);
-void program_keys(struct sm *sm); /* PortInfo of the ports whose M_Key changes */
-void program_arm(struct sm *sm);
-void program_port_tables(struct sm *sm); /* SL-to-VL, VL arbitration, alias GUIDs */
+void program_keys(struct sm *sm);         /* PortInfo of the ports whose M_Key changes */
+void program_tables_pkeys(struct sm *sm); /* P_Key tables, before the PortInfo that enforces */
+void program_ports_more(struct sm *sm);   /* the port stream: PortInfo, VL tables, GUIDs */
+void program_room(struct sm *sm);         /* the smp_room hook: port stream, LFT blocks */
 void program_activate(struct sm *sm);
 /* Virtual ports (sm/vports.c): read those of the ports that need it (a phase); then the
  * ports whose reads all came back lose the vports they no longer show; after activation
@@ -472,6 +481,7 @@ void guids_sweep_done(struct sm *sm);
 /* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
  * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
 void vl_program(struct sm *sm);
+void vl_program_port(struct sm *sm, uint32_t node, unsigned num); /* the port stream's step */
 /* The QoS policy's VL table for the port's class (CA, switch external, switch port 0,
  * router), NULL without one. */
 const struct config_vl_table *vl_class_table(const struct sm *sm, uint32_t p);

@@ -29,11 +29,17 @@ static unsigned data_vls(uint8_t code)
 	return code < sizeof(n) / sizeof(n[0]) ? n[code] : 1;
 }
 
-/* The OperVLs code the port runs once the arm phase has agreed it with its neighbour. */
+/* The OperVLs code the port runs once its PortInfo Set (program.c port_set_phys) has agreed
+ * it with its neighbour: known before that Set is answered, as the tables go beside it. An
+ * enhanced switch port 0 runs every VL it can. */
 static uint8_t port_oper_vls(const struct topo *t, const struct topo_port *port)
 {
-	if (port->peer == TOPO_NONE)
-		return port->pi.oper_vls;
+	if (port->peer == TOPO_NONE) {
+		const struct topo_node *n = &t->nodes[port->node];
+		bool esp0 = n->type == NODE_TYPE_SWITCH && port->num == 0 &&
+		            t->sws[n->sw].si.enhanced_port0;
+		return esp0 ? port->pi.vl_cap : port->pi.oper_vls;
+	}
 	uint8_t a = port->pi.vl_cap, b = t->ports[port->peer].pi.vl_cap;
 	return a < b ? a : b;
 }
@@ -504,39 +510,46 @@ static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
 
 void vl_program(struct sm *sm)
 {
+	for (uint32_t node = 0; node < sm->topo.nnodes; node++)
+		for (unsigned num = 0; num <= sm->topo.nodes[node].nports; num++)
+			vl_program_port(sm, node, num);
+}
+
+/* One port's tables; port 0 of a switch stands for the switch's SL-to-VL tables (which
+ * go first: an all-ports Set) and its enhanced port 0's arbitration. */
+void vl_program_port(struct sm *sm, uint32_t node, unsigned num)
+{
 	struct topo *t = &sm->topo;
-	for (uint32_t node = 0; node < t->nnodes; node++) {
-		const struct topo_node *n = &t->nodes[node];
-		if (!n->present)
-			continue;
-		bool sw = n->type == NODE_TYPE_SWITCH;
+	const struct topo_node *n = &t->nodes[node];
+	if (!n->present || num > n->nports)
+		return;
+	bool sw = n->type == NODE_TYPE_SWITCH;
+	if (num == 0) {
 		if (sw)
 			switch_sl2vl(sm, node);
 		if (sw && topo_port_esp0(t, n->first_port))
 			port_vlarb(sm, n->first_port, true); /* the switch's own traffic */
-		for (unsigned num = 1; num <= n->nports; num++) {
-			uint32_t p = n->first_port + num;
-			struct topo_port *port = &t->ports[p];
-			if (!port_is_up_link(t, port))
-				continue;
-			if (port->pi.port_state == PORT_STATE_INIT) {
-				/* a port coming up may have been reset with its device */
-				port->sl2vl = TOPO_SL2VL_UNKNOWN;
-				memset(port->vlarb, 0, sizeof(port->vlarb));
-			}
-			/* (base switch port 0 carries no data: management on VL15 only) */
-			port_vlarb(sm, p, sw);
-			if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
-			    (port->refused & TOPO_REFUSED_SL2VL))
-				continue;
-			unsigned nvl = data_vls(port_oper_vls(t, port));
-			uint64_t want = engine_tables(sm)
-			                    ? ca_class_sl2vl(sm, nvl)
-			                    : qos_sl2vl(sm, vl_class_table(sm, p), nvl, p);
-			if (port->sl2vl != want) {
-				struct vl_ref ref = {.port = p, .mod = 0};
-				send_sl2vl(sm, p, 0, want, &ref, on_ca_sl2vl);
-			}
-		}
+		return;
+	}
+	uint32_t p = n->first_port + num;
+	struct topo_port *port = &t->ports[p];
+	if (!port_is_up_link(t, port))
+		return;
+	if (port->pi.port_state == PORT_STATE_INIT) {
+		/* a port coming up may have been reset with its device */
+		port->sl2vl = TOPO_SL2VL_UNKNOWN;
+		memset(port->vlarb, 0, sizeof(port->vlarb));
+	}
+	/* (base switch port 0 carries no data: management on VL15 only) */
+	port_vlarb(sm, p, sw);
+	if (sw || !(port->pi.capability_mask & PORT_CAP_HAS_SL_MAP) ||
+	    (port->refused & TOPO_REFUSED_SL2VL))
+		return;
+	unsigned nvl = data_vls(port_oper_vls(t, port));
+	uint64_t want = engine_tables(sm) ? ca_class_sl2vl(sm, nvl)
+	                                  : qos_sl2vl(sm, vl_class_table(sm, p), nvl, p);
+	if (port->sl2vl != want) {
+		struct vl_ref ref = {.port = p, .mod = 0};
+		send_sl2vl(sm, p, 0, want, &ref, on_ca_sl2vl);
 	}
 }
