@@ -42,10 +42,10 @@
  * kernel an allocation and a wakeup whatever its size: one per MAD was most of what a MAD
  * cost both sides at 200,000 a second. The MADs themselves, their order and their timing are
  * as before; ibsim, which does not answer the request, gets one MAD per datagram. */
-#define PACK_MAX       32
-#define PACK_OFF       48         /* in the connect data: after {id, qp, issm, nodeid[32]} */
-#define PACK_ASK       0x4b505346 /* "FSPK" from the client */
-#define PACK_AGREED    0x6b707366 /* "fspk" back from fabricsim */
+#define PACK_MAX    32
+#define PACK_OFF    48         /* in the connect data: after {id, qp, issm, nodeid[32]} */
+#define PACK_ASK    0x4b505346 /* "FSPK" from the client */
+#define PACK_AGREED 0x6b707366 /* "fspk" back from fabricsim */
 
 enum {
 	CTL_ERROR,
@@ -272,7 +272,8 @@ static void tx_flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	struct fs_server *s = (struct fs_server *)((char *)w - offsetof(struct fs_server, tx_flush));
+	struct fs_server *s =
+	    (struct fs_server *)((char *)w - offsetof(struct fs_server, tx_flush));
 	for (unsigned i = 0; i < s->tx_listed; i++) {
 		struct client *c = &s->clients[s->tx_list[i]];
 		c->tx_listed = false;
@@ -584,10 +585,11 @@ static void client_read(struct client *c, int max)
 		if (!c->used)
 			continue;
 		if (n == 0 || n % REQ_SIZE || (size_t)n / REQ_SIZE > c->pack) {
-			log_warn(c->s->o.log, "fabricsim",
-			         "client %u: dropped a %zd-byte message (MADs are %d-byte messages, "
-			         "%u to a datagram at most)",
-			         c->id, n, REQ_SIZE, c->pack);
+			log_warn(
+			    c->s->o.log, "fabricsim",
+			    "client %u: dropped a %zd-byte message (MADs are %d-byte messages, "
+			    "%u to a datagram at most)",
+			    c->id, n, REQ_SIZE, c->pack);
 			continue;
 		}
 		for (ssize_t off = 0; off < n && c->used; off += REQ_SIZE)
