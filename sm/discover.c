@@ -101,7 +101,7 @@ bool discover_switch_info(struct sm *sm, uint32_t node, const struct mad_switch_
 		           sw->si.linear_fdb_top);
 		topo_forget_tables(t, node);
 		mcast_topology_changed(sm); /* its MFT blocks go whatever they hold */
-		sm->structural = true;
+		sm->structural = sm->route_inputs = true;
 	}
 	sw->si = *si;
 	return reset;
@@ -253,7 +253,7 @@ static void link_events(struct sm *sm, const struct probe *pr, const struct mad_
 	}
 	if (pr->full || t->ports[pr->from_port].peer == arrival)
 		return;
-	sm->structural = true;
+	sm->structural = sm->route_inputs = true;
 	char name[160], g[20], pn[4], fg[20], fpn[4];
 	const struct topo_port *near = &t->ports[pr->from_port];
 	snprintf(g, sizeof(g), "0x%016" PRIx64, t->nodes[near->node].guid);
@@ -286,7 +286,7 @@ static void explore_found(struct sm *sm, const struct probe *pr, const struct ma
 			/* back after an absence: whatever it held was lost with its power */
 			topo_forget_tables(t, node);
 			if (n->sw != TOPO_NONE) {
-				sm->structural = true;
+				sm->structural = sm->route_inputs = true;
 				mcast_topology_changed(sm);
 			}
 		}
@@ -435,6 +435,10 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 			t->ports[port->peer].pi.port_state = PORT_STATE_DOWN;
 			topo_unlink(t, pr->port);
 			sm->structural = true;
+			/* a host's link changes no route between switches (its LID stays where it
+			 * was, unreachable with it): a link between two switches does */
+			if (topo_is_switch(t, port->node) && topo_is_switch(t, far->node))
+				sm->route_inputs = true;
 		}
 		return;
 	}
@@ -453,9 +457,17 @@ static void on_port_info(struct sm *sm, const struct mad_result *res, const stru
 	 * links but the one it came in by) */
 	if (port->peer == TOPO_NONE) {
 		if (!pr->full && !was_up)
-			sm->structural = true;
+			sm->structural = sm->route_inputs = true;
 		probe(sm, pr->port, pr->full);
 	}
+}
+
+static uint32_t present_switches(const struct topo *t)
+{
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < t->nsws; s++)
+		n += t->nodes[t->sws[s].node].present;
+	return n;
 }
 
 static void discover_end(struct sm *sm)
@@ -466,10 +478,13 @@ static void discover_end(struct sm *sm)
 		         "the SM's own port did not answer: nothing discovered");
 		return;
 	}
+	uint32_t sws_before = present_switches(t);
 	uint32_t lost = topo_update_paths(t, true);
 	if (lost) {
 		log_notice(sm->log, "discover", "%u node(s) no longer reachable", lost);
 		sm->structural = true;
+		if (present_switches(t) != sws_before)
+			sm->route_inputs = true; /* switches went: routes move off them */
 	}
 	if (topo_aliases_follow(t))
 		sm->structural = true;
@@ -507,7 +522,7 @@ void discover_full(struct sm *sm)
 	struct topo *t = &sm->topo;
 	t->sweep++;
 	sm->rounds = 1; /* its next rounds (discover_switches) keep what it found */
-	sm->structural = false;
+	sm->structural = sm->route_inputs = false;
 	/* a full sweep balances the routes afresh, but for a reload that changed no routing
 	 * input: a priority raised or lowered to hand the subnet over keeps every route */
 	sm->grew = !sm->keep_routes;
@@ -569,7 +584,7 @@ void discover_switches(struct sm *sm)
 	struct topo *t = &sm->topo;
 	if (sm->rounds++ == 0) {
 		t->sweep++;
-		sm->structural = false;
+		sm->structural = sm->route_inputs = false;
 		sm->grew = false;
 	}
 	sm->retry = false;

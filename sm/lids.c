@@ -160,6 +160,7 @@ int lids_assign(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	struct assign a = {.sm = sm, .unowned = sm->cfg->lid_min};
+	uint64_t changes0 = sm->guid2lid_changes;
 	a.owner = malloc(sizeof(uint32_t) * TOPO_LID_COUNT);
 	a.reserved = calloc(TOPO_LID_COUNT, sizeof(uint64_t));
 	if (!a.owner || !a.reserved) {
@@ -259,6 +260,7 @@ int lids_assign(struct sm *sm)
 		}
 	}
 	sm->counts.lids = nlids;
+	sm->lids_new = (uint32_t)(sm->guid2lid_changes - changes0);
 	topo_rebuild_lids(t);
 	log_info(sm->log, "lids", "%u ports have LIDs, %u newly assigned", n - failed, fresh);
 	free(done);

@@ -202,9 +202,13 @@ struct sm {
 	struct sm_phase_times times;
 	struct sm_counts counts;
 	bool structural; /* the last discovery found changes (links, nodes) */
-	bool grew;       /* ... and some of them add capacity: rebalance instead of sticking */
-	bool heavy;      /* the sweep under way (or the last) rediscovers the whole fabric */
-	bool reroute;    /* the next routing starts afresh (ibsa reroute, a reload) */
+	/* ... and some of them are what routing reads: a switch, a link between switches, a
+	 * port come up (hosts that only went change no route) */
+	bool route_inputs;
+	uint32_t lids_new; /* LIDs lids_assign gave afresh or moved this sweep (vports too) */
+	bool grew;         /* ... and some of them add capacity: rebalance instead of sticking */
+	bool heavy;        /* the sweep under way (or the last) rediscovers the whole fabric */
+	bool reroute;      /* the next routing starts afresh (ibsa reroute, a reload) */
 	uint64_t routing_inputs; /* config_routing_inputs() as last routed: a reload compares */
 	bool keep_routes; /* the full sweep a reload asks for keeps the held routes (no routing
 	                   * input changed): it balances only over capacity it finds new */
