@@ -3,7 +3,8 @@
 #
 # Single changes (each REPEATS times, medians and worst): an inter-switch link pulled, a
 # host link pulled, a leaf switch lost (another each time, put back before the next). For each: the time from the `fabricsim ctl` command
-# to the SM's next "subnet up" line (its own log timestamps), the switches and LFT blocks it
+# to the SM's next "subnet up" line (its own log timestamps), for ibsmd also from the first
+# trap it logged to that line (what the SM took to handle it), the switches and LFT blocks it
 # wrote (fabricsim's count of LFT Sets), the SMPs the SMAs answered, and whether a verify
 # run right after passes (every pair reached, every port ACTIVE).
 #
@@ -78,6 +79,27 @@ PY
 }
 ups() { up_times | wc -l; }
 
+# handled: from the first trap the SM logged after line FROM of its log to its next "subnet
+# up", both by its own timestamps (ibsmd's "trap N from LID L" at log_level info; "-" for
+# OpenSM, whose log does not say when a trap arrived)
+trap_to_up() {
+	tail -n +"$(($1 + 1))" "$SMLOG" | python3 -c '
+import re, sys
+t0 = None
+for line in sys.stdin:
+    m = re.match(r"(\d\d):(\d\d):(\d\d)\.(\d{3}) ", line)
+    if not m:
+        continue
+    h, mi, s, ms = map(int, m.groups())
+    t = h * 3600 + mi * 60 + s + ms / 1000
+    if t0 is None and re.search(r" sm: trap \d+ from LID", line):
+        t0 = t
+    elif t0 is not None and " sm: subnet up" in line:
+        print(f"{t - t0:.3f}")
+        sys.exit(0)
+print("-")'
+}
+
 # wait_quiet: no new "subnet up" for 2 s (the SM is done with whatever came before)
 wait_quiet() {
 	local n m
@@ -107,6 +129,8 @@ one_change() {
 	n0=$(ups)
 	lft_sets >"$WORK/l0"
 	a0=$(sma_answers)
+	local lines0
+	lines0=$(wc -l <"$SMLOG")
 	t0=$(now)
 	"$FS" ctl "${args[@]}" >/dev/null
 	for i in $(seq 1 600); do
@@ -121,7 +145,7 @@ one_change() {
 	local a1 sw blocks
 	a1=$(sma_answers)
 	read -r sw blocks < <(join "$WORK/l0" "$WORK/l1" | awk '$3 != $2 { n++; b += $3 - $2 } END { print n + 0, b + 0 }')
-	echo "$(echo "${t1:-$t0} - $t0" | bc) $sw $blocks $((a1 - a0)) $v"
+	echo "$(echo "${t1:-$t0} - $t0" | bc) $sw $blocks $((a1 - a0)) $v $(trap_to_up "$lines0")"
 	"$FS" ctl "${undo[@]}" >/dev/null
 }
 
@@ -206,12 +230,15 @@ for kind in $SMS; do
 done
 
 echo "fabric $SPEC; single changes $REPEATS times each (median / worst); storms $STORM s"
-printf '%-9s %-5s %18s %10s %11s %9s %7s\n' SM change "time s (med/worst)" switches "LFT blocks" SMPs verify
+printf '%-9s %-5s %18s %18s %10s %11s %9s %7s\n' SM change "time s (med/worst)" \
+	"trap->up (med/worst)" switches "LFT blocks" SMPs verify
 for kind in $SMS; do
 	for c in isl host leaf; do
 		f="$WORK/$kind-$c"
-		printf '%-9s %-5s %8.3f / %7.3f %10s %11s %9s %7s\n' "$kind" "$c" \
-			"$(awk '{ print $1 }' "$f" | median)" "$(awk '{ print $1 }' "$f" | worst)" \
+		tu="-"
+		[ "$kind" != opensm ] && tu="$(awk '{ print $6 }' "$f" | median) / $(awk '{ print $6 }' "$f" | worst)"
+		printf '%-9s %-5s %8.3f / %7.3f %18s %10s %11s %9s %7s\n' "$kind" "$c" \
+			"$(awk '{ print $1 }' "$f" | median)" "$(awk '{ print $1 }' "$f" | worst)" "$tu" \
 			"$(awk '{ print $2 }' "$f" | median)" "$(awk '{ print $3 }' "$f" | median)" \
 			"$(awk '{ print $4 }' "$f" | median)" \
 			"$(awk '$5 == "ok" { n++ } END { print n + 0 }' "$f")/$(wc -l <"$f")"
