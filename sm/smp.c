@@ -434,7 +434,7 @@ void sm_dirty(struct sm *sm, uint32_t node)
 		sm->full = true; /* out of memory: everything again */
 }
 
-#define SM_TRAP_GRACE_S 0.01
+#define SM_TRAP_GRACE_S 0.005
 
 void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n)
 {
@@ -455,7 +455,8 @@ void sm_request_sweep(struct sm *sm, const uint32_t *switch_nodes, uint32_t n)
 	/* a moment's grace gathers the traps of one event into one sweep: both ends of a link
 	 * see it go within a millisecond or two and trap at once; one that comes later finds
 	 * the sweep under way and asks for another (again). 50 ms was half of a host link's
-	 * handling at 2,592 hosts. */
+	 * handling at 2,592 hosts; none at all would leave a lost switch's other neighbours,
+	 * trapping a moment after the first, to a second sweep 200 ms later. */
 	if (!ev_is_active(&sm->kick_timer)) {
 		ev_timer_set(&sm->kick_timer, SM_TRAP_GRACE_S, 0.);
 		ev_timer_start(sm->loop, &sm->kick_timer);
