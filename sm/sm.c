@@ -201,9 +201,9 @@ static void after_vports(struct sm *sm)
 
 static void after_route(struct sm *sm);
 
-/* Routing again would give every switch the table it has: the sweep found only hosts
- * gone (their LIDs stay routed where they were, unreachable with them), no LID new or
- * moved, and the engine that routed last holds. At 2,592 hosts the engine's run was most
+/* Routing again would give every switch the table it has: the sweep found nothing new, or
+ * only hosts gone (their LIDs stay routed where they were, unreachable with them), no LID
+ * new or moved, and the engine that routed last holds. At 2,592 hosts the engine's run was most
  * of a host link's handling. */
 static bool routes_hold(const struct sm *sm)
 {
@@ -217,8 +217,10 @@ static void after_read(struct sm *sm)
 	health_hold_check(sm);
 	sm->stage = "routing";
 	if (routes_hold(sm)) {
-		log_info(sm->log, "routing", "only hosts left: every route holds, %s not run",
-		         sm->engine->name);
+		if (sm->structural) /* (a sweep that found nothing new has nothing to say) */
+			log_info(sm->log, "routing",
+			         "only hosts left: every route holds, %s not run",
+			         sm->engine->name);
 		sm->times.route = 0;
 		after_route(sm);
 		return;
