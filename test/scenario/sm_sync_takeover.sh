@@ -18,7 +18,10 @@ in_step() { [ -s "$WORK/state-$1/sa-state" ] && [ "$(items "$1")" = "$(items "$2
 
 start_named_ibsmd A host-1 10 "sweep_interval: 2" "mad_timeout_ms: 1000"
 wait_until 60 grep -q "subnet up" "$WORK/A.log" || fail "A did not bring the subnet up"
-start_named_ibsmd B host-2 5 "sweep_interval: 2" "mad_timeout_ms: 1000"
+# B keeps 16 SMPs in flight: its first sweep then lasts, and leaves the SMAs (each serves one
+# MAD at a time) to C's discovery too; at fabricsim's window of 256 B's Sets queued at every
+# SMA ahead of C's reads, C found B only as B's sweep ended, and asked after it (CI, once)
+start_named_ibsmd B host-2 5 "sweep_interval: 2" "mad_timeout_ms: 1000" "mad_window: 16"
 start_named_ibsmd C host-3 1 "sweep_interval: 2" "mad_timeout_ms: 1000"
 SIM_HOST=host-5 "$IBSA" --transport sim services add 0x101 --name before-kill --lease 3600 \
 	>/dev/null || fail "services add"
