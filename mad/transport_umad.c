@@ -55,7 +55,19 @@ struct umad_transport {
 	int pipe_rd, pipe_wr;
 	pthread_t reader;
 	volatile int stop;
+	/* the loop's side of the socketpair: one batch read, served a MAD at a time */
+	uint8_t *batch;
+	size_t batch_len, batch_off;
 };
+
+/* MADs the reader thread hands over in one message. Under the preload each message costs
+ * a send, a wakeup and a recv, in a VM most of what a MAD cost us; a batch takes what the
+ * preload has queued already, so nothing waits for a batch to fill. */
+#define UMAD_BATCH       32
+#define UMAD_REC_MAX     (sizeof(struct ib_user_mad) + UMAD_BUF_MAD)
+#define UMAD_REC_HDR     8 /* a length, and the umad kept 8-aligned for its struct */
+#define UMAD_REC_SPAN(n) (UMAD_REC_HDR + (((n) + 7u) & ~(size_t)7u))
+#define UMAD_BATCH_CAP   (UMAD_BATCH * UMAD_REC_SPAN(UMAD_REC_MAX))
 
 static struct umad_transport *to_umad(struct mad_transport *t)
 {
@@ -172,10 +184,25 @@ static int umad_t_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *
 	struct umad_transport *u = to_umad(t);
 	uint8_t ubuf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
 	if (u->threaded) {
-		ssize_t n = recv(u->pipe_rd, ubuf, sizeof(ubuf), MSG_DONTWAIT);
-		if (n < 0)
-			return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
-		return unpack(ubuf, (size_t)n, from, buf, cap, len, flags);
+		/* records of a length (host order: both ends are this process) and the umad,
+		 * as reader_main packs them */
+		if (u->batch_off >= u->batch_len) {
+			ssize_t n = recv(u->pipe_rd, u->batch, UMAD_BATCH_CAP, MSG_DONTWAIT);
+			if (n < 0)
+				return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+			u->batch_len = (size_t)n;
+			u->batch_off = 0;
+		}
+		uint32_t rl = 0;
+		if (u->batch_len - u->batch_off >= UMAD_REC_HDR)
+			memcpy(&rl, u->batch + u->batch_off, sizeof(rl));
+		if (!rl || UMAD_REC_SPAN(rl) > u->batch_len - u->batch_off) {
+			u->batch_off = u->batch_len = 0; /* cannot happen: we wrote it */
+			return -EPROTO;
+		}
+		const uint8_t *rec = u->batch + u->batch_off + UMAD_REC_HDR;
+		u->batch_off += UMAD_REC_SPAN(rl);
+		return unpack(rec, rl, from, buf, cap, len, flags);
 	}
 	/* a pair: the side read first alternates, so that neither starves the other */
 	for (unsigned k = 0; k < (u->pair ? 2u : 1u); k++) {
@@ -207,16 +234,27 @@ static int umad_t_recv(struct mad_transport *t, struct mad_addr *from, uint8_t *
 static void *reader_main(void *arg)
 {
 	struct umad_transport *u = arg;
-	uint8_t ubuf[sizeof(struct ib_user_mad) + UMAD_BUF_MAD];
+	uint8_t *out = malloc(UMAD_BATCH_CAP);
+	if (!out)
+		return NULL;
 	while (!u->stop) {
-		int ulen = UMAD_BUF_MAD;
-		int r = umad_recv(u->side[0].portid, ubuf, &ulen, 200);
-		if (r < 0)
-			continue;
-		size_t n = umad_size() + (size_t)(ulen > UMAD_BUF_MAD ? UMAD_BUF_MAD : ulen);
-		if (send(u->pipe_wr, ubuf, n, 0) < 0 && errno != EINTR)
+		/* wait for one MAD, then take what else is queued without waiting */
+		size_t used = 0;
+		for (unsigned k = 0; k < UMAD_BATCH; k++) {
+			int ulen = UMAD_BUF_MAD;
+			uint8_t *rec = out + used + UMAD_REC_HDR;
+			if (umad_recv(u->side[0].portid, rec, &ulen, k ? 0 : 200) < 0)
+				break;
+			uint32_t n =
+			    (uint32_t)(umad_size() +
+			               (size_t)(ulen > UMAD_BUF_MAD ? UMAD_BUF_MAD : ulen));
+			memcpy(out + used, &n, sizeof(n));
+			used += UMAD_REC_SPAN(n);
+		}
+		if (used && send(u->pipe_wr, out, used, 0) < 0 && errno != EINTR)
 			break;
 	}
+	free(out);
 	return NULL;
 }
 
@@ -279,6 +317,7 @@ static void umad_t_close(struct mad_transport *t)
 		pthread_join(u->reader, NULL);
 		close(u->pipe_rd);
 		close(u->pipe_wr);
+		free(u->batch);
 	}
 	if (u->issm_fd >= 0)
 		close(u->issm_fd);
@@ -536,14 +575,23 @@ static int start_reading(struct umad_transport *u, char *err, size_t errlen)
 		}
 		u->pipe_rd = sp[0];
 		u->pipe_wr = sp[1];
-		u->threaded = true;
+		u->batch = malloc(UMAD_BATCH_CAP);
+		if (!u->batch) {
+			close(sp[0]);
+			close(sp[1]);
+			snprintf(err, errlen, "umad: out of memory");
+			return -ENOMEM;
+		}
 		if ((r = pthread_create(&u->reader, NULL, reader_main, u)) != 0) {
 			close(sp[0]);
 			close(sp[1]);
+			free(u->batch);
+			u->batch = NULL;
 			snprintf(err, errlen, "umad: cannot start the reader thread: %s",
 			         strerror(r));
 			return -r;
 		}
+		u->threaded = true; /* only now has the close a thread to join */
 		return 0;
 	}
 	/* a kernel (or its emulation): every request with a timeout comes back */
