@@ -194,6 +194,20 @@ void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, u
  * switch already holds is kept while it is still a candidate. */
 void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
                     uint32_t ncand);
+/* The same for a caller that routes many destinations at one switch in turn, where the
+ * candidates of one are often those of the last (a leaf's uplinks for every remote leaf):
+ * what routing_assign derives from the candidates is kept in memo and used again while they
+ * stay the same. Only routing_assign_memo may change s's loads between two calls with one
+ * memo; zero it before the first. */
+struct routing_assign_memo {
+	bool valid, on;
+	uint8_t last;
+	uint32_t s, ncand, low, nlow;
+	uint32_t cand[256];
+	uint8_t of[256];
+};
+void routing_assign_memo(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
+                         uint32_t ncand, struct routing_assign_memo *memo);
 /* At t itself: its LIDs leave by their own ports. */
 void routing_assign_local(struct routing_ctx *ctx, uint32_t t);
 

@@ -317,31 +317,31 @@ void routing_bfs(const struct routing_ctx *ctx, uint32_t from, uint16_t *dist, u
 
 /* Which candidate leaves by each port (0xff: none), for held_choice: a lookup per LID
  * where a scan of the candidates per LID was most of a sticky routing's time (18 up ports
- * at 2,592 hosts, 2 million LIDs over the switches: 20 ms of a link's 30 ms handling). */
-struct cand_ports {
-	bool on; /* sticky, and the switch's table is known */
-	uint8_t of[256];
-};
-
-static void cand_ports_init(struct cand_ports *cp, const struct routing_ctx *ctx,
+ * at 2,592 hosts, 2 million LIDs over the switches: 20 ms of a link's 30 ms handling). Kept
+ * in a routing_assign_memo (on: sticky, and the switch's table is known; of[] set up to the
+ * switch's last port). */
+static void cand_ports_init(struct routing_assign_memo *cp, const struct routing_ctx *ctx,
                             const struct topo_switch *sw, const uint32_t *cand, uint32_t ncand)
 {
 	cp->on = ctx->sticky && sw->lft_hw && ncand < 255;
 	if (!cp->on)
 		return;
-	memset(cp->of, 0xff, sizeof(cp->of));
+	/* only the switch's ports: 374,000 pairs of switches for 5 LIDs each at 2,592 hosts */
+	unsigned np = ctx->t->nodes[sw->node].nports;
+	cp->last = (uint8_t)(np < 255 ? np : 254);
+	memset(cp->of, 0xff, cp->last + 1u);
 	for (uint32_t i = 0; i < ncand; i++)
 		cp->of[ctx->adj[cand[i]].port] = (uint8_t)i;
 }
 
 /* The candidate a switch's table already holds for lid, when sticky and still valid;
  * ncand otherwise. */
-static uint32_t held_choice(const struct cand_ports *cp, const struct topo_switch *sw, uint16_t lid,
-                            uint32_t ncand)
+static uint32_t held_choice(const struct routing_assign_memo *cp, const struct topo_switch *sw,
+                            uint16_t lid, uint32_t ncand)
 {
 	if (!cp->on || lid >= sw->lft_hw_size)
 		return ncand;
-	uint8_t held = sw->lft_hw[lid], i = held < 0xfe ? cp->of[held] : 0xff;
+	uint8_t held = sw->lft_hw[lid], i = held <= cp->last ? cp->of[held] : 0xff;
 	return i == 0xff ? ncand : i;
 }
 
@@ -379,7 +379,7 @@ static void assign_with_knobs(struct routing_ctx *ctx, uint32_t s, uint32_t t, c
 	uint32_t *load = ctx->load + ctx->port_base[s];
 	const uint8_t *ignored = ctx->prof_ignored ? ctx->prof_ignored + ctx->port_base[s] : NULL;
 	uint32_t ties[256], d0, d1;
-	struct cand_ports cp;
+	struct routing_assign_memo cp;
 	cand_ports_init(&cp, ctx, sw, cand, ncand);
 	pass_range(ctx, t, &d0, &d1);
 	for (uint32_t d = d0; d < d1; d++) {
@@ -415,13 +415,35 @@ static void assign_with_knobs(struct routing_ctx *ctx, uint32_t s, uint32_t t, c
 	}
 }
 
+static void lowest_load(const struct routing_ctx *ctx, const uint32_t *load, const uint32_t *cand,
+                        uint32_t ncand, uint32_t *low, uint32_t *nlow)
+{
+	*low = UINT32_MAX;
+	*nlow = 0;
+	for (uint32_t i = 0; i < ncand; i++) {
+		uint32_t l = load[ctx->adj[cand[i]].port];
+		if (l < *low)
+			*low = l, *nlow = 0;
+		*nlow += l == *low;
+	}
+}
+
 void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
                     uint32_t ncand)
+{
+	struct routing_assign_memo memo;
+	memo.valid = false;
+	routing_assign_memo(ctx, s, t, cand, ncand, &memo);
+}
+
+void routing_assign_memo(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
+                         uint32_t ncand, struct routing_assign_memo *m)
 {
 	if (!ncand)
 		return;
 	if (ctx->ucast_mgr && ctx->cfg &&
 	    (ctx->cfg->scatter_ports || ctx->cfg->port_shifting || ctx->prof_ignored)) {
+		m->valid = false;
 		assign_with_knobs(ctx, s, t, cand, ncand);
 		return;
 	}
@@ -433,24 +455,25 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 	 * candidates hold it: the scan then stops at the first port that does, and the lowest
 	 * load is counted again only when its last port took a LID. On a fat tree, where the
 	 * ports are nearly even, a LID costs a step or two instead of a pass over every
-	 * candidate (24 per LID at 20,736 hosts: most of minhop's time). */
-	uint32_t low = UINT32_MAX, nlow = 0;
-	for (uint32_t i = 0; i < ncand; i++) {
-		uint32_t l = load[ctx->adj[cand[i]].port];
-		if (l < low)
-			low = l, nlow = 0;
-		nlow += l == low;
+	 * candidate (24 per LID at 20,736 hosts: most of minhop's time). The lowest load and
+	 * the port lookup stay right from one call to the next while the candidates do. */
+	if (!m->valid || m->s != s || m->ncand != ncand ||
+	    memcmp(m->cand, cand, sizeof(*cand) * ncand) != 0) {
+		lowest_load(ctx, load, cand, ncand, &m->low, &m->nlow);
+		cand_ports_init(m, ctx, sw, cand, ncand);
+		m->s = s;
+		m->ncand = ncand < 256 ? ncand : 256;
+		memcpy(m->cand, cand, sizeof(*cand) * m->ncand);
+		m->valid = ncand <= 256;
 	}
-	uint32_t d0, d1;
-	struct cand_ports cp;
-	cand_ports_init(&cp, ctx, sw, cand, ncand);
+	uint32_t low = m->low, nlow = m->nlow, d0, d1;
 	pass_range(ctx, t, &d0, &d1);
 	for (uint32_t d = d0; d < d1; d++) {
 		uint16_t lid = ctx->dst[d].lid;
 		/* A route the switch already holds stays while it is still a valid choice:
 		 * a change in one corner of the fabric then reprograms only the switches it
 		 * concerns, not every table through a ripple of rebalancing. */
-		uint32_t best = held_choice(&cp, sw, lid, ncand);
+		uint32_t best = held_choice(m, sw, lid, ncand);
 		if (best == ncand) {
 			/* equal loads go round-robin by the destination's rank among its switch's
 			 * destinations (so an LMC block spreads over different ports, and every
@@ -471,17 +494,11 @@ void routing_assign(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint3
 		if (ctx->dst[d].port == 0)
 			continue;
 		uint32_t was = load[port]++;
-		if (was == low && --nlow == 0) {
-			/* the last port at the lowest load took this one: count again */
-			low = UINT32_MAX;
-			for (uint32_t i = 0; i < ncand; i++) {
-				uint32_t l = load[ctx->adj[cand[i]].port];
-				if (l < low)
-					low = l, nlow = 0;
-				nlow += l == low;
-			}
-		}
+		if (was == low && --nlow == 0) /* the last port at the lowest load took it */
+			lowest_load(ctx, load, cand, ncand, &low, &nlow);
 	}
+	m->low = low;
+	m->nlow = nlow;
 }
 
 void routing_assign_local(struct routing_ctx *ctx, uint32_t t)

@@ -4,6 +4,7 @@
  * the hops between all switches (switches^2 bytes); then each switch routes every LID on its
  * own (its table, its port loads), switches spread over the CPUs with the same result as
  * one thread: O(switches x (switches + links) + LIDs x ports). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "routing/engine.h"
@@ -12,7 +13,8 @@
 
 struct minhop {
 	struct routing_ctx *ctx;
-	const uint8_t *hops;       /* switch x switch */
+	const uint8_t *hops;       /* switch x switch: row s, hops from s */
+	const uint8_t *to;         /* the same transposed: row t, hops to t from each switch */
 	const struct hop_costs *w; /* hop_weights_file's costs, or NULL: every hop one */
 };
 
@@ -40,6 +42,8 @@ static void route_at(void *arg, uint32_t s)
 	struct routing_ctx *ctx = m->ctx;
 	uint32_t ns = ctx->nsw, cand[256];
 	const uint8_t *hs = m->hops + (size_t)s * ns;
+	struct routing_assign_memo memo;
+	memo.valid = false;
 	if (ctx->adj_start[s] == ctx->adj_start[s + 1])
 		return;
 	for (uint32_t k = 0; k < ns; k++) {
@@ -48,14 +52,36 @@ static void route_at(void *arg, uint32_t s)
 			continue;
 		uint32_t n = 0;
 		if (m->w) {
-			routing_assign(ctx, s, t, cand, weighted_cand(m, s, t, cand));
+			routing_assign_memo(ctx, s, t, cand, weighted_cand(m, s, t, cand), &memo);
 			continue;
 		}
+		/* the neighbours' hops to t from one row: a column of hops would be a cache
+		 * line per neighbour */
+		const uint8_t *ht = m->to + (size_t)t * ns;
 		for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1] && n < 256; e++)
-			if (m->hops[(size_t)ctx->adj[e].to * ns + t] + 1 == hs[t])
+			if (ht[ctx->adj[e].to] + 1 == hs[t])
 				cand[n++] = e;
-		routing_assign(ctx, s, t, cand, n);
+		routing_assign_memo(ctx, s, t, cand, n, &memo);
 	}
+}
+
+/* Rows of the transpose, one block row per index (the graph may be asymmetric where a
+ * switch is half gone, so the transpose is computed, not assumed equal). */
+#define TR_BLOCK 64u
+struct transpose {
+	const uint8_t *in;
+	uint8_t *out;
+	uint32_t n;
+};
+
+static void transpose_rows(void *arg, uint32_t b)
+{
+	const struct transpose *tr = arg;
+	uint32_t n = tr->n, r0 = b * TR_BLOCK, r1 = r0 + TR_BLOCK < n ? r0 + TR_BLOCK : n;
+	for (uint32_t c0 = 0; c0 < n; c0 += TR_BLOCK)
+		for (uint32_t r = r0; r < r1; r++)
+			for (uint32_t c = c0; c < n && c < c0 + TR_BLOCK; c++)
+				tr->out[(size_t)c * n + r] = tr->in[(size_t)r * n + c];
 }
 
 int routing_minhop_routes(struct routing_ctx *ctx, bool weights)
@@ -76,7 +102,21 @@ int routing_minhop_routes(struct routing_ctx *ctx, bool weights)
 		routing_hops_free(&h);
 		return -1;
 	}
-	struct minhop m = {ctx, h.d, weighted == 0 ? &hc : NULL};
+	uint8_t *to = weighted ? malloc((size_t)ctx->nsw * ctx->nsw + 1) : NULL;
+	if (weighted && !to) {
+		routing_hops_free(&h);
+		hop_costs_free(&hc);
+		snprintf(ctx->why, sizeof(ctx->why), "out of memory");
+		return -1;
+	}
+	if (to) {
+		/* index b reads rows b*64.. of the hops and writes those columns of the
+		 * transpose: no two indexes write the same byte */
+		struct transpose tr = {h.d, to, ctx->nsw};
+		routing_parallel((ctx->nsw + TR_BLOCK - 1) / TR_BLOCK, ctx->threads, transpose_rows,
+		                 &tr);
+	}
+	struct minhop m = {ctx, h.d, to, weighted == 0 ? &hc : NULL};
 	if (ctx->ucast_mgr && ctx->listed_end) {
 		/* guid_routing_order_file: the listed ports' LIDs at every switch first */
 		for (ctx->listed_pass = 1; ctx->listed_pass <= 2; ctx->listed_pass++)
@@ -85,6 +125,7 @@ int routing_minhop_routes(struct routing_ctx *ctx, bool weights)
 	} else {
 		routing_parallel(ctx->nsw, ctx->threads, route_at, &m);
 	}
+	free(to);
 	routing_hops_free(&h);
 	hop_costs_free(&hc);
 	return 0;
