@@ -1318,6 +1318,114 @@ START_TEST(engine_threads)
 }
 END_TEST
 
+/* minhop as written plainly: a BFS per switch, each switch's candidates to each destination
+ * switch found by scanning its neighbours, routing_assign without a memo. The engine builds
+ * the hops on every CPU, finds the candidates a neighbour's row at a time and carries what
+ * routing_assign derives from one destination to the next: none of that may change a route,
+ * with or without the tables the switches hold (sticky). */
+static void minhop_plain(struct routing_ctx *ctx)
+{
+	uint32_t ns = ctx->nsw;
+	uint16_t *dist = malloc(sizeof(uint16_t) * ns * ns);
+	uint32_t *queue = malloc(sizeof(uint32_t) * (ns + 1)), cand[256];
+	for (uint32_t r = 0; r < ns; r++)
+		routing_bfs(ctx, r, dist + (size_t)r * ns, queue);
+	for (uint32_t t = 0; t < ns; t++)
+		if (ctx->dst_start[t] != ctx->dst_start[t + 1])
+			routing_assign_local(ctx, t);
+	for (uint32_t s = 0; s < ns; s++)
+		for (uint32_t t = 0; t < ns; t++) {
+			const uint16_t *ds = dist + (size_t)s * ns;
+			if (t == s || ctx->dst_start[t] == ctx->dst_start[t + 1] || ds[t] == RT_INF)
+				continue;
+			uint32_t n = 0;
+			for (uint32_t e = ctx->adj_start[s]; e < ctx->adj_start[s + 1]; e++)
+				if (dist[(size_t)ctx->adj[e].to * ns + t] + 1u == ds[t])
+					cand[n++] = e;
+			routing_assign(ctx, s, t, cand, n);
+		}
+	free(dist);
+	free(queue);
+}
+
+static uint8_t *minhop_tables(struct topo *t, bool plain, bool sticky, unsigned threads)
+{
+	struct ibsmd_config cfg;
+	config_defaults(&cfg);
+	struct routing_ctx ctx;
+	ck_assert_int_eq(routing_ctx_build(&ctx, t, &cfg, NULL), 0);
+	ctx.threads = threads;
+	ctx.sticky = sticky;
+	if (plain)
+		minhop_plain(&ctx);
+	else
+		ck_assert_int_eq(routing_minhop_routes(&ctx, false), 0);
+	size_t sz = t->sws[0].lft_size;
+	uint8_t *all = malloc((size_t)t->nsws * sz);
+	for (uint32_t s = 0; s < t->nsws; s++)
+		memcpy(all + (size_t)s * sz, t->sws[s].lft, sz);
+	routing_ctx_free(&ctx);
+	return all;
+}
+
+START_TEST(minhop_as_plain)
+{
+	for (unsigned k = 0; k < 3; k++) {
+		struct topo t;
+		topo_init(&t);
+		/* radix 16 with extra links: switches of more than 8 switch neighbours (the
+		 * candidates' second byte of bits) */
+		uint32_t h = k == 2   ? fix_random(&t, 40, 16, 4, 120, 11)
+		             : k == 1 ? fix_fattree3(&t, 12)
+		                      : fix_fattree3(&t, 8);
+		fix_finish(&t, h, NULL);
+		unsigned wide = 0;
+		for (uint32_t s = 0; s < t.nsws; s++) {
+			unsigned links = 0;
+			const struct topo_node *n = &t.nodes[t.sws[s].node];
+			for (unsigned p = 1; p <= n->nports; p++) {
+				uint32_t peer = t.ports[n->first_port + p].peer;
+				links +=
+				    peer != TOPO_NONE && topo_is_switch(&t, t.ports[peer].node);
+			}
+			wide += links > 8;
+		}
+		if (k == 2)
+			ck_assert_uint_gt(wide, 0);
+		for (int sticky = 0; sticky < 2; sticky++) {
+			if (sticky) {
+				/* held tables: every third entry a port that is no candidate,
+				 * the rest each switch's last routes (valid or not by now) */
+				uint8_t *last = minhop_tables(&t, true, false, 1);
+				size_t sz = t.sws[0].lft_size;
+				for (uint32_t s = 0; s < t.nsws; s++) {
+					ck_assert_int_eq(topo_lft_hw_reserve(&t, s, (uint32_t)sz),
+					                 0);
+					for (size_t l = 0; l < sz; l++)
+						t.sws[s].lft_hw[l] =
+						    l % 3 ? last[s * sz + l] : (uint8_t)(l % 7 + 1);
+				}
+				free(last);
+			}
+			uint8_t *want = minhop_tables(&t, true, sticky, 1);
+			for (unsigned threads = 1; threads <= 2; threads++) {
+				uint8_t *got = minhop_tables(&t, false, sticky, threads);
+				for (uint32_t s = 0; s < t.nsws; s++) {
+					size_t sz = t.sws[0].lft_size;
+					ck_assert_msg(!memcmp(got + s * sz, want + s * sz, sz),
+					              "case %u sticky %d threads %u: switch %u's "
+					              "table differs from minhop written plainly",
+					              k, sticky, threads, s);
+				}
+				free(got);
+			}
+			free(want);
+		}
+		topo_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(fat_tree)
 {
 	struct topo t;
@@ -2271,6 +2379,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, torus_config_parse);
 	tcase_add_test(tc, engine_names_listed);
 	tcase_add_test(tc, engine_threads);
+	tcase_add_test(tc, minhop_as_plain);
 	tcase_add_loop_test(tc, minhop_shift_permutations, 0, 2);
 	tcase_add_loop_test(tc, ftree_shift_permutations, 0, 3);
 	tcase_add_test(tc, ftree_missing_links);
