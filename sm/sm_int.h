@@ -482,10 +482,10 @@ void sm_set_state(struct sm *sm, uint8_t state);
 void guids_program(struct sm *sm);
 void guids_sweep_done(struct sm *sm);
 
-/* SL-to-VL and VL arbitration tables (sm/vl.c): send those that differ from what the ports
- * hold; part of the arm phase, so they are in place before ports go ACTIVE. */
-void vl_program(struct sm *sm);
-void vl_program_port(struct sm *sm, uint32_t node, unsigned num); /* the port stream's step */
+/* SL-to-VL and VL arbitration tables (sm/vl.c): one port's, those that differ from what it
+ * holds, as the port stream (sm/program.c) reaches it, before the ports go ACTIVE. Port 0
+ * of a switch stands for its SL-to-VL tables and its enhanced port 0's arbitration. */
+void vl_program_port(struct sm *sm, uint32_t node, unsigned num);
 /* The QoS policy's VL table for the port's class (CA, switch external, switch port 0,
  * router), NULL without one. */
 const struct config_vl_table *vl_class_table(const struct sm *sm, uint32_t p);

@@ -508,13 +508,6 @@ static void port_vlarb(struct sm *sm, uint32_t pi_port, bool is_switch)
 	}
 }
 
-void vl_program(struct sm *sm)
-{
-	for (uint32_t node = 0; node < sm->topo.nnodes; node++)
-		for (unsigned num = 0; num <= sm->topo.nodes[node].nports; num++)
-			vl_program_port(sm, node, num);
-}
-
 /* One port's tables; port 0 of a switch stands for the switch's SL-to-VL tables (which
  * go first: an all-ports Set) and its enhanced port 0's arbitration. */
 void vl_program_port(struct sm *sm, uint32_t node, unsigned num)
