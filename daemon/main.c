@@ -12,6 +12,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/dryrun.h"
+#include "daemon/hugepages.h"
 #include "daemon/notify.h"
 #include "daemon/settings.h"
 #include "import/opensm.h"
@@ -280,6 +281,7 @@ static int open_transport(struct options *op, struct daemon *d)
 
 int main(int argc, char **argv)
 {
+	hugepages_start_again(argv);
 	struct log lg;
 	log_init(&lg);
 	lg.timestamps = true;

@@ -13,6 +13,14 @@ start_fabricsim "fattree:radix=12,levels=2" # 6 spines, 12 leaves, 72 hosts
 # the SM sits on a host, so switches can go away under it
 SIM_HOST=host-72 start_ibsmd --sweep-interval $SWEEP
 wait_until 10 verify_passes || fail "not up: $("$FS" verify | tail -3)"
+# where the kernel gives huge pages on request and glibc has the tunable, the daemon runs
+# with glibc.malloc.hugetlb=1 (daemon/hugepages.c starts it again so): a large fabric's
+# tables are faulted in 2 MB at a time
+if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
+	getconf GNU_LIBC_VERSION | awk '{ split($2, v, "."); exit !(v[1] > 2 || v[2] >= 35) }'; then
+	tr '\0' '\n' <"/proc/$IBSMD_PID/environ" | grep -q '^GLIBC_TUNABLES=.*glibc.malloc.hugetlb=1' ||
+		fail "ibsmd runs without glibc.malloc.hugetlb=1: $(tr '\0' '\n' <"/proc/$IBSMD_PID/environ" | grep TUNABLES)"
+fi
 "$FS" ctl lids | sort >"$WORK/lids.0"
 
 changed() { join "$1" "$2" | awk '$2 != $3 { print $1 }' | sort; }
