@@ -51,10 +51,17 @@ void hugepages_start_again(char **argv)
 	if (!hugepages_tunables(getenv("GLIBC_TUNABLES"), mode, gnu_get_libc_version(), value,
 	                        sizeof(value)))
 		return;
+	/* the binary by its own path, not /proc/self/exe: the process's name (comm) comes from
+	 * the path exec'd, and ps, pgrep and killall know ibsmd as "ibsmd" */
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(self) - 1)
+		return;
+	self[len] = 0;
 	if (setenv("GLIBC_TUNABLES", value, 1) < 0)
 		return;
-	execv("/proc/self/exe", argv);
-	/* not started again (no /proc): on with 4 KB pages, as before */
+	execv(self, argv);
+	/* not started again: on with 4 KB pages, as before */
 #else
 	(void)argv;
 #endif

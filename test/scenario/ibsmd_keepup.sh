@@ -20,6 +20,8 @@ if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null
 	getconf GNU_LIBC_VERSION | awk '{ split($2, v, "."); exit !(v[1] > 2 || v[2] >= 35) }'; then
 	tr '\0' '\n' <"/proc/$IBSMD_PID/environ" | grep -q '^GLIBC_TUNABLES=.*glibc.malloc.hugetlb=1' ||
 		fail "ibsmd runs without glibc.malloc.hugetlb=1: $(tr '\0' '\n' <"/proc/$IBSMD_PID/environ" | grep TUNABLES)"
+	# and under its own name (ps, pgrep, killall)
+	[ "$(cat "/proc/$IBSMD_PID/comm")" = ibsmd ] || fail "ibsmd runs as \"$(cat "/proc/$IBSMD_PID/comm")\""
 fi
 "$FS" ctl lids | sort >"$WORK/lids.0"
 
