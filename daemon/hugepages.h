@@ -12,7 +12,8 @@ bool hugepages_tunables(const char *current, const char *thp_enabled, const char
                         size_t n);
 
 /* Start ibsmd again with the tunable where hugepages_tunables says so; returns only when
- * it does not. The first thing main does: nothing is open yet that could be lost. */
+ * it does not (and then, with the tunable set, keeps malloc to one arena, the one with huge
+ * pages). The first thing main does: nothing is open yet that could be lost. */
 void hugepages_start_again(char **argv);
 
 #endif

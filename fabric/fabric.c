@@ -66,8 +66,9 @@ void topo_free(struct topo *t)
 
 uint32_t topo_add_node(struct topo *t, const struct mad_node_info *ni)
 {
-	if (array_reserve(&t->nodes, &t->nodes_cap, t->nnodes + 1ull) < 0 ||
-	    array_reserve(&t->ports, &t->ports_cap, t->nports + ni->num_ports + 1ull) < 0)
+	/* every node and port added is memset below: the room needs no zeroing first */
+	if (array_reserve_raw(&t->nodes, &t->nodes_cap, t->nnodes + 1ull) < 0 ||
+	    array_reserve_raw(&t->ports, &t->ports_cap, t->nports + ni->num_ports + 1ull) < 0)
 		return TOPO_NONE;
 	uint32_t n = t->nnodes;
 	struct topo_node *node = &t->nodes[n];

@@ -241,10 +241,11 @@ struct sm {
 	/* the SMP service's hook "room in the MAD window": the sweep fills it with more of its
 	 * LFT blocks (program_lft_more); the service never calls a phase by name */
 	void (*smp_room)(struct sm *sm);
-	/* LFT blocks still to send, made as room comes (program_lft_more): block b of switch
-	 * s next, up to blocks per switch; one pending unit while active */
+	/* LFT blocks still to send, made as room comes (program_lft_more): block b + k of
+	 * switch s next (a round is blocks b to b + mad_window_per_node - 1 of every switch),
+	 * up to blocks per switch; one pending unit while active */
 	struct {
-		uint32_t b, s, blocks;
+		uint32_t b, s, k, blocks;
 		bool active;
 		/* make-before-break when routes move onto links let in (health_settle_check):
 		 * the switches in waves by their distance from those links, each wave's blocks

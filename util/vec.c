@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-int vec_grow_(void *pp, uint32_t *cap, uint64_t need, size_t elem)
+static int grow(void *pp, uint32_t *cap, uint64_t need, size_t elem, int zero)
 {
 	if (need <= *cap)
 		return 0;
@@ -22,8 +22,19 @@ int vec_grow_(void *pp, uint32_t *cap, uint64_t need, size_t elem)
 	void *n = realloc(old, (size_t)ncap * elem);
 	if (!n)
 		return -1;
-	memset((char *)n + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+	if (zero)
+		memset((char *)n + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
 	memcpy(pp, &n, sizeof(n));
 	*cap = (uint32_t)ncap;
 	return 0;
+}
+
+int vec_grow_(void *pp, uint32_t *cap, uint64_t need, size_t elem)
+{
+	return grow(pp, cap, need, elem, 1);
+}
+
+int vec_grow_raw_(void *pp, uint32_t *cap, uint64_t need, size_t elem)
+{
+	return grow(pp, cap, need, elem, 0);
 }

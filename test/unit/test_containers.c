@@ -65,6 +65,30 @@ START_TEST(array_reserve_keeps_contents)
 }
 END_TEST
 
+/* the same without zero-filling: contents kept, room as asked, the same refusals */
+START_TEST(array_reserve_raw_keeps_contents)
+{
+	struct {
+		uint64_t *guids;
+		uint32_t cap;
+	} s = {0};
+	ck_assert_int_eq(array_reserve_raw(&s.guids, &s.cap, 3), 0);
+	ck_assert_uint_ge(s.cap, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		s.guids[i] = 0x1000 + i;
+	ck_assert_int_eq(array_reserve_raw(&s.guids, &s.cap, 100000), 0);
+	ck_assert_uint_ge(s.cap, 100000);
+	for (uint32_t i = 3; i < 100000; i++)
+		s.guids[i] = 0x1000 + i; /* all of the room is writable */
+	for (uint32_t i = 0; i < 100000; i++)
+		ck_assert_uint_eq(s.guids[i], 0x1000 + i);
+	uint64_t *before = s.guids;
+	ck_assert_int_eq(array_reserve_raw(&s.guids, &s.cap, (uint64_t)UINT32_MAX + 2), -1);
+	ck_assert_ptr_eq(s.guids, before);
+	free(s.guids);
+}
+END_TEST
+
 START_TEST(u64map_counts)
 {
 	/* counts per key: absent is 0, back to 0 drops the key */
@@ -545,6 +569,7 @@ int main(void)
 	TCase *tc = tcase_create("all");
 	tcase_add_test(tc, vec_grows_and_zero_fills);
 	tcase_add_test(tc, array_reserve_keeps_contents);
+	tcase_add_test(tc, array_reserve_raw_keeps_contents);
 	tcase_add_test(tc, u64map_matches_reference);
 	tcase_add_test(tc, u64map_counts);
 	tcase_add_test(tc, idxmap_follows_swap_remove);
