@@ -205,6 +205,7 @@ struct routing_assign_memo {
 	uint32_t s, ncand, low, nlow;
 	uint32_t cand[256];
 	uint8_t of[256];
+	uint8_t port[256]; /* cand[i]'s port */
 };
 void routing_assign_memo(struct routing_ctx *ctx, uint32_t s, uint32_t t, const uint32_t *cand,
                          uint32_t ncand, struct routing_assign_memo *memo);
