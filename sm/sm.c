@@ -955,6 +955,7 @@ void sm_free(struct sm *sm)
 	if (sm->d)
 		mad_dispatcher_free(sm->d);
 	sm->d = NULL;
+	sm_smp_free(sm);
 	route_release(sm);
 	mcast_free(sm);
 	election_free(sm);

@@ -235,6 +235,7 @@ struct sm {
 	/* SMPs beyond mad_queue_max handed to the dispatcher: they wait here, in order, and
 	 * go as answers come back (backlog_head: the next to go) */
 	VEC(struct sm_req *) backlog;
+	VEC(struct sm_req *) req_pool; /* requests to be used again (sm/smp.c req_alloc) */
 	uint32_t backlog_head;
 	ev_timer backlog_retry;   /* the MAD layer had no room and no answer of ours is due */
 	struct log_rl rl_backlog; /* ... logged rate-limited */
@@ -355,6 +356,8 @@ int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, 
                 size_t ctxlen);
 /* At stop: the SMPs still in the SM's own queue are dropped (the phase stops counting them). */
 void sm_smp_drop_backlog(struct sm *sm);
+/* At the end, after the dispatcher (whose cancelled requests come back to the pool). */
+void sm_smp_free(struct sm *sm);
 /* The SMP service's timer, at creation. */
 void sm_smp_init(struct sm *sm);
 /* Room for a dirty flag per node of the model; < 0 out of memory. */
