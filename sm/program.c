@@ -522,7 +522,7 @@ void program_tables(struct sm *sm)
 	 * (program_ports_more): neither waits on the other (IBA orders only ACTIVE after
 	 * ARMED), and one stream of Sets keeps the MAD window full where three phases in turn
 	 * each waited on their slowest switch */
-	sm->port_out.node = sm->port_out.num = sm->port_out.max_num = 0;
+	sm->port_out.node = sm->port_out.num = sm->port_out.base = sm->port_out.max_num = 0;
 	for (uint32_t n = 0; n < t->nnodes; n++)
 		if (t->nodes[n].nports > sm->port_out.max_num)
 			sm->port_out.max_num = t->nodes[n].nports;
@@ -547,19 +547,23 @@ void program_tables_pkeys(struct sm *sm)
 
 static void program_arm_port(struct sm *sm, uint32_t p);
 
-/* The port stream: port k of every node, then port k + 1 (as the LFT blocks go, so that
- * the queue's head holds many nodes and the MAD layer's window, a few in flight per node,
- * fills), each port's PortInfo (arming it if in INIT) and its VL tables, while the SMP
- * service has room; the alias GUIDs once at the end. One pending unit while active. */
+/* The port stream: a round of ports k to k + mad_window_per_node - 1 of every node, then
+ * the next round (as the LFT blocks go, so that the queue's head holds many nodes and the
+ * MAD layer's window, a few in flight per node, fills, while each node's ports of a round
+ * go one after the other with its node, ports and key at hand in the cache), each port's
+ * PortInfo (arming it if in INIT) and its VL tables, while the SMP service has room; the
+ * alias GUIDs once at the end. One pending unit while active. */
 void program_ports_more(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
+	unsigned round = sm->cfg->mad_window_per_node ? sm->cfg->mad_window_per_node : 1;
 	while (sm->port_out.active && sm_has_room(sm)) {
 		if (sm->port_out.node >= t->nnodes) {
 			sm->port_out.node = 0;
-			sm->port_out.num++;
+			sm->port_out.base += round;
+			sm->port_out.num = sm->port_out.base;
 		}
-		if (sm->port_out.num > sm->port_out.max_num) {
+		if (sm->port_out.base > sm->port_out.max_num) {
 			sm->port_out.active = false;
 			sm->link_recheck =
 			    false; /* every port was looked at with the new settings */
@@ -567,9 +571,13 @@ void program_ports_more(struct sm *sm)
 			sm->pending--; /* the caller checks the phase */
 			break;
 		}
-		uint32_t node = sm->port_out.node++;
-		unsigned num = sm->port_out.num;
+		uint32_t node = sm->port_out.node;
 		const struct topo_node *n = &t->nodes[node];
+		unsigned num = sm->port_out.num++;
+		if (sm->port_out.num >= sm->port_out.base + round || sm->port_out.num > n->nports) {
+			sm->port_out.node++; /* its last port of this round */
+			sm->port_out.num = sm->port_out.base;
+		}
 		if (num > n->nports)
 			continue;
 		program_arm_port(sm, n->first_port + num);

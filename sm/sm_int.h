@@ -255,12 +255,12 @@ struct sm {
 		uint32_t inflight; /* LFT Sets sent and not yet answered */
 	} lft_out;
 	uint8_t *lft_wave; /* per switch index: its wave */
-	/* the ports' PortInfo and VL tables, port k of every node as room comes
-	 * (program_ports_more),
-	 * beside the LFT blocks; one pending unit while active */
+	/* the ports' PortInfo and VL tables as room comes (program_ports_more), beside the LFT
+	 * blocks: port num of node next, in the round of ports base to base +
+	 * mad_window_per_node - 1 of every node; one pending unit while active */
 	struct {
 		uint32_t node;
-		unsigned num, max_num;
+		unsigned num, base, max_num;
 		bool active;
 	} port_out;
 	/* the switches at the ends of the links let in since the last programming */
