@@ -32,7 +32,7 @@ void config_defaults(struct ibsmd_config *c)
 	c->sm_poll_retries = 3;
 	c->mad_window = 0; /* the transport's: 256 on fabricsim, 64 otherwise */
 	c->mad_window_per_node = 4;
-	c->mad_queue_max = 4096;
+	c->mad_queue_max = 1024;
 	c->sa_subscriptions_per_port = 64;
 	/* a host registers a few services per program that offers one, and IPoIB creates a
 	 * group per IP multicast address it is the first to join (a handful per interface):
