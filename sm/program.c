@@ -585,11 +585,13 @@ void program_ports_more(struct sm *sm)
 	}
 }
 
-/* Room in the SMP service's window (its smp_room hook): the port stream, then LFT blocks. */
+/* Room in the SMP service's window (its smp_room hook): the port stream, then LFT blocks;
+ * ACTIVE after both. */
 void program_room(struct sm *sm)
 {
 	program_ports_more(sm);
 	program_lft_more(sm);
+	program_activate_more(sm);
 }
 
 static void on_port_set(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,
@@ -836,13 +838,31 @@ static void program_arm_port(struct sm *sm, uint32_t p)
 		port_set(sm, p, arm ? PORT_STATE_ARMED : PORT_STATE_NOP);
 }
 
-void program_activate(struct sm *sm)
+/* ACTIVE for the ARMED ports, made as room comes (program_room), in the order of the ports:
+ * queued all at once they were 250,000 requests at 40,000 hosts, each allocated ahead and
+ * gone cold in the SM's queue before it went. One pending unit while active. */
+void program_activate_more(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
-	for (uint32_t p = 0; p < t->nports; p++) {
+	while (sm->act_out.active && sm_has_room(sm)) {
+		if (sm->act_out.p >= t->nports) {
+			sm->act_out.active = false;
+			sm->pending--; /* the caller checks the phase */
+			break;
+		}
+		uint32_t p = sm->act_out.p++;
 		if (topo_port_managed(t, p) && t->ports[p].pi.port_state == PORT_STATE_ARMED)
 			port_set(sm, p, PORT_STATE_ACTIVE);
 	}
+}
+
+void program_activate(struct sm *sm)
+{
+	sm->act_out.p = 0;
+	if (!sm->act_out.active)
+		sm->pending++;
+	sm->act_out.active = true;
+	program_activate_more(sm);
 }
 
 void program_pkeys_cb(struct ev_loop *loop, ev_timer *w, int revents)

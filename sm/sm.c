@@ -927,6 +927,11 @@ void sm_stop(struct sm *sm)
 		if (sm->pending)
 			sm->pending--;
 	}
+	if (sm->act_out.active) {
+		sm->act_out.active = false;
+		if (sm->pending)
+			sm->pending--;
+	}
 	sm_smp_drop_backlog(sm);
 	vec_free(&sm->reprobe);
 	vec_free(&sm->silent);

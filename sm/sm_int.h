@@ -263,6 +263,11 @@ struct sm {
 		unsigned num, base, max_num;
 		bool active;
 	} port_out;
+	/* ACTIVE for the ARMED ports as room comes (program_activate_more): port p next */
+	struct {
+		uint32_t p;
+		bool active;
+	} act_out;
 	/* the switches at the ends of the links let in since the last programming */
 	VEC(uint32_t) rejoin_nodes;
 	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
@@ -344,11 +349,12 @@ int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr,
  * SMSupportExtendedSpeeds where the port can take it (every Get until its SMA refuses it; a Set
  * where the port reports extended speeds), so that NDR and XDR ports show their speeds. */
 uint32_t sm_port_info_mod(const struct sm *sm, uint32_t port, bool set);
-/* The same along a path, to a node not known yet: key_guid names the port most likely
- * there (its M_Key is presented), or is 0. */
-int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,
-                     uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb, const void *ctx,
-                     size_t ctxlen);
+/* The same along a path, to a node not known yet, out of node from (in whose window it
+ * waits; TOPO_NONE: the local port's): key_guid names the port most likely there (its M_Key
+ * is presented), or is 0. */
+int sm_send_dr_probe(struct sm *sm, uint32_t from, uint64_t key_guid, const uint8_t *path,
+                     unsigned hops, uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb,
+                     const void *ctx, size_t ctxlen);
 /* A LID-routed SMP, to a port known by its LID only (an SM this one cannot see past its own
  * port, but that spoke to it); key_guid names its M_Key. */
 int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, uint16_t attr,
@@ -442,6 +448,7 @@ void program_tables_pkeys(struct sm *sm); /* P_Key tables, before the PortInfo t
 void program_ports_more(struct sm *sm);   /* the port stream: PortInfo, VL tables, GUIDs */
 void program_room(struct sm *sm);         /* the smp_room hook: port stream, LFT blocks */
 void program_activate(struct sm *sm);
+void program_activate_more(struct sm *sm);
 /* Virtual ports (sm/vports.c): read those of the ports that need it (a phase); then the
  * ports whose reads all came back lose the vports they no longer show; after activation
  * their LIDs, states and P_Key tables (a phase); a trap 1146 from a port. */
