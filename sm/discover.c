@@ -361,8 +361,8 @@ static void probe(struct sm *sm, uint32_t from_port, bool full)
 	uint32_t last = t->ports[from_port].last_peer;
 	uint64_t kg = last != TOPO_NONE ? mkey_guid(t, last)
 	                                : mkey_hop_hint(sm, n->guid, t->ports[from_port].num);
-	sm_send_dr_probe(sm, t->ports[from_port].node, kg, pr.path, pr.hops, MAD_METHOD_GET,
-	                 MAD_ATTR_NODE_INFO, 0, on_node_info, &pr, sizeof(pr));
+	sm_send_dr_probe(sm, kg, pr.path, pr.hops, MAD_METHOD_GET, MAD_ATTR_NODE_INFO, 0,
+	                 on_node_info, &pr, sizeof(pr));
 }
 
 static void on_port_info(struct sm *sm, const struct mad_result *res, const struct mad_smp *smp,

@@ -349,12 +349,11 @@ int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr,
  * SMSupportExtendedSpeeds where the port can take it (every Get until its SMA refuses it; a Set
  * where the port reports extended speeds), so that NDR and XDR ports show their speeds. */
 uint32_t sm_port_info_mod(const struct sm *sm, uint32_t port, bool set);
-/* The same along a path, to a node not known yet, out of node from (in whose window it
- * waits; TOPO_NONE: the local port's): key_guid names the port most likely there (its M_Key
- * is presented), or is 0. */
-int sm_send_dr_probe(struct sm *sm, uint32_t from, uint64_t key_guid, const uint8_t *path,
-                     unsigned hops, uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb,
-                     const void *ctx, size_t ctxlen);
+/* The same along a path, to a node not known yet: key_guid names the port most likely
+ * there (its M_Key is presented), or is 0. */
+int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,
+                     uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb, const void *ctx,
+                     size_t ctxlen);
 /* A LID-routed SMP, to a port known by its LID only (an SM this one cannot see past its own
  * port, but that spoke to it); key_guid names its M_Key. */
 int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, uint16_t attr,

@@ -341,12 +341,9 @@ void sm_smp_drop_backlog(struct sm *sm)
 	sm->backlog_head = 0;
 }
 
-/* node: the destination, whose path is taken (TOPO_NONE: path and hops given); window:
- * the node whose window the SMP waits in (TOPO_NONE: the local port's). */
-static int send_dr(struct sm *sm, uint32_t node, uint32_t window, uint32_t key_port,
-                   uint64_t key_guid, const uint8_t *path, unsigned hops, uint8_t method,
-                   uint16_t attr, uint32_t mod, const void *data, size_t datalen, sm_smp_fn cb,
-                   const void *ctx, size_t ctxlen)
+static int send_dr(struct sm *sm, uint32_t node, uint32_t key_port, uint64_t key_guid,
+                   const uint8_t *path, unsigned hops, uint8_t method, uint16_t attr, uint32_t mod,
+                   const void *data, size_t datalen, sm_smp_fn cb, const void *ctx, size_t ctxlen)
 {
 	const struct topo_node *n = node != TOPO_NONE ? &sm->topo.nodes[node] : NULL;
 	if (n) {
@@ -368,12 +365,13 @@ static int send_dr(struct sm *sm, uint32_t node, uint32_t window, uint32_t key_p
 	              : !hops               ? sm->local.port_guid
 	                                    : 0;
 	req_fill(sm, rq, kg, method, data, datalen, cb, ctx, ctxlen);
-	/* the window per destination: the node itself, or the node a probe leaves from (it
-	 * was (hops, the port before the last) for both of those that go by a path: the 32
-	 * hosts of a leaf, and the probes out of every switch reached by the same port
-	 * number, shared one window of 4) */
-	if (window != TOPO_NONE)
-		rq->dest_key = (uint64_t)window + 1;
+	/* the window per destination: the node itself, or the last node before a probe */
+	if (n) {
+		rq->dest_key = (uint64_t)node + 1;
+	} else if (hops) {
+		rq->dest_key = 0x100000000ull | (uint64_t)(hops > 1 ? path[hops - 1] : 0);
+		rq->dest_key ^= (uint64_t)hops << 40;
+	}
 	return req_send(sm, rq);
 }
 
@@ -382,7 +380,7 @@ int sm_send_dr(struct sm *sm, uint32_t node, const uint8_t *path, unsigned hops,
                const void *ctx, size_t ctxlen)
 {
 	uint32_t kp = node != TOPO_NONE ? key_port_of(&sm->topo, node) : TOPO_NONE;
-	return send_dr(sm, node, node, kp, 0, path, hops, method, attr, mod, data, datalen, cb, ctx,
+	return send_dr(sm, node, kp, 0, path, hops, method, attr, mod, data, datalen, cb, ctx,
 	               ctxlen);
 }
 
@@ -400,12 +398,12 @@ int sm_send_lid(struct sm *sm, uint16_t lid, uint64_t key_guid, uint8_t method, 
 	return req_send(sm, rq);
 }
 
-int sm_send_dr_probe(struct sm *sm, uint32_t from, uint64_t key_guid, const uint8_t *path,
-                     unsigned hops, uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb,
-                     const void *ctx, size_t ctxlen)
+int sm_send_dr_probe(struct sm *sm, uint64_t key_guid, const uint8_t *path, unsigned hops,
+                     uint8_t method, uint16_t attr, uint32_t mod, sm_smp_fn cb, const void *ctx,
+                     size_t ctxlen)
 {
-	return send_dr(sm, TOPO_NONE, from, TOPO_NONE, key_guid, path, hops, method, attr, mod,
-	               NULL, 0, cb, ctx, ctxlen);
+	return send_dr(sm, TOPO_NONE, TOPO_NONE, key_guid, path, hops, method, attr, mod, NULL, 0,
+	               cb, ctx, ctxlen);
 }
 
 int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr, uint32_t mod,
@@ -417,16 +415,16 @@ int sm_send_dr_port(struct sm *sm, uint32_t port, uint8_t method, uint16_t attr,
 		return sm_send_dr(sm, p->node, NULL, 0, method, attr, mod, data, datalen, cb, ctx,
 		                  ctxlen);
 	if (port == t->sm_port || p->peer == TOPO_NONE)
-		return send_dr(sm, p->node, p->node, port, 0, NULL, 0, method, attr, mod, data,
-		               datalen, cb, ctx, ctxlen);
+		return send_dr(sm, p->node, port, 0, NULL, 0, method, attr, mod, data, datalen, cb,
+		               ctx, ctxlen);
 	const struct topo_node *peer = &t->nodes[t->ports[p->peer].node];
 	if (peer->hops >= MAD_DR_MAX_HOPS)
 		return -1;
 	uint8_t path[64];
 	memcpy(path, peer->path, peer->hops + 1u);
 	path[peer->hops + 1] = t->ports[p->peer].num;
-	return send_dr(sm, TOPO_NONE, p->node, port, 0, path, peer->hops + 1u, method, attr, mod,
-	               data, datalen, cb, ctx, ctxlen);
+	return send_dr(sm, TOPO_NONE, port, 0, path, peer->hops + 1u, method, attr, mod, data,
+	               datalen, cb, ctx, ctxlen);
 }
 
 uint32_t sm_port_info_mod(const struct sm *sm, uint32_t port, bool set)
