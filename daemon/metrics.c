@@ -105,9 +105,9 @@ static void render_sweeps(FILE *out, const struct sm_status *st)
 	const struct {
 		const char *name;
 		double v;
-	} phases[] = {{"discover", tm->discover}, {"lids", tm->lids}, {"route", tm->route},
-	              {"tables", tm->tables},     {"arm", tm->arm},   {"activate", tm->activate},
-	              {"total", tm->total}};
+	} phases[] = {{"discover", tm->discover}, {"lids", tm->lids},     {"read", tm->read},
+	              {"route", tm->route},       {"tables", tm->tables}, {"arm", tm->arm},
+	              {"activate", tm->activate}, {"total", tm->total}};
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
 		fprintf(out, P "sweep_phase_seconds{phase=\"%s\"} %.6f\n", phases[i].name,
 		        phases[i].v);

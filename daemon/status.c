@@ -52,6 +52,24 @@ static void json_tail(const struct control *c, FILE *out, double rate)
 	        sy->served_delta, sy->got_full, sy->got_delta);
 }
 
+/* The status's "sweeps" object and the traps and quarantined links after it. */
+static void json_sweeps(FILE *out, const struct sm_status *st)
+{
+	const struct sm_counts *k = &st->counts;
+	const struct sm_phase_times *tm = &st->times;
+	fprintf(out,
+	        "\"sweeps\":{\"count\":%" PRIu64 ",\"light\":%" PRIu64
+	        ",\"sweeping\":%s,\"routing\":%s,\"stage\":\"%s\","
+	        "\"last\":{\"discover\":%.6f,\"lids\":%.6f,\"read\":%.6f,\"route\":%.6f,"
+	        "\"tables\":%.6f,\"arm\":%.6f,\"activate\":%.6f,\"total\":%.6f},"
+	        "\"lft_blocks_sent\":%u,\"port_sets\":%u,\"vl_sets\":%u},"
+	        "\"traps\":%" PRIu64 ",\"links_quarantined\":%u,",
+	        st->sweeps, st->light_sweeps, st->sweeping ? "true" : "false",
+	        st->routing ? "true" : "false", st->stage, tm->discover, tm->lids, tm->read,
+	        tm->route, tm->tables, tm->arm, tm->activate, tm->total, k->lft_blocks_sent,
+	        k->port_sets, k->vl_sets, st->traps, st->links_held);
+}
+
 void status_write(const struct control *c, FILE *out, bool json)
 {
 	struct sm *sm = c->rl->sm;
@@ -86,18 +104,7 @@ void status_write(const struct control *c, FILE *out, bool json)
 		    "\"links\":%u,\"lids\":%u,\"engine\":\"%s\"},",
 		    st.up ? "true" : "false", k->nodes, k->switches, k->cas, k->ports, k->links,
 		    k->lids, st.engine ? st.engine : "");
-		fprintf(
-		    out,
-		    "\"sweeps\":{\"count\":%" PRIu64 ",\"light\":%" PRIu64
-		    ",\"sweeping\":%s,\"routing\":%s,\"stage\":\"%s\","
-		    "\"last\":{\"discover\":%.6f,"
-		    "\"lids\":%.6f,\"route\":%.6f,\"tables\":%.6f,\"arm\":%.6f,\"activate\":%.6f,"
-		    "\"total\":%.6f},\"lft_blocks_sent\":%u,\"port_sets\":%u,\"vl_sets\":%u},"
-		    "\"traps\":%" PRIu64 ",\"links_quarantined\":%u,",
-		    st.sweeps, st.light_sweeps, st.sweeping ? "true" : "false",
-		    st.routing ? "true" : "false", st.stage, tm->discover, tm->lids, tm->route,
-		    tm->tables, tm->arm, tm->activate, tm->total, k->lft_blocks_sent, k->port_sets,
-		    k->vl_sets, st.traps, st.links_held);
+		json_sweeps(out, &st);
 		fprintf(out, "\"sms\":[");
 		for (uint32_t i = 0; i < nrem; i++) {
 			struct sm_remote_info r;
@@ -132,11 +139,12 @@ void status_write(const struct control *c, FILE *out, bool json)
 	        st.engine ? st.engine : "-");
 	fprintf(out,
 	        "sweeps:     %" PRIu64 "%s%s%s; %" PRIu64
-	        " light ones ended; the last: discover %.3f s, LIDs %.3f s, route %.3f s, "
+	        " light ones ended; the last: discover %.3f s, LIDs %.3f s, read %.3f s, "
+	        "route %.3f s, "
 	        "tables %.3f s, arm %.3f s, activate %.3f s, total %.3f s\n",
 	        st.sweeps, st.sweeping ? " (one under way: " : "", st.sweeping ? st.stage : "",
-	        st.sweeping ? ")" : "", st.light_sweeps, tm->discover, tm->lids, tm->route,
-	        tm->tables, tm->arm, tm->activate, tm->total);
+	        st.sweeping ? ")" : "", st.light_sweeps, tm->discover, tm->lids, tm->read,
+	        tm->route, tm->tables, tm->arm, tm->activate, tm->total);
 	fprintf(out, "traps:      %" PRIu64 " received; %u link(s) quarantined\n", st.traps,
 	        st.links_held);
 	for (uint32_t i = 0; i < nrem; i++) {

@@ -352,25 +352,70 @@ static void on_lft_read(struct sm *sm, const struct mad_result *res, const struc
  * back) may hold the right routes already, put there by the SM before us: read what they
  * hold up to their LinearFDBTop before routing, so that the engine keeps the routes that
  * are still valid (sticky routing) and program_tables writes only the blocks that are
- * wrong: no working route is touched. */
+ * wrong: no working route is touched. The blocks go as room comes (program_read_more), as
+ * the Sets do: queued all at once, a takeover's 830,000 reads at 20,736 hosts went cold in
+ * the SM's queue and were read at half the simulator's rate. */
 void program_read_tables(struct sm *sm)
 {
 	struct topo *t = &sm->topo;
 	read_pkeys(sm);
+	if (sm->read_out.active)
+		sm->pending--; /* a sweep before this one left some: these replace them */
+	sm->read_out.active = false;
+	sm->read_out.sws.n = 0;
+	sm->read_out.i = sm->read_out.b = sm->read_out.k = sm->read_out.blocks = 0;
 	for (uint32_t s = 0; s < t->nsws; s++) {
 		struct topo_switch *sw = &t->sws[s];
-		uint32_t node = sw->node;
 		uint32_t top = sw->si.linear_fdb_top;
-		if (!t->nodes[node].present || sw->lft_hw || !top || top >= TOPO_LID_COUNT)
+		if (!t->nodes[sw->node].present || sw->lft_hw || !top || top >= TOPO_LID_COUNT)
 			continue; /* known, or it holds nothing yet */
-		if (topo_lft_hw_reserve(t, s, (top / 64 + 1) * 64) < 0)
+		uint32_t *slot;
+		/* out of memory: it stays unknown, and every block is written */
+		if (topo_lft_hw_reserve(t, s, (top / 64 + 1) * 64) < 0 ||
+		    !(slot = vec_push(&sm->read_out.sws)))
 			continue;
-		for (uint32_t b = 0; b * 64 <= top; b++) {
-			uint32_t ref[2] = {node, b};
-			sm_send_dr(sm, node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_LFT, b, NULL, 0,
-			           on_lft_read, ref, sizeof(ref));
-			sm->counts.lft_blocks_read++;
+		*slot = s;
+		if (top / 64 + 1 > sm->read_out.blocks)
+			sm->read_out.blocks = top / 64 + 1;
+	}
+	if (!sm->read_out.sws.n)
+		return;
+	sm->read_out.active = true;
+	sm->pending++;
+	program_read_more(sm);
+}
+
+void program_read_more(struct sm *sm)
+{
+	const struct topo *t = &sm->topo;
+	uint32_t round = sm->cfg->mad_window_per_node ? sm->cfg->mad_window_per_node : 1;
+	while (sm->read_out.active && sm_has_room(sm)) {
+		if (sm->read_out.i >= sm->read_out.sws.n) {
+			sm->read_out.i = sm->read_out.k = 0;
+			sm->read_out.b += round;
 		}
+		uint32_t b0 = sm->read_out.b;
+		if (b0 >= sm->read_out.blocks) {
+			sm->read_out.active = false;
+			sm->pending--; /* the caller checks the phase (sm.c on_dr_answer) */
+			break;
+		}
+		const struct topo_switch *sw = &t->sws[sm->read_out.sws.v[sm->read_out.i]];
+		uint32_t top = sw->si.linear_fdb_top;
+		if (!t->nodes[sw->node].present || b0 * 64 > top) {
+			sm->read_out.i++; /* none of its blocks this round */
+			sm->read_out.k = 0;
+			continue;
+		}
+		uint32_t b = b0 + sm->read_out.k++;
+		if (sm->read_out.k >= round || (b + 1) * 64 > top) {
+			sm->read_out.i++;
+			sm->read_out.k = 0;
+		}
+		uint32_t ref[2] = {sw->node, b};
+		sm_send_dr(sm, sw->node, NULL, 0, MAD_METHOD_GET, MAD_ATTR_LFT, b, NULL, 0,
+		           on_lft_read, ref, sizeof(ref));
+		sm->counts.lft_blocks_read++;
 	}
 }
 
@@ -585,10 +630,11 @@ void program_ports_more(struct sm *sm)
 	}
 }
 
-/* Room in the SMP service's window (its smp_room hook): the port stream, then LFT blocks;
- * ACTIVE after both. */
+/* Room in the SMP service's window (its smp_room hook): the LFT blocks read before
+ * routing; the port stream, then LFT blocks; ACTIVE after both. */
 void program_room(struct sm *sm)
 {
+	program_read_more(sm);
 	program_ports_more(sm);
 	program_lft_more(sm);
 	program_activate_more(sm);

@@ -214,6 +214,7 @@ static bool routes_hold(const struct sm *sm)
 
 static void after_read(struct sm *sm)
 {
+	sm->times.read = phase_end(sm);
 	health_hold_check(sm);
 	sm->stage = "routing";
 	if (routes_hold(sm)) {
@@ -292,7 +293,7 @@ static void start_sweep(struct sm *sm)
 	sm->sweep_start = ev_time();
 	memset(&sm->times, 0, sizeof(sm->times));
 	sm->counts.lft_blocks_sent = sm->counts.port_sets = sm->counts.vl_sets = 0;
-	sm->counts.lft_blocks_read = 0;
+	sm->counts.lft_blocks_read = sm->counts.queued_peak = 0;
 	sm->rounds = 0;
 	sm->retry = false;
 	sm->probes_lost = 0;
@@ -339,13 +340,13 @@ static void sweep_done(struct sm *sm)
 			    "subnet up: %u nodes (%u switches, %u CAs), %u ports, %u links, "
 			    "%u LIDs; routed by %s; %u LFT blocks read, %u LFT blocks, %u "
 			    "PortInfo and %u VL table sets sent; %u P_Key blocks read, %u "
-			    "set; discovery %.3f s, LIDs %.3f s, routing %.3f s, tables %.3f s, "
-			    "arm %.3f s, activate %.3f s, total %.3f s",
+			    "set; discovery %.3f s, LIDs %.3f s, read %.3f s, routing %.3f s, "
+			    "tables %.3f s, arm %.3f s, activate %.3f s, total %.3f s",
 			    c->nodes, c->switches, c->cas, c->ports, c->links, c->lids,
 			    sm->engine ? sm->engine->name : "-", c->lft_blocks_read,
 			    c->lft_blocks_sent, c->port_sets, c->vl_sets, c->pkey_reads,
-			    c->pkey_sets, tm->discover, tm->lids, tm->route, tm->tables, tm->arm,
-			    tm->activate, tm->total);
+			    c->pkey_sets, tm->discover, tm->lids, tm->read, tm->route, tm->tables,
+			    tm->arm, tm->activate, tm->total);
 		for (unsigned i = 0; i < sm->nlisteners; i++)
 			if (sm->listeners[i].sweep_done)
 				sm->listeners[i].sweep_done(sm->listeners[i].ctx,
@@ -932,6 +933,11 @@ void sm_stop(struct sm *sm)
 		if (sm->pending)
 			sm->pending--;
 	}
+	if (sm->read_out.active) {
+		sm->read_out.active = false;
+		if (sm->pending)
+			sm->pending--;
+	}
 	sm_smp_drop_backlog(sm);
 	vec_free(&sm->reprobe);
 	vec_free(&sm->silent);
@@ -942,6 +948,7 @@ void sm_stop(struct sm *sm)
 	sm->silent_mark = NULL;
 	sm->silent_cap = 0;
 	vec_free(&sm->rejoin_nodes);
+	vec_free(&sm->read_out.sws);
 	free(sm->lft_wave);
 	sm->lft_wave = NULL;
 	if (sm->started && !sm->dry_run) { /* a dry run keeps nothing */

@@ -25,7 +25,8 @@ struct sm;
 #define SM_MLID_MAX  0x3fff /* multicast LIDs 0xc000..0xfffe */
 
 struct sm_phase_times {
-	double discover, lids, route, tables, arm, activate, total;
+	/* read: the LFT blocks of switches whose tables were unknown, before routing */
+	double discover, lids, read, route, tables, arm, activate, total;
 };
 
 struct sm_counts {
@@ -33,6 +34,9 @@ struct sm_counts {
 	uint32_t lft_blocks_sent, port_sets, vl_sets;
 	uint32_t lft_blocks_read;       /* read from switches whose tables were unknown */
 	uint32_t pkey_reads, pkey_sets; /* P_Key blocks read (unknown) and set (wrong) */
+	/* the most SMPs the sweep held at once in the SM's own queue, past mad_queue_max: what
+	 * goes as room comes never waits there */
+	uint32_t queued_peak;
 };
 
 /* What the SM tells its listener. Each hook is optional; ctx is the listener's own. */

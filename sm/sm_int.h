@@ -268,6 +268,14 @@ struct sm {
 		uint32_t p;
 		bool active;
 	} act_out;
+	/* LFT blocks to read (program_read_tables) as room comes (program_read_more): the
+	 * switches' indexes in sws, block b + k of sws[i] next, in rounds of
+	 * mad_window_per_node blocks per switch as the Sets go; one pending unit while active */
+	struct {
+		VEC(uint32_t) sws;
+		uint32_t i, b, k, blocks;
+		bool active;
+	} read_out;
 	/* the switches at the ends of the links let in since the last programming */
 	VEC(uint32_t) rejoin_nodes;
 	unsigned outstanding; /* SMPs handed to the dispatcher and not yet ended */
@@ -433,6 +441,7 @@ int mkeys_save(struct sm *sm);
 /* Tear down the last engine's state and graph (sm_free, and before routing again). */
 void route_release(struct sm *sm);
 void program_read_tables(struct sm *sm);
+void program_read_more(struct sm *sm);
 void program_tables(struct sm *sm);
 /* Send LFT blocks of the sweep's programming while the MAD layer has room and nothing
  * waits in the SM's queue (called as answers come back). */

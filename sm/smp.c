@@ -216,6 +216,8 @@ static int backlog_push(struct sm *sm, struct sm_req *rq)
 	*slot = rq;
 	if (rq->counted)
 		sm->pending++;
+	if (sm->backlog.n - sm->backlog_head > sm->counts.queued_peak)
+		sm->counts.queued_peak = sm->backlog.n - sm->backlog_head;
 	return 0;
 }
 

@@ -44,6 +44,7 @@ struct harness {
 	unsigned nlost_tids;
 	uint64_t mft_sets; /* MFT Sets the SM sent, attempts included */
 	uint64_t node_info_gets, node_desc_gets;
+	uint64_t lft_gets;
 };
 
 /* A Set whose answer the harness loses (see lose_attr). */
@@ -93,6 +94,8 @@ static void on_send(struct fake_transport *ft, const struct mad_addr *to, const 
 		h->node_info_gets++;
 	if (m[3] == MAD_METHOD_GET && (m[16] << 8 | m[17]) == MAD_ATTR_NODE_DESC)
 		h->node_desc_gets++;
+	if (m[3] == MAD_METHOD_GET && (m[16] << 8 | m[17]) == MAD_ATTR_LFT)
+		h->lft_gets++;
 	bool lost = set_answer_lost(h, m);
 	if (lost && h->lose == SET_LOST)
 		return; /* the SMA never sees it */
@@ -236,6 +239,34 @@ START_TEST(bring_up)
 	for (uint32_t n = 0; n < h.f.nnodes && nh < 64; n++)
 		if (!fs_is_switch(&h.f, n))
 			ck_assert_uint_eq(h.f.ports[fabric_port(&h.f, n, 1)].pi.lid, lids[nh++]);
+	verify_clean(&h);
+	harness_free(&h);
+}
+END_TEST
+
+/* A new SM on a fabric another programmed (a restart, a takeover) reads the switches' LFT
+ * blocks before routing, as room comes in its queue (mad_queue_max), as it writes them: not
+ * all queued at once, which at 20,736 hosts left 830,000 reads to go cold in the queue and
+ * read at half the simulator's rate. It writes no block, since they are right. */
+START_TEST(restart_reads_as_room_comes)
+{
+	struct harness h;
+	harness_up(&h, "fattree:radix=16,levels=2");
+	sm_free(h.sm);
+	h.cfg.mad_queue_max = 16;
+	h.sm = sm_new(&h.cfg, &h.log, h.loop, &h.ft->base, false);
+	h.lft_gets = 0;
+	ck_assert_int_eq(sm_start(h.sm), 0);
+	ck_assert(run_until_up(&h, 1, 30));
+	struct sm_status st = sm_status(h.sm);
+	ck_assert_uint_gt(st.counts.lft_blocks_read, 48); /* 24 switches, 3 blocks each */
+	ck_assert_uint_eq(h.lft_gets, st.counts.lft_blocks_read);
+	ck_assert_uint_eq(st.counts.lft_blocks_sent, 0);
+	/* the P_Key reads go at once (a block per port) and wait in the SM's queue; the LFT
+	 * blocks wait for room instead */
+	ck_assert_msg(st.counts.queued_peak <= st.counts.pkey_reads,
+	              "%u SMPs queued at once, %u P_Key and %u LFT reads", st.counts.queued_peak,
+	              st.counts.pkey_reads, st.counts.lft_blocks_read);
 	verify_clean(&h);
 	harness_free(&h);
 }
@@ -881,6 +912,7 @@ int main(void)
 	tcase_add_test(tc, node_desc_followed);
 	tcase_add_test(tc, lost_smps);
 	tcase_add_test(tc, dispatcher_out_of_room);
+	tcase_add_test(tc, restart_reads_as_room_comes);
 	tcase_add_test(tc, minhop_last_resort);
 	tcase_add_test(tc, link_down_rerouted);
 	tcase_add_test(tc, sm_info_keys);
