@@ -18,6 +18,10 @@
 # same SM sends the same SMPs; retries aside). OpenSM's `--once` on the same fabric is timed
 # beside (OPENSM=0 leaves it out: on 40,000 hosts it takes minutes).
 #
+# (d) the takeover sweep (TAKEOVER=0 leaves it out): after each bring-up, a second ibsmd
+#     --once with the first one's state on the fabric it programmed, as a standby taking
+#     over finds it: it reads the switches' tables before routing and writes only what is
+#     wrong; its SMPs (fabricsim's count) at the rate of (a) over its sweep time.
 # REPS (default 3): rate and bring-up pairs per simulator, medians printed, the share the
 # median of each pair's; VERIFY=0 leaves out fabricsim verify (12 minutes at 40,000 hosts).
 # SPEC: a fabricsim generator spec or a net file; default the 40,000-host fat tree of
@@ -108,7 +112,8 @@ sim_down
 # bring-up measured side by side, and the medians are printed
 REPS=${REPS:-3}
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-declare -A rate wall sweep kb line smps share
+declare -A rate wall sweep kb line smps share tline tsweep
+tsmps=
 for sim in $SIMS; do
 	: >"$WORK/pairs-$sim"
 	for ((rep = 1; rep <= REPS; rep++)); do
@@ -135,16 +140,39 @@ for sim in $SIMS; do
 			"$FS" ctl smp-counts >"$WORK/smp-counts"
 			smps[fabricsim]=$(awk '{ n += $3 } END { print n }' "$WORK/smp-counts")
 		fi
+		tt=0
+		if [ "${TAKEOVER:-1}" != 0 ]; then
+			# the takeover sweep: a second ibsmd --once with the first one's state (its
+			# keys, as a standby holds them) on the fabric the first programmed; it finds
+			# the switches' tables set, reads them before routing and writes only what
+			# is wrong, as a standby taking over does
+			[ "$sim" = fabricsim ] && "$FS" ctl smp-counts >"$WORK/smp-before"
+			(cd "$WORK" && SIM_HOST=host-1 LD_PRELOAD=$pre timeout 900 "$BUILD/daemon/ibsmd" \
+				--transport "$tr" --once --state-dir "$WORK/state" --control-socket "" \
+				>"$WORK/takeover-$sim.out" 2>"$WORK/takeover-$sim.log") ||
+				echo "ceiling.sh: ibsmd's takeover on $sim: $(head -c 300 "$WORK/takeover-$sim.out")" >&2
+			tline[$sim]=$(grep 'subnet up:' "$WORK/takeover-$sim.log" | tail -1) || true
+			tt=$(sed -n 's/.*total \([0-9.]*\) s.*/\1/p' <<<"${tline[$sim]}")
+			if [ "$sim" = fabricsim ] && [ -z "${tsmps:-}" ]; then
+				"$FS" ctl smp-counts >"$WORK/smp-after"
+				# what the takeover sent: the counts' growth, by method and attribute
+				awk 'NR == FNR { b[$1 " " $2] = $3; next }
+					$3 > b[$1 " " $2] { print $1, $2, $3 - b[$1 " " $2] }' \
+					"$WORK/smp-before" "$WORK/smp-after" >"$WORK/smp-takeover"
+				tsmps=$(awk '{ n += $3 } END { print n + 0 }' "$WORK/smp-takeover")
+			fi
+		fi
 		if [ "$sim" = fabricsim ] && [ "$rep" = "$REPS" ] && [ "${VERIFY:-1}" != 0 ]; then
 			verdict=$("$FS" verify 2>&1 | tail -1)
 		fi
 		sim_down
-		echo "$best ${t:-0} $w $k" >>"$WORK/pairs-$sim"
+		echo "$best ${t:-0} $w $k ${tt:-0}" >>"$WORK/pairs-$sim"
 	done
 	rate[$sim]=$(awk '{ print $1 }' "$WORK/pairs-$sim" | median)
 	sweep[$sim]=$(awk '{ print $2 }' "$WORK/pairs-$sim" | median)
 	wall[$sim]=$(awk '{ print $3 }' "$WORK/pairs-$sim" | median)
 	kb[$sim]=$(awk '{ print $4 }' "$WORK/pairs-$sim" | median)
+	tsweep[$sim]=$(awk '{ print $5 }' "$WORK/pairs-$sim" | median)
 	if [ "${OPENSM:-1}" != 0 ] && command -v opensm >/dev/null; then
 		sim_up "$sim"
 		pre=$UMAD2SIM
@@ -183,9 +211,21 @@ done
 for sim in $SIMS; do
 	echo "ibsmd's phases on $sim: $(sed -n 's/.*\(discovery [0-9.]* s.*total [0-9.]* s\).*/\1/p' <<<"${line[$sim]}")"
 done
-echo "fabricsim verify after ibsmd: ${verdict:-not run (VERIFY=0)}"
-echo "SMPs ibsmd sent, by attribute (fabricsim's count):"
-python3 - "$WORK/smp-counts" <<'PY'
+if [ "${TAKEOVER:-1}" != 0 ] && [ -n "$tsmps" ]; then
+	echo "takeover sweep (a second ibsmd with the first one's state, on the fabric it programmed): $tsmps SMPs"
+	printf '%-10s %12s %10s %11s %10s %7s\n' simulator "ceiling/s" SMPs "ceiling s" "sweep s" share
+	for sim in $SIMS; do
+		sh=$(awk -v n="$tsmps" '{ print ($1 && $5) ? 100 * n / $1 / $5 : 0 }' "$WORK/pairs-$sim" | median)
+		awk -v s="$sim" -v r="${rate[$sim]}" -v n="$tsmps" -v t="${tsweep[$sim]}" -v sh="$sh" 'BEGIN {
+			printf "%-10s %12d %10d %11.2f %10.2f %6.0f%%\n", s, r, n, r ? n / r : 0, t, sh }'
+		echo "  sweeps $(awk '{ printf "%.2f ", $5 }' "$WORK/pairs-$sim")s; phases: $(sed -n 's/.*LIDs; routed by [a-z]*; \(.*\)/\1/p' <<<"${tline[$sim]}")"
+	done
+fi
+after=
+[ "${TAKEOVER:-1}" != 0 ] && after=" and its takeover"
+echo "fabricsim verify after ibsmd$after: ${verdict:-not run (VERIFY=0)}"
+by_attribute() { # FILE of fabricsim's smp-counts
+	python3 - "$1" <<'PY'
 import sys
 names = {0x10: "NodeDescription", 0x11: "NodeInfo", 0x12: "SwitchInfo", 0x14: "GUIDInfo",
          0x15: "PortInfo", 0x16: "P_KeyTable", 0x17: "SLtoVLMappingTable",
@@ -196,3 +236,10 @@ for l in open(sys.argv[1]):
     name = names.get(int(a, 16), a) if a != "other" else "other"
     print(f"  {m:3} {name:26} {int(n):10d}")
 PY
+}
+echo "SMPs ibsmd sent, by attribute (fabricsim's count):"
+by_attribute "$WORK/smp-counts"
+if [ -s "$WORK/smp-takeover" ]; then
+	echo "SMPs the takeover sent, by attribute:"
+	by_attribute "$WORK/smp-takeover"
+fi
